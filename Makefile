@@ -1,0 +1,28 @@
+# Two entry points, both self-contained on a fresh machine with Python 3.11:
+#   make run   - set up .venv and print foldbot's report on its embedded example
+#   make test  - set up .venv with the test extras and run the whole suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: run test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+run: $(VENV)/.installed
+	$(BIN)/foldbot analyze
+
+test: $(VENV)/.installed
+	$(BIN)/python -m pytest -q
+
+bench: $(VENV)/.installed
+	$(BIN)/python bench/analysis.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,136 @@
+"""foldbot's command line: `analyze` (offline), `serve` (the GitHub App), `manifest`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any, Sequence
+
+from . import __version__
+from .analysis import AnalysisError, analyze
+from .config import CONFIG_PATH, ConfigError, RepoConfig, parse_config
+from .edit import EditError, VerificationError
+from .logs import LogError, ShardLog, parse_log
+from .report import to_json, to_markdown
+from .timing import BundleError, workflow_path_of
+from .verify import PatchCheckError, check_patch
+from .workflow import WorkflowError
+
+
+class CliError(Exception):
+    """An error the user can fix; printed as one line."""
+
+
+def example_root() -> Path:
+    return Path(str(resources.files("bot.example")))
+
+
+def lane_files(root: Path, config: RepoConfig, also: Sequence[str] = ()) -> dict[str, str]:
+    """The lane workflow files under a repo root (plus `also`), by repo-relative path."""
+    workflows = root / ".github" / "workflows"
+    if not workflows.is_dir():
+        raise CliError(f"{root}: has no .github/workflows directory")
+    paths = sorted(
+        p.relative_to(root).as_posix() for p in workflows.iterdir() if p.suffix in (".yml", ".yaml") and p.is_file()
+    )
+    chosen = [p for p in paths if config.is_lane(p)]
+    for extra in also:
+        if extra not in chosen:
+            if not (root / extra).is_file():
+                raise CliError(f"{root}: the runs are of {extra}, which is not in this repo root")
+            chosen.append(extra)
+    return {p: (root / p).read_text(encoding="utf-8") for p in chosen}
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CliError(f"{path}: no such file") from None
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def _parse_logs(specs: Sequence[str]) -> dict[int, ShardLog]:
+    logs: dict[int, ShardLog] = {}
+    for spec in specs:
+        job_id, sep, file = spec.partition("=")
+        if not sep or not job_id.strip().isdigit() or not file:
+            raise CliError(f"--logs takes JOB_ID=FILE with a numeric job id, not {spec!r}")
+        try:
+            text = Path(file).read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            raise CliError(f"{file}: no such file") from None
+        try:
+            logs[int(job_id)] = parse_log(text)
+        except LogError as exc:
+            raise CliError(f"{file}: {exc}") from None
+    return logs
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    if args.repo_root is None and args.run:
+        raise CliError("--run needs --repo-root: the repository the runs belong to")
+    root = Path(args.repo_root) if args.repo_root else example_root() / "repo"
+    if not root.is_dir():
+        raise CliError(f"{root}: not a directory")
+    run_paths = [Path(p) for p in args.run] if args.run else sorted((example_root() / "runs").glob("*.json"))
+    log_specs = list(args.logs or [])
+    if not args.run and not args.logs:
+        log_specs = [f"{p.stem}={p}" for p in sorted((example_root() / "logs").glob("*.log"))]
+    config_file = root / CONFIG_PATH
+    config = parse_config(config_file.read_text(encoding="utf-8") if config_file.is_file() else None)
+    bundles = [_load_json(p) for p in run_paths]
+    for path, bundle in zip(run_paths, bundles):
+        if not isinstance(bundle, dict):
+            raise CliError(f"{path}: a run bundle is a JSON object with `workflow_run` and `jobs`")
+    measured = {workflow_path_of(b, str(p)) for p, b in zip(run_paths, bundles)}
+    files = lane_files(root, config, sorted(measured))
+    analysis = analyze(files, bundles, config, _parse_logs(log_specs))
+    checks = None
+    if analysis.patch and not args.no_checks:
+        checks = check_patch(analysis.patch, analysis.edits, files).summary()
+    if args.patch_out:
+        Path(args.patch_out).write_text(analysis.patch, encoding="utf-8")
+    if args.format == "json":
+        print(json.dumps(to_json(analysis, checks), indent=2))
+    else:
+        print(to_markdown(analysis, checks=checks), end="")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="foldbot", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"foldbot {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("analyze", help="measure setup share and print a report with a verified patch")
+    a.add_argument("--repo-root", help="repository root holding .github/workflows (default: the embedded example)")
+    a.add_argument("--run", action="append", metavar="BUNDLE.json",
+                   help="a run bundle {workflow_run, jobs}; repeat for history (default: the embedded example's runs)")
+    a.add_argument("--logs", action="append", metavar="JOB_ID=FILE", help="a job log with per-file test times")
+    a.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    a.add_argument("--patch-out", metavar="FILE", help="also write the patch to FILE")
+    a.add_argument("--no-checks", action="store_true", help="skip git apply / schema / actionlint checks")
+    a.set_defaults(func=cmd_analyze)
+    return parser
+
+
+_USER_ERRORS = (CliError, AnalysisError, BundleError, ConfigError, WorkflowError, EditError, VerificationError,
+                PatchCheckError, LogError)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except _USER_ERRORS as exc:
+        print(f"foldbot: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

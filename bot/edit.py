@@ -1,0 +1,649 @@
+"""Apply a plan to the text of a lane's workflow file, surgically, and check it.
+
+Every change is a splice of the original text at positions the YAML parser gave:
+comments, blank lines and quoting elsewhere stay byte for byte. After splicing,
+the result is parsed again and compared, as data, with the original transformed
+by the plan: the intended change and nothing else must have happened.
+
+Pure: text in, text and a diff out.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from .config import RepoConfig
+from .workflow import JobDef, StepDef, Workflow, WorkflowError, mapping_get, mapping_item, parse_workflow
+
+
+class EditError(ValueError):
+    """A plan that cannot be applied to a file as written."""
+
+
+class VerificationError(ValueError):
+    """A patched file that is not what the plan says it should be."""
+
+
+@dataclass(frozen=True)
+class FoldEdit:
+    suite: str
+    host: str
+    shard_key: str
+    shard_value: Any
+    timeout_minutes: int
+    comment: tuple[str, ...]  # comment lines (without '#') written above the moved steps
+
+
+@dataclass(frozen=True)
+class ReshardEdit:
+    job: str
+    shard_key: str
+    from_count: int
+    to_count: int
+    flag: str
+
+
+@dataclass(frozen=True)
+class LaneChange:
+    path: str
+    folds: tuple[FoldEdit, ...] = ()
+    reshards: tuple[ReshardEdit, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not self.folds and not self.reshards
+
+
+@dataclass(frozen=True)
+class FileEdit:
+    path: str
+    before: str
+    after: str
+    warnings: tuple[str, ...] = field(default=())
+
+
+# --- positions -----------------------------------------------------------------------------------
+
+def _is_blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _is_comment(line: str) -> bool:
+    return line.lstrip().startswith("#")
+
+
+def last_line(node: yaml.Node, lines: list[str]) -> int:
+    """The last line (0-based) that holds text of this node."""
+    if isinstance(node, yaml.ScalarNode):
+        end = node.end_mark
+        if node.style in ("|", ">"):
+            line = end.line if end.column > 0 else end.line - 1
+            while line > node.start_mark.line and _is_blank(lines[line]):
+                line -= 1
+            return line
+        return end.line if end.column > 0 else max(end.line - 1, node.start_mark.line)
+    if isinstance(node, yaml.MappingNode):
+        if node.flow_style or not node.value:
+            return node.end_mark.line
+        key, value = node.value[-1]
+        if isinstance(value, yaml.ScalarNode) and value.start_mark.index == value.end_mark.index:
+            return key.end_mark.line  # `key:` with an empty value
+        return max(last_line(value, lines), key.end_mark.line)
+    if isinstance(node, yaml.SequenceNode):
+        if node.flow_style or not node.value:
+            return node.end_mark.line
+        return last_line(node.value[-1], lines)
+    return node.end_mark.line
+
+
+_BANNER = re.compile(r"#\s*([=\-#*~])\1{4,}")
+
+
+def leading_comment_start(line: int, col: int, lines: list[str]) -> int:
+    """First line of the comment block directly above `line` at column `col`
+    (banners like `# ===== section =====` belong to the section, not the item)."""
+    start = line
+    while start > 0:
+        above = lines[start - 1]
+        if _is_comment(above) and len(above) - len(above.lstrip()) == col and not _BANNER.match(above.strip()):
+            start -= 1
+        else:
+            break
+    return start
+
+
+class _Splicer:
+    """Non-overlapping replacements of the original text, applied at once."""
+
+    def __init__(self, workflow: Workflow) -> None:
+        self.wf = workflow
+        self.lines = workflow.text.splitlines(keepends=True)
+        self.edits: list[tuple[int, int, str]] = []
+
+    def line_start(self, line: int) -> int:
+        return self.wf.line_starts[line] if line < len(self.wf.line_starts) else len(self.wf.text)
+
+    def replace(self, start: int, end: int, text: str) -> None:
+        self.edits.append((start, end, text))
+
+    def delete_lines(self, first: int, last: int) -> None:
+        self.replace(self.line_start(first), self.line_start(last + 1), "")
+
+    def insert_at_line(self, line: int, text: str) -> None:
+        offset = self.line_start(line)
+        self.replace(offset, offset, text)
+
+    def result(self) -> str:
+        ordered = sorted(self.edits, key=lambda e: (e[0], e[1]))
+        for (s1, e1, _), (s2, e2, _) in zip(ordered, ordered[1:]):
+            if s2 < e1:
+                raise EditError(f"{self.wf.path}: two edits overlap near offset {s2}")
+        text = self.wf.text
+        for start, end, new in reversed(ordered):
+            text = text[:start] + new + text[end:]
+        return text
+
+
+# --- the edits -----------------------------------------------------------------------------------
+
+def _id_pattern(job_id: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w-]){re.escape(job_id)}(?![\w-])")
+
+
+def _remove_seq_items(sp: _Splicer, seq: yaml.SequenceNode, drop: set[str]) -> int:
+    """Remove the scalar items in `drop` from a flow or block sequence; returns how many."""
+    removed = 0
+    items = seq.value
+    for i, item in enumerate(items):
+        if not (isinstance(item, yaml.ScalarNode) and item.value in drop):
+            continue
+        removed += 1
+        line = item.start_mark.line
+        if not seq.flow_style:
+            sp.delete_lines(line, last_line(item, sp.lines))
+            continue
+        text = sp.lines[line]
+        own_line = text.strip().rstrip(",").strip() == sp.wf.text[item.start_mark.index:item.end_mark.index]
+        if own_line and item.end_mark.line == line and seq.start_mark.line != line and seq.end_mark.line != line:
+            sp.delete_lines(line, line)
+            continue
+        src = sp.wf.text
+        after = re.match(r"\s*,\s*", src[item.end_mark.index:])
+        if after and i + 1 < len(items):
+            sp.replace(item.start_mark.index, item.end_mark.index + after.end(), "")
+        else:
+            before = re.search(r",\s*$", src[seq.start_mark.index:item.start_mark.index])
+            start = seq.start_mark.index + before.start() if before else item.start_mark.index
+            end = item.end_mark.index + (after.end() if after else 0) if not before else item.end_mark.index
+            sp.replace(start, end, "")
+    return removed
+
+
+def _delete_key(sp: _Splicer, key: yaml.Node, value: yaml.Node) -> None:
+    sp.delete_lines(key.start_mark.line, last_line(value, sp.lines))
+
+
+def _job_lines(sp: _Splicer, job: JobDef) -> tuple[int, int]:
+    """The lines a job owns: its comment block above, itself, the blank lines after."""
+    first = leading_comment_start(job.key_node.start_mark.line, job.key_node.start_mark.column, sp.lines)
+    last = last_line(job.node, sp.lines)
+    while last + 1 < len(sp.lines) and _is_blank(sp.lines[last + 1]):
+        last += 1
+    return first, last
+
+
+def _update_comment(line: str, old: int, new: int) -> str:
+    """In the YAML comment of a line, a count that was `old` becomes `new`."""
+    match = re.search(r"(^|\s)#", line)
+    if not match:
+        return line
+    head, comment = line[: match.start()], line[match.start():]
+    comment = re.sub(rf"(?<![\w.]){old}(?![\w.])", str(new), comment)
+    words = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten"}
+    if old in words and new in words:
+        comment = re.sub(rf"\b{words[old]}\b", words[new], comment)
+        comment = re.sub(rf"\b{words[old].capitalize()}\b", words[new].capitalize(), comment)
+    return head + comment
+
+
+def _reindent(lines: list[str], delta: int) -> list[str]:
+    out = []
+    for line in lines:
+        if _is_blank(line):
+            out.append("\n" if line.endswith("\n") else "")
+        elif delta >= 0:
+            out.append(" " * delta + line)
+        else:
+            strip = min(-delta, len(line) - len(line.lstrip(" ")))
+            out.append(line[strip:])
+    return out
+
+
+def _yaml_scalar(text: str) -> str:
+    """`text` as a YAML scalar that reads back as itself."""
+    try:
+        if yaml.safe_load(f"k: {text}") == {"k": text}:
+            return text
+    except yaml.YAMLError:
+        pass
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def shard_condition(key: str, value: Any, existing: str | None) -> str:
+    """The `if:` of a step moved onto one shard: that shard only, and after a failure
+    of the steps before it too; an `if:` the step had is and-ed in."""
+    base = f"matrix.{key} == {_literal(value)} && (success() || failure())"
+    if existing is None or not existing.strip():
+        return base
+    inner = existing.strip()
+    whole = re.fullmatch(r"\$\{\{(.*)\}\}", inner, re.S)
+    if whole:
+        inner = whole.group(1).strip()
+    return f"{base} && ({' '.join(inner.split())})"
+
+
+def _step_text(sp: _Splicer, step: StepDef, dash_col: int, *, condition: str, timeout: int) -> list[str]:
+    """The source lines of a step, re-indented to `dash_col`, with `if:` and
+    `timeout-minutes:` set right after its name."""
+    node = step.node
+    lines = sp.lines
+    last = last_line(node, lines)
+    pairs = node.value
+    step_dash = node.start_mark.column - 2
+    blocks: list[tuple[str, list[str]]] = []
+    for i, (k, v) in enumerate(pairs):
+        first = k.start_mark.line
+        end = pairs[i + 1][0].start_mark.line - 1 if i + 1 < len(pairs) else last
+        block = lines[first : end + 1]
+        if i == 0:  # the item's first line carries the dash
+            head = block[0]
+            block = [head[:step_dash] + "  " + head[step_dash + 2 :]] + block[1:]
+        blocks.append((k.value, block))
+    key_col = node.start_mark.column
+    kept = [(k, b) for k, b in blocks if k not in ("if", "timeout-minutes")]
+    pad = " " * key_col
+    extra = [f"{pad}if: {_yaml_scalar(condition)}\n", f"{pad}timeout-minutes: {timeout}\n"]
+    out: list[str] = []
+    inserted = False
+    for k, block in kept:
+        out.extend(block if block[-1].endswith("\n") else block[:-1] + [block[-1] + "\n"])
+        if k == "name" and not inserted:
+            out.extend(extra)
+            inserted = True
+    if not inserted:
+        out = extra + out
+    out = _reindent(out, dash_col - step_dash)
+    first_line = out[0]
+    out[0] = first_line[:dash_col] + "- " + first_line[dash_col + 2 :]
+    return out
+
+
+def apply_change(workflow: Workflow, change: LaneChange, config: RepoConfig) -> FileEdit:
+    """Splice a lane change into the workflow text. Raises EditError when the file
+    does not have what the change names."""
+    sp = _Splicer(workflow)
+    jobs = workflow.jobs
+    removed: set[str] = set()
+    for fold in change.folds:
+        for job_id in (fold.suite, fold.host):
+            if job_id not in jobs:
+                raise EditError(f"{workflow.path}: no job `{job_id}`")
+        suite, host = jobs[fold.suite], jobs[fold.host]
+        moving = [s for s in suite.steps if config.classify(s.name) != "setup"]
+        test_indexes = [s.index for s in host.steps if config.classify(s.name) == "test"]
+        if not moving or not test_indexes:
+            raise EditError(f"{workflow.path}: `{fold.suite}` has no steps to move or `{fold.host}` no test step")
+        after = host.steps[test_indexes[-1]]
+        dash_col = after.node.start_mark.column - 2
+        body: list[str] = [" " * dash_col + ("# " + c if c else "#") + "\n" for c in fold.comment]
+        for step in moving:
+            condition = shard_condition(fold.shard_key, fold.shard_value, step.if_)
+            body.extend(_step_text(sp, step, dash_col, condition=condition, timeout=fold.timeout_minutes))
+        end = last_line(after.node, sp.lines)
+        is_last = after.index == len(host.steps) - 1
+        blank_between = end + 1 < len(sp.lines) and _is_blank(sp.lines[end + 1])
+        if is_last:
+            sp.insert_at_line(end + 1, ("\n" if blank_between else "") + "".join(body))
+        elif blank_between:
+            sp.insert_at_line(end + 2, "".join(body) + "\n")
+        else:
+            sp.insert_at_line(end + 1, "".join(body))
+        first, last = _job_lines(sp, suite)
+        sp.delete_lines(first, last)
+        removed.add(fold.suite)
+
+    if removed:
+        _remove_references(sp, workflow, removed)
+    for reshard in change.reshards:
+        _apply_reshard(sp, workflow, reshard)
+    after_text = sp.result()
+    warnings = []
+    after_lines = after_text.splitlines()
+    for job_id in sorted(removed):
+        pattern = _id_pattern(job_id)
+        for number, line in enumerate(after_lines, 1):
+            if pattern.search(line):
+                warnings.append(f"{workflow.path}:{number}: still mentions removed job `{job_id}`: {line.strip()[:120]}")
+    return FileEdit(workflow.path, workflow.text, after_text, tuple(warnings))
+
+
+def _remove_references(sp: _Splicer, workflow: Workflow, removed: set[str]) -> None:
+    for job in workflow.jobs.values():
+        if job.id in removed:
+            continue
+        item = mapping_item(job.node, "needs")
+        if item:
+            key, value = item
+            if isinstance(value, yaml.ScalarNode):
+                if value.value in removed:
+                    _delete_key(sp, key, value)
+            elif isinstance(value, yaml.SequenceNode):
+                names = {v.value for v in value.value if isinstance(v, yaml.ScalarNode)}
+                if names and names <= removed:
+                    _delete_key(sp, key, value)
+                else:
+                    _remove_seq_items(sp, value, removed)
+        for spec in _wait_specs(job):
+            _edit_wait_spec(sp, spec, drop=removed, counts={})
+    on = workflow.on_node()
+    for trigger in ("workflow_dispatch", "workflow_call"):
+        inputs = mapping_get(mapping_get(on, trigger), "inputs")
+        if not isinstance(inputs, yaml.MappingNode):
+            continue
+        for _, spec in inputs.value:
+            options = mapping_get(spec, "options")
+            if isinstance(options, yaml.SequenceNode):
+                _remove_seq_items(sp, options, removed)
+
+
+def _wait_specs(job: JobDef) -> list[yaml.ScalarNode]:
+    """The `jobs:` inputs of wait-for-jobs steps: JSON lists of {prefix, expected_count}."""
+    out = []
+    for step in job.steps:
+        jobs_node = mapping_get(mapping_get(step.node, "with"), "jobs")
+        if isinstance(jobs_node, yaml.ScalarNode) and '"prefix"' in jobs_node.value:
+            out.append(jobs_node)
+    return out
+
+
+_SPEC_ENTRY = r'\{[^{}]*?\\?"prefix\\?"\s*:\s*\\?"%s\\?"[^{}]*\}'
+
+
+def _edit_wait_spec(sp: _Splicer, node: yaml.ScalarNode, drop: set[str], counts: dict[str, tuple[int, int]]) -> None:
+    start, end = node.start_mark.index, node.end_mark.index
+    src = sp.wf.text[start:end]
+    new = src
+    for job_id in drop:
+        entry = re.compile(_SPEC_ENTRY % re.escape(job_id))
+        match = entry.search(new)
+        while match:
+            line_start = new.rfind("\n", 0, match.start()) + 1
+            line_end_idx = new.find("\n", match.end())
+            line_end = len(new) if line_end_idx < 0 else line_end_idx + 1
+            rest = new[match.end():line_end].strip()
+            head = new[line_start:match.start()].strip()
+            if not head and rest in ("", ","):
+                if rest == "":  # the last entry: the previous entry loses its comma
+                    new = new[:line_start] + new[line_end:]
+                    new = re.sub(r",(\s*)(\n\s*\])", r"\1\2", new, count=1)
+                else:
+                    new = new[:line_start] + new[line_end:]
+            else:
+                after = re.match(r"\s*,\s*", new[match.end():])
+                if after:
+                    new = new[: match.start()] + new[match.end() + after.end():]
+                else:
+                    before = re.search(r",\s*$", new[: match.start()])
+                    cut = before.start() if before else match.start()
+                    new = new[:cut] + new[match.end():]
+            match = entry.search(new)
+    for job_id, (old, to) in counts.items():
+        entry = re.compile(_SPEC_ENTRY % re.escape(job_id))
+
+        def fix(m: re.Match[str]) -> str:
+            return re.sub(rf'(\\?"expected_count\\?"\s*:\s*){old}\b', rf"\g<1>{to}", m.group(0))
+
+        new = entry.sub(fix, new)
+    if new != src:
+        sp.replace(start, end, new)
+
+
+def _apply_reshard(sp: _Splicer, workflow: Workflow, reshard: ReshardEdit) -> None:
+    job = workflow.jobs.get(reshard.job)
+    if job is None:
+        raise EditError(f"{workflow.path}: no job `{reshard.job}`")
+    matrix = mapping_get(mapping_get(job.node, "strategy"), "matrix")
+    axis = mapping_get(matrix, reshard.shard_key)
+    if not isinstance(axis, yaml.SequenceNode) or len(axis.value) != reshard.from_count:
+        raise EditError(f"{workflow.path}: `{reshard.job}` has no {reshard.from_count}-entry `{reshard.shard_key}` list")
+    keep = reshard.to_count
+    text = workflow.text
+    if axis.flow_style:
+        line = axis.start_mark.line
+        new = text[axis.start_mark.index : axis.value[keep - 1].end_mark.index] + text[axis.value[-1].end_mark.index : axis.end_mark.index]
+        if axis.end_mark.line == line:
+            line_start = workflow.line_starts[line]
+            line_end = sp.line_start(line + 1)
+            line_text = text[line_start:line_end]
+            rel_s, rel_e = axis.start_mark.index - line_start, axis.end_mark.index - line_start
+            new_line = line_text[:rel_s] + new + _update_comment(line_text[rel_e:], reshard.from_count, keep)
+            sp.replace(line_start, line_end, new_line)
+        else:
+            sp.replace(axis.start_mark.index, axis.end_mark.index, new)
+    else:
+        first = axis.value[keep].start_mark.line
+        sp.delete_lines(first, last_line(axis, sp.lines))
+        key_line = axis.start_mark.line - 1
+        _replace_line(sp, key_line, _update_comment(sp.lines[key_line], reshard.from_count, keep))
+    pattern = re.compile(rf"({re.escape(reshard.flag)}[ =]){reshard.from_count}\b")
+    hits = 0
+    for step in job.steps:
+        run = mapping_get(step.node, "run")
+        if isinstance(run, yaml.ScalarNode) and pattern.search(run.value):
+            src = text[run.start_mark.index : run.end_mark.index]
+            new_src, count = pattern.subn(rf"\g<1>{keep}", src)
+            hits += count
+            sp.replace(run.start_mark.index, run.end_mark.index, new_src)
+    if not hits:
+        raise EditError(f"{workflow.path}: `{reshard.job}` has no `{reshard.flag} {reshard.from_count}` to change")
+    for other in workflow.jobs.values():
+        for spec in _wait_specs(other):
+            _edit_wait_spec(sp, spec, drop=set(), counts={reshard.job: (reshard.from_count, keep)})
+
+
+def _replace_line(sp: _Splicer, line: int, new: str) -> None:
+    if new != sp.lines[line]:
+        sp.replace(sp.line_start(line), sp.line_start(line + 1), new)
+
+
+# --- what the result must be ---------------------------------------------------------------------
+
+def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) -> dict[str, Any]:
+    """The original file's data with the change applied as data: what the patched
+    text must parse to."""
+    data = copy.deepcopy(workflow.data)
+    jobs = data["jobs"]
+    removed: set[str] = set()
+    for fold in change.folds:
+        suite = workflow.jobs[fold.suite]
+        host = workflow.jobs[fold.host]
+        moving = [s for s in suite.steps if config.classify(s.name) != "setup"]
+        last_test = max(s.index for s in host.steps if config.classify(s.name) == "test")
+        new_steps = []
+        for step in moving:
+            raw = copy.deepcopy(jobs[fold.suite]["steps"][step.index])
+            raw["if"] = shard_condition(fold.shard_key, fold.shard_value, step.if_)
+            raw["timeout-minutes"] = fold.timeout_minutes
+            new_steps.append(raw)
+        steps = jobs[fold.host]["steps"]
+        jobs[fold.host]["steps"] = steps[: last_test + 1] + new_steps + steps[last_test + 1 :]
+        removed.add(fold.suite)
+    for job_id in removed:
+        del jobs[job_id]
+    for job in jobs.values():
+        needs = job.get("needs")
+        if isinstance(needs, str) and needs in removed:
+            del job["needs"]
+        elif isinstance(needs, list):
+            kept = [n for n in needs if n not in removed]
+            if kept:
+                job["needs"] = kept
+            else:
+                del job["needs"]
+    on = data.get("on")
+    if isinstance(on, dict):
+        for trigger in ("workflow_dispatch", "workflow_call"):
+            spec = on.get(trigger)
+            if isinstance(spec, dict) and isinstance(spec.get("inputs"), dict):
+                for value in spec["inputs"].values():
+                    if isinstance(value, dict) and isinstance(value.get("options"), list):
+                        value["options"] = [o for o in value["options"] if o not in removed]
+    counts = {r.job: (r.from_count, r.to_count) for r in change.reshards}
+    for job in jobs.values():
+        for step in job.get("steps") or []:
+            spec = (step.get("with") or {}).get("jobs") if isinstance(step, dict) else None
+            parsed = _parse_spec(spec)
+            if parsed is None:
+                continue
+            parsed = [e for e in parsed if e.get("prefix") not in removed]
+            for entry in parsed:
+                if entry.get("prefix") in counts and entry.get("expected_count") == counts[entry["prefix"]][0]:
+                    entry["expected_count"] = counts[entry["prefix"]][1]
+            step["with"]["jobs"] = parsed
+    for reshard in change.reshards:
+        job = jobs[reshard.job]
+        axis = job["strategy"]["matrix"][reshard.shard_key]
+        job["strategy"]["matrix"][reshard.shard_key] = axis[: reshard.to_count]
+        pattern = re.compile(rf"({re.escape(reshard.flag)}[ =]){reshard.from_count}\b")
+        for step in job.get("steps") or []:
+            if isinstance(step.get("run"), str):
+                step["run"] = pattern.sub(rf"\g<1>{reshard.to_count}", step["run"])
+    return data
+
+
+def _parse_spec(value: Any) -> list[dict[str, Any]] | None:
+    if not isinstance(value, str) or '"prefix"' not in value:
+        return None
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        return None
+    return parsed if isinstance(parsed, list) and all(isinstance(e, dict) for e in parsed) else None
+
+
+def _normalise(data: Any) -> Any:
+    """Wait-for specs compared as JSON, not as text."""
+    if isinstance(data, dict):
+        out = {}
+        for key, value in data.items():
+            if key == "jobs" and isinstance(value, str) and _parse_spec(value) is not None:
+                out[key] = _parse_spec(value)
+            else:
+                out[key] = _normalise(value)
+        return out
+    if isinstance(data, list):
+        return [_normalise(v) for v in data]
+    return data
+
+
+def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
+    if type(a) is not type(b):
+        return f"{path or '/'}: {type(a).__name__} became {type(b).__name__}"
+    if isinstance(a, dict):
+        for key in list(a) + [k for k in b if k not in a]:
+            if key not in b:
+                return f"{path}/{key}: missing"
+            if key not in a:
+                return f"{path}/{key}: unexpected"
+            diff = _first_difference(a[key], b[key], f"{path}/{key}")
+            if diff:
+                return diff
+        return None
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return f"{path}: {len(a)} entries expected, {len(b)} found"
+        for i, (x, y) in enumerate(zip(a, b)):
+            diff = _first_difference(x, y, f"{path}[{i}]")
+            if diff:
+                return diff
+        return None
+    return None if a == b else f"{path}: {a!r} expected, {b!r} found"
+
+
+def verify_edit(workflow: Workflow, change: LaneChange, edit: FileEdit, config: RepoConfig) -> Workflow:
+    """Parse the patched text and check it is exactly the planned change; return it parsed."""
+    try:
+        patched = parse_workflow(edit.after, edit.path)
+    except WorkflowError as exc:
+        raise VerificationError(f"the patched file does not parse: {exc}") from None
+    expected = _normalise(expected_data(workflow, change, config))
+    actual = _normalise(patched.data)
+    diff = _first_difference(expected, actual)
+    if diff:
+        raise VerificationError(f"{edit.path}: the patched file differs from the plan at {diff}")
+    _check_graph(patched)
+    return patched
+
+
+def _check_graph(workflow: Workflow) -> None:
+    jobs = workflow.jobs
+    for job in jobs.values():
+        for need in job.needs:
+            if need not in jobs:
+                raise VerificationError(f"{workflow.path}: `{job.id}` needs `{need}`, which does not exist")
+    state: dict[str, int] = {}
+
+    def visit(job_id: str) -> None:
+        state[job_id] = 1
+        for need in jobs[job_id].needs:
+            if state.get(need) == 1:
+                raise VerificationError(f"{workflow.path}: jobs `{job_id}` and `{need}` need each other")
+            if need not in state:
+                visit(need)
+        state[job_id] = 2
+
+    for job_id in jobs:
+        if job_id not in state:
+            visit(job_id)
+
+
+# --- the patch -----------------------------------------------------------------------------------
+
+def unified_diff(edits: list[FileEdit]) -> str:
+    """One `git apply`-able unified diff over every changed file."""
+    chunks = []
+    for edit in edits:
+        if edit.before == edit.after:
+            continue
+        a = _diff_lines(edit.before)
+        b = _diff_lines(edit.after)
+        body = list(difflib.unified_diff(a, b, f"a/{edit.path}", f"b/{edit.path}", n=3))
+        chunks.append(f"diff --git a/{edit.path} b/{edit.path}\n" + "".join(body))
+    return "".join(chunks)
+
+
+def _diff_lines(text: str) -> list[str]:
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n\\ No newline at end of file\n"
+    return lines
+
+
+def patch_id(patch: str) -> str:
+    return hashlib.sha256(patch.encode()).hexdigest()[:10]

@@ -1,0 +1,438 @@
+"""What to change: short suites folded into a host shard, matrices trimmed.
+
+A plan is found on the measured lane and carried to every lane file that has the
+same jobs (with that lane's job ids). Every suggestion carries the numbers it
+rests on, and every candidate that was not taken carries the reason.
+
+Pure: parsed workflows and timings in, a `Plan` out.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import RepoConfig, lane_name
+from .logs import ShardLog, merge_logs, predicted_longest_shard
+from .timing import JobStats, RunTiming, percentile, median
+from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, substitute_matrix, timeout_minutes
+
+PARTITION_FLAGS = ("--total-partitions", "--auto-partition-size")
+#: Job-level keys that shape a step's environment; a suite folds only into a host that agrees on them.
+_ENVIRONMENT_KEYS = ("env", "defaults", "container", "services", "permissions", "environment", "continue-on-error", "working-directory")
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One lane: a workflow file whose GPU job ids carry the lane's suffix (or none)."""
+
+    path: str
+    name: str
+    suffix: str  # "-rocm720", or "" for the base lane
+    workflow: Workflow
+
+    @classmethod
+    def of(cls, workflow: Workflow) -> "Lane":
+        name = lane_name(workflow.path)
+        suffix = f"-{name}"
+        # The base lane (`pr-test-amd.yml`, lane `amd`) has no suffix: `-amd` ends its job ids as a word of the id.
+        with_suffix = name != "amd" and any(job_id.endswith(suffix) for job_id in workflow.jobs)
+        return cls(workflow.path, name, suffix if with_suffix else "", workflow)
+
+    def base_id(self, job_id: str) -> str:
+        return job_id[: -len(self.suffix)] if self.suffix and job_id.endswith(self.suffix) else job_id
+
+    def job_id(self, base_id: str) -> str | None:
+        """This lane's id for a job known by its base id, if the lane has it."""
+        for candidate in (base_id + self.suffix, base_id):
+            if candidate in self.workflow.jobs:
+                return candidate
+        return None
+
+
+@dataclass(frozen=True)
+class Fold:
+    job: str  # the suite's job id (measured lane)
+    into: str  # the host's job id (measured lane)
+    shard_key: str
+    shard_value: Any
+    steps: tuple[str, ...]  # the suite's steps that move, by name
+    timeout_minutes: int
+    timeout_note: str
+    samples: int
+    suite_setup_median_s: float
+    suite_test_median_s: float
+    suite_test_p90_s: float
+    suite_share: float
+    host_budget_minutes: float  # p90 setup + step timeouts of shard 0 after the fold
+    host_limit_minutes: float
+    runner_seconds_saved: float  # per run: the suite's median setup
+    provisional: bool
+
+    @property
+    def setup_cycles_saved(self) -> int:
+        return 1
+
+
+@dataclass(frozen=True)
+class Reshard:
+    job: str
+    shard_key: str
+    from_count: int
+    to_count: int
+    flag: str
+    step: str
+    estimate: str  # "per-file logs" | "shard times" | "per-file logs (N runs) and shard times (M runs)"
+    predicted_longest_p90_s: float
+    limit_s: float
+    timeout_minutes: float
+    samples: int
+    setup_median_s: float
+    wall_before_s: float
+    wall_after_s: float
+    provisional: bool
+
+    @property
+    def setup_cycles_saved(self) -> int:
+        return self.from_count - self.to_count
+
+    @property
+    def runner_seconds_saved(self) -> float:
+        return self.setup_cycles_saved * self.setup_median_s
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A candidate that was looked at and left alone, with the reason."""
+
+    job: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    lane: str  # the measured lane's path
+    folds: tuple[Fold, ...] = ()
+    reshards: tuple[Reshard, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def empty(self) -> bool:
+        return not self.folds and not self.reshards
+
+    @property
+    def setup_cycles_saved(self) -> int:
+        return sum(f.setup_cycles_saved for f in self.folds) + sum(r.setup_cycles_saved for r in self.reshards)
+
+    @property
+    def runner_seconds_saved(self) -> float:
+        return sum(f.runner_seconds_saved for f in self.folds) + sum(r.runner_seconds_saved for r in self.reshards)
+
+
+# --- helpers over job definitions ----------------------------------------------------------------
+
+def shard_axis(job: JobDef) -> tuple[str, list[Any]] | None:
+    """The matrix axis that numbers the shards: `part`, else the only axis."""
+    axes = job.matrix_axes
+    if "part" in axes:
+        return "part", axes["part"]
+    if len(axes) == 1:
+        key = next(iter(axes))
+        return key, axes[key]
+    return None
+
+
+def _runs_on_key(job: JobDef, matrix_values: dict[str, Any]) -> str:
+    runs_on = job.runs_on
+    if isinstance(runs_on, list):
+        parts = [substitute_matrix(str(r), matrix_values) for r in runs_on]
+        return "|".join(sorted(parts))
+    if isinstance(runs_on, dict):
+        return repr(sorted(runs_on.items()))
+    return substitute_matrix(str(runs_on), matrix_values)
+
+
+def _gate(job: JobDef) -> str:
+    """The job's `if:` with its own id taken out, whitespace folded."""
+    text = job.if_ or ""
+    text = re.sub(rf"(?<![\w-]){re.escape(job.id)}(?![\w-])", "<self>", text)
+    return " ".join(text.split())
+
+
+def _partition_step(job: JobDef, shards: int) -> tuple[StepDef, str] | None:
+    for step in job.steps:
+        for flag in PARTITION_FLAGS:
+            match = re.search(rf"{flag}[ =](\d+)\b", step.run or "")
+            if match and int(match.group(1)) == shards:
+                return step, flag
+    return None
+
+
+def _waves(shards: int, max_parallel: int | None) -> int:
+    return math.ceil(shards / max_parallel) if max_parallel else 1
+
+
+def _ceil_to(value: float, step: int) -> int:
+    return int(math.ceil(value / step) * step)
+
+
+# --- the planner ---------------------------------------------------------------------------------
+
+class Planner:
+    def __init__(self, lane: Lane, runs: list[RunTiming], stats: dict[str, JobStats], config: RepoConfig,
+                 logs: dict[int, ShardLog] | None = None) -> None:
+        self.lane = lane
+        self.workflow = lane.workflow
+        self.runs = runs
+        self.stats = stats
+        self.config = config
+        self.logs = logs or {}
+        self.findings: list[Finding] = []
+
+    def plan(self) -> Plan:
+        folds = self._folds()
+        reshards = self._reshards()
+        return Plan(self.lane.path, tuple(folds), tuple(reshards), tuple(self.findings))
+
+    # fold ------------------------------------------------------------------------------------
+
+    def _is_gpu(self, job: JobDef) -> bool:
+        stats = self.stats.get(job.id)
+        if stats and stats.labels:
+            return self.config.is_amd_runner(stats.labels)
+        return job.runs_on is not None and self.config.is_amd_runner(_runs_on_key(job, {}))
+
+    def _folds(self) -> list[Fold]:
+        folds: list[Fold] = []
+        used_hosts: set[str] = set()
+        for job in self.workflow.jobs.values():
+            if job.uses or not job.steps or job.shard_count > 1 or not self._is_gpu(job):
+                continue
+            stats = self.stats.get(job.id)
+            if stats is None or stats.samples == 0:
+                self.findings.append(Finding(job.id, "no run in the history ran its tests"))
+                continue
+            test_p90 = stats.test.p90
+            if test_p90 > self.config.fold_max_test_minutes * 60:
+                continue  # a long suite: its job is worth its setup
+            if stats.share < self.config.fold_min_setup_share:
+                self.findings.append(Finding(job.id, f"setup is only {stats.share:.0%} of its time"))
+                continue
+            fold = self._best_host(job, stats, used_hosts)
+            if fold:
+                folds.append(fold)
+                used_hosts.add(fold.into)
+        return folds
+
+    def _best_host(self, suite: JobDef, stats: JobStats, used_hosts: set[str]) -> Fold | None:
+        reasons: list[str] = []
+        candidates: list[Fold] = []
+        for host in self.workflow.jobs.values():
+            if host.id == suite.id or host.uses or host.shard_count < 2:
+                continue
+            why = self._host_mismatch(suite, host)
+            if why:
+                reasons.append(f"`{host.id}`: {why}")
+                continue
+            if host.id in used_hosts:
+                reasons.append(f"`{host.id}`: already takes another suite")
+                continue
+            fold = self._fold_into(suite, stats, host)
+            if isinstance(fold, str):
+                reasons.append(f"`{host.id}`: {fold}")
+                continue
+            candidates.append(fold)
+        if not candidates:
+            detail = "; ".join(reasons) if reasons else "no matrix job in this lane"
+            self.findings.append(Finding(suite.id, f"short suite with no host to fold into ({detail})"))
+            return None
+        return max(candidates, key=lambda f: (f.host_limit_minutes - f.host_budget_minutes, f.into))
+
+    def _host_mismatch(self, suite: JobDef, host: JobDef) -> str | None:
+        axis = shard_axis(host)
+        if axis is None or len(host.matrix_axes) != 1:
+            return "its matrix has more than one axis"
+        if isinstance(host.matrix, dict) and (host.matrix.get("include") or host.matrix.get("exclude")):
+            return "its matrix uses include/exclude"
+        key, values = axis
+        if _runs_on_key(host, {key: values[0]}) != _runs_on_key(suite, {}):
+            return "runs on other runners"
+        host_stats, suite_stats = self.stats.get(host.id), self.stats.get(suite.id)
+        if host_stats and suite_stats and host_stats.labels and suite_stats.labels:
+            if set(host_stats.labels) != set(suite_stats.labels):
+                return "measured on other runner labels"
+        if set(host.needs) != set(suite.needs):
+            return "sits in another stage (different `needs`)"
+        if suite.id in host.needs or host.id in suite.needs:
+            return "one depends on the other"
+        if _gate(host) != _gate(suite):
+            return "gated by a different `if:`"
+        host_raw = self.workflow.data["jobs"][host.id]
+        suite_raw = self.workflow.data["jobs"][suite.id]
+        for key_name in _ENVIRONMENT_KEYS:
+            if suite_raw.get(key_name) is not None and suite_raw.get(key_name) != host_raw.get(key_name):
+                return f"different job-level `{key_name}`"
+        host_setup = {s.identity() for s in host.steps if self.config.classify(s.name) == "setup"}
+        for step in suite.steps:
+            if self.config.classify(step.name) == "setup" and step.identity() not in host_setup:
+                return f"its setup lacks the suite's step `{step.name}`"
+        if not any(self.config.classify(s.name) == "test" for s in host.steps):
+            return "has no test step to follow"
+        return None
+
+    def _fold_into(self, suite: JobDef, stats: JobStats, host: JobDef) -> Fold | str:
+        key, values = shard_axis(host)  # type: ignore[misc]
+        moving = [s for s in suite.steps if self.config.classify(s.name) != "setup"]
+        host_stats = self.stats.get(host.id)
+        labels = host_stats.labels if host_stats else stats.labels
+        own = [timeout_minutes(s.timeout_minutes, labels) for s in moving]
+        provisional = stats.samples < self.config.min_samples
+        step_p90_min = max((stats.step_p90(s.name) for s in moving), default=0.0) / 60
+        own_total = sum(t if t is not None else DEFAULT_JOB_TIMEOUT_MINUTES for t in own)
+        tighter = max(10, _ceil_to(3 * step_p90_min, 5)) * len(moving) if step_p90_min > 0 else None
+        if tighter is not None and tighter < own_total and not provisional:
+            new_timeout = tighter // len(moving)
+            note = (f"{new_timeout} min = 3 x its p90 of {step_p90_min:.1f} min, rounded up to 5 min "
+                    f"(its own step had {_fmt_timeouts(own)})")
+        else:
+            new_timeout = int(max((t for t in own if t is not None), default=DEFAULT_JOB_TIMEOUT_MINUTES))
+            note = f"{new_timeout} min, as its own step had"
+        # Shard 0 of the host after the fold: p90 setup + each step's timeout (measured p90 without one).
+        setup_p90 = (host_stats.setup.p90 if host_stats else stats.setup.p90) / 60
+        budget = setup_p90
+        for step in host.steps:
+            if self.config.classify(step.name) == "setup":
+                continue
+            limit = timeout_minutes(step.timeout_minutes, labels)
+            if limit is None:
+                limit = (host_stats.step_p90(step.name) / 60) if host_stats else 0.0
+            budget += limit
+        budget += new_timeout * len(moving)
+        job_limit = timeout_minutes(host.timeout_minutes, labels) or DEFAULT_JOB_TIMEOUT_MINUTES
+        if budget > job_limit:
+            return (f"shard {values[0]} would need {budget:.0f} min (p90 setup {setup_p90:.0f} + step timeouts) "
+                    f"but the job allows {job_limit:.0f}")
+        return Fold(
+            job=suite.id,
+            into=host.id,
+            shard_key=key,
+            shard_value=values[0],
+            steps=tuple(s.name for s in moving),
+            timeout_minutes=new_timeout,
+            timeout_note=note,
+            samples=stats.samples,
+            suite_setup_median_s=stats.setup.median,
+            suite_test_median_s=stats.test.median,
+            suite_test_p90_s=stats.test.p90,
+            suite_share=stats.share,
+            host_budget_minutes=budget,
+            host_limit_minutes=job_limit,
+            runner_seconds_saved=stats.setup.median,
+            provisional=provisional,
+        )
+
+    # reshard ---------------------------------------------------------------------------------
+
+    def _reshards(self) -> list[Reshard]:
+        out = []
+        for job in self.workflow.jobs.values():
+            if job.shard_count < 2 or not self._is_gpu(job):
+                continue
+            reshard = self._reshard(job)
+            if reshard:
+                out.append(reshard)
+        return out
+
+    def _reshard(self, job: JobDef) -> Reshard | None:
+        axis = shard_axis(job)
+        if axis is None or len(job.matrix_axes) != 1:
+            self.findings.append(Finding(job.id, "matrix has several axes; shard count left alone"))
+            return None
+        key, values = axis
+        n = len(values)
+        found = _partition_step(job, n)
+        if found is None:
+            self.findings.append(Finding(job.id, f"no test command carries the shard count {n}"))
+            return None
+        step, flag = found
+        stats = self.stats.get(job.id)
+        if stats is None:
+            self.findings.append(Finding(job.id, "no run in the history ran its tests"))
+            return None
+        full_runs = [shards for shards in stats.per_run if len(shards) == n]
+        if not full_runs:
+            self.findings.append(Finding(job.id, f"no run in the history ran all {n} shards"))
+            return None
+        limit_minutes = timeout_minutes(step.timeout_minutes, stats.labels)
+        if limit_minutes is None:
+            limit_minutes = timeout_minutes(job.timeout_minutes, stats.labels) or DEFAULT_JOB_TIMEOUT_MINUTES
+        limit = self.config.reshard_safety * limit_minutes * 60
+        log_runs = 0
+        predictions: dict[int, list[float]] = {k: [] for k in range(1, n + 1)}
+        for shards in full_runs:
+            merged = merge_logs([self.logs[j.api_id] for j in shards if j.api_id in self.logs])
+            times = [j.step_seconds(step.name) or j.test_seconds for j in shards]
+            if merged.usable:
+                log_runs += 1
+                for k in predictions:
+                    predicted = predicted_longest_shard(merged, k)
+                    predictions[k].append(math.inf if predicted is None else predicted)
+            else:
+                total = sum(times)
+                imbalance = max(times) / (total / n) if total else 1.0
+                for k in predictions:
+                    predictions[k].append(total if k == 1 else total / k * imbalance)
+        p90 = {k: percentile(v, 90) for k, v in predictions.items()}
+        best = next((k for k in range(1, n) if p90[k] <= limit), None)
+        shard_runs = len(full_runs) - log_runs
+        estimate = ("per-file logs" if not shard_runs else "shard times" if not log_runs
+                    else f"per-file logs ({log_runs} runs) and shard times ({shard_runs} runs)")
+        if best is None:
+            self.findings.append(Finding(
+                job.id,
+                f"{n} shards are needed: {n - 1} would run {p90[n - 1] / 60:.0f} min at p90 "
+                f"(limit {limit / 60:.0f} min = {self.config.reshard_safety:.0%} of {limit_minutes:.0f}; {estimate})",
+            ))
+            return None
+        setup_median = stats.setup.median
+        longest_now = median(max(j.step_seconds(step.name) or j.test_seconds for j in shards) for shards in full_runs)
+        wall_before = _waves(n, job.max_parallel) * (setup_median + longest_now)
+        wall_after = _waves(best, job.max_parallel) * (setup_median + median(predictions[best]))
+        return Reshard(
+            job=job.id,
+            shard_key=key,
+            from_count=n,
+            to_count=best,
+            flag=flag,
+            step=step.name,
+            estimate=estimate,
+            predicted_longest_p90_s=p90[best],
+            limit_s=limit,
+            timeout_minutes=limit_minutes,
+            samples=len(full_runs),
+            setup_median_s=setup_median,
+            wall_before_s=wall_before,
+            wall_after_s=wall_after,
+            provisional=len(full_runs) < self.config.min_samples,
+        )
+
+
+def _fmt_timeouts(values: list[float | None]) -> str:
+    return ", ".join("none" if v is None else f"{v:.0f} min" for v in values)
+
+
+def carry_to(plan: Plan, source: Lane, target: Lane) -> tuple[list[tuple[str, str]], list[str]]:
+    """Job ids of the plan in the target lane: a list of (source id, target id), and
+    warnings for jobs the target lane does not have."""
+    mapping, warnings = [], []
+    ids = {f.job for f in plan.folds} | {f.into for f in plan.folds} | {r.job for r in plan.reshards}
+    for job_id in sorted(ids):
+        target_id = target.job_id(source.base_id(job_id))
+        if target_id is None:
+            warnings.append(f"{target.path}: has no job matching `{job_id}`; the change is not carried there")
+        else:
+            mapping.append((job_id, target_id))
+    return mapping, warnings

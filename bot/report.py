@@ -1,0 +1,268 @@
+"""The analysis as a report: markdown for people (a PR comment or the dashboard issue),
+JSON for programs. Text that comes from job or step names is escaped, so a job
+name cannot mention anyone, inject HTML, or forge foldbot's markers.
+
+Pure: an `Analysis` in, strings out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .analysis import Analysis, lane_savings
+from .plan import Fold, Reshard
+from .timing import JobStats, RunTiming
+
+MARKER = "<!-- foldbot:report -->"
+STATE_OPEN = "<!-- foldbot:state "
+STATE_CLOSE = " -->"
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+
+
+def md_escape(text: str) -> str:
+    """Markdown-inert text: no formatting, no HTML, no @mentions, no comment markers."""
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    text = text.replace("@", "@\u200b")
+    return text.replace("\n", " ")
+
+
+def code(text: str) -> str:
+    """Inline code that cannot be broken out of."""
+    text = text.replace("`", "'").replace("\n", " ").replace("@", "@\u200b")
+    return f"`{text}`"
+
+
+def _min(seconds: float) -> str:
+    return f"{seconds / 60:.0f}"
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:.1f}"
+
+
+def job_rows(analysis: Analysis) -> list[dict[str, Any]]:
+    """Per AMD job of the latest run, with where its time went."""
+    rows = []
+    for job in analysis.latest.amd_jobs:
+        if not job.ran_tests and job.setup_seconds == 0:
+            continue
+        rows.append({
+            "name": job.name,
+            "workflow_job": job.workflow_job,
+            "setup_seconds": round(job.setup_seconds, 1),
+            "test_seconds": round(job.test_seconds, 1),
+            "other_seconds": round(job.other_seconds, 1),
+            "queue_seconds": round(job.queue_seconds, 1),
+            "setup_share": round(job.setup_share, 4),
+            "html_url": job.html_url,
+        })
+    return rows
+
+
+def totals(run: RunTiming) -> dict[str, Any]:
+    setup, test, other = run.total("setup_seconds"), run.total("test_seconds"), run.total("other_seconds")
+    return {
+        "setup_seconds": round(setup, 1),
+        "test_seconds": round(test, 1),
+        "other_seconds": round(other, 1),
+        "setup_share": round(setup / (setup + test), 4) if setup + test else 0.0,
+        "runner_hours": round((setup + test + other) / 3600, 2),
+        "jobs": sum(1 for j in run.amd_jobs if j.ran_tests),
+    }
+
+
+def history_rows(analysis: Analysis) -> list[dict[str, Any]]:
+    """Per workflow job over the history (only runs where it ran its tests)."""
+    out = []
+    for job_id, stats in sorted(analysis.stats.items()):
+        out.append({
+            "workflow_job": job_id,
+            "samples": stats.samples,
+            "shards": len(stats.shards),
+            "setup_median_seconds": round(stats.setup.median, 1),
+            "setup_p90_seconds": round(stats.setup.p90, 1),
+            "test_median_seconds": round(stats.test.median, 1),
+            "test_p90_seconds": round(stats.test.p90, 1),
+            "setup_share": round(stats.share, 4),
+        })
+    return out
+
+
+def _suggestion_json(item: Fold | Reshard) -> dict[str, Any]:
+    if isinstance(item, Fold):
+        return {
+            "kind": "fold", "job": item.job, "into": item.into, "shard": {item.shard_key: item.shard_value},
+            "steps": list(item.steps), "timeout_minutes": item.timeout_minutes, "timeout_note": item.timeout_note,
+            "samples": item.samples, "provisional": item.provisional,
+            "suite_setup_median_seconds": round(item.suite_setup_median_s, 1),
+            "suite_test_p90_seconds": round(item.suite_test_p90_s, 1),
+            "host_budget_minutes": round(item.host_budget_minutes, 1), "host_limit_minutes": item.host_limit_minutes,
+            "setup_cycles": item.setup_cycles_saved, "runner_hours": round(item.runner_seconds_saved / 3600, 2),
+        }
+    return {
+        "kind": "reshard", "job": item.job, "from": item.from_count, "to": item.to_count, "flag": item.flag,
+        "estimate": item.estimate, "predicted_longest_p90_seconds": round(item.predicted_longest_p90_s, 1),
+        "limit_seconds": round(item.limit_s, 1), "step_timeout_minutes": item.timeout_minutes,
+        "samples": item.samples, "provisional": item.provisional,
+        "wall_clock_before_seconds": round(item.wall_before_s, 1), "wall_clock_after_seconds": round(item.wall_after_s, 1),
+        "setup_cycles": item.setup_cycles_saved, "runner_hours": round(item.runner_seconds_saved / 3600, 2),
+    }
+
+
+def to_json(analysis: Analysis, checks: str | None = None) -> dict[str, Any]:
+    latest = analysis.latest
+    savings = lane_savings(analysis)
+    return {
+        "workflow": latest.workflow_path,
+        "workflow_name": latest.workflow_name,
+        "runs": [r.run_id for r in analysis.runs],
+        "head_sha": latest.head_sha,
+        "jobs": job_rows(analysis),
+        "totals": totals(latest),
+        "history": history_rows(analysis),
+        "suggestions": [_suggestion_json(s) for s in (*analysis.plan.folds, *analysis.plan.reshards)],
+        "not_suggested": [{"job": f.job, "reason": f.reason} for f in analysis.plan.findings],
+        "savings": {
+            "setup_cycles": sum(s["setup_cycles"] for s in savings),
+            "runner_hours": round(sum(s["runner_hours"] for s in savings), 2),
+            "per_lane": savings,
+        },
+        "warnings": list(analysis.warnings),
+        "patch": analysis.patch,
+        "patch_id": analysis.patch_id,
+        "checks": checks,
+    }
+
+
+def _chart(rows: list[dict[str, Any]]) -> list[str]:
+    """A mermaid bar chart: for each job, setup + tests (tall bar) and tests (short bar)."""
+    if not rows:
+        return []
+    shown = rows[:24]
+    labels = ", ".join(json.dumps(_short(r["name"])) for r in shown)
+    totals_ = ", ".join(f"{(r['setup_seconds'] + r['test_seconds']) / 60:.0f}" for r in shown)
+    tests = ", ".join(f"{r['test_seconds'] / 60:.0f}" for r in shown)
+    top = max((r["setup_seconds"] + r["test_seconds"]) / 60 for r in shown)
+    return [
+        "```mermaid",
+        "xychart-beta",
+        '    title "Minutes per AMD job: setup + tests (tall bar), tests alone (short bar)"',
+        f"    x-axis [{labels}]",
+        f'    y-axis "minutes" 0 --> {int(top * 1.1) + 1}',
+        f"    bar [{totals_}]",
+        f"    bar [{tests}]",
+        "```",
+    ]
+
+
+def _short(name: str) -> str:
+    """A chart label: the job id with its matrix values, without quotes or markup."""
+    label = re.sub(r"\s*\(([^)]*)\)$", lambda m: "#" + m.group(1).split(",")[-1].strip(), name)
+    return re.sub(r"[^A-Za-z0-9#._-]", "", label)[:40]
+
+
+def _fold_md(f: Fold) -> str:
+    mark = " *(provisional: fewer than 3 runs)*" if f.provisional else ""
+    return (
+        f"- **Fold** {code(f.job)} into shard {f.shard_key}={f.shard_value} of {code(f.into)}{mark}: its job spends "
+        f"{_min(f.suite_setup_median_s)} min on setup for {_min(f.suite_test_median_s)} min of tests "
+        f"(p90 {f.suite_test_p90_s / 60:.1f} min; setup is {f.suite_share:.0%} of it; {f.samples} runs). "
+        f"Shard {f.shard_value} then needs at most {f.host_budget_minutes:.0f} of its {f.host_limit_minutes:.0f} min "
+        f"(p90 setup plus every step timeout). Step timeout {f.timeout_note}. "
+        f"Saves 1 setup cycle, ~{_hours(f.runner_seconds_saved)} runner-hours per run; wall clock: shard "
+        f"{f.shard_value} runs ~{_min(f.suite_test_median_s)} min longer, and the suite no longer waits for a runner of its own."
+    )
+
+
+def _reshard_md(r: Reshard) -> str:
+    mark = " *(provisional: fewer than 3 runs)*" if r.provisional else ""
+    delta = r.wall_after_s - r.wall_before_s
+    if abs(delta) < 60:
+        wall = "about the same wall clock"
+    elif delta < 0:
+        wall = (f"**faster** wall clock ({_min(r.wall_before_s)} → {_min(r.wall_after_s)} min: "
+                f"setup dominates and fewer shards mean fewer setups in sequence)")
+    else:
+        wall = (f"**slower** wall clock ({_min(r.wall_before_s)} → {_min(r.wall_after_s)} min: "
+                f"the shards ran in parallel, so each remaining shard carries more tests)")
+    return (
+        f"- **Reshard** {code(r.job)} from {r.from_count} to {r.to_count} shards{mark}: the longest shard is predicted at "
+        f"{r.predicted_longest_p90_s / 60:.0f} min at p90 over {r.samples} runs, within {r.limit_s / 60:.0f} min "
+        f"({r.limit_s / 60 / r.timeout_minutes:.0%} of the {r.timeout_minutes:.0f} min step timeout). "
+        f"Estimate from {r.estimate}. Saves {r.setup_cycles_saved} setup cycle{'s' if r.setup_cycles_saved != 1 else ''}, "
+        f"~{_hours(r.runner_seconds_saved)} runner-hours per run; {wall}."
+    )
+
+
+def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[str, Any] | None = None,
+                title: str = "foldbot: AMD CI setup report", skipped_note: str | None = None) -> str:
+    latest = analysis.latest
+    t = totals(latest)
+    rows = job_rows(analysis)
+    savings = lane_savings(analysis)
+    plan = analysis.plan
+    out = [MARKER, f"### {md_escape(title)}", ""]
+    run_links = ", ".join(f"[{r.run_id}]({r.html_url})" if r.html_url else str(r.run_id) for r in analysis.runs[-5:])
+    more = f" and {len(analysis.runs) - 5} earlier" if len(analysis.runs) > 5 else ""
+    out.append(
+        f"As of {code(latest.head_sha[:12] or 'unknown')}, {md_escape(latest.workflow_name)} "
+        f"({code(latest.workflow_path)}), runs {run_links}{more}."
+    )
+    out.append("")
+    out.append(
+        f"**{t['setup_share']:.0%} of AMD runner time in the latest run was setup**: "
+        f"{_hours(t['setup_seconds'])} runner-hours of setup vs {_hours(t['test_seconds'])} of tests over {t['jobs']} jobs."
+    )
+    if not plan.empty:
+        cycles = sum(s["setup_cycles"] for s in savings)
+        hours = sum(s["runner_hours"] for s in savings)
+        per_lane = "; ".join(
+            f"{code(s['lane'])}: {s['setup_cycles']} cycles, ~{s['runner_hours']:.1f} h" + ("" if s["measured"] else " (estimated from the measured lane)")
+            for s in savings
+        )
+        out.append(f"The patch below removes **{cycles} setup cycles per run of the lanes**, ~{hours:.1f} runner-hours ({per_lane}).")
+    out.append("")
+    out += ["| job | setup (min) | tests (min) | other (min) | setup share |", "|---|---:|---:|---:|---:|"]
+    for r in rows:
+        name = f"[{md_escape(r['name'])}]({r['html_url']})" if r.get("html_url") else md_escape(r["name"])
+        out.append(f"| {name} | {_min(r['setup_seconds'])} | {_min(r['test_seconds'])} | {_min(r['other_seconds'])} | {r['setup_share']:.0%} |")
+    out.append("")
+    out += _chart(rows)
+    out.append("")
+    if skipped_note:
+        out += [skipped_note, ""]
+    out.append("#### Suggestions")
+    if plan.empty:
+        reasons = "; ".join(f"{code(f.job)}: {md_escape(f.reason)}" for f in plan.findings[:12]) or "no short standalone suite and no matrix with spare shards"
+        out.append(f"Nothing to fold: {reasons}.")
+    else:
+        out += [_fold_md(f) for f in plan.folds]
+        out += [_reshard_md(r) for r in plan.reshards]
+    if plan.findings and not plan.empty:
+        out += ["", "<details><summary>Looked at and left alone</summary>", ""]
+        out += [f"- {code(f.job)}: {md_escape(f.reason)}" for f in plan.findings]
+        out += ["", "</details>"]
+    if analysis.warnings:
+        out += ["", "**Warnings**", ""]
+        out += [f"- {md_escape(w)}" for w in analysis.warnings]
+    if analysis.patch:
+        out += [
+            "",
+            f"<details><summary>Patch <code>{analysis.patch_id}</code> ({len(analysis.edits)} files; applies with <code>git apply</code>)</summary>",
+            "",
+            "```diff",
+            analysis.patch.rstrip("\n").replace("```", "`\u200b``"),
+            "```",
+            "",
+            "</details>",
+            "",
+        ]
+        if checks:
+            out.append(f"Verified: {md_escape(checks)}.")
+        out.append(f"A maintainer can comment `/fold approve {analysis.patch_id}` to have foldbot open a pull request with this patch.")
+    if state is not None:
+        out += ["", STATE_OPEN + json.dumps(state, sort_keys=True, separators=(",", ":")).replace("--", "\\u002d\\u002d") + STATE_CLOSE]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,470 @@
+"""From API jobs and steps to setup / test / other seconds per job, and over runs.
+
+Input is what GitHub's REST API returns: a workflow run and its jobs with steps.
+Each API job is mapped to the workflow job that produced it (by its evaluated
+`name:` template, its id prefix, or the caller of a reusable workflow) and to its
+matrix values; each step is classified by ordered rules.
+
+Pure: no clock, no network.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+from typing import Any, Iterable, Mapping
+
+from .config import RepoConfig
+from .workflow import JobDef, Workflow
+
+
+class BundleError(ValueError):
+    """A run bundle that cannot be used; the message says what is wrong."""
+
+
+# --- timestamps --------------------------------------------------------------------------------
+
+def parse_time(value: Any) -> datetime | None:
+    """An ISO 8601 timestamp as GitHub writes it, or None when absent or unreadable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def seconds_between(start: Any, end: Any) -> float:
+    """Seconds from start to end; zero when either is missing or the order is wrong."""
+    a, b = parse_time(start), parse_time(end)
+    if a is None or b is None or a.tzinfo is None or b.tzinfo is None:
+        return 0.0
+    return max((b - a).total_seconds(), 0.0)
+
+
+# --- job names → workflow jobs -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class JobRef:
+    """Which workflow job an API job came from, and with which matrix values."""
+
+    job_id: str | None
+    matrix: tuple[tuple[str, str], ...] = ()
+
+    def value(self, key: str) -> str | None:
+        return dict(self.matrix).get(key)
+
+
+def _split_args(text: str) -> list[str]:
+    """Split a function's argument list at top-level commas."""
+    args, depth, quote, current = [], 0, False, []
+    for ch in text:
+        if ch == "'" :
+            quote = not quote
+        elif not quote and ch in "([":
+            depth += 1
+        elif not quote and ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0 and not quote:
+            args.append("".join(current).strip())
+            current = []
+            continue
+        current.append(ch)
+    if current or args:
+        args.append("".join(current).strip())
+    return args
+
+
+_MATRIX_REF = re.compile(r"matrix\.([A-Za-z0-9_-]+)")
+_FORMAT_CALL = re.compile(r"format\(\s*'((?:[^']|'')*)'\s*(?:,(.*))?\)", re.S)
+
+
+def _expr_pattern(expr: str) -> str:
+    """Regex for what one `${{ expr }}` may evaluate to."""
+    ref = _MATRIX_REF.fullmatch(expr.strip())
+    if ref:
+        return f"(?P<m_{_group(ref.group(1))}>.+?)"
+    call = _FORMAT_CALL.fullmatch(expr.strip())
+    if call:
+        literal = call.group(1).replace("''", "'")
+        args = _split_args(call.group(2) or "")
+        out, i = [], 0
+        while i < len(literal):
+            if literal.startswith("{{", i):
+                out.append(re.escape("{"))
+                i += 2
+            elif literal.startswith("}}", i):
+                out.append(re.escape("}"))
+                i += 2
+            elif literal[i] == "{":
+                end = literal.find("}", i)
+                index = literal[i + 1 : end] if end > 0 else ""
+                if index.isdigit():
+                    arg = args[int(index)] if int(index) < len(args) else ""
+                    out.append(_expr_pattern(arg) if _MATRIX_REF.fullmatch(arg.strip()) else ".+?")
+                    i = end + 1
+                else:
+                    out.append(re.escape(literal[i]))
+                    i += 1
+            else:
+                out.append(re.escape(literal[i]))
+                i += 1
+        return "".join(out)
+    return ".+?"
+
+
+_GROUP_NAMES: dict[str, str] = {}
+
+
+def _group(key: str) -> str:
+    """A regex group name for a matrix key (keys may contain '-')."""
+    name = re.sub(r"\W", "_", key)
+    _GROUP_NAMES[name] = key
+    return name
+
+
+def _template_pattern(template: str) -> str:
+    out, pos = [], 0
+    for match in re.finditer(r"\$\{\{(.*?)\}\}", template, re.S):
+        out.append(re.escape(template[pos : match.start()]))
+        out.append(_expr_pattern(match.group(1)))
+        pos = match.end()
+    out.append(re.escape(template[pos:]))
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class _NameRule:
+    job: JobDef
+    full: re.Pattern[str]
+    head: re.Pattern[str] | None  # the name without its parenthesised matrix part (skipped jobs)
+    literal_prefix: int
+
+
+def _name_rule(job: JobDef) -> _NameRule:
+    if job.name_template is None:
+        pattern = re.escape(job.id) + r"(?: \((?P<__values>.*)\))?"
+        return _NameRule(job, re.compile(pattern, re.S), None, len(job.id))
+    template = job.name_template.strip()
+    pattern = _template_pattern(template)
+    head = None
+    # `name (a, b)` with the parenthesised part built from expressions: a skipped
+    # matrix job shows up without it.
+    evaluated = template
+    whole = re.fullmatch(r"\$\{\{\s*(format\(.*\))\s*\}\}", template, re.S)
+    if whole:
+        call = _FORMAT_CALL.fullmatch(whole.group(1))
+        evaluated = call.group(1) if call else template
+    cut = evaluated.rfind(" (")
+    if cut > 0 and evaluated.rstrip().endswith(")"):
+        head_template = evaluated[:cut]
+        if whole and call:
+            head_template = "${{ format('" + head_template + "'" + (", " + call.group(2) if call.group(2) else "") + ") }}"
+        head = re.compile(_template_pattern(head_template), re.S)
+    literal = re.match(r"[^$]*", evaluated)
+    return _NameRule(job, re.compile(pattern, re.S), head, len(literal.group(0)) if literal else 0)
+
+
+class JobMatcher:
+    """Maps API job names to workflow jobs and matrix values, for one workflow."""
+
+    def __init__(self, workflow: Workflow) -> None:
+        self.workflow = workflow
+        self._rules = [_name_rule(job) for job in workflow.jobs.values()]
+        self._cache: dict[str, JobRef] = {}
+
+    def match(self, api_name: str) -> JobRef:
+        if api_name not in self._cache:
+            self._cache[api_name] = self._match(api_name)
+        return self._cache[api_name]
+
+    def _match(self, api_name: str) -> JobRef:
+        name = api_name.strip()
+        caller, sep, _ = name.partition(" / ")
+        if sep:  # a reusable workflow's job: "caller / callee"
+            ref = self._match_one(caller)
+            if ref.job_id:
+                return ref
+        return self._match_one(name)
+
+    def _match_one(self, name: str) -> JobRef:
+        best: tuple[int, JobRef] | None = None
+        for rule in self._rules:
+            for pattern in (rule.full, rule.head):
+                if pattern is None:
+                    continue
+                m = pattern.fullmatch(name)
+                if m:
+                    ref = JobRef(rule.job.id, self._values(rule.job, m))
+                    score = rule.literal_prefix + (1000 if pattern is rule.full else 0)
+                    if best is None or score > best[0]:
+                        best = (score, ref)
+                    break
+        if best:
+            return best[1]
+        # Fallback: the longest job id that starts the name.
+        candidates = [
+            job_id for job_id in self.workflow.jobs if name == job_id or name.startswith(job_id + " ")
+        ]
+        if candidates:
+            return JobRef(max(candidates, key=len))
+        return JobRef(None)
+
+    @staticmethod
+    def _values(job: JobDef, m: re.Match[str]) -> tuple[tuple[str, str], ...]:
+        groups = m.groupdict()
+        values: dict[str, str] = {}
+        listed = groups.pop("__values", None)
+        if listed is not None:
+            axes = list(job.matrix_axes)
+            for key, value in zip(axes, [v.strip() for v in listed.split(", ")]):
+                values[key] = value
+        for group, value in groups.items():
+            if group.startswith("m_") and value is not None:
+                values[_GROUP_NAMES.get(group[2:], group[2:])] = value
+        return tuple(sorted((k, v) for k, v in values.items() if v and "${{" not in v))
+
+
+# --- one run -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class StepTime:
+    name: str
+    category: str
+    seconds: float
+    conclusion: str | None
+
+
+@dataclass(frozen=True)
+class JobTiming:
+    """One API job: where its time went."""
+
+    api_id: int
+    name: str
+    ref: JobRef
+    labels: tuple[str, ...]
+    status: str | None
+    conclusion: str | None
+    queue_seconds: float
+    steps: tuple[StepTime, ...]
+    is_amd: bool
+    html_url: str | None = None
+
+    @property
+    def workflow_job(self) -> str | None:
+        return self.ref.job_id
+
+    def _sum(self, category: str) -> float:
+        return sum(s.seconds for s in self.steps if s.category == category)
+
+    @cached_property
+    def setup_seconds(self) -> float:
+        return self._sum("setup")
+
+    @cached_property
+    def test_seconds(self) -> float:
+        return self._sum("test")
+
+    @cached_property
+    def other_seconds(self) -> float:
+        return self._sum("other")
+
+    @property
+    def setup_share(self) -> float:
+        total = self.setup_seconds + self.test_seconds
+        return self.setup_seconds / total if total > 0 else 0.0
+
+    @property
+    def ran_tests(self) -> bool:
+        """A job that ran at least one test step (a skipped job is no sample)."""
+        return self.conclusion != "skipped" and any(
+            s.category == "test" and s.seconds > 0 and s.conclusion not in ("skipped", None) for s in self.steps
+        )
+
+    def step_seconds(self, name: str) -> float:
+        return sum(s.seconds for s in self.steps if s.name == name)
+
+
+@dataclass(frozen=True)
+class RunTiming:
+    """One workflow run."""
+
+    run_id: int
+    workflow_path: str
+    workflow_name: str
+    head_sha: str
+    event: str
+    html_url: str
+    jobs: tuple[JobTiming, ...]
+
+    @property
+    def amd_jobs(self) -> tuple[JobTiming, ...]:
+        return tuple(j for j in self.jobs if j.is_amd)
+
+    def total(self, attribute: str) -> float:
+        return sum(getattr(j, attribute) for j in self.amd_jobs)
+
+
+def _require(mapping: Any, key: str, where: str) -> Any:
+    if not isinstance(mapping, Mapping) or key not in mapping:
+        raise BundleError(f"{where}: missing `{key}`")
+    return mapping[key]
+
+
+def workflow_path_of(bundle: Mapping[str, Any], where: str = "bundle") -> str:
+    run = _require(bundle, "workflow_run", where)
+    path = _require(run, "path", f"{where}: workflow_run")
+    if not isinstance(path, str):
+        raise BundleError(f"{where}: workflow_run.path must be a string")
+    return path.split("@", 1)[0]
+
+
+def run_timing(bundle: Mapping[str, Any], workflow: Workflow, config: RepoConfig, where: str = "bundle") -> RunTiming:
+    """Classify every step of every job of one run bundle."""
+    run = _require(bundle, "workflow_run", where)
+    jobs = _require(bundle, "jobs", where)
+    if not isinstance(jobs, list):
+        raise BundleError(f"{where}: `jobs` must be a list")
+    path = workflow_path_of(bundle, where)
+    if path != workflow.path:
+        raise BundleError(f"{where}: run {run.get('id')} is from {path}, not {workflow.path}")
+    matcher = JobMatcher(workflow)
+    timings = []
+    for i, job in enumerate(jobs):
+        if not isinstance(job, Mapping) or "name" not in job:
+            raise BundleError(f"{where}: jobs[{i}] has no `name`")
+        timings.append(job_timing(job, matcher, config))
+    return RunTiming(
+        run_id=int(_require(run, "id", f"{where}: workflow_run")),
+        workflow_path=path,
+        workflow_name=str(run.get("name") or workflow.name),
+        head_sha=str(run.get("head_sha") or ""),
+        event=str(run.get("event") or ""),
+        html_url=str(run.get("html_url") or ""),
+        jobs=tuple(timings),
+    )
+
+
+def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) -> JobTiming:
+    ref = matcher.match(str(job["name"]))
+    labels = tuple(str(label) for label in job.get("labels") or ())
+    steps = []
+    for step in job.get("steps") or ():
+        if not isinstance(step, Mapping):
+            continue
+        name = str(step.get("name") or "")
+        steps.append(
+            StepTime(
+                name=name,
+                category=config.classify(name),
+                seconds=seconds_between(step.get("started_at"), step.get("completed_at")),
+                conclusion=step.get("conclusion"),
+            )
+        )
+    is_amd = config.is_amd_runner(labels) if labels else _declared_amd(matcher.workflow, ref, config)
+    return JobTiming(
+        api_id=int(job.get("id") or 0),
+        name=str(job["name"]),
+        ref=ref,
+        labels=labels,
+        status=job.get("status"),
+        conclusion=job.get("conclusion"),
+        queue_seconds=seconds_between(job.get("created_at"), job.get("started_at")),
+        steps=tuple(steps),
+        is_amd=is_amd,
+        html_url=job.get("html_url"),
+    )
+
+
+def _declared_amd(workflow: Workflow, ref: JobRef, config: RepoConfig) -> bool:
+    """A skipped job has no labels; judge it by the runs-on it declares."""
+    job = workflow.jobs.get(ref.job_id or "")
+    if job is None or job.runs_on is None:
+        return False
+    runs_on = job.runs_on if isinstance(job.runs_on, list) else [job.runs_on]
+    return config.is_amd_runner(tuple(str(r) for r in runs_on))
+
+
+# --- over runs ---------------------------------------------------------------------------------
+
+def percentile(values: Iterable[float], q: float) -> float:
+    """Linear-interpolated percentile (q in 0..100), as numpy's default."""
+    data = sorted(values)
+    if not data:
+        return 0.0
+    if len(data) == 1:
+        return data[0]
+    rank = (len(data) - 1) * q / 100
+    low, high = math.floor(rank), math.ceil(rank)
+    return data[low] + (data[high] - data[low]) * (rank - low)
+
+
+def median(values: Iterable[float]) -> float:
+    return percentile(values, 50)
+
+
+@dataclass(frozen=True)
+class Summary:
+    median: float
+    p90: float
+
+    @classmethod
+    def of(cls, values: Iterable[float]) -> "Summary":
+        data = list(values)
+        return cls(median(data), percentile(data, 90))
+
+
+@dataclass(frozen=True)
+class JobStats:
+    """One workflow job over the history: only runs where it ran its tests count."""
+
+    job_id: str
+    samples: int  # runs in which it ran tests
+    per_run: tuple[tuple[JobTiming, ...], ...]  # its API jobs (shards) per sampled run
+    labels: tuple[str, ...]
+
+    @property
+    def shards(self) -> tuple[JobTiming, ...]:
+        return tuple(j for run in self.per_run for j in run)
+
+    @property
+    def setup(self) -> Summary:
+        return Summary.of(j.setup_seconds for j in self.shards)
+
+    @property
+    def test(self) -> Summary:
+        return Summary.of(j.test_seconds for j in self.shards)
+
+    @property
+    def other(self) -> Summary:
+        return Summary.of(j.other_seconds for j in self.shards)
+
+    @property
+    def share(self) -> float:
+        """Setup share over all sampled shards: setup / (setup + test)."""
+        total = sum(j.setup_seconds for j in self.shards) + sum(j.test_seconds for j in self.shards)
+        return sum(j.setup_seconds for j in self.shards) / total if total else 0.0
+
+    def step_p90(self, name: str) -> float:
+        return percentile((j.step_seconds(name) for j in self.shards), 90)
+
+
+def job_stats(runs: Iterable[RunTiming]) -> dict[str, JobStats]:
+    """Per workflow job: its shards in every run where it ran tests."""
+    per_job: dict[str, list[tuple[JobTiming, ...]]] = {}
+    labels: dict[str, tuple[str, ...]] = {}
+    for run in runs:
+        grouped: dict[str, list[JobTiming]] = {}
+        for job in run.amd_jobs:
+            if job.workflow_job and job.ran_tests:
+                grouped.setdefault(job.workflow_job, []).append(job)
+                labels.setdefault(job.workflow_job, job.labels)
+        for job_id, shards in grouped.items():
+            per_job.setdefault(job_id, []).append(tuple(shards))
+    return {
+        job_id: JobStats(job_id, len(per_run), tuple(per_run), labels.get(job_id, ()))
+        for job_id, per_run in per_job.items()
+    }

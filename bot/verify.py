@@ -1,0 +1,118 @@
+"""The checks of a patch that need other programs: `git apply`, the GitHub workflow
+schema that check-jsonschema ships, and actionlint when it is installed.
+
+`bot.edit.verify_edit` has already shown, in memory, that each patched file parses
+to exactly the planned change. These checks show that the patch text itself is
+what a maintainer can apply, and that GitHub will accept the result.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import json
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import jsonschema
+
+from .edit import FileEdit
+from .workflow import parse_workflow
+
+SCHEMA_NAME = "vendor.github-workflows"
+
+
+class PatchCheckError(ValueError):
+    """The patch failed a check; the message says which and how."""
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    git_apply: bool
+    schema: bool
+    actionlint: str  # "clean", "not installed"
+
+    def summary(self) -> str:
+        return (f"`git apply --check` passed; the patched files validate against check-jsonschema's "
+                f"`{SCHEMA_NAME}` schema; actionlint: {self.actionlint}")
+
+
+@functools.lru_cache(maxsize=1)
+def _validator() -> Any:
+    resource = importlib.resources.files("check_jsonschema.builtin_schemas.vendor") / "github-workflows.json"
+    schema = json.loads(resource.read_text(encoding="utf-8"))
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema)
+
+
+def schema_errors(path: str, text: str) -> list[str]:
+    """What the GitHub workflow schema says about a file ('on' read as GitHub reads it)."""
+    data = parse_workflow(text, path).data
+    return sorted(
+        f"{'/'.join(str(p) for p in error.absolute_path) or '/'}: {error.message[:200]}"
+        for error in _validator().iter_errors(data)
+    )
+
+
+def check_patch(patch: str, edits: list[FileEdit], files: Mapping[str, str]) -> CheckReport:
+    """Apply the patch to a copy of the files and check the result; raise PatchCheckError."""
+    if not patch:
+        raise PatchCheckError("there is no patch to check")
+    with tempfile.TemporaryDirectory(prefix="foldbot-check-") as tmp:
+        root = Path(tmp)
+        for path, text in files.items():
+            target = root / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        patch_file = root.parent / f"{root.name}.diff"
+        patch_file.write_text(patch, encoding="utf-8")
+        try:
+            for args in (["--check"], []):
+                result = subprocess.run(
+                    ["git", "apply", *args, str(patch_file)], cwd=root, capture_output=True, text=True, timeout=60
+                )
+                if result.returncode != 0:
+                    raise PatchCheckError(f"`git apply {' '.join(args)}` refused the patch: {result.stderr.strip()[:500]}")
+        finally:
+            patch_file.unlink(missing_ok=True)
+        for edit in edits:
+            applied = (root / edit.path).read_text(encoding="utf-8")
+            if applied != edit.after:
+                raise PatchCheckError(f"{edit.path}: the applied patch does not give the verified text")
+        for edit in edits:
+            new = set(schema_errors(edit.path, edit.after)) - set(schema_errors(edit.path, edit.before))
+            if new:
+                raise PatchCheckError(f"{edit.path}: the patched file breaks the GitHub workflow schema: {sorted(new)[0]}")
+        lint = _actionlint(root, edits)
+    return CheckReport(git_apply=True, schema=True, actionlint=lint)
+
+
+def _actionlint(root: Path, edits: list[FileEdit]) -> str:
+    binary = shutil.which("actionlint")
+    if binary is None:
+        return "not installed"
+    for edit in edits:
+        before_dir = root / "_before"
+        (before_dir / edit.path).parent.mkdir(parents=True, exist_ok=True)
+        (before_dir / edit.path).write_text(edit.before, encoding="utf-8")
+        before = _lint(binary, before_dir, edit.path)
+        after = _lint(binary, root, edit.path)
+        new = after - before
+        if new:
+            raise PatchCheckError(f"{edit.path}: actionlint reports new problems: {sorted(new)[0]}")
+    return "nothing new"
+
+
+def _lint(binary: str, cwd: Path, path: str) -> set[str]:
+    """actionlint's messages without line numbers, so moved lines compare equal."""
+    result = subprocess.run(
+        [binary, "-format", "{{range $err := .}}{{$err.Kind}}: {{$err.Message}}\n{{end}}", path],
+        cwd=cwd, capture_output=True, text=True, timeout=120,
+    )
+    if result.returncode not in (0, 1):
+        raise PatchCheckError(f"actionlint failed to run: {result.stderr.strip()[:300]}")
+    return {line for line in result.stdout.splitlines() if line.strip()}

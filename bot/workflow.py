@@ -1,0 +1,377 @@
+"""A GitHub Actions workflow file, parsed with source positions.
+
+PyYAML's ``compose`` gives every node its start and end marks; we keep them so
+that edits are surgical splices of the original text, leaving every comment and
+blank line elsewhere untouched. libyaml's ``CSafeLoader`` keeps the same marks at
+a tenth of the pure-Python cost.
+
+Everything here is pure: text in, values out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+try:  # libyaml is optional at install time; the pure loader gives the same marks.
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+    _Loader = yaml.SafeLoader
+
+#: GitHub's job-level default for ``timeout-minutes``.
+DEFAULT_JOB_TIMEOUT_MINUTES = 360
+
+_EXPR = re.compile(r"\$\{\{(.*?)\}\}", re.S)
+
+
+class WorkflowError(ValueError):
+    """A workflow file that cannot be analysed; the message names file and line."""
+
+
+@dataclass(frozen=True)
+class Position:
+    """A node's place in the text: 0-based lines and columns, absolute offsets."""
+
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+    start: int
+    end: int
+
+
+def _position(node: yaml.Node) -> Position:
+    s, e = node.start_mark, node.end_mark
+    return Position(s.line, s.column, e.line, e.column, s.index, e.index)
+
+
+def to_python(node: yaml.Node) -> Any:
+    """Plain Python value of a node. Mapping keys are always strings, as GitHub
+    reads them (YAML 1.1 would turn the key ``on`` into ``True``)."""
+    if isinstance(node, yaml.MappingNode):
+        return {_key(k): to_python(v) for k, v in node.value}
+    if isinstance(node, yaml.SequenceNode):
+        return [to_python(v) for v in node.value]
+    return _scalar(node)
+
+
+def _key(node: yaml.Node) -> str:
+    if not isinstance(node, yaml.ScalarNode):
+        raise WorkflowError(f"line {node.start_mark.line + 1}: a mapping key must be a plain value")
+    return node.value
+
+
+def _scalar(node: yaml.ScalarNode) -> Any:
+    tag, value = node.tag, node.value
+    if tag.endswith(":null"):
+        return None
+    if tag.endswith(":bool"):
+        return value.lower() in ("true", "yes", "on", "y")
+    if tag.endswith(":int"):
+        try:
+            return int(value.replace("_", ""), 0)
+        except ValueError:
+            return value
+    if tag.endswith(":float"):
+        try:
+            return float(value.replace("_", ""))
+        except ValueError:
+            return value
+    return value
+
+
+def mapping_get(node: yaml.Node | None, key: str) -> yaml.Node | None:
+    """The value node under ``key`` of a mapping node, or None."""
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == key:
+            return v
+    return None
+
+
+def mapping_item(node: yaml.Node | None, key: str) -> tuple[yaml.Node, yaml.Node] | None:
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == key:
+            return k, v
+    return None
+
+
+@dataclass(frozen=True)
+class StepDef:
+    """One step of a job as written."""
+
+    index: int
+    name: str  # as GitHub displays it: `name`, else "Run <uses>" / "Run <first run line>"
+    explicit_name: str | None
+    uses: str | None
+    run: str | None
+    with_: Any
+    env: Any
+    if_: str | None
+    timeout_minutes: Any
+    node: yaml.MappingNode = field(repr=False, compare=False)
+
+    @property
+    def position(self) -> Position:
+        return _position(self.node)
+
+    def identity(self) -> tuple[Any, ...]:
+        """What makes two steps 'the same step': what they run, with what."""
+        run = "\n".join(line.rstrip() for line in (self.run or "").strip().splitlines())
+        return (self.uses, run, _freeze(self.with_))
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+@dataclass(frozen=True)
+class JobDef:
+    """One job as written in a workflow file."""
+
+    id: str
+    name_template: str | None
+    needs: tuple[str, ...]
+    if_: str | None
+    runs_on: Any
+    matrix: dict[str, Any] | None  # the `strategy.matrix` mapping, raw
+    max_parallel: int | None
+    timeout_minutes: Any
+    uses: str | None  # a reusable-workflow call
+    steps: tuple[StepDef, ...]
+    key_node: yaml.ScalarNode = field(repr=False, compare=False)
+    node: yaml.MappingNode = field(repr=False, compare=False)
+
+    @property
+    def matrix_axes(self) -> dict[str, list[Any]]:
+        """The list-valued axes of the matrix (``include``/``exclude`` left out)."""
+        if not isinstance(self.matrix, dict):
+            return {}
+        return {k: v for k, v in self.matrix.items() if isinstance(v, list) and k not in ("include", "exclude")}
+
+    @property
+    def shard_count(self) -> int:
+        """How many jobs the matrix expands to (1 without a matrix)."""
+        if not isinstance(self.matrix, dict):
+            return 1
+        axes = self.matrix_axes
+        include = self.matrix.get("include")
+        exclude = self.matrix.get("exclude")
+        if not axes:
+            return len(include) if isinstance(include, list) and include else 1
+        count = 1
+        for values in axes.values():
+            count *= len(values)
+        if isinstance(exclude, list):
+            count -= len(exclude)
+        return max(count, 0)
+
+    @property
+    def is_matrix(self) -> bool:
+        return self.shard_count > 1
+
+
+@dataclass(frozen=True)
+class Workflow:
+    """A parsed workflow file: its text, its nodes with positions, its plain data."""
+
+    path: str
+    text: str
+    root: yaml.MappingNode = field(repr=False, compare=False)
+    data: dict[str, Any] = field(repr=False, compare=False)
+    jobs: dict[str, JobDef] = field(repr=False, compare=False)
+    line_starts: tuple[int, ...] = field(repr=False, compare=False)
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.splitlines(keepends=True)
+
+    @property
+    def name(self) -> str:
+        return str(self.data.get("name") or self.path)
+
+    @property
+    def jobs_node(self) -> yaml.MappingNode:
+        node = mapping_get(self.root, "jobs")
+        assert isinstance(node, yaml.MappingNode)
+        return node
+
+    def on_node(self) -> yaml.Node | None:
+        return mapping_get(self.root, "on")
+
+    def dispatch_inputs(self) -> dict[str, Any]:
+        on = self.data.get("on")
+        if isinstance(on, dict):
+            dispatch = on.get("workflow_dispatch") or {}
+            if isinstance(dispatch, dict):
+                return dict(dispatch.get("inputs") or {})
+        return {}
+
+    def offset(self, line: int, col: int) -> int:
+        return self.line_starts[line] + col
+
+
+def parse_workflow(text: str, path: str) -> Workflow:
+    """Parse a workflow file; raise WorkflowError with file and line when it is not one."""
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
+        raise WorkflowError(f"{path}: not valid YAML at {where}: {exc.problem}") from None
+    except yaml.YAMLError as exc:
+        raise WorkflowError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(root, yaml.MappingNode):
+        raise WorkflowError(f"{path}: a workflow must be a mapping at the top level")
+    data = to_python(root)
+    jobs_node = mapping_get(root, "jobs")
+    if not isinstance(jobs_node, yaml.MappingNode) or not jobs_node.value:
+        raise WorkflowError(f"{path}: a workflow needs a non-empty `jobs:` mapping")
+    jobs: dict[str, JobDef] = {}
+    for key, value in jobs_node.value:
+        job_id = _key(key)
+        if not isinstance(value, yaml.MappingNode):
+            raise WorkflowError(f"{path}: line {key.start_mark.line + 1}: job `{job_id}` must be a mapping")
+        jobs[job_id] = _job(job_id, key, value, path)
+    starts = [0]
+    for match in re.finditer("\n", text):
+        starts.append(match.end())
+    return Workflow(path, text, root, data, jobs, tuple(starts))
+
+
+def _job(job_id: str, key: yaml.ScalarNode, node: yaml.MappingNode, path: str) -> JobDef:
+    raw = to_python(node)
+    needs = raw.get("needs")
+    if needs is None:
+        needs_t: tuple[str, ...] = ()
+    elif isinstance(needs, str):
+        needs_t = (needs,)
+    elif isinstance(needs, list):
+        needs_t = tuple(str(n) for n in needs)
+    else:
+        raise WorkflowError(f"{path}: line {key.start_mark.line + 1}: `needs` of `{job_id}` must be a name or a list")
+    strategy = raw.get("strategy") if isinstance(raw.get("strategy"), dict) else {}
+    matrix = strategy.get("matrix")
+    max_parallel = strategy.get("max-parallel")
+    steps_node = mapping_get(node, "steps")
+    steps: list[StepDef] = []
+    if isinstance(steps_node, yaml.SequenceNode):
+        for index, step_node in enumerate(steps_node.value):
+            if not isinstance(step_node, yaml.MappingNode):
+                raise WorkflowError(
+                    f"{path}: line {step_node.start_mark.line + 1}: step {index + 1} of `{job_id}` must be a mapping"
+                )
+            steps.append(_step(index, step_node))
+    return JobDef(
+        id=job_id,
+        name_template=str(raw["name"]) if raw.get("name") is not None else None,
+        needs=needs_t,
+        if_=_str_or_none(raw.get("if")),
+        runs_on=raw.get("runs-on"),
+        matrix=matrix if isinstance(matrix, dict) else None,
+        max_parallel=max_parallel if isinstance(max_parallel, int) else None,
+        timeout_minutes=raw.get("timeout-minutes"),
+        uses=_str_or_none(raw.get("uses")),
+        steps=tuple(steps),
+        key_node=key,
+        node=node,
+    )
+
+
+def _step(index: int, node: yaml.MappingNode) -> StepDef:
+    raw = to_python(node)
+    explicit = _str_or_none(raw.get("name"))
+    uses = _str_or_none(raw.get("uses"))
+    run = _str_or_none(raw.get("run"))
+    if explicit:
+        name = explicit
+    elif uses:
+        name = f"Run {uses}"
+    elif run:
+        name = f"Run {run.strip().splitlines()[0] if run.strip() else ''}".rstrip()
+    else:
+        name = f"Step {index + 1}"
+    return StepDef(
+        index=index,
+        name=name,
+        explicit_name=explicit,
+        uses=uses,
+        run=run,
+        with_=raw.get("with"),
+        env=raw.get("env"),
+        if_=_str_or_none(raw.get("if")),
+        timeout_minutes=raw.get("timeout-minutes"),
+        node=node,
+    )
+
+
+def _str_or_none(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+# --- expressions -------------------------------------------------------------------------------
+
+def expressions(text: str) -> list[str]:
+    """The ``${{ ... }}`` expressions in a string, stripped."""
+    return [m.group(1).strip() for m in _EXPR.finditer(text)]
+
+
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
+
+
+def timeout_minutes(value: Any, labels: tuple[str, ...] = ()) -> float | None:
+    """A ``timeout-minutes`` value in minutes.
+
+    A plain number is itself. An expression such as
+    ``${{ (inputs.runner_arch || 'mi300') == 'mi300' && 180 || 150 }}`` takes the
+    branch whose quoted condition value appears in the measured runs' runner
+    labels, else the smallest number in it (the safe choice).
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    text = str(value).strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    exprs = expressions(text) or [text]
+    expr = exprs[0]
+    branch = re.search(r"==\s*'([^']*)'\s*&&\s*(\d+(?:\.\d+)?)\s*\|\|\s*(\d+(?:\.\d+)?)", expr)
+    if branch and labels:
+        wanted, then_value, else_value = branch.group(1), float(branch.group(2)), float(branch.group(3))
+        if any(wanted and wanted in label for label in labels):
+            return then_value
+        return else_value
+    numbers = [float(n) for n in _NUMBER.findall(expr)]
+    return min(numbers) if numbers else None
+
+
+def substitute_matrix(text: str, values: dict[str, Any]) -> str:
+    """Replace ``${{ matrix.KEY }}`` references with the given values."""
+
+    def repl(match: re.Match[str]) -> str:
+        expr = match.group(1).strip()
+        ref = re.fullmatch(r"matrix\.([A-Za-z0-9_-]+)", expr)
+        if ref and ref.group(1) in values:
+            return str(values[ref.group(1)])
+        return match.group(0)
+
+    return _EXPR.sub(repl, text)
