@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from .config import RepoConfig
-from .edit import FileEdit, FoldEdit, LaneChange, ReshardEdit, apply_change, patch_id, unified_diff, verify_edit
+from .edit import EditError, FileEdit, FoldEdit, VerificationError, LaneChange, ReshardEdit, apply_change, patch_id, unified_diff, verify_edit
 from .logs import ShardLog
 from .plan import Fold, Lane, Plan, Planner, Reshard, _partition_step, shard_axis
 from .timing import BundleError, JobStats, RunTiming, job_stats, run_timing, workflow_path_of
@@ -87,9 +87,14 @@ def analyze(
         warnings.extend(lane_warnings)
         edit = None
         if not change.empty:
-            edit = apply_change(lane.workflow, change, config)
-            verify_edit(lane.workflow, change, edit, config)
-            warnings.extend(edit.warnings)
+            try:
+                edit = apply_change(lane.workflow, change, config)
+                verify_edit(lane.workflow, change, edit, config)
+            except (EditError, VerificationError) as exc:
+                warnings.append(f"{path}: no patch for this file: {exc}")
+                edit = None
+            else:
+                warnings.extend(edit.warnings)
         lane_results.append(LaneResult(lane, change, edit, carried))
     edits = [r.edit for r in lane_results if r.edit is not None]
     patch = unified_diff(edits)

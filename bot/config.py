@@ -55,6 +55,8 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"Accuracy Test", "test"),
     StepRule(r"Performance Test", "test"),
     StepRule(r"Nightly ", "test"),
+    StepRule(r"Benchmark ", "test"),
+    StepRule(r"Evaluate ", "test"),
 )
 
 DEFAULT_LANES = (".github/workflows/pr-test-amd.yml", ".github/workflows/pr-test-amd-rocm*.yml")

@@ -132,7 +132,19 @@ class _Splicer:
         return self.wf.line_starts[line] if line < len(self.wf.line_starts) else len(self.wf.text)
 
     def replace(self, start: int, end: int, text: str) -> None:
-        self.edits.append((start, end, text))
+        """Replace text[start:end]; the edit is shrunk to the part that really
+        changes, so edits of neighbouring spans do not collide."""
+        old = self.wf.text[start:end]
+        limit = min(len(old), len(text))
+        head = 0
+        while head < limit and old[head] == text[head]:
+            head += 1
+        tail = 0
+        while tail < limit - head and old[len(old) - 1 - tail] == text[len(text) - 1 - tail]:
+            tail += 1
+        if head == len(old) == len(text):
+            return
+        self.edits.append((start + head, end - tail, text[head : len(text) - tail]))
 
     def delete_lines(self, first: int, last: int) -> None:
         self.replace(self.line_start(first), self.line_start(last + 1), "")
@@ -332,6 +344,12 @@ def apply_change(workflow: Workflow, change: LaneChange, config: RepoConfig) -> 
         _remove_references(sp, workflow, removed)
     for reshard in change.reshards:
         _apply_reshard(sp, workflow, reshard)
+    fewer = _fewer_jobs(change)
+    for job in workflow.jobs.values():
+        if job.id in removed:
+            continue
+        for spec in _wait_specs(job):
+            _edit_wait_spec(sp, spec, drop=removed, fewer=fewer)
     after_text = sp.result()
     warnings = []
     after_lines = after_text.splitlines()
@@ -359,8 +377,6 @@ def _remove_references(sp: _Splicer, workflow: Workflow, removed: set[str]) -> N
                     _delete_key(sp, key, value)
                 else:
                     _remove_seq_items(sp, value, removed)
-        for spec in _wait_specs(job):
-            _edit_wait_spec(sp, spec, drop=removed, counts={})
     on = workflow.on_node()
     for trigger in ("workflow_dispatch", "workflow_call"):
         inputs = mapping_get(mapping_get(on, trigger), "inputs")
@@ -385,7 +401,23 @@ def _wait_specs(job: JobDef) -> list[yaml.ScalarNode]:
 _SPEC_ENTRY = r'\{[^{}]*?\\?"prefix\\?"\s*:\s*\\?"%s\\?"[^{}]*\}'
 
 
-def _edit_wait_spec(sp: _Splicer, node: yaml.ScalarNode, drop: set[str], counts: dict[str, tuple[int, int]]) -> None:
+def _fewer_jobs(change: LaneChange) -> dict[str, int]:
+    """How many fewer API jobs each job id yields after the change."""
+    fewer = {f.suite: 1 for f in change.folds}
+    for r in change.reshards:
+        fewer[r.job] = fewer.get(r.job, 0) + r.from_count - r.to_count
+    return fewer
+
+
+_COUNTED_ENTRY = re.compile(
+    r'\{[^{}]*?\\?"prefix\\?"\s*:\s*\\?"(?P<prefix>[^"\\]+)\\?"[^{}]*?\\?"expected_count\\?"\s*:\s*(?P<count>\d+)[^{}]*\}'
+)
+
+
+def _edit_wait_spec(sp: _Splicer, node: yaml.ScalarNode, drop: set[str], fewer: dict[str, int]) -> None:
+    """Drop the entries of removed jobs; lower `expected_count` of every entry whose
+    prefix matches jobs that now yield fewer API jobs (wait-for-jobs counts jobs by
+    name prefix, so a prefix can cover several job ids)."""
     start, end = node.start_mark.index, node.end_mark.index
     src = sp.wf.text[start:end]
     new = src
@@ -413,13 +445,14 @@ def _edit_wait_spec(sp: _Splicer, node: yaml.ScalarNode, drop: set[str], counts:
                     cut = before.start() if before else match.start()
                     new = new[:cut] + new[match.end():]
             match = entry.search(new)
-    for job_id, (old, to) in counts.items():
-        entry = re.compile(_SPEC_ENTRY % re.escape(job_id))
+    def recount(m: re.Match[str]) -> str:
+        prefix = m.group("prefix")
+        less = sum(n for job_id, n in fewer.items() if job_id.startswith(prefix))
+        if not less:
+            return m.group(0)
+        return m.group(0)[: m.start("count") - m.start()] + str(int(m.group("count")) - less) + m.group(0)[m.end("count") - m.start():]
 
-        def fix(m: re.Match[str]) -> str:
-            return re.sub(rf'(\\?"expected_count\\?"\s*:\s*){old}\b', rf"\g<1>{to}", m.group(0))
-
-        new = entry.sub(fix, new)
+    new = _COUNTED_ENTRY.sub(recount, new)
     if new != src:
         sp.replace(start, end, new)
 
@@ -462,9 +495,6 @@ def _apply_reshard(sp: _Splicer, workflow: Workflow, reshard: ReshardEdit) -> No
             sp.replace(run.start_mark.index, run.end_mark.index, new_src)
     if not hits:
         raise EditError(f"{workflow.path}: `{reshard.job}` has no `{reshard.flag} {reshard.from_count}` to change")
-    for other in workflow.jobs.values():
-        for spec in _wait_specs(other):
-            _edit_wait_spec(sp, spec, drop=set(), counts={reshard.job: (reshard.from_count, keep)})
 
 
 def _replace_line(sp: _Splicer, line: int, new: str) -> None:
@@ -514,7 +544,7 @@ def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) ->
                 for value in spec["inputs"].values():
                     if isinstance(value, dict) and isinstance(value.get("options"), list):
                         value["options"] = [o for o in value["options"] if o not in removed]
-    counts = {r.job: (r.from_count, r.to_count) for r in change.reshards}
+    fewer = _fewer_jobs(change)
     for job in jobs.values():
         for step in job.get("steps") or []:
             spec = (step.get("with") or {}).get("jobs") if isinstance(step, dict) else None
@@ -523,8 +553,10 @@ def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) ->
                 continue
             parsed = [e for e in parsed if e.get("prefix") not in removed]
             for entry in parsed:
-                if entry.get("prefix") in counts and entry.get("expected_count") == counts[entry["prefix"]][0]:
-                    entry["expected_count"] = counts[entry["prefix"]][1]
+                prefix = entry.get("prefix")
+                less = sum(n for job_id, n in fewer.items() if isinstance(prefix, str) and job_id.startswith(prefix))
+                if less and isinstance(entry.get("expected_count"), int):
+                    entry["expected_count"] -= less
             step["with"]["jobs"] = parsed
     for reshard in change.reshards:
         job = jobs[reshard.job]

@@ -135,17 +135,26 @@ class Plan:
 # --- helpers over job definitions ----------------------------------------------------------------
 
 def shard_axis(job: JobDef) -> tuple[str, list[Any]] | None:
-    """The matrix axis that numbers the shards: `part`, else the only axis."""
+    """The matrix axis that numbers the shards: `part`, else the only axis with
+    several values. None when several axes vary (the shards are not one list)."""
     axes = job.matrix_axes
+    varying = {k: v for k, v in axes.items() if len(v) > 1}
+    if len(varying) > 1:
+        return None
     if "part" in axes:
         return "part", axes["part"]
-    if len(axes) == 1:
-        key = next(iter(axes))
-        return key, axes[key]
+    if len(varying) == 1:
+        key = next(iter(varying))
+        return key, varying[key]
     return None
 
 
 def _runs_on_key(job: JobDef, matrix_values: dict[str, Any]) -> str:
+    """The job's runs-on with matrix references replaced (each axis's first value
+    unless given), so `${{ matrix.runner }}` compares as the label it stands for."""
+    values = {k: v[0] for k, v in job.matrix_axes.items() if v}
+    values.update(matrix_values)
+    matrix_values = values
     runs_on = job.runs_on
     if isinstance(runs_on, list):
         parts = [substitute_matrix(str(r), matrix_values) for r in runs_on]
@@ -253,8 +262,8 @@ class Planner:
 
     def _host_mismatch(self, suite: JobDef, host: JobDef) -> str | None:
         axis = shard_axis(host)
-        if axis is None or len(host.matrix_axes) != 1:
-            return "its matrix has more than one axis"
+        if axis is None:
+            return "its matrix has more than one axis with several values"
         if isinstance(host.matrix, dict) and (host.matrix.get("include") or host.matrix.get("exclude")):
             return "its matrix uses include/exclude"
         key, values = axis
@@ -348,8 +357,8 @@ class Planner:
 
     def _reshard(self, job: JobDef) -> Reshard | None:
         axis = shard_axis(job)
-        if axis is None or len(job.matrix_axes) != 1:
-            self.findings.append(Finding(job.id, "matrix has several axes; shard count left alone"))
+        if axis is None:
+            self.findings.append(Finding(job.id, "matrix has several axes with several values; shard count left alone"))
             return None
         key, values = axis
         n = len(values)
@@ -389,7 +398,7 @@ class Planner:
         best = next((k for k in range(1, n) if p90[k] <= limit), None)
         shard_runs = len(full_runs) - log_runs
         estimate = ("per-file logs" if not shard_runs else "shard times" if not log_runs
-                    else f"per-file logs ({log_runs} runs) and shard times ({shard_runs} runs)")
+                    else f"per-file logs ({_runs(log_runs)}) and shard times ({_runs(shard_runs)})")
         if best is None:
             self.findings.append(Finding(
                 job.id,
@@ -418,6 +427,10 @@ class Planner:
             wall_after_s=wall_after,
             provisional=len(full_runs) < self.config.min_samples,
         )
+
+
+def _runs(count: int) -> str:
+    return f"{count} run" if count == 1 else f"{count} runs"
 
 
 def _fmt_timeouts(values: list[float | None]) -> str:

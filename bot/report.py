@@ -58,6 +58,7 @@ def job_rows(analysis: Analysis) -> list[dict[str, Any]]:
             "queue_seconds": round(job.queue_seconds, 1),
             "setup_share": round(job.setup_share, 4),
             "html_url": job.html_url,
+            "matrix": dict(job.ref.matrix),
         })
     return rows
 
@@ -142,7 +143,7 @@ def _chart(rows: list[dict[str, Any]]) -> list[str]:
     if not rows:
         return []
     shown = rows[:24]
-    labels = ", ".join(json.dumps(_short(r["name"])) for r in shown)
+    labels = ", ".join(json.dumps(_label(r)) for r in shown)
     totals_ = ", ".join(f"{(r['setup_seconds'] + r['test_seconds']) / 60:.0f}" for r in shown)
     tests = ", ".join(f"{r['test_seconds'] / 60:.0f}" for r in shown)
     top = max((r["setup_seconds"] + r["test_seconds"]) / 60 for r in shown)
@@ -158,10 +159,16 @@ def _chart(rows: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def _short(name: str) -> str:
-    """A chart label: the job id with its matrix values, without quotes or markup."""
-    label = re.sub(r"\s*\(([^)]*)\)$", lambda m: "#" + m.group(1).split(",")[-1].strip(), name)
-    return re.sub(r"[^A-Za-z0-9#._-]", "", label)[:40]
+def _label(row: dict[str, Any]) -> str:
+    """A chart label: the workflow job id and its matrix values, nothing that needs quoting."""
+    label = row.get("workflow_job") or row["name"]
+    if row.get("matrix"):
+        label += "#" + ",".join(str(v) for v in row["matrix"].values())
+    return re.sub(r"[^A-Za-z0-9#,._-]", "", label)[:48]
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def _fold_md(f: Fold) -> str:
@@ -169,7 +176,7 @@ def _fold_md(f: Fold) -> str:
     return (
         f"- **Fold** {code(f.job)} into shard {f.shard_key}={f.shard_value} of {code(f.into)}{mark}: its job spends "
         f"{_min(f.suite_setup_median_s)} min on setup for {_min(f.suite_test_median_s)} min of tests "
-        f"(p90 {f.suite_test_p90_s / 60:.1f} min; setup is {f.suite_share:.0%} of it; {f.samples} runs). "
+        f"(p90 {f.suite_test_p90_s / 60:.1f} min; setup is {f.suite_share:.0%} of it; {_plural(f.samples, 'run')}). "
         f"Shard {f.shard_value} then needs at most {f.host_budget_minutes:.0f} of its {f.host_limit_minutes:.0f} min "
         f"(p90 setup plus every step timeout). Step timeout {f.timeout_note}. "
         f"Saves 1 setup cycle, ~{_hours(f.runner_seconds_saved)} runner-hours per run; wall clock: shard "
@@ -190,9 +197,9 @@ def _reshard_md(r: Reshard) -> str:
                 f"the shards ran in parallel, so each remaining shard carries more tests)")
     return (
         f"- **Reshard** {code(r.job)} from {r.from_count} to {r.to_count} shards{mark}: the longest shard is predicted at "
-        f"{r.predicted_longest_p90_s / 60:.0f} min at p90 over {r.samples} runs, within {r.limit_s / 60:.0f} min "
+        f"{r.predicted_longest_p90_s / 60:.0f} min at p90 over {_plural(r.samples, 'run')}, within {r.limit_s / 60:.0f} min "
         f"({r.limit_s / 60 / r.timeout_minutes:.0%} of the {r.timeout_minutes:.0f} min step timeout). "
-        f"Estimate from {r.estimate}. Saves {r.setup_cycles_saved} setup cycle{'s' if r.setup_cycles_saved != 1 else ''}, "
+        f"Estimate from {r.estimate}. Saves {_plural(r.setup_cycles_saved, 'setup cycle')}, "
         f"~{_hours(r.runner_seconds_saved)} runner-hours per run; {wall}."
     )
 
@@ -223,7 +230,7 @@ def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[st
             f"{code(s['lane'])}: {s['setup_cycles']} cycles, ~{s['runner_hours']:.1f} h" + ("" if s["measured"] else " (estimated from the measured lane)")
             for s in savings
         )
-        out.append(f"The patch below removes **{cycles} setup cycles per run of the lanes**, ~{hours:.1f} runner-hours ({per_lane}).")
+        out.append(f"The patch below saves **{_plural(cycles, 'setup cycle')}** per run of every lane, ~{hours:.1f} runner-hours ({per_lane}).")
     out.append("")
     out += ["| job | setup (min) | tests (min) | other (min) | setup share |", "|---|---:|---:|---:|---:|"]
     for r in rows:

@@ -1,0 +1,26 @@
+"""Shared test setup: where the real-world fixtures live, and the fake GitHub."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT.parent / "shared" / "fixtures"
+SGLANG = FIXTURES / "sglang"
+BEFORE = SGLANG / "fold-pr" / "before"
+AFTER = SGLANG / "fold-pr" / "after"
+ROCM720 = ".github/workflows/pr-test-amd-rocm720.yml"
+AMD = ".github/workflows/pr-test-amd.yml"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not SGLANG.is_dir():
+        raise pytest.UsageError(f"the shared fixtures are missing: expected them at {FIXTURES}")
+
+
+@pytest.fixture
+def sglang_before() -> dict[str, str]:
+    """The two SGLang lane files before upstream PR #34483, by repo path."""
+    return {ROCM720: (BEFORE / "pr-test-amd-rocm720.yml").read_text(), AMD: (BEFORE / "pr-test-amd.yml").read_text()}
