@@ -311,7 +311,7 @@ def apply_change(workflow: Workflow, change: LaneChange, config: RepoConfig) -> 
     does not have what the change names."""
     sp = _Splicer(workflow)
     jobs = workflow.jobs
-    removed: set[str] = set()
+    hosts: dict[str, str] = {}
     for fold in change.folds:
         for job_id in (fold.suite, fold.host):
             if job_id not in jobs:
@@ -338,10 +338,10 @@ def apply_change(workflow: Workflow, change: LaneChange, config: RepoConfig) -> 
             sp.insert_at_line(end + 1, "".join(body))
         first, last = _job_lines(sp, suite)
         sp.delete_lines(first, last)
-        removed.add(fold.suite)
-
+        hosts[fold.suite] = fold.host
+    removed = set(hosts)
     if removed:
-        _remove_references(sp, workflow, removed)
+        _remove_references(sp, workflow, hosts)
     for reshard in change.reshards:
         _apply_reshard(sp, workflow, reshard)
     fewer = _fewer_jobs(change)
@@ -361,22 +361,34 @@ def apply_change(workflow: Workflow, change: LaneChange, config: RepoConfig) -> 
     return FileEdit(workflow.path, workflow.text, after_text, tuple(warnings))
 
 
-def _remove_references(sp: _Splicer, workflow: Workflow, removed: set[str]) -> None:
+def _remove_references(sp: _Splicer, workflow: Workflow, hosts: dict[str, str]) -> None:
+    """A removed suite leaves every `needs:`; a job that needed it and not its host
+    now needs the host, where the suite's tests run."""
+    removed = set(hosts)
     for job in workflow.jobs.values():
         if job.id in removed:
             continue
         item = mapping_item(job.node, "needs")
-        if item:
-            key, value = item
-            if isinstance(value, yaml.ScalarNode):
-                if value.value in removed:
-                    _delete_key(sp, key, value)
-            elif isinstance(value, yaml.SequenceNode):
-                names = {v.value for v in value.value if isinstance(v, yaml.ScalarNode)}
-                if names and names <= removed:
-                    _delete_key(sp, key, value)
+        if not item:
+            continue
+        _, value = item
+        if isinstance(value, yaml.ScalarNode):
+            if value.value in removed:
+                sp.replace(value.start_mark.index, value.end_mark.index, hosts[value.value])
+            continue
+        if not isinstance(value, yaml.SequenceNode):
+            continue
+        present = {v.value for v in value.value if isinstance(v, yaml.ScalarNode)}
+        drop: set[str] = set()
+        for node in value.value:
+            if isinstance(node, yaml.ScalarNode) and node.value in removed:
+                host = hosts[node.value]
+                if host in present:
+                    drop.add(node.value)
                 else:
-                    _remove_seq_items(sp, value, removed)
+                    sp.replace(node.start_mark.index, node.end_mark.index, host)
+                    present.add(host)
+        _remove_seq_items(sp, value, drop)
     on = workflow.on_node()
     for trigger in ("workflow_dispatch", "workflow_call"):
         inputs = mapping_get(mapping_get(on, trigger), "inputs")
@@ -410,7 +422,7 @@ def _fewer_jobs(change: LaneChange) -> dict[str, int]:
 
 
 _COUNTED_ENTRY = re.compile(
-    r'\{[^{}]*?\\?"prefix\\?"\s*:\s*\\?"(?P<prefix>[^"\\]+)\\?"[^{}]*?\\?"expected_count\\?"\s*:\s*(?P<count>\d+)[^{}]*\}'
+    r'\{[^{}]*?\\?"prefix\\?"\s*:\s*\\?"(?P<prefix>[^"\\]*)\\?"[^{}]*?\\?"expected_count\\?"\s*:\s*(?P<count>\d+)[^{}]*\}'
 )
 
 
@@ -524,18 +536,22 @@ def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) ->
         steps = jobs[fold.host]["steps"]
         jobs[fold.host]["steps"] = steps[: last_test + 1] + new_steps + steps[last_test + 1 :]
         removed.add(fold.suite)
+    hosts = {fold.suite: fold.host for fold in change.folds}
     for job_id in removed:
         del jobs[job_id]
     for job in jobs.values():
         needs = job.get("needs")
         if isinstance(needs, str) and needs in removed:
-            del job["needs"]
+            job["needs"] = hosts[needs]
         elif isinstance(needs, list):
-            kept = [n for n in needs if n not in removed]
-            if kept:
-                job["needs"] = kept
-            else:
-                del job["needs"]
+            original, kept = set(needs), []
+            for need in needs:
+                if need in hosts:
+                    if hosts[need] in original or hosts[need] in kept:
+                        continue
+                    need = hosts[need]
+                kept.append(need)
+            job["needs"] = kept
     on = data.get("on")
     if isinstance(on, dict):
         for trigger in ("workflow_dispatch", "workflow_call"):

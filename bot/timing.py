@@ -191,6 +191,10 @@ class JobMatcher:
         return self._match_one(name)
 
     def _match_one(self, name: str) -> JobRef:
+        if "${{" in name:  # a skipped job can show its `name:` template unevaluated
+            for rule in self._rules:
+                if rule.job.name_template is not None and " ".join(rule.job.name_template.split()) == " ".join(name.split()):
+                    return JobRef(rule.job.id)
         best: tuple[int, JobRef] | None = None
         for rule in self._rules:
             for pattern in (rule.full, rule.head):

@@ -1,0 +1,310 @@
+"""The editor on shapes SGLang's files do not all have: exact patch text, every
+reference form, and the checks that refuse a wrong result."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bot.config import RepoConfig
+from bot.edit import (EditError, FoldEdit, LaneChange, ReshardEdit, VerificationError, apply_change, patch_id,
+                      shard_condition, unified_diff, verify_edit)
+from bot.workflow import parse_workflow
+
+PATH = ".github/workflows/ci-amd.yml"
+
+WORKFLOW = """\
+name: CI (AMD)
+on:
+  workflow_dispatch:
+    inputs:
+      target_stage_select:
+        type: choice
+        options: ['', unit-amd, tests-amd]
+      stage:
+        type: choice
+        options:
+          - ''
+          - unit-amd
+          - tests-amd
+
+jobs:
+  check:
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo ok
+
+  # ======================== GPU ========================
+  # The unit suite: a few minutes of tests.
+  unit-amd:
+    needs: check
+    runs-on: linux-mi300-gpu-1
+    steps:
+      - name: Checkout code
+        uses: actions/checkout@v4
+      - name: Install dependencies
+        run: bash install.sh
+      - name: Run unit tests
+        if: github.event_name != 'schedule'
+        timeout-minutes: 45
+        run: |
+          pytest unit/   # fast
+
+  tests-amd:
+    needs: check
+    runs-on: ${{ matrix.runner }}
+    strategy:
+      matrix:
+        runner: [linux-mi300-gpu-1]
+        part:  # three shards of the suite
+          - 0
+          - 1
+          - 2
+    steps:
+      - name: Checkout code
+        uses: actions/checkout@v4
+      - name: Install dependencies
+        run: bash install.sh
+      - name: Run suite
+        timeout-minutes: 60
+        run: python3 run_suite.py --auto-partition-id ${{ matrix.part }} --auto-partition-size 3
+      - name: Upload logs
+        if: always()
+        uses: actions/upload-artifact@v4
+        with:
+          name: logs-${{ matrix.part }}
+          path: logs/
+
+  wait-for-gpu:
+    needs: [check]
+    runs-on: ubuntu-latest
+    steps:
+      - uses: ./.github/actions/wait-for-jobs
+        with:
+          jobs: '[{"prefix": "unit-amd", "expected_count": 1}, {"prefix": "tests-amd", "expected_count": 3}]'
+      - uses: ./.github/actions/wait-for-jobs
+        with:
+          jobs: |
+            [
+              {"prefix": "tests-amd", "expected_count": 3},
+              {"prefix": "unit-amd", "expected_count": 1}
+            ]
+      - uses: ./.github/actions/wait-for-jobs
+        with:
+          jobs: '[{"prefix": "", "expected_count": 6}]'
+
+  report:
+    needs: unit-amd
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo "${{ needs.unit-amd.result }}"
+
+  finish:
+    needs: [check, unit-amd, tests-amd, wait-for-gpu]
+    if: always()
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo done
+
+  finish-block:
+    needs:
+      - unit-amd
+      - wait-for-gpu
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo done"""  # no newline at the end of the file
+
+FOLD = FoldEdit("unit-amd", "tests-amd", "part", 0, 15, ("moved here by foldbot",))
+RESHARD = ReshardEdit("tests-amd", "part", 3, 2, "--auto-partition-size")
+CHANGE = LaneChange(PATH, (FOLD,), (RESHARD,))
+
+EXPECTED_PATCH = """\
+diff --git a/.github/workflows/ci-amd.yml b/.github/workflows/ci-amd.yml
+--- a/.github/workflows/ci-amd.yml
++++ b/.github/workflows/ci-amd.yml
+@@ -4,12 +4,11 @@
+     inputs:
+       target_stage_select:
+         type: choice
+-        options: ['', unit-amd, tests-amd]
++        options: ['', tests-amd]
+       stage:
+         type: choice
+         options:
+           - ''
+-          - unit-amd
+           - tests-amd
+ 
+ jobs:
+@@ -19,31 +18,15 @@
+       - run: echo ok
+ 
+   # ======================== GPU ========================
+-  # The unit suite: a few minutes of tests.
+-  unit-amd:
+-    needs: check
+-    runs-on: linux-mi300-gpu-1
+-    steps:
+-      - name: Checkout code
+-        uses: actions/checkout@v4
+-      - name: Install dependencies
+-        run: bash install.sh
+-      - name: Run unit tests
+-        if: github.event_name != 'schedule'
+-        timeout-minutes: 45
+-        run: |
+-          pytest unit/   # fast
+-
+   tests-amd:
+     needs: check
+     runs-on: ${{ matrix.runner }}
+     strategy:
+       matrix:
+         runner: [linux-mi300-gpu-1]
+-        part:  # three shards of the suite
++        part:  # two shards of the suite
+           - 0
+           - 1
+-          - 2
+     steps:
+       - name: Checkout code
+         uses: actions/checkout@v4
+@@ -51,7 +34,13 @@
+         run: bash install.sh
+       - name: Run suite
+         timeout-minutes: 60
+-        run: python3 run_suite.py --auto-partition-id ${{ matrix.part }} --auto-partition-size 3
++        run: python3 run_suite.py --auto-partition-id ${{ matrix.part }} --auto-partition-size 2
++      # moved here by foldbot
++      - name: Run unit tests
++        if: matrix.part == 0 && (success() || failure()) && (github.event_name != 'schedule')
++        timeout-minutes: 15
++        run: |
++          pytest unit/   # fast
+       - name: Upload logs
+         if: always()
+         uses: actions/upload-artifact@v4
+@@ -65,26 +54,25 @@
+     steps:
+       - uses: ./.github/actions/wait-for-jobs
+         with:
+-          jobs: '[{"prefix": "unit-amd", "expected_count": 1}, {"prefix": "tests-amd", "expected_count": 3}]'
++          jobs: '[{"prefix": "tests-amd", "expected_count": 2}]'
+       - uses: ./.github/actions/wait-for-jobs
+         with:
+           jobs: |
+             [
+-              {"prefix": "tests-amd", "expected_count": 3},
+-              {"prefix": "unit-amd", "expected_count": 1}
++              {"prefix": "tests-amd", "expected_count": 2}
+             ]
+       - uses: ./.github/actions/wait-for-jobs
+         with:
+-          jobs: '[{"prefix": "", "expected_count": 6}]'
++          jobs: '[{"prefix": "", "expected_count": 4}]'
+ 
+   report:
+-    needs: unit-amd
++    needs: tests-amd
+     runs-on: ubuntu-latest
+     steps:
+       - run: echo "${{ needs.unit-amd.result }}"
+ 
+   finish:
+-    needs: [check, unit-amd, tests-amd, wait-for-gpu]
++    needs: [check, tests-amd, wait-for-gpu]
+     if: always()
+     runs-on: ubuntu-latest
+     steps:
+@@ -92,7 +80,7 @@
+ 
+   finish-block:
+     needs:
+-      - unit-amd
++      - tests-amd
+       - wait-for-gpu
+     runs-on: ubuntu-latest
+     steps:
+"""
+
+
+def _edit():
+    wf = parse_workflow(WORKFLOW, PATH)
+    edit = apply_change(wf, CHANGE, RepoConfig())
+    return wf, edit
+
+
+def test_exact_patch_text() -> None:
+    _, edit = _edit()
+    assert unified_diff([edit]) == EXPECTED_PATCH
+
+
+def test_the_result_is_the_plan_and_git_applies_it(tmp_path: Path) -> None:
+    wf, edit = _edit()
+    patched = verify_edit(wf, CHANGE, edit, RepoConfig())
+    assert list(patched.jobs) == ["check", "tests-amd", "wait-for-gpu", "report", "finish", "finish-block"]
+    (tmp_path / ".github/workflows").mkdir(parents=True)
+    (tmp_path / PATH).write_text(WORKFLOW)
+    (tmp_path / "p.diff").write_text(unified_diff([edit]))
+    subprocess.run(["git", "apply", "p.diff"], cwd=tmp_path, check=True)
+    assert (tmp_path / PATH).read_text() == edit.after
+
+
+def test_remaining_mentions_are_warned_about() -> None:
+    _, edit = _edit()
+    assert edit.warnings == (
+        f'{PATH}:72: still mentions removed job `unit-amd`: - run: echo "${{{{ needs.unit-amd.result }}}}"',
+    )
+
+
+def test_comment_with_the_old_count_is_updated_on_a_flow_list() -> None:
+    text = WORKFLOW.replace("""        part:  # three shards of the suite
+          - 0
+          - 1
+          - 2""", "        part: [0, 1, 2]  # LPT over these 3 partitions (three shards)")
+    wf = parse_workflow(text, PATH)
+    edit = apply_change(wf, LaneChange(PATH, (), (RESHARD,)), RepoConfig())
+    assert "        part: [0, 1]  # LPT over these 2 partitions (two shards)\n" in edit.after
+    verify_edit(wf, LaneChange(PATH, (), (RESHARD,)), edit, RepoConfig())
+
+
+@pytest.mark.parametrize("existing,expected", [
+    (None, "matrix.part == 0 && (success() || failure())"),
+    ("always()", "matrix.part == 0 && (success() || failure()) && (always())"),
+    ("${{ github.event_name == 'push' }}", "matrix.part == 0 && (success() || failure()) && (github.event_name == 'push')"),
+])
+def test_shard_condition(existing: str | None, expected: str) -> None:
+    assert shard_condition("part", 0, existing) == expected
+
+
+def test_string_shard_values_are_quoted() -> None:
+    assert shard_condition("shard", "a'b", None) == "matrix.shard == 'a''b' && (success() || failure())"
+
+
+def test_a_change_naming_a_missing_job_is_refused() -> None:
+    wf = parse_workflow(WORKFLOW, PATH)
+    with pytest.raises(EditError, match="no job `nope`"):
+        apply_change(wf, LaneChange(PATH, (FoldEdit("nope", "tests-amd", "part", 0, 10, ()),)), RepoConfig())
+    with pytest.raises(EditError, match="has no 4-entry `part` list"):
+        apply_change(wf, LaneChange(PATH, (), (ReshardEdit("tests-amd", "part", 4, 2, "--auto-partition-size"),)), RepoConfig())
+
+
+def test_verification_catches_an_edit_that_did_more_than_planned() -> None:
+    wf, edit = _edit()
+    tampered = type(edit)(edit.path, edit.before, edit.after.replace("echo ok", "echo tampered"), edit.warnings)
+    with pytest.raises(VerificationError, match="/jobs/check/steps\\[0\\]/run: 'echo ok' expected, 'echo tampered' found"):
+        verify_edit(wf, CHANGE, tampered, RepoConfig())
+
+
+def test_verification_catches_a_dangling_need() -> None:
+    wf, edit = _edit()
+    tampered = type(edit)(edit.path, edit.before, edit.after.replace("needs: [check]", "needs: [chek]"), ())
+    with pytest.raises(VerificationError):
+        verify_edit(wf, CHANGE, tampered, RepoConfig())
+
+
+def test_patch_id_is_a_short_hash_of_the_text() -> None:
+    assert patch_id("x") == patch_id("x") != patch_id("y")
+    assert len(patch_id("x")) == 10

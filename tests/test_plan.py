@@ -1,0 +1,200 @@
+"""The planner's rules: when a suite folds, into which host, and how far a matrix shrinks."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from bot.config import RepoConfig, parse_config
+from bot.logs import lpt, parse_log, predicted_longest_shard
+from bot.plan import Lane, Planner
+from bot.timing import job_stats, run_timing
+from bot.workflow import parse_workflow, timeout_minutes
+from tests.builders import amd_job, bundle
+
+PATH = ".github/workflows/pr-test-amd-rocm700.yml"
+START = datetime(2026, 8, 1, tzinfo=timezone.utc)
+
+SETUP_STEPS = """\
+      - name: Checkout code
+        uses: actions/checkout@v4
+      - name: Start CI container
+        run: bash start.sh
+      - name: Install dependencies
+        run: bash install.sh
+"""
+
+
+def workflow(*, host_runs_on: str = "linux-mi300-1gpu", host_needs: str = "[check]", host_timeout: str = "",
+             suite_setup: str = SETUP_STEPS, second_host: bool = False, parts: int = 4,
+             step_timeout: str = "60") -> str:
+    hosts = [("big-amd-rocm700", parts, host_runs_on, host_timeout)]
+    if second_host:
+        hosts.append(("other-amd-rocm700", 2, "linux-mi300-1gpu", "timeout-minutes: 300"))
+    text = f"""name: Lane
+on: pull_request
+jobs:
+  check:
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo
+  unit-amd-rocm700:
+    needs: [check]
+    runs-on: linux-mi300-1gpu
+    steps:
+{suite_setup}      - name: Run unit tests
+        timeout-minutes: 30
+        run: pytest unit
+"""
+    for job_id, count, runs_on, timeout in hosts:
+        text += f"""  {job_id}:
+    needs: {host_needs if job_id.startswith('big') else '[check]'}
+    runs-on: {runs_on}
+    {timeout}
+    strategy:
+      matrix:
+        part: [{', '.join(str(i) for i in range(count))}]
+    steps:
+{SETUP_STEPS}      - name: Run suite
+        timeout-minutes: {step_timeout}
+        run: python3 run_suite.py --partition-id ${{{{ matrix.part }}}} --total-partitions {count}
+"""
+    return text
+
+
+def runs(text: str, *, n: int = 5, suite_tests: float = 5, shard_tests: list[float] = (20, 22, 18, 21),
+         setup: float = 100, label: str = "linux-mi300-1gpu", other_shards: int = 0) -> list[dict]:
+    out = []
+    for r in range(n):
+        jobs = [amd_job("unit-amd-rocm700", labels=[label], setup_minutes=setup, download_artifacts=None,
+                        tests=[("Run unit tests", suite_tests)], teardown=())]
+        for p, minutes in enumerate(shard_tests):
+            jobs.append(amd_job(f"big-amd-rocm700 ({p})", labels=[label], setup_minutes=setup, download_artifacts=None,
+                                tests=[("Run suite", minutes)], teardown=()))
+        for p in range(other_shards):
+            jobs.append(amd_job(f"other-amd-rocm700 ({p})", labels=[label], setup_minutes=setup / 2,
+                                download_artifacts=None, tests=[("Run suite", 30)], teardown=()))
+        out.append(bundle(run_id=100 + r, repo="o/r", workflow_path=PATH, workflow_name="Lane", head_sha=f"{r:040x}",
+                          jobs=jobs, start=START + timedelta(days=r)))
+    return out
+
+
+def plan(text: str, bundles: list[dict], config: RepoConfig | None = None, logs=None):
+    config = config or RepoConfig()
+    wf = parse_workflow(text, PATH)
+    timings = [run_timing(b, wf, config) for b in bundles]
+    return Planner(Lane.of(wf), timings, job_stats(timings), config, logs).plan()
+
+
+def test_a_short_suite_folds_into_the_matching_matrix() -> None:
+    p = plan(workflow(), runs(workflow()))
+    assert [(f.job, f.into, f.shard_value, f.timeout_minutes, f.provisional) for f in p.folds] == [
+        ("unit-amd-rocm700", "big-amd-rocm700", 0, 15, False)
+    ]
+    assert p.folds[0].timeout_note.startswith("15 min = 3 x its p90 of 5.0 min")
+
+
+@pytest.mark.parametrize("kwargs,reason", [
+    ({"host_runs_on": "linux-mi300-2gpu"}, "runs on other runners"),
+    ({"host_needs": "[]"}, "sits in another stage (different `needs`)"),
+    ({"suite_setup": SETUP_STEPS.replace("bash install.sh", "bash install.sh --extra")},
+     "its setup lacks the suite's step `Install dependencies`"),
+    ({"host_timeout": "timeout-minutes: 150"}, "shard 0 would need 175 min (p90 setup 100 + step timeouts) but the job allows 150"),
+])
+def test_no_fold_without_a_fitting_host(kwargs: dict, reason: str) -> None:
+    text = workflow(**kwargs)
+    p = plan(text, runs(text))
+    assert p.folds == ()
+    finding = next(f for f in p.findings if f.job == "unit-amd-rocm700")
+    assert reason in finding.reason
+
+
+def test_the_host_with_most_headroom_wins() -> None:
+    text = workflow(second_host=True, host_timeout="timeout-minutes: 250")
+    p = plan(text, runs(text, other_shards=2))
+    assert [f.into for f in p.folds] == ["other-amd-rocm700"]
+
+
+def test_long_or_cheap_suites_stay() -> None:
+    text = workflow()
+    assert plan(text, runs(text, suite_tests=20)).folds == ()  # p90 over 15 min
+    low_share = plan(text, runs(text, suite_tests=14, setup=10))
+    assert low_share.folds == ()
+    assert any("setup is only" in f.reason for f in low_share.findings)
+
+
+def test_fewer_than_three_samples_are_provisional_and_keep_their_timeout() -> None:
+    text = workflow()
+    fold = plan(text, runs(text, n=2)).folds[0]
+    assert fold.provisional and fold.samples == 2
+    assert fold.timeout_minutes == 30 and fold.timeout_note == "30 min, as its own step had"
+
+
+def test_reshard_from_shard_times_to_the_smallest_safe_count() -> None:
+    text = workflow()
+    p = plan(text, runs(text))  # 4 shards of ~20 min, 60 min timeout -> limit 36 min
+    reshard = p.reshards[0]
+    assert (reshard.job, reshard.from_count, reshard.to_count, reshard.estimate) == ("big-amd-rocm700", 4, 3, "shard times")
+    # 81 min in all, imbalance 22/20.25: 3 shards -> 27 * 1.086 = 29.3 min <= 36; 2 -> 44 > 36
+    assert reshard.predicted_longest_p90_s == pytest.approx(81 / 3 * 22 / 20.25 * 60)
+
+
+def test_never_more_shards_and_never_a_reshard_without_spare_time() -> None:
+    text = workflow(step_timeout="40")
+    p = plan(text, runs(text, shard_tests=[30, 31, 29, 30]))
+    assert p.reshards == ()
+    assert any(f.job == "big-amd-rocm700" and "4 shards are needed" in f.reason for f in p.findings)
+
+
+LOG = """\
+2026-08-01T10:00:00.0000000Z [run_suite] est_time=600 file=a.py
+2026-08-01T10:00:00.0000000Z [run_suite] est_time=500 file=b.py
+2026-08-01T10:00:00.0000000Z [run_suite] est_time=300 file=c.py
+2026-08-01T10:00:00.0000000Z [run_suite] est_time=200 file=d.py
+2026-08-01T10:00:01.0000000Z docker noise
+2026-08-01T10:10:00.0000000Z End (1/2): filename=a.py, elapsed=900
+2026-08-01T10:15:00.0000000Z End (2/2): filename=d.py, elapsed=100
+2026-08-01T10:15:00.0000000Z End (2/2): filename=d.py, elapsed=100
+TIMINGS BEGIN
+{"file": "a.py", "elapsed": 1200, "partition": 0}
+TIMINGS END
+"""
+
+
+def test_log_parsing_and_lpt() -> None:
+    log = parse_log(LOG)
+    assert log.estimates == {"a.py": 600, "b.py": 500, "c.py": 300, "d.py": 200}
+    assert log.measured == {"a.py": 1200, "d.py": 200}  # the block wins; a retried file adds up
+    assert lpt(log.estimates, 2) == [["a.py", "d.py"], ["b.py", "c.py"]]
+    # b and c are not measured: their estimate times the median measured/estimate ratio (1.0 or 2.0 -> 2.0)
+    assert predicted_longest_shard(log, 2) == max(1200 + 200, (500 + 300) * 2.0)
+    assert predicted_longest_shard(log, 5) is None  # never an empty shard
+
+
+def test_reshard_with_logs_uses_per_file_times() -> None:
+    text = workflow(parts=2)
+    bundles = runs(text, shard_tests=[25, 25])
+    log = parse_log(LOG.replace("elapsed=900", "elapsed=500").replace('"elapsed": 1200', '"elapsed": 500'))
+    shard_ids = {b["workflow_run"]["id"]: [j["id"] for j in b["jobs"] if j["name"].startswith("big")] for b in bundles}
+    logs = {ids[0]: log for ids in shard_ids.values()}
+    p = plan(text, bundles, logs=logs)
+    reshard = p.reshards[0]
+    assert reshard.estimate == "per-file logs"
+    assert reshard.to_count == 1
+    assert reshard.predicted_longest_p90_s == pytest.approx(500 + 500 + 300 + 200)
+
+
+def test_timeout_expressions_take_the_branch_of_the_measured_runners() -> None:
+    expr = "${{ (inputs.runner_arch || 'mi300') == 'mi300' && 180 || 150 }}"
+    assert timeout_minutes(expr, ("linux-mi300-2gpu-sglang",)) == 180
+    assert timeout_minutes(expr, ("linux-mi325-2gpu-sglang",)) == 150
+    assert timeout_minutes(expr, ()) == 150
+    assert timeout_minutes(45) == 45 and timeout_minutes(None) is None
+
+
+def test_config_thresholds_change_the_plan() -> None:
+    text = workflow()
+    strict = parse_config("fold:\n  max_test_minutes: 3\nreshard:\n  safety: 0.3\n")
+    p = plan(text, runs(text), strict)
+    assert p.folds == () and p.reshards == ()

@@ -1,0 +1,144 @@
+"""Step classification, job-name matching and the setup-share arithmetic."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from bot.config import RepoConfig, parse_config
+from bot.timing import BundleError, JobMatcher, job_stats, percentile, run_timing, seconds_between
+from bot.workflow import parse_workflow
+from tests.builders import Step, amd_job, bundle, job, skipped_job
+from tests.conftest import ROCM720
+
+START = datetime(2026, 8, 10, 8, tzinfo=timezone.utc)
+
+SETUP = ["Set up job", "Initialize containers", "Checkout code", "Ensure VRAM is clear", "Download artifacts",
+         "Start CI container", "Setup docker buildx", "Start Special Container", "Install dependencies",
+         "Setup kernel caches", "Diagnose HF cache and system resources", "Post Checkout code", "Complete job",
+         "Run actions/checkout@v4"]
+TEST = ["Run test", "Run diffusion unit tests", "Accuracy Test (8-GPU Grok2)", "Performance Test (2-GPU VLM Models)",
+        "Nightly Test (4-GPU)"]
+OTHER = ["Test RCCL multi-GPU communication", "Upload diffusion failure artifacts", "Verify RDMA in Container"]
+
+
+@pytest.mark.parametrize("name", SETUP)
+def test_setup_steps(name: str) -> None:
+    assert RepoConfig().classify(name) == "setup"
+
+
+@pytest.mark.parametrize("name", TEST)
+def test_test_steps(name: str) -> None:
+    assert RepoConfig().classify(name) == "test"
+
+
+@pytest.mark.parametrize("name", OTHER)
+def test_other_steps(name: str) -> None:
+    assert RepoConfig().classify(name) == "other"
+
+
+def test_configured_rules_come_first() -> None:
+    config = parse_config("step_rules:\n  - {pattern: 'Test RCCL', category: test}\n")
+    assert config.classify("Test RCCL multi-GPU communication") == "test"
+    assert config.classify("Install dependencies") == "setup"
+
+
+@pytest.mark.parametrize("api_name,job_id,matrix", [
+    ("multimodal-gen-test-2-gpu-amd-rocm720 (linux-mi300-2gpu-sglang, 1)", "multimodal-gen-test-2-gpu-amd-rocm720", {"part": "1"}),
+    ("multimodal-gen-test-2-gpu-amd-rocm720 (linux-mi325-2gpu-sglang, 0)", "multimodal-gen-test-2-gpu-amd-rocm720", {"part": "0"}),
+    # a matrix job skipped by its `if:`: without the parenthesised part, or unevaluated
+    ("multimodal-gen-test-2-gpu-amd-rocm720 (linux-mi300-2gpu-sglang)", "multimodal-gen-test-2-gpu-amd-rocm720", {}),
+    ("stage-c-test-4-gpu-amd-rocm720 (linux-mi300-4gpu-sglang, ${{ matrix.part }})", "stage-c-test-4-gpu-amd-rocm720", {}),
+    ("${{ format('stage-b-test-1-gpu-large-amd-rocm720 (linux-{0}-1gpu-sglang, {1})', inputs.runner_arch || 'mi300', matrix.part) }}",
+     "stage-b-test-1-gpu-large-amd-rocm720", {}),
+    ("stage-b-test-1-gpu-small-amd-nondeterministic-rocm720 (linux-mi300-1gpu-sglang)",
+     "stage-b-test-1-gpu-small-amd-nondeterministic-rocm720", {}),
+    ("call-gate / pr-gate", "call-gate", {}),  # a reusable workflow: caller / callee
+    ("check-changes", "check-changes", {}),
+    ("someone-else's job", None, {}),
+])
+def test_api_names_map_to_workflow_jobs(sglang_before: dict[str, str], api_name: str, job_id: str | None,
+                                        matrix: dict[str, str]) -> None:
+    matcher = JobMatcher(parse_workflow(sglang_before[ROCM720], ROCM720))
+    ref = matcher.match(api_name)
+    assert (ref.job_id, dict(ref.matrix)) == (job_id, matrix)
+
+
+def test_default_names_carry_matrix_values_in_axis_order() -> None:
+    wf = parse_workflow("on: push\njobs:\n  t:\n    runs-on: ${{ matrix.runner }}\n    strategy:\n      matrix:\n"
+                        "        runner: [linux-mi300-gpu-1]\n        part: [0, 1]\n    steps:\n      - run: x\n", "ci.yml")
+    ref = JobMatcher(wf).match("t (linux-mi300-gpu-1, 1)")
+    assert (ref.job_id, dict(ref.matrix)) == ("t", {"runner": "linux-mi300-gpu-1", "part": "1"})
+
+
+def test_missing_timestamps_count_zero() -> None:
+    assert seconds_between(None, "2026-01-01T00:00:00Z") == 0
+    assert seconds_between("2026-01-01T00:00:10Z", "2026-01-01T00:00:00Z") == 0
+    assert seconds_between("garbage", "2026-01-01T00:00:00Z") == 0
+    assert seconds_between("2020-01-20T09:42:40.000-08:00", "2020-01-20T17:42:45Z") == 5
+
+
+WF = """name: CI
+on: pull_request
+jobs:
+  suite:
+    runs-on: linux-mi300-gpu-1
+    steps:
+      - name: Checkout code
+        uses: actions/checkout@v4
+      - name: Run test
+        run: pytest
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - run: ruff .
+"""
+
+
+def _run(run_id: int, *jobs) -> dict:
+    return bundle(run_id=run_id, repo="o/r", workflow_path=".github/workflows/ci.yml", workflow_name="CI",
+                  head_sha=f"{run_id:040x}", jobs=list(jobs), start=START)
+
+
+def test_setup_share_and_only_runs_that_ran_tests_count() -> None:
+    wf = parse_workflow(WF, ".github/workflows/ci.yml")
+    config = RepoConfig()
+    runs = [
+        run_timing(_run(1, amd_job("suite", labels=["linux-mi300-gpu-1"], setup_minutes=90, tests=[("Run test", 10)], teardown=()),
+                        job("lint", [Step("Set up job", 1), Step("Run ruff .", 1)], ["ubuntu-latest"])), wf, config),
+        run_timing(_run(2, skipped_job("suite"), job("lint", [Step("Run ruff .", 1)], ["ubuntu-latest"])), wf, config),
+        run_timing(_run(3, amd_job("suite", labels=["linux-mi300-gpu-1"], setup_minutes=110, tests=[("Run test", 30)],
+                                   teardown=(), conclusion="failure")), wf, config),
+    ]
+    first = runs[0].jobs[0]
+    assert first.workflow_job == "suite" and first.is_amd
+    assert 90 * 60 < first.setup_seconds < 90 * 60 + 10  # setup, plus Post Checkout code and Complete job
+    assert first.test_seconds == 600
+    assert 0.89 < first.setup_share < 0.91
+    assert not runs[0].jobs[1].is_amd  # ubuntu-latest is not an AMD runner
+    stats = job_stats(runs)
+    assert set(stats) == {"suite"}
+    assert stats["suite"].samples == 2  # the skipped run is no sample
+    assert stats["suite"].test.median == 20 * 60
+    assert stats["suite"].test.p90 == pytest.approx(28 * 60)
+
+
+def test_percentile_interpolates() -> None:
+    assert percentile([1, 2, 3, 4], 50) == 2.5
+    assert percentile([5], 90) == 5
+    assert percentile([], 90) == 0
+
+
+def test_a_bundle_of_another_workflow_is_refused() -> None:
+    wf = parse_workflow(WF, ".github/workflows/ci.yml")
+    other = bundle(run_id=9, repo="o/r", workflow_path=".github/workflows/nightly.yml", workflow_name="N",
+                   head_sha="f" * 40, jobs=[], start=START)
+    with pytest.raises(BundleError, match="is from .github/workflows/nightly.yml, not .github/workflows/ci.yml"):
+        run_timing(other, wf, RepoConfig())
+
+
+def test_a_bundle_without_jobs_is_refused() -> None:
+    wf = parse_workflow(WF, ".github/workflows/ci.yml")
+    with pytest.raises(BundleError, match="missing `jobs`"):
+        run_timing({"workflow_run": {"id": 1, "path": ".github/workflows/ci.yml"}}, wf, RepoConfig())
