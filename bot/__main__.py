@@ -88,6 +88,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         if not isinstance(bundle, dict):
             raise CliError(f"{path}: a run bundle is a JSON object with `workflow_run` and `jobs`")
     measured = {workflow_path_of(b, str(p)) for p, b in zip(run_paths, bundles)}
+    if len(measured) > 1:
+        raise CliError(f"the bundles come from several workflows ({', '.join(sorted(measured))}); give one workflow's runs")
     files = lane_files(root, config, sorted(measured))
     analysis = analyze(files, bundles, config, _parse_logs(log_specs))
     checks = None

@@ -14,7 +14,7 @@ from .config import RepoConfig
 from .edit import EditError, FileEdit, FoldEdit, VerificationError, LaneChange, ReshardEdit, apply_change, patch_id, unified_diff, verify_edit
 from .logs import ShardLog
 from .plan import Fold, Lane, Plan, Planner, Reshard, _partition_step, shard_axis
-from .timing import BundleError, JobStats, RunTiming, job_stats, run_timing, workflow_path_of
+from .timing import BundleError, JobMatcher, JobStats, RunTiming, job_stats, run_timing, workflow_path_of
 from .workflow import Workflow, parse_workflow
 
 
@@ -72,8 +72,9 @@ def analyze(
     workflows = {path: parse_workflow(text, path) for path, text in files.items()}
     measured = Lane.of(workflows[measured_path])
     runs: dict[int, RunTiming] = {}
+    matcher = JobMatcher(measured.workflow)
     for i, bundle in enumerate(bundles):
-        run = run_timing(bundle, measured.workflow, config, f"bundle {i + 1}")
+        run = run_timing(bundle, measured.workflow, config, f"bundle {i + 1}", matcher)
         runs[run.run_id] = run  # a run given twice counts once
     ordered = tuple(runs.values())
     stats = job_stats(ordered)

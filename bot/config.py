@@ -7,6 +7,7 @@ Pure: text in, a frozen `RepoConfig` out, or a `ConfigError` that names the key.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +29,7 @@ class StepRule:
     category: str  # "setup" | "test" | "other"
 
     def matches(self, name: str) -> bool:
-        return re.match(self.pattern, name) is not None
+        return _compiled(self.pattern).match(name) is not None
 
 
 CATEGORIES = ("setup", "test", "other")
@@ -77,6 +78,7 @@ class RepoConfig:
     comment_on: str = "ci-prs"
     ci_paths: tuple[str, ...] = DEFAULT_CI_PATHS
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    _categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # memo of classify
 
     def is_lane(self, path: str) -> bool:
         return any(fnmatch.fnmatchcase(path, p) for p in self.lanes) and not any(
@@ -84,16 +86,28 @@ class RepoConfig:
         )
 
     def classify(self, step_name: str) -> str:
-        for rule in self.step_rules:
-            if rule.matches(step_name):
-                return rule.category
-        return "other"
+        category = self._categories.get(step_name)
+        if category is None:
+            category = self._categories[step_name] = _classify(self.step_rules, step_name)
+        return category
 
     def is_amd_runner(self, labels: tuple[str, ...] | list[str] | str) -> bool:
         if isinstance(labels, str):
             labels = (labels,)
-        pattern = re.compile(self.amd_runner_pattern, re.I)
+        pattern = _compiled(self.amd_runner_pattern, re.I)
         return any(pattern.search(label) for label in labels)
+
+
+def _classify(rules: tuple[StepRule, ...], step_name: str) -> str:
+    for rule in rules:
+        if rule.matches(step_name):
+            return rule.category
+    return "other"
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
 
 
 _KNOWN_KEYS = {

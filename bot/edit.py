@@ -10,7 +10,6 @@ Pure: text in, text and a diff out.
 
 from __future__ import annotations
 
-import copy
 import difflib
 import hashlib
 import json
@@ -519,7 +518,7 @@ def _replace_line(sp: _Splicer, line: int, new: str) -> None:
 def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) -> dict[str, Any]:
     """The original file's data with the change applied as data: what the patched
     text must parse to."""
-    data = copy.deepcopy(workflow.data)
+    data = json.loads(json.dumps(workflow.data))  # a deep copy; workflow data is JSON-shaped
     jobs = data["jobs"]
     removed: set[str] = set()
     for fold in change.folds:
@@ -529,7 +528,7 @@ def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) ->
         last_test = max(s.index for s in host.steps if config.classify(s.name) == "test")
         new_steps = []
         for step in moving:
-            raw = copy.deepcopy(jobs[fold.suite]["steps"][step.index])
+            raw = json.loads(json.dumps(jobs[fold.suite]["steps"][step.index]))
             raw["if"] = shard_condition(fold.shard_key, fold.shard_value, step.if_)
             raw["timeout-minutes"] = fold.timeout_minutes
             new_steps.append(raw)

@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
 
 from .config import RepoConfig
 from .workflow import JobDef, Workflow
@@ -32,17 +33,27 @@ def parse_time(value: Any) -> datetime | None:
     if not isinstance(value, str) or not value:
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return datetime.fromisoformat(value)
     except ValueError:
         return None
 
 
-def seconds_between(start: Any, end: Any) -> float:
+def _epoch(value: Any, memo: dict[Any, float | None]) -> float | None:
+    """Seconds since the epoch of a timezone-aware timestamp (memoised: a step ends when the next begins)."""
+    if value in memo:
+        return memo[value]
+    parsed = parse_time(value)
+    memo[value] = result = parsed.timestamp() if parsed is not None and parsed.tzinfo is not None else None
+    return result
+
+
+def seconds_between(start: Any, end: Any, memo: dict[Any, float | None] | None = None) -> float:
     """Seconds from start to end; zero when either is missing or the order is wrong."""
-    a, b = parse_time(start), parse_time(end)
-    if a is None or b is None or a.tzinfo is None or b.tzinfo is None:
+    memo = {} if memo is None else memo
+    a, b = _epoch(start, memo), _epoch(end, memo)
+    if a is None or b is None:
         return 0.0
-    return max((b - a).total_seconds(), 0.0)
+    return max(b - a, 0.0)
 
 
 # --- job names → workflow jobs -----------------------------------------------------------------
@@ -234,8 +245,7 @@ class JobMatcher:
 
 # --- one run -----------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class StepTime:
+class StepTime(NamedTuple):
     name: str
     category: str
     seconds: float
@@ -326,8 +336,10 @@ def workflow_path_of(bundle: Mapping[str, Any], where: str = "bundle") -> str:
     return path.split("@", 1)[0]
 
 
-def run_timing(bundle: Mapping[str, Any], workflow: Workflow, config: RepoConfig, where: str = "bundle") -> RunTiming:
-    """Classify every step of every job of one run bundle."""
+def run_timing(bundle: Mapping[str, Any], workflow: Workflow, config: RepoConfig, where: str = "bundle",
+               matcher: "JobMatcher | None" = None) -> RunTiming:
+    """Classify every step of every job of one run bundle (pass one `matcher` for
+    many runs of the same workflow)."""
     run = _require(bundle, "workflow_run", where)
     jobs = _require(bundle, "jobs", where)
     if not isinstance(jobs, list):
@@ -335,7 +347,7 @@ def run_timing(bundle: Mapping[str, Any], workflow: Workflow, config: RepoConfig
     path = workflow_path_of(bundle, where)
     if path != workflow.path:
         raise BundleError(f"{where}: run {run.get('id')} is from {path}, not {workflow.path}")
-    matcher = JobMatcher(workflow)
+    matcher = matcher if matcher is not None and matcher.workflow is workflow else JobMatcher(workflow)
     timings = []
     for i, job in enumerate(jobs):
         if not isinstance(job, Mapping) or "name" not in job:
@@ -356,18 +368,14 @@ def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) 
     ref = matcher.match(str(job["name"]))
     labels = tuple(str(label) for label in job.get("labels") or ())
     steps = []
+    memo: dict[Any, float | None] = {}
+    classify = config.classify
     for step in job.get("steps") or ():
-        if not isinstance(step, Mapping):
+        if not isinstance(step, dict):
             continue
         name = str(step.get("name") or "")
-        steps.append(
-            StepTime(
-                name=name,
-                category=config.classify(name),
-                seconds=seconds_between(step.get("started_at"), step.get("completed_at")),
-                conclusion=step.get("conclusion"),
-            )
-        )
+        seconds = seconds_between(step.get("started_at"), step.get("completed_at"), memo)
+        steps.append(StepTime(name, classify(name), seconds, step.get("conclusion")))
     is_amd = config.is_amd_runner(labels) if labels else _declared_amd(matcher.workflow, ref, config)
     return JobTiming(
         api_id=int(job.get("id") or 0),
@@ -376,7 +384,7 @@ def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) 
         labels=labels,
         status=job.get("status"),
         conclusion=job.get("conclusion"),
-        queue_seconds=seconds_between(job.get("created_at"), job.get("started_at")),
+        queue_seconds=seconds_between(job.get("created_at"), job.get("started_at"), memo),
         steps=tuple(steps),
         is_amd=is_amd,
         html_url=job.get("html_url"),

@@ -242,15 +242,14 @@ def parse_workflow(text: str, path: str) -> Workflow:
         job_id = _key(key)
         if not isinstance(value, yaml.MappingNode):
             raise WorkflowError(f"{path}: line {key.start_mark.line + 1}: job `{job_id}` must be a mapping")
-        jobs[job_id] = _job(job_id, key, value, path)
+        jobs[job_id] = _job(job_id, key, value, data["jobs"][job_id], path)
     starts = [0]
     for match in re.finditer("\n", text):
         starts.append(match.end())
     return Workflow(path, text, root, data, jobs, tuple(starts))
 
 
-def _job(job_id: str, key: yaml.ScalarNode, node: yaml.MappingNode, path: str) -> JobDef:
-    raw = to_python(node)
+def _job(job_id: str, key: yaml.ScalarNode, node: yaml.MappingNode, raw: dict[str, Any], path: str) -> JobDef:
     needs = raw.get("needs")
     if needs is None:
         needs_t: tuple[str, ...] = ()
@@ -271,7 +270,7 @@ def _job(job_id: str, key: yaml.ScalarNode, node: yaml.MappingNode, path: str) -
                 raise WorkflowError(
                     f"{path}: line {step_node.start_mark.line + 1}: step {index + 1} of `{job_id}` must be a mapping"
                 )
-            steps.append(_step(index, step_node))
+            steps.append(_step(index, step_node, raw["steps"][index]))
     return JobDef(
         id=job_id,
         name_template=str(raw["name"]) if raw.get("name") is not None else None,
@@ -288,8 +287,7 @@ def _job(job_id: str, key: yaml.ScalarNode, node: yaml.MappingNode, path: str) -
     )
 
 
-def _step(index: int, node: yaml.MappingNode) -> StepDef:
-    raw = to_python(node)
+def _step(index: int, node: yaml.MappingNode, raw: dict[str, Any]) -> StepDef:
     explicit = _str_or_none(raw.get("name"))
     uses = _str_or_none(raw.get("uses"))
     run = _str_or_none(raw.get("run"))

@@ -1,0 +1,83 @@
+"""In-process analysis time: parse, plan, edit, verify-as-data and diff (not `git apply`
+or schema validation), for SGLang's `pr-test-amd-rocm720.yml` and for the largest real
+workflow, each with 10 run bundles of 60 jobs. Target: under 50 ms for the former.
+
+    .venv/bin/python bench/analysis.py [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bot.analysis import analyze  # noqa: E402
+from bot.config import RepoConfig  # noqa: E402
+from tests.builders import skipped_job, bundle  # noqa: E402
+from tests.synth import synthetic_history  # noqa: E402
+
+WORKFLOWS = ROOT.parent / "shared" / "fixtures" / "sglang" / "workflows"
+
+
+def sixty_job_history(text: str, path: str, runs: int = 10) -> list[dict]:
+    """`runs` bundles of exactly 60 jobs: the synthetic history's jobs, trimmed or
+    padded with skipped jobs."""
+    out = []
+    for b in synthetic_history(text, path, runs=runs, seed=60):
+        jobs = b["jobs"][:60]
+        pad = 60 - len(jobs)
+        if pad:
+            extra = bundle(run_id=b["workflow_run"]["id"], repo="sgl-project/sglang", workflow_path=path,
+                           workflow_name="pad", head_sha=b["workflow_run"]["head_sha"],
+                           jobs=[skipped_job(f"padding-{i}") for i in range(pad)],
+                           start=time_of(b))["jobs"]
+            jobs = jobs + extra
+        out.append({"workflow_run": b["workflow_run"], "jobs": jobs})
+    return out
+
+
+def time_of(b: dict):
+    from datetime import datetime
+    return datetime.fromisoformat(b["workflow_run"]["run_started_at"].replace("Z", "+00:00"))
+
+
+def measure(name: str, path: str, text: str, repeat: int) -> None:
+    bundles = sixty_job_history(text, path)
+    assert all(len(b["jobs"]) == 60 for b in bundles) and len(bundles) == 10
+    config = RepoConfig()
+    analysis = analyze({path: text}, bundles, config)  # warm-up
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        analyze({path: text}, bundles, config)
+        times.append((time.perf_counter() - start) * 1000)
+    tracemalloc.start()
+    analyze({path: text}, bundles, config)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    times.sort()
+    p90 = times[int(0.9 * (len(times) - 1))]
+    print(f"{name:38s} {len(text.splitlines()):5d} lines  10 runs x 60 jobs  "
+          f"median {statistics.median(times):6.1f} ms  p90 {p90:6.1f} ms  peak {peak / 2**20:5.1f} MiB  "
+          f"suggestions {len(analysis.plan.folds)} fold / {len(analysis.plan.reshards)} reshard")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=30)
+    args = parser.parse_args()
+    rocm = WORKFLOWS / "pr-test-amd-rocm720.yml"
+    largest = max(WORKFLOWS.glob("*.yml"), key=lambda p: len(p.read_text()))
+    print(f"python {sys.version.split()[0]}, libyaml {'yes' if __import__('yaml').__with_libyaml__ else 'no'}")
+    measure("pr-test-amd-rocm720.yml", ".github/workflows/pr-test-amd-rocm720.yml", rocm.read_text(), args.repeat)
+    measure(f"largest: {largest.name}", f".github/workflows/{largest.name}", largest.read_text(), args.repeat)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""`foldbot analyze`: the embedded example, the JSON contract, and one clear line per error."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.__main__ import example_root, main
+from tests.conftest import BEFORE, ROOT
+from tests.sglang_history import rocm720_history
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+def test_the_embedded_example_prints_a_report_with_a_verified_patch() -> None:
+    result = run_cli("analyze")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.startswith("<!-- foldbot:report -->\n### foldbot: AMD CI setup report\n")
+    assert "**Fold** `unit-test-amd-rocm710` into shard part=0 of `integration-test-1-gpu-amd-rocm710`" in out
+    assert "**Reshard** `integration-test-1-gpu-amd-rocm710` from 4 to 1 shards" in out
+    assert "Estimate from per-file logs (1 run) and shard times (4 runs)." in out
+    assert "```mermaid\nxychart-beta" in out
+    assert "diff --git a/.github/workflows/pr-test-amd-rocm710.yml b/.github/workflows/pr-test-amd-rocm710.yml" in out
+    assert "diff --git a/.github/workflows/pr-test-amd.yml b/.github/workflows/pr-test-amd.yml" in out
+    assert "Verified: \\`git apply --check\\` passed" in out
+    assert result.stderr == ""
+
+
+def test_json_output_and_patch_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    patch_file = tmp_path / "fold.diff"
+    assert main(["analyze", "--format", "json", "--patch-out", str(patch_file)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) >= {"jobs", "totals", "suggestions", "savings", "warnings", "patch", "patch_id"}
+    job = data["jobs"][0]
+    assert set(job) >= {"name", "workflow_job", "setup_seconds", "test_seconds", "other_seconds", "setup_share"}
+    assert set(data["totals"]) >= {"setup_seconds", "test_seconds", "setup_share"}
+    assert [(s["kind"], s["job"], s.get("into"), s.get("from"), s.get("to")) for s in data["suggestions"]] == [
+        ("fold", "unit-test-amd-rocm710", "integration-test-1-gpu-amd-rocm710", None, None),
+        ("reshard", "integration-test-1-gpu-amd-rocm710", None, 4, 1),
+    ]
+    assert data["savings"]["setup_cycles"] == 8
+    assert patch_file.read_text() == data["patch"]
+    repo = tmp_path / "repo"
+    shutil.copytree(example_root() / "repo", repo)
+    subprocess.run(["git", "apply", str(patch_file)], cwd=repo, check=True)
+
+
+def _sglang_root(tmp_path: Path) -> tuple[Path, list[str]]:
+    root = tmp_path / "sglang"
+    (root / ".github/workflows").mkdir(parents=True)
+    for file in BEFORE.glob("*.yml"):
+        shutil.copy(file, root / ".github/workflows" / file.name)
+    args = []
+    for bundle in rocm720_history():
+        path = tmp_path / f"run-{bundle['workflow_run']['id']}.json"
+        path.write_text(json.dumps(bundle))
+        args += ["--run", str(path)]
+    return root, args
+
+
+def test_sglang_from_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root, runs = _sglang_root(tmp_path)
+    assert main(["analyze", "--repo-root", str(root), *runs, "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {s["lane"]: s["setup_cycles"] for s in data["savings"]["per_lane"]} == {"rocm720": 2, "amd": 2}
+
+
+@pytest.mark.parametrize("case,message", [
+    ("missing", "no-such.json: no such file"),
+    ("not-json", "not JSON"),
+    ("broken-yaml", "pr-test-amd-rocm720.yml: not valid YAML at line 4, column 1"),
+    ("other-workflow", "the runs are of .github/workflows/nightly.yml, which is not in this repo root"),
+    ("mixed", "the bundles come from several workflows"),
+    ("bad-logs", "--logs takes JOB_ID=FILE with a numeric job id, not 'x=y'"),
+    ("run-without-root", "--run needs --repo-root"),
+])
+def test_errors_are_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, message: str) -> None:
+    root, runs = _sglang_root(tmp_path)
+    args = ["analyze", "--repo-root", str(root), *runs]
+    if case == "missing":
+        args += ["--run", str(tmp_path / "no-such.json")]
+    elif case == "not-json":
+        (tmp_path / "bad.json").write_text("{nope")
+        args += ["--run", str(tmp_path / "bad.json")]
+    elif case == "broken-yaml":
+        (root / ".github/workflows/pr-test-amd-rocm720.yml").write_text("name: x\njobs:\n  a: [\n")
+    elif case in ("other-workflow", "mixed"):
+        other = rocm720_history()[0]
+        other["workflow_run"]["path"] = ".github/workflows/nightly.yml"
+        (tmp_path / "other.json").write_text(json.dumps(other))
+        args = (["analyze", "--repo-root", str(root), "--run", str(tmp_path / "other.json")] if case == "other-workflow"
+                else args + ["--run", str(tmp_path / "other.json")])
+    elif case == "bad-logs":
+        args += ["--logs", "x=y"]
+    elif case == "run-without-root":
+        args = ["analyze", *runs]
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("foldbot: error: ")
+    assert message in lines[0]
