@@ -1,0 +1,76 @@
+"""`.github/foldbot.yml`: defaults that fit SGLang, and one clear error per bad key."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.config import ConfigError, RepoConfig, lane_name, parse_config
+from bot.workflow import WorkflowError, parse_workflow
+
+
+def test_defaults_pick_sglang_lanes() -> None:
+    config = parse_config(None)
+    assert config == RepoConfig()
+    assert config.is_lane(".github/workflows/pr-test-amd.yml")
+    assert config.is_lane(".github/workflows/pr-test-amd-rocm720.yml")
+    assert not config.is_lane(".github/workflows/pr-test-amd-extra.yml")
+    assert not config.is_lane(".github/workflows/pr-test.yml")
+
+
+@pytest.mark.parametrize("path,name", [
+    (".github/workflows/pr-test-amd-rocm720.yml", "rocm720"),
+    (".github/workflows/pr-test-amd.yml", "amd"),
+    (".github/workflows/nightly.yaml", "nightly"),
+])
+def test_lane_names(path: str, name: str) -> None:
+    assert lane_name(path) == name
+
+
+def test_a_full_config() -> None:
+    config = parse_config("""
+lanes: [.github/workflows/gpu-*.yml]
+exclude_lanes: [.github/workflows/gpu-extra.yml]
+fold: {max_test_minutes: 20, min_setup_share: 0.4}
+reshard: {safety: 0.5}
+min_samples: 5
+comment_on: all-prs
+""")
+    assert config.is_lane(".github/workflows/gpu-a.yml") and not config.is_lane(".github/workflows/gpu-extra.yml")
+    assert (config.fold_max_test_minutes, config.fold_min_setup_share, config.reshard_safety) == (20, 0.4, 0.5)
+    assert (config.min_samples, config.comment_on) == (5, "all-prs")
+
+
+@pytest.mark.parametrize("text,message", [
+    ("lanes: [", "is not valid YAML"),
+    ("- a\n- b\n", "must be a mapping"),
+    ("lane: x\n", "unknown key(s) lane"),
+    ("fold: {min_setup_share: 2}\n", "`fold.min_setup_share` must be a number from 0 to 1, not 2"),
+    ("reshard: 0.5\n", "`reshard` must be a mapping"),
+    ("step_rules: [{pattern: '(', category: setup}]\n", "step_rules[0].pattern` is not a valid regular expression"),
+    ("step_rules: [{pattern: 'x', category: build}]\n", "step_rules[0].category must be one of setup, test, other"),
+    ("comment_on: sometimes\n", "`comment_on` must be ci-prs, all-prs or none"),
+    ("history_runs: 0\n", "`history_runs` must be a whole number from 1 to 100"),
+])
+def test_bad_config_is_one_clear_error(text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_config(text)
+    assert message in str(error.value)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("name: x\njobs:\n  a: [\n", "ci.yml: not valid YAML at line 4, column 1"),
+    ("- a\n", "ci.yml: a workflow must be a mapping at the top level"),
+    ("name: x\non: push\n", "ci.yml: a workflow needs a non-empty `jobs:` mapping"),
+    ("on: push\njobs:\n  a: 3\n", "ci.yml: line 3: job `a` must be a mapping"),
+    ("on: push\njobs:\n  a:\n    needs: {x: 1}\n", "`needs` of `a` must be a name or a list"),
+])
+def test_broken_workflows_are_one_clear_error(text: str, message: str) -> None:
+    with pytest.raises(WorkflowError) as error:
+        parse_workflow(text, "ci.yml")
+    assert message in str(error.value)
+
+
+def test_on_is_a_string_key() -> None:
+    wf = parse_workflow("on:\n  workflow_dispatch:\n    inputs:\n      x: {type: string}\njobs:\n  a:\n    runs-on: x\n", "ci.yml")
+    assert "on" in wf.data and True not in wf.data
+    assert wf.dispatch_inputs() == {"x": {"type": "string"}}
