@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
@@ -104,6 +105,43 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+    import os
+
+    from aiohttp import web
+
+    from .server import create_app
+    from .settings import Settings, SettingsError
+
+    try:
+        settings = Settings.from_env(os.environ)
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+    if args.port is not None:
+        settings = replace(settings, port=args.port)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    web.run_app(create_app(settings), host=settings.host, port=settings.port, shutdown_timeout=settings.drain_seconds,
+                print=lambda message: logging.getLogger("foldbot").info(message))
+    return 0
+
+
+def cmd_manifest(args: argparse.Namespace) -> int:
+    import yaml
+
+    source = Path(__file__).resolve().parent.parent / "app.yaml"
+    if not source.is_file():
+        raise CliError(f"{source}: the App manifest is not there (run foldbot from its checkout)")
+    manifest = yaml.safe_load(source.read_text(encoding="utf-8"))
+    if args.url:
+        base = args.url.rstrip("/")
+        manifest["url"] = base
+        manifest["hook_attributes"]["url"] = f"{base}/webhook"
+        manifest["redirect_url"] = f"{base}/"
+    print(json.dumps(manifest, indent=2))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="foldbot", description=__doc__)
     parser.add_argument("--version", action="version", version=f"foldbot {__version__}")
@@ -117,6 +155,12 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--patch-out", metavar="FILE", help="also write the patch to FILE")
     a.add_argument("--no-checks", action="store_true", help="skip git apply / schema / actionlint checks")
     a.set_defaults(func=cmd_analyze)
+    s = sub.add_parser("serve", help="run the GitHub App's webhook server (settings from the environment)")
+    s.add_argument("--port", type=int, help="overrides PORT")
+    s.set_defaults(func=cmd_serve)
+    m = sub.add_parser("manifest", help="print the GitHub App manifest (app.yaml) as JSON")
+    m.add_argument("--url", help="the public base URL foldbot will serve at")
+    m.set_defaults(func=cmd_manifest)
     return parser
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import aiohttp
@@ -16,12 +16,25 @@ import jwt
 import pytest
 import pytest_asyncio
 from cachetools import LRUCache
-from gidgethub import BadRequest, GitHubBroken, InvalidField, RateLimitExceeded, ValidationError
+from gidgethub import (
+    BadRequest,
+    GitHubBroken,
+    InvalidField,
+    RateLimitExceeded,
+    ValidationError,
+)
 from gidgethub.aiohttp import GitHubAPI
 from gidgethub.apps import get_installation_access_token
 from jsonschema import Draft202012Validator
 
-from tests.fakegithub import Dispatch, FakeGitHub, Repo, blob_sha, fake_github, make_rsa_key
+from tests.fakegithub import (
+    Dispatch,
+    FakeGitHub,
+    Repo,
+    blob_sha,
+    fake_github,
+    make_rsa_key,
+)
 from tests.fakegithub.templates import openapi
 
 __all__ = ["fake_github"]  # the fixture, re-exported so pytest finds it here
@@ -128,9 +141,11 @@ def _to_json_schema(node: Any) -> Any:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _defs() -> dict[str, Any]:
-    return {name: _to_json_schema(schema) for name, schema in openapi()["components"]["schemas"].items()}
+    return {
+        name: _to_json_schema(schema) for name, schema in openapi()["components"]["schemas"].items()
+    }
 
 
 def assert_schema(instance: Any, schema_name: str) -> None:
@@ -158,17 +173,19 @@ async def test_getiter_pages_through_250_jobs(world: World) -> None:
         f'<{base}?per_page=100&page=3>; rel="next", <{base}?per_page=100&page=3>; rel="last", '
         f'<{base}?per_page=100&page=1>; rel="first", <{base}?per_page=100&page=1>; rel="prev"'
     )
-    status, _, body = await world.request("GET", f"/repositories/{world.repo.id}/actions/runs/{run['id']}/jobs?page=9")
+    status, _, body = await world.request(
+        "GET", f"/repositories/{world.repo.id}/actions/runs/{run['id']}/jobs?page=10"
+    )
     assert status == 200 and body["jobs"] == []
 
 
 async def test_default_page_size_and_single_page_has_no_link(world: World) -> None:
     for i in range(31):
         world.fake.add_issue(world.repo, f"issue {i}")
-    status, headers, body = await world.request("GET", f"{REPO}/issues")
+    _, headers, body = await world.request("GET", f"{REPO}/issues")
     assert len(body) == 30 and 'rel="next"' in headers["Link"]
     assert [issue["title"] for issue in body][:2] == ["issue 30", "issue 29"]  # newest first
-    status, headers, body = await world.request("GET", f"{REPO}/issues?per_page=500")
+    _, headers, body = await world.request("GET", f"{REPO}/issues?per_page=500")
     assert len(body) == 31 and "Link" not in headers
 
 
@@ -176,6 +193,7 @@ async def test_etag_304_with_gidgethub_cache_costs_no_rate_limit(world: World) -
     cache: LRUCache[str, Any] = LRUCache(maxsize=100)
     gh = world.gh(cache=cache)
     first = await gh.getitem(REPO)
+    assert gh.rate_limit is not None
     remaining = gh.rate_limit.remaining
     second = await gh.getitem(REPO)
     assert second == first
@@ -183,7 +201,9 @@ async def test_etag_304_with_gidgethub_cache_costs_no_rate_limit(world: World) -
     status, headers, _ = await world.request("GET", "/rate_limit")
     assert int(headers["x-ratelimit-remaining"]) == remaining  # the 304 was free
 
-    status, headers, _ = await world.request("GET", REPO, headers={"If-None-Match": cache[world.fake.base_url + REPO][0]})
+    status, headers, _ = await world.request(
+        "GET", REPO, headers={"If-None-Match": cache[world.fake.base_url + REPO][0]}
+    )
     assert status == 304 and headers["ETag"].startswith('W/"')
     world.fake.add_issue(world.repo, "changes the repository")  # open_issues_count changes
     status, _, _ = await world.request("GET", REPO, headers={"If-None-Match": headers["ETag"]})
@@ -193,9 +213,19 @@ async def test_etag_304_with_gidgethub_cache_costs_no_rate_limit(world: World) -
 async def test_every_response_has_github_headers(world: World) -> None:
     status, headers, body = await world.request("GET", "/no/such/route")
     assert status == 404
-    assert body == {"message": "Not Found", "documentation_url": "https://docs.github.com/rest", "status": "404"}
-    for name in ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "x-ratelimit-used",
-                 "x-ratelimit-resource", "x-github-request-id"):
+    assert body == {
+        "message": "Not Found",
+        "documentation_url": "https://docs.github.com/rest",
+        "status": "404",
+    }
+    for name in (
+        "x-ratelimit-limit",
+        "x-ratelimit-remaining",
+        "x-ratelimit-reset",
+        "x-ratelimit-used",
+        "x-ratelimit-resource",
+        "x-github-request-id",
+    ):
         assert name in headers
     assert headers["content-type"] == "application/json; charset=utf-8"
     before = int(headers["x-ratelimit-remaining"])
@@ -227,7 +257,10 @@ async def test_jwt_installation_token_expiry(world: World) -> None:
     assert raised.value.status_code == 401 and str(raised.value) == "Bad credentials"
 
     app_as_jwt = GitHubAPI(
-        world.session, "foldbot-tests", app_id=str(fake.app_id), private_key=fake.private_key_pem,
+        world.session,
+        "foldbot-tests",
+        app_id=str(fake.app_id),
+        private_key=fake.private_key_pem,
         base_url=fake.base_url,
     )
     assert (await app_as_jwt.getitem("/app"))["slug"] == "foldbot"
@@ -242,24 +275,38 @@ async def test_jwt_installation_token_expiry(world: World) -> None:
 async def test_bad_jwts_are_rejected(world: World) -> None:
     fake = world.fake
     now = int(time.time())
-    other_key = make_rsa_key(1024).private_pem
+    other_key = make_rsa_key().private_pem
     cases = {
-        "wrong key": jwt.encode({"iat": now - 60, "exp": now + 500, "iss": str(fake.app_id)}, other_key, "RS256"),
-        "expired": jwt.encode({"iat": now - 700, "exp": now - 10, "iss": str(fake.app_id)}, fake.private_key_pem, "RS256"),
-        "too long": jwt.encode({"iat": now, "exp": now + 3600, "iss": str(fake.app_id)}, fake.private_key_pem, "RS256"),
-        "wrong app": jwt.encode({"iat": now - 60, "exp": now + 500, "iss": "999"}, fake.private_key_pem, "RS256"),
+        "wrong key": jwt.encode(
+            {"iat": now - 60, "exp": now + 500, "iss": str(fake.app_id)}, other_key, "RS256"
+        ),
+        "expired": jwt.encode(
+            {"iat": now - 700, "exp": now - 10, "iss": str(fake.app_id)},
+            fake.private_key_pem,
+            "RS256",
+        ),
+        "too long": jwt.encode(
+            {"iat": now, "exp": now + 3600, "iss": str(fake.app_id)}, fake.private_key_pem, "RS256"
+        ),
+        "wrong app": jwt.encode(
+            {"iat": now - 60, "exp": now + 500, "iss": "999"}, fake.private_key_pem, "RS256"
+        ),
     }
     messages = {}
     for case, token in cases.items():
         status, _, body = await world.request(
-            "POST", "/app/installations/1/access_tokens", headers={"Authorization": f"Bearer {token}"}
+            "POST",
+            "/app/installations/1/access_tokens",
+            headers={"Authorization": f"Bearer {token}"},
         )
         assert status == 401, case
         messages[case] = body["message"]
     assert messages["expired"].startswith("'Expiration time' claim ('exp') must be a numeric value")
     assert messages["too long"] == "'Expiration time' claim ('exp') is too far in the future"
     assert messages["wrong key"] == "A JSON web token could not be decoded"
-    status, _, _ = await world.request("POST", "/app/installations/1/access_tokens")  # token, not JWT
+    status, _, _ = await world.request(
+        "POST", "/app/installations/1/access_tokens"
+    )  # token, not JWT
     assert status == 401
 
 
@@ -270,7 +317,9 @@ async def test_tokens_are_scoped_to_their_installation(world: World) -> None:
     fake.add_installation(2, [other])
     status, _, _ = await world.request("GET", "/repos/someone/private-repo")
     assert status == 404
-    status, _, _ = await world.request("GET", "/repos/someone/private-repo", token=fake.installation_token(2))
+    status, _, _ = await world.request(
+        "GET", "/repos/someone/private-repo", token=fake.installation_token(2)
+    )
     assert status == 200
     status, _, body = await world.request("GET", REPO, token="ghs_not_a_token")
     assert (status, body["message"]) == (401, "Bad credentials")
@@ -280,21 +329,38 @@ async def test_tokens_are_scoped_to_their_installation(world: World) -> None:
 
 async def test_scoped_token_request_and_permission_downgrade(world: World) -> None:
     fake = world.fake
-    app_jwt = jwt.encode({"iat": int(time.time()) - 60, "exp": int(time.time()) + 540, "iss": fake.app_id},
-                         fake.private_key_pem, "RS256")
+    app_jwt = jwt.encode(
+        {"iat": int(time.time()) - 60, "exp": int(time.time()) + 540, "iss": str(fake.app_id)},
+        fake.private_key_pem,
+        "RS256",
+    )
     auth = {"Authorization": f"Bearer {app_jwt}"}
     status, _, body = await world.request(
-        "POST", "/app/installations/1/access_tokens", headers=auth,
+        "POST",
+        "/app/installations/1/access_tokens",
+        headers=auth,
         json={"repositories": [NAME], "permissions": {"issues": "read"}},
     )
     assert status == 201 and body["permissions"] == {"issues": "read"}
     assert [repo["full_name"] for repo in body["repositories"]] == [f"{OWNER}/{NAME}"]
-    status, _, body2 = await world.request("POST", f"{REPO}/issues/1/comments", token=body["token"], json={"body": "x"})
-    assert status in (403, 404)
-    status, _, err = await world.request(
-        "POST", "/app/installations/1/access_tokens", headers=auth, json={"permissions": {"administration": "write"}}
+    world.fake.add_issue(world.repo, "an issue")
+    status, headers, denied = await world.request(
+        "POST", f"{REPO}/issues/1/comments", token=body["token"], json={"body": "x"}
     )
-    assert (status, err["message"]) == (422, "The permissions requested are not granted to this installation.")
+    assert (status, denied["message"]) == (403, "Resource not accessible by integration")
+    assert headers["x-accepted-github-permissions"] == "issues=write; pull_requests=write"
+    status, _, _ = await world.request("GET", f"{REPO}/issues/1", token=body["token"])
+    assert status == 200
+    status, _, err = await world.request(
+        "POST",
+        "/app/installations/1/access_tokens",
+        headers=auth,
+        json={"permissions": {"administration": "write"}},
+    )
+    assert (status, err["message"]) == (
+        422,
+        "The permissions requested are not granted to this installation.",
+    )
 
 
 # -- failure knobs ------------------------------------------------------------------
@@ -343,6 +409,22 @@ async def test_primary_rate_limit_exhaustion(world: World) -> None:
     await gh.getitem(REPO)
 
 
+async def test_latency_applies_to_matching_requests_only(world: World) -> None:
+    world.fake.set_latency(0.2, method="POST", path=r"/dispatches$")
+    started = time.monotonic()
+    await world.gh().getitem(REPO)
+    assert time.monotonic() - started < 0.15
+    started = time.monotonic()
+    await world.gh().post(
+        f"{REPO}/actions/workflows/amd-ci.yml/dispatches",
+        data={"ref": "main", "inputs": {"lane": "rocm700"}},
+    )
+    assert time.monotonic() - started >= 0.2
+    logged = world.fake.request_log[-1]
+    assert logged.json == {"ref": "main", "inputs": {"lane": "rocm700"}}
+    assert logged.headers["authorization"] == f"token {world.token}"
+
+
 async def test_seeded_error_rate_is_reproducible(world: World) -> None:
     async def pattern(seed: int) -> list[int]:
         async with FakeGitHub(seed=seed, error_rate=0.3) as fake:
@@ -351,7 +433,9 @@ async def test_seeded_error_rate_is_reproducible(world: World) -> None:
             token = fake.installation_token(1)
             statuses = []
             for _ in range(20):
-                async with world.session.get(f"{fake.base_url}/repos/o/r", headers={"Authorization": f"token {token}"}) as response:
+                async with world.session.get(
+                    f"{fake.base_url}/repos/o/r", headers={"Authorization": f"token {token}"}
+                ) as response:
                     statuses.append(response.status)
             return statuses
 
@@ -375,7 +459,9 @@ async def test_contents_paths_with_slashes(world: World) -> None:
         await gh.getitem(f"{REPO}/contents/{{path}}", {"path": "docs/guide/intro.md"})
     assert raised.value.status_code == 404
 
-    raw = await gh.getitem(f"{REPO}/contents/docs/guide/intro.md", accept="application/vnd.github.raw+json")
+    raw = await gh.getitem(
+        f"{REPO}/contents/docs/guide/intro.md", accept="application/vnd.github.raw+json"
+    )
     assert raw == "Intro\n"
     listing = await gh.getitem(f"{REPO}/contents/docs")
     assert [(entry["name"], entry["type"]) for entry in listing] == [("guide", "dir")]
@@ -398,19 +484,32 @@ async def test_long_content_is_wrapped_every_60_chars(world: World) -> None:
 async def test_put_contents_create_update_conflicts(world: World) -> None:
     gh = world.gh()
     content = base64.b64encode(b"hello\n").decode()
-    created = await gh.put(f"{REPO}/contents/notes/hello.txt", data={"message": "add", "content": content})
+    created = await gh.put(
+        f"{REPO}/contents/notes/hello.txt", data={"message": "add", "content": content}
+    )
     assert created["content"]["sha"] == blob_sha(b"hello\n")
     assert created["commit"]["author"]["name"] == "foldbot[bot]"
     assert_schema(created, "file-commit")
     with pytest.raises(InvalidField) as missing_sha:
-        await gh.put(f"{REPO}/contents/notes/hello.txt", data={"message": "again", "content": content})
-    assert missing_sha.value.status_code == 422 and '"sha" wasn\'t supplied' in str(missing_sha.value)
+        await gh.put(
+            f"{REPO}/contents/notes/hello.txt", data={"message": "again", "content": content}
+        )
+    assert missing_sha.value.status_code == 422 and '"sha" wasn\'t supplied' in str(
+        missing_sha.value
+    )
     with pytest.raises(BadRequest) as conflict:
-        await gh.put(f"{REPO}/contents/notes/hello.txt", data={"message": "x", "content": content, "sha": "0" * 40})
+        await gh.put(
+            f"{REPO}/contents/notes/hello.txt",
+            data={"message": "x", "content": content, "sha": "0" * 40},
+        )
     assert conflict.value.status_code == 409
     updated = await gh.put(
         f"{REPO}/contents/notes/hello.txt",
-        data={"message": "update", "content": base64.b64encode(b"bye\n").decode(), "sha": created["content"]["sha"]},
+        data={
+            "message": "update",
+            "content": base64.b64encode(b"bye\n").decode(),
+            "sha": created["content"]["sha"],
+        },
     )
     assert updated["commit"]["parents"][0]["sha"] == created["commit"]["sha"]
     assert world.repo.files_at("main")["notes/hello.txt"] == "bye\n"
@@ -423,7 +522,10 @@ async def test_workflow_files_need_the_workflows_permission(world: World) -> Non
     token = fake.installation_token(1)
     content = base64.b64encode(b"on: push\n").decode()
     status, _, body = await world.request(
-        "PUT", f"{REPO}/contents/.github/workflows/x.yml", token=token, json={"message": "m", "content": content}
+        "PUT",
+        f"{REPO}/contents/.github/workflows/x.yml",
+        token=token,
+        json={"message": "m", "content": content},
     )
     assert status == 403
     assert body["message"] == (
@@ -431,14 +533,23 @@ async def test_workflow_files_need_the_workflows_permission(world: World) -> Non
         "without `workflows` permission"
     )
     head = world.repo.branch_sha("main")
+    assert head is not None
     tree = fake.store.commit(head).tree
     status, _, new_tree = await world.request(
-        "POST", f"{REPO}/git/trees", token=token,
-        json={"base_tree": tree, "tree": [{"path": CI, "mode": "100644", "type": "blob", "content": "on: push\n"}]},
+        "POST",
+        f"{REPO}/git/trees",
+        token=token,
+        json={
+            "base_tree": tree,
+            "tree": [{"path": CI, "mode": "100644", "type": "blob", "content": "on: push\n"}],
+        },
     )
     assert status == 201  # objects may be written; moving a ref to them may not
     status, _, commit = await world.request(
-        "POST", f"{REPO}/git/commits", token=token, json={"message": "m", "tree": new_tree["sha"], "parents": [head]}
+        "POST",
+        f"{REPO}/git/commits",
+        token=token,
+        json={"message": "m", "tree": new_tree["sha"], "parents": [head]},
     )
     status, _, body = await world.request(
         "PATCH", f"{REPO}/git/refs/heads/main", token=token, json={"sha": commit["sha"]}
@@ -463,7 +574,10 @@ async def test_git_data_round_trip(world: World) -> None:
     base_commit = await gh.getitem(f"{REPO}/git/commits/{head}")
     assert_schema(base_commit, "git-commit")
 
-    blob = await gh.post(f"{REPO}/git/blobs", data={"content": base64.b64encode(b"new\n").decode(), "encoding": "base64"})
+    blob = await gh.post(
+        f"{REPO}/git/blobs",
+        data={"content": base64.b64encode(b"new\n").decode(), "encoding": "base64"},
+    )
     assert blob["sha"] == blob_sha(b"new\n")
     assert_schema(blob, "short-blob")
     tree = await gh.post(
@@ -472,22 +586,32 @@ async def test_git_data_round_trip(world: World) -> None:
             "base_tree": base_commit["tree"]["sha"],
             "tree": [
                 {"path": "src/new.txt", "mode": "100644", "type": "blob", "sha": blob["sha"]},
-                {"path": "docs/guide/intro.md", "mode": "100644", "type": "blob", "content": "Changed\n"},
+                {
+                    "path": "docs/guide/intro.md",
+                    "mode": "100644",
+                    "type": "blob",
+                    "content": "Changed\n",
+                },
                 {"path": "README.md", "mode": "100644", "type": "blob", "sha": None},
             ],
         },
     )
     assert_schema(tree, "git-tree")
     commit = await gh.post(
-        f"{REPO}/git/commits", data={"message": "Fold suites", "tree": tree["sha"], "parents": [head]}
+        f"{REPO}/git/commits",
+        data={"message": "Fold suites", "tree": tree["sha"], "parents": [head]},
     )
     assert commit["parents"][0]["sha"] == head
     assert commit["author"]["email"].endswith("+foldbot[bot]@users.noreply.github.com")
 
-    created = await gh.post(f"{REPO}/git/refs", data={"ref": "refs/heads/foldbot/fold-1", "sha": commit["sha"]})
+    created = await gh.post(
+        f"{REPO}/git/refs", data={"ref": "refs/heads/foldbot/fold-1", "sha": commit["sha"]}
+    )
     assert created["ref"] == "refs/heads/foldbot/fold-1"
     with pytest.raises(InvalidField) as exists:
-        await gh.post(f"{REPO}/git/refs", data={"ref": "refs/heads/foldbot/fold-1", "sha": commit["sha"]})
+        await gh.post(
+            f"{REPO}/git/refs", data={"ref": "refs/heads/foldbot/fold-1", "sha": commit["sha"]}
+        )
     assert "Reference already exists" in str(exists.value)
 
     assert world.repo.files_at("foldbot/fold-1") == {
@@ -497,7 +621,10 @@ async def test_git_data_round_trip(world: World) -> None:
     }
     assert world.repo.files_at("main")["README.md"] == "# octo-repo\n"
     recursive = await gh.getitem(f"{REPO}/git/trees/{tree['sha']}?recursive=1")
-    assert {(e["path"], e["type"]) for e in recursive["tree"]} >= {("src", "tree"), ("src/new.txt", "blob")}
+    assert {(e["path"], e["type"]) for e in recursive["tree"]} >= {
+        ("src", "tree"),
+        ("src/new.txt", "blob"),
+    }
     listed = await gh.getitem(f"{REPO}/git/matching-refs/heads/foldbot")
     assert [ref["ref"] for ref in listed] == ["refs/heads/foldbot/fold-1"]
     with pytest.raises(BadRequest) as absent:
@@ -530,7 +657,9 @@ async def test_git_errors(world: World) -> None:
     assert "Tree SHA does not exist" in str(raised.value)
     with pytest.raises(InvalidField) as raised:
         await gh.post(f"{REPO}/git/blobs", data={"encoding": "utf-8"})
-    assert raised.value.errors == [{"resource": "Blob", "field": "content", "code": "missing_field"}]
+    assert raised.value.errors == [
+        {"resource": "Blob", "field": "content", "code": "missing_field"}
+    ]
     status, _, body = await world.request(
         "POST", f"{REPO}/git/blobs", data=b"{not json", headers={"Content-Type": "application/json"}
     )
@@ -545,9 +674,15 @@ async def test_dispatch_validation(world: World) -> None:
     url = f"{REPO}/actions/workflows/amd-ci.yml/dispatches"
     failures = {
         "No ref found for: nope": {"ref": "nope", "inputs": {"lane": "rocm720"}},
-        'Unexpected inputs provided: ["suite", "extra"]': {"ref": "main", "inputs": {"lane": "rocm720", "suite": "a", "extra": "b"}},
+        'Unexpected inputs provided: ["suite", "extra"]': {
+            "ref": "main",
+            "inputs": {"lane": "rocm720", "suite": "a", "extra": "b"},
+        },
         "Required input 'lane' not provided": {"ref": "main"},
-        "Provided value 'rocm999' for input 'lane' not in the list of allowed values": {"ref": "main", "inputs": {"lane": "rocm999"}},
+        "Provided value 'rocm999' for input 'lane' not in the list of allowed values": {
+            "ref": "main",
+            "inputs": {"lane": "rocm999"},
+        },
     }
     for message, payload in failures.items():
         with pytest.raises(InvalidField) as raised:
@@ -562,7 +697,11 @@ async def test_dispatch_validation(world: World) -> None:
     assert dispatch.inputs == {"lane": "rocm720"}
     assert dispatch.resolved_inputs == {"lane": "rocm720", "dry_run": False}
     run = world.fake.run(dispatch.run_id)
-    assert (run["event"], run["status"], run["display_title"]) == ("workflow_dispatch", "queued", "AMD CI for rocm720")
+    assert (run["event"], run["status"], run["display_title"]) == (
+        "workflow_dispatch",
+        "queued",
+        "AMD CI for rocm720",
+    )
     assert run["head_sha"] == world.repo.branch_sha("main") and run["actor"] == "foldbot[bot]"
 
 
@@ -576,13 +715,23 @@ async def test_dispatch_return_run_details_and_hook(world: World) -> None:
 
     world.fake.on_dispatch = on_dispatch
     url = f"{REPO}/actions/workflows/161335/dispatches"
-    details = await gh.post(url, data={"ref": "main", "inputs": {"lane": "rocm700"}, "return_run_details": True})
+    details = await gh.post(
+        url, data={"ref": "main", "inputs": {"lane": "rocm700"}, "return_run_details": True}
+    )
     assert_schema(details, "workflow-dispatch-response")
-    assert details["run_url"] == f"{world.fake.base_url}{REPO}/actions/runs/{details['workflow_run_id']}"
+    assert (
+        details["run_url"]
+        == f"{world.fake.base_url}{REPO}/actions/runs/{details['workflow_run_id']}"
+    )
     run = await gh.getitem(details["run_url"])
     assert run["display_title"] == "custom rocm700" and seen[0].run_id == run["id"]
     world.fake.dispatch_returns_run_details = False  # older GitHub: always 204
-    assert await gh.post(url, data={"ref": "main", "inputs": {"lane": "rocm700"}, "return_run_details": True}) is None
+    assert (
+        await gh.post(
+            url, data={"ref": "main", "inputs": {"lane": "rocm700"}, "return_run_details": True}
+        )
+        is None
+    )
 
 
 async def test_dispatch_needs_the_trigger(world: World) -> None:
@@ -596,8 +745,21 @@ async def test_dispatch_needs_the_trigger(world: World) -> None:
 async def test_runs_filters_and_order(world: World) -> None:
     fake, repo = world.fake, world.repo
     other = fake.add_workflow(repo, 7, ".github/workflows/other.yml", "Other")
-    older = fake.add_run(repo, workflow_id=161335, created_at="2024-01-01T00:00:00Z", status="completed", conclusion="failure", head_branch="main")
-    newer = fake.add_run(repo, workflow_id=161335, created_at="2024-01-02T00:00:00Z", status="in_progress", event="pull_request")
+    older = fake.add_run(
+        repo,
+        workflow_id=161335,
+        created_at="2024-01-01T00:00:00Z",
+        status="completed",
+        conclusion="failure",
+        head_branch="main",
+    )
+    newer = fake.add_run(
+        repo,
+        workflow_id=161335,
+        created_at="2024-01-02T00:00:00Z",
+        status="in_progress",
+        event="pull_request",
+    )
     fake.add_run(repo, workflow_id=other.id, created_at="2024-01-03T00:00:00Z")
     gh = world.gh()
     runs = await gh.getitem(f"{REPO}/actions/workflows/amd-ci.yml/runs")
@@ -618,7 +780,13 @@ async def test_runs_filters_and_order(world: World) -> None:
 async def test_jobs_latest_vs_all_after_rerun(world: World) -> None:
     fake = world.fake
     run = fake.add_run(world.repo, status="completed", conclusion="failure")
-    fake.add_jobs(run["id"], [{"name": "ok"}, {"name": "bad", "conclusion": "failure", "steps": [{"name": "Run tests"}]}])
+    fake.add_jobs(
+        run["id"],
+        [
+            {"name": "ok"},
+            {"name": "bad", "conclusion": "failure", "steps": [{"name": "Run tests"}]},
+        ],
+    )
     gh = world.gh()
     jobs = await gh.getitem(f"{REPO}/actions/runs/{run['id']}/jobs")
     assert_schema(jobs["jobs"][1], "job")
@@ -627,7 +795,10 @@ async def test_jobs_latest_vs_all_after_rerun(world: World) -> None:
     latest = await gh.getitem(f"{REPO}/actions/runs/{run['id']}/jobs")
     everything = await gh.getitem(f"{REPO}/actions/runs/{run['id']}/jobs?filter=all")
     first_attempt = await gh.getitem(f"{REPO}/actions/runs/{run['id']}/attempts/1/jobs")
-    assert [(j["name"], j["status"]) for j in latest["jobs"]] == [("ok", "completed"), ("bad", "queued")]
+    assert [(j["name"], j["status"]) for j in latest["jobs"]] == [
+        ("ok", "completed"),
+        ("bad", "queued"),
+    ]
     assert everything["total_count"] == 4 and first_attempt["total_count"] == 2
     attempt = await gh.getitem(f"{REPO}/actions/runs/{run['id']}")
     assert attempt["run_attempt"] == 2 and attempt["previous_attempt_url"].endswith("/attempts/1")
@@ -640,7 +811,13 @@ async def test_fork_pull_filtering_by_head(world: World) -> None:
     fake, repo = world.fake, world.repo
     repo.put_files("fix", {"fix.txt": "ours"})
     same = fake.add_pull(repo, head_ref="fix", files=["fix.txt"])
-    forked = fake.add_pull(repo, head_ref="fix", head_sha="a" * 40, head_repo_full_name="alice/octo-repo", files=["x.py"])
+    forked = fake.add_pull(
+        repo,
+        head_ref="fix",
+        head_sha="a" * 40,
+        head_repo_full_name="alice/octo-repo",
+        files=["x.py"],
+    )
     gh = world.gh()
     by_fork = await gh.getitem(f"{REPO}/pulls?head=alice:fix")
     assert [pull["number"] for pull in by_fork] == [forked.number]
@@ -661,7 +838,9 @@ async def test_fork_pull_filtering_by_head(world: World) -> None:
 
 async def test_pull_files_computed_from_git(world: World) -> None:
     fake, repo = world.fake, world.repo
-    repo.put_files("topic", {"README.md": "# octo-repo\nmore\n", "docs/guide/intro.md": None, "new.txt": "n\n"})
+    repo.put_files(
+        "topic", {"README.md": "# octo-repo\nmore\n", "docs/guide/intro.md": None, "new.txt": "n\n"}
+    )
     pull = fake.add_pull(repo, head_ref="topic")
     files = await world.gh().getitem(f"{REPO}/pulls/{pull.number}/files")
     assert [(f["filename"], f["status"], f["additions"], f["deletions"]) for f in files] == [
@@ -677,10 +856,14 @@ async def test_pull_files_computed_from_git(world: World) -> None:
 async def test_create_pull_and_duplicate(world: World) -> None:
     gh = world.gh()
     world.repo.put_files("foldbot/fold", {"f.txt": "f"})
-    pull = await gh.post(f"{REPO}/pulls", data={"title": "Fold", "head": "foldbot/fold", "base": "main", "body": "b"})
+    pull = await gh.post(
+        f"{REPO}/pulls", data={"title": "Fold", "head": "foldbot/fold", "base": "main", "body": "b"}
+    )
     assert pull["user"]["login"] == "foldbot[bot]" and pull["user"]["type"] == "Bot"
     with pytest.raises(ValidationError) as raised:
-        await gh.post(f"{REPO}/pulls", data={"title": "Fold", "head": f"{OWNER}:foldbot/fold", "base": "main"})
+        await gh.post(
+            f"{REPO}/pulls", data={"title": "Fold", "head": f"{OWNER}:foldbot/fold", "base": "main"}
+        )
     assert f"A pull request already exists for {OWNER}:foldbot/fold." in str(raised.value)
     with pytest.raises(InvalidField):
         await gh.post(f"{REPO}/pulls", data={"title": "x", "head": "no-branch", "base": "main"})
@@ -688,7 +871,9 @@ async def test_create_pull_and_duplicate(world: World) -> None:
 
 async def test_issues_and_comments(world: World) -> None:
     gh = world.gh()
-    issue = await gh.post(f"{REPO}/issues", data={"title": "Setup tax report", "labels": ["foldbot"]})
+    issue = await gh.post(
+        f"{REPO}/issues", data={"title": "Setup tax report", "labels": ["foldbot"]}
+    )
     assert [label["name"] for label in issue["labels"]] == ["foldbot"]
     await gh.post(f"{REPO}/issues", data={"title": "Other"})
     labelled = await gh.getitem(f"{REPO}/issues?labels=foldbot")
@@ -735,7 +920,13 @@ async def test_comments_on_pull_requests(world: World) -> None:
 
 async def test_collaborator_permission_levels(world: World) -> None:
     fake = world.fake
-    for user, role in {"reader": "read", "triager": "triage", "writer": "write", "maintainer": "maintain", "boss": "admin"}.items():
+    for user, role in {
+        "reader": "read",
+        "triager": "triage",
+        "writer": "write",
+        "maintainer": "maintain",
+        "boss": "admin",
+    }.items():
         fake.set_permission(world.repo, user, role)
     gh = world.gh()
     got = {}
@@ -786,7 +977,3 @@ def test_state_helpers_without_a_server() -> None:
         fake.set_permission(repo, "x", "superuser")
     with pytest.raises(ValueError):
         fake.add_pull(repo, head_ref="does-not-exist")
-
-
-def _expect(check: Callable[[], bool]) -> bool:
-    return check()

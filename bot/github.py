@@ -1,0 +1,283 @@
+"""Talking to GitHub: App JWT, installation tokens, one gidgethub client per
+installation with a conditional-request cache, retries that honour GitHub's
+rate-limit signals, and call metrics.
+
+The rest of foldbot sees `GitHub`: a small client bound to one installation
+(or to one personal token) with `get`, `get_all`, `post`, `patch`, `put`, `delete`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+import cachetools
+import jwt
+from gidgethub import BadRequest, GitHubBroken, HTTPException, RateLimitExceeded
+from gidgethub.aiohttp import GitHubAPI
+
+from . import __version__
+from .metrics import Metrics
+
+log = logging.getLogger("foldbot.github")
+
+USER_AGENT = f"foldbot/{__version__}"
+#: A token is used until this many seconds before GitHub says it expires.
+TOKEN_MARGIN_SECONDS = 300
+
+
+class GitHubError(Exception):
+    """A GitHub call that failed for good; carries the status and GitHub's message."""
+
+    def __init__(self, status: int, message: str, method: str, url: str) -> None:
+        super().__init__(f"{method} {url}: {status} {message}")
+        self.status = status
+        self.message = message
+
+
+def contents_path(path: str) -> str:
+    """A repository path for a URL: `/` stays `/` (GitHub wants it raw), the rest quoted."""
+    return quote(path, safe="/")
+
+
+def app_jwt(app_id: str, private_key: str, now: float | None = None) -> str:
+    """A JSON Web Token that authenticates as the App, valid for 9 minutes
+    (issued a minute in the past against clock drift, as GitHub recommends)."""
+    issued = int(now if now is not None else time.time()) - 60
+    return jwt.encode({"iat": issued, "exp": issued + 600 - 60, "iss": str(app_id)}, private_key, algorithm="RS256")
+
+
+@dataclass(frozen=True)
+class Token:
+    value: str
+    expires_at: float  # epoch seconds
+
+
+class RetryingGitHubAPI(GitHubAPI):
+    """gidgethub's aiohttp client with bounded retries: 5xx and connection errors
+    back off exponentially; a secondary rate limit (403/429 with Retry-After or
+    its message) waits as told; an exhausted primary limit waits for its reset."""
+
+    def __init__(self, session: aiohttp.ClientSession, *args: Any, metrics: Metrics | None = None,
+                 max_attempts: int = 6, max_wait: float = 60.0, base_delay: float = 0.5, **kwargs: Any) -> None:
+        super().__init__(session, *args, **kwargs)
+        self.metrics = metrics
+        self.max_attempts = max_attempts
+        self.max_wait = max_wait
+        self.base_delay = base_delay
+
+    async def _request(self, method: str, url: str, headers: Any, body: bytes = b"") -> tuple[int, Any, bytes]:
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                status, response_headers, data = await super()._request(method, url, headers, body)
+            except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+                if self.metrics:
+                    self.metrics.github_calls.labels(status="error").inc()
+                if attempt == self.max_attempts:
+                    raise GitHubError(0, f"connection failed: {exc!r}", method, url) from exc
+                delay = self._backoff(attempt)
+                log.warning("github %s %s: %r; retrying in %.1fs", method, url, exc, delay)
+                await self.sleep(delay)
+                continue
+            if self.metrics:
+                self.metrics.github_calls.labels(status=str(status)).inc()
+                remaining = response_headers.get("x-ratelimit-remaining")
+                if remaining is not None and remaining.isdigit():
+                    self.metrics.rate_limit_remaining.set(int(remaining))
+            return status, response_headers, data
+        raise AssertionError("unreachable")
+
+    def _backoff(self, attempt: int) -> float:
+        return min(self.base_delay * 2 ** (attempt - 1), self.max_wait) * (0.5 + random.random() / 2)
+
+    async def handle_rate_limit_error(self, *, method: str, url: str, exception: HTTPException, attempt: int) -> bool:
+        if attempt >= self.max_attempts:
+            log.error("github %s %s: giving up after %d attempts: %s", method, url, attempt, exception)
+            return False
+        status = int(exception.status_code)
+        headers = exception.headers or {}
+        wait: float | None = None
+        if isinstance(exception, GitHubBroken):
+            wait = self._backoff(attempt)
+        elif status in (403, 429):
+            retry_after = headers.get("retry-after")
+            message = str(exception).lower()
+            if retry_after is not None and retry_after.strip().isdigit():
+                wait = float(retry_after)
+            elif isinstance(exception, RateLimitExceeded) or "rate limit" in message:
+                reset = headers.get("x-ratelimit-reset")
+                wait = max(float(reset) - time.time(), 1.0) if reset and reset.isdigit() else 60.0
+        if wait is None:
+            return False
+        if wait > self.max_wait:
+            log.error("github %s %s: %s asks to wait %.0fs, more than the %.0fs allowed; giving up",
+                      method, url, status, wait, self.max_wait)
+            return False
+        log.warning("github %s %s: %s; retrying in %.1fs (attempt %d)", method, url, status, wait, attempt)
+        await self.sleep(wait)
+        return True
+
+
+class Credentials:
+    """Where tokens come from: an App (JWT → installation tokens, cached until a
+    few minutes before they expire) or one personal token."""
+
+    def __init__(self, *, app_id: str | None = None, private_key: str | None = None, token: str | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        if token is None and (app_id is None or private_key is None):
+            raise ValueError("either a token or an App id and private key are needed")
+        self.app_id = app_id
+        self.private_key = private_key
+        self.personal_token = token
+        self.clock = clock
+        self._tokens: cachetools.TLRUCache[int, Token] = cachetools.TLRUCache(
+            maxsize=1024, ttu=lambda _key, tok, _now: tok.expires_at - TOKEN_MARGIN_SECONDS, timer=clock
+        )
+        self._locks: dict[int, asyncio.Lock] = {}
+
+    @property
+    def is_app(self) -> bool:
+        return self.personal_token is None
+
+    def jwt(self) -> str:
+        assert self.app_id is not None and self.private_key is not None
+        return app_jwt(self.app_id, self.private_key, self.clock())
+
+    def forget(self, installation_id: int) -> None:
+        self._tokens.pop(installation_id, None)
+
+    async def token(self, api: GitHubAPI, installation_id: int | None) -> str:
+        if self.personal_token is not None:
+            return self.personal_token
+        if installation_id is None:
+            raise ValueError("an App needs the installation id of the event")
+        cached = self._tokens.get(installation_id)
+        if cached is not None:
+            return cached.value
+        lock = self._locks.setdefault(installation_id, asyncio.Lock())
+        async with lock:
+            cached = self._tokens.get(installation_id)
+            if cached is not None:
+                return cached.value
+            data = await api.post(f"/app/installations/{installation_id}/access_tokens", data=b"", jwt=self.jwt())
+            expires = datetime.fromisoformat(str(data["expires_at"]).replace("Z", "+00:00")).timestamp()
+            token = Token(str(data["token"]), expires)
+            self._tokens[installation_id] = token
+            return token.value
+
+
+class GitHubPool:
+    """One HTTP session, and one gidgethub client (with its own ETag cache) per installation."""
+
+    def __init__(self, session: aiohttp.ClientSession, credentials: Credentials, *, base_url: str,
+                 metrics: Metrics | None = None, cache_size: int = 2048, max_wait: float = 60.0,
+                 base_delay: float = 0.5) -> None:
+        self.session = session
+        self.credentials = credentials
+        self.base_url = base_url.rstrip("/")
+        self.metrics = metrics
+        self.cache_size = cache_size
+        self.max_wait = max_wait
+        self.base_delay = base_delay
+        self._clients: cachetools.LRUCache[Any, RetryingGitHubAPI] = cachetools.LRUCache(maxsize=256)
+        self._login: str | None = None
+
+    def _api(self, key: Any) -> RetryingGitHubAPI:
+        api = self._clients.get(key)
+        if api is None:
+            api = RetryingGitHubAPI(self.session, USER_AGENT, cache=cachetools.LRUCache(maxsize=self.cache_size),
+                                    base_url=self.base_url, metrics=self.metrics, max_wait=self.max_wait,
+                                    base_delay=self.base_delay)
+            self._clients[key] = api
+        return api
+
+    def for_installation(self, installation_id: int | None) -> "GitHub":
+        return GitHub(self, self._api(installation_id), installation_id)
+
+    async def bot_login(self) -> str:
+        """The login foldbot's own comments carry: `<app-slug>[bot]`, or the token's user."""
+        if self._login is None:
+            api = self._api("app")
+            if self.credentials.is_app:
+                app = await api.getitem("/app", jwt=self.credentials.jwt())
+                self._login = f"{app['slug']}[bot]"
+            else:
+                user = await api.getitem("/user", oauth_token=self.credentials.personal_token)
+                self._login = str(user["login"])
+        return self._login
+
+
+class GitHub:
+    """A client bound to one installation. A 401 refreshes the token once."""
+
+    def __init__(self, pool: GitHubPool, api: RetryingGitHubAPI, installation_id: int | None) -> None:
+        self.pool = pool
+        self.api = api
+        self.installation_id = installation_id
+
+    async def _call(self, method: str, url: str, **kwargs: Any) -> Any:
+        for attempt in (1, 2):
+            token = await self.pool.credentials.token(self.api, self.installation_id)
+            try:
+                return await getattr(self.api, method)(url, oauth_token=token, **kwargs)
+            except BadRequest as exc:
+                if int(exc.status_code) == 401 and attempt == 1 and self.pool.credentials.is_app:
+                    assert self.installation_id is not None
+                    self.pool.credentials.forget(self.installation_id)
+                    continue
+                raise GitHubError(int(exc.status_code), str(exc), method.upper(), url) from exc
+            except HTTPException as exc:
+                raise GitHubError(int(exc.status_code), str(exc), method.upper(), url) from exc
+        raise AssertionError("unreachable")
+
+    async def get(self, url: str, **kwargs: Any) -> Any:
+        return await self._call("getitem", url, **kwargs)
+
+    async def get_all(self, url: str, *, iterable_key: str | None = None) -> list[Any]:
+        """Every item of a paginated list (`iterable_key` for wrapped lists such as `jobs`)."""
+        for attempt in (1, 2):
+            token = await self.pool.credentials.token(self.api, self.installation_id)
+            try:
+                return [item async for item in self.api.getiter(url, oauth_token=token, iterable_key=iterable_key)]
+            except BadRequest as exc:
+                if int(exc.status_code) == 401 and attempt == 1 and self.pool.credentials.is_app:
+                    assert self.installation_id is not None
+                    self.pool.credentials.forget(self.installation_id)
+                    continue
+                raise GitHubError(int(exc.status_code), str(exc), "GET", url) from exc
+            except HTTPException as exc:
+                raise GitHubError(int(exc.status_code), str(exc), "GET", url) from exc
+        raise AssertionError("unreachable")
+
+    async def post(self, url: str, data: Any) -> Any:
+        return await self._call("post", url, data=data)
+
+    async def patch(self, url: str, data: Any) -> Any:
+        return await self._call("patch", url, data=data)
+
+    async def put(self, url: str, data: Any) -> Any:
+        return await self._call("put", url, data=data)
+
+    async def delete(self, url: str) -> Any:
+        return await self._call("delete", url)
+
+    async def file(self, repo: str, path: str, ref: str) -> tuple[str, str] | None:
+        """A file's text and blob SHA at `ref`, or None when it does not exist."""
+        try:
+            data = await self.get(f"/repos/{repo}/contents/{contents_path(path)}?ref={quote(ref, safe='')}")
+        except GitHubError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        if not isinstance(data, dict) or data.get("type") != "file":
+            return None
+        return base64.b64decode(data.get("content") or "").decode("utf-8"), str(data["sha"])

@@ -1,0 +1,96 @@
+"""Writing reports: exactly one PR comment and one dashboard issue per repository,
+each found by foldbot's hidden marker **and** its own login, created once, edited
+afterwards, and not written at all when the body is unchanged."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from .github import GitHub
+from .report import MARKER, STATE_CLOSE, STATE_OPEN
+
+DASHBOARD_TITLE = "foldbot: AMD CI setup report"
+DASHBOARD_LABEL = "foldbot"
+
+
+@dataclass(frozen=True)
+class Written:
+    kind: str  # "comment" | "issue"
+    number: int  # comment id or issue number
+    action: str  # "created" | "updated" | "unchanged"
+    body: str
+
+
+def is_ours(item: dict[str, Any], login: str, marker: str = MARKER) -> bool:
+    """Written by foldbot itself and carrying its marker: nobody else's text counts."""
+    user = item.get("user") or {}
+    return user.get("login") == login and marker in str(item.get("body") or "")
+
+
+async def find_comment(gh: GitHub, repo: str, number: int, login: str, marker: str = MARKER) -> dict[str, Any] | None:
+    comments = await gh.get_all(f"/repos/{repo}/issues/{number}/comments?per_page=100")
+    ours = [c for c in comments if is_ours(c, login, marker)]
+    return ours[-1] if ours else None
+
+
+async def upsert_comment(gh: GitHub, repo: str, number: int, body: str, login: str) -> Written:
+    existing = await find_comment(gh, repo, number, login)
+    if existing is None:
+        created = await gh.post(f"/repos/{repo}/issues/{number}/comments", {"body": body})
+        return Written("comment", int(created["id"]), "created", body)
+    if existing.get("body") == body:
+        return Written("comment", int(existing["id"]), "unchanged", body)
+    await gh.patch(f"/repos/{repo}/issues/comments/{existing['id']}", {"body": body})
+    return Written("comment", int(existing["id"]), "updated", body)
+
+
+async def find_dashboard(gh: GitHub, repo: str, login: str) -> dict[str, Any] | None:
+    issues = await gh.get_all(
+        f"/repos/{repo}/issues?state=open&labels={DASHBOARD_LABEL}&creator={quote(login, safe='')}&per_page=100"
+    )
+    ours = [i for i in issues if is_ours(i, login) and not i.get("pull_request")]
+    return min(ours, key=lambda i: int(i["number"])) if ours else None
+
+
+async def upsert_dashboard(gh: GitHub, repo: str, body: str, login: str) -> Written:
+    existing = await find_dashboard(gh, repo, login)
+    if existing is None:
+        created = await gh.post(f"/repos/{repo}/issues",
+                                {"title": DASHBOARD_TITLE, "body": body, "labels": [DASHBOARD_LABEL]})
+        return Written("issue", int(created["number"]), "created", body)
+    if existing.get("body") == body:
+        return Written("issue", int(existing["number"]), "unchanged", body)
+    await gh.patch(f"/repos/{repo}/issues/{existing['number']}", {"body": body})
+    return Written("issue", int(existing["number"]), "updated", body)
+
+
+_STATE = re.compile(re.escape(STATE_OPEN) + r"(\{.*?\})" + re.escape(STATE_CLOSE), re.S)
+
+
+def read_state(body: str) -> dict[str, Any] | None:
+    """The state block of a report body (only ever read from foldbot's own comments)."""
+    match = _STATE.search(body or "")
+    if not match:
+        return None
+    try:
+        state = json.loads(match.group(1))
+    except json.JSONDecodeError:
+        return None
+    return state if isinstance(state, dict) else None
+
+
+STALE_PREFIX = "> **Stale:** "
+
+
+def mark_stale(body: str, old_sha: str, new_sha: str) -> str:
+    """The comment with a first line saying it describes an older commit."""
+    note = f"{STALE_PREFIX}as of `{old_sha[:12]}`; a new run is pending for `{new_sha[:12]}`.\n\n"
+    lines = body.split("\n", 1)
+    rest = lines[1] if len(lines) > 1 else ""
+    if rest.startswith(STALE_PREFIX):
+        rest = rest.split("\n\n", 1)[1] if "\n\n" in rest else ""
+    return f"{lines[0]}\n{note}{rest}"

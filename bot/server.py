@@ -1,0 +1,253 @@
+"""The GitHub App's HTTP side: `POST /webhook`, `GET /health`, `GET /metrics`.
+
+A delivery is verified (HMAC over the raw body, in constant time), parsed, checked
+for the fields its handler needs, and answered with 202 at once; the work runs on a
+bounded queue. A full queue answers 503 (GitHub redelivers), never grows without
+bound. A delivery id is marked done only after its handler succeeded, so a manual
+redelivery of a failed delivery is processed again, and a successful one is not.
+On shutdown the queue drains before the process exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import cachetools
+from aiohttp import web
+from gidgethub import routing, sansio
+
+from . import __version__
+from .github import Credentials, GitHubError, GitHubPool
+from .metrics import Metrics
+from .settings import Settings
+
+log = logging.getLogger("foldbot.server")
+
+#: Fields each handled event must carry, as paths into the payload.
+REQUIRED: dict[str, tuple[tuple[str, ...], ...]] = {
+    "workflow_run": (("action",), ("workflow_run", "id"), ("workflow_run", "path"), ("workflow_run", "head_sha"),
+                     ("workflow_run", "workflow_id"), ("repository", "full_name")),
+    "pull_request": (("action",), ("number",), ("pull_request", "head", "sha"), ("repository", "full_name")),
+    "issue_comment": (("action",), ("issue", "number"), ("comment", "id"), ("comment", "body"),
+                      ("comment", "user", "login"), ("repository", "full_name")),
+}
+
+
+def missing_field(event: str, data: Any) -> str | None:
+    """The first required field a payload lacks, as a dotted path."""
+    if not isinstance(data, dict):
+        return "(the payload is not an object)"
+    for path in REQUIRED.get(event, ()):
+        node: Any = data
+        for part in path:
+            if not isinstance(node, dict) or node.get(part) is None:
+                return ".".join(path)
+            node = node[part]
+    return None
+
+
+def signature_ok(secret: str, body: bytes, header: str | None) -> bool:
+    if not header or not header.startswith("sha256="):
+        return False
+    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected.encode(), header.strip().encode())
+
+
+@dataclass
+class Context:
+    """What a handler gets besides the event and its GitHub client."""
+
+    pool: GitHubPool
+    metrics: Metrics
+    delivery_id: str
+    state: "AppState"
+    log: logging.LoggerAdapter  # carries the delivery id
+
+
+@dataclass
+class Delivery:
+    event: sansio.Event
+    installation_id: int | None
+    received: float
+
+
+@dataclass
+class AppState:
+    """Per-process state; everything that must survive a restart lives in GitHub."""
+
+    settings: Settings
+    router: routing.Router
+    metrics: Metrics
+    queue: asyncio.Queue[Delivery]
+    done: cachetools.LRUCache[str, bool] = field(default_factory=lambda: cachetools.LRUCache(maxsize=50_000))
+    in_flight: set[str] = field(default_factory=set)
+    done_keys: cachetools.LRUCache[Any, bool] = field(default_factory=lambda: cachetools.LRUCache(maxsize=50_000))
+    locks: dict[str, asyncio.Lock] = field(default_factory=dict)
+    cache: cachetools.LRUCache[Any, Any] = field(default_factory=lambda: cachetools.LRUCache(maxsize=4096))
+    pool: GitHubPool | None = None
+    session: aiohttp.ClientSession | None = None
+    workers: list[asyncio.Task[None]] = field(default_factory=list)
+    accepting: bool = True
+
+    def lock(self, key: str) -> asyncio.Lock:
+        """One lock per repository: its reports are written by one delivery at a time."""
+        return self.locks.setdefault(key, asyncio.Lock())
+
+
+STATE = web.AppKey("foldbot", AppState)
+
+
+def _json(status: int, **body: Any) -> web.Response:
+    return web.json_response(body, status=status)
+
+
+async def webhook(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    try:
+        body = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        state.metrics.deliveries.labels(event="unknown", outcome="too_large").inc()
+        return _json(413, error=f"the body is larger than {state.settings.max_body_bytes} bytes")
+    event_name = request.headers.get("X-GitHub-Event")
+    if not signature_ok(state.settings.webhook_secret, body, request.headers.get("X-Hub-Signature-256")):
+        state.metrics.deliveries.labels(event=event_name or "unknown", outcome="bad_signature").inc()
+        log.warning("rejected a delivery with a missing or wrong X-Hub-Signature-256 (delivery %s)",
+                    request.headers.get("X-GitHub-Delivery", "-"))
+        return _json(401, error="missing or wrong X-Hub-Signature-256")
+    delivery_id = request.headers.get("X-GitHub-Delivery")
+    if not event_name or not delivery_id:
+        state.metrics.deliveries.labels(event=event_name or "unknown", outcome="bad_request").inc()
+        return _json(400, error="X-GitHub-Event and X-GitHub-Delivery headers are required")
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        state.metrics.deliveries.labels(event=event_name, outcome="bad_request").inc()
+        return _json(400, error="the body is not JSON")
+    if event_name == "ping":
+        state.metrics.deliveries.labels(event="ping", outcome="ok").inc()
+        return _json(200, ok=True, zen=data.get("zen") if isinstance(data, dict) else None)
+    if event_name not in REQUIRED:
+        state.metrics.deliveries.labels(event=event_name, outcome="ignored").inc()
+        return _json(202, ignored=f"foldbot does not handle `{event_name}` events")
+    missing = missing_field(event_name, data)
+    if missing:
+        state.metrics.deliveries.labels(event=event_name, outcome="bad_request").inc()
+        log.warning("delivery %s: %s payload lacks %s", delivery_id, event_name, missing)
+        return _json(400, error=f"the {event_name} payload lacks `{missing}`")
+    if delivery_id in state.done:
+        state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
+        return _json(200, duplicate=delivery_id, status="already processed")
+    if delivery_id in state.in_flight:
+        state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
+        return _json(202, duplicate=delivery_id, status="being processed")
+    if not state.accepting:
+        return _json(503, error="shutting down; GitHub will redeliver")
+    installation = data.get("installation") if isinstance(data.get("installation"), dict) else None
+    item = Delivery(sansio.Event(data, event=event_name, delivery_id=delivery_id),
+                    int(installation["id"]) if installation and installation.get("id") else None, time.monotonic())
+    try:
+        state.queue.put_nowait(item)
+    except asyncio.QueueFull:
+        state.metrics.deliveries.labels(event=event_name, outcome="queue_full").inc()
+        return _json(503, error="the queue is full; GitHub will redeliver")
+    state.in_flight.add(delivery_id)
+    state.metrics.queue_depth.set(state.queue.qsize())
+    return _json(202, queued=delivery_id)
+
+
+async def health(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    return _json(200, ok=True, version=__version__, queue_depth=state.queue.qsize(), accepting=state.accepting)
+
+
+async def metrics(request: web.Request) -> web.Response:
+    body, content_type = request.app[STATE].metrics.render()
+    return web.Response(body=body, headers={"Content-Type": content_type})
+
+
+async def process(state: AppState, item: Delivery) -> None:
+    event = item.event
+    delivery_id = event.delivery_id
+    adapter = logging.LoggerAdapter(log, {"delivery": delivery_id})
+    assert state.pool is not None
+    gh = state.pool.for_installation(item.installation_id)
+    context = Context(state.pool, state.metrics, delivery_id, state, adapter)
+    started = time.monotonic()
+    outcome = "ok"
+    try:
+        await state.router.dispatch(event, gh, context)
+    except GitHubError as exc:
+        outcome = "github_error"
+        log.error("delivery %s (%s): GitHub call failed: %s", delivery_id, event.event, exc)
+    except Exception:  # a bug: keep the worker alive, keep the traceback for the operator
+        outcome = "error"
+        log.exception("delivery %s (%s): handler failed", delivery_id, event.event)
+    else:
+        state.done[delivery_id] = True
+    finally:
+        state.in_flight.discard(delivery_id)
+        state.metrics.deliveries.labels(event=event.event, outcome=outcome).inc()
+        state.metrics.processing.labels(event=event.event).observe(time.monotonic() - started)
+
+
+async def worker(state: AppState) -> None:
+    while True:
+        item = await state.queue.get()
+        try:
+            await process(state, item)
+        finally:
+            state.queue.task_done()
+            state.metrics.queue_depth.set(state.queue.qsize())
+
+
+def create_app(settings: Settings, router: routing.Router | None = None, *,
+               pool_factory: Callable[[aiohttp.ClientSession, Metrics], GitHubPool] | None = None) -> web.Application:
+    """The aiohttp application. `router` defaults to foldbot's handlers."""
+    if router is None:
+        from handlers import router as default_router
+        router = default_router
+    app = web.Application(client_max_size=settings.max_body_bytes)
+    state = AppState(settings, router, Metrics(), asyncio.Queue(maxsize=settings.queue_size))
+    app[STATE] = state
+
+    async def start(app: web.Application) -> None:
+        state.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
+        if pool_factory is not None:
+            state.pool = pool_factory(state.session, state.metrics)
+        else:
+            credentials = Credentials(app_id=settings.app_id, private_key=settings.private_key, token=settings.token)
+            state.pool = GitHubPool(state.session, credentials, base_url=settings.api_url, metrics=state.metrics)
+        state.workers = [asyncio.create_task(worker(state)) for _ in range(settings.workers)]
+
+    async def drain(app: web.Application) -> None:
+        state.accepting = False
+        try:
+            await asyncio.wait_for(state.queue.join(), timeout=settings.drain_seconds)
+        except asyncio.TimeoutError:
+            log.error("shutdown: %d deliveries were not processed in %.0fs; GitHub can redeliver them",
+                      state.queue.qsize(), settings.drain_seconds)
+
+    async def stop(app: web.Application) -> None:
+        for task in state.workers:
+            task.cancel()
+        await asyncio.gather(*state.workers, return_exceptions=True)
+        if state.session is not None:
+            await state.session.close()
+
+    app.on_startup.append(start)
+    app.on_shutdown.append(drain)
+    app.on_cleanup.append(stop)
+    app.router.add_post("/webhook", webhook)
+    app.router.add_get("/health", health)
+    app.router.add_get("/metrics", metrics)
+    return app
+

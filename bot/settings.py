@@ -1,0 +1,72 @@
+"""Process settings from the environment (the repository's own settings are in
+`bot.config`). Refuses to start without a webhook secret."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class SettingsError(ValueError):
+    """A setting is missing or wrong; the message names the variable."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    webhook_secret: str
+    app_id: str | None = None
+    private_key: str | None = None
+    token: str | None = None
+    api_url: str = "https://api.github.com"
+    port: int = 8080
+    host: str = "0.0.0.0"
+    queue_size: int = 200
+    workers: int = 4
+    max_body_bytes: int = 25 * 1024 * 1024
+    drain_seconds: float = 25.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> "Settings":
+        secret = env.get("GITHUB_WEBHOOK_SECRET", "")
+        if not secret:
+            raise SettingsError("GITHUB_WEBHOOK_SECRET is required: foldbot refuses unsigned webhooks")
+        token = env.get("GITHUB_TOKEN") or None
+        app_id = env.get("GITHUB_APP_ID") or None
+        key = env.get("GITHUB_PRIVATE_KEY") or None
+        key_path = env.get("GITHUB_PRIVATE_KEY_PATH") or None
+        if key is None and key_path is not None:
+            try:
+                key = Path(key_path).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise SettingsError(f"GITHUB_PRIVATE_KEY_PATH: cannot read {key_path}: {exc.strerror}") from None
+        if token is None:
+            if app_id is None or key is None:
+                raise SettingsError("set GITHUB_APP_ID and GITHUB_PRIVATE_KEY (or GITHUB_PRIVATE_KEY_PATH), "
+                                    "or GITHUB_TOKEN for a single repository")
+            if not app_id.isdigit():
+                raise SettingsError(f"GITHUB_APP_ID must be the App's numeric id, not {app_id!r}")
+            if "PRIVATE KEY" not in key:
+                raise SettingsError("GITHUB_PRIVATE_KEY must be the App's PEM private key")
+        elif app_id is not None:
+            raise SettingsError("set either GITHUB_TOKEN or GITHUB_APP_ID, not both")
+        return cls(
+            webhook_secret=secret,
+            app_id=app_id,
+            private_key=key if token is None else None,
+            token=token,
+            api_url=(env.get("GITHUB_API_URL") or "https://api.github.com").rstrip("/"),
+            port=_int(env, "PORT", 8080, 1, 65535),
+            host=env.get("HOST") or "0.0.0.0",
+            queue_size=_int(env, "FOLDBOT_QUEUE_SIZE", 200, 1, 100_000),
+            workers=_int(env, "FOLDBOT_WORKERS", 4, 1, 64),
+        )
+
+
+def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        raise SettingsError(f"{name} must be a whole number from {low} to {high}, not {raw!r}")
+    return int(raw)

@@ -1,0 +1,31 @@
+"""`pull_request` synchronize: foldbot's report on the PR describes an older commit now."""
+
+from __future__ import annotations
+
+from gidgethub import routing, sansio
+
+from bot.github import GitHub
+from bot.publish import find_comment, mark_stale, read_state
+from bot.server import Context
+
+router = routing.Router()
+
+
+@router.register("pull_request", action="synchronize")
+async def on_synchronize(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
+    repo = event.data["repository"]["full_name"]
+    number = int(event.data["number"])
+    new_sha = str(event.data["pull_request"]["head"]["sha"])
+    login = await ctx.pool.bot_login()
+    async with ctx.state.lock(repo):
+        comment = await find_comment(gh, repo, number, login)
+        if comment is None:
+            return
+        state = read_state(comment["body"]) or {}
+        old_sha = str(state.get("head_sha") or event.data.get("before") or "")
+        if old_sha == new_sha:
+            return
+        body = mark_stale(comment["body"], old_sha, new_sha)
+        if body != comment["body"]:
+            await gh.patch(f"/repos/{repo}/issues/comments/{comment['id']}", {"body": body})
+            ctx.log.info("%s#%d: report marked stale (new head %s)", repo, number, new_sha[:12])

@@ -1,0 +1,227 @@
+"""Failure injection and rate limiting.
+
+Every knob can be restricted to matching requests with ``method`` (exact, case
+insensitive) and ``path`` (a regular expression searched in the raw request path,
+without the query string).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+SECONDARY_DOCS = (
+    "https://docs.github.com/free-pro-team@latest/rest/overview/"
+    "rate-limits-for-the-rest-api#about-secondary-rate-limits"
+)
+PRIMARY_DOCS = (
+    "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-primary-rate-limits"
+)
+RATE_WINDOW = 3600
+
+
+@dataclass(frozen=True)
+class RequestFilter:
+    method: str | None = None
+    path: str | None = None
+
+    def matches(self, method: str, path: str) -> bool:
+        if self.method is not None and self.method.upper() != method.upper():
+            return False
+        return self.path is None or re.search(self.path, path) is not None
+
+
+@dataclass
+class Injected:
+    """An error response produced by a knob instead of the real handler."""
+
+    status: int
+    message: str | None  # None: a plain error with the status' reason phrase
+    documentation_url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    secondary_rate_limit: bool = False
+
+
+@dataclass
+class _Rule:
+    filter: RequestFilter
+    make: Callable[[], Injected]
+    remaining: int | None  # None: unlimited
+    probability: float = 1.0
+
+
+@dataclass
+class _Latency:
+    filter: RequestFilter
+    seconds: float
+
+
+class Knobs:
+    """Deterministic (seeded) failure and latency injection."""
+
+    def __init__(self, *, seed: int = 0) -> None:
+        self.random = random.Random(seed)
+        self._rules: list[_Rule] = []
+        self._latencies: list[_Latency] = []
+
+    def fail_next(
+        self,
+        n: int = 1,
+        status: int = 502,
+        *,
+        method: str | None = None,
+        path: str | None = None,
+        message: str | None = None,
+    ) -> None:
+        """The next ``n`` matching requests fail with ``status``."""
+        self._rules.append(
+            _Rule(RequestFilter(method, path), lambda: Injected(status, message), remaining=n)
+        )
+
+    def set_error_rate(
+        self,
+        rate: float,
+        status: int = 502,
+        *,
+        method: str | None = None,
+        path: str | None = None,
+    ) -> None:
+        """Each matching request fails with probability ``rate`` (seeded random)."""
+        self._rules = [rule for rule in self._rules if rule.remaining is not None]
+        if rate > 0:
+            self._rules.append(
+                _Rule(
+                    RequestFilter(method, path),
+                    lambda: Injected(status, None),
+                    remaining=None,
+                    probability=rate,
+                )
+            )
+
+    def secondary_rate_limit(
+        self,
+        n: int = 1,
+        retry_after: int | None = 1,
+        *,
+        status: int = 403,
+        method: str | None = None,
+        path: str | None = None,
+    ) -> None:
+        """The next ``n`` matching requests hit a secondary rate limit (403 or 429).
+
+        ``retry_after=None`` omits the ``Retry-After`` header, as GitHub sometimes does.
+        """
+        headers = {} if retry_after is None else {"retry-after": str(retry_after)}
+        self._rules.append(
+            _Rule(
+                RequestFilter(method, path),
+                lambda: Injected(
+                    status,
+                    "You have exceeded a secondary rate limit. Please wait a few minutes "
+                    "before you try again.",
+                    documentation_url=SECONDARY_DOCS,
+                    headers=dict(headers),
+                    secondary_rate_limit=True,
+                ),
+                remaining=n,
+            )
+        )
+
+    def set_latency(
+        self, seconds: float, *, method: str | None = None, path: str | None = None
+    ) -> None:
+        """Delay matching responses by ``seconds`` (the latest matching setting wins)."""
+        self._latencies.append(_Latency(RequestFilter(method, path), seconds))
+
+    def clear(self) -> None:
+        self._rules.clear()
+        self._latencies.clear()
+
+    def latency_for(self, method: str, path: str) -> float:
+        for latency in reversed(self._latencies):
+            if latency.filter.matches(method, path):
+                return latency.seconds
+        return 0.0
+
+    def take_failure(self, method: str, path: str) -> Injected | None:
+        for rule in self._rules:
+            if not rule.filter.matches(method, path):
+                continue
+            if rule.remaining is not None:
+                if rule.remaining <= 0:
+                    continue
+                rule.remaining -= 1
+                return rule.make()
+            if self.random.random() < rule.probability:
+                return rule.make()
+        self._rules = [rule for rule in self._rules if rule.remaining is None or rule.remaining > 0]
+        return None
+
+
+@dataclass
+class RateBucket:
+    limit: int
+    used: int
+    reset_at: int
+
+    @property
+    def remaining(self) -> int:
+        return max(self.limit - self.used, 0)
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "x-ratelimit-limit": str(self.limit),
+            "x-ratelimit-remaining": str(self.remaining),
+            "x-ratelimit-reset": str(self.reset_at),
+            "x-ratelimit-used": str(self.used),
+            "x-ratelimit-resource": "core",
+        }
+
+    def as_json(self) -> dict[str, int]:
+        return {
+            "limit": self.limit,
+            "used": self.used,
+            "remaining": self.remaining,
+            "reset": self.reset_at,
+        }
+
+
+class RateLimiter:
+    """GitHub's primary ("core") rate limit, one hourly bucket per principal."""
+
+    def __init__(self, limits: Mapping[str, int], clock: Callable[[], float] = time.time) -> None:
+        self._limits = dict(limits)
+        self._clock = clock
+        self._buckets: dict[str, RateBucket] = {}
+        self._exhausted_until: float | None = None
+
+    def bucket(self, key: str) -> RateBucket:
+        now = self._clock()
+        bucket = self._buckets.get(key)
+        if bucket is None or now >= bucket.reset_at:
+            kind = key.split(":", 1)[0]
+            bucket = RateBucket(self._limits.get(kind, 5000), 0, int(now) + RATE_WINDOW)
+            self._buckets[key] = bucket
+        if self._exhausted_until is not None and now < self._exhausted_until:
+            bucket.used = bucket.limit
+            bucket.reset_at = int(self._exhausted_until)
+        return bucket
+
+    def charge(self, key: str) -> None:
+        bucket = self.bucket(key)
+        bucket.used = min(bucket.used + 1, bucket.limit)
+
+    def exhaust(self, reset_in: float = 60.0) -> None:
+        """Use up every bucket (present and future) until ``reset_in`` seconds from now."""
+        self._exhausted_until = self._clock() + reset_in
+        for bucket in self._buckets.values():
+            bucket.used = bucket.limit
+            bucket.reset_at = int(self._exhausted_until)
+
+    def restore(self) -> None:
+        """Undo :meth:`exhaust` and start every bucket afresh."""
+        self._exhausted_until = None
+        self._buckets.clear()
