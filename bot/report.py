@@ -19,11 +19,12 @@ MARKER = "<!-- foldbot:report -->"
 STATE_OPEN = "<!-- foldbot:state "
 STATE_CLOSE = " -->"
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
 
 
 def md_escape(text: str) -> str:
     """Markdown-inert text: no formatting, no HTML, no @mentions, no comment markers."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_SPECIAL.sub(r"\\\1", text)
     text = text.replace("@", "@\u200b")
     return text.replace("\n", " ")

@@ -106,8 +106,8 @@ class AppState:
 STATE = web.AppKey("foldbot", AppState)
 
 
-def _json(status: int, **body: Any) -> web.Response:
-    return web.json_response(body, status=status)
+def _json(code: int, **body: Any) -> web.Response:
+    return web.json_response(body, status=code)
 
 
 async def webhook(request: web.Request) -> web.Response:
@@ -145,10 +145,10 @@ async def webhook(request: web.Request) -> web.Response:
         return _json(400, error=f"the {event_name} payload lacks `{missing}`")
     if delivery_id in state.done:
         state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
-        return _json(200, duplicate=delivery_id, status="already processed")
+        return _json(200, duplicate=delivery_id, state="already processed")
     if delivery_id in state.in_flight:
         state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
-        return _json(202, duplicate=delivery_id, status="being processed")
+        return _json(202, duplicate=delivery_id, state="being processed")
     if not state.accepting:
         return _json(503, error="shutting down; GitHub will redeliver")
     installation = data.get("installation") if isinstance(data.get("installation"), dict) else None

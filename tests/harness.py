@@ -1,0 +1,145 @@
+"""A running foldbot (the app `foldbot serve` runs, on a loopback port) wired to the
+fake GitHub, a SGLang-shaped repository in the fake, and signed webhook deliveries
+built from GitHub's own payload examples."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import hmac
+import json
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import pytest_asyncio
+from aiohttp import web
+
+from bot.github import Credentials, GitHubPool
+from bot.server import STATE, create_app
+from bot.settings import Settings
+from tests.conftest import AMD, BEFORE, FIXTURES, ROCM720
+from tests.fakegithub import FakeGitHub, Repo
+from tests.sglang_history import rocm720_history
+
+SECRET = "It's a Secret to Everybody"
+EXAMPLES = FIXTURES / "github" / "webhooks" / "octokit-webhooks" / "payload-examples" / "api.github.com"
+INSTALLATION = 31337
+ROCM720_ID, AMD_ID = 7200, 7000
+
+
+def example(name: str) -> dict[str, Any]:
+    return json.loads((EXAMPLES / name).read_text())
+
+
+def sign(body: bytes, secret: str = SECRET) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+@dataclass
+class Bot:
+    url: str
+    app: web.Application
+    session: aiohttp.ClientSession
+
+    async def post(self, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        async with self.session.post(f"{self.url}/webhook", data=body, headers=headers) as response:
+            return response.status, await response.json()
+
+    async def deliver(self, event: str, payload: dict[str, Any], delivery: str | None = None) -> tuple[int, dict[str, Any]]:
+        body = json.dumps(payload).encode()
+        return await self.post(body, {
+            "X-GitHub-Event": event,
+            "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
+            "X-Hub-Signature-256": sign(body),
+            "Content-Type": "application/json",
+            "User-Agent": "GitHub-Hookshot/044aadd",
+        })
+
+    async def settle(self) -> None:
+        """Wait until every queued delivery has been processed."""
+        await self.app[STATE].queue.join()
+
+    @property
+    def state(self):  # noqa: ANN201 - the server's AppState
+        return self.app[STATE]
+
+
+async def start_bot(fake: FakeGitHub, **settings: Any) -> tuple[Bot, web.AppRunner]:
+    config = Settings(webhook_secret=SECRET, app_id=str(fake.app_id), private_key=fake.private_key_pem,
+                      api_url=fake.base_url, port=0, **settings)
+
+    def pool(session: aiohttp.ClientSession, metrics: Any) -> GitHubPool:
+        credentials = Credentials(app_id=config.app_id, private_key=config.private_key)
+        return GitHubPool(session, credentials, base_url=config.api_url, metrics=metrics, max_wait=5, base_delay=0.01)
+
+    app = create_app(config, pool_factory=pool)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    session = aiohttp.ClientSession()
+    return Bot(f"http://127.0.0.1:{port}", app, session), runner
+
+
+@pytest_asyncio.fixture
+async def bot(fake_github: FakeGitHub) -> AsyncIterator[Bot]:
+    running, runner = await start_bot(fake_github)
+    try:
+        yield running
+    finally:
+        await running.session.close()
+        await runner.cleanup()
+
+
+@dataclass
+class World:
+    """sgl-project/sglang in the fake: both lanes before PR #34483 on main, eight
+    completed rocm720 runs with their jobs, and a PR for each run."""
+
+    fake: FakeGitHub
+    repo: Repo
+    runs: list[dict[str, Any]] = field(default_factory=list)
+
+    def payload(self, run_id: int, **changes: Any) -> dict[str, Any]:
+        """A `workflow_run` completed delivery for a stored run, on GitHub's own example."""
+        payload = example("workflow_run/completed.with-pull-requests.payload.json")
+        run = copy.deepcopy(self.fake.run(run_id))
+        run.update(changes)
+        payload["workflow_run"] = {**payload["workflow_run"], **run}
+        payload["workflow_run"]["head_repository"] = {"full_name": run.get("head_repository") or self.repo.full_name,
+                                                       "owner": {"login": (run.get("head_repository") or self.repo.full_name).split("/")[0]}}
+        payload["repository"] = {**payload["repository"], "full_name": self.repo.full_name, "name": "sglang",
+                                 "owner": {**payload["repository"]["owner"], "login": "sgl-project"}}
+        payload["workflow"] = {**payload["workflow"], "id": run["workflow_id"], "path": run["path"]}
+        payload["installation"] = {"id": INSTALLATION, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ=="}
+        return payload
+
+
+def sglang_world(fake: FakeGitHub, *, ci_pr: bool = True, fork: bool = False, runs: int = 8) -> World:
+    repo = fake.add_repo("sgl-project", "sglang")
+    repo.put_files("main", {ROCM720: (BEFORE / "pr-test-amd-rocm720.yml").read_text(),
+                            AMD: (BEFORE / "pr-test-amd.yml").read_text()}, message="CI lanes before #34483")
+    fake.add_workflow(repo, ROCM720_ID, ROCM720)
+    fake.add_workflow(repo, AMD_ID, AMD)
+    fake.add_installation(INSTALLATION, [repo])
+    world = World(fake, repo)
+    for bundle in rocm720_history()[:runs]:
+        run = dict(bundle["workflow_run"])
+        number = run["pull_requests"][0]["number"]
+        head_owner = "contributor" if fork else "sgl-project"
+        pull = fake.add_pull(repo, number, head_ref=run["head_branch"], head_sha=run["head_sha"],
+                             head_repo_full_name=f"{head_owner}/sglang",
+                             files=[ROCM720 if ci_pr else "python/sglang/srt/server.py"])
+        run.update(workflow_id=ROCM720_ID, path=ROCM720, event="pull_request",
+                   head_repository=f"{head_owner}/sglang",
+                   pull_requests=[] if fork else [{"number": pull.number, "id": pull.id,
+                                                   "head": {"ref": run["head_branch"], "sha": run["head_sha"]},
+                                                   "base": {"ref": "main", "sha": repo.branch_sha("main")}}])
+        stored = fake.add_run(repo, run)
+        fake.add_jobs(stored["id"], bundle["jobs"])
+        world.runs.append(stored)
+    return world

@@ -1,0 +1,104 @@
+"""`foldbot serve` as a process, settings from the environment, and the GitHub client's
+token handling against the fake GitHub."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import aiohttp
+import pytest
+
+from bot.github import Credentials, GitHubPool
+from bot.metrics import Metrics
+from bot.settings import Settings, SettingsError
+from tests.conftest import ROOT
+from tests.fakegithub import FakeGitHub
+from tests.harness import SECRET, sign
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_serve_refuses_to_start_without_a_secret() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    result = subprocess.run([sys.executable, "-m", "bot", "serve"], env=env, cwd=ROOT, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "foldbot: error: GITHUB_WEBHOOK_SECRET is required: foldbot refuses unsigned webhooks"
+
+
+async def test_serve_answers_health_and_a_signed_ping(fake_github: FakeGitHub) -> None:
+    port = free_port()
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")},
+           "GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_APP_ID": str(fake_github.app_id),
+           "GITHUB_PRIVATE_KEY": fake_github.private_key_pem, "GITHUB_API_URL": fake_github.base_url,
+           "PORT": str(port), "HOST": "127.0.0.1"}
+    process = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "serve", env=env, cwd=str(ROOT),
+                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    try:
+        async with aiohttp.ClientSession() as session:
+            for _ in range(100):
+                try:
+                    async with session.get(f"http://127.0.0.1:{port}/health") as response:
+                        health = await response.json()
+                        break
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.1)
+            else:
+                pytest.fail("foldbot serve did not start")
+            assert health["ok"] is True
+            body = json.dumps({"zen": "Design for failure.", "hook_id": 7}).encode()
+            async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers={
+                    "X-GitHub-Event": "ping", "X-GitHub-Delivery": "p", "X-Hub-Signature-256": sign(body)}) as response:
+                assert response.status == 200
+    finally:
+        process.terminate()
+        output, _ = await asyncio.wait_for(process.communicate(), timeout=30)
+    assert process.returncode == 0, output.decode()
+
+
+@pytest.mark.parametrize("env,message", [
+    ({}, "GITHUB_WEBHOOK_SECRET is required"),
+    ({"GITHUB_WEBHOOK_SECRET": "s"}, "set GITHUB_APP_ID and GITHUB_PRIVATE_KEY"),
+    ({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_APP_ID": "x", "GITHUB_PRIVATE_KEY": "k"}, "numeric id"),
+    ({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY_PATH": "/nope"}, "cannot read /nope"),
+    ({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t", "PORT": "http"}, "PORT must be a whole number"),
+])
+def test_settings_errors(env: dict[str, str], message: str) -> None:
+    with pytest.raises(SettingsError) as error:
+        Settings.from_env(env)
+    assert message in str(error.value)
+
+
+def test_settings_with_a_token() -> None:
+    settings = Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t", "GITHUB_API_URL": "http://x/"})
+    assert (settings.token, settings.api_url, settings.port) == ("t", "http://x", 8080)
+
+
+async def test_installation_tokens_are_cached_and_refreshed_after_a_401(fake_github: FakeGitHub) -> None:
+    repo = fake_github.add_repo("o", "r")
+    repo.put_files("main", {"README.md": "hi\n"})
+    fake_github.add_installation(5, [repo])
+    async with aiohttp.ClientSession() as session:
+        pool = GitHubPool(session, Credentials(app_id=str(fake_github.app_id), private_key=fake_github.private_key_pem),
+                          base_url=fake_github.base_url, metrics=Metrics(), base_delay=0.01)
+        gh = pool.for_installation(5)
+        for _ in range(3):
+            assert (await gh.get("/repos/o/r"))["full_name"] == "o/r"
+        assert fake_github.count("POST", r"/access_tokens$") == 1
+        fake_github.expire_tokens()
+        assert (await gh.get("/repos/o/r"))["full_name"] == "o/r"  # 401, a new token, the call again
+        assert fake_github.count("POST", r"/access_tokens$") == 2
+        assert await pool.bot_login() == "foldbot[bot]"
+        # a conditional request: the second read of unchanged data is a 304
+        await gh.get("/repos/o/r/contents/README.md")
+        await gh.get("/repos/o/r/contents/README.md")
+        assert [r.status for r in fake_github.requests if r.path.endswith("README.md")] == [200, 304]

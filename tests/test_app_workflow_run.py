@@ -1,0 +1,245 @@
+"""End to end over real HTTP: signed `workflow_run` deliveries to a running foldbot,
+which talks to the fake GitHub; assertions on the fake's state."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bot.publish import DASHBOARD_LABEL, DASHBOARD_TITLE, read_state
+from bot.report import MARKER
+from tests.conftest import AMD, ROCM720
+from tests.fakegithub import FakeGitHub, blob_sha
+from tests.harness import Bot, bot, sglang_world  # noqa: F401  (bot is a fixture)
+
+LOGIN = "foldbot[bot]"
+
+
+def dashboards(fake: FakeGitHub, world) -> list:  # noqa: ANN001
+    return [i for i in world.repo.issues.values() if not i.is_pull and DASHBOARD_LABEL in i.labels]
+
+
+def bot_comments(fake: FakeGitHub, world, number: int) -> list:  # noqa: ANN001
+    return [c for c in fake.comments_on(world.repo, number) if c.user == LOGIN]
+
+
+def apply_patch(tmp_path: Path, files: dict[str, str], patch: str) -> dict[str, str]:
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    (tmp_path / "p.diff").write_text(patch)
+    subprocess.run(["git", "apply", "p.diff"], cwd=tmp_path, check=True, capture_output=True)
+    return {path: (tmp_path / path).read_text() for path in files}
+
+
+def patch_of(body: str) -> str:
+    return body.split("```diff\n", 1)[1].split("\n```", 1)[0] + "\n"
+
+
+async def test_a_ci_pr_gets_one_comment_with_a_patch_that_applies(fake_github: FakeGitHub, bot: Bot, tmp_path: Path) -> None:
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    status, answer = await bot.deliver("workflow_run", world.payload(last["id"]))
+    assert status == 202 and "queued" in answer
+    await bot.settle()
+    number = last["pull_requests"][0]["number"]
+    comments = bot_comments(fake_github, world, number)
+    assert len(comments) == 1
+    body = comments[0].body
+    assert body.startswith(MARKER)
+    assert f"As of `{last['head_sha'][:12]}`" in body
+    assert "| job | setup (min) | tests (min) | other (min) | setup share |" in body
+    assert "**Fold** `multimodal-gen-unit-test-amd-rocm720`" in body
+    assert "**Skipped in this run**" in body and "`/dispatch rocm720`" in body
+    files = world.repo.files_at("main")
+    patched = apply_patch(tmp_path, {ROCM720: files[ROCM720], AMD: files[AMD]}, patch_of(body))
+    assert "multimodal-gen-unit-test-amd-rocm720:" not in patched[ROCM720]
+    state = read_state(body)
+    assert state is not None and state["runs"] == [r["id"] for r in world.runs]
+    assert state["blobs"] == {path: blob_sha(text.encode()) for path, text in files.items()}
+    issues = dashboards(fake_github, world)
+    assert len(issues) == 1 and issues[0].title == DASHBOARD_TITLE and issues[0].user == LOGIN
+    # nobody else's comment was touched; no other PR got a comment
+    others = [c for n in range(34401, 34408) for c in bot_comments(fake_github, world, n)]
+    assert others == []
+
+
+async def test_a_second_run_edits_the_same_comment_and_issue(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github)
+    first, second = world.runs[-2], world.runs[-1]
+    # both runs belong to the same PR here: point the earlier run at the later run's PR
+    number = second["pull_requests"][0]["number"]
+    await bot.deliver("workflow_run", world.payload(first["id"], pull_requests=second["pull_requests"]))
+    await bot.settle()
+    comment = bot_comments(fake_github, world, number)[0]
+    comment_id, comment_body = comment.id, comment.body
+    issue_body = dashboards(fake_github, world)[0].body
+    assert f"As of `{first['head_sha'][:12]}`" in comment_body
+    await bot.deliver("workflow_run", world.payload(second["id"]))
+    await bot.settle()
+    comments = bot_comments(fake_github, world, number)
+    assert [c.id for c in comments] == [comment_id]
+    assert comments[0].body != comment_body and f"As of `{second['head_sha'][:12]}`" in comments[0].body
+    issues = dashboards(fake_github, world)
+    assert len(issues) == 1 and issues[0].body != issue_body
+    assert fake_github.count("PATCH", rf"/issues/comments/{comment_id}$") == 1
+
+
+async def test_the_same_delivery_five_times_is_processed_once(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    payload = world.payload(last["id"])
+    statuses = [(await bot.deliver("workflow_run", payload, delivery="d-1"))[0] for _ in range(5)]
+    await bot.settle()
+    assert statuses[0] == 202 and set(statuses[1:]) <= {200, 202}
+    assert len(bot_comments(fake_github, world, last["pull_requests"][0]["number"])) == 1
+    assert fake_github.count("POST", r"/issues/\d+/comments$") == 1
+    assert fake_github.count("POST", r"/issues$") == 1
+
+
+async def test_two_deliveries_of_one_run_attempt_produce_one_result(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    await bot.deliver("workflow_run", world.payload(last["id"]), delivery="a")
+    await bot.deliver("workflow_run", world.payload(last["id"]), delivery="b")
+    await bot.settle()
+    assert fake_github.count("POST", r"/issues/\d+/comments$") == 1
+    assert fake_github.count("PATCH") == 0
+
+
+async def test_a_pr_without_ci_changes_gets_no_comment_but_the_dashboard(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github, ci_pr=False)
+    last = world.runs[-1]
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    assert bot_comments(fake_github, world, last["pull_requests"][0]["number"]) == []
+    issues = dashboards(fake_github, world)
+    assert len(issues) == 1 and "**Fold**" in issues[0].body
+
+
+async def test_a_fork_pr_is_found_by_its_head(fake_github: FakeGitHub, bot: Bot, tmp_path: Path) -> None:
+    world = sglang_world(fake_github, fork=True)
+    last = world.runs[-1]
+    assert last["pull_requests"] == []
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    number = 34408
+    comments = bot_comments(fake_github, world, number)
+    assert len(comments) == 1
+    files = world.repo.files_at("main")
+    apply_patch(tmp_path, {ROCM720: files[ROCM720], AMD: files[AMD]}, patch_of(comments[0].body))
+
+
+async def test_errors_and_rate_limits_still_give_one_correct_comment(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    fake_github.set_error_rate(0.3, status=502)
+    fake_github.secondary_rate_limit(2, retry_after=1)
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    fake_github.set_error_rate(0.0)
+    number = last["pull_requests"][0]["number"]
+    comments = bot_comments(fake_github, world, number)
+    assert len(comments) == 1
+    assert "**Fold** `multimodal-gen-unit-test-amd-rocm720`" in comments[0].body
+    assert any(r.status == 502 for r in fake_github.requests)
+    assert any(r.status == 403 for r in fake_github.requests)
+    assert len(dashboards(fake_github, world)) == 1
+
+
+async def test_a_push_to_the_pr_marks_the_comment_stale(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    number = last["pull_requests"][0]["number"]
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    sync = __import__("tests.harness", fromlist=["example"]).example("pull_request/synchronize.payload.json")
+    sync["number"] = number
+    sync["pull_request"]["head"]["sha"] = "f" * 40
+    sync["repository"]["full_name"] = world.repo.full_name
+    sync["installation"] = {"id": 31337}
+    for _ in range(2):
+        await bot.deliver("pull_request", sync)
+        await bot.settle()
+    body = bot_comments(fake_github, world, number)[0].body
+    assert body.split("\n")[1] == f"> **Stale:** as of `{last['head_sha'][:12]}`; a new run is pending for `ffffffffffff`."
+    assert body.count("**Stale:**") == 1
+
+
+async def test_a_non_lane_workflow_is_left_alone(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github, runs=1)
+    run = world.runs[0]
+    await bot.deliver("workflow_run", world.payload(run["id"], path=".github/workflows/pr-test.yml"))
+    await bot.settle()
+    assert fake_github.writes() == [] or all(w.path.endswith("access_tokens") for w in fake_github.writes())
+
+
+@pytest.mark.parametrize("case,status", [
+    ("bad-signature", 401), ("no-signature", 401), ("no-event", 400), ("no-delivery", 400),
+    ("not-json", 400), ("missing-field", 400), ("unknown-event", 202), ("ping", 200),
+])
+async def test_bad_deliveries_change_nothing(fake_github: FakeGitHub, bot: Bot, caplog: pytest.LogCaptureFixture,
+                                             case: str, status: int) -> None:
+    import json as _json
+
+    from tests.harness import sign
+    world = sglang_world(fake_github, runs=1)
+    payload = world.payload(world.runs[0]["id"])
+    body = _json.dumps(payload).encode()
+    headers = {"X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": "x-1", "X-Hub-Signature-256": sign(body)}
+    if case == "bad-signature":
+        headers["X-Hub-Signature-256"] = sign(body, "wrong secret")
+    elif case == "no-signature":
+        del headers["X-Hub-Signature-256"]
+    elif case == "no-event":
+        del headers["X-GitHub-Event"]
+    elif case == "no-delivery":
+        del headers["X-GitHub-Delivery"]
+    elif case == "not-json":
+        body = b"{not json"
+        headers["X-Hub-Signature-256"] = sign(body)
+    elif case == "missing-field":
+        del payload["workflow_run"]["head_sha"]
+        body = _json.dumps(payload).encode()
+        headers["X-Hub-Signature-256"] = sign(body)
+    elif case == "unknown-event":
+        headers["X-GitHub-Event"] = "installation"
+    elif case == "ping":
+        body = _json.dumps({"zen": "Keep it logically awesome.", "hook_id": 1}).encode()
+        headers.update({"X-GitHub-Event": "ping", "X-Hub-Signature-256": sign(body)})
+    before = len(fake_github.requests)
+    with caplog.at_level(logging.INFO):
+        got, answer = await bot.post(body, headers)
+        await bot.settle()
+    assert got == status
+    if status >= 400:
+        assert "error" in answer
+    assert fake_github.requests[before:] == []
+    assert "Traceback" not in caplog.text
+
+
+async def test_an_oversized_body_is_413(fake_github: FakeGitHub, bot: Bot) -> None:
+    body = b"{" + b" " * (25 * 1024 * 1024 + 10) + b"}"
+    from tests.harness import sign
+    status, _ = await bot.post(body, {"X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": "big",
+                                      "X-Hub-Signature-256": sign(body)})
+    assert status == 413
+    assert fake_github.requests == []
+
+
+async def test_health_and_metrics(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github, runs=2)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    async with bot.session.get(f"{bot.url}/health") as response:
+        health = await response.json()
+    assert health["ok"] is True and health["queue_depth"] == 0 and health["version"]
+    async with bot.session.get(f"{bot.url}/metrics") as response:
+        text = await response.text()
+    assert 'foldbot_deliveries_total{event="workflow_run",outcome="ok"} 1.0' in text
+    assert "foldbot_processing_seconds_count" in text
+    assert 'foldbot_github_calls_total{status="200"}' in text
+    assert "foldbot_github_rate_limit_remaining" in text
