@@ -23,6 +23,7 @@ test: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/analysis.py
+	$(BIN)/python bench/webhook.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,147 @@
+"""Webhook acknowledgement latency and the GitHub calls one `workflow_run` costs.
+
+1. 200 concurrent signed `workflow_run` deliveries to foldbot (the app `foldbot serve`
+   runs, on loopback, processing against the fake GitHub in the background) and to a
+   bare aiohttp handler that only reads the body: p50/p99 of the time to the answer,
+   and foldbot's p99 as a multiple of the bare handler's (target <= 1.5x).
+2. GitHub calls for one `workflow_run` (8-run history, 2 lanes): cold (new process)
+   and warm (the next run, caches filled), against the minimum it needs.
+
+    .venv/bin/python bench/webhook.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import aiohttp
+from aiohttp import web
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.fakegithub import FakeGitHub  # noqa: E402
+from tests.harness import SECRET, sglang_world, start_bot  # noqa: E402
+
+DELIVERIES = 200
+
+
+def pct(values: list[float], q: float) -> float:
+    data = sorted(values)
+    return data[min(len(data) - 1, int(round(q / 100 * (len(data) - 1))))]
+
+
+async def bare_server() -> tuple[str, web.AppRunner]:
+    async def handler(request: web.Request) -> web.Response:
+        await request.read()
+        return web.json_response({"queued": True}, status=202)
+
+    app = web.Application(client_max_size=25 * 1024 * 1024)
+    app.router.add_post("/webhook", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/webhook", runner  # type: ignore[union-attr]
+
+
+CLIENT = """
+import asyncio, json, sys, time, uuid, hashlib, hmac
+import aiohttp
+secret, urls, body_file, rounds = sys.argv[1], sys.argv[2].split(","), sys.argv[3], int(sys.argv[4])
+body = open(body_file, "rb").read()
+signature = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+async def one(session, url):
+    headers = {"X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": str(uuid.uuid4()),
+               "X-Hub-Signature-256": signature, "Content-Type": "application/json"}
+    start = time.perf_counter()
+    async with session.post(url, data=body, headers=headers) as response:
+        await response.read()
+        assert response.status in (200, 202), response.status
+    return (time.perf_counter() - start) * 1000
+
+async def main():
+    out = {url: [] for url in urls}
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=%d)) as session:
+        for url in urls:
+            await asyncio.gather(*(one(session, url) for _ in range(20)))  # warm-up: connections, caches
+        for _ in range(rounds):
+            for url in urls:
+                out[url] += await asyncio.gather(*(one(session, url) for _ in range(%d)))
+                await asyncio.sleep(0.5)
+    print(json.dumps(out))
+
+asyncio.run(main())
+""" % (DELIVERIES, DELIVERIES)
+
+
+async def latency() -> None:
+    """The client runs in a process of its own, so it does not share the servers' event loop."""
+    import tempfile
+
+    async with FakeGitHub() as fake:
+        world = sglang_world(fake)
+        body = json.dumps(world.payload(world.runs[-1]["id"])).encode()
+        bot, bot_runner = await start_bot(fake, queue_size=5000)
+        bare_url, bare_runner = await bare_server()
+        await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+        await bot.settle()  # the run is reported; later deliveries of it are acknowledged and skipped
+        with tempfile.NamedTemporaryFile(suffix=".json") as file:
+            file.write(body)
+            file.flush()
+            client = await asyncio.create_subprocess_exec(
+                sys.executable, "-c", CLIENT, SECRET, f"{bare_url},{bot.url}/webhook", file.name, "3",
+                stdout=asyncio.subprocess.PIPE)
+            output, _ = await client.communicate()
+        await bot.settle()
+        await bot.session.close()
+        await bot_runner.cleanup()
+        await bare_runner.cleanup()
+    measured = json.loads(output)
+    rounds = {"bare": measured[bare_url], "foldbot": measured[f"{bot.url}/webhook"]}
+    print(f"{DELIVERIES} concurrent signed deliveries ({len(body) / 1024:.0f} KiB each), 3 rounds, client in its own process:")
+    for name, values in rounds.items():
+        print(f"  {name:8s} p50 {statistics.median(values):6.1f} ms   p99 {pct(values, 99):6.1f} ms")
+    ratio50 = statistics.median(rounds["foldbot"]) / statistics.median(rounds["bare"])
+    ratio99 = pct(rounds["foldbot"], 99) / pct(rounds["bare"], 99)
+    print(f"  foldbot / bare: p50 {ratio50:.2f}x, p99 {ratio99:.2f}x (target <= 1.5x)")
+
+
+async def calls() -> None:
+    async with FakeGitHub() as fake:
+        world = sglang_world(fake)
+        bot, runner = await start_bot(fake)
+        results = []
+        for label, run in (("cold", world.runs[-2]), ("warm", world.runs[-1])):
+            before = len(fake.requests)
+            await bot.deliver("workflow_run", world.payload(run["id"]))
+            await bot.settle()
+            made = fake.requests[before:]
+            results.append((label, len(made), sum(1 for r in made if r.status == 304),
+                            sum(1 for r in made if r.method != "GET")))
+        await bot.session.close()
+        await runner.cleanup()
+    runs = len(world.runs)
+    lanes = 2
+    # token + App slug; repo + default-branch ref; config; workflow dir; lane files; run list; jobs of each run;
+    # PR files; dashboard search + write; comment search + write
+    # warm: every run's jobs were already read with the cold run's history (a completed run never changes)
+    minimum = {"cold": 2 + 2 + 1 + 1 + lanes + 1 + runs + 1 + 2 + 2, "warm": 2 + 1 + 1 + lanes + 1 + 0 + 1 + 2 + 2}
+    print("GitHub calls for one workflow_run (8-run history, 2 lanes):")
+    for label, total, not_modified, writes in results:
+        print(f"  {label}: {total} calls ({not_modified} answered 304, free of rate limit; {writes} writes); "
+              f"minimum {minimum[label]}")
+
+
+async def main() -> None:
+    await latency()
+    await calls()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
