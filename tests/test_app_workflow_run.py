@@ -243,3 +243,36 @@ async def test_health_and_metrics(fake_github: FakeGitHub, bot: Bot) -> None:
     assert "foldbot_processing_seconds_count" in text
     assert 'foldbot_github_calls_total{status="200"}' in text
     assert "foldbot_github_rate_limit_remaining" in text
+
+
+async def test_a_failed_delivery_is_processed_again_when_redelivered(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    payload = world.payload(last["id"])
+    fake_github.set_error_rate(1.0, status=500, path=r"/pulls/\d+/files$")
+    await bot.deliver("workflow_run", payload, delivery="retry-me")
+    await bot.settle()
+    number = last["pull_requests"][0]["number"]
+    assert bot_comments(fake_github, world, number) == []
+    assert "retry-me" not in bot.state.done
+    fake_github.set_error_rate(0.0)
+    status, _ = await bot.deliver("workflow_run", payload, delivery="retry-me")  # GitHub's manual redelivery
+    await bot.settle()
+    assert status == 202
+    assert len(bot_comments(fake_github, world, number)) == 1
+    assert "retry-me" in bot.state.done
+
+
+async def test_shutdown_drains_the_queue(fake_github: FakeGitHub) -> None:
+    from tests.harness import start_bot
+    world = sglang_world(fake_github, runs=3)
+    fake_github.set_latency(0.05)
+    running, runner = await start_bot(fake_github)
+    for run in world.runs:
+        status, _ = await running.deliver("workflow_run", world.payload(run["id"]))
+        assert status == 202
+    await running.session.close()
+    await runner.cleanup()  # what SIGTERM does: stop accepting, drain, stop
+    assert running.state.queue.qsize() == 0
+    assert len(running.state.done) == 3
+    assert len(dashboards(fake_github, world)) == 1
