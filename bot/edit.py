@@ -594,18 +594,14 @@ def _parse_spec(value: Any) -> list[dict[str, Any]] | None:
     return parsed if isinstance(parsed, list) and all(isinstance(e, dict) for e in parsed) else None
 
 
-def _normalise(data: Any) -> Any:
-    """Wait-for specs compared as JSON, not as text."""
-    if isinstance(data, dict):
-        out = {}
-        for key, value in data.items():
-            if key == "jobs" and isinstance(value, str) and _parse_spec(value) is not None:
-                out[key] = _parse_spec(value)
-            else:
-                out[key] = _normalise(value)
-        return out
-    if isinstance(data, list):
-        return [_normalise(v) for v in data]
+def _normalise(data: dict[str, Any]) -> dict[str, Any]:
+    """Wait-for specs (`jobs:` inputs of steps) compared as JSON, not as text."""
+    for job in (data.get("jobs") or {}).values():
+        for step in (job.get("steps") or []) if isinstance(job, dict) else []:
+            spec = step.get("with", {}).get("jobs") if isinstance(step, dict) and isinstance(step.get("with"), dict) else None
+            parsed = _parse_spec(spec)
+            if parsed is not None:
+                step["with"]["jobs"] = parsed
     return data
 
 
@@ -640,8 +636,8 @@ def verify_edit(workflow: Workflow, change: LaneChange, edit: FileEdit, config: 
     except WorkflowError as exc:
         raise VerificationError(f"the patched file does not parse: {exc}") from None
     expected = _normalise(expected_data(workflow, change, config))
-    actual = _normalise(patched.data)
-    diff = _first_difference(expected, actual)
+    actual = _normalise(json.loads(json.dumps(patched.data)))
+    diff = None if expected == actual else _first_difference(expected, actual)
     if diff:
         raise VerificationError(f"{edit.path}: the patched file differs from the plan at {diff}")
     _check_graph(patched)

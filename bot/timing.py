@@ -39,10 +39,11 @@ def parse_time(value: Any) -> datetime | None:
 
 
 def _epoch(value: Any, memo: dict[Any, float | None]) -> float | None:
-    """Seconds since the epoch of a timezone-aware timestamp (memoised: a step ends when the next begins)."""
-    if value in memo:
-        return memo[value]
-    parsed = parse_time(value)
+    """Seconds since the epoch of a timezone-aware timestamp, memoised per job."""
+    try:
+        parsed = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        parsed = None
     memo[value] = result = parsed.timestamp() if parsed is not None and parsed.tzinfo is not None else None
     return result
 
@@ -291,7 +292,7 @@ class JobTiming:
         total = self.setup_seconds + self.test_seconds
         return self.setup_seconds / total if total > 0 else 0.0
 
-    @property
+    @cached_property
     def ran_tests(self) -> bool:
         """A job that ran at least one test step (a skipped job is no sample)."""
         return self.conclusion != "skipped" and any(
@@ -374,7 +375,10 @@ def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) 
         if not isinstance(step, dict):
             continue
         name = str(step.get("name") or "")
-        seconds = seconds_between(step.get("started_at"), step.get("completed_at"), memo)
+        start, end = step.get("started_at"), step.get("completed_at")
+        a = memo[start] if start in memo else _epoch(start, memo)
+        b = memo[end] if end in memo else _epoch(end, memo)
+        seconds = b - a if a is not None and b is not None and b > a else 0.0
         steps.append(StepTime(name, classify(name), seconds, step.get("conclusion")))
     is_amd = config.is_amd_runner(labels) if labels else _declared_amd(matcher.workflow, ref, config)
     return JobTiming(

@@ -16,10 +16,40 @@ from typing import Any
 
 import yaml
 
-try:  # libyaml is optional at install time; the pure loader gives the same marks.
-    _Loader: type = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _Loader = yaml.SafeLoader
+class _MemoResolver(yaml.resolver.Resolver):
+    """The safe resolver, memoised: a workflow repeats the same few keys and values
+    thousands of times, and resolving a plain scalar means trying regexes."""
+
+    _memo: dict[tuple[Any, str, Any], str] = {}
+
+    def resolve(self, kind: Any, value: str, implicit: Any) -> str:
+        key = (kind, value, implicit)
+        tag = self._memo.get(key)
+        if tag is None:
+            tag = super().resolve(kind, value, implicit)
+            if len(self._memo) < 100_000:
+                self._memo[key] = tag
+        return tag
+
+
+try:  # libyaml is optional at install time; the pure parser gives the same marks.
+    from yaml.cyaml import CParser as _CParser
+
+    class _Loader(_CParser, yaml.constructor.SafeConstructor, _MemoResolver):  # type: ignore[misc]
+        def __init__(self, stream: str) -> None:
+            _CParser.__init__(self, stream)
+            yaml.constructor.SafeConstructor.__init__(self)
+            _MemoResolver.__init__(self)
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    class _Loader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer,  # type: ignore[no-redef]
+                  yaml.constructor.SafeConstructor, _MemoResolver):
+        def __init__(self, stream: str) -> None:
+            yaml.reader.Reader.__init__(self, stream)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            _MemoResolver.__init__(self)
 
 #: GitHub's job-level default for ``timeout-minutes``.
 DEFAULT_JOB_TIMEOUT_MINUTES = 360
