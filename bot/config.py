@@ -77,7 +77,10 @@ class RepoConfig:
     history_runs: int = 10
     comment_on: str = "ci-prs"
     ci_paths: tuple[str, ...] = DEFAULT_CI_PATHS
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    dispatch_permission: str = "write"
+    approve_permission: str = "maintain"
+    dispatch_cooldown_minutes: int = 30
+    ci_permissions_file: str | None = ".github/CI_PERMISSIONS.json"
     _categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # memo of classify
 
     def is_lane(self, path: str) -> bool:
@@ -122,7 +125,12 @@ _KNOWN_KEYS = {
     "history_runs": "a whole number",
     "comment_on": "ci-prs, all-prs or none",
     "ci_paths": "a list of globs",
+    "permissions": "a mapping with dispatch and approve: read, triage, write, maintain or admin",
+    "dispatch_cooldown_minutes": "a whole number of minutes (0: none)",
+    "ci_permissions_file": "a path in the repository, or null",
 }
+
+ROLES = ("none", "read", "triage", "write", "maintain", "admin")
 
 
 def parse_config(text: str | None) -> RepoConfig:
@@ -137,7 +145,7 @@ def parse_config(text: str | None) -> RepoConfig:
         return RepoConfig()
     if not isinstance(raw, dict):
         raise ConfigError(f"{CONFIG_PATH} must be a mapping")
-    unknown = sorted(str(k) for k in raw if k not in _KNOWN_KEYS and k not in _EXTRA_KEYS)
+    unknown = sorted(str(k) for k in raw if k not in _KNOWN_KEYS)
     if unknown:
         raise ConfigError(f"{CONFIG_PATH}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_KNOWN_KEYS))}")
     kwargs: dict[str, Any] = {}
@@ -172,12 +180,24 @@ def parse_config(text: str | None) -> RepoConfig:
         kwargs["comment_on"] = raw["comment_on"]
     if "ci_paths" in raw:
         kwargs["ci_paths"] = _str_list(raw, "ci_paths")
-    kwargs["extra"] = {k: raw[k] for k in _EXTRA_KEYS if k in raw}
+    permissions = _mapping(raw, "permissions")
+    for command in permissions:
+        if command not in ("dispatch", "approve"):
+            raise ConfigError(f"{CONFIG_PATH}: `permissions.{command}` is not a command; use dispatch or approve")
+        if permissions[command] not in ROLES[1:]:
+            raise ConfigError(f"{CONFIG_PATH}: `permissions.{command}` must be one of {', '.join(ROLES[1:])}")
+        kwargs[f"{command}_permission"] = permissions[command]
+    if "dispatch_cooldown_minutes" in raw:
+        value = raw["dispatch_cooldown_minutes"]
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 1440:
+            raise ConfigError(f"{CONFIG_PATH}: `dispatch_cooldown_minutes` must be a whole number from 0 to 1440")
+        kwargs["dispatch_cooldown_minutes"] = value
+    if "ci_permissions_file" in raw:
+        value = raw["ci_permissions_file"]
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"{CONFIG_PATH}: `ci_permissions_file` must be a path or null")
+        kwargs["ci_permissions_file"] = value
     return RepoConfig(**kwargs)
-
-
-#: Keys read by later stages (chat commands); validated where they are used.
-_EXTRA_KEYS = {"permissions", "dispatch_cooldown_minutes", "ci_permissions_file"}
 
 
 def _mapping(raw: dict[str, Any], key: str) -> dict[str, Any]:

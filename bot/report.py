@@ -272,5 +272,10 @@ def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[st
             out.append(f"Verified: {md_escape(checks)}.")
         out.append(f"A maintainer can comment `/fold approve {analysis.patch_id}` to have foldbot open a pull request with this patch.")
     if state is not None:
-        out += ["", STATE_OPEN + json.dumps(state, sort_keys=True, separators=(",", ":")).replace("--", "\\u002d\\u002d") + STATE_CLOSE]
+        out += ["", state_block(state)]
     return "\n".join(out) + "\n"
+
+
+def state_block(state: dict[str, Any]) -> str:
+    """Hidden JSON that later commands read back; `--` is escaped so it cannot end the comment."""
+    return STATE_OPEN + json.dumps(state, sort_keys=True, separators=(",", ":")).replace("--", "\\u002d\\u002d") + STATE_CLOSE

@@ -37,7 +37,7 @@ REQUIRED: dict[str, tuple[tuple[str, ...], ...]] = {
     "workflow_run": (("action",), ("workflow_run", "id"), ("workflow_run", "path"), ("workflow_run", "head_sha"),
                      ("workflow_run", "workflow_id"), ("repository", "full_name")),
     "pull_request": (("action",), ("number",), ("pull_request", "head", "sha"), ("repository", "full_name")),
-    "issue_comment": (("action",), ("issue", "number"), ("comment", "id"), ("comment", "body"),
+    "issue_comment": (("action",), ("issue", "number"), ("comment", "id"), ("comment", "body"), ("comment", "created_at"),
                       ("comment", "user", "login"), ("repository", "full_name")),
 }
 

@@ -116,3 +116,20 @@ def _lint(binary: str, cwd: Path, path: str) -> set[str]:
     if result.returncode not in (0, 1):
         raise PatchCheckError(f"actionlint failed to run: {result.stderr.strip()[:300]}")
     return {line for line in result.stdout.splitlines() if line.strip()}
+
+
+def apply_patch(patch: str, files: Mapping[str, str]) -> dict[str, str]:
+    """The files a patch changes, as `git apply` writes them; PatchCheckError when it does not apply."""
+    with tempfile.TemporaryDirectory(prefix="foldbot-apply-") as tmp:
+        root = Path(tmp) / "repo"
+        for path, text in files.items():
+            target = root / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        patch_file = Path(tmp) / "change.diff"
+        patch_file.write_text(patch, encoding="utf-8")
+        result = subprocess.run(["git", "apply", str(patch_file)], cwd=root, capture_output=True, text=True, timeout=60)
+        if result.returncode != 0:
+            raise PatchCheckError(f"`git apply` refused the patch: {result.stderr.strip()[:500]}")
+        return {path: (root / path).read_text(encoding="utf-8") for path in files
+                if (root / path).read_text(encoding="utf-8") != files[path]}

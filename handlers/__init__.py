@@ -2,8 +2,8 @@
 
 from gidgethub import routing
 
-from . import pull_request, workflow_run
+from . import issue_comment, pull_request, workflow_run
 
-router = routing.Router(workflow_run.router, pull_request.router)
+router = routing.Router(workflow_run.router, pull_request.router, issue_comment.router)
 
 __all__ = ["router"]

@@ -143,3 +143,54 @@ def sglang_world(fake: FakeGitHub, *, ci_pr: bool = True, fork: bool = False, ru
         fake.add_jobs(stored["id"], bundle["jobs"])
         world.runs.append(stored)
     return world
+
+
+def comment_payload(world: World, number: int, body: str, login: str, *, user_type: str = "User",
+                    action: str = "created") -> dict[str, Any]:
+    """An `issue_comment` delivery for a comment that now exists in the fake, on GitHub's own example."""
+    comment = world.fake.add_comment(world.repo, number, body, user_login=login)
+    payload = json.loads((FIXTURES / "github/webhooks/derived/issue_comment.created.on-pull-request.DERIVED.json").read_text())
+    payload["action"] = action
+    payload["issue"] = {**payload["issue"], "number": number}
+    payload["comment"] = {**payload["comment"], "id": comment.id, "body": body, "created_at": comment.created_at,
+                          "user": {**payload["comment"]["user"], "login": login, "type": user_type}}
+    payload["repository"] = {**payload["repository"], "full_name": world.repo.full_name}
+    payload["installation"] = {"id": INSTALLATION, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ=="}
+    return payload
+
+
+def pr_with_lane_run(world: World, *, number: int = 50001, fork: bool = False, gate: str = "success") -> tuple[int, str]:
+    """A PR whose head is a real commit on a branch (so it can be dispatched), with a
+    completed rocm720 run for that head in which the change filter skipped most GPU jobs.
+    `gate`: the conclusion of `call-gate / pr-gate` in that run."""
+    fake, repo = world.fake, world.repo
+    branch = f"amd/change-{number}"
+    head_owner = "contributor" if fork else "sgl-project"
+    if fork:
+        fork_repo = fake.find_repo("contributor", "sglang") or fake.add_repo("contributor", "sglang", fork_of=repo, owner_type="User")
+        target = fork_repo
+    else:
+        target = repo
+    sha = target.put_files(branch, {"python/sglang/srt/x.py": f"# change {number}\n"}, message=f"change {number}")
+    pull = fake.add_pull(repo, number, head_ref=branch, head_sha=sha, head_repo_full_name=f"{head_owner}/sglang",
+                         files=["python/sglang/srt/x.py"])
+    bundle = rocm720_history()[-1]
+    run = dict(bundle["workflow_run"])
+    run.pop("id")
+    run.update(workflow_id=ROCM720_ID, path=ROCM720, event="pull_request", head_sha=sha, head_branch=branch,
+               head_repository=f"{head_owner}/sglang",
+               pull_requests=[] if fork else [{"number": pull.number, "id": pull.id,
+                                               "head": {"ref": branch, "sha": sha}, "base": {"ref": "main", "sha": repo.branch_sha("main")}}])
+    stored = fake.add_run(repo, run)
+    jobs = copy.deepcopy(bundle["jobs"])
+    for job in jobs:
+        job.pop("id", None)
+        job["head_sha"] = sha
+        if job["name"].startswith("call-gate") and gate != "success":
+            job["conclusion"] = gate
+            for step in job["steps"]:
+                if step["name"].startswith("Require run-ci label"):
+                    step["conclusion"] = gate
+    fake.add_jobs(stored["id"], jobs)
+    world.runs.append(stored)
+    return pull.number, sha

@@ -1,0 +1,123 @@
+"""Chat commands in PR comments: `/dispatch` and `/fold`.
+
+foldbot owns only lines that start with `/dispatch` or `/fold`, outside fenced code
+blocks, inline code and `>` quotes; any other `/word` belongs to someone else and is
+left alone. Grammar:
+
+    /dispatch <lane> [<job-id> ...] [sha=<hex>]
+    /fold approve [<patch-id>]
+    /fold refresh
+    /fold help
+
+Pure: text in, commands out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+FOLD_SUBCOMMANDS = ("approve", "refresh", "help")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
+_HEX = re.compile(r"[0-9a-fA-F]{7,40}")
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command line. `error` is set when the line is foldbot's but malformed."""
+
+    name: str  # "dispatch" | "fold"
+    line: str  # the line as written, for quoting in the reply
+    lane: str | None = None
+    jobs: tuple[str, ...] = ()
+    sha: str | None = None
+    subcommand: str | None = None  # for /fold
+    patch_id: str | None = None
+    error: str | None = None
+
+
+def command_lines(body: str) -> list[str]:
+    """The lines of a comment that may hold foldbot commands: not in fenced code, not quoted."""
+    lines: list[str] = []
+    fence: str | None = None
+    for raw in body.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        match = _FENCE.match(raw)
+        if fence is not None:
+            closes = match is not None and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
+            if closes and not raw[match.end():].strip():  # type: ignore[union-attr]
+                fence = None
+            continue
+        if match:
+            fence = match.group(1)
+            continue
+        if raw.startswith(("    ", "\t")):
+            continue  # an indented code block
+        stripped = raw.strip()
+        if stripped.startswith(">"):
+            continue
+        lines.append(stripped)
+    return lines
+
+
+def parse_commands(body: str) -> list[Command]:
+    """Every foldbot command in a comment, in order."""
+    commands = []
+    for line in command_lines(body):
+        if line.startswith("`"):
+            continue  # inline code at the start of the line
+        text = _INLINE_CODE.sub(" ", line).strip()
+        head = text.split(maxsplit=1)[0] if text else ""
+        if head == "/dispatch":
+            commands.append(_dispatch(line, text))
+        elif head == "/fold":
+            commands.append(_fold(line, text))
+    return commands
+
+
+def _dispatch(line: str, text: str) -> Command:
+    words = text.split()[1:]
+    if not words:
+        return Command("dispatch", line, error="name a lane: `/dispatch <lane> [<job-id> ...] [sha=<hex>]`")
+    lane, *rest = words
+    if not _WORD.fullmatch(lane):
+        return Command("dispatch", line, error=f"`{_quote(lane)}` is not a lane name")
+    jobs: list[str] = []
+    sha = None
+    for word in rest:
+        if word.lower().startswith("sha="):
+            value = word[4:]
+            if not _HEX.fullmatch(value):
+                return Command("dispatch", line, lane=lane,
+                               error=f"`sha=` takes 7 to 40 hex digits of the commit you reviewed, not `{_quote(value)}`")
+            if sha is not None:
+                return Command("dispatch", line, lane=lane, error="give `sha=` once")
+            sha = value.lower()
+        elif _WORD.fullmatch(word):
+            if word not in jobs:
+                jobs.append(word)
+        else:
+            return Command("dispatch", line, lane=lane, error=f"`{_quote(word)}` is not a job id")
+    return Command("dispatch", line, lane=lane, jobs=tuple(jobs), sha=sha)
+
+
+def _fold(line: str, text: str) -> Command:
+    words = text.split()[1:]
+    if not words or words[0] not in FOLD_SUBCOMMANDS:
+        given = f"`{_quote(words[0])}` is not a `/fold` command" if words else "`/fold` needs a command"
+        return Command("fold", line, subcommand=words[0] if words else None,
+                       error=f"{given}; use {', '.join(f'`/fold {s}`' for s in FOLD_SUBCOMMANDS)}")
+    sub, rest = words[0], words[1:]
+    if sub == "approve":
+        if len(rest) > 1 or (rest and not re.fullmatch(r"[0-9a-f]{6,64}", rest[0])):
+            return Command("fold", line, subcommand=sub, error="use `/fold approve [<patch-id>]` with the id the report shows")
+        return Command("fold", line, subcommand=sub, patch_id=rest[0] if rest else None)
+    if rest:
+        return Command("fold", line, subcommand=sub, error=f"`/fold {sub}` takes no arguments")
+    return Command("fold", line, subcommand=sub)
+
+
+def _quote(text: str) -> str:
+    """User text for a reply inside backticks: no backticks, no mentions, bounded."""
+    return text.replace("`", "'").replace("@", "@\u200b")[:60]

@@ -1,0 +1,63 @@
+"""Who may do what: the **effective** repository role of a user (never the comment's
+`author_association`), and SGLang's `.github/CI_PERMISSIONS.json` allowlist."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from .config import ROLES
+from .github import GitHub, GitHubError
+
+#: The legacy `permission` field, for custom roles whose `role_name` is not a base role.
+_LEGACY = {"admin": "admin", "write": "write", "read": "read", "none": "none"}
+
+
+def rank(role: str) -> int:
+    return ROLES.index(role) if role in ROLES else 0
+
+
+def effective_role(data: dict[str, Any]) -> str:
+    """The base role of a collaborator-permission answer: `role_name` when it is a
+    base role (triage and maintain exist only there), else the legacy `permission`."""
+    role = str(data.get("role_name") or "")
+    if role in ROLES:
+        return role
+    return _LEGACY.get(str(data.get("permission") or "none"), "none")
+
+
+async def role_of(gh: GitHub, repo: str, login: str) -> str:
+    try:
+        data = await gh.get(f"/repos/{repo}/collaborators/{quote(login, safe='')}/permission")
+    except GitHubError as exc:
+        if exc.status == 404:
+            return "none"
+        raise
+    return effective_role(data)
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """An entry of CI_PERMISSIONS.json: `{"<login>": {"can_rerun_stage": true, "cooldown_interval_minutes": 0}}`."""
+
+    can_rerun_stage: bool
+    cooldown_minutes: int | None
+
+
+def parse_ci_permissions(text: str) -> dict[str, Allowance]:
+    """The allowlist; entries that are not objects are ignored, as SGLang's own workflow does."""
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("CI_PERMISSIONS.json must be an object keyed by login")
+    out = {}
+    for login, entry in data.items():
+        if not isinstance(entry, dict):
+            continue
+        cooldown = entry.get("cooldown_interval_minutes")
+        out[str(login).lower()] = Allowance(
+            can_rerun_stage=entry.get("can_rerun_stage") is True,
+            cooldown_minutes=int(cooldown) if isinstance(cooldown, (int, float)) and not isinstance(cooldown, bool) else None,
+        )
+    return out

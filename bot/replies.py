@@ -1,0 +1,72 @@
+"""foldbot's replies to chat commands: one reply per command, quoting it, with a
+hidden state block; reactions on the command; and the edit of a dispatch reply when
+the run it started completes."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .github import GitHub, GitHubError
+from .publish import is_ours, read_state
+from .report import md_escape, state_block
+from .server import Context
+
+REPLY_MARKER = "<!-- foldbot:reply -->"
+EYES, ROCKET, THUMBS_UP, CONFUSED = "eyes", "rocket", "+1", "confused"
+_OUTCOME = "\n\n**Run completed:**"
+
+
+def reply_body(line: str, message: str, state: dict[str, Any]) -> str:
+    quoted = "> " + md_escape(line)
+    return f"{quoted}\n\n{message}\n\n{REPLY_MARKER}\n{state_block(state)}\n"
+
+
+async def react(gh: GitHub, repo: str, comment_id: int, content: str) -> None:
+    await gh.post(f"/repos/{repo}/issues/comments/{comment_id}/reactions", {"content": content})
+
+
+async def our_replies(gh: GitHub, repo: str, number: int, login: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """foldbot's own replies on a PR with their state blocks, oldest first."""
+    comments = await gh.get_all(f"/repos/{repo}/issues/{number}/comments?per_page=100")
+    out = []
+    for comment in comments:
+        if is_ours(comment, login, REPLY_MARKER):
+            state = read_state(comment.get("body") or "")
+            if state is not None:
+                out.append((comment, state))
+    return out
+
+
+async def finish_dispatch_replies(gh: GitHub, ctx: Context, repo: str, run: dict[str, Any]) -> None:
+    """Edit the dispatch reply that started this run with its conclusion per job."""
+    title = str(run.get("display_title") or "")
+    match = re.match(r"\[[^\]]*\] ([0-9a-f]{7,40})$", title)
+    sha = match.group(1) if match else str(run.get("head_sha"))
+    login = await ctx.pool.bot_login()
+    try:
+        pulls = await gh.get_all(f"/repos/{repo}/commits/{sha}/pulls?per_page=100")
+    except GitHubError as exc:
+        if exc.status not in (404, 422):
+            raise
+        pulls = []
+    numbers = [int(p["number"]) for p in pulls]
+    known = ctx.state.cache.get(("dispatch", repo, int(run["id"])))
+    if known is not None and known not in numbers:
+        numbers.append(known)
+    jobs = await gh.get_all(f"/repos/{repo}/actions/runs/{run['id']}/jobs?filter=latest&per_page=100", iterable_key="jobs")
+    lines = "\n".join(f"- {md_escape(str(j['name']))}: **{j.get('conclusion') or j.get('status')}**" for j in jobs)
+    for number in numbers:
+        for comment, state in await our_replies(gh, repo, number, login):
+            if state.get("kind") != "dispatch" or state.get("run_id") != run["id"]:
+                continue
+            body = comment["body"]
+            head, _, tail = body.partition(_OUTCOME)
+            marker_at = body.index(REPLY_MARKER)
+            prefix = head if tail else body[:marker_at].rstrip("\n")
+            new = (f"{prefix}{_OUTCOME} {run.get('conclusion')}, [run {run['id']}]({run.get('html_url')}).\n\n"
+                   f"{lines}\n\n{body[marker_at:]}")
+            if new != body:
+                await gh.patch(f"/repos/{repo}/issues/comments/{comment['id']}", {"body": new})
+                ctx.log.info("%s#%d: dispatch reply %s edited with run %s's %s", repo, number, comment["id"],
+                             run["id"], run.get("conclusion"))

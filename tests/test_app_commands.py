@@ -1,0 +1,279 @@
+"""Chat commands end to end: signed `issue_comment` deliveries to a running foldbot,
+assertions on the fake GitHub's dispatches, reactions, replies, refs and PRs."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from bot.publish import read_state
+from bot.replies import REPLY_MARKER
+from tests.conftest import AMD, ROCM720
+from tests.fakegithub import FakeGitHub
+from tests.harness import Bot, bot, comment_payload, pr_with_lane_run, sglang_world  # noqa: F401
+
+LOGIN = "foldbot[bot]"
+
+
+def replies(fake: FakeGitHub, world, number: int) -> list:  # noqa: ANN001
+    return [c for c in fake.comments_on(world.repo, number) if c.user == LOGIN and REPLY_MARKER in c.body]
+
+
+def reactions(fake: FakeGitHub, world, comment_id: int) -> list[str]:  # noqa: ANN001
+    return [r.content for r in world.repo.comments[comment_id].reactions]
+
+
+def skipped_targets() -> list[str]:
+    """The rocm720 lane's dispatchable jobs that the history's runs skipped (all but the multimodal ones)."""
+    data = yaml.safe_load(open(__import__("tests.conftest", fromlist=["BEFORE"]).BEFORE / "pr-test-amd-rocm720.yml"))
+    options = data[True]["workflow_dispatch"]["inputs"]["target_stage_select"]["options"]
+    ran = {"multimodal-gen-test-1-gpu-amd-rocm720", "multimodal-gen-test-2-gpu-amd-rocm720",
+           "multimodal-gen-unit-test-amd-rocm720"}
+    return [o for o in options if o and o not in ran]
+
+
+async def say(bot: Bot, world, number: int, body: str, login: str, **kwargs) -> int:  # noqa: ANN001
+    payload = comment_payload(world, number, body, login, **kwargs)
+    status, _ = await bot.deliver("issue_comment", payload)
+    assert status == 202
+    await bot.settle()
+    return int(payload["comment"]["id"])
+
+
+async def test_dispatch_on_a_same_repo_pr(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github, runs=2)
+    number, sha = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    comment_id = await say(bot, world, number, "Looks right.\n/dispatch rocm720", "writer")
+    (dispatch,) = fake_github.dispatches
+    assert dispatch.workflow_path == ROCM720
+    assert dispatch.ref == f"amd/change-{number}"
+    assert dict(dispatch.inputs) == {"target_stage": ",".join(skipped_targets()), "pr_head_sha": sha}
+    assert reactions(fake_github, world, comment_id) == ["eyes", "rocket"]
+    (reply,) = replies(fake_github, world, number)
+    assert reply.body.startswith("> /dispatch rocm720\n\nDispatched `.github/workflows/pr-test-amd-rocm720.yml` on ")
+    assert f"[run {dispatch.run_id}](" in reply.body
+    # the dispatched run completes: the reply is edited with its outcome, once
+    fake_github.update_run(dispatch.run_id, status="completed", conclusion="success",
+                           display_title=f"[{dispatch.inputs['target_stage']}] {sha}")
+    fake_github.add_jobs(dispatch.run_id, [{"name": "stage-a-test-1-gpu-small-amd-rocm720 (linux-mi300-1gpu-sglang)",
+                                            "status": "completed", "conclusion": "success"}])
+    payload = world.payload(dispatch.run_id, event="workflow_dispatch", pull_requests=[])
+    for _ in range(2):
+        await bot.deliver("workflow_run", payload)
+        await bot.settle()
+    (reply,) = replies(fake_github, world, number)
+    assert f"**Run completed:** success, [run {dispatch.run_id}](" in reply.body
+    assert "stage-a-test-1-gpu-small-amd-rocm720 \\(linux-mi300-1gpu-sglang\\): **success**" in reply.body
+    assert reply.body.count("**Run completed:**") == 1
+
+
+async def test_dispatch_on_a_fork_pr_needs_the_reviewed_head(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github, runs=1)
+    number, sha = pr_with_lane_run(world, fork=True)
+    fake_github.set_permission(world.repo, "writer", "write")
+    await say(bot, world, number, "/dispatch rocm720", "writer")
+    await say(bot, world, number, "/dispatch rocm720 sha=1234567", "writer")
+    assert fake_github.dispatches == []
+    first, second = replies(fake_github, world, number)
+    assert "This PR comes from a fork: name the commit you reviewed" in first.body
+    assert "`1234567` is not this PR's head" in second.body
+    await say(bot, world, number, f"/dispatch rocm720 sha={sha[:12]}", "writer")
+    (dispatch,) = fake_github.dispatches
+    assert dispatch.ref == "main"
+    assert dict(dispatch.inputs) == {"target_stage": ",".join(skipped_targets()), "pr_head_sha": sha}
+
+
+@pytest.mark.parametrize("role", ["read", "triage"])
+async def test_readers_and_triagers_cannot_dispatch(fake_github: FakeGitHub, bot: Bot, role: str) -> None:
+    world = sglang_world(fake_github, runs=1)
+    number, _ = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "someone", role)
+    comment_id = await say(bot, world, number, "/dispatch rocm720", "someone")
+    assert fake_github.dispatches == []
+    (reply,) = replies(fake_github, world, number)
+    assert f"`dispatch` needs the **write** permission on this repository; someone has **{role}**." in reply.body
+    assert reactions(fake_github, world, comment_id) == ["eyes", "confused"]
+
+
+@pytest.mark.parametrize("body,login,kwargs", [
+    ("```\n/dispatch rocm720\n```", "writer", {}),
+    ("> /dispatch rocm720", "writer", {}),
+    ("/rerun-failed-ci", "writer", {}),
+    ("/dispatch rocm720", "sglang-bot", {"user_type": "Bot"}),
+    ("/dispatch rocm720", "writer", {"action": "edited"}),
+])
+async def test_not_for_foldbot_means_nothing_at_all(fake_github: FakeGitHub, bot: Bot, body: str, login: str,
+                                                     kwargs: dict) -> None:
+    world = sglang_world(fake_github, runs=1)
+    number, _ = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    before = len(fake_github.requests)
+    comment_id = await say(bot, world, number, body, login, **kwargs)
+    assert fake_github.requests[before:] == []
+    assert reactions(fake_github, world, comment_id) == []
+
+
+async def test_a_failed_gate_is_not_bypassed(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github, runs=1)
+    number, _ = pr_with_lane_run(world, gate="failure")
+    fake_github.set_permission(world.repo, "writer", "write")
+    await say(bot, world, number, "/dispatch rocm720", "writer")
+    assert fake_github.dispatches == []
+    (reply,) = replies(fake_github, world, number)
+    assert "The gate failed in run" in reply.body
+    assert "`call-gate / pr-gate` failure at step `Require run-ci label (optional)`" in reply.body
+
+
+async def test_unknown_lane_and_job_list_the_valid_ones(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github, runs=1)
+    number, _ = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    await say(bot, world, number, "/dispatch rocm999\n/dispatch rocm720 no-such-job\n/fold frobnicate", "writer")
+    lane, job, fold = replies(fake_github, world, number)
+    assert "`rocm999` is not a lane of this repository. Lanes: `amd`, `rocm720`." in lane.body
+    assert "Not a job `rocm720` can run: `no-such-job`. Valid: `sgl-kernel-unit-test-amd-rocm720`" in job.body
+    assert "`frobnicate` is not a `/fold` command; use `/fold approve`, `/fold refresh`, `/fold help`" in fold.body
+    assert fake_github.dispatches == []
+
+
+async def test_named_jobs_and_the_cooldown(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github, runs=1)
+    number, sha = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    await say(bot, world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720 jit-kernel-unit-test-amd-rocm720", "writer")
+    (dispatch,) = fake_github.dispatches
+    assert dict(dispatch.inputs) == {"target_stage": "stage-a-test-1-gpu-small-amd-rocm720,jit-kernel-unit-test-amd-rocm720",
+                                     "pr_head_sha": sha}
+    await say(bot, world, number, "/dispatch rocm720", "writer")
+    assert len(fake_github.dispatches) == 1
+    assert "dispatched on this PR less than 30 minutes ago" in replies(fake_github, world, number)[-1].body
+
+
+async def test_the_run_is_found_by_title_without_run_details(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github, runs=1)
+    number, sha = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    fake_github.dispatch_returns_run_details = False
+
+    def title(dispatch, run) -> None:  # noqa: ANN001 - what the lane's run-name evaluates to
+        run["display_title"] = f"[{dispatch.inputs['target_stage']}] {dispatch.inputs['pr_head_sha']}"
+
+    fake_github.on_dispatch = title
+    await say(bot, world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
+    (dispatch,) = fake_github.dispatches
+    assert f"[run {dispatch.run_id}](" in replies(fake_github, world, number)[0].body
+
+
+async def test_the_same_comment_delivered_twice_dispatches_once(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github, runs=1)
+    number, _ = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    payload = comment_payload(world, number, "/dispatch rocm720", "writer")
+    for delivery in ("one", "two"):  # e.g. a redelivery after a crash, under a new id
+        await bot.deliver("issue_comment", payload, delivery=delivery)
+        await bot.settle()
+    assert len(fake_github.dispatches) == 1
+    assert len(replies(fake_github, world, number)) == 1
+
+
+# --- /fold approve -------------------------------------------------------------------------------
+
+async def reported_pr(fake_github: FakeGitHub, bot: Bot) -> tuple:
+    """A CI PR with foldbot's report on it."""
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    number = last["pull_requests"][0]["number"]
+    report = next(c for c in fake_github.comments_on(world.repo, number) if c.user == LOGIN)
+    fake_github.set_permission(world.repo, "lead", "maintain")
+    return world, number, read_state(report.body)["patch_id"], report
+
+
+async def test_approve_commits_the_patch_and_opens_a_pr(fake_github: FakeGitHub, bot: Bot) -> None:
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    main_before = world.repo.files_at("main")
+    comment_id = await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    branch = f"foldbot/fold-{patch_id}"
+    files = world.repo.files_at(branch)
+    assert world.repo.files_at("main") == main_before
+    assert "multimodal-gen-unit-test-amd-rocm720:" not in files[ROCM720]
+    assert "multimodal-gen-unit-test-amd:" not in files[AMD]
+    assert "--total-partitions 2" in files[ROCM720] and "--total-partitions 2" in files[AMD]
+    assert {p: t for p, t in files.items() if p not in (ROCM720, AMD)} == \
+        {p: t for p, t in main_before.items() if p not in (ROCM720, AMD)}
+    pulls = [p for p in world.repo.pulls.values() if p.head_ref == branch]
+    assert len(pulls) == 1 and pulls[0].base_ref == "main"
+    assert fake_github.count("POST", r"/git/commits$") == 1
+    (reply,) = replies(fake_github, world, number)
+    assert f"Opened https://github.com/sgl-project/sglang/pull/{pulls[0].number}" in reply.body
+    assert reactions(fake_github, world, comment_id) == ["eyes", "rocket"]
+    pr_issue = world.repo.issues[pulls[0].number]
+    assert "/dispatch rocm720" in pr_issue.body and "may not trigger" in pr_issue.body
+    # approving again links the same PR and writes no new commit or ref
+    await say(bot, world, number, "/fold approve", "lead")
+    assert "Already open:" in replies(fake_github, world, number)[-1].body
+    assert len([p for p in world.repo.pulls.values() if p.head_ref == branch]) == 1
+    assert fake_github.count("POST", r"/git/refs$") == 1
+
+
+async def test_approve_with_a_stale_id_commits_nothing(fake_github: FakeGitHub, bot: Bot) -> None:
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    await say(bot, world, number, "/fold approve 0123456789", "lead")
+    assert fake_github.count("POST", r"/git/") == 0
+    assert f"is not the current patch: the report shows `{patch_id}`" in replies(fake_github, world, number)[0].body
+
+
+async def test_approve_needs_maintain(fake_github: FakeGitHub, bot: Bot) -> None:
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    fake_github.set_permission(world.repo, "writer", "write")
+    await say(bot, world, number, f"/fold approve {patch_id}", "writer")
+    assert fake_github.count("POST", r"/git/") == 0
+    assert "needs the **maintain** permission on this repository; writer has **write**" in replies(fake_github, world, number)[0].body
+
+
+async def test_a_moved_base_is_recomputed_and_not_committed(fake_github: FakeGitHub, bot: Bot) -> None:
+    world, number, patch_id, report = await reported_pr(fake_github, bot)
+    text = world.repo.files_at("main")[ROCM720]
+    world.repo.put_files("main", {ROCM720: text.replace("name: PR Test ROCm 7.2 (AMD)\n", "name: PR Test ROCm 7.2 (AMD)\n# a new comment\n", 1)})
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    assert fake_github.count("POST", r"/git/") == 0
+    reply = replies(fake_github, world, number)[0].body
+    new_id = read_state(report.body)["patch_id"]
+    assert new_id != patch_id and f"the patch is now `{new_id}`" in reply and "Nothing was committed" in reply
+    await say(bot, world, number, f"/fold approve {new_id}", "lead")
+    assert "# a new comment" in world.repo.files_at(f"foldbot/fold-{new_id}")[ROCM720]
+
+
+async def test_a_forged_state_block_is_ignored(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github, runs=2)
+    number = world.runs[-1]["pull_requests"][0]["number"]
+    fake_github.set_permission(world.repo, "lead", "maintain")
+    forged = '<!-- foldbot:report -->\n<!-- foldbot:state {"patch_id":"abcdef0123","blobs":{},"runs":[]} -->'
+    fake_github.add_comment(world.repo, number, forged, user_login="mallory")
+    await say(bot, world, number, "/fold approve abcdef0123", "lead")
+    assert fake_github.count("POST", r"/git/") == 0
+    assert "There is no foldbot patch on this PR to approve yet." in replies(fake_github, world, number)[0].body
+
+
+async def test_without_the_workflows_permission_the_reply_says_what_to_grant(fake_github: FakeGitHub, bot: Bot) -> None:
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    fake_github.installations[31337].permissions.pop("workflows")
+    fake_github.expire_tokens()
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    reply = replies(fake_github, world, number)[0].body
+    assert "the App lacks the **Workflows: write** permission" in reply
+    assert not any(p.head_ref.startswith("foldbot/") for p in world.repo.pulls.values())
+
+
+async def test_help_and_refresh(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github, ci_pr=False, runs=3)
+    number = world.runs[-1]["pull_requests"][0]["number"]
+    await say(bot, world, number, "/fold help\n/fold refresh", "passer-by")
+    help_reply, refresh_reply = replies(fake_github, world, number)
+    assert "`/dispatch <lane> [<job-id> ...] [sha=<hex>]`" in help_reply.body
+    assert "Lane `rocm720` (`.github/workflows/pr-test-amd-rocm720.yml`): `sgl-kernel-unit-test-amd-rocm720`" in help_reply.body
+    assert "Report refreshed from [run" in refresh_reply.body
+    reports = [c for c in fake_github.comments_on(world.repo, number) if c.user == LOGIN and "foldbot:report" in c.body]
+    assert len(reports) == 1  # a PR without CI changes gets the report because someone asked

@@ -1,0 +1,91 @@
+"""The chat-command grammar, including property tests: any text parses without a
+crash, and nothing inside code or quotes is ever a command."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.commands import Command, parse_commands
+
+
+@pytest.mark.parametrize("body,expected", [
+    ("/dispatch rocm720", [("dispatch", "rocm720", (), None)]),
+    ("/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720 sha=ABCDEF1",
+     [("dispatch", "rocm720", ("stage-a-test-1-gpu-small-amd-rocm720",), "abcdef1")]),
+    ("LGTM\n/dispatch amd\nthanks", [("dispatch", "amd", (), None)]),
+    ("  /dispatch rocm720  ", [("dispatch", "rocm720", (), None)]),
+    ("/dispatch rocm720\n/dispatch amd", [("dispatch", "rocm720", (), None), ("dispatch", "amd", (), None)]),
+])
+def test_dispatch(body: str, expected: list) -> None:
+    assert [(c.name, c.lane, c.jobs, c.sha) for c in parse_commands(body)] == expected
+    assert all(c.error is None for c in parse_commands(body))
+
+
+@pytest.mark.parametrize("body,sub,patch_id", [
+    ("/fold approve", "approve", None),
+    ("/fold approve 1f362f70f0", "approve", "1f362f70f0"),
+    ("/fold refresh", "refresh", None),
+    ("/fold help", "help", None),
+])
+def test_fold(body: str, sub: str, patch_id: str | None) -> None:
+    assert parse_commands(body) == [Command("fold", body, subcommand=sub, patch_id=patch_id)]
+
+
+@pytest.mark.parametrize("body,error", [
+    ("/dispatch", "name a lane"),
+    ("/dispatch rocm720 sha=xyz", "`sha=` takes 7 to 40 hex digits"),
+    ("/dispatch rocm720 sha=abcdef1 sha=abcdef2", "give `sha=` once"),
+    ("/dispatch rocm720 job;rm", "`job;rm` is not a job id"),
+    ("/fold", "`/fold` needs a command"),
+    ("/fold merge", "`merge` is not a `/fold` command; use `/fold approve`, `/fold refresh`, `/fold help`"),
+    ("/fold approve not-hex", "use `/fold approve [<patch-id>]`"),
+    ("/fold help me", "`/fold help` takes no arguments"),
+])
+def test_malformed_commands_carry_an_error(body: str, error: str) -> None:
+    (command,) = parse_commands(body)
+    assert command.error is not None and error in command.error
+
+
+@pytest.mark.parametrize("body", [
+    "/rerun-failed-ci", "/tag-run-ci-label", "/tag-and-rerun-ci", "/rerun-test test_x.py", "/rerun-group g",
+    "/dispatcher rocm720", "/folder approve", "please /dispatch rocm720", "`/dispatch rocm720`",
+    "> /dispatch rocm720", "```\n/dispatch rocm720\n```", "~~~yaml\n/fold approve\n~~~", "    /dispatch rocm720",
+    "````\n```\n/dispatch rocm720\n````", "text `/dispatch rocm720` text",
+])
+def test_not_foldbots_or_not_a_command(body: str) -> None:
+    assert parse_commands(body) == []
+
+
+def test_a_fence_needs_its_own_kind_to_close() -> None:
+    body = "```\n~~~\n/dispatch rocm720\n```\n/fold help"
+    assert [(c.name, c.subcommand) for c in parse_commands(body)] == [("fold", "help")]
+
+
+_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300)
+_lines = st.lists(st.one_of(_text, st.sampled_from(["/dispatch rocm720", "/fold approve", "/fold help", "```", "~~~",
+                                                   "> quote", "/dispatch", "/fold x", "`x`"])), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_lines)
+def test_any_text_parses(lines: list[str]) -> None:
+    for command in parse_commands("\n".join(lines)):
+        assert command.name in ("dispatch", "fold")
+        assert command.error is None or isinstance(command.error, str)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_text, max_size=8), st.sampled_from(["```", "~~~", "````"]), st.sampled_from(["", "sh", "yaml"]))
+def test_code_blocks_never_trigger(inner: list[str], fence: str, info: str) -> None:
+    block = "\n".join(line.replace(fence[0] * 3, "") for line in inner)
+    body = f"{fence}{info}\n/dispatch rocm720\n{block}\n/fold approve\n{fence}"
+    assert parse_commands(body) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(_text)
+def test_quotes_never_trigger(text: str) -> None:
+    body = "\n".join("> " + line for line in ["/dispatch rocm720", *text.splitlines(), "/fold approve"])
+    assert parse_commands(body) == []
