@@ -226,6 +226,7 @@ def pull_body(pc: PullContext, report_body: str, patch_id: str) -> str:
     suggestions = report_body.split("#### Suggestions", 1)[1].split("<details>", 1)[0].strip() \
         if "#### Suggestions" in report_body else ""
     summary = next((line for line in report_body.splitlines() if line.startswith("The patch below saves")), "")
+
     lanes = ", ".join(f"`/dispatch {name}`" for name in pc.lanes)
     return (f"foldbot patch `{patch_id}`, approved by {md_escape(pc.user)} in #{pc.number}.\n\n"
             f"{summary.replace('The patch below saves', 'This saves')}\n\n{suggestions}\n\n"

@@ -231,7 +231,8 @@ def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[st
             f"{code(s['lane'])}: {s['setup_cycles']} cycles, ~{s['runner_hours']:.1f} h" + ("" if s["measured"] else " (estimated from the measured lane)")
             for s in savings
         )
-        out.append(f"The patch below saves **{_plural(cycles, 'setup cycle')}** per run of every lane, ~{hours:.1f} runner-hours ({per_lane}).")
+        out.append(f"The patch below saves **{_plural(cycles, 'setup cycle')}** when every lane runs once, "
+                   f"~{hours:.1f} runner-hours ({per_lane}).")
     out.append("")
     out += ["| job | setup (min) | tests (min) | other (min) | setup share |", "|---|---:|---:|---:|---:|"]
     for r in rows:
