@@ -41,6 +41,9 @@ async def report_run(gh: GitHub, ctx: Context, repo: str, run: dict[str, Any], f
         history(gh, repo, run, config.history_runs, ctx.state.cache),
         pull_requests_of_run(gh, repo, run),
     )
+    if path not in lanes.files:
+        ctx.log.info("%s: %s is not on the default branch (yet); nothing to patch", repo, path)
+        return
     try:
         analysis = await asyncio.to_thread(analyze, lanes.files, bundles, config)
         checks = await asyncio.to_thread(check_patch, analysis.patch, analysis.edits, lanes.files) if analysis.patch else None

@@ -62,6 +62,13 @@ def signature_ok(secret: str, body: bytes, header: str | None) -> bool:
     return hmac.compare_digest(expected.encode(), header.strip().encode())
 
 
+class DeliveryLog(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """Log lines of one delivery, prefixed with its id so an operator can find them."""
+
+    def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
+        return f"delivery {self.extra['delivery']}: {msg}", kwargs  # type: ignore[index]
+
+
 @dataclass
 class Context:
     """What a handler gets besides the event and its GitHub client."""
@@ -139,6 +146,8 @@ async def webhook(request: web.Request) -> web.Response:
         state.metrics.deliveries.labels(event=event_name, outcome="ignored").inc()
         return _json(202, ignored=f"foldbot does not handle `{event_name}` events")
     missing = missing_field(event_name, data)
+    if missing is None and state.settings.token is None and not (data.get("installation") or {}).get("id"):
+        missing = "installation.id"  # an App acts per installation
     if missing:
         state.metrics.deliveries.labels(event=event_name, outcome="bad_request").inc()
         log.warning("delivery %s: %s payload lacks %s", delivery_id, event_name, missing)
@@ -177,7 +186,7 @@ async def metrics(request: web.Request) -> web.Response:
 async def process(state: AppState, item: Delivery) -> None:
     event = item.event
     delivery_id = event.delivery_id
-    adapter = logging.LoggerAdapter(log, {"delivery": delivery_id})
+    adapter = DeliveryLog(log, {"delivery": delivery_id})
     assert state.pool is not None
     gh = state.pool.for_installation(item.installation_id)
     context = Context(state.pool, state.metrics, delivery_id, state, adapter)
