@@ -77,6 +77,14 @@ def main() -> None:
     rocm = WORKFLOWS / "pr-test-amd-rocm720.yml"
     largest = max(WORKFLOWS.glob("*.yml"), key=lambda p: len(p.read_text()))
     print(f"python {sys.version.split()[0]}, libyaml {'yes' if __import__('yaml').__with_libyaml__ else 'no'}")
+    calibration = []
+    for _ in range(20):
+        start = time.perf_counter()
+        sum(range(2_000_000))
+        calibration.append((time.perf_counter() - start) * 1000)
+    calibration.sort()
+    print(f"machine noise: sum(range(2_000_000)) min {calibration[0]:.1f} ms, median {calibration[10]:.1f} ms, "
+          f"max {calibration[-1]:.1f} ms (the same work; the spread is this VM's)")
     measure("pr-test-amd-rocm720.yml", ".github/workflows/pr-test-amd-rocm720.yml", rocm.read_text(), args.repeat)
     measure(f"largest: {largest.name}", f".github/workflows/{largest.name}", largest.read_text(), args.repeat)
 

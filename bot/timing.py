@@ -14,7 +14,6 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cached_property
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -255,7 +254,7 @@ class StepTime(NamedTuple):
 
 @dataclass(frozen=True)
 class JobTiming:
-    """One API job: where its time went."""
+    """One API job: where its time went. The totals are summed once, when it is built."""
 
     api_id: int
     name: str
@@ -267,37 +266,30 @@ class JobTiming:
     steps: tuple[StepTime, ...]
     is_amd: bool
     html_url: str | None = None
+    setup_seconds: float = 0.0
+    test_seconds: float = 0.0
+    other_seconds: float = 0.0
+    ran_tests: bool = False  # ran at least one test step: a skipped job is no sample
+
+    @classmethod
+    def build(cls, **fields: Any) -> "JobTiming":
+        totals = {"setup": 0.0, "test": 0.0, "other": 0.0}
+        ran = False
+        for step in fields["steps"]:
+            totals[step.category] = totals.get(step.category, 0.0) + step.seconds
+            if step.category == "test" and step.seconds > 0 and step.conclusion not in ("skipped", None):
+                ran = True
+        return cls(**fields, setup_seconds=totals["setup"], test_seconds=totals["test"],
+                   other_seconds=totals["other"], ran_tests=ran and fields["conclusion"] != "skipped")
 
     @property
     def workflow_job(self) -> str | None:
         return self.ref.job_id
 
-    def _sum(self, category: str) -> float:
-        return sum(s.seconds for s in self.steps if s.category == category)
-
-    @cached_property
-    def setup_seconds(self) -> float:
-        return self._sum("setup")
-
-    @cached_property
-    def test_seconds(self) -> float:
-        return self._sum("test")
-
-    @cached_property
-    def other_seconds(self) -> float:
-        return self._sum("other")
-
     @property
     def setup_share(self) -> float:
         total = self.setup_seconds + self.test_seconds
         return self.setup_seconds / total if total > 0 else 0.0
-
-    @cached_property
-    def ran_tests(self) -> bool:
-        """A job that ran at least one test step (a skipped job is no sample)."""
-        return self.conclusion != "skipped" and any(
-            s.category == "test" and s.seconds > 0 and s.conclusion not in ("skipped", None) for s in self.steps
-        )
 
     def step_seconds(self, name: str) -> float:
         return sum(s.seconds for s in self.steps if s.name == name)
@@ -381,7 +373,7 @@ def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) 
         seconds = b - a if a is not None and b is not None and b > a else 0.0
         steps.append(StepTime(name, classify(name), seconds, step.get("conclusion")))
     is_amd = config.is_amd_runner(labels) if labels else _declared_amd(matcher.workflow, ref, config)
-    return JobTiming(
+    return JobTiming.build(
         api_id=int(job.get("id") or 0),
         name=str(job["name"]),
         ref=ref,
