@@ -277,3 +277,24 @@ async def test_help_and_refresh(fake_github: FakeGitHub, bot: Bot) -> None:
     assert "Report refreshed from [run" in refresh_reply.body
     reports = [c for c in fake_github.comments_on(world.repo, number) if c.user == LOGIN and "foldbot:report" in c.body]
     assert len(reports) == 1  # a PR without CI changes gets the report because someone asked
+
+
+async def test_an_allowlisted_reader_may_dispatch_without_cooldown(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github, runs=1)
+    world.repo.put_files("main", {".github/CI_PERMISSIONS.json":
+                                  '{"helper": {"can_rerun_stage": true, "cooldown_interval_minutes": 0}, "other": 1}'})
+    number, _ = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "helper", "read")
+    for _ in range(2):
+        await say(bot, world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "helper")
+    assert len(fake_github.dispatches) == 2
+
+
+async def test_a_branch_with_other_content_is_never_overwritten(fake_github: FakeGitHub, bot: Bot) -> None:
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    branch = f"foldbot/fold-{patch_id}"
+    sha = world.repo.put_files(branch, {"NOTES.md": "someone else's work\n"})
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    assert world.repo.branch_sha(branch) == sha
+    assert not [p for p in world.repo.pulls.values() if p.head_ref == branch]
+    assert f"The branch `{branch}` already exists with other content" in replies(fake_github, world, number)[0].body
