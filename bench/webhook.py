@@ -18,7 +18,6 @@ import statistics
 import sys
 from pathlib import Path
 
-import aiohttp
 from aiohttp import web
 
 ROOT = Path(__file__).resolve().parent.parent

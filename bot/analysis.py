@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 from .config import RepoConfig
 from .edit import EditError, FileEdit, FoldEdit, VerificationError, LaneChange, ReshardEdit, apply_change, patch_id, unified_diff, verify_edit
 from .logs import ShardLog
-from .plan import Fold, Lane, Plan, Planner, Reshard, _partition_step, shard_axis
+from .plan import Fold, Lane, Plan, Planner, partition_step, shard_axis
 from .timing import BundleError, JobMatcher, JobStats, RunTiming, job_stats, run_timing, workflow_path_of
 from .workflow import Workflow, parse_workflow
 
@@ -149,7 +149,7 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig) -> 
             continue
         job = target.workflow.jobs[job_id]
         axis = shard_axis(job)
-        if axis is None or len(axis[1]) != reshard.from_count or _partition_step(job, reshard.from_count) is None:
+        if axis is None or len(axis[1]) != reshard.from_count or partition_step(job, reshard.from_count) is None:
             warnings.append(f"{target.path}: `{job_id}` does not have {reshard.from_count} shards with a `{reshard.flag}` count; not resharded there")
             continue
         reshards.append(ReshardEdit(job_id, axis[0], reshard.from_count, reshard.to_count, reshard.flag))

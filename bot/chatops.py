@@ -21,7 +21,7 @@ from .dispatch import LaneInfo, Refusal, cooldown_left, describe, lanes_of, plan
 from .github import GitHub, GitHubError
 from .permissions import Allowance, parse_ci_permissions, rank, role_of
 from .publish import find_comment, read_state
-from .repo import default_branch_head, read_config, read_lanes, run_bundle
+from .repo import LaneFiles, default_branch_head, read_config, read_lanes, run_bundle
 from .replies import CONFUSED, EYES, ROCKET, THUMBS_UP, our_replies, react, reply_body
 from .report import md_escape, to_markdown
 from .reporting import USER_ERRORS, report_run
@@ -54,9 +54,10 @@ class PullContext:
     async def load(self) -> None:
         self.default_branch, self.base_sha = await default_branch_head(self.gh, self.repo)
         self.config = await read_config(self.gh, self.repo, self.base_sha)
-        lanes, self.pr = await asyncio.gather(read_lanes(self.gh, self.repo, self.base_sha, self.config),
-                                              self.gh.get(f"/repos/{self.repo}/pulls/{self.number}"))
-        self.files, self.blobs = lanes.files, lanes.blobs
+        read: LaneFiles
+        read, self.pr = await asyncio.gather(read_lanes(self.gh, self.repo, self.base_sha, self.config),
+                                             self.gh.get(f"/repos/{self.repo}/pulls/{self.number}"))
+        self.files, self.blobs = read.files, read.blobs
         self.lanes = lanes_of(self.files)
 
     async def allowance(self) -> Allowance | None:

@@ -171,7 +171,7 @@ def _gate(job: JobDef) -> str:
     return " ".join(text.split())
 
 
-def _partition_step(job: JobDef, shards: int) -> tuple[StepDef, str] | None:
+def partition_step(job: JobDef, shards: int) -> tuple[StepDef, str] | None:
     for step in job.steps:
         for flag in PARTITION_FLAGS:
             match = re.search(rf"{flag}[ =](\d+)\b", step.run or "")
@@ -362,7 +362,7 @@ class Planner:
             return None
         key, values = axis
         n = len(values)
-        found = _partition_step(job, n)
+        found = partition_step(job, n)
         if found is None:
             self.findings.append(Finding(job.id, f"no test command carries the shard count {n}"))
             return None
@@ -435,17 +435,3 @@ def _runs(count: int) -> str:
 
 def _fmt_timeouts(values: list[float | None]) -> str:
     return ", ".join("none" if v is None else f"{v:.0f} min" for v in values)
-
-
-def carry_to(plan: Plan, source: Lane, target: Lane) -> tuple[list[tuple[str, str]], list[str]]:
-    """Job ids of the plan in the target lane: a list of (source id, target id), and
-    warnings for jobs the target lane does not have."""
-    mapping, warnings = [], []
-    ids = {f.job for f in plan.folds} | {f.into for f in plan.folds} | {r.job for r in plan.reshards}
-    for job_id in sorted(ids):
-        target_id = target.job_id(source.base_id(job_id))
-        if target_id is None:
-            warnings.append(f"{target.path}: has no job matching `{job_id}`; the change is not carried there")
-        else:
-            mapping.append((job_id, target_id))
-    return mapping, warnings

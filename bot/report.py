@@ -13,7 +13,7 @@ from typing import Any
 
 from .analysis import Analysis, lane_savings
 from .plan import Fold, Reshard
-from .timing import JobStats, RunTiming
+from .timing import RunTiming
 
 MARKER = "<!-- foldbot:report -->"
 STATE_OPEN = "<!-- foldbot:state "
@@ -125,7 +125,7 @@ def to_json(analysis: Analysis, checks: str | None = None) -> dict[str, Any]:
         "jobs": job_rows(analysis),
         "totals": totals(latest),
         "history": history_rows(analysis),
-        "suggestions": [_suggestion_json(s) for s in (*analysis.plan.folds, *analysis.plan.reshards)],
+        "suggestions": [*map(_suggestion_json, analysis.plan.folds), *map(_suggestion_json, analysis.plan.reshards)],
         "not_suggested": [{"job": f.job, "reason": f.reason} for f in analysis.plan.findings],
         "savings": {
             "setup_cycles": sum(s["setup_cycles"] for s in savings),

@@ -71,9 +71,11 @@ class JobRef:
 
 def _split_args(text: str) -> list[str]:
     """Split a function's argument list at top-level commas."""
-    args, depth, quote, current = [], 0, False, []
+    args: list[str] = []
+    current: list[str] = []
+    depth, quote = 0, False
     for ch in text:
-        if ch == "'" :
+        if ch == "'":
             quote = not quote
         elif not quote and ch in "([":
             depth += 1

@@ -289,7 +289,7 @@ def _job(job_id: str, key: yaml.ScalarNode, node: yaml.MappingNode, raw: dict[st
         needs_t = tuple(str(n) for n in needs)
     else:
         raise WorkflowError(f"{path}: line {key.start_mark.line + 1}: `needs` of `{job_id}` must be a name or a list")
-    strategy = raw.get("strategy") if isinstance(raw.get("strategy"), dict) else {}
+    strategy: dict[str, Any] = raw["strategy"] if isinstance(raw.get("strategy"), dict) else {}
     matrix = strategy.get("matrix")
     max_parallel = strategy.get("max-parallel")
     steps_node = mapping_get(node, "steps")

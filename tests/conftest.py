@@ -25,3 +25,4 @@ def sglang_before() -> dict[str, str]:
     """The two SGLang lane files before upstream PR #34483, by repo path."""
     return {ROCM720: (BEFORE / "pr-test-amd-rocm720.yml").read_text(), AMD: (BEFORE / "pr-test-amd.yml").read_text()}
 from tests.fakegithub import fake_github  # noqa: E402,F401  (the shared fake GitHub fixture)
+from tests.harness import bot  # noqa: E402,F401  (a running foldbot wired to it)

@@ -10,7 +10,7 @@ from bot.publish import read_state
 from bot.replies import REPLY_MARKER
 from tests.conftest import AMD, ROCM720
 from tests.fakegithub import FakeGitHub
-from tests.harness import Bot, bot, comment_payload, pr_with_lane_run, sglang_world  # noqa: F401
+from tests.harness import Bot, comment_payload, pr_with_lane_run, sglang_world
 
 LOGIN = "foldbot[bot]"
 

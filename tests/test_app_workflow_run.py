@@ -13,7 +13,7 @@ from bot.publish import DASHBOARD_LABEL, DASHBOARD_TITLE, read_state
 from bot.report import MARKER
 from tests.conftest import AMD, ROCM720
 from tests.fakegithub import FakeGitHub, blob_sha
-from tests.harness import Bot, bot, sglang_world  # noqa: F401  (bot is a fixture)
+from tests.harness import Bot, sglang_world
 
 LOGIN = "foldbot[bot]"
 

@@ -6,7 +6,6 @@ from bot.analysis import analyze
 from bot.config import RepoConfig
 from bot.publish import mark_stale, read_state
 from bot.report import MARKER, md_escape, to_markdown
-from tests.conftest import AMD, ROCM720
 from tests.sglang_history import rocm720_history
 
 
