@@ -10,6 +10,7 @@ Pure: text in, text and a diff out.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import hashlib
 import json
@@ -67,6 +68,7 @@ class FileEdit:
     before: str
     after: str
     warnings: tuple[str, ...] = field(default=())
+    splices: tuple[tuple[int, int, str], ...] = field(default=(), compare=False, repr=False)
 
 
 # --- positions -----------------------------------------------------------------------------------
@@ -152,8 +154,11 @@ class _Splicer:
         offset = self.line_start(line)
         self.replace(offset, offset, text)
 
+    def ordered(self) -> list[tuple[int, int, str]]:
+        return sorted(self.edits, key=lambda e: (e[0], e[1]))
+
     def result(self) -> str:
-        ordered = sorted(self.edits, key=lambda e: (e[0], e[1]))
+        ordered = self.ordered()
         for (s1, e1, _), (s2, e2, _) in zip(ordered, ordered[1:]):
             if s2 < e1:
                 raise EditError(f"{self.wf.path}: two edits overlap near offset {s2}")
@@ -357,7 +362,7 @@ def apply_change(workflow: Workflow, change: LaneChange, config: RepoConfig) -> 
         for number, line in enumerate(after_lines, 1):
             if pattern.search(line):
                 warnings.append(f"{workflow.path}:{number}: still mentions removed job `{job_id}`: {line.strip()[:120]}")
-    return FileEdit(workflow.path, workflow.text, after_text, tuple(warnings))
+    return FileEdit(workflow.path, workflow.text, after_text, tuple(warnings), tuple(sp.ordered()))
 
 
 def _remove_references(sp: _Splicer, workflow: Workflow, hosts: dict[str, str]) -> None:
@@ -669,16 +674,94 @@ def _check_graph(workflow: Workflow) -> None:
 # --- the patch -----------------------------------------------------------------------------------
 
 def unified_diff(edits: list[FileEdit]) -> str:
-    """One `git apply`-able unified diff over every changed file."""
+    """One `git apply`-able unified diff over every changed file. The hunks are the
+    splices themselves (with 3 lines of context), so the diff shows exactly what
+    changed; difflib computes them for an edit made some other way."""
     chunks = []
     for edit in edits:
         if edit.before == edit.after:
             continue
         a = _diff_lines(edit.before)
         b = _diff_lines(edit.after)
-        body = list(difflib.unified_diff(a, b, f"a/{edit.path}", f"b/{edit.path}", n=3))
+        opcodes = _splice_opcodes(edit, a, b) if edit.splices else None
+        matcher = difflib.SequenceMatcher(None, a, b) if opcodes is None else _Opcodes(opcodes)
+        body = [f"--- a/{edit.path}\n", f"+++ b/{edit.path}\n"]
+        for group in matcher.get_grouped_opcodes(3):
+            first, last = group[0], group[-1]
+            body.append(f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@\n")
+            for tag, i1, i2, j1, j2 in group:
+                if tag == "equal":
+                    body.extend(" " + line for line in a[i1:i2])
+                    continue
+                body.extend("-" + line for line in a[i1:i2])
+                body.extend("+" + line for line in b[j1:j2])
         chunks.append(f"diff --git a/{edit.path} b/{edit.path}\n" + "".join(body))
     return "".join(chunks)
+
+
+class _Opcodes(difflib.SequenceMatcher):
+    """difflib's hunk grouping over opcodes we already know."""
+
+    def __init__(self, opcodes: list[tuple[str, int, int, int, int]]) -> None:
+        super().__init__(None, [], [])
+        self.opcodes = opcodes
+
+    def get_opcodes(self) -> list[tuple[str, int, int, int, int]]:
+        return self.opcodes
+
+
+def _range(start: int, stop: int) -> str:
+    """A unified-diff range, as difflib writes it."""
+    length = stop - start
+    beginning = start + 1 if length else start
+    return f"{beginning}" if length == 1 else f"{beginning},{length}"
+
+
+def _splice_opcodes(edit: FileEdit, a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]] | None:
+    """Line opcodes from character splices: each splice widened to whole lines,
+    overlapping ones merged. None (let difflib do it) if they do not add up to `after`."""
+    text = edit.before
+    starts = [0]
+    for line in a:
+        starts.append(starts[-1] + len(line.split("\n\\ No newline", 1)[0]))
+    total = len(starts) - 1
+
+    def line_of(offset: int) -> int:
+        return max(bisect.bisect_right(starts, offset) - 1, 0)
+
+    groups: list[list[Any]] = []  # [first line, end line (exclusive), splices]
+    for start, end, new in edit.splices:
+        first = line_of(start)
+        if end == start:
+            last = first if start == starts[first] and (not new or new.endswith("\n")) else first + 1
+        else:
+            last = line_of(end - 1) + 1
+        last = min(max(last, first), total)
+        if groups and first < groups[-1][1]:
+            groups[-1][1] = max(groups[-1][1], last)
+            groups[-1][2].append((start, end, new))
+        else:
+            groups.append([first, last, [(start, end, new)]])
+    opcodes: list[tuple[str, int, int, int, int]] = []
+    i = j = 0
+    for first, last, splices in groups:
+        region = text[starts[first]:starts[last]]
+        for start, end, new in reversed(splices):
+            region = region[: start - starts[first]] + new + region[end - starts[first]:]
+        count = len(region.splitlines(keepends=True))
+        if first > i:
+            opcodes.append(("equal", i, first, j, j + first - i))
+            j += first - i
+        if last - first or count:
+            tag = "replace" if last - first and count else ("delete" if last - first else "insert")
+            opcodes.append((tag, first, last, j, j + count))
+        i, j = last, j + count
+    if i < total:
+        opcodes.append(("equal", i, total, j, j + total - i))
+        j += total - i
+    if j != len(b) or any(a[i1:i2] != b[j1:j2] for tag, i1, i2, j1, j2 in opcodes if tag == "equal"):
+        return None
+    return opcodes
 
 
 def _diff_lines(text: str) -> list[str]:

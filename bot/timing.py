@@ -273,17 +273,6 @@ class JobTiming:
     other_seconds: float = 0.0
     ran_tests: bool = False  # ran at least one test step: a skipped job is no sample
 
-    @classmethod
-    def build(cls, **fields: Any) -> "JobTiming":
-        totals = {"setup": 0.0, "test": 0.0, "other": 0.0}
-        ran = False
-        for step in fields["steps"]:
-            totals[step.category] = totals.get(step.category, 0.0) + step.seconds
-            if step.category == "test" and step.seconds > 0 and step.conclusion not in ("skipped", None):
-                ran = True
-        return cls(**fields, setup_seconds=totals["setup"], test_seconds=totals["test"],
-                   other_seconds=totals["other"], ran_tests=ran and fields["conclusion"] != "skipped")
-
     @property
     def workflow_job(self) -> str | None:
         return self.ref.job_id
@@ -359,33 +348,60 @@ def run_timing(bundle: Mapping[str, Any], workflow: Workflow, config: RepoConfig
     )
 
 
+def _span(start: Any, end: Any, memo: dict[Any, float | None]) -> float:
+    """Seconds from start to end, zero when either is missing or the order is wrong.
+    Two `YYYY-MM-DDTHH:MM:SSZ` stamps of the same day (nearly every step) are
+    subtracted field by field; anything else is parsed."""
+    if (type(start) is str and type(end) is str and len(start) == 20 == len(end) and start[19] == "Z" == end[19]
+            and start[:11] == end[:11]):
+        try:
+            delta = ((int(end[11:13]) - int(start[11:13])) * 3600 + (int(end[14:16]) - int(start[14:16])) * 60
+                     + int(end[17:19]) - int(start[17:19]))
+        except ValueError:
+            pass
+        else:
+            return float(delta) if delta > 0 else 0.0
+    a = memo[start] if start in memo else _epoch(start, memo)
+    b = memo[end] if end in memo else _epoch(end, memo)
+    return b - a if a is not None and b is not None and b > a else 0.0
+
+
 def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) -> JobTiming:
     ref = matcher.match(str(job["name"]))
     labels = tuple(str(label) for label in job.get("labels") or ())
     steps = []
     memo: dict[Any, float | None] = {}
     classify = config.classify
+    totals = {"setup": 0.0, "test": 0.0, "other": 0.0}
+    ran = False
     for step in job.get("steps") or ():
         if not isinstance(step, dict):
             continue
         name = str(step.get("name") or "")
-        start, end = step.get("started_at"), step.get("completed_at")
-        a = memo[start] if start in memo else _epoch(start, memo)
-        b = memo[end] if end in memo else _epoch(end, memo)
-        seconds = b - a if a is not None and b is not None and b > a else 0.0
-        steps.append(StepTime(name, classify(name), seconds, step.get("conclusion")))
+        seconds = _span(step.get("started_at"), step.get("completed_at"), memo)
+        category = classify(name)
+        conclusion = step.get("conclusion")
+        totals[category] += seconds
+        if category == "test" and seconds > 0 and conclusion not in ("skipped", None):
+            ran = True
+        steps.append(StepTime(name, category, seconds, conclusion))
     is_amd = config.is_amd_runner(labels) if labels else _declared_amd(matcher.workflow, ref, config)
-    return JobTiming.build(
+    conclusion = job.get("conclusion")
+    return JobTiming(
         api_id=int(job.get("id") or 0),
         name=str(job["name"]),
         ref=ref,
         labels=labels,
         status=job.get("status"),
-        conclusion=job.get("conclusion"),
-        queue_seconds=seconds_between(job.get("created_at"), job.get("started_at"), memo),
+        conclusion=conclusion,
+        queue_seconds=_span(job.get("created_at"), job.get("started_at"), memo),
         steps=tuple(steps),
         is_amd=is_amd,
         html_url=job.get("html_url"),
+        setup_seconds=totals["setup"],
+        test_seconds=totals["test"],
+        other_seconds=totals["other"],
+        ran_tests=ran and conclusion != "skipped",
     )
 
 
