@@ -600,14 +600,25 @@ def _parse_spec(value: Any) -> list[dict[str, Any]] | None:
 
 
 def _normalise(data: dict[str, Any]) -> dict[str, Any]:
-    """Wait-for specs (`jobs:` inputs of steps) compared as JSON, not as text."""
-    for job in (data.get("jobs") or {}).values():
-        for step in (job.get("steps") or []) if isinstance(job, dict) else []:
-            spec = step.get("with", {}).get("jobs") if isinstance(step, dict) and isinstance(step.get("with"), dict) else None
-            parsed = _parse_spec(spec)
+    """The data with wait-for specs (`jobs:` inputs of steps) as parsed JSON, so they
+    compare as JSON, not as text. Copies only what it changes."""
+    jobs = data.get("jobs")
+    if not isinstance(jobs, dict):
+        return data
+    new_jobs = dict(jobs)
+    for job_id, job in jobs.items():
+        steps = job.get("steps") if isinstance(job, dict) else None
+        if not isinstance(steps, list):
+            continue
+        new_steps = list(steps)
+        for index, step in enumerate(steps):
+            with_ = step.get("with") if isinstance(step, dict) else None
+            parsed = _parse_spec(with_.get("jobs")) if isinstance(with_, dict) else None
             if parsed is not None:
-                step["with"]["jobs"] = parsed
-    return data
+                new_steps[index] = {**step, "with": {**with_, "jobs": parsed}}
+        if new_steps != steps:
+            new_jobs[job_id] = {**job, "steps": new_steps}
+    return {**data, "jobs": new_jobs}
 
 
 def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
@@ -641,7 +652,7 @@ def verify_edit(workflow: Workflow, change: LaneChange, edit: FileEdit, config: 
     except WorkflowError as exc:
         raise VerificationError(f"the patched file does not parse: {exc}") from None
     expected = _normalise(expected_data(workflow, change, config))
-    actual = _normalise(json.loads(json.dumps(patched.data)))
+    actual = _normalise(patched.data)
     diff = None if expected == actual else _first_difference(expected, actual)
     if diff:
         raise VerificationError(f"{edit.path}: the patched file differs from the plan at {diff}")

@@ -254,9 +254,9 @@ class StepTime(NamedTuple):
     conclusion: str | None
 
 
-@dataclass(frozen=True)
-class JobTiming:
-    """One API job: where its time went. The totals are summed once, when it is built."""
+class JobTiming(NamedTuple):
+    """One API job: where its time went. The totals are summed once, when it is read.
+    (A named tuple: immutable like the frozen dataclasses elsewhere, and a run has hundreds.)"""
 
     api_id: int
     name: str
@@ -348,22 +348,32 @@ def run_timing(bundle: Mapping[str, Any], workflow: Workflow, config: RepoConfig
     )
 
 
+_TIME_OF_DAY: dict[str, int] = {}
+
+
+def _seconds_of_day(clock: str) -> int | None:
+    """`HH:MM:SS` as seconds since midnight (memoised: there are only 86,400)."""
+    seconds = _TIME_OF_DAY.get(clock)
+    if seconds is None:
+        if not (len(clock) == 8 and clock[2] == ":" == clock[5] and clock.replace(":", "").isascii()
+                and clock.replace(":", "").isdigit()):
+            return None  # not remembered: only the 86,400 valid clocks are
+        seconds = _TIME_OF_DAY[clock] = int(clock[:2]) * 3600 + int(clock[3:5]) * 60 + int(clock[6:])
+    return seconds
+
+
 def _span(start: Any, end: Any, memo: dict[Any, float | None]) -> float:
     """Seconds from start to end, zero when either is missing or the order is wrong.
     Two `YYYY-MM-DDTHH:MM:SSZ` stamps of the same day (nearly every step) are
-    subtracted field by field; anything else is parsed."""
-    if (type(start) is str and type(end) is str and len(start) == 20 == len(end) and start[19] == "Z" == end[19]
-            and start[:11] == end[:11]):
-        try:
-            delta = ((int(end[11:13]) - int(start[11:13])) * 3600 + (int(end[14:16]) - int(start[14:16])) * 60
-                     + int(end[17:19]) - int(start[17:19]))
-        except ValueError:
-            pass
-        else:
-            return float(delta) if delta > 0 else 0.0
-    a = memo[start] if start in memo else _epoch(start, memo)
-    b = memo[end] if end in memo else _epoch(end, memo)
-    return b - a if a is not None and b is not None and b > a else 0.0
+    subtracted as times of day; anything else is parsed."""
+    if type(start) is str and type(end) is str and len(start) == 20 == len(end) and start[:11] == end[:11] \
+            and start[19] == "Z" == end[19]:
+        a, b = _seconds_of_day(start[11:19]), _seconds_of_day(end[11:19])
+        if a is not None and b is not None:
+            return float(b - a) if b > a else 0.0
+    a_epoch = memo[start] if start in memo else _epoch(start, memo)
+    b_epoch = memo[end] if end in memo else _epoch(end, memo)
+    return b_epoch - a_epoch if a_epoch is not None and b_epoch is not None and b_epoch > a_epoch else 0.0
 
 
 def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) -> JobTiming:

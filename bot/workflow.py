@@ -273,9 +273,7 @@ def parse_workflow(text: str, path: str) -> Workflow:
         if not isinstance(value, yaml.MappingNode):
             raise WorkflowError(f"{path}: line {key.start_mark.line + 1}: job `{job_id}` must be a mapping")
         jobs[job_id] = _job(job_id, key, value, data["jobs"][job_id], path)
-    starts = [0]
-    for match in re.finditer("\n", text):
-        starts.append(match.end())
+    starts = [0, *(match.end() for match in re.finditer("\n", text))]
     return Workflow(path, text, root, data, jobs, tuple(starts))
 
 

@@ -142,3 +142,16 @@ def test_a_bundle_without_jobs_is_refused() -> None:
     wf = parse_workflow(WF, ".github/workflows/ci.yml")
     with pytest.raises(BundleError, match="missing `jobs`"):
         run_timing({"workflow_run": {"id": 1, "path": ".github/workflows/ci.yml"}}, wf, RepoConfig())
+
+
+@pytest.mark.parametrize("start,end,seconds", [
+    ("2026-08-10T08:00:00Z", "2026-08-10T09:30:15Z", 5415),
+    ("2026-08-10T23:59:50Z", "2026-08-11T00:00:10Z", 20),  # across midnight: parsed
+    ("2026-08-10T08:00:00Z", "2026-08-10T07:00:00Z", 0),  # wrong order counts zero
+    ("2020-01-20T09:42:40.000-08:00", "2020-01-20T09:42:45.000-08:00", 5),
+    ("2026-08-10T08:0a:00Z", "2026-08-10T08:01:00Z", 0),  # garbage
+    (None, "2026-08-10T08:01:00Z", 0),
+])
+def test_step_spans(start: str | None, end: str, seconds: float) -> None:
+    from bot.timing import _span
+    assert _span(start, end, {}) == seconds
