@@ -17,7 +17,7 @@ from .approve import ApproveRefusal, commit_and_open, patch_text
 from .commands import Command
 from .config import RepoConfig
 from .edit import FileEdit
-from .dispatch import LaneInfo, Refusal, cooldown_left, describe, lanes_of, plan_dispatch, send
+from .dispatch import LaneInfo, Refusal, cooldown_left, describe, lanes_of, latest_lane_run, plan_dispatch, send
 from .github import GitHub, GitHubError
 from .permissions import Allowance, parse_ci_permissions, rank, role_of
 from .publish import find_comment, read_state
@@ -165,11 +165,9 @@ async def dispatch(pc: PullContext, command: Command) -> Outcome:
 
 async def refresh(pc: PullContext) -> Outcome:
     head_sha = str(pc.pr["head"]["sha"])
-    runs = []
-    for lane in pc.lanes.values():
-        listing = await pc.gh.get(f"/repos/{pc.repo}/actions/workflows/{lane.path.rsplit('/', 1)[1]}/runs"
-                                  f"?head_sha={head_sha}&status=completed&per_page=10")
-        runs += [r for r in listing.get("workflow_runs", []) if r.get("event") != "workflow_dispatch"]
+    found = await asyncio.gather(*(latest_lane_run(pc.gh, pc.repo, lane, head_sha, completed=True)
+                                   for lane in pc.lanes.values()))
+    runs = [run for run in found if run is not None]
     if not runs:
         raise Refusal(f"No completed lane run for `{head_sha[:12]}` yet; the report follows the next one.")
     latest = max(runs, key=lambda r: (str(r.get("created_at")), r["id"]))

@@ -109,10 +109,12 @@ def filter_skipped(workflow: Workflow, jobs: list[dict[str, Any]], dispatchable:
     return out
 
 
-async def latest_lane_run(gh: GitHub, repo: str, lane: LaneInfo, head_sha: str) -> dict[str, Any] | None:
+async def latest_lane_run(gh: GitHub, repo: str, lane: LaneInfo, head_sha: str,
+                          completed: bool = False) -> dict[str, Any] | None:
     """The newest run of the lane for a commit that was not itself a dispatch."""
+    status = "&status=completed" if completed else ""
     listing = await gh.get(f"/repos/{repo}/actions/workflows/{quote(lane.path.rsplit('/', 1)[1], safe='')}/runs"
-                           f"?head_sha={head_sha}&per_page=30")
+                           f"?head_sha={head_sha}{status}&per_page=30")
     runs = [r for r in listing.get("workflow_runs", []) if r.get("event") != "workflow_dispatch"]
     return max(runs, key=lambda r: (str(r.get("created_at")), r["id"])) if runs else None
 
@@ -203,4 +205,4 @@ def describe(error: GitHubError) -> str:
 
 
 __all__ = ["DispatchPlan", "LaneInfo", "Refusal", "contents_path", "cooldown_left", "describe", "filter_skipped",
-           "gate_failure", "lanes_of", "plan_dispatch", "send"]
+           "gate_failure", "lanes_of", "latest_lane_run", "plan_dispatch", "send"]

@@ -614,7 +614,7 @@ def _normalise(data: dict[str, Any]) -> dict[str, Any]:
         for index, step in enumerate(steps):
             with_ = step.get("with") if isinstance(step, dict) else None
             parsed = _parse_spec(with_.get("jobs")) if isinstance(with_, dict) else None
-            if parsed is not None:
+            if parsed is not None and isinstance(with_, dict):
                 new_steps[index] = {**step, "with": {**with_, "jobs": parsed}}
         if new_steps != steps:
             new_jobs[job_id] = {**job, "steps": new_steps}
@@ -710,14 +710,14 @@ def unified_diff(edits: list[FileEdit]) -> str:
     return "".join(chunks)
 
 
-class _Opcodes(difflib.SequenceMatcher):
+class _Opcodes(difflib.SequenceMatcher):  # type: ignore[type-arg]
     """difflib's hunk grouping over opcodes we already know."""
 
     def __init__(self, opcodes: list[tuple[str, int, int, int, int]]) -> None:
         super().__init__(None, [], [])
         self.opcodes = opcodes
 
-    def get_opcodes(self) -> list[tuple[str, int, int, int, int]]:
+    def get_opcodes(self) -> list[Any]:
         return self.opcodes
 
 

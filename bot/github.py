@@ -13,7 +13,7 @@ import base64
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -224,39 +224,36 @@ class GitHub:
         self.api = api
         self.installation_id = installation_id
 
-    async def _call(self, method: str, url: str, **kwargs: Any) -> Any:
+    async def _authorised(self, method: str, url: str, request: Callable[[str], Awaitable[Any]]) -> Any:
+        """Run `request(token)`; a 401 forgets the installation token and tries once more."""
         for attempt in (1, 2):
             token = await self.pool.credentials.token(self.api, self.installation_id)
             try:
-                return await getattr(self.api, method)(url, oauth_token=token, **kwargs)
+                return await request(token)
             except BadRequest as exc:
                 if int(exc.status_code) == 401 and attempt == 1 and self.pool.credentials.is_app:
                     assert self.installation_id is not None
                     self.pool.credentials.forget(self.installation_id)
                     continue
-                raise GitHubError(int(exc.status_code), str(exc), method.upper(), url) from exc
+                raise GitHubError(int(exc.status_code), str(exc), method, url) from exc
             except HTTPException as exc:
-                raise GitHubError(int(exc.status_code), str(exc), method.upper(), url) from exc
+                raise GitHubError(int(exc.status_code), str(exc), method, url) from exc
         raise AssertionError("unreachable")
+
+    async def _call(self, method: str, url: str, **kwargs: Any) -> Any:
+        call = getattr(self.api, method)
+        return await self._authorised(method.upper(), url, lambda token: call(url, oauth_token=token, **kwargs))
 
     async def get(self, url: str, **kwargs: Any) -> Any:
         return await self._call("getitem", url, **kwargs)
 
     async def get_all(self, url: str, *, iterable_key: str | None = None) -> list[Any]:
         """Every item of a paginated list (`iterable_key` for wrapped lists such as `jobs`)."""
-        for attempt in (1, 2):
-            token = await self.pool.credentials.token(self.api, self.installation_id)
-            try:
-                return [item async for item in self.api.getiter(url, oauth_token=token, iterable_key=iterable_key)]
-            except BadRequest as exc:
-                if int(exc.status_code) == 401 and attempt == 1 and self.pool.credentials.is_app:
-                    assert self.installation_id is not None
-                    self.pool.credentials.forget(self.installation_id)
-                    continue
-                raise GitHubError(int(exc.status_code), str(exc), "GET", url) from exc
-            except HTTPException as exc:
-                raise GitHubError(int(exc.status_code), str(exc), "GET", url) from exc
-        raise AssertionError("unreachable")
+
+        async def collect(token: str) -> list[Any]:
+            return [item async for item in self.api.getiter(url, oauth_token=token, iterable_key=iterable_key)]
+
+        return await self._authorised("GET", url, collect)
 
     async def post(self, url: str, data: Any) -> Any:
         return await self._call("post", url, data=data)
