@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from .analysis import Analysis, lane_savings
-from .plan import Fold, Reshard
+from .plan import Finding, Fold, Reshard
 from .timing import RunTiming
 
 MARKER = "<!-- foldbot:report -->"
@@ -172,6 +172,14 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
+def _grouped_findings(findings: tuple[Finding, ...]) -> list[str]:
+    """One line per reason, naming every job it applies to (a lane skips many jobs alike)."""
+    jobs: dict[str, list[str]] = {}
+    for finding in findings:
+        jobs.setdefault(finding.reason, []).append(finding.job)
+    return [f"{', '.join(code(job) for job in names)}: {md_escape(reason)}" for reason, names in jobs.items()]
+
+
 def _fold_md(f: Fold) -> str:
     mark = " *(provisional: fewer than 3 runs)*" if f.provisional else ""
     return (
@@ -245,14 +253,14 @@ def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[st
         out += [skipped_note, ""]
     out.append("#### Suggestions")
     if plan.empty:
-        reasons = "; ".join(f"{code(f.job)}: {md_escape(f.reason)}" for f in plan.findings[:12]) or "no short standalone suite and no matrix with spare shards"
+        reasons = "; ".join(_grouped_findings(plan.findings)[:12]) or "no short standalone suite and no matrix with spare shards"
         out.append(f"Nothing to fold: {reasons}.")
     else:
         out += [_fold_md(f) for f in plan.folds]
         out += [_reshard_md(r) for r in plan.reshards]
     if plan.findings and not plan.empty:
         out += ["", "<details><summary>Looked at and left alone</summary>", ""]
-        out += [f"- {code(f.job)}: {md_escape(f.reason)}" for f in plan.findings]
+        out += [f"- {line}" for line in _grouped_findings(plan.findings)]
         out += ["", "</details>"]
     if analysis.warnings:
         out += ["", "**Warnings**", ""]
