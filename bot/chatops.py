@@ -24,7 +24,7 @@ from .publish import find_comment, read_state
 from .repo import LaneFiles, default_branch_head, read_config, read_lanes, run_bundle
 from .replies import CONFUSED, EYES, ROCKET, THUMBS_UP, our_replies, react, reply_body
 from .report import md_escape, to_markdown
-from .reporting import USER_ERRORS, report_run
+from .reporting import PR_REPORT_TITLE, USER_ERRORS, report_run
 from .server import Context
 from .verify import apply_patch, check_patch
 
@@ -46,6 +46,7 @@ class PullContext:
     blobs: dict[str, str] = field(default_factory=dict)
     lanes: dict[str, LaneInfo] = field(default_factory=dict)
     pr: dict[str, Any] = field(default_factory=dict)
+    replies: list[dict[str, Any]] = field(default_factory=list)  # state blocks of foldbot's replies on the PR
 
     @property
     def user(self) -> str:
@@ -85,7 +86,8 @@ async def run_commands(gh: GitHub, ctx: Context, repo: str, number: int, comment
                        commands: list[Command]) -> None:
     login = await ctx.pool.bot_login()
     pc = PullContext(gh, ctx, repo, number, comment, login)
-    answered = {(s.get("comment_id"), s.get("line")) for _, s in await our_replies(gh, repo, number, login)}
+    pc.replies = [state for _, state in await our_replies(gh, repo, number, login)]
+    answered = {(s.get("comment_id"), s.get("line")) for s in pc.replies}
     loaded = False
     for command in commands:
         if (comment["id"], command.line) in answered:
@@ -111,6 +113,7 @@ async def run_commands(gh: GitHub, ctx: Context, repo: str, number: int, comment
                  "comment_id": comment["id"], "line": command.line, "user": pc.user, "at": comment["created_at"],
                  **outcome.state}
         await gh.post(f"/repos/{repo}/issues/{number}/comments", {"body": reply_body(command.line, outcome.message, state)})
+        pc.replies.append(state)
         await react(gh, repo, comment["id"], outcome.reaction)
 
 
@@ -143,8 +146,7 @@ async def dispatch(pc: PullContext, command: Command) -> Outcome:
     if allowance is not None and allowance.cooldown_minutes is not None:
         minutes = allowance.cooldown_minutes
     now = datetime.fromisoformat(str(pc.comment["created_at"]).replace("Z", "+00:00"))
-    states = [s for _, s in await our_replies(pc.gh, pc.repo, pc.number, pc.login) if s.get("run_id")]
-    left = cooldown_left(states, pc.user, now, minutes)
+    left = cooldown_left([s for s in pc.replies if s.get("run_id")], pc.user, now, minutes)
     if left > 0:
         raise Refusal(f"{md_escape(pc.user)} dispatched on this PR less than {minutes} minutes ago; "
                       f"try again in {left:.0f} minutes (GPU time is scarce).")
@@ -202,7 +204,7 @@ async def approve(pc: PullContext, command: Command) -> Outcome:
             new_state = {**state, "base_sha": pc.base_sha, "blobs": pc.blobs, "patch_id": analysis.patch_id}
             checks = (await asyncio.to_thread(check_patch, analysis.patch, analysis.edits, pc.files)).summary() if analysis.patch else None
             body = to_markdown(analysis, checks=checks, state=new_state,
-                               title="foldbot: AMD CI setup of this pull request's run")
+                               title=PR_REPORT_TITLE)
             await pc.gh.patch(f"/repos/{pc.repo}/issues/comments/{report['id']}", {"body": body})
             if analysis.patch_id is None:
                 raise ApproveRefusal(f"The lane files changed on `{pc.default_branch}` since the report, and "

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .config import RepoConfig, lane_name
-from .github import GitHub, GitHubError, contents_path
+from .github import GitHub, GitHubError
 from .timing import JobMatcher
 from .workflow import Workflow, parse_workflow
 
@@ -204,5 +204,5 @@ def describe(error: GitHubError) -> str:
     return f"GitHub refused the dispatch ({error.status}): {error.message[:300]}"
 
 
-__all__ = ["DispatchPlan", "LaneInfo", "Refusal", "contents_path", "cooldown_left", "describe", "filter_skipped",
+__all__ = ["DispatchPlan", "LaneInfo", "Refusal", "cooldown_left", "describe", "filter_skipped",
            "gate_failure", "lanes_of", "latest_lane_run", "plan_dispatch", "send"]

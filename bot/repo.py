@@ -13,7 +13,7 @@ from urllib.parse import quote
 import cachetools
 
 from .config import CONFIG_PATH, RepoConfig, parse_config
-from .github import GitHub, GitHubError, contents_path
+from .github import GitHub, GitHubError
 
 
 @dataclass(frozen=True)
@@ -106,5 +106,5 @@ def touches_ci(paths: list[str], config: RepoConfig) -> bool:
     return any(config.is_lane(p) or any(fnmatch.fnmatchcase(p, g) for g in config.ci_paths) for p in paths)
 
 
-__all__ = ["LaneFiles", "changed_files", "contents_path", "default_branch_head", "history", "pull_requests_of_run",
+__all__ = ["LaneFiles", "changed_files", "default_branch_head", "history", "pull_requests_of_run",
            "read_config", "read_lanes", "run_bundle", "touches_ci"]

@@ -18,6 +18,8 @@ from .timing import BundleError
 from .verify import PatchCheckError, check_patch
 from .workflow import WorkflowError
 
+PR_REPORT_TITLE = "foldbot: AMD CI setup of this pull request's run"
+
 #: Problems with the repository's own files: reported on the dashboard, not retried.
 USER_ERRORS = (AnalysisError, BundleError, ConfigError, WorkflowError, EditError, VerificationError, PatchCheckError)
 
@@ -71,7 +73,7 @@ async def report_run(gh: GitHub, ctx: Context, repo: str, run: dict[str, Any], f
             if config.comment_on == "ci-prs" and not touches_ci(await changed_files(gh, repo, number), config):
                 continue
         body = to_markdown(analysis, checks=check_text, state={**state, "pr": number},
-                           title="foldbot: AMD CI setup of this pull request's run", skipped_note=skipped_note(analysis))
+                           title=PR_REPORT_TITLE, skipped_note=skipped_note(analysis))
         written = await upsert_comment(gh, repo, number, body, login)
         ctx.log.info("%s#%d: report comment %s", repo, number, written.action)
 

@@ -47,15 +47,6 @@ def _epoch(value: Any, memo: dict[Any, float | None]) -> float | None:
     return result
 
 
-def seconds_between(start: Any, end: Any, memo: dict[Any, float | None] | None = None) -> float:
-    """Seconds from start to end; zero when either is missing or the order is wrong."""
-    memo = {} if memo is None else memo
-    a, b = _epoch(start, memo), _epoch(end, memo)
-    if a is None or b is None:
-        return 0.0
-    return max(b - a, 0.0)
-
-
 # --- job names → workflow jobs -----------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -374,6 +365,11 @@ def _span(start: Any, end: Any, memo: dict[Any, float | None]) -> float:
     a_epoch = memo[start] if start in memo else _epoch(start, memo)
     b_epoch = memo[end] if end in memo else _epoch(end, memo)
     return b_epoch - a_epoch if a_epoch is not None and b_epoch is not None and b_epoch > a_epoch else 0.0
+
+
+def seconds_between(start: Any, end: Any) -> float:
+    """Seconds from start to end; zero when either is missing or the order is wrong."""
+    return _span(start, end, {})
 
 
 def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) -> JobTiming:

@@ -64,10 +64,7 @@ def check_patch(patch: str, edits: list[FileEdit], files: Mapping[str, str]) -> 
         raise PatchCheckError("there is no patch to check")
     with tempfile.TemporaryDirectory(prefix="foldbot-check-") as tmp:
         root = Path(tmp)
-        for path, text in files.items():
-            target = root / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+        _write_tree(root, files)
         patch_file = root.parent / f"{root.name}.diff"
         patch_file.write_text(patch, encoding="utf-8")
         try:
@@ -91,14 +88,20 @@ def check_patch(patch: str, edits: list[FileEdit], files: Mapping[str, str]) -> 
     return CheckReport(git_apply=True, schema=True, actionlint=lint)
 
 
+def _write_tree(root: Path, files: Mapping[str, str]) -> None:
+    for path, text in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+
 def _actionlint(root: Path, edits: list[FileEdit]) -> str:
     binary = shutil.which("actionlint")
     if binary is None:
         return "not installed"
     for edit in edits:
         before_dir = root / "_before"
-        (before_dir / edit.path).parent.mkdir(parents=True, exist_ok=True)
-        (before_dir / edit.path).write_text(edit.before, encoding="utf-8")
+        _write_tree(before_dir, {edit.path: edit.before})
         before = _lint(binary, before_dir, edit.path)
         after = _lint(binary, root, edit.path)
         new = after - before
@@ -122,10 +125,7 @@ def apply_patch(patch: str, files: Mapping[str, str]) -> dict[str, str]:
     """The files a patch changes, as `git apply` writes them; PatchCheckError when it does not apply."""
     with tempfile.TemporaryDirectory(prefix="foldbot-apply-") as tmp:
         root = Path(tmp) / "repo"
-        for path, text in files.items():
-            target = root / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+        _write_tree(root, files)
         patch_file = Path(tmp) / "change.diff"
         patch_file.write_text(patch, encoding="utf-8")
         result = subprocess.run(["git", "apply", str(patch_file)], cwd=root, capture_output=True, text=True, timeout=60)
