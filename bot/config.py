@@ -82,6 +82,7 @@ class RepoConfig:
     dispatch_cooldown_minutes: int = 30
     ci_permissions_file: str | None = ".github/CI_PERMISSIONS.json"
     _categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # memo of classify
+    _amd: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)  # memo of is_amd_runner
 
     def is_lane(self, path: str) -> bool:
         return any(fnmatch.fnmatchcase(path, p) for p in self.lanes) and not any(
@@ -95,10 +96,12 @@ class RepoConfig:
         return category
 
     def is_amd_runner(self, labels: tuple[str, ...] | list[str] | str) -> bool:
-        if isinstance(labels, str):
-            labels = (labels,)
-        pattern = _compiled(self.amd_runner_pattern, re.I)
-        return any(pattern.search(label) for label in labels)
+        key = (labels,) if isinstance(labels, str) else tuple(labels)
+        amd = self._amd.get(key)
+        if amd is None:
+            pattern = _compiled(self.amd_runner_pattern, re.I)
+            amd = self._amd[key] = any(pattern.search(label) for label in key)
+        return amd
 
 
 def _classify(rules: tuple[StepRule, ...], step_name: str) -> str:

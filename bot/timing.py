@@ -11,6 +11,7 @@ Pure: no clock, no network.
 from __future__ import annotations
 
 import math
+import operator
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,26 +27,6 @@ class BundleError(ValueError):
 
 
 # --- timestamps --------------------------------------------------------------------------------
-
-def parse_time(value: Any) -> datetime | None:
-    """An ISO 8601 timestamp as GitHub writes it, or None when absent or unreadable."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
-
-
-def _epoch(value: Any, memo: dict[Any, float | None]) -> float | None:
-    """Seconds since the epoch of a timezone-aware timestamp, memoised per job."""
-    try:
-        parsed = datetime.fromisoformat(value)
-    except (TypeError, ValueError):
-        parsed = None
-    memo[value] = result = parsed.timestamp() if parsed is not None and parsed.tzinfo is not None else None
-    return result
-
 
 # --- job names → workflow jobs -----------------------------------------------------------------
 
@@ -339,76 +320,99 @@ def run_timing(bundle: Mapping[str, Any], workflow: Workflow, config: RepoConfig
     )
 
 
-_TIME_OF_DAY: dict[str, int] = {}
-
-
-def _seconds_of_day(clock: str) -> int | None:
-    """`HH:MM:SS` as seconds since midnight (memoised: there are only 86,400)."""
-    seconds = _TIME_OF_DAY.get(clock)
-    if seconds is None:
-        if not (len(clock) == 8 and clock[2] == ":" == clock[5] and clock.replace(":", "").isascii()
-                and clock.replace(":", "").isdigit()):
-            return None  # not remembered: only the 86,400 valid clocks are
-        seconds = _TIME_OF_DAY[clock] = int(clock[:2]) * 3600 + int(clock[3:5]) * 60 + int(clock[6:])
-    return seconds
-
-
-def _span(start: Any, end: Any, memo: dict[Any, float | None]) -> float:
-    """Seconds from start to end, zero when either is missing or the order is wrong.
-    Two `YYYY-MM-DDTHH:MM:SSZ` stamps of the same day (nearly every step) are
-    subtracted as times of day; anything else is parsed."""
-    if type(start) is str and type(end) is str and len(start) == 20 == len(end) and start[:11] == end[:11] \
-            and start[19] == "Z" == end[19]:
-        a, b = _seconds_of_day(start[11:19]), _seconds_of_day(end[11:19])
-        if a is not None and b is not None:
-            return float(b - a) if b > a else 0.0
-    a_epoch = memo[start] if start in memo else _epoch(start, memo)
-    b_epoch = memo[end] if end in memo else _epoch(end, memo)
-    return b_epoch - a_epoch if a_epoch is not None and b_epoch is not None and b_epoch > a_epoch else 0.0
-
-
 def seconds_between(start: Any, end: Any) -> float:
-    """Seconds from start to end; zero when either is missing or the order is wrong."""
-    return _span(start, end, {})
+    """Seconds from start to end (timezone-aware ISO 8601 stamps); zero when either
+    is missing or unreadable, or the order is wrong."""
+    try:
+        began, ended = datetime.fromisoformat(start), datetime.fromisoformat(end)
+        if began.tzinfo is None or ended.tzinfo is None:
+            return 0.0
+        seconds = (ended - began).total_seconds()
+    except (TypeError, ValueError):  # None, not a string, not a timestamp
+        return 0.0
+    return seconds if seconds > 0 else 0.0
 
 
-def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) -> JobTiming:
-    ref = matcher.match(str(job["name"]))
-    labels = tuple(str(label) for label in job.get("labels") or ())
-    steps = []
-    memo: dict[Any, float | None] = {}
-    classify = config.classify
+_STEP_FIELDS = operator.itemgetter("name", "started_at", "completed_at", "conclusion")
+_new_tuple = tuple.__new__  # builds a StepTime without the named tuple's Python-level __new__
+
+
+class _Irregular(Exception):
+    """A step the fast path does not read; the job is read again, step by careful step."""
+
+
+def _steps_fast(raw: Iterable[Any], config: RepoConfig) -> tuple[list[StepTime], float, float, float, bool]:
+    """Steps as GitHub sends them: every key present, names strings, timestamps
+    timezone-aware ISO 8601 or null. The hot loop of an analysis (thousands of steps
+    per history), so it is written out flat; anything else raises."""
+    steps: list[StepTime] = []
+    append = steps.append
+    categories, classify = config._categories, config.classify
+    from_iso = datetime.fromisoformat
+    setup = test = other = 0.0
+    ran = False
+    for step in raw:
+        name, start, end, conclusion = _STEP_FIELDS(step)  # KeyError/TypeError: not a full step
+        if type(name) is not str:
+            raise _Irregular
+        category = categories.get(name) or classify(name)
+        if start is None or end is None:
+            seconds = 0.0
+        else:
+            began = from_iso(start)  # ValueError/TypeError: not a timestamp
+            if began.tzinfo is None:
+                raise _Irregular
+            seconds = (from_iso(end) - began).total_seconds()  # TypeError: one naive, one aware
+            if seconds < 0:
+                seconds = 0.0
+        if category == "setup":
+            setup += seconds
+        elif category == "test":
+            test += seconds
+            if seconds > 0 and conclusion != "skipped" and conclusion is not None:
+                ran = True
+        else:
+            other += seconds
+        append(_new_tuple(StepTime, (name, category, seconds, conclusion)))
+    return steps, setup, test, other, ran
+
+
+def _steps_careful(raw: Iterable[Any], config: RepoConfig) -> tuple[list[StepTime], float, float, float, bool]:
+    """Any steps list: non-mappings skipped, missing names and unreadable or naive
+    timestamps counted as zero."""
+    steps: list[StepTime] = []
     totals = {"setup": 0.0, "test": 0.0, "other": 0.0}
     ran = False
-    for step in job.get("steps") or ():
-        if not isinstance(step, dict):
+    for step in raw:
+        if not isinstance(step, Mapping):
             continue
         name = str(step.get("name") or "")
-        seconds = _span(step.get("started_at"), step.get("completed_at"), memo)
-        category = classify(name)
+        category = config.classify(name)
+        seconds = seconds_between(step.get("started_at"), step.get("completed_at"))
         conclusion = step.get("conclusion")
         totals[category] += seconds
         if category == "test" and seconds > 0 and conclusion not in ("skipped", None):
             ran = True
         steps.append(StepTime(name, category, seconds, conclusion))
+    return steps, totals["setup"], totals["test"], totals["other"], ran
+
+
+def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) -> JobTiming:
+    ref = matcher.match(str(job["name"]))
+    labels = tuple(str(label) for label in job.get("labels") or ())
+    raw = job.get("steps") or ()
+    try:
+        steps, setup, test, other, ran = _steps_fast(raw, config)
+    except (_Irregular, KeyError, TypeError, ValueError):
+        steps, setup, test, other, ran = _steps_careful(raw, config)
     is_amd = config.is_amd_runner(labels) if labels else _declared_amd(matcher.workflow, ref, config)
     conclusion = job.get("conclusion")
-    return JobTiming(
-        api_id=int(job.get("id") or 0),
-        name=str(job["name"]),
-        ref=ref,
-        labels=labels,
-        status=job.get("status"),
-        conclusion=conclusion,
-        queue_seconds=_span(job.get("created_at"), job.get("started_at"), memo),
-        steps=tuple(steps),
-        is_amd=is_amd,
-        html_url=job.get("html_url"),
-        setup_seconds=totals["setup"],
-        test_seconds=totals["test"],
-        other_seconds=totals["other"],
-        ran_tests=ran and conclusion != "skipped",
-    )
+    get = job.get
+    return _new_tuple(JobTiming, (  # JobTiming's fields in order, without its Python-level __new__
+        int(get("id") or 0), str(job["name"]), ref, labels, get("status"), conclusion,
+        seconds_between(get("created_at"), get("started_at")), tuple(steps), is_amd, get("html_url"),
+        setup, test, other, ran and conclusion != "skipped",
+    ))
 
 
 def _declared_amd(workflow: Workflow, ref: JobRef, config: RepoConfig) -> bool:

@@ -10,46 +10,44 @@ Everything here is pure: text in, values out.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
-class _MemoResolver(yaml.resolver.Resolver):
-    """The safe resolver, memoised: a workflow repeats the same few keys and values
-    thousands of times, and resolving a plain scalar means trying regexes."""
+#: The safe resolver, memoised at C speed: a workflow repeats the same few keys and
+#: values thousands of times, and resolving a plain scalar means trying regexes.
+_resolve = functools.lru_cache(maxsize=65_536)(yaml.resolver.Resolver().resolve)
 
-    _memo: dict[tuple[Any, str, Any], str] = {}
 
-    def resolve(self, kind: Any, value: str, implicit: Any) -> str:
-        key = (kind, value, implicit)
-        tag = self._memo.get(key)
-        if tag is None:
-            tag = super().resolve(kind, value, implicit)
-            if len(self._memo) < 100_000:
-                self._memo[key] = tag
-        return tag
+class _LeanResolver(yaml.resolver.Resolver):
+    """The safe resolver without per-node Python calls: tags come from the memo, and
+    path resolvers (never registered here) are not consulted on the way down and up."""
+
+    resolve = staticmethod(_resolve)
+    descend_resolver: Any = staticmethod({}.get)  # (parent, index) -> None
+    ascend_resolver = staticmethod(tuple)  # () -> ()
 
 
 try:  # libyaml is optional at install time; the pure parser gives the same marks.
     from yaml.cyaml import CParser as _CParser
 
-    class _Loader(_CParser, yaml.constructor.SafeConstructor, _MemoResolver):  # type: ignore[misc]
+    class _Loader(_CParser, _LeanResolver):  # type: ignore[misc]
         def __init__(self, stream: str) -> None:
             _CParser.__init__(self, stream)
-            yaml.constructor.SafeConstructor.__init__(self)
-            _MemoResolver.__init__(self)
+            _LeanResolver.__init__(self)
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     class _Loader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer,  # type: ignore[no-redef]
-                  yaml.constructor.SafeConstructor, _MemoResolver):
+                  _LeanResolver):
         def __init__(self, stream: str) -> None:
             yaml.reader.Reader.__init__(self, stream)
             yaml.scanner.Scanner.__init__(self)
             yaml.parser.Parser.__init__(self)
             yaml.composer.Composer.__init__(self)
-            yaml.constructor.SafeConstructor.__init__(self)
-            _MemoResolver.__init__(self)
+            _LeanResolver.__init__(self)
 
 #: GitHub's job-level default for ``timeout-minutes``.
 DEFAULT_JOB_TIMEOUT_MINUTES = 360
@@ -78,14 +76,33 @@ def _position(node: yaml.Node) -> Position:
     return Position(s.line, s.column, e.line, e.column, s.index, e.index)
 
 
+_STR_TAG = "tag:yaml.org,2002:str"
+_Scalar, _Mapping, _Sequence = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
+
+
 def to_python(node: yaml.Node) -> Any:
     """Plain Python value of a node. Mapping keys are always strings, as GitHub
     reads them (YAML 1.1 would turn the key ``on`` into ``True``)."""
-    if isinstance(node, yaml.MappingNode):
-        return {_key(k): to_python(v) for k, v in node.value}
-    if isinstance(node, yaml.SequenceNode):
+    kind = type(node)
+    if kind is _Scalar:
+        return node.value if node.tag == _STR_TAG else _scalar(node)
+    if kind is _Mapping:
+        mapping = {k.value if type(k) is _Scalar else _key(k): to_python(v) for k, v in node.value}
+        if len(mapping) != len(node.value):
+            _duplicate_key(node)
+        return mapping
+    if kind is _Sequence:
         return [to_python(v) for v in node.value]
-    return _scalar(node)
+    raise WorkflowError(f"line {node.start_mark.line + 1}: unexpected {kind.__name__}")
+
+
+def _duplicate_key(node: yaml.MappingNode) -> None:
+    """GitHub rejects a mapping that repeats a key ("'x' is already defined")."""
+    seen: set[str] = set()
+    for k, _ in node.value:
+        if k.value in seen:
+            raise WorkflowError(f"line {k.start_mark.line + 1}: `{k.value}` is already defined in this mapping")
+        seen.add(k.value)
 
 
 def _key(node: yaml.Node) -> str:
@@ -263,7 +280,10 @@ def parse_workflow(text: str, path: str) -> Workflow:
         raise WorkflowError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(root, yaml.MappingNode):
         raise WorkflowError(f"{path}: a workflow must be a mapping at the top level")
-    data = to_python(root)
+    try:
+        data = to_python(root)
+    except WorkflowError as exc:
+        raise WorkflowError(f"{path}: {exc}") from None
     jobs_node = mapping_get(root, "jobs")
     if not isinstance(jobs_node, yaml.MappingNode) or not jobs_node.value:
         raise WorkflowError(f"{path}: a workflow needs a non-empty `jobs:` mapping")
@@ -273,8 +293,9 @@ def parse_workflow(text: str, path: str) -> Workflow:
         if not isinstance(value, yaml.MappingNode):
             raise WorkflowError(f"{path}: line {key.start_mark.line + 1}: job `{job_id}` must be a mapping")
         jobs[job_id] = _job(job_id, key, value, data["jobs"][job_id], path)
-    starts = [0, *(match.end() for match in re.finditer("\n", text))]
-    return Workflow(path, text, root, data, jobs, tuple(starts))
+    # Offsets where lines start: after every "\n" (the last entry is the line after the text).
+    starts = tuple(itertools.accumulate(map((1).__add__, map(len, text.split("\n"))), initial=0))[:-1]
+    return Workflow(path, text, root, data, jobs, starts)
 
 
 def _job(job_id: str, key: yaml.ScalarNode, node: yaml.MappingNode, raw: dict[str, Any], path: str) -> JobDef:

@@ -63,6 +63,9 @@ def test_bad_config_is_one_clear_error(text: str, message: str) -> None:
     ("name: x\non: push\n", "ci.yml: a workflow needs a non-empty `jobs:` mapping"),
     ("on: push\njobs:\n  a: 3\n", "ci.yml: line 3: job `a` must be a mapping"),
     ("on: push\njobs:\n  a:\n    needs: {x: 1}\n", "`needs` of `a` must be a name or a list"),
+    ("on: push\njobs:\n  a: {runs-on: x}\n  a: {runs-on: y}\n", "ci.yml: line 4: `a` is already defined in this mapping"),
+    ("on: push\njobs:\n  a: {runs-on: x}\njobs:\n  b: {runs-on: y}\n", "ci.yml: line 4: `jobs` is already defined"),
+    ("on: push\njobs:\n  a:\n    runs-on: x\n    env: {[1]: 2}\n", "ci.yml: line 5: a mapping key must be a plain value"),
 ])
 def test_broken_workflows_are_one_clear_error(text: str, message: str) -> None:
     with pytest.raises(WorkflowError) as error:

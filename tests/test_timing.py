@@ -72,13 +72,6 @@ def test_default_names_carry_matrix_values_in_axis_order() -> None:
     assert (ref.job_id, dict(ref.matrix)) == ("t", {"runner": "linux-mi300-gpu-1", "part": "1"})
 
 
-def test_missing_timestamps_count_zero() -> None:
-    assert seconds_between(None, "2026-01-01T00:00:00Z") == 0
-    assert seconds_between("2026-01-01T00:00:10Z", "2026-01-01T00:00:00Z") == 0
-    assert seconds_between("garbage", "2026-01-01T00:00:00Z") == 0
-    assert seconds_between("2020-01-20T09:42:40.000-08:00", "2020-01-20T17:42:45Z") == 5
-
-
 WF = """name: CI
 on: pull_request
 jobs:
@@ -144,14 +137,34 @@ def test_a_bundle_without_jobs_is_refused() -> None:
         run_timing({"workflow_run": {"id": 1, "path": ".github/workflows/ci.yml"}}, wf, RepoConfig())
 
 
-@pytest.mark.parametrize("start,end,seconds", [
+SPANS = [
     ("2026-08-10T08:00:00Z", "2026-08-10T09:30:15Z", 5415),
-    ("2026-08-10T23:59:50Z", "2026-08-11T00:00:10Z", 20),  # across midnight: parsed
+    ("2026-08-10T23:59:50Z", "2026-08-11T00:00:10Z", 20),  # across midnight
     ("2026-08-10T08:00:00Z", "2026-08-10T07:00:00Z", 0),  # wrong order counts zero
     ("2020-01-20T09:42:40.000-08:00", "2020-01-20T09:42:45.000-08:00", 5),
+    ("2020-01-20T09:42:40.000-08:00", "2020-01-20T17:42:45Z", 5),  # two offsets
     ("2026-08-10T08:0a:00Z", "2026-08-10T08:01:00Z", 0),  # garbage
+    ("2026-08-10T08:00:00", "2026-08-10T08:01:00", 0),  # no timezone: unreadable
+    ("2026-08-10T08:00:00", "2026-08-10T08:01:00Z", 0),  # one without
     (None, "2026-08-10T08:01:00Z", 0),
-])
-def test_step_spans(start: str | None, end: str, seconds: float) -> None:
-    from bot.timing import _span
-    assert _span(start, end, {}) == seconds
+    (17, "2026-08-10T08:01:00Z", 0),
+]
+
+
+@pytest.mark.parametrize("start,end,seconds", SPANS)
+@pytest.mark.parametrize("steps_as", ["github", "irregular"])
+def test_step_spans(start: object, end: str, seconds: float, steps_as: str) -> None:
+    """A step's seconds, read the fast way (steps exactly as GitHub sends them) and
+    the careful way (a job with one step lacking keys) alike."""
+    step = {"name": "Install dependencies", "status": "completed", "conclusion": "success", "number": 1,
+            "started_at": start, "completed_at": end}
+    steps = [step] if steps_as == "github" else [step, {"name": "Post Checkout code"}, "not a step"]
+    api_job = {"id": 1, "name": "suite", "labels": ["linux-mi300-gpu-1"], "status": "completed",
+               "conclusion": "success", "steps": steps}
+    wf = parse_workflow(WF, ".github/workflows/ci.yml")
+    timing = run_timing(_run(1) | {"jobs": [api_job]}, wf, RepoConfig()).jobs[0]
+    assert timing.setup_seconds == seconds
+    assert timing.step_seconds("Install dependencies") == seconds
+    expected_steps = ["Install dependencies"] if steps_as == "github" else ["Install dependencies", "Post Checkout code"]
+    assert [s.name for s in timing.steps] == expected_steps  # what is not a step is left out
+    assert seconds_between(start, end) == seconds
