@@ -13,15 +13,17 @@ from __future__ import annotations
 import bisect
 import difflib
 import hashlib
+import itertools
 import json
+import marshal
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import yaml
 
 from .config import RepoConfig
-from .workflow import JobDef, StepDef, Workflow, WorkflowError, mapping_get, mapping_item, parse_workflow
+from .workflow import JobDef, StepDef, Workflow, WorkflowError, compose_workflow, mapping_get, mapping_item
 
 
 class EditError(ValueError):
@@ -136,15 +138,11 @@ class _Splicer:
         """Replace text[start:end]; the edit is shrunk to the part that really
         changes, so edits of neighbouring spans do not collide."""
         old = self.wf.text[start:end]
-        limit = min(len(old), len(text))
-        head = 0
-        while head < limit and old[head] == text[head]:
-            head += 1
-        tail = 0
-        while tail < limit - head and old[len(old) - 1 - tail] == text[len(text) - 1 - tail]:
-            tail += 1
+        head = _common_prefix(old, text)
         if head == len(old) == len(text):
             return
+        limit = min(len(old), len(text)) - head
+        tail = _common_prefix(old[::-1][:limit], text[::-1][:limit])
         self.edits.append((start + head, end - tail, text[head : len(text) - tail]))
 
     def delete_lines(self, first: int, last: int) -> None:
@@ -162,16 +160,42 @@ class _Splicer:
         for (s1, e1, _), (s2, e2, _) in zip(ordered, ordered[1:]):
             if s2 < e1:
                 raise EditError(f"{self.wf.path}: two edits overlap near offset {s2}")
-        text = self.wf.text
-        for start, end, new in reversed(ordered):
-            text = text[:start] + new + text[end:]
-        return text
+        text, pos = self.wf.text, 0
+        pieces: list[str] = []
+        for start, end, new in ordered:
+            pieces += (text[pos:start], new)
+            pos = end
+        pieces.append(text[pos:])
+        return "".join(pieces)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix (halving the search: string compares run in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[low:mid] == b[low:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 # --- the edits -----------------------------------------------------------------------------------
 
-def _id_pattern(job_id: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w-]){re.escape(job_id)}(?![\w-])")
+def _mentions(text: str, job_id: str) -> Iterator[int]:
+    """Offsets where `job_id` appears as a whole id, not inside a longer one
+    (`str.find` between candidates: a regex with a look-behind scans every offset)."""
+    start = text.find(job_id)
+    while start >= 0:
+        end = start + len(job_id)
+        if not (start and _is_id_char(text[start - 1])) and not (end < len(text) and _is_id_char(text[end])):
+            yield start
+        start = text.find(job_id, start + 1)
+
+
+def _is_id_char(ch: str) -> bool:
+    return ch.isalnum() or ch in "_-"
 
 
 def _remove_seq_items(sp: _Splicer, seq: yaml.SequenceNode, drop: set[str]) -> int:
@@ -356,12 +380,12 @@ def apply_change(workflow: Workflow, change: LaneChange, config: RepoConfig) -> 
             _edit_wait_spec(sp, spec, drop=removed, fewer=fewer)
     after_text = sp.result()
     warnings = []
-    after_lines = after_text.splitlines()
+    after_lines = after_text.splitlines(keepends=True)
+    line_starts = list(itertools.accumulate(map(len, after_lines), initial=0))
     for job_id in sorted(removed):
-        pattern = _id_pattern(job_id)
-        for number, line in enumerate(after_lines, 1):
-            if pattern.search(line):
-                warnings.append(f"{workflow.path}:{number}: still mentions removed job `{job_id}`: {line.strip()[:120]}")
+        numbers = dict.fromkeys(bisect.bisect_right(line_starts, offset) for offset in _mentions(after_text, job_id))
+        for number in numbers:  # 1-based: the count of line starts at or before the match
+            warnings.append(f"{workflow.path}:{number}: still mentions removed job `{job_id}`: {after_lines[number - 1].strip()[:120]}")
     return FileEdit(workflow.path, workflow.text, after_text, tuple(warnings), tuple(sp.ordered()))
 
 
@@ -408,6 +432,8 @@ def _wait_specs(job: JobDef) -> list[yaml.ScalarNode]:
     """The `jobs:` inputs of wait-for-jobs steps: JSON lists of {prefix, expected_count}."""
     out = []
     for step in job.steps:
+        if not (isinstance(step.with_, dict) and isinstance(step.with_.get("jobs"), str)):
+            continue  # the plain data answers first; the node is looked up only for a spec
         jobs_node = mapping_get(mapping_get(step.node, "with"), "jobs")
         if isinstance(jobs_node, yaml.ScalarNode) and '"prefix"' in jobs_node.value:
             out.append(jobs_node)
@@ -520,10 +546,16 @@ def _replace_line(sp: _Splicer, line: int, new: str) -> None:
 
 # --- what the result must be ---------------------------------------------------------------------
 
+def _deep_copy(data: Any) -> Any:
+    """A deep copy of plain data (dicts, lists, strings, numbers, booleans, None):
+    marshal's round trip is the fastest the standard library has."""
+    return marshal.loads(marshal.dumps(data))
+
+
 def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) -> dict[str, Any]:
     """The original file's data with the change applied as data: what the patched
     text must parse to."""
-    data = json.loads(json.dumps(workflow.data))  # a deep copy; workflow data is JSON-shaped
+    data = _deep_copy(workflow.data)
     jobs = data["jobs"]
     removed: set[str] = set()
     for fold in change.folds:
@@ -533,7 +565,7 @@ def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) ->
         last_test = max(s.index for s in host.steps if config.classify(s.name) == "test")
         new_steps = []
         for step in moving:
-            raw = json.loads(json.dumps(jobs[fold.suite]["steps"][step.index]))
+            raw = _deep_copy(jobs[fold.suite]["steps"][step.index])
             raw["if"] = shard_condition(fold.shard_key, fold.shard_value, step.if_)
             raw["timeout-minutes"] = fold.timeout_minutes
             new_steps.append(raw)
@@ -645,40 +677,48 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
     return None if a == b else f"{path}: {a!r} expected, {b!r} found"
 
 
-def verify_edit(workflow: Workflow, change: LaneChange, edit: FileEdit, config: RepoConfig) -> Workflow:
-    """Parse the patched text and check it is exactly the planned change; return it parsed."""
+def verify_edit(workflow: Workflow, change: LaneChange, edit: FileEdit, config: RepoConfig) -> None:
+    """Parse the patched text and check it is exactly the planned change and its job
+    graph holds (every need exists, no cycle)."""
     try:
-        patched = parse_workflow(edit.after, edit.path)
+        _, actual = compose_workflow(edit.after, edit.path)
     except WorkflowError as exc:
         raise VerificationError(f"the patched file does not parse: {exc}") from None
     expected = _normalise(expected_data(workflow, change, config))
-    actual = _normalise(patched.data)
+    actual = _normalise(actual)
     diff = None if expected == actual else _first_difference(expected, actual)
     if diff:
         raise VerificationError(f"{edit.path}: the patched file differs from the plan at {diff}")
-    _check_graph(patched)
-    return patched
+    _check_graph(edit.path, actual)
 
 
-def _check_graph(workflow: Workflow) -> None:
-    jobs = workflow.jobs
-    for job in jobs.values():
-        for need in job.needs:
+def _check_graph(path: str, data: dict[str, Any]) -> None:
+    jobs = data.get("jobs")
+    if not isinstance(jobs, dict) or not jobs:
+        raise VerificationError(f"{path}: the patched file has no jobs")
+    needs: dict[str, list[str]] = {}
+    for job_id, job in jobs.items():
+        raw = job.get("needs") if isinstance(job, dict) else None
+        needs[job_id] = [raw] if isinstance(raw, str) else [str(n) for n in raw] if isinstance(raw, list) else []
+        for need in needs[job_id]:
             if need not in jobs:
-                raise VerificationError(f"{workflow.path}: `{job.id}` needs `{need}`, which does not exist")
-    state: dict[str, int] = {}
+                raise VerificationError(f"{path}: `{job_id}` needs `{need}`, which does not exist")
+    done: set[str] = set()
+    trail: list[str] = []  # the jobs being visited, each needing the next
 
     def visit(job_id: str) -> None:
-        state[job_id] = 1
-        for need in jobs[job_id].needs:
-            if state.get(need) == 1:
-                raise VerificationError(f"{workflow.path}: jobs `{job_id}` and `{need}` need each other")
-            if need not in state:
+        trail.append(job_id)
+        for need in needs[job_id]:
+            if need in trail:
+                cycle = " → ".join(f"`{j}`" for j in [*trail[trail.index(need):], need])
+                raise VerificationError(f"{path}: the jobs need each other in a cycle: {cycle}")
+            if need not in done:
                 visit(need)
-        state[job_id] = 2
+        trail.pop()
+        done.add(job_id)
 
     for job_id in jobs:
-        if job_id not in state:
+        if job_id not in done:
             visit(job_id)
 
 

@@ -65,6 +65,7 @@ def _split_args(text: str) -> list[str]:
 
 _MATRIX_REF = re.compile(r"matrix\.([A-Za-z0-9_-]+)")
 _FORMAT_CALL = re.compile(r"format\(\s*'((?:[^']|'')*)'\s*(?:,(.*))?\)", re.S)
+_FORMAT_TOKEN = re.compile(r"\{\{|\}\}|\{([0-9]+)\}")  # escaped braces and `{N}` placeholders
 
 
 def _expr_pattern(expr: str) -> str:
@@ -76,27 +77,17 @@ def _expr_pattern(expr: str) -> str:
     if call:
         literal = call.group(1).replace("''", "'")
         args = _split_args(call.group(2) or "")
-        out, i = [], 0
-        while i < len(literal):
-            if literal.startswith("{{", i):
-                out.append(re.escape("{"))
-                i += 2
-            elif literal.startswith("}}", i):
-                out.append(re.escape("}"))
-                i += 2
-            elif literal[i] == "{":
-                end = literal.find("}", i)
-                index = literal[i + 1 : end] if end > 0 else ""
-                if index.isdigit():
-                    arg = args[int(index)] if int(index) < len(args) else ""
-                    out.append(_expr_pattern(arg) if _MATRIX_REF.fullmatch(arg.strip()) else ".+?")
-                    i = end + 1
-                else:
-                    out.append(re.escape(literal[i]))
-                    i += 1
+        out, pos = [], 0
+        for token in _FORMAT_TOKEN.finditer(literal):  # literal text is escaped a run at a time
+            out.append(re.escape(literal[pos : token.start()]))
+            if token.group(1) is None:  # `{{` or `}}`
+                out.append(re.escape(token.group(0)[0]))
             else:
-                out.append(re.escape(literal[i]))
-                i += 1
+                index = int(token.group(1))
+                arg = args[index] if index < len(args) else ""
+                out.append(_expr_pattern(arg) if _MATRIX_REF.fullmatch(arg.strip()) else ".+?")
+            pos = token.end()
+        out.append(re.escape(literal[pos:]))
         return "".join(out)
     return ".+?"
 
@@ -306,7 +297,7 @@ def run_timing(bundle: Mapping[str, Any], workflow: Workflow, config: RepoConfig
     matcher = matcher if matcher is not None and matcher.workflow is workflow else JobMatcher(workflow)
     timings = []
     for i, job in enumerate(jobs):
-        if not isinstance(job, Mapping) or "name" not in job:
+        if not (type(job) is dict or isinstance(job, Mapping)) or "name" not in job:
             raise BundleError(f"{where}: jobs[{i}] has no `name`")
         timings.append(job_timing(job, matcher, config))
     return RunTiming(
@@ -399,7 +390,7 @@ def _steps_careful(raw: Iterable[Any], config: RepoConfig) -> tuple[list[StepTim
 
 def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) -> JobTiming:
     ref = matcher.match(str(job["name"]))
-    labels = tuple(str(label) for label in job.get("labels") or ())
+    labels = tuple(map(str, job.get("labels") or ()))
     raw = job.get("steps") or ()
     try:
         steps, setup, test, other, ran = _steps_fast(raw, config)

@@ -237,7 +237,11 @@ class Workflow:
     root: yaml.MappingNode = field(repr=False, compare=False)
     data: dict[str, Any] = field(repr=False, compare=False)
     jobs: dict[str, JobDef] = field(repr=False, compare=False)
-    line_starts: tuple[int, ...] = field(repr=False, compare=False)
+
+    @functools.cached_property
+    def line_starts(self) -> tuple[int, ...]:
+        """Offsets where lines start: after every "\\n" (only edits need them, so read on demand)."""
+        return tuple(itertools.accumulate(map((1).__add__, map(len, self.text.split("\n"))), initial=0))[:-1]
 
     @property
     def lines(self) -> list[str]:
@@ -270,6 +274,22 @@ class Workflow:
 
 def parse_workflow(text: str, path: str) -> Workflow:
     """Parse a workflow file; raise WorkflowError with file and line when it is not one."""
+    root, data = compose_workflow(text, path)
+    jobs_node = mapping_get(root, "jobs")
+    if not isinstance(jobs_node, yaml.MappingNode) or not jobs_node.value:
+        raise WorkflowError(f"{path}: a workflow needs a non-empty `jobs:` mapping")
+    jobs: dict[str, JobDef] = {}
+    for key, value in jobs_node.value:
+        job_id = _key(key)
+        if not isinstance(value, yaml.MappingNode):
+            raise WorkflowError(f"{path}: line {key.start_mark.line + 1}: job `{job_id}` must be a mapping")
+        jobs[job_id] = _job(job_id, key, value, data["jobs"][job_id], path)
+    return Workflow(path, text, root, data, jobs)
+
+
+def compose_workflow(text: str, path: str) -> tuple[yaml.MappingNode, dict[str, Any]]:
+    """The node tree and the plain data of a workflow file, without its job
+    definitions (all that checking a patched file needs)."""
     try:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
@@ -281,21 +301,9 @@ def parse_workflow(text: str, path: str) -> Workflow:
     if not isinstance(root, yaml.MappingNode):
         raise WorkflowError(f"{path}: a workflow must be a mapping at the top level")
     try:
-        data = to_python(root)
+        return root, to_python(root)
     except WorkflowError as exc:
         raise WorkflowError(f"{path}: {exc}") from None
-    jobs_node = mapping_get(root, "jobs")
-    if not isinstance(jobs_node, yaml.MappingNode) or not jobs_node.value:
-        raise WorkflowError(f"{path}: a workflow needs a non-empty `jobs:` mapping")
-    jobs: dict[str, JobDef] = {}
-    for key, value in jobs_node.value:
-        job_id = _key(key)
-        if not isinstance(value, yaml.MappingNode):
-            raise WorkflowError(f"{path}: line {key.start_mark.line + 1}: job `{job_id}` must be a mapping")
-        jobs[job_id] = _job(job_id, key, value, data["jobs"][job_id], path)
-    # Offsets where lines start: after every "\n" (the last entry is the line after the text).
-    starts = tuple(itertools.accumulate(map((1).__add__, map(len, text.split("\n"))), initial=0))[:-1]
-    return Workflow(path, text, root, data, jobs, starts)
 
 
 def _job(job_id: str, key: yaml.ScalarNode, node: yaml.MappingNode, raw: dict[str, Any], path: str) -> JobDef:

@@ -243,8 +243,8 @@ def test_exact_patch_text() -> None:
 
 def test_the_result_is_the_plan_and_git_applies_it(tmp_path: Path) -> None:
     wf, edit = _edit()
-    patched = verify_edit(wf, CHANGE, edit, RepoConfig())
-    assert list(patched.jobs) == ["check", "tests-amd", "wait-for-gpu", "report", "finish", "finish-block"]
+    verify_edit(wf, CHANGE, edit, RepoConfig())
+    assert list(parse_workflow(edit.after, PATH).jobs) == ["check", "tests-amd", "wait-for-gpu", "report", "finish", "finish-block"]
     (tmp_path / ".github/workflows").mkdir(parents=True)
     (tmp_path / PATH).write_text(WORKFLOW)
     (tmp_path / "p.diff").write_text(unified_diff([edit]))
@@ -301,8 +301,23 @@ def test_verification_catches_an_edit_that_did_more_than_planned() -> None:
 def test_verification_catches_a_dangling_need() -> None:
     wf, edit = _edit()
     tampered = type(edit)(edit.path, edit.before, edit.after.replace("needs: [check]", "needs: [chek]"), ())
-    with pytest.raises(VerificationError):
+    with pytest.raises(VerificationError, match=r"differs from the plan at /jobs/wait-for-gpu/needs\[0\]: 'check' expected, 'chek' found"):
         verify_edit(wf, CHANGE, tampered, RepoConfig())
+
+
+@pytest.mark.parametrize("broken,message", [
+    ("needs: [check, ghost]", "`wait-for-gpu` needs `ghost`, which does not exist"),
+    ("needs: report", "the jobs need each other in a cycle: `check` → `report` → `tests-amd` → `check`"),
+])
+def test_no_patch_for_a_file_whose_job_graph_is_broken(broken: str, message: str) -> None:
+    """The plan is carried out faithfully, but a file GitHub would refuse gets no patch."""
+    text = WORKFLOW.replace("needs: [check]", broken) if "ghost" in broken else \
+        WORKFLOW.replace("  check:\n", f"  check:\n    {broken}\n", 1)
+    assert text != WORKFLOW
+    wf = parse_workflow(text, PATH)
+    edit = apply_change(wf, CHANGE, RepoConfig())
+    with pytest.raises(VerificationError, match=message):
+        verify_edit(wf, CHANGE, edit, RepoConfig())
 
 
 def test_patch_id_is_a_short_hash_of_the_text() -> None:
