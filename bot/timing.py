@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
+import os
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -118,12 +119,13 @@ class _NameRule:
     full: re.Pattern[str]
     head: re.Pattern[str] | None  # the name without its parenthesised matrix part (skipped jobs)
     literal_prefix: int
+    prefix: str  # what every name this rule matches starts with (a cheap test before the regexes)
 
 
 def _name_rule(job: JobDef) -> _NameRule:
     if job.name_template is None:
         pattern = re.escape(job.id) + r"(?: \((?P<__values>.*)\))?"
-        return _NameRule(job, re.compile(pattern, re.S), None, len(job.id))
+        return _NameRule(job, re.compile(pattern, re.S), None, len(job.id), job.id)
     template = job.name_template.strip()
     pattern = _template_pattern(template)
     head = None
@@ -141,7 +143,20 @@ def _name_rule(job: JobDef) -> _NameRule:
             head_template = "${{ format('" + head_template + "'" + (", " + call.group(2) if call.group(2) else "") + ") }}"
         head = re.compile(_template_pattern(head_template), re.S)
     literal = re.match(r"[^$]*", evaluated)
-    return _NameRule(job, re.compile(pattern, re.S), head, len(literal.group(0)) if literal else 0)
+    prefix = _literal_start(template)
+    if head is not None:
+        prefix = os.path.commonprefix([prefix, _literal_start(head_template)])
+    return _NameRule(job, re.compile(pattern, re.S), head, len(literal.group(0)) if literal else 0, prefix)
+
+
+def _literal_start(template: str) -> str:
+    """The text every evaluation of a `name:` template starts with: up to its first
+    expression, or for a whole `format()` call, up to its first placeholder or brace."""
+    whole = re.fullmatch(r"\$\{\{\s*(format\(.*\))\s*\}\}", template, re.S)
+    call = _FORMAT_CALL.fullmatch(whole.group(1)) if whole else None
+    if call:
+        return re.split(r"[{}]", call.group(1).replace("''", "'"), maxsplit=1)[0]
+    return template.split("${{", 1)[0]
 
 
 class JobMatcher:
@@ -173,6 +188,8 @@ class JobMatcher:
                     return JobRef(rule.job.id)
         best: tuple[int, JobRef] | None = None
         for rule in self._rules:
+            if not name.startswith(rule.prefix):
+                continue
             for pattern in (rule.full, rule.head):
                 if pattern is None:
                     continue
@@ -342,6 +359,8 @@ def _steps_fast(raw: Iterable[Any], config: RepoConfig) -> tuple[list[StepTime],
     from_iso = datetime.fromisoformat
     setup = test = other = 0.0
     ran = False
+    last_stamp: Any = None  # the stamp read last, and its value (read only once a stamp was)
+    last_time = datetime.min
     for step in raw:
         name, start, end, conclusion = _STEP_FIELDS(step)  # KeyError/TypeError: not a full step
         if type(name) is not str:
@@ -350,10 +369,13 @@ def _steps_fast(raw: Iterable[Any], config: RepoConfig) -> tuple[list[StepTime],
         if start is None or end is None:
             seconds = 0.0
         else:
-            began = from_iso(start)  # ValueError/TypeError: not a timestamp
+            # A step mostly starts when the one before it completed: that stamp is read once.
+            began = last_time if start == last_stamp else from_iso(start)  # ValueError/TypeError: not a timestamp
             if began.tzinfo is None:
                 raise _Irregular
-            seconds = (from_iso(end) - began).total_seconds()  # TypeError: one naive, one aware
+            ended = from_iso(end)
+            seconds = (ended - began).total_seconds()  # TypeError: one naive, one aware
+            last_stamp, last_time = end, ended
             if seconds < 0:
                 seconds = 0.0
         if category == "setup":

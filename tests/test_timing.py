@@ -72,6 +72,34 @@ def test_default_names_carry_matrix_values_in_axis_order() -> None:
     assert (ref.job_id, dict(ref.matrix)) == ("t", {"runner": "linux-mi300-gpu-1", "part": "1"})
 
 
+NAMED = """on: push
+jobs:
+  a:
+    name: ab (${{ matrix.x }})
+    strategy: {matrix: {x: [1, 2]}}
+    runs-on: linux-mi300-gpu-1
+  b:
+    name: ${{ format('it''s {0} ({1})', 'x', matrix.p) }}
+    strategy: {matrix: {p: [1, 2]}}
+    runs-on: linux-mi300-gpu-1
+  ab-extra:
+    runs-on: linux-mi300-gpu-1
+"""
+
+
+@pytest.mark.parametrize("api_name,job_id,matrix", [
+    ("ab (2)", "a", {"x": "2"}),
+    ("ab", "a", {}),  # skipped: shorter than the literal text before the first expression
+    ("it's x (2)", "b", {"p": "2"}),
+    ("it's x", "b", {}),
+    ("ab-extra", "ab-extra", {}),
+    ("abc", None, {}),
+])
+def test_evaluated_names_and_their_skipped_forms(api_name: str, job_id: str | None, matrix: dict[str, str]) -> None:
+    ref = JobMatcher(parse_workflow(NAMED, "ci.yml")).match(api_name)
+    assert (ref.job_id, dict(ref.matrix)) == (job_id, matrix)
+
+
 WF = """name: CI
 on: pull_request
 jobs:
