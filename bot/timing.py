@@ -245,7 +245,7 @@ class JobTiming(NamedTuple):
     status: str | None
     conclusion: str | None
     queue_seconds: float
-    steps: tuple[StepTime, ...]
+    work_steps: tuple[StepTime, ...]  # its test and other steps; setup steps are only summed
     is_amd: bool
     html_url: str | None = None
     setup_seconds: float = 0.0
@@ -263,7 +263,8 @@ class JobTiming(NamedTuple):
         return self.setup_seconds / total if total > 0 else 0.0
 
     def step_seconds(self, name: str) -> float:
-        return sum(s.seconds for s in self.steps if s.name == name)
+        """Seconds of its test or other steps of that name (setup steps are not kept one by one)."""
+        return sum(s.seconds for s in self.work_steps if s.name == name)
 
 
 @dataclass(frozen=True)
@@ -352,7 +353,8 @@ class _Irregular(Exception):
 def _steps_fast(raw: Iterable[Any], config: RepoConfig) -> tuple[list[StepTime], float, float, float, bool]:
     """Steps as GitHub sends them: every key present, names strings, timestamps
     timezone-aware ISO 8601 or null. The hot loop of an analysis (thousands of steps
-    per history), so it is written out flat; anything else raises."""
+    per history), so it is written out flat; anything else raises. Returns the
+    work (non-setup) steps and the seconds per category."""
     steps: list[StepTime] = []
     append = steps.append
     categories, classify = config._categories, config.classify
@@ -380,7 +382,8 @@ def _steps_fast(raw: Iterable[Any], config: RepoConfig) -> tuple[list[StepTime],
                 seconds = 0.0
         if category == "setup":
             setup += seconds
-        elif category == "test":
+            continue
+        if category == "test":
             test += seconds
             if seconds > 0 and conclusion != "skipped" and conclusion is not None:
                 ran = True
@@ -392,7 +395,7 @@ def _steps_fast(raw: Iterable[Any], config: RepoConfig) -> tuple[list[StepTime],
 
 def _steps_careful(raw: Iterable[Any], config: RepoConfig) -> tuple[list[StepTime], float, float, float, bool]:
     """Any steps list: non-mappings skipped, missing names and unreadable or naive
-    timestamps counted as zero."""
+    timestamps counted as zero. Returns what `_steps_fast` returns."""
     steps: list[StepTime] = []
     totals = {"setup": 0.0, "test": 0.0, "other": 0.0}
     ran = False
@@ -406,7 +409,8 @@ def _steps_careful(raw: Iterable[Any], config: RepoConfig) -> tuple[list[StepTim
         totals[category] += seconds
         if category == "test" and seconds > 0 and conclusion not in ("skipped", None):
             ran = True
-        steps.append(StepTime(name, category, seconds, conclusion))
+        if category != "setup":
+            steps.append(StepTime(name, category, seconds, conclusion))
     return steps, totals["setup"], totals["test"], totals["other"], ran
 
 

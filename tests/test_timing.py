@@ -181,18 +181,23 @@ SPANS = [
 
 @pytest.mark.parametrize("start,end,seconds", SPANS)
 @pytest.mark.parametrize("steps_as", ["github", "irregular"])
-def test_step_spans(start: object, end: str, seconds: float, steps_as: str) -> None:
+@pytest.mark.parametrize("step_name,category", [("Install dependencies", "setup"), ("Run tests", "test"),
+                                                ("Upload logs", "other")])
+def test_step_spans(start: object, end: str, seconds: float, steps_as: str, step_name: str, category: str) -> None:
     """A step's seconds, read the fast way (steps exactly as GitHub sends them) and
     the careful way (a job with one step lacking keys) alike."""
-    step = {"name": "Install dependencies", "status": "completed", "conclusion": "success", "number": 1,
+    step = {"name": step_name, "status": "completed", "conclusion": "success", "number": 1,
             "started_at": start, "completed_at": end}
-    steps = [step] if steps_as == "github" else [step, {"name": "Post Checkout code"}, "not a step"]
+    steps = [step] if steps_as == "github" else [step, {"name": "Upload results"}, "not a step"]
     api_job = {"id": 1, "name": "suite", "labels": ["linux-mi300-gpu-1"], "status": "completed",
                "conclusion": "success", "steps": steps}
     wf = parse_workflow(WF, ".github/workflows/ci.yml")
     timing = run_timing(_run(1) | {"jobs": [api_job]}, wf, RepoConfig()).jobs[0]
-    assert timing.setup_seconds == seconds
-    assert timing.step_seconds("Install dependencies") == seconds
-    expected_steps = ["Install dependencies"] if steps_as == "github" else ["Install dependencies", "Post Checkout code"]
-    assert [s.name for s in timing.steps] == expected_steps  # what is not a step is left out
+    assert (timing.setup_seconds, timing.test_seconds, timing.other_seconds) == tuple(
+        seconds if c == category else 0 for c in ("setup", "test", "other"))
+    assert timing.ran_tests == (category == "test" and seconds > 0)
+    # Test and other steps are kept one by one (what is not a step is left out); setup steps only summed.
+    kept = [] if category == "setup" else [step_name]
+    assert [s.name for s in timing.work_steps] == kept + ([] if steps_as == "github" else ["Upload results"])
+    assert timing.step_seconds(step_name) == (0 if category == "setup" else seconds)
     assert seconds_between(start, end) == seconds
