@@ -15,7 +15,6 @@ import difflib
 import hashlib
 import itertools
 import json
-import marshal
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -267,10 +266,13 @@ def _reindent(lines: list[str], delta: int) -> list[str]:
     return out
 
 
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when PyYAML was built with it
+
+
 def _yaml_scalar(text: str) -> str:
     """`text` as a YAML scalar that reads back as itself."""
     try:
-        if yaml.safe_load(f"k: {text}") == {"k": text}:
+        if yaml.load(f"k: {text}", Loader=_SAFE_LOADER) == {"k": text}:
             return text
     except yaml.YAMLError:
         pass
@@ -547,9 +549,14 @@ def _replace_line(sp: _Splicer, line: int, new: str) -> None:
 # --- what the result must be ---------------------------------------------------------------------
 
 def _deep_copy(data: Any) -> Any:
-    """A deep copy of plain data (dicts, lists, strings, numbers, booleans, None):
-    marshal's round trip is the fastest the standard library has."""
-    return marshal.loads(marshal.dumps(data))
+    """A deep copy of plain data: its dicts and lists copied, strings, numbers,
+    booleans and None shared (they are immutable)."""
+    kind = type(data)
+    if kind is dict:
+        return {key: _deep_copy(value) for key, value in data.items()}
+    if kind is list:
+        return [_deep_copy(value) for value in data]
+    return data
 
 
 def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) -> dict[str, Any]:

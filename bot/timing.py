@@ -10,6 +10,7 @@ Pure: no clock, no network.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import os
@@ -115,7 +116,9 @@ def _template_pattern(template: str) -> str:
 
 @dataclass(frozen=True)
 class _NameRule:
-    job: JobDef
+    job_id: str
+    name_template: str | None
+    axes: tuple[str, ...]  # the matrix axes in order, as a default name lists their values
     full: re.Pattern[str]
     head: re.Pattern[str] | None  # the name without its parenthesised matrix part (skipped jobs)
     literal_prefix: int
@@ -123,10 +126,17 @@ class _NameRule:
 
 
 def _name_rule(job: JobDef) -> _NameRule:
-    if job.name_template is None:
-        pattern = re.escape(job.id) + r"(?: \((?P<__values>.*)\))?"
-        return _NameRule(job, re.compile(pattern, re.S), None, len(job.id), job.id)
-    template = job.name_template.strip()
+    return _compiled_name_rule(job.id, job.name_template, tuple(job.matrix_axes))
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled_name_rule(job_id: str, name_template: str | None, axes: tuple[str, ...]) -> _NameRule:
+    """The patterns for one job's API names: built once per (id, `name:`, axes), as
+    `re` compiles a pattern once, since the server reads the same workflows again and again."""
+    if name_template is None:
+        pattern = re.escape(job_id) + r"(?: \((?P<__values>.*)\))?"
+        return _NameRule(job_id, None, axes, re.compile(pattern, re.S), None, len(job_id), job_id)
+    template = name_template.strip()
     pattern = _template_pattern(template)
     head = None
     # `name (a, b)` with the parenthesised part built from expressions: a skipped
@@ -137,16 +147,16 @@ def _name_rule(job: JobDef) -> _NameRule:
         call = _FORMAT_CALL.fullmatch(whole.group(1))
         evaluated = call.group(1) if call else template
     cut = evaluated.rfind(" (")
+    prefix = _literal_start(template)
     if cut > 0 and evaluated.rstrip().endswith(")"):
         head_template = evaluated[:cut]
         if whole and call:
             head_template = "${{ format('" + head_template + "'" + (", " + call.group(2) if call.group(2) else "") + ") }}"
         head = re.compile(_template_pattern(head_template), re.S)
-    literal = re.match(r"[^$]*", evaluated)
-    prefix = _literal_start(template)
-    if head is not None:
         prefix = os.path.commonprefix([prefix, _literal_start(head_template)])
-    return _NameRule(job, re.compile(pattern, re.S), head, len(literal.group(0)) if literal else 0, prefix)
+    literal = re.match(r"[^$]*", evaluated)
+    return _NameRule(job_id, name_template, axes, re.compile(pattern, re.S), head,
+                     len(literal.group(0)) if literal else 0, prefix)
 
 
 def _literal_start(template: str) -> str:
@@ -184,8 +194,8 @@ class JobMatcher:
     def _match_one(self, name: str) -> JobRef:
         if "${{" in name:  # a skipped job can show its `name:` template unevaluated
             for rule in self._rules:
-                if rule.job.name_template is not None and " ".join(rule.job.name_template.split()) == " ".join(name.split()):
-                    return JobRef(rule.job.id)
+                if rule.name_template is not None and " ".join(rule.name_template.split()) == " ".join(name.split()):
+                    return JobRef(rule.job_id)
         best: tuple[int, JobRef] | None = None
         for rule in self._rules:
             if not name.startswith(rule.prefix):
@@ -195,7 +205,7 @@ class JobMatcher:
                     continue
                 m = pattern.fullmatch(name)
                 if m:
-                    ref = JobRef(rule.job.id, self._values(rule.job, m))
+                    ref = JobRef(rule.job_id, self._values(rule.axes, m))
                     score = rule.literal_prefix + (1000 if pattern is rule.full else 0)
                     if best is None or score > best[0]:
                         best = (score, ref)
@@ -211,12 +221,11 @@ class JobMatcher:
         return JobRef(None)
 
     @staticmethod
-    def _values(job: JobDef, m: re.Match[str]) -> tuple[tuple[str, str], ...]:
+    def _values(axes: tuple[str, ...], m: re.Match[str]) -> tuple[tuple[str, str], ...]:
         groups = m.groupdict()
         values: dict[str, str] = {}
         listed = groups.pop("__values", None)
         if listed is not None:
-            axes = list(job.matrix_axes)
             for key, value in zip(axes, [v.strip() for v in listed.split(", ")]):
                 values[key] = value
         for group, value in groups.items():
