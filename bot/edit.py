@@ -779,9 +779,9 @@ def _splice_opcodes(edit: FileEdit, a: list[str], b: list[str]) -> list[tuple[st
     """Line opcodes from character splices: each splice widened to whole lines,
     overlapping ones merged. None (let difflib do it) if they do not add up to `after`."""
     text = edit.before
-    starts = [0]
-    for line in a:
-        starts.append(starts[-1] + len(line.split("\n\\ No newline", 1)[0]))
+    starts = list(itertools.accumulate(map(len, a), initial=0))
+    if a and a[-1].endswith(_NO_NEWLINE):
+        starts[-1] -= len(_NO_NEWLINE)  # the marker is not in the text
     total = len(starts) - 1
 
     def line_of(offset: int) -> int:
@@ -822,10 +822,13 @@ def _splice_opcodes(edit: FileEdit, a: list[str], b: list[str]) -> list[tuple[st
     return opcodes
 
 
+_NO_NEWLINE = "\n\\ No newline at end of file\n"
+
+
 def _diff_lines(text: str) -> list[str]:
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n\\ No newline at end of file\n"
+        lines[-1] += _NO_NEWLINE
     return lines
 
 

@@ -323,3 +323,33 @@ def test_no_patch_for_a_file_whose_job_graph_is_broken(broken: str, message: str
 def test_patch_id_is_a_short_hash_of_the_text() -> None:
     assert patch_id("x") == patch_id("x") != patch_id("y")
     assert len(patch_id("x")) == 10
+
+
+def test_an_edited_last_line_without_a_newline() -> None:
+    """The hunk that reaches the end of a file without a final newline says so on
+    both sides, as `git diff` does, and `git apply` takes it."""
+    text = ("on: push\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    strategy:\n      matrix:\n"
+            "        part: [0, 1, 2]\n    steps:\n"
+            "      - run: python3 run_suite.py --auto-partition-id ${{ matrix.part }} --auto-partition-size 3")
+    change = LaneChange(PATH, (), (ReshardEdit("t", "part", 3, 2, "--auto-partition-size"),))
+    wf = parse_workflow(text, PATH)
+    edit = apply_change(wf, change, RepoConfig())
+    verify_edit(wf, change, edit, RepoConfig())
+    from bot.edit import _diff_lines, _splice_opcodes
+    assert _splice_opcodes(edit, _diff_lines(edit.before), _diff_lines(edit.after)) is not None  # no difflib
+    assert unified_diff([edit]) == f"""\
+diff --git a/{PATH} b/{PATH}
+--- a/{PATH}
++++ b/{PATH}
+@@ -4,6 +4,6 @@
+     runs-on: linux-mi300-gpu-1
+     strategy:
+       matrix:
+-        part: [0, 1, 2]
++        part: [0, 1]
+     steps:
+-      - run: python3 run_suite.py --auto-partition-id ${{{{ matrix.part }}}} --auto-partition-size 3
+\\ No newline at end of file
++      - run: python3 run_suite.py --auto-partition-id ${{{{ matrix.part }}}} --auto-partition-size 2
+\\ No newline at end of file
+"""
