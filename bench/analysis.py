@@ -3,6 +3,12 @@ or schema validation), for SGLang's `pr-test-amd-rocm720.yml` and for the larges
 workflow, each with 10 run bundles of 60 jobs. Target: under 50 ms for the former.
 
     .venv/bin/python bench/analysis.py [--repeat N]
+
+Each run gets a fresh `RepoConfig` (as each webhook event reads its own); caches keyed
+by content (compiled name patterns, resolved YAML tags, `re`'s own) are warm after the
+first call, which is printed apart. Before each run a fixed piece of pure-Python work
+(the yardstick) is timed too: this machine's speed changes by up to 1.8x from one
+minute to the next, and "N x the yardstick" is the figure that does not.
 """
 
 from __future__ import annotations

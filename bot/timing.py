@@ -28,8 +28,6 @@ class BundleError(ValueError):
     """A run bundle that cannot be used; the message says what is wrong."""
 
 
-# --- timestamps --------------------------------------------------------------------------------
-
 # --- job names → workflow jobs -----------------------------------------------------------------
 
 @dataclass(frozen=True)
