@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT.parent / "shared" / "fixtures"
-SGLANG = FIXTURES / "sglang"
-BEFORE = SGLANG / "fold-pr" / "before"
-AFTER = SGLANG / "fold-pr" / "after"
-ROCM720 = ".github/workflows/pr-test-amd-rocm720.yml"
-AMD = ".github/workflows/pr-test-amd.yml"
+from tests.paths import AMD, BEFORE, FIXTURES, ROCM720, SGLANG
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

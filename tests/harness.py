@@ -20,7 +20,7 @@ from aiohttp import web
 from bot.github import Credentials, GitHubPool
 from bot.server import STATE, create_app
 from bot.settings import Settings
-from tests.conftest import AMD, BEFORE, FIXTURES, ROCM720
+from tests.paths import AMD, BEFORE, FIXTURES, ROCM720
 from tests.fakegithub import FakeGitHub, Repo
 from tests.sglang_history import rocm720_history
 

@@ -8,7 +8,7 @@ import yaml
 
 from bot.publish import read_state
 from bot.replies import REPLY_MARKER
-from tests.conftest import AMD, ROCM720
+from tests.paths import AMD, BEFORE, ROCM720
 from tests.fakegithub import FakeGitHub
 from tests.harness import Bot, comment_payload, pr_with_lane_run, sglang_world
 
@@ -25,7 +25,7 @@ def reactions(fake: FakeGitHub, world, comment_id: int) -> list[str]:  # noqa: A
 
 def skipped_targets() -> list[str]:
     """The rocm720 lane's dispatchable jobs that the history's runs skipped (all but the multimodal ones)."""
-    data = yaml.safe_load(open(__import__("tests.conftest", fromlist=["BEFORE"]).BEFORE / "pr-test-amd-rocm720.yml"))
+    data = yaml.safe_load((BEFORE / "pr-test-amd-rocm720.yml").read_text())
     options = data[True]["workflow_dispatch"]["inputs"]["target_stage_select"]["options"]
     ran = {"multimodal-gen-test-1-gpu-amd-rocm720", "multimodal-gen-test-2-gpu-amd-rocm720",
            "multimodal-gen-unit-test-amd-rocm720"}

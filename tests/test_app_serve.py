@@ -16,7 +16,7 @@ import pytest
 from bot.github import Credentials, GitHubPool
 from bot.metrics import Metrics
 from bot.settings import Settings, SettingsError
-from tests.conftest import ROOT
+from tests.paths import ROOT
 from tests.fakegithub import FakeGitHub
 from tests.harness import SECRET, sign
 

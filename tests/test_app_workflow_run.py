@@ -11,7 +11,7 @@ import pytest
 
 from bot.publish import DASHBOARD_LABEL, DASHBOARD_TITLE, read_state
 from bot.report import MARKER
-from tests.conftest import AMD, ROCM720
+from tests.paths import AMD, ROCM720
 from tests.fakegithub import FakeGitHub, blob_sha
 from tests.harness import Bot, sglang_world
 

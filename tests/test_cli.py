@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.__main__ import example_root, main
-from tests.conftest import BEFORE, ROOT
+from tests.paths import BEFORE, ROOT
 from tests.sglang_history import rocm720_history
 
 

@@ -8,7 +8,7 @@ from bot.config import RepoConfig
 from bot.dispatch import cooldown_left, filter_skipped, gate_failure, lanes_of
 from bot.permissions import effective_role, parse_ci_permissions
 from bot.timing import JobMatcher
-from tests.conftest import ROCM720
+from tests.paths import ROCM720
 
 
 def job(name: str, conclusion: str, steps: list | None = None) -> dict:

@@ -13,7 +13,7 @@ from bot.config import RepoConfig
 from bot.report import to_markdown
 from bot.verify import check_patch
 from bot.workflow import parse_workflow
-from tests.conftest import SGLANG
+from tests.paths import SGLANG
 from tests.synth import synthetic_history
 
 FILES = sorted((SGLANG / "workflows").glob("*.yml")) + sorted((SGLANG / "history").glob("*.yml"))

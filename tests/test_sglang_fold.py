@@ -18,7 +18,7 @@ from bot.analysis import Analysis, analyze, lane_savings
 from bot.config import RepoConfig
 from bot.report import to_json, to_markdown
 from bot.verify import check_patch
-from tests.conftest import AFTER, AMD, ROCM720, SGLANG
+from tests.paths import AFTER, AMD, ROCM720, SGLANG
 from tests.sglang_history import rocm720_history
 
 UNIT = "multimodal-gen-unit-test-amd"

@@ -10,7 +10,7 @@ from bot.config import RepoConfig, parse_config
 from bot.timing import BundleError, JobMatcher, job_stats, percentile, run_timing, seconds_between
 from bot.workflow import parse_workflow
 from tests.builders import Step, amd_job, bundle, job, skipped_job
-from tests.conftest import ROCM720
+from tests.paths import ROCM720
 
 START = datetime(2026, 8, 10, 8, tzinfo=timezone.utc)
 

@@ -1,0 +1,33 @@
+"""The benchmark scripts run (they are not part of the suite's timing; `make bench`
+prints their figures): a broken import there would otherwise go unnoticed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.paths import ROOT
+
+
+def test_the_analysis_benchmark_prints_both_workflows() -> None:
+    result = subprocess.run([sys.executable, "bench/analysis.py", "--repeat", "2"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("python 3.") and "libyaml yes" in lines[0]
+    assert lines[1].startswith("yardstick, sum(range(200_000)): min ")
+    assert lines[2].startswith("pr-test-amd-rocm720.yml ") and "10 runs x 60 jobs" in lines[2]
+    assert lines[2].endswith("suggestions 1 fold / 4 reshard")
+    assert lines[3].startswith("largest: nightly-test-amd-rocm720.yml ") and "10 runs x 60 jobs" in lines[3]
+
+
+def test_the_webhook_benchmark_counts_github_calls() -> None:
+    """Its call count part, in a process of its own (as `make bench` runs it: imports
+    that only work under pytest would fail here)."""
+    code = "import asyncio, runpy; asyncio.run(runpy.run_path('bench/webhook.py', run_name='bench')['calls']())"
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.splitlines()
+    assert out[0] == "GitHub calls for one workflow_run (8-run history, 2 lanes):"
+    assert out[1] == "  cold: 22 calls (0 answered 304, free of rate limit; 3 writes); minimum 22"
+    assert out[2] == "  warm: 12 calls (5 answered 304, free of rate limit; 2 writes); minimum 12"
