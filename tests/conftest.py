@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.fakegithub import fake_github  # noqa: F401  (the shared fake GitHub fixture)
+from tests.harness import bot  # noqa: F401  (a running foldbot wired to it)
 from tests.paths import AMD, BEFORE, FIXTURES, ROCM720, SGLANG
 
 
@@ -16,5 +18,3 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def sglang_before() -> dict[str, str]:
     """The two SGLang lane files before upstream PR #34483, by repo path."""
     return {ROCM720: (BEFORE / "pr-test-amd-rocm720.yml").read_text(), AMD: (BEFORE / "pr-test-amd.yml").read_text()}
-from tests.fakegithub import fake_github  # noqa: E402,F401  (the shared fake GitHub fixture)
-from tests.harness import bot  # noqa: E402,F401  (a running foldbot wired to it)
