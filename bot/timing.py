@@ -68,11 +68,17 @@ _FORMAT_CALL = re.compile(r"format\(\s*'((?:[^']|'')*)'\s*(?:,(.*))?\)", re.S)
 _FORMAT_TOKEN = re.compile(r"\{\{|\}\}|\{([0-9]+)\}")  # escaped braces and `{N}` placeholders
 
 
-def _expr_pattern(expr: str) -> str:
-    """Regex for what one `${{ expr }}` may evaluate to."""
+def _expr_pattern(expr: str, seen: set[str]) -> str:
+    """Regex for what one `${{ expr }}` may evaluate to. A matrix value is a named
+    group; a second mention of the same key must be the same text (`seen` holds the
+    groups made so far for this name)."""
     ref = _MATRIX_REF.fullmatch(expr.strip())
     if ref:
-        return f"(?P<m_{_group(ref.group(1))}>.+?)"
+        group = _group(ref.group(1))
+        if group in seen:
+            return f"(?P={group})"
+        seen.add(group)
+        return f"(?P<{group}>.+?)"
     call = _FORMAT_CALL.fullmatch(expr.strip())
     if call:
         literal = call.group(1).replace("''", "'")
@@ -85,28 +91,30 @@ def _expr_pattern(expr: str) -> str:
             else:
                 index = int(token.group(1))
                 arg = args[index] if index < len(args) else ""
-                out.append(_expr_pattern(arg) if _MATRIX_REF.fullmatch(arg.strip()) else ".+?")
+                out.append(_expr_pattern(arg, seen) if _MATRIX_REF.fullmatch(arg.strip()) else ".+?")
             pos = token.end()
         out.append(re.escape(literal[pos:]))
         return "".join(out)
     return ".+?"
 
 
-_GROUP_NAMES: dict[str, str] = {}
-
-
 def _group(key: str) -> str:
-    """A regex group name for a matrix key (keys may contain '-')."""
-    name = re.sub(r"\W", "_", key)
-    _GROUP_NAMES[name] = key
-    return name
+    """The regex group name of a matrix key: `m_`, then the key with every character
+    but a letter or digit written `_xx_` (its code in hex), so `gpu-type` and
+    `gpu_type` stay apart and `_key_of` reads the key back."""
+    return "m_" + re.sub(r"[^A-Za-z0-9]", lambda m: f"_{ord(m.group()):02x}_", key)
+
+
+def _key_of(group: str) -> str:
+    return re.sub(r"_([0-9a-f]{2})_", lambda m: chr(int(m.group(1), 16)), group[2:])
 
 
 def _template_pattern(template: str) -> str:
     out, pos = [], 0
+    seen: set[str] = set()
     for match in re.finditer(r"\$\{\{(.*?)\}\}", template, re.S):
         out.append(re.escape(template[pos : match.start()]))
-        out.append(_expr_pattern(match.group(1)))
+        out.append(_expr_pattern(match.group(1), seen))
         pos = match.end()
     out.append(re.escape(template[pos:]))
     return "".join(out)
@@ -228,7 +236,7 @@ class JobMatcher:
                 values[key] = value
         for group, value in groups.items():
             if group.startswith("m_") and value is not None:
-                values[_GROUP_NAMES.get(group[2:], group[2:])] = value
+                values[_key_of(group)] = value
         return tuple(sorted((k, v) for k, v in values.items() if v and "${{" not in v))
 
 

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from bot.config import RepoConfig, parse_config
-from bot.timing import BundleError, JobMatcher, job_stats, percentile, run_timing, seconds_between
+from bot.timing import BundleError, JobMatcher, JobRef, job_stats, percentile, run_timing, seconds_between
 from bot.workflow import parse_workflow
 from tests.builders import Step, amd_job, bundle, job, skipped_job
 from tests.paths import ROCM720
@@ -201,3 +201,24 @@ def test_step_spans(start: object, end: str, seconds: float, steps_as: str, step
     assert [s.name for s in timing.work_steps] == kept + ([] if steps_as == "github" else ["Upload results"])
     assert timing.step_seconds(step_name) == (0 if category == "setup" else seconds)
     assert seconds_between(start, end) == seconds
+
+
+def test_matrix_keys_that_differ_only_in_dash_or_underscore_stay_apart() -> None:
+    """Compiled name rules are shared between workflows; each keeps its own key names."""
+    def workflow(job: str, key: str) -> str:
+        return (f"jobs:\n  {job}:\n    name: {job} ${{{{ matrix.{key} }}}}\n    runs-on: linux-mi300-gpu-1\n"
+                f"    strategy: {{matrix: {{{key}: [mi300]}}}}\n    steps: [{{run: echo}}]\n")
+    dashed = parse_workflow(workflow("t", "gpu-type"), "a.yml")
+    underscored = parse_workflow(workflow("u", "gpu_type"), "b.yml")
+    assert JobMatcher(dashed).match("t mi300").matrix == (("gpu-type", "mi300"),)
+    assert JobMatcher(underscored).match("u mi300").matrix == (("gpu_type", "mi300"),)
+    assert JobMatcher(dashed).match("t mi300").matrix == (("gpu-type", "mi300"),)
+
+
+def test_a_name_that_shows_a_matrix_value_twice() -> None:
+    wf = parse_workflow("jobs:\n  t:\n    name: t ${{ matrix.x }} on ${{ matrix.x }}\n    runs-on: linux-mi300-gpu-1\n"
+                        "    strategy: {matrix: {x: [mi300, mi325]}}\n    steps: [{run: echo}]\n", "ci.yml")
+    matcher = JobMatcher(wf)
+    assert matcher.match("t mi325 on mi325") == JobRef("t", (("x", "mi325"),))
+    # one key has one value: the name fits no rule, and only its leading job id is known
+    assert matcher.match("t mi325 on mi300") == JobRef("t")
