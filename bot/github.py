@@ -255,6 +255,17 @@ class GitHub:
 
         return await self._authorised("GET", url, collect)
 
+    async def find(self, url: str, match: Callable[[Any], bool], *, iterable_key: str | None = None) -> Any | None:
+        """The first item of a paginated list that `match` accepts, reading no page past it; None if none does."""
+
+        async def search(token: str) -> Any | None:
+            async for item in self.api.getiter(url, oauth_token=token, iterable_key=iterable_key):
+                if match(item):
+                    return item
+            return None
+
+        return await self._authorised("GET", url, search)
+
     async def post(self, url: str, data: Any) -> Any:
         return await self._call("post", url, data=data)
 

@@ -38,22 +38,40 @@ async def our_replies(gh: GitHub, repo: str, number: int, login: str) -> list[tu
     return out
 
 
-async def finish_dispatch_replies(gh: GitHub, ctx: Context, repo: str, run: dict[str, Any]) -> None:
-    """Edit the dispatch reply that started this run with its conclusion per job."""
-    title = str(run.get("display_title") or "")
-    match = re.match(r"\[[^\]]*\] ([0-9a-f]{7,40})$", title)
-    sha = match.group(1) if match else str(run.get("head_sha"))
-    login = await ctx.pool.bot_login()
+async def _pulls_with_head(gh: GitHub, ctx: Context, repo: str, sha: str, run_id: int) -> list[int]:
+    """The PRs whose dispatch may have started this run: the PR remembered when it
+    was dispatched, the same-repository PRs GitHub associates with the commit, and,
+    when neither is known (after a restart, for a fork PR: GitHub does not associate
+    a fork's head commit with its PR), the open PR whose head it is, looked for
+    among the most recently updated first (a `/dispatch` comment just updated it)."""
+    numbers: list[int] = []
+    known = ctx.state.cache.get(("dispatch", repo, run_id))
+    if known is not None:
+        numbers.append(int(known))
     try:
         pulls = await gh.get_all(f"/repos/{repo}/commits/{sha}/pulls?per_page=100")
     except GitHubError as exc:
         if exc.status not in (404, 422):
             raise
         pulls = []
-    numbers = [int(p["number"]) for p in pulls]
-    known = ctx.state.cache.get(("dispatch", repo, int(run["id"])))
-    if known is not None and known not in numbers:
-        numbers.append(known)
+    numbers += [int(p["number"]) for p in pulls if int(p["number"]) not in numbers]
+    if numbers:
+        return numbers
+    pull = await gh.find(f"/repos/{repo}/pulls?state=open&sort=updated&direction=desc&per_page=100",
+                         lambda p: str((p.get("head") or {}).get("sha") or "").startswith(sha.lower()))
+    return [int(pull["number"])] if pull else []
+
+
+async def finish_dispatch_replies(gh: GitHub, ctx: Context, repo: str, run: dict[str, Any]) -> None:
+    """Edit the dispatch reply that started this run with its conclusion per job."""
+    title = str(run.get("display_title") or "")
+    match = re.match(r"\[[^\]]*\] ([0-9a-f]{7,40})$", title)
+    sha = match.group(1) if match else str(run.get("head_sha"))
+    login = await ctx.pool.bot_login()
+    numbers = await _pulls_with_head(gh, ctx, repo, sha, int(run["id"]))
+    if not numbers:
+        ctx.log.info("%s: no open PR has head %s; run %s's dispatch reply is not edited", repo, sha[:12], run["id"])
+        return
     jobs = await gh.get_all(f"/repos/{repo}/actions/runs/{run['id']}/jobs?filter=latest&per_page=100", iterable_key="jobs")
     lines = "\n".join(f"- {md_escape(str(j['name']))}: **{j.get('conclusion') or j.get('status')}**" for j in jobs)
     for number in numbers:

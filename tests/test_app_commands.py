@@ -10,7 +10,7 @@ from bot.publish import read_state
 from bot.replies import REPLY_MARKER
 from tests.paths import AMD, BEFORE, ROCM720
 from tests.fakegithub import FakeGitHub
-from tests.harness import Bot, comment_payload, pr_with_lane_run, sglang_world
+from tests.harness import Bot, comment_payload, pr_with_lane_run, sglang_world, start_bot
 
 LOGIN = "foldbot[bot]"
 
@@ -82,6 +82,35 @@ async def test_dispatch_on_a_fork_pr_needs_the_reviewed_head(fake_github: FakeGi
     (dispatch,) = fake_github.dispatches
     assert dispatch.ref == "main"
     assert dict(dispatch.inputs) == {"target_stage": ",".join(skipped_targets()), "pr_head_sha": sha}
+
+
+async def test_a_fork_prs_dispatch_reply_is_completed_after_a_restart(fake_github: FakeGitHub, bot: Bot) -> None:
+    """GitHub does not associate a fork's head commit with its PR, and a restarted
+    foldbot has forgotten which PR it dispatched for: it finds the open PR whose head
+    the run tested, among the most recently updated."""
+    world = sglang_world(fake_github, runs=1)
+    number, sha = pr_with_lane_run(world, fork=True)
+    fake_github.set_permission(world.repo, "writer", "write")
+    await say(bot, world, number, f"/dispatch rocm720 sha={sha}", "writer")
+    (dispatch,) = fake_github.dispatches
+    restarted, runner = await start_bot(fake_github)
+    try:
+        fake_github.update_run(dispatch.run_id, status="completed", conclusion="failure",
+                               display_title=f"[{dispatch.inputs['target_stage']}] {sha}")
+        fake_github.add_jobs(dispatch.run_id, [{"name": "stage-a-test-1-gpu-small-amd-rocm720 (linux-mi300-1gpu-sglang)",
+                                                "status": "completed", "conclusion": "failure"}])
+        before = len(fake_github.requests)
+        await restarted.deliver("workflow_run", world.payload(dispatch.run_id, event="workflow_dispatch", pull_requests=[]))
+        await restarted.settle()
+        looked_up = [r.path for r in fake_github.requests[before:] if "/pulls" in r.path and r.method == "GET"]
+    finally:
+        await restarted.session.close()
+        await runner.cleanup()
+    (reply,) = replies(fake_github, world, number)
+    assert f"**Run completed:** failure, [run {dispatch.run_id}](" in reply.body
+    assert "stage-a-test-1-gpu-small-amd-rocm720 \\(linux-mi300-1gpu-sglang\\): **failure**" in reply.body
+    assert looked_up[:2] == [f"/repos/{world.repo.full_name}/commits/{sha}/pulls",
+                             f"/repos/{world.repo.full_name}/pulls"]
 
 
 @pytest.mark.parametrize("role", ["read", "triage"])

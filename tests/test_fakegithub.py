@@ -834,6 +834,12 @@ async def test_fork_pull_filtering_by_head(world: World) -> None:
     assert [(f["filename"], f["sha"]) for f in files] == [("fix.txt", blob_sha(b"ours"))]
     commit_pulls = await gh.getitem(f"{REPO}/commits/{repo.branch_sha('fix')}/pulls")
     assert [pull["number"] for pull in commit_pulls] == [same.number]
+    # an open fork PR's head commit is not associated with it (it is not in the base repository)
+    assert await gh.getitem(f"{REPO}/commits/{'a' * 40}/pulls") == []
+    # sorted by update, pulls come oldest first unless asked otherwise (GitHub's documented default)
+    oldest_first = await gh.getitem(f"{REPO}/pulls?sort=updated")
+    newest_first = await gh.getitem(f"{REPO}/pulls?sort=updated&direction=desc")
+    assert [p["number"] for p in oldest_first] == [same.number, forked.number] == [p["number"] for p in newest_first][::-1]
 
 
 async def test_pull_files_computed_from_git(world: World) -> None:

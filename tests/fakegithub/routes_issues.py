@@ -41,10 +41,13 @@ def _require_for(call: Call, issue: Issue, level: str) -> None:
         require(call, ("issues", level))
 
 
-def _sorted(items: Iterable[Any], call: Call, created: str = "created_at") -> list[Any]:
+def _sorted(items: Iterable[Any], call: Call, created: str = "created_at", *, pulls: bool = False) -> list[Any]:
+    """Issues default to newest first; pull requests only when sorted by creation
+    (GitHub: "Default: desc when sort is created or sort is not specified, otherwise asc")."""
     sort = call.query.get("sort", "created")
     key = "updated_at" if sort == "updated" else created
-    descending = call.query.get("direction", "desc") != "asc"
+    default = "desc" if not pulls or sort == "created" else "asc"
+    descending = call.query.get("direction", default) != "asc"
     return sorted(items, key=lambda item: (getattr(item, key), item.number), reverse=descending)
 
 
@@ -272,7 +275,7 @@ def list_pulls(call: Call) -> Reply:
     render = call.fake.render
     items = [
         render.pull(repo, repo.pulls[issue.number], simple=True)
-        for issue in _sorted(selected, call)
+        for issue in _sorted(selected, call, pulls=True)
     ]
     return paginate(call, items)
 

@@ -205,11 +205,15 @@ def get_commit(call: Call) -> Reply:
 
 
 def commit_pulls(call: Call) -> Reply:
-    """Open pull requests whose head contains the commit (GitHub also lists merged ones)."""
+    """Pull requests whose head contains the commit. As on GitHub, the head commits
+    of an open pull request from a fork are not associated with it: they live in
+    the fork until merged (see README: "What the fake does not do")."""
     repo, store = call.repo, call.fake.store
     sha = call.params["commit_sha"].lower()
     found = []
     for pull in sorted(repo.pulls.values(), key=lambda p: p.number, reverse=True):
+        if pull.head_repo is not repo and not pull.merged:
+            continue
         base = repo.branch_sha(pull.base_ref)
         introduced = store.ancestors(pull.head_sha) - (store.ancestors(base) if base else set())
         if pull.head_sha == sha or sha in introduced:
