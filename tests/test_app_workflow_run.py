@@ -3,17 +3,21 @@ which talks to the fake GitHub; assertions on the fake's state."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import subprocess
 from pathlib import Path
 
+import aiohttp
 import pytest
 
-from bot.publish import DASHBOARD_LABEL, DASHBOARD_TITLE, read_state
+from bot.github import Credentials, GitHubPool
+from bot.metrics import Metrics
+from bot.publish import DASHBOARD_LABEL, DASHBOARD_TITLE, read_state, upsert_comment, upsert_dashboard
 from bot.report import MARKER
 from tests.paths import AMD, ROCM720
 from tests.fakegithub import FakeGitHub, blob_sha
-from tests.harness import Bot, sglang_world
+from tests.harness import INSTALLATION, Bot, sglang_world
 
 LOGIN = "foldbot[bot]"
 
@@ -276,3 +280,32 @@ async def test_shutdown_drains_the_queue(fake_github: FakeGitHub) -> None:
     assert running.state.queue.qsize() == 0
     assert len(running.state.done) == 3
     assert len(dashboards(fake_github, world)) == 1
+
+
+async def test_two_processes_writing_at_once_leave_one_comment_and_one_dashboard(fake_github: FakeGitHub) -> None:
+    """Two foldbot replicas each find no report (their reads overlap) and each create
+    one: the oldest stays, the younger comment is deleted and the younger dashboard
+    closed as its duplicate, and the survivor carries a current report."""
+    world = sglang_world(fake_github)
+    repo, number = world.repo.full_name, world.runs[-1]["pull_requests"][0]["number"]
+    fake_github.set_latency(0.3, method="GET", path=r"/issues(/\d+/comments)?$")  # both reads see nothing yet
+    async with aiohttp.ClientSession() as first, aiohttp.ClientSession() as second:
+        pools = [GitHubPool(session, Credentials(app_id=str(fake_github.app_id), private_key=fake_github.private_key_pem),
+                            base_url=fake_github.base_url, metrics=Metrics(), base_delay=0.01)
+                 for session in (first, second)]
+        ghs = [pool.for_installation(INSTALLATION) for pool in pools]
+        login = await pools[0].bot_login()
+        comments = await asyncio.gather(*(upsert_comment(gh, repo, number, f"report {i}\n{MARKER}", login)
+                                          for i, gh in enumerate(ghs)))
+        issues = await asyncio.gather(*(upsert_dashboard(gh, repo, f"dashboard {i}\n{MARKER}", login)
+                                        for i, gh in enumerate(ghs)))
+    assert fake_github.count("POST", r"/issues/\d+/comments$") == 2 and fake_github.count("POST", r"/issues$") == 2
+    (kept,) = bot_comments(fake_github, world, number)
+    assert {w.number for w in comments} == {kept.id} and kept.body in ("report 0\n" + MARKER, "report 1\n" + MARKER)
+    assert fake_github.count("DELETE", r"/issues/comments/\d+$") == 1
+    (dashboard,) = [i for i in dashboards(fake_github, world) if i.state == "open"]
+    (closed,) = [i for i in dashboards(fake_github, world) if i.state == "closed"]
+    assert {w.number for w in issues} == {dashboard.number} and dashboard.number < closed.number
+    assert dashboard.body in ("dashboard 0\n" + MARKER, "dashboard 1\n" + MARKER)
+    assert closed.body == f"A duplicate of #{dashboard.number}, written at the same time; foldbot reports there."
+    assert closed.state_reason == "not_planned"
