@@ -255,13 +255,19 @@ class GitHub:
 
         return await self._authorised("GET", url, collect)
 
-    async def find(self, url: str, match: Callable[[Any], bool], *, iterable_key: str | None = None) -> Any | None:
-        """The first item of a paginated list that `match` accepts, reading no page past it; None if none does."""
+    async def find(self, url: str, match: Callable[[Any], bool], *, limit: int | None = None,
+                   iterable_key: str | None = None) -> Any | None:
+        """The first item of a paginated list that `match` accepts, reading no page past
+        it nor past the first `limit` items; None if none does."""
 
         async def search(token: str) -> Any | None:
+            seen = 0
             async for item in self.api.getiter(url, oauth_token=token, iterable_key=iterable_key):
                 if match(item):
                     return item
+                seen += 1
+                if limit is not None and seen >= limit:
+                    break
             return None
 
         return await self._authorised("GET", url, search)

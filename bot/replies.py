@@ -38,12 +38,16 @@ async def our_replies(gh: GitHub, repo: str, number: int, login: str) -> list[tu
     return out
 
 
-async def _pulls_with_head(gh: GitHub, ctx: Context, repo: str, sha: str, run_id: int) -> list[int]:
+#: How many of the most recently updated open PRs are searched for a dispatched run's head.
+RECENT_PULLS = 300
+
+
+async def _pulls_with_head(gh: GitHub, ctx: Context, repo: str, sha: str, run_id: int, *, search: bool) -> list[int]:
     """The PRs whose dispatch may have started this run: the PR remembered when it
     was dispatched, the same-repository PRs GitHub associates with the commit, and,
-    when neither is known (after a restart, for a fork PR: GitHub does not associate
-    a fork's head commit with its PR), the open PR whose head it is, looked for
-    among the most recently updated first (a `/dispatch` comment just updated it)."""
+    when neither is known and `search` is on (after a restart, for a fork PR: GitHub
+    does not associate a fork's head commit with its PR), the open PR whose head it
+    is, among the most recently updated (a `/dispatch` comment just updated it)."""
     numbers: list[int] = []
     known = ctx.state.cache.get(("dispatch", repo, run_id))
     if known is not None:
@@ -55,10 +59,11 @@ async def _pulls_with_head(gh: GitHub, ctx: Context, repo: str, sha: str, run_id
             raise
         pulls = []
     numbers += [int(p["number"]) for p in pulls if int(p["number"]) not in numbers]
-    if numbers:
+    if numbers or not search:
         return numbers
     pull = await gh.find(f"/repos/{repo}/pulls?state=open&sort=updated&direction=desc&per_page=100",
-                         lambda p: str((p.get("head") or {}).get("sha") or "").startswith(sha.lower()))
+                         lambda p: str((p.get("head") or {}).get("sha") or "").startswith(sha.lower()),
+                         limit=RECENT_PULLS)
     return [int(pull["number"])] if pull else []
 
 
@@ -68,7 +73,8 @@ async def finish_dispatch_replies(gh: GitHub, ctx: Context, repo: str, run: dict
     match = re.match(r"\[[^\]]*\] ([0-9a-f]{7,40})$", title)
     sha = match.group(1) if match else str(run.get("head_sha"))
     login = await ctx.pool.bot_login()
-    numbers = await _pulls_with_head(gh, ctx, repo, sha, int(run["id"]))
+    # Only a run titled as the lanes title a dispatched run (`[<stage>] <sha>`) is searched for.
+    numbers = await _pulls_with_head(gh, ctx, repo, sha, int(run["id"]), search=match is not None)
     if not numbers:
         ctx.log.info("%s: no open PR has head %s; run %s's dispatch reply is not edited", repo, sha[:12], run["id"])
         return

@@ -113,6 +113,18 @@ async def test_a_fork_prs_dispatch_reply_is_completed_after_a_restart(fake_githu
                              f"/repos/{world.repo.full_name}/pulls"]
 
 
+async def test_a_dispatched_run_not_titled_as_foldbots_starts_no_search(fake_github: FakeGitHub, bot: Bot) -> None:
+    """A run someone dispatched by hand (here a nightly) is not looked for among the open PRs
+    (with a fork PR's head, so that GitHub associates no PR with the commit)."""
+    world = sglang_world(fake_github, runs=1, fork=True)
+    run = world.runs[-1]
+    fake_github.update_run(run["id"], display_title="Nightly AMD test")
+    before = len(fake_github.requests)
+    await bot.deliver("workflow_run", world.payload(run["id"], event="workflow_dispatch", pull_requests=[]))
+    await bot.settle()
+    assert not [r for r in fake_github.requests[before:] if r.path == f"/repos/{world.repo.full_name}/pulls"]
+
+
 @pytest.mark.parametrize("role", ["read", "triage"])
 async def test_readers_and_triagers_cannot_dispatch(fake_github: FakeGitHub, bot: Bot, role: str) -> None:
     world = sglang_world(fake_github, runs=1)

@@ -83,6 +83,28 @@ def test_settings_with_a_token() -> None:
     assert (settings.token, settings.api_url, settings.port) == ("t", "http://x", 8080)
 
 
+async def test_find_reads_no_page_past_the_match_or_the_limit(fake_github: FakeGitHub) -> None:
+    repo = fake_github.add_repo("o", "r")
+    repo.put_files("main", {"README.md": "hi\n"})
+    fake_github.add_installation(5, [repo])
+    for i in range(5):
+        fake_github.add_pull(repo, head_ref=f"b{i}", head_sha=f"{i:040x}", files=["README.md"])
+    async with aiohttp.ClientSession() as session:
+        pool = GitHubPool(session, Credentials(app_id=str(fake_github.app_id), private_key=fake_github.private_key_pem),
+                          base_url=fake_github.base_url, metrics=Metrics(), base_delay=0.01)
+        gh = pool.for_installation(5)
+        url = "/repos/o/r/pulls?state=open&sort=created&direction=asc&per_page=2"
+
+        def head(n: int):  # noqa: ANN202
+            return lambda pull: pull["head"]["sha"] == f"{n:040x}"
+
+        pages = lambda: fake_github.count("GET", r"/pulls$")  # noqa: E731
+        assert (await gh.find(url, head(2)))["head"]["ref"] == "b2" and pages() == 2
+        assert await gh.find(url, head(4), limit=3) is None and pages() == 4  # two pages: 3 items seen
+        assert (await gh.find(url, head(4)))["head"]["ref"] == "b4" and pages() == 7
+        assert await gh.find(url, head(9)) is None and pages() == 10
+
+
 async def test_installation_tokens_are_cached_and_refreshed_after_a_401(fake_github: FakeGitHub) -> None:
     repo = fake_github.add_repo("o", "r")
     repo.put_files("main", {"README.md": "hi\n"})
