@@ -94,8 +94,17 @@ def _yardstick() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--only", type=int, metavar="N",
+                        help="analyse the rocm720 history N times and print nothing: for counting instructions, "
+                             "e.g. under `valgrind --tool=callgrind`, as (count at N=6 - count at N=1) / 5")
     args = parser.parse_args()
     rocm = WORKFLOWS / "pr-test-amd-rocm720.yml"
+    if args.only is not None:
+        path, text = ".github/workflows/pr-test-amd-rocm720.yml", rocm.read_text()
+        bundles = sixty_job_history(text, path)
+        for _ in range(args.only):
+            analyze({path: text}, bundles, RepoConfig())
+        return
     largest = max(WORKFLOWS.glob("*.yml"), key=lambda p: len(p.read_text()))
     print(f"python {sys.version.split()[0]}, libyaml {'yes' if __import__('yaml').__with_libyaml__ else 'no'}")
     calibration = sorted(_yardstick() for _ in range(40))

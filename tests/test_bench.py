@@ -21,6 +21,13 @@ def test_the_analysis_benchmark_prints_both_workflows() -> None:
     assert lines[3].startswith("largest: nightly-test-amd-rocm720.yml ") and "10 runs x 60 jobs" in lines[3]
 
 
+def test_the_analysis_benchmark_can_just_analyse() -> None:
+    """`--only N` (for instruction counts under valgrind) analyses and prints nothing."""
+    result = subprocess.run([sys.executable, "bench/analysis.py", "--only", "1"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
 def test_the_webhook_benchmark_counts_github_calls() -> None:
     """Its call count part, in a process of its own (as `make bench` runs it: imports
     that only work under pytest would fail here)."""
