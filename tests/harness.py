@@ -18,6 +18,7 @@ import pytest_asyncio
 from aiohttp import web
 
 from bot.github import Credentials, GitHubPool
+from bot.metrics import Metrics
 from bot.server import STATE, create_app
 from bot.settings import Settings
 from tests.paths import AMD, BEFORE, FIXTURES, ROCM720
@@ -67,15 +68,17 @@ class Bot:
         return self.app[STATE]
 
 
+def app_pool(fake: FakeGitHub, session: aiohttp.ClientSession, metrics: Metrics | None = None) -> GitHubPool:
+    """foldbot's GitHub clients, signed in as the fake's App (short retry waits for tests)."""
+    credentials = Credentials(app_id=str(fake.app_id), private_key=fake.private_key_pem)
+    return GitHubPool(session, credentials, base_url=fake.base_url, metrics=metrics or Metrics(), max_wait=5,
+                      base_delay=0.01)
+
+
 async def start_bot(fake: FakeGitHub, **settings: Any) -> tuple[Bot, web.AppRunner]:
     config = Settings(webhook_secret=SECRET, app_id=str(fake.app_id), private_key=fake.private_key_pem,
                       api_url=fake.base_url, port=0, **settings)
-
-    def pool(session: aiohttp.ClientSession, metrics: Any) -> GitHubPool:
-        credentials = Credentials(app_id=config.app_id, private_key=config.private_key)
-        return GitHubPool(session, credentials, base_url=config.api_url, metrics=metrics, max_wait=5, base_delay=0.01)
-
-    app = create_app(config, pool_factory=pool)
+    app = create_app(config, pool_factory=lambda session, metrics: app_pool(fake, session, metrics))
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

@@ -13,12 +13,10 @@ import sys
 import aiohttp
 import pytest
 
-from bot.github import Credentials, GitHubPool
-from bot.metrics import Metrics
 from bot.settings import Settings, SettingsError
 from tests.paths import ROOT
 from tests.fakegithub import FakeGitHub
-from tests.harness import SECRET, sign
+from tests.harness import SECRET, app_pool, sign
 
 
 def free_port() -> int:
@@ -90,8 +88,7 @@ async def test_find_reads_no_page_past_the_match_or_the_limit(fake_github: FakeG
     for i in range(5):
         fake_github.add_pull(repo, head_ref=f"b{i}", head_sha=f"{i:040x}", files=["README.md"])
     async with aiohttp.ClientSession() as session:
-        pool = GitHubPool(session, Credentials(app_id=str(fake_github.app_id), private_key=fake_github.private_key_pem),
-                          base_url=fake_github.base_url, metrics=Metrics(), base_delay=0.01)
+        pool = app_pool(fake_github, session)
         gh = pool.for_installation(5)
         url = "/repos/o/r/pulls?state=open&sort=created&direction=asc&per_page=2"
 
@@ -110,8 +107,7 @@ async def test_installation_tokens_are_cached_and_refreshed_after_a_401(fake_git
     repo.put_files("main", {"README.md": "hi\n"})
     fake_github.add_installation(5, [repo])
     async with aiohttp.ClientSession() as session:
-        pool = GitHubPool(session, Credentials(app_id=str(fake_github.app_id), private_key=fake_github.private_key_pem),
-                          base_url=fake_github.base_url, metrics=Metrics(), base_delay=0.01)
+        pool = app_pool(fake_github, session)
         gh = pool.for_installation(5)
         for _ in range(3):
             assert (await gh.get("/repos/o/r"))["full_name"] == "o/r"

@@ -11,13 +11,11 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.github import Credentials, GitHubPool
-from bot.metrics import Metrics
 from bot.publish import DASHBOARD_LABEL, DASHBOARD_TITLE, read_state, upsert_comment, upsert_dashboard
 from bot.report import MARKER
 from tests.paths import AMD, ROCM720
 from tests.fakegithub import FakeGitHub, blob_sha
-from tests.harness import INSTALLATION, Bot, sglang_world
+from tests.harness import INSTALLATION, Bot, app_pool, sglang_world
 
 LOGIN = "foldbot[bot]"
 
@@ -290,9 +288,7 @@ async def test_two_processes_writing_at_once_leave_one_comment_and_one_dashboard
     repo, number = world.repo.full_name, world.runs[-1]["pull_requests"][0]["number"]
     fake_github.set_latency(0.3, method="GET", path=r"/issues(/\d+/comments)?$")  # both reads see nothing yet
     async with aiohttp.ClientSession() as first, aiohttp.ClientSession() as second:
-        pools = [GitHubPool(session, Credentials(app_id=str(fake_github.app_id), private_key=fake_github.private_key_pem),
-                            base_url=fake_github.base_url, metrics=Metrics(), base_delay=0.01)
-                 for session in (first, second)]
+        pools = [app_pool(fake_github, session) for session in (first, second)]
         ghs = [pool.for_installation(INSTALLATION) for pool in pools]
         login = await pools[0].bot_login()
         comments = await asyncio.gather(*(upsert_comment(gh, repo, number, f"report {i}\n{MARKER}", login)
