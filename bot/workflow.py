@@ -20,7 +20,9 @@ import yaml
 
 #: The safe resolver, memoised at C speed: a workflow repeats the same few keys and
 #: values thousands of times, and resolving a plain scalar means trying regexes.
-_resolve = functools.lru_cache(maxsize=65_536)(yaml.resolver.Resolver().resolve)
+#: (All 63 SGLang files together hold 2,070 distinct scalars, 0.3 MB of text; the
+#: bound keeps a server reading many repositories to a few MB.)
+_resolve = functools.lru_cache(maxsize=16_384)(yaml.resolver.Resolver().resolve)
 
 
 class _LeanResolver(yaml.resolver.Resolver):
