@@ -494,27 +494,29 @@ class JobStats:
     per_run: tuple[tuple[JobTiming, ...], ...]  # its API jobs (shards) per sampled run
     labels: tuple[str, ...]
 
-    @property
+    # Derived once (the planner asks for them again and again); the fields never change.
+    @functools.cached_property
     def shards(self) -> tuple[JobTiming, ...]:
         return tuple(j for run in self.per_run for j in run)
 
-    @property
+    @functools.cached_property
     def setup(self) -> Summary:
         return Summary.of(j.setup_seconds for j in self.shards)
 
-    @property
+    @functools.cached_property
     def test(self) -> Summary:
         return Summary.of(j.test_seconds for j in self.shards)
 
-    @property
+    @functools.cached_property
     def other(self) -> Summary:
         return Summary.of(j.other_seconds for j in self.shards)
 
-    @property
+    @functools.cached_property
     def share(self) -> float:
         """Setup share over all sampled shards: setup / (setup + test)."""
-        total = sum(j.setup_seconds for j in self.shards) + sum(j.test_seconds for j in self.shards)
-        return sum(j.setup_seconds for j in self.shards) / total if total else 0.0
+        setup = sum(j.setup_seconds for j in self.shards)
+        total = setup + sum(j.test_seconds for j in self.shards)
+        return setup / total if total else 0.0
 
     def step_p90(self, name: str) -> float:
         return percentile((j.step_seconds(name) for j in self.shards), 90)
