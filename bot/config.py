@@ -34,30 +34,86 @@ class StepRule:
 
 CATEGORIES = ("setup", "test", "other")
 
-#: Ordered; the first rule that matches wins; no match means "other".
+#: Ordered; the first rule that matches wins. No match: an action step (`uses:`, or a
+#: name GitHub gives one, `Run owner/repo@ref`) is "setup", any other step "other".
 DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
-    StepRule(r"Set up job$", "setup"),
-    StepRule(r"Initialize containers$", "setup"),
-    StepRule(r"Checkout code", "setup"),
-    StepRule(r"Run actions/checkout@", "setup"),
-    StepRule(r"Ensure VRAM is clear", "setup"),
-    StepRule(r"Download artifacts", "setup"),
-    StepRule(r"Run actions/download-artifact@", "setup"),
-    StepRule(r"Start CI container", "setup"),
-    StepRule(r"Setup docker", "setup"),
-    StepRule(r"Start Special Container", "setup"),
-    StepRule(r"Install dependencies", "setup"),
-    StepRule(r"Setup kernel caches", "setup"),
-    StepRule(r"Diagnose HF cache", "setup"),
-    StepRule(r"Post ", "setup"),
-    StepRule(r"Complete job$", "setup"),
-    StepRule(r"Stop and remove containers$", "setup"),
-    StepRule(r"Run ", "test"),
-    StepRule(r"Accuracy Test", "test"),
-    StepRule(r"Performance Test", "test"),
-    StepRule(r"Nightly ", "test"),
-    StepRule(r"Benchmark ", "test"),
-    StepRule(r"Evaluate ", "test"),
+    # The steps GitHub adds itself (actions/runner JobExtension.cs, ContainerOperationProvider.cs): every
+    # project; `Initialize containers` / `Stop containers` in container jobs (triton's AMD lane).
+    StepRule(r"(?:Set up job|Initialize containers|Stop containers|Complete job)$", "setup"),
+    # `Pre <step>` / `Post <step>`: pre- and post-steps of actions (`Post Run actions/checkout@v4`,
+    # `Post Checkout code`, `Post Cache build dependencies`): every project.
+    StepRule(r"(?:Pre|Post) \S", "setup"),
+    StepRule(r"Stop and remove containers$", "setup"),  # SGLang (older lanes)
+    # Freeing the GPUs / the machine before the tests: aiter `Clean up Rocm processes`, JAX `Clean up old
+    # runs`, SGLang `Ensure VRAM is clear`, `Clean up prior Slurm jobs from this runner`.
+    StepRule(r"(?i)(?:clean ?up|kill|reset) (?:old|previous|prior|stale|leftover|rocm|gpus?|vram)\b", "setup"),
+    StepRule(r"(?i)ensure (?:vram|gpus?|the gpus?)\b", "setup"),
+    # -- other: results, logs, reports, teardown, lint; before the test rules, as these names say "test".
+    # pytorch `Upload test artifacts`, `Save test results`, `Store Core dumps on GitHub`, `Collect backtraces
+    # ...`; TE `Copy logs and reports from container`; JAX `Archive jax wheels`; aiter `Collect test logs`;
+    # DeepSpeed `Open GitHub issue if nightly CI fails`; SGLang `Upload diffusion failure artifacts`.
+    StepRule(r"(?i)(?:(?:upload|archive|store|save|publish|collect|gather|pack|report|notify|comment)\b|summar"
+             r"|write back|copy .*\b(?:logs?|reports?|results?|artifacts?)\b|(?:open|create|file) .*\bissue)",
+             "other"),
+    StepRule(r"(?i)(?:generate|write|create|build|print|show) .*\b(?:reports?|summary)\b", "other"),  # SGLang
+    StepRule(r"(?i)(?:print|show|display|cat|dump|tail) .*\blogs?\b", "other"),  # pytorch `Print remaining test logs`
+    # Unnamed actions that upload or tear down: pytorch `Run ./.github/actions/upload-test-artifacts`,
+    # SGLang `Run ./.github/actions/upload-cuda-coredumps`, `Run actions/upload-artifact@v4`.
+    StepRule(r"(?i)Run \S*(?:upload|publish|teardown|cleanup|create-an-issue|comment|notify)\S*$", "other"),
+    # TE `Check Test Failure Status`; SGLang `Check all dependent job statuses`, `Check if any job failed`.
+    StepRule(r"(?i)check .*\b(?:fail\w*|status\w*|results?|coverage)\b", "other"),
+    # SGLang: sanity checks inside the started container (tests/test_timing.py pins them as other).
+    StepRule(r"(?i)(?:verify|test) (?:rccl|nccl|rdma|nixl)\b", "other"),
+    # Teardown: aiter/TE `Cleanup container`, aiter `Clean Up`, pytorch `Teardown ROCm`, `Stop monitoring
+    # script`, triton `Clean up caches`.
+    StepRule(r"(?i)(?:teardown|tear down|clean ?up|remove|delete|stop|kill)\b", "other"),
+    StepRule(r"(?i)(?:lint|format|pre-commit|clang-format|ruff|flake8|mypy|actionlint)\b", "other"),
+    # -- setup, before the test rules (`Install Pytest`, `Set Test step time`, `Triton Test Selection Script`).
+    # Checkout: SGLang/aiter `Checkout code`, pytorch `Checkout PyTorch`, TE `Checkout repository`, triton
+    # `Checkout`, aiter `Sync submodules`, `Clone sglang repo`.
+    StepRule(r"(?i)(?:checkout|check out|clone|fetch|(?:sync|update|init) submodules)\b", "setup"),
+    # Installs, builds, pulls, logins, caches: DeepSpeed `Install pytorch`, `Install deepspeed`; pytorch
+    # `Setup ROCm`, `configure aws credentials`, `Login to Amazon ECR`, `Pull docker image`, `Download build
+    # artifacts`, `Set Test step time`; aiter `Docker login`, `Setup pip config`, `Setup-Triton`, `Update RCCL`,
+    # `Install speedtest-cli and test network`, `Install Pytest`; JAX `Build JAX`; TE `Build Project`,
+    # `Pull Docker Image`; triton `Install Triton`, `Cache build dependencies`, `CCache Stats`, `Update compiler
+    # to clang`; optimum-benchmark `Restore files ownership`, `Build image`, `Set target devices`; SGLang
+    # `Setup docker`, `Setup kernel caches`, `Install dependencies`, `Download artifacts`, `Login to Docker Hub`.
+    StepRule(r"(?i)(?:set ?up|setup|set|install|uninstall|update|upgrade|configure|config|prepare|enable|build"
+             r"|compile|warm ?up|pull|download|restore|cache|ccache|login|log ?in|docker login|authenticate"
+             r"|sign in|free disk)\b", "setup"),
+    # Starting the container or helpers: SGLang `Start CI container`, `Start Special Container`, `Start
+    # container from the miles image`; aiter `Run the container`; TE `Run Container`; pytorch `Start
+    # monitoring script`.
+    StepRule(r"(?i)(?:start|run|launch|create|boot|spin up) (?:the |a |ci |special |docker )?containers?\b", "setup"),
+    StepRule(r"(?i)start (?:monitoring|services?|server)\b", "setup"),
+    # Deciding what to run and where: pytorch `Calculate docker image`, `Parse ref`, `Get workflow job id`,
+    # `Check for keep-going label and re-enabled test issues`; TE `Select Docker Image Tag`; triton `Compute
+    # cache keys`; aiter `Triton Test Selection Script`; optimum-benchmark `Target devices`; SGLang `Determine
+    # run mode`, `Detect file changes`, `Resolve newest miles ROCm 7.2 image`, `Compute partitions`.
+    StepRule(r"(?i).*\b(?:test selection|select(?:ing)? tests|target determination)\b", "setup"),
+    StepRule(r"(?i)(?:determine|detect|decide|define|compute|calculate|resolve|select|choose|pick|parse|get"
+             r"|read|target|check for)\b", "setup"),
+    StepRule(r"(?i)generate .*\b(?:dockerfile|matrix)\b", "setup"),  # aiter `Generate Dockerfile`; SGLang
+    # Printing the machine before the tests: JAX `Print system info`, DeepSpeed `Python environment` and
+    # `environment`, TE `Host Diagnostics & Environment Setup`, aiter `Show Dockerfile`, triton `Inspect cache
+    # directories`, SGLang `Diagnose HF cache and system resources`, `Check Host RDMA Environment`.
+    StepRule(r"(?i)(?:print|show|display|inspect|check|log|diagnose|dump|list|query) .*\b(?:env|environment"
+             r"|system|host|gpus?|rocm|rocm-smi|rocminfo|devices?|container state|dockerfile|info|versions?"
+             r"|cache|hardware|resources)\b", "setup"),
+    StepRule(r"(?i).*\b(?:environment|diagnostics)\b", "setup"),
+    StepRule(r"(?i)export .*\b(?:env|environment|vars?|variables?)\b", "setup"),  # SGLang `Export rdma_devices to job env`
+    StepRule(r"(?i)run (?:rocm-smi|rocminfo|amd-smi|nvidia-smi)\b", "setup"),
+    # -- test: a word of the name says test, benchmark, eval, accuracy or suite (a word: at the start or
+    # after a space, `(` or `+`, so `Run ./.github/actions/run-tests`, an unnamed action, is not a test).
+    # pytorch/JAX `Test`, `Run tests`; aiter `Tests`, `Triton Tests`, `Run correctness tests`, `Run
+    # benchmarks`, `Evaluate Accuracy`; DeepSpeed `Unit tests`; triton `Run lit tests`, `Run C++ unittests`;
+    # TE `Run sGPU tests`; optimum-benchmark `Run tests` (an action step); SGLang `Run test`, `Run diffusion
+    # server tests (1-GPU)`, `Run test_disaggregation`, `Accuracy Test ...`, `Performance Test ...`,
+    # `Nightly Unit Test ...`, `Benchmark offline throughput`, `Run miles CI suite ...`.
+    StepRule(r"(?i)(?:.*[\s(+])?(?:test\w*|unit ?tests?|pytest|benchmark\w*|eval\w*|accuracy|correctness"
+             r"|suites?)\b", "test"),
+    StepRule(r"(?i)run (?:the )?examples?\b", "test"),  # TE `Run Examples`
 )
 
 DEFAULT_LANES = (".github/workflows/pr-test-amd.yml", ".github/workflows/pr-test-amd-rocm*.yml")
@@ -68,7 +124,10 @@ DEFAULT_CI_PATHS = ("scripts/ci/**", CONFIG_PATH)
 class RepoConfig:
     lanes: tuple[str, ...] = DEFAULT_LANES
     exclude_lanes: tuple[str, ...] = ()
-    amd_runner_pattern: str = r"mi\d{3}|gfx9\d{2}|rocm|\bamd\b"
+    # A label naming an Instinct part (mi210, mi250, mi-250, mi300x, mi325, mi35x, mi355, mi2xx), a gfx target
+    # (gfx90a, gfx942, gfx950, gfx1100), ROCm, `amd` as a word (not `amd64`: NVIDIA's `linux-amd64-gpu-*`,
+    # RAPIDS' `amd64`) or aiter's runners (`aiter-1gpu-runner` is an MI325). Searched, case-insensitive.
+    amd_runner_pattern: str = r"(?<![a-z0-9])(?:mi-?\d[\dx]{2}|gfx\d|rocm|amd(?![a-z0-9])|aiter(?![a-z0-9]))"
     step_rules: tuple[StepRule, ...] = DEFAULT_STEP_RULES
     fold_max_test_minutes: float = 15.0
     fold_min_setup_share: float = 0.5
@@ -82,6 +141,7 @@ class RepoConfig:
     dispatch_cooldown_minutes: int = 30
     ci_permissions_file: str | None = ".github/CI_PERMISSIONS.json"
     _categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # memo of classify
+    _action_categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # the same, action steps
     _amd: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)  # memo of is_amd_runner
 
     def is_lane(self, path: str) -> bool:
@@ -89,11 +149,19 @@ class RepoConfig:
             fnmatch.fnmatchcase(path, p) for p in self.exclude_lanes
         )
 
-    def classify(self, step_name: str) -> str:
-        category = self._categories.get(step_name)
+    def classify(self, step_name: str, action: bool = False) -> str:
+        """The step's category: the first rule that matches its name; else `setup` for an
+        action step (`uses:`, or a name GitHub gives an unnamed one: `Run owner/repo@ref`);
+        else `other`."""
+        memo = self._action_categories if action else self._categories
+        category = memo.get(step_name)
         if category is None:
-            category = self._categories[step_name] = _classify(self.step_rules, step_name)
+            category = memo[step_name] = _classify(self.step_rules, step_name, action)
         return category
+
+    def step_category(self, step: Any) -> str:
+        """The category of a step as written (a `bot.workflow.StepDef`)."""
+        return self.classify(step.name, step.uses is not None)
 
     def is_amd_runner(self, labels: tuple[str, ...] | list[str] | str) -> bool:
         key = (labels,) if isinstance(labels, str) else tuple(labels)
@@ -104,10 +172,17 @@ class RepoConfig:
         return amd
 
 
-def _classify(rules: tuple[StepRule, ...], step_name: str) -> str:
+#: The name GitHub shows for an unnamed action step: `Run actions/checkout@v4`,
+#: `Run owner/repo/path@ref`, `Run docker://image:tag`.
+_ACTION_STEP_NAME = re.compile(r"Run (?:[\w.-]+/[\w.-]+(?:/[^\s@]+)*@\S+|docker://\S+)$")
+
+
+def _classify(rules: tuple[StepRule, ...], step_name: str, action: bool) -> str:
     for rule in rules:
         if rule.matches(step_name):
             return rule.category
+    if action or _ACTION_STEP_NAME.match(step_name):
+        return "setup"
     return "other"
 
 

@@ -1,0 +1,641 @@
+"""Real step names and runner labels of AMD GPU CI, surveyed from public workflow files.
+
+Names only, as GitHub's jobs API shows them (no workflow text is copied). Each step is
+`(name, is_action, category)`: `is_action` is True for a `uses:` step; GitHub names an
+unnamed `uses:` step `Run <uses>` and an unnamed `run:` step `Run <first line>`. Categories:
+setup (preparing the machine before the tests), test (running suites, benchmarks, evals),
+other (results, reports, teardown, gating checks after the fact).
+
+Labels are single entries of the API's `labels` field (for a `runs-on:` list, each entry).
+`RUNS_ON` holds whole label lists of real jobs, with whether the job is an AMD GPU job.
+
+Sources were read in the public-code index; a commit is the stored version that was read.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+SETUP, TEST, OTHER = "setup", "test", "other"
+
+
+class Project(NamedTuple):
+    name: str
+    sources: tuple[str, ...]  # repo path @commit (the version that was read)
+    steps: tuple[tuple[str, bool, str], ...]
+    amd_labels: tuple[str, ...]
+    other_labels: tuple[str, ...]  # labels of the same projects that are not AMD GPUs
+
+
+# Steps GitHub adds to a job itself: actions/runner src/Runner.Worker/JobExtension.cs
+# (@0009633e: `Set up job`, `Initialize containers` for a job with `container:`/`services:`,
+# `Pre <step>`, `Complete job`), ContainerOperationProvider.cs (`Stop containers`), ActionRunner.cs
+# (`Post <step display name>`, so an unnamed checkout's is `Post Run actions/checkout@v4`).
+# No `Set up runner` step was found in the runner's sources, so it is not listed.
+# Post-steps are recorded as not-action names: they are not steps of the workflow file.
+GITHUB_ADDED: tuple[tuple[str, bool, str], ...] = (
+    ("Set up job", False, SETUP),
+    ("Initialize containers", False, SETUP),
+    ("Stop containers", False, SETUP),
+    ("Complete job", False, SETUP),
+    ("Post Run actions/checkout@v4", False, SETUP),
+    ("Post Checkout code", False, SETUP),
+)
+
+
+# pytorch/pytorch: the ROCm test lanes (rocm, rocm-mi300, rocm-mi355, trunk/periodic/inductor-rocm)
+# all call the reusable `_rocm-test.yml`; runs-on is `${{ matrix.runner }}` from the caller's matrix.
+#   .github/workflows/_rocm-test.yml @015f6f7733b94a970f39e8979ea313860bffc20b (steps)
+#   .github/workflows/rocm-mi300.yml @026a4bff72f5abcb65e99be800806198e021f9c3 (linux.rocm.gpu.mi300.2)
+#   .github/workflows/rocm-mi355.yml @0657d244f5bde5f3f3cd916ff142d022f992832e (linux.rocm.gpu.gfx950.1)
+#   .github/workflows/rocm.yml @0276f02cbdc0ad1b76f4a80adabee3cac567a10b (linux.rocm.gpu)
+#   .claude/skills/test-cost/scripts/test_cost.py @f7ea82b04fd5d086b45bc90cb7474c50eac824ee: runner
+#   labels as the jobs API's `labels` carries them (first non-`self-hosted` label), ROCm and not.
+#   `mt-l-x86aavx2-29-113-a10g`: an AMD-CPU ("x86a") machine with an NVIDIA A10G, not an AMD GPU.
+PYTORCH = Project(
+    name="pytorch",
+    sources=(
+        "pytorch/pytorch .github/workflows/_rocm-test.yml @015f6f77",
+        "pytorch/pytorch .github/workflows/rocm-mi300.yml @026a4bff",
+        "pytorch/pytorch .github/workflows/rocm-mi355.yml @0657d244",
+        "pytorch/pytorch .github/workflows/rocm.yml @0276f02c",
+        "pytorch/pytorch .claude/skills/test-cost/scripts/test_cost.py @f7ea82b0",
+    ),
+    steps=(
+        ("Checkout PyTorch", True, SETUP),
+        ("Setup ROCm", True, SETUP),
+        ("configure aws credentials", True, SETUP),
+        ("Login to Amazon ECR", True, SETUP),
+        ("Calculate docker image", True, SETUP),
+        ("Pull docker image", True, SETUP),
+        ("Get workflow job id", True, SETUP),
+        ("Start monitoring script", False, SETUP),
+        ("Download build artifacts", True, SETUP),
+        ("Download TD artifacts", True, SETUP),
+        ("Parse ref", False, SETUP),
+        ("Check for keep-going label and re-enabled test issues", True, SETUP),
+        ("Set Test step time", False, SETUP),
+        ("Test", False, TEST),
+        ("Save test results", False, OTHER),
+        ("Change permissions (only needed for MI300 and MI355 kubernetes runners for now)", False, OTHER),
+        ("Print remaining test logs", False, OTHER),
+        ("Stop monitoring script", False, OTHER),
+        ("Upload test artifacts", True, OTHER),
+        ("Collect backtraces from coredumps (if any)", False, OTHER),
+        ("Store Core dumps on GitHub", True, OTHER),
+        # Credentials for the upload that follows; a credentials step, as `configure aws credentials`.
+        ("Authenticate with AWS", True, SETUP),
+        ("Upload the benchmark results", True, OTHER),
+        ("Upload utilization stats", True, OTHER),
+        ("Teardown ROCm", True, OTHER),
+        # GitHub's post-steps of the actions above that have one
+        ("Post Checkout PyTorch", False, SETUP),
+        ("Post configure aws credentials", False, SETUP),
+        ("Post Login to Amazon ECR", False, SETUP),
+    ),
+    amd_labels=(
+        "linux.rocm.gpu",
+        "linux.rocm.gpu.2",
+        "linux.rocm.gpu.mi300.1",
+        "linux.rocm.gpu.mi300.2",
+        "linux.rocm.gpu.mi300.4",
+        "linux.rocm.gpu.mi210.1",
+        "linux.rocm.gpu.mi210.2",
+        "linux.rocm.gpu.gfx942.1",
+        "linux.rocm.gpu.gfx950.1",
+        "linux.rocm.gpu.gfx950.2",
+        "linux.rocm.gpu.gfx950.4",
+        "linux.rocm.gpu.gfx950.1.test-control",
+        "linux.rocm.gpu.gfx950.2-no-dind",
+        "linux.rocm.gpu.gfx1100",
+        "linux.rocm.gpu.rx7900.1",
+        "amd-dpx-linux.rocm.gpu.gfx950.1",
+        "amd-sandbox-linux.rocm.gpu.mi350.1",
+    ),
+    other_labels=(
+        "self-hosted",
+        "linux.2xlarge",
+        "linux.24_04.4x",
+        "linux.g5.4xlarge.nvidia.gpu",  # .github/workflows slow/periodic test matrices
+        "linux.g5.48xlarge.nvidia.gpu",
+        "linux.p5.48xlarge.nvidia.gpu",
+        "linux.g6.4xlarge.experimental.nvidia.gpu",
+        "linux.aws.h100",
+        "linux.aws.a100",
+        "linux.dgx.b200",
+        "linux.dgx.b200.8",
+        "mt-l-x86aavx2-29-113-a10g",
+        "lf-l-x86aavx2-45-167-a10g-4",
+        "mt-l-x86iamx-22-225-h100",
+        "mt-l-x86iamx-88-900-h100-4",
+        "lf-l-x86iavx512-16-128",
+        "mt-l-arm64g4-16-62",
+        "mt-l-barm64g4-94-344",
+        "linux.arm64.m7g.4xlarge",
+        "linux.idc.xpu",
+        "linux.client.xpu",
+        "linux.s390x",
+        "linux.google.tpuv7x.1",
+        "linux.hpu.gaudi",
+        "macos-m1-stable",
+        "macos-m2-15",
+        "windows.4xlarge.nonephemeral",
+        "mt-w-x86iavx512-16-64",
+        "ubuntu-24.04",
+    ),
+)
+
+# DeepSpeed: the AMD lanes run on `[self-hosted, amd, mi200]` (earlier `[self-hosted, amd, mi100]`,
+# `[self-hosted, amd]`); the NVIDIA and Intel lanes of the same repository for the non-AMD labels.
+#   deepspeedai/DeepSpeed .github/workflows/amd-mi200.yml @4cd6ee0019f94bee72dcfe7a068f77718d8a18d3
+#   microsoft/DeepSpeed .github/workflows/amd-mi200.yml @05ca420ff916b8569acba6924a696c594330dce1
+#   microsoft/DeepSpeed .github/workflows/amd-mi100.yml @03365187873a648f9292863117ac4ce1a6135fd7
+#   microsoft/DeepSpeed .github/workflows/amd.yml @0b547eff508b358b911a6374464bc458c9e6f646
+#   deepspeedai/DeepSpeed .github/workflows/nv-a6000.yml @ae70d39ab32e474900771cbdc7922c0df490051f
+#   deepspeedai/DeepSpeed .github/workflows/xpu-max1100.yml @18294a2856e042d7e4e28d3af91e6e86e028e9c7
+DEEPSPEED = Project(
+    name="deepspeed",
+    sources=(
+        "deepspeedai/DeepSpeed .github/workflows/amd-mi200.yml @4cd6ee00",
+        "microsoft/DeepSpeed .github/workflows/amd-mi200.yml @05ca420f",
+        "microsoft/DeepSpeed .github/workflows/amd-mi100.yml @03365187",
+        "microsoft/DeepSpeed .github/workflows/amd.yml @0b547eff",
+        "deepspeedai/DeepSpeed .github/workflows/nv-a6000.yml @ae70d39a",
+        "deepspeedai/DeepSpeed .github/workflows/xpu-max1100.yml @18294a28",
+    ),
+    steps=(
+        ("Run actions/checkout@v4", True, SETUP),
+        ("Run actions/checkout@v3", True, SETUP),
+        ("Run actions/checkout@v2", True, SETUP),
+        ("Run ./.github/workflows/setup-venv", True, SETUP),  # `id: setup-venv`, no name
+        ("Install pytorch", False, SETUP),
+        ("Install transformers", False, SETUP),
+        ("Install (ROCm) apex", False, SETUP),
+        ("Install apex", False, SETUP),
+        ("Install deepspeed", False, SETUP),
+        ("Python environment", False, SETUP),  # `pip list`
+        ("environment", False, SETUP),  # rocm-smi, hipcc --version, apt-get install libaio-dev
+        ("Unit tests", False, TEST),
+        ("Open GitHub issue if nightly CI fails", True, OTHER),
+        ("Post Run actions/checkout@v4", False, SETUP),
+    ),
+    amd_labels=("amd", "mi200", "mi100"),
+    other_labels=("self-hosted", "nvidia", "a6000", "intel", "xpu"),
+)
+
+# ROCm/aiter: the operator tests, the Triton tests and the Flash Attention integration lane.
+#   .github/workflows/aiter-test.yaml @92a906e25c3e888676f4188acedea5023dd01cb1
+#   .github/workflows/aiter-test.yaml @009f5b638542510bdf945bddb29f555239b5ec5b (older: Setup-Triton)
+#   .github/workflows/triton-test.yaml @3812e184f53b2d1e78320966fc74222dc2e5503e
+#   .github/workflows/flash_attention_integration.yaml @73d953dbb066d103c491f953b38dfe4979f72301
+#   .github/workflows/sglang_downstream.yaml @873aa3e465fc2656b06579b910737cfd55930323 (mi300x-1gpu)
+#   .github/scripts/sglang_downstream.py @af0eb17df6b68b474dc029ee4b25800f8be47600 (linux-aiter-mi35x-8)
+# `aiter-1gpu-runner` / `aiter-8gpu-runner` are MI325 machines (the matrix says `label: MI325`):
+# nothing but "aiter" tells them apart from any runner.
+AITER = Project(
+    name="aiter",
+    sources=(
+        "ROCm/aiter .github/workflows/aiter-test.yaml @92a906e2",
+        "ROCm/aiter .github/workflows/aiter-test.yaml @009f5b63",
+        "ROCm/aiter .github/workflows/triton-test.yaml @3812e184",
+        "ROCm/aiter .github/workflows/flash_attention_integration.yaml @73d953db",
+        "ROCm/aiter .github/workflows/sglang_downstream.yaml @873aa3e4",
+        "ROCm/aiter .github/scripts/sglang_downstream.py @af0eb17d",
+    ),
+    steps=(
+        ("Checkout code", True, SETUP),
+        ("Sync submodules", False, SETUP),
+        ("Docker login", False, SETUP),
+        # Before the tests; the same name also runs again at the end (`if: always()`).
+        ("Clean up Rocm processes", False, SETUP),
+        ("Run the container", False, SETUP),
+        ("Update RCCL", False, SETUP),
+        ("Setup pip config", False, SETUP),
+        ("Setup Aiter", False, SETUP),
+        ("Setup-Aiter", False, SETUP),
+        ("Setup-Triton", False, SETUP),
+        ("Tests", False, TEST),
+        ("Collect test logs", False, OTHER),
+        ("Upload test logs", True, OTHER),
+        ("Cleanup container", False, OTHER),
+        ("Download and check signal artifact", False, SETUP),  # ubuntu-latest gate job
+        ("Install speedtest-cli and test network", False, SETUP),
+        ("Setup Aiter and Triton", False, SETUP),
+        ("Install Pytest", False, SETUP),
+        ("Triton Test Selection Script", False, SETUP),  # picks the tests to run
+        ("Triton Tests", False, TEST),
+        ("Checkout aiter repo", True, SETUP),
+        ("Pull base image", False, SETUP),
+        ("Generate Dockerfile", False, SETUP),
+        ("Show Dockerfile", False, SETUP),
+        ("Build Docker image", False, SETUP),
+        ("Start CI container", False, SETUP),
+        ("Run correctness tests", False, TEST),
+        ("Run benchmarks", False, TEST),
+        ("Upload benchmark results", True, OTHER),
+        ("Clean Up", False, OTHER),
+        ("Clone sglang repo", False, SETUP),
+        ("Build sglang_aiter_test image", False, SETUP),
+        ("Install wget", False, SETUP),
+        ("Install dependencies", False, SETUP),
+        ("Evaluate Accuracy", False, TEST),
+        ("Post Checkout code", False, SETUP),
+    ),
+    amd_labels=(
+        "aiter-mi355-1gpu",
+        "aiter-mi355-8gpu",
+        "aiter-1gpu-runner",
+        "aiter-8gpu-runner",
+        "linux-aiter-mi355-1",
+        "linux-aiter-mi35x-1",
+        "linux-aiter-mi35x-8",
+        "mi300x-1gpu",
+    ),
+    other_labels=("ubuntu-latest",),
+)
+
+# triton-lang/triton: the AMD integration tests run in a container (so GitHub adds `Initialize
+# containers` and `Stop containers`) on `["self-hosted", "gfx90a"]`, `["amd-gfx942"]`, `["amd-gfx950"]`.
+#   .github/workflows/integration-tests-amd.yml @d0cc5bace2f11a4195dfaf810440a2ce29d20923
+#   .github/workflows/runner-preparation.yml @b1bfa1ad5bc77979c3402ce8055d05d04ffd81a5 (all matrices)
+TRITON = Project(
+    name="triton",
+    sources=(
+        "triton-lang/triton .github/workflows/integration-tests-amd.yml @d0cc5bac",
+        "triton-lang/triton .github/workflows/runner-preparation.yml @b1bfa1ad",
+    ),
+    steps=(
+        ("Initialize containers", False, SETUP),
+        ("Checkout", True, SETUP),
+        ("Compute cache keys", False, SETUP),
+        ("Cache build dependencies", True, SETUP),
+        # Before the build; the same name runs again after the tests (a `du` of the caches).
+        ("Inspect cache directories", False, SETUP),
+        ("Update compiler to clang", False, SETUP),
+        ("Install Triton", False, SETUP),  # `make dev-install`: the build of the package under test
+        ("CCache Stats", False, SETUP),
+        ("Run lit tests", False, TEST),
+        ("Run C++ unittests", False, TEST),
+        ("Run python tests on AMD", False, TEST),
+        ("Run distributed tests", False, TEST),
+        ("Run asan tests on AMD", False, TEST),
+        ("Run regression tests", False, TEST),
+        ("Run microbenchmark tests", False, TEST),
+        ("Run Proton tests", False, TEST),
+        ("Clean up caches", False, OTHER),
+        ("Post Cache build dependencies", False, SETUP),
+        ("Post Checkout", False, SETUP),
+        ("Stop containers", False, SETUP),
+    ),
+    amd_labels=("gfx90a", "amd-gfx942", "amd-gfx950"),
+    other_labels=("self-hosted", "nvidia-a100", "nvidia-h100", "nvidia-gb200", "macos-latest", "ubuntu-latest"),
+)
+
+# JAX: the ROCm post-merge check upstream and the ROCm fork's CI; runner list from actionlint.yaml.
+#   jax-ml/jax .github/workflows/rocm-ci.yml @055a88344ffe252fd8d57d5470c3201493aeb5b8
+#   ROCm/jax .github/workflows/rocm-ci.yml @00156e65b0902032dd993df38888b7f1b5cc0afc (runs-on: mi-250)
+#   jax-ml/jax .github/actionlint.yaml @1082251cde876f91608b403d1995b5e0025f0398 (self-hosted labels)
+JAX = Project(
+    name="jax",
+    sources=(
+        "jax-ml/jax .github/workflows/rocm-ci.yml @055a8834",
+        "ROCm/jax .github/workflows/rocm-ci.yml @00156e65",
+        "jax-ml/jax .github/actionlint.yaml @1082251c",
+    ),
+    steps=(
+        ("Clean up old runs", False, SETUP),  # removes the previous runs' work directories first
+        ("Print system info", False, SETUP),  # rocm-smi
+        ("Run actions/checkout@1af3b93b6815bc44a9784bd300feb67ff0d1eeb3", True, SETUP),
+        ("Run actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683", True, SETUP),
+        ("Build JAX", False, SETUP),  # builds the wheels and the test image the tests run in
+        ("Archive jax wheels", True, OTHER),  # actions/upload-artifact
+        ("Run tests", False, TEST),
+        ("Post Run actions/checkout@1af3b93b6815bc44a9784bd300feb67ff0d1eeb3", False, SETUP),
+    ),
+    amd_labels=("linux-x86_64-cirrascale-64-8gpu-amd-mi250", "mi-250"),
+    other_labels=(
+        "linux-x86-n4-16",
+        "linux-x86-g2-16-l4-1gpu",
+        "linux-x86-g2-48-l4-4gpu",
+        "linux-x86-a4-224-b200-1gpu",
+        "linux-x86-a3-8g-h100-8gpu",
+        "linux-x86-ct5lp-224-8tpu",
+        "linux-x86-tpu7x-224-4tpu",
+        "linux-arm64-c4a-64",
+        "windows-x86-n2-16",
+    ),
+)
+
+# ROCm/TransformerEngine: one build-and-test job per MI325 / MI355 runner.
+#   .github/workflows/rocm-ci.yml @01fa0d5d4e9f84e639e4ff0b8ee2da0a325f560b
+TRANSFORMER_ENGINE = Project(
+    name="transformer-engine",
+    sources=("ROCm/TransformerEngine .github/workflows/rocm-ci.yml @01fa0d5d",),
+    steps=(
+        ("Checkout repository", True, SETUP),
+        ("Host Diagnostics & Environment Setup", False, SETUP),
+        ("Select Docker Image Tag", False, SETUP),
+        ("Pull Docker Image", False, SETUP),
+        ("Run Container", False, SETUP),
+        ("Container Diagnostics & GPU Setup", False, SETUP),
+        ("Build Project", False, SETUP),
+        ("Run sGPU tests", False, TEST),
+        ("Run mGPU tests", False, TEST),
+        ("Run Examples", False, TEST),  # the MNIST / encoder examples, each with --use-te / --use-fp8
+        ("Check Test Failure Status", False, OTHER),
+        ("Copy logs and reports from container", False, OTHER),
+        ("Upload logs and test reports", True, OTHER),
+        ("Cleanup container", False, OTHER),
+        ("Post Checkout repository", False, SETUP),
+    ),
+    amd_labels=("linux-mi325-8", "linux-mi355-8"),
+    other_labels=(),
+)
+
+# huggingface/optimum-benchmark: ROCm lanes on `[single-gpu, amd-gpu, mi250, ci]` and
+# `hf-amd-mi210-dev`; its `Run tests` is an action step (addnab/docker-run-action) that is a test.
+#   .github/workflows/test_cli_rocm_pytorch_single_gpu.yaml @02b0c40c69ba2c3295bbc675d87ee44b294f2bee
+#   .github/workflows/test_cli_rocm_pytorch_multi_gpu.yaml @066485d4ad91e05c6c86f02959d95fa64125dcf2
+#   .github/workflows/test_rocm_pytorch.yaml @0009e25bf66c0eeb07e8459460109ec5b3be7647
+#   .github/workflows/test_cli_cuda_pytorch_single_gpu.yaml @01a9ef6cca74ad979a0a56337c06efa8695e4116
+OPTIMUM_BENCHMARK = Project(
+    name="optimum-benchmark",
+    sources=(
+        "huggingface/optimum-benchmark .github/workflows/test_cli_rocm_pytorch_single_gpu.yaml @02b0c40c",
+        "huggingface/optimum-benchmark .github/workflows/test_cli_rocm_pytorch_multi_gpu.yaml @066485d4",
+        "huggingface/optimum-benchmark .github/workflows/test_rocm_pytorch.yaml @0009e25b",
+        "huggingface/optimum-benchmark .github/workflows/test_cli_cuda_pytorch_single_gpu.yaml @01a9ef6c",
+    ),
+    steps=(
+        ("Restore files ownership", False, SETUP),  # chown of the workspace left by the last run
+        ("Checkout", True, SETUP),
+        ("Checkout code", True, SETUP),
+        ("Target devices", False, SETUP),  # exports the runner's GPU to $GITHUB_ENV
+        ("Set target devices", False, SETUP),
+        ("Set docker image", False, SETUP),
+        ("Build image", False, SETUP),
+        ("Run tests", True, TEST),  # uses: addnab/docker-run-action@v3 (pip install + pytest)
+        ("Run tests", False, TEST),  # test_rocm_pytorch.yaml: `docker run ... pytest`
+        ("Post Checkout code", False, SETUP),
+    ),
+    amd_labels=("amd-gpu", "mi250", "hf-amd-mi210-dev"),
+    other_labels=("single-gpu", "multi-gpu", "ci", "nvidia-gpu", "a10"),
+)
+
+# NVIDIA's and RAPIDS' self-hosted runners: `amd64` is the CPU architecture, not an AMD GPU.
+#   nv-gha-runners/docs docs/runners/index.md @2dcd51b4c3f46f350483e4c820027593c462a260
+#   rapidsai/docs resources/github-actions.md @144cdcd73674dfea8262cc6efff8f8af1ab72598 ([linux, amd64, cpu4])
+AMD64_NOT_AMD_GPU = (
+    "linux-amd64-cpu4",
+    "linux-amd64-cpu8",
+    "linux-amd64-cpu16",
+    "linux-amd64-gpu-v100-latest-1",
+    "linux-amd64-gpu-v100-earliest-1",
+    "linux-amd64-gpu-t4-latest-1",
+    "linux-arm64-gpu-a100-latest-1",
+    "amd64",
+    "linux",
+    "cpu4",
+)
+
+# SGLang's AMD lanes: every distinct step of the fixtures below (tests/paths.py SGLANG), read with
+# bot.workflow (tests/test_real_ci_names.py checks that this list still covers them all).
+#   /work/shared/fixtures/sglang/workflows/{pr-test-amd-rocm720,pr-test-amd,nightly-test-amd,
+#   nightly-test-amd-rocm720,nightly-test-amd-miles-rocm720}.yml
+#   (sgl-project/sglang @d315eb725044e435b146c85488b7c6d9222f7fec, see SOURCES.txt there)
+# Decided: the `check-changes` / `*-finish` jobs run on ubuntu-latest; their gating steps (`Determine run
+# mode`, `Detect file changes`, `Run ./.github/actions/wait-for-jobs`) are setup, their verdicts
+# (`Check all dependent job statuses`) other. `Test RCCL multi-GPU communication` and `Verify ... in
+# Container` are sanity checks inside the started container: other, as tests/test_timing.py pins them.
+# `Check Host RDMA Environment` probes the host and exports the RDMA device for the tests: setup.
+SGLANG_STEPS: tuple[tuple[str, bool, str], ...] = (
+    ("Checkout code", True, SETUP),
+    ("Determine run mode", False, SETUP),
+    ("Set continue-on-error for schedule/full runs", False, SETUP),
+    ("Detect file changes", True, SETUP),
+    ("Ensure VRAM is clear", False, SETUP),
+    ("Start CI container", False, SETUP),
+    ("Install dependencies", False, SETUP),
+    ("Run test", False, TEST),
+    ("Run JIT kernel unit tests", False, TEST),
+    ("Run JIT kernel benchmarks", False, TEST),
+    ("Run actions/checkout@v4", True, SETUP),
+    ("Run ./.github/actions/wait-for-jobs", True, SETUP),
+    ("Download artifacts", True, SETUP),
+    ("Setup kernel caches", False, SETUP),
+    ("Diagnose HF cache and system resources", False, SETUP),
+    ("Run diffusion server tests (1-GPU)", False, TEST),
+    ("Run diffusion unit tests", False, TEST),
+    ("Upload diffusion failure artifacts", True, OTHER),
+    ("Run diffusion server tests (2-GPU)", False, TEST),
+    ("Test RCCL multi-GPU communication", False, OTHER),
+    ("Setup docker (ROCm 7.2)", False, SETUP),
+    ("Check Host RDMA Environment", False, SETUP),
+    ("Start Special Container", False, SETUP),
+    ("Verify NIXL in Container", False, OTHER),
+    ("Verify RDMA in Container", False, OTHER),
+    ("Run Aiter Op Test (RMSNorm)", False, TEST),
+    ("Run test_disaggregation", False, TEST),
+    ("Check all dependent job statuses", False, OTHER),
+    ("Login to Docker Hub (AMD)", True, SETUP),
+    ("Resolve newest miles ROCm 7.2 image", False, SETUP),
+    ("Start container from the miles image", False, SETUP),
+    ("Run miles CI suite ${{ matrix.suite }}", False, TEST),
+    ("Nightly Unit Test ROCm 7.2 (1-GPU)", False, TEST),
+    ("Nightly Kernel Benchmark ROCm 7.2 (1-GPU)", False, TEST),
+    ("Nightly Test MI35x ROCm 7.2 (1-GPU)", False, TEST),
+    ("Nightly Test ROCm 7.2 (2-GPU)", False, TEST),
+    ("Nightly Accuracy Test ROCm 7.2 (2-GPU VLM MMMU)", False, TEST),
+    ("Nightly Test ROCm 7.2 (4-GPU)", False, TEST),
+    ("DeepSeek-V3 KV FP8 Test ROCm 7.2 (8-GPU Basic + MTP)", False, TEST),
+    ("Z-Image-Turbo Diffusion Test ROCm 7.2 (1-GPU)", False, TEST),
+    ("Upload generated images", True, OTHER),
+    ("Check if any job failed", False, OTHER),
+    ("Setup docker", False, SETUP),
+    ("Nightly Unit Test (1-GPU)", False, TEST),
+    ("Nightly Kernel Benchmark (1-GPU)", False, TEST),
+    ("Nightly Test MI35x (1-GPU)", False, TEST),
+    ("Nightly Test (2-GPU)", False, TEST),
+    ("Nightly Accuracy Test (2-GPU VLM MMMU)", False, TEST),
+    ("Nightly Test (4-GPU)", False, TEST),
+    ("DeepSeek-V3 KV FP8 Test (8-GPU Basic + MTP)", False, TEST),
+    ("Setup docker (ROCm 7.0)", False, SETUP),
+    ("Z-Image-Turbo Diffusion Test (1-GPU)", False, TEST),
+    # The nightly model lanes: one accuracy / performance step per model and machine.
+    ("Accuracy Test MI35x ROCm 7.2 (8-GPU DeepSeek-V4-Flash FP4 + FP8)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (8-GPU DeepSeek-V4-Pro FP4)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (2-GPU GLM-5.1-MXFP4 GSM8K)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (2-GPU DeepSeek-R1-MXFP4 TP2)", False, TEST),
+    ("Performance Test ROCm 7.2 (2-GPU Text Models)", False, TEST),
+    ("Performance Test ROCm 7.2 (2-GPU VLM Models)", False, TEST),
+    ("Accuracy Test ROCm 7.2 (8-GPU GPT-OSS)", False, TEST),
+    ("Performance Test ROCm 7.2 (8-GPU GPT-OSS)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (8-GPU GPT-OSS)", False, TEST),
+    ("Performance Test MI35x ROCm 7.2 (8-GPU GPT-OSS)", False, TEST),
+    ("Accuracy Test ROCm 7.2 (8-GPU Grok1-INT4)", False, TEST),
+    ("Performance Test ROCm 7.2 (8-GPU Grok1-INT4)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (8-GPU Grok1-INT4)", False, TEST),
+    ("Performance Test MI35x ROCm 7.2 (8-GPU Grok1-INT4)", False, TEST),
+    ("Accuracy Test ROCm 7.2 (8-GPU Grok2)", False, TEST),
+    ("Performance Test ROCm 7.2 (8-GPU Grok2)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (8-GPU Grok2)", False, TEST),
+    ("Performance Test MI35x ROCm 7.2 (8-GPU Grok2)", False, TEST),
+    ("Accuracy Test ROCm 7.2 (8-GPU DeepSeek-V3.1)", False, TEST),
+    ("Performance Test ROCm 7.2 (8-GPU DeepSeek-V3.1)", False, TEST),
+    ("Accuracy Test ROCm 7.2 (8-GPU DeepSeek-V3.2 Basic)", False, TEST),
+    ("Performance Test ROCm 7.2 (8-GPU DeepSeek-V3.2 Basic)", False, TEST),
+    ("Accuracy Test ROCm 7.2 (8-GPU DeepSeek-V3.2 MTP)", False, TEST),
+    ("Performance Test ROCm 7.2 (8-GPU DeepSeek-V3.2 MTP)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (8-GPU DeepSeek-V3.2)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (8-GPU DeepSeek-V3.2 TP+MTP)", False, TEST),
+    ("Performance Test MI35x ROCm 7.2 (8-GPU DeepSeek-V3.2 Basic)", False, TEST),
+    ("Performance Test MI35x ROCm 7.2 (8-GPU DeepSeek-V3.2 MTP)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (8-GPU DeepSeek-R1-MXFP4)", False, TEST),
+    ("Performance Test MI35x ROCm 7.2 (8-GPU DeepSeek-R1-MXFP4)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (DeepSeek-R1-MXFP4 TP4)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (DeepSeek-R1-MXFP4 TP4 MTP)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (8-GPU DeepSeek-R1-MXFP4 KV FP8)", False, TEST),
+    ("Performance Test MI35x ROCm 7.2 (8-GPU DeepSeek-R1-MXFP4 KV FP8)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (8-GPU DeepSeek-R1-MXFP4 AllReduce Fusion)", False, TEST),
+    ("Performance Test MI35x ROCm 7.2 (8-GPU DeepSeek-R1-MXFP4 AllReduce Fusion)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (8-GPU DeepSeek-R1 HiCache)", False, TEST),
+    ("Accuracy + Performance Test MI35x ROCm 7.2 (8-GPU DeepSeek-V4-Flash FP8 + FP4, unified_kv_triton)", False, TEST),
+    ("Accuracy + Performance Test MI35x ROCm 7.2 (8-GPU DeepSeek-V4-Flash FP8 + FP4, triton)", False, TEST),
+    ("Accuracy + Performance Test MI35x ROCm 7.2 (8-GPU DeepSeek-V4-Pro FP8 + FP4, unified_kv_triton)", False, TEST),
+    ("Accuracy + Performance Test MI35x ROCm 7.2 (8-GPU DeepSeek-V4-Pro FP8 + FP4, triton)", False, TEST),
+    ("Accuracy + MTP Accept Length Test MI35x ROCm 7.2 (8-GPU DeepSeek-V4-Pro FP8 MTP, unified_kv_triton)", False, TEST),
+    ("Accuracy + MTP Accept Length Test MI35x ROCm 7.2 (8-GPU DeepSeek-V4-Pro FP8 MTP, triton)", False, TEST),
+    ("Accuracy + DSpark Accept Length Test MI35x ROCm 7.2 (8-GPU DeepSeek-V4-Pro-DSpark FP4, unified_kv_triton)", False, TEST),
+    ("Accuracy Test ROCm 7.2 (8-GPU Kimi-K2.6)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (8-GPU Kimi-K3)", False, TEST),
+    ("Performance Test MI35x ROCm 7.2 (8-GPU Kimi-K3)", False, TEST),
+    ("Accuracy Test + Performance Test ROCm 7.2 (8-GPU Qwen3)", False, TEST),
+    ("Accuracy Test + Performance Test MI35x ROCm 7.2 (8-GPU Qwen3-235B-MXFP4)", False, TEST),
+    ("Accuracy Test ROCm 7.2 (8-GPU Qwen 3.5)", False, TEST),
+    ("Performance Test ROCm 7.2 (8-GPU Qwen 3.5 FP8)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (8-GPU Qwen 3.5)", False, TEST),
+    ("Performance Test MI35x ROCm 7.2 (8-GPU Qwen 3.5 FP8)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (8-GPU Qwen 3.5 Triton DCP)", False, TEST),
+    ("Accuracy Test ROCm 7.2 (8-GPU GLM-5.1 DSA)", False, TEST),
+    ("Performance Test ROCm 7.2 (8-GPU GLM-5.1)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (8-GPU GLM-5.2-FP8 DSA)", False, TEST),
+    ("Performance Test MI35x ROCm 7.2 (8-GPU GLM-5.2-FP8)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (8-GPU GLM-5-MXFP4)", False, TEST),
+    ("Performance Test MI35x ROCm 7.2 (8-GPU GLM-5-MXFP4)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (4-GPU MiniMax-M2.5)", False, TEST),
+    ("Accuracy Test MI35x ROCm 7.2 (4-GPU MiniMax-M3 MXFP8)", False, TEST),
+    ("Accuracy Test ROCm 7.2 (8-GPU MiniMax-M2.7)", False, TEST),
+    ("Performance Test ROCm 7.2 (8-GPU MiniMax-M2.7)", False, TEST),
+    ("Accuracy Test MI35x (2-GPU GLM-5.1-MXFP4 GSM8K)", False, TEST),
+    ("Accuracy Test MI35x (2-GPU DeepSeek-R1-MXFP4 TP2)", False, TEST),
+    ("Performance Test (2-GPU Text Models)", False, TEST),
+    ("Performance Test (2-GPU VLM Models)", False, TEST),
+    ("Accuracy Test (8-GPU GPT-OSS)", False, TEST),
+    ("Accuracy Test MI35x (8-GPU GPT-OSS)", False, TEST),
+    ("Accuracy Test (8-GPU Grok1-INT4)", False, TEST),
+    ("Performance Test (8-GPU Grok1-INT4)", False, TEST),
+    ("Accuracy Test MI35x (8-GPU Grok1-INT4)", False, TEST),
+    ("Performance Test MI35x (8-GPU Grok1-INT4)", False, TEST),
+    ("Accuracy Test (8-GPU Grok2)", False, TEST),
+    ("Performance Test (8-GPU Grok2)", False, TEST),
+    ("Accuracy Test MI35x (8-GPU Grok2)", False, TEST),
+    ("Performance Test MI35x (8-GPU Grok2)", False, TEST),
+    ("Accuracy Test (8-GPU DeepSeek-V3.1)", False, TEST),
+    ("Performance Test (8-GPU DeepSeek-V3.1)", False, TEST),
+    ("Accuracy Test (8-GPU DeepSeek-V3.2 Basic)", False, TEST),
+    ("Performance Test (8-GPU DeepSeek-V3.2 Basic)", False, TEST),
+    ("Accuracy Test (8-GPU DeepSeek-V3.2 MTP)", False, TEST),
+    ("Performance Test (8-GPU DeepSeek-V3.2 MTP)", False, TEST),
+    ("Accuracy Test MI35x (8-GPU DeepSeek-V3.2)", False, TEST),
+    ("Accuracy Test MI35x (8-GPU DeepSeek-V3.2 TP+MTP)", False, TEST),
+    ("Performance Test MI35x (8-GPU DeepSeek-V3.2 Basic)", False, TEST),
+    ("Performance Test MI35x (8-GPU DeepSeek-V3.2 MTP)", False, TEST),
+    ("Accuracy Test MI35x (8-GPU DeepSeek-R1-MXFP4)", False, TEST),
+    ("Performance Test MI35x (8-GPU DeepSeek-R1-MXFP4)", False, TEST),
+    ("Accuracy Test MI35x (DeepSeek-R1-MXFP4 TP4)", False, TEST),
+    ("Accuracy Test MI35x (DeepSeek-R1-MXFP4 TP4 MTP)", False, TEST),
+    ("Accuracy Test MI35x (8-GPU DeepSeek-R1-MXFP4 KV FP8)", False, TEST),
+    ("Performance Test MI35x (8-GPU DeepSeek-R1-MXFP4 KV FP8)", False, TEST),
+    ("Accuracy Test MI35x (8-GPU DeepSeek-R1-MXFP4 AllReduce Fusion)", False, TEST),
+    ("Performance Test MI35x (8-GPU DeepSeek-R1-MXFP4 AllReduce Fusion)", False, TEST),
+    ("Accuracy Test MI35x (8-GPU DeepSeek-R1 HiCache)", False, TEST),
+    ("Accuracy Test (8-GPU Kimi-K2.6)", False, TEST),
+    ("Accuracy Test MI35x (8-GPU Kimi-K2.6)", False, TEST),
+    ("Accuracy Test + Performance Test (8-GPU Qwen3)", False, TEST),
+    ("Accuracy Test + Performance Test MI35x (8-GPU Qwen3-235B-MXFP4)", False, TEST),
+    ("Accuracy Test (8-GPU Qwen 3.5)", False, TEST),
+    ("Performance Test (8-GPU Qwen 3.5 FP8)", False, TEST),
+    ("Accuracy Test MI35x (8-GPU Qwen 3.5)", False, TEST),
+    ("Performance Test MI35x (8-GPU Qwen 3.5 FP8)", False, TEST),
+    ("Accuracy Test MI35x (8-GPU Qwen 3.5 Triton DCP)", False, TEST),
+    ("Accuracy Test (8-GPU GLM-5.1 DSA)", False, TEST),
+    ("Performance Test (8-GPU GLM-5.1)", False, TEST),
+    ("Accuracy Test MI35x (8-GPU GLM-5.1 DSA)", False, TEST),
+    ("Performance Test MI35x (8-GPU GLM-5.1)", False, TEST),
+    ("Accuracy Test MI35x (8-GPU GLM-5-MXFP4)", False, TEST),
+    ("Performance Test MI35x (8-GPU GLM-5-MXFP4)", False, TEST),
+    ("Accuracy Test MI35x (4-GPU MiniMax-M2.5)", False, TEST),
+    ("Accuracy Test MI35x (4-GPU MiniMax-M3 MXFP8)", False, TEST),
+    ("Accuracy Test (8-GPU MiniMax-M2.7)", False, TEST),
+    ("Performance Test (8-GPU MiniMax-M2.7)", False, TEST),
+)
+
+# As the API shows them: the matrix value filled in, and GitHub's own steps of these jobs.
+SGLANG_API_STEPS: tuple[tuple[str, bool, str], ...] = (
+    ("Run miles CI suite nightly-stage-c-2-gpu-mi350", False, TEST),
+    ("Run miles CI suite nightly-stage-c-8-gpu-mi350", False, TEST),
+    ("Set up job", False, SETUP),
+    ("Post Checkout code", False, SETUP),
+    ("Post Run actions/checkout@v4", False, SETUP),
+    ("Post Login to Docker Hub (AMD)", False, SETUP),  # docker/login-action logs out in a post-step
+    ("Complete job", False, SETUP),
+)
+
+SGLANG = Project(
+    name="sglang",
+    sources=("sgl-project/sglang .github/workflows/pr-test-amd*.yml, nightly-test-amd*.yml @d315eb72",),
+    steps=SGLANG_STEPS + SGLANG_API_STEPS,
+    amd_labels=(
+        "linux-mi300-1gpu-sglang",
+        "linux-mi300-2gpu-sglang",
+        "linux-mi300-4gpu-sglang",
+        "linux-mi300-8gpu-sglang",
+        "linux-mi325-1gpu-sglang",  # `format('linux-{0}-1gpu-sglang', inputs.runner_arch)`, runner_arch mi325
+        "linux-mi325-2gpu-sglang",
+        "linux-mi35x-gpu-1",
+        "linux-mi35x-gpu-2",
+        "linux-mi35x-gpu-8",
+        "linux-mi35x-gpu-8.fabric",
+        "linux-sglang-mi35x-di",  # nightly-amd-mi355x-disagg.yml
+        "linux-mi300-gpu-1",  # older lanes (history/)
+    ),
+    other_labels=("ubuntu-latest",),
+)
+
+PROJECTS: tuple[Project, ...] = (
+    PYTORCH, DEEPSPEED, AITER, TRITON, JAX, TRANSFORMER_ENGINE, OPTIMUM_BENCHMARK, SGLANG,
+)
+
+# Whole `runs-on` label lists of real jobs (as the API's `labels` would carry them), and whether
+# the job runs on an AMD GPU.
+RUNS_ON: tuple[tuple[tuple[str, ...], bool], ...] = (
+    (("self-hosted", "amd", "mi200"), True),  # DeepSpeed amd-mi200.yml
+    (("self-hosted", "amd", "mi100"), True),  # DeepSpeed amd-mi100.yml
+    (("self-hosted", "amd"), True),  # DeepSpeed amd.yml
+    (("self-hosted", "nvidia", "a6000"), False),  # DeepSpeed nv-a6000.yml
+    (("self-hosted", "intel", "xpu"), False),  # DeepSpeed xpu-max1100.yml
+    (("self-hosted", "gfx90a"), True),  # triton runner-preparation.yml matrix-AMD
+    (("amd-gfx942",), True),
+    (("amd-gfx950",), True),
+    (("nvidia-a100",), False),  # triton matrix-NVIDIA
+    (("nvidia-h100",), False),
+    (("nvidia-gb200",), False),
+    (("macos-latest",), False),
+    (("single-gpu", "amd-gpu", "mi250", "ci"), True),  # optimum-benchmark ROCm lanes
+    (("multi-gpu", "amd-gpu", "mi250", "ci"), True),
+    (("single-gpu", "nvidia-gpu", "a10", "ci"), False),  # optimum-benchmark CUDA lane
+    (("self-hosted", "linux.rocm.gpu.gfx950.1"), True),  # pytorch, self-hosted first
+    (("self-hosted", "linux.g5.4xlarge.nvidia.gpu"), False),
+    (("linux", "amd64", "cpu4"), False),  # RAPIDS label combination
+    (("linux-amd64-gpu-v100-latest-1",), False),  # nv-gha-runners
+)

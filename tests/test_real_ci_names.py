@@ -1,0 +1,91 @@
+"""The default step rules and AMD runner pattern against real AMD CI of several projects
+(tests/real_ci_names.py): every surveyed step lands in its category, every surveyed label
+is or is not an AMD GPU runner, and a repository's own rules still come first."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.config import RepoConfig, parse_config
+from bot.workflow import parse_workflow
+from tests.paths import SGLANG
+from tests.real_ci_names import AMD64_NOT_AMD_GPU, GITHUB_ADDED, PROJECTS, RUNS_ON, SGLANG_STEPS
+
+STEPS = [(p.name, name, action, category) for p in PROJECTS for name, action, category in p.steps]
+STEPS += [("github", name, action, category) for name, action, category in GITHUB_ADDED]
+AMD_LABELS = sorted({label for p in PROJECTS for label in p.amd_labels})
+OTHER_LABELS = sorted({label for p in PROJECTS for label in p.other_labels} | set(AMD64_NOT_AMD_GPU))
+
+SGLANG_LANES = ("pr-test-amd-rocm720.yml", "pr-test-amd.yml", "nightly-test-amd.yml",
+                "nightly-test-amd-rocm720.yml", "nightly-test-amd-miles-rocm720.yml")
+
+
+def _id(step: tuple[str, str, bool, str]) -> str:
+    project, name, action, _ = step
+    return f"{project}:{'uses' if action else 'run'}:{name}"
+
+
+@pytest.mark.parametrize("project,name,action,category", STEPS, ids=[_id(s) for s in STEPS])
+def test_real_steps_get_their_category(project: str, name: str, action: bool, category: str) -> None:
+    assert RepoConfig().classify(name, action=action) == category
+
+
+@pytest.mark.parametrize("label", AMD_LABELS)
+def test_amd_labels_are_amd_runners(label: str) -> None:
+    assert RepoConfig().is_amd_runner((label,))
+
+
+@pytest.mark.parametrize("label", OTHER_LABELS)
+def test_other_labels_are_not_amd_runners(label: str) -> None:
+    assert not RepoConfig().is_amd_runner((label,))
+
+
+@pytest.mark.parametrize("labels,amd", RUNS_ON, ids=[",".join(labels) for labels, _ in RUNS_ON])
+def test_whole_runs_on_lists(labels: tuple[str, ...], amd: bool) -> None:
+    assert RepoConfig().is_amd_runner(labels) is amd
+    assert RepoConfig().is_amd_runner(list(labels)) is amd
+
+
+def test_the_survey_is_broad_enough() -> None:
+    others = [p for p in PROJECTS if p.name != "sglang"]
+    assert len(others) >= 6
+    for p in others:
+        assert len(p.steps) >= 8, p.name
+        categories = {c for _, _, c in p.steps}
+        assert {"setup", "test"} <= categories, p.name
+        assert p.sources and p.amd_labels, p.name
+    assert not set(AMD_LABELS) & set(OTHER_LABELS)
+    for label in ("linux-mi35x-gpu-1", "linux-mi35x-gpu-8", "linux-mi35x-gpu-8.fabric", "linux-aiter-mi35x-1",
+                  "linux-mi300-1gpu-sglang", "linux-mi325-2gpu-sglang", "linux.rocm.gpu.mi210.1", "mi250",
+                  "gfx90a", "amd-gfx942", "linux.rocm.gpu.gfx950.1"):
+        assert label in AMD_LABELS
+
+
+def test_sglang_data_covers_every_step_of_its_amd_lanes() -> None:
+    """The SGLang list is every distinct step of the lane fixtures, no more and no less."""
+    written: set[tuple[str, bool]] = set()
+    for lane in SGLANG_LANES:
+        path = SGLANG / "workflows" / lane
+        workflow = parse_workflow(path.read_text(), f".github/workflows/{lane}")
+        written |= {(s.name, s.uses is not None) for job in workflow.jobs.values() for s in job.steps}
+    listed = [(name, action) for name, action, _ in SGLANG_STEPS]
+    assert len(listed) == len(set(listed))
+    assert set(listed) == written
+
+
+def test_an_unnamed_action_is_setup_however_it_is_named() -> None:
+    """Without a rule of its own, an unnamed `uses:` step is setup, even when its path says test;
+    a test step named for its tests is a test even when it is an action (optimum-benchmark)."""
+    config = RepoConfig()
+    assert config.classify("Run ./.github/actions/run-tests", action=True) == "setup"
+    assert config.classify("Run ./.github/actions/check-pr-test-health", action=True) == "setup"
+    assert config.classify("Run pytorch/test-infra/.github/actions/pull-docker-image@main") == "setup"
+    assert config.classify("Run tests", action=True) == "test"
+
+
+def test_a_repository_rule_wins_over_an_action_step() -> None:
+    config = parse_config("step_rules: [{pattern: 'Run ./.github/actions/run-tests', category: test}]")
+    assert config.classify("Run ./.github/actions/run-tests", action=True) == "test"
+    assert config.classify("Checkout code", action=True) == "setup"  # the defaults still follow
+    assert RepoConfig().classify("Run ./.github/actions/run-tests", action=True) == "setup"
+
