@@ -342,13 +342,14 @@ def apply_change(workflow: Workflow, change: LaneChange, config: RepoConfig) -> 
     sp = _Splicer(workflow)
     jobs = workflow.jobs
     hosts: dict[str, str] = {}
+    moved: dict[int, str] = {}  # id() of the splice inserting a suite's steps -> the suite
     for fold in change.folds:
         for job_id in (fold.suite, fold.host):
             if job_id not in jobs:
                 raise EditError(f"{workflow.path}: no job `{job_id}`")
         suite, host = jobs[fold.suite], jobs[fold.host]
-        moving = [s for s in suite.steps if config.classify(s.name) != "setup"]
-        test_indexes = [s.index for s in host.steps if config.classify(s.name) == "test"]
+        moving = [s for s in suite.steps if config.step_category(s) != "setup"]
+        test_indexes = [s.index for s in host.steps if config.step_category(s) == "test"]
         if not moving or not test_indexes:
             raise EditError(f"{workflow.path}: `{fold.suite}` has no steps to move or `{fold.host}` no test step")
         after = host.steps[test_indexes[-1]]
@@ -360,12 +361,14 @@ def apply_change(workflow: Workflow, change: LaneChange, config: RepoConfig) -> 
         end = last_line(after.node, sp.lines)
         is_last = after.index == len(host.steps) - 1
         blank_between = end + 1 < len(sp.lines) and _is_blank(sp.lines[end + 1])
+        count = len(sp.edits)
         if is_last:
             sp.insert_at_line(end + 1, ("\n" if blank_between else "") + "".join(body))
         elif blank_between:
             sp.insert_at_line(end + 2, "".join(body) + "\n")
         else:
             sp.insert_at_line(end + 1, "".join(body))
+        moved.update((id(e), fold.suite) for e in sp.edits[count:])
         first, last = _job_lines(sp, suite)
         sp.delete_lines(first, last)
         hosts[fold.suite] = fold.host
@@ -384,11 +387,31 @@ def apply_change(workflow: Workflow, change: LaneChange, config: RepoConfig) -> 
     warnings = []
     after_lines = after_text.splitlines(keepends=True)
     line_starts = list(itertools.accumulate(map(len, after_lines), initial=0))
+    own = _moved_spans(sp.ordered(), moved)
     for job_id in sorted(removed):
-        numbers = dict.fromkeys(bisect.bisect_right(line_starts, offset) for offset in _mentions(after_text, job_id))
+        spans = own.get(job_id, ())
+        offsets = (o for o in _mentions(after_text, job_id) if not any(s <= o < e for s, e in spans))
+        numbers = dict.fromkeys(bisect.bisect_right(line_starts, offset) for offset in offsets)
         for number in numbers:  # 1-based: the count of line starts at or before the match
             warnings.append(f"{workflow.path}:{number}: still mentions removed job `{job_id}`: {after_lines[number - 1].strip()[:120]}")
     return FileEdit(workflow.path, workflow.text, after_text, tuple(warnings), tuple(sp.ordered()))
+
+
+def _moved_spans(ordered: list[tuple[int, int, str]], moved: dict[int, str]) -> dict[str, list[tuple[int, int]]]:
+    """Where, in the result, each folded suite's own steps (and foldbot's comment above
+    them) landed. A mention of the suite there is the suite's own text moved with its
+    tests (`run_suite.py --suite <id>`: the suite's name, not a job reference); a job
+    cannot refer to itself by id (`needs.<id>` holds only its dependencies), so it is no
+    reference left behind. Mentions of *another* removed job there still count."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+    shift = 0
+    for edit in ordered:
+        start, end, new = edit
+        suite = moved.get(id(edit))
+        if suite is not None:
+            spans.setdefault(suite, []).append((start + shift, start + shift + len(new)))
+        shift += len(new) - (end - start)
+    return spans
 
 
 def _remove_references(sp: _Splicer, workflow: Workflow, hosts: dict[str, str]) -> None:
@@ -568,8 +591,8 @@ def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) ->
     for fold in change.folds:
         suite = workflow.jobs[fold.suite]
         host = workflow.jobs[fold.host]
-        moving = [s for s in suite.steps if config.classify(s.name) != "setup"]
-        last_test = max(s.index for s in host.steps if config.classify(s.name) == "test")
+        moving = [s for s in suite.steps if config.step_category(s) != "setup"]
+        last_test = max(s.index for s in host.steps if config.step_category(s) == "test")
         new_steps = []
         for step in moving:
             raw = _deep_copy(jobs[fold.suite]["steps"][step.index])
