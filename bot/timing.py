@@ -16,7 +16,7 @@ import operator
 import os
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -36,6 +36,9 @@ class JobRef:
 
     job_id: str | None
     matrix: tuple[tuple[str, str], ...] = ()
+    #: When the name fits several workflow jobs equally (two jobs with one `name:`) and
+    #: nothing else tells them apart: their ids (and `job_id` is None).
+    ambiguous: tuple[str, ...] = ()
 
     def value(self, key: str) -> str | None:
         return dict(self.matrix).get(key)
@@ -182,11 +185,60 @@ class JobMatcher:
         self.workflow = workflow
         self._rules = [_name_rule(job) for job in workflow.jobs.values()]
         self._cache: dict[str, JobRef] = {}
+        self._actions: dict[str | None, frozenset[str]] = {}
+
+    def action_steps(self, job_id: str | None) -> frozenset[str]:
+        """The names GitHub shows for the action (`uses:`) steps of a workflow job."""
+        names = self._actions.get(job_id)
+        if names is None:
+            job = self.workflow.jobs.get(job_id or "")
+            names = self._actions[job_id] = frozenset(
+                s.name for s in (job.steps if job else ()) if s.uses is not None
+            )
+        return names
 
     def match(self, api_name: str) -> JobRef:
         if api_name not in self._cache:
             self._cache[api_name] = self._match(api_name)
         return self._cache[api_name]
+
+    def match_job(self, api_name: str, steps: Iterable[str], labels: tuple[str, ...]) -> JobRef:
+        """`match`, and for a name that several workflow jobs render alike, the one
+        whose steps, runner labels or called workflow fit the API job (still
+        ambiguous when none fits better than the others)."""
+        ref = self.match(api_name)
+        if not ref.ambiguous:
+            return ref
+        names = set(steps)
+        callee = api_name.partition(" / ")[2].split(" ", 1)[0].lower()
+        scores: dict[str, int] = {}
+        for job_id in ref.ambiguous:
+            job = self.workflow.jobs[job_id]
+            score = len(names & {s.name for s in job.steps})
+            if isinstance(job.runs_on, str) and "${{" not in job.runs_on and job.runs_on in labels:
+                score += 1
+            elif isinstance(job.runs_on, list) and job.runs_on and set(map(str, job.runs_on)) <= set(labels):
+                score += 1
+            if job.uses and callee and callee in re.split(r"[^a-z0-9]+", job.uses.rsplit("/", 1)[-1].lower()):
+                score += 1
+            scores[job_id] = score
+        top = max(scores.values())
+        winners = [job_id for job_id, score in scores.items() if score == top]
+        if top > 0 and len(winners) == 1:
+            return self._match_one_of(api_name, winners[0])
+        return ref
+
+    def _match_one_of(self, api_name: str, job_id: str) -> JobRef:
+        """The matrix values of an API name, read with one job's rule."""
+        name = api_name.strip()
+        caller, sep, _ = name.partition(" / ")
+        rule = next(r for r in self._rules if r.job_id == job_id)
+        for candidate in ([caller, name] if sep else [name]):
+            for pattern in (rule.full, rule.head):
+                m = pattern.fullmatch(candidate) if pattern is not None else None
+                if m:
+                    return JobRef(job_id, self._values(rule.axes, m))
+        return JobRef(job_id)
 
     def _match(self, api_name: str) -> JobRef:
         name = api_name.strip()
@@ -203,6 +255,7 @@ class JobMatcher:
                 if rule.name_template is not None and " ".join(rule.name_template.split()) == " ".join(name.split()):
                     return JobRef(rule.job_id)
         best: tuple[int, JobRef] | None = None
+        tied: list[JobRef] = []  # other jobs whose rule fits as well as the best
         for rule in self._rules:
             if not name.startswith(rule.prefix):
                 continue
@@ -214,9 +267,13 @@ class JobMatcher:
                     ref = JobRef(rule.job_id, self._values(rule.axes, m))
                     score = rule.literal_prefix + (1000 if pattern is rule.full else 0)
                     if best is None or score > best[0]:
-                        best = (score, ref)
+                        best, tied = (score, ref), []
+                    elif score == best[0] and ref.job_id != best[1].job_id:
+                        tied.append(ref)
                     break
         if best:
+            if tied:
+                return JobRef(None, (), tuple(r.job_id for r in [best[1], *tied] if r.job_id))
             return best[1]
         # Fallback: the longest job id that starts the name.
         candidates = [
@@ -345,12 +402,15 @@ def run_timing(bundle: Mapping[str, Any], workflow: Workflow, config: RepoConfig
 
 
 def seconds_between(start: Any, end: Any) -> float:
-    """Seconds from start to end (timezone-aware ISO 8601 stamps); zero when either
-    is missing or unreadable, or the order is wrong."""
+    """Seconds from start to end (ISO 8601 stamps; one without a time zone is UTC, as
+    every stamp GitHub sends is); zero when either is missing or unreadable, or the
+    order is wrong."""
     try:
         began, ended = datetime.fromisoformat(start), datetime.fromisoformat(end)
-        if began.tzinfo is None or ended.tzinfo is None:
-            return 0.0
+        if began.tzinfo is None:
+            began = began.replace(tzinfo=timezone.utc)
+        if ended.tzinfo is None:
+            ended = ended.replace(tzinfo=timezone.utc)
         seconds = (ended - began).total_seconds()
     except (TypeError, ValueError):  # None, not a string, not a timestamp
         return 0.0
@@ -365,7 +425,8 @@ class _Irregular(Exception):
     """A step the fast path does not read; the job is read again, step by careful step."""
 
 
-def _steps_fast(raw: Iterable[Any], config: RepoConfig) -> tuple[list[StepTime], float, float, float, bool]:
+def _steps_fast(raw: Iterable[Any], config: RepoConfig,
+                actions: frozenset[str]) -> tuple[list[StepTime], float, float, float, bool]:
     """Steps as GitHub sends them: every key present, names strings, timestamps
     timezone-aware ISO 8601 or null. The hot loop of an analysis (thousands of steps
     per history), so it is written out flat; anything else raises. Returns the
@@ -382,7 +443,10 @@ def _steps_fast(raw: Iterable[Any], config: RepoConfig) -> tuple[list[StepTime],
         name, start, end, conclusion = _STEP_FIELDS(step)  # KeyError/TypeError: not a full step
         if type(name) is not str:
             raise _Irregular
-        category = categories.get(name) or classify(name)
+        if name in actions:
+            category = classify(name, True)
+        else:
+            category = categories.get(name) or classify(name)
         if start is None or end is None:
             seconds = 0.0
         else:
@@ -408,7 +472,8 @@ def _steps_fast(raw: Iterable[Any], config: RepoConfig) -> tuple[list[StepTime],
     return steps, setup, test, other, ran
 
 
-def _steps_careful(raw: Iterable[Any], config: RepoConfig) -> tuple[list[StepTime], float, float, float, bool]:
+def _steps_careful(raw: Iterable[Any], config: RepoConfig,
+                   actions: frozenset[str]) -> tuple[list[StepTime], float, float, float, bool]:
     """Any steps list: non-mappings skipped, missing names and unreadable or naive
     timestamps counted as zero. Returns what `_steps_fast` returns."""
     steps: list[StepTime] = []
@@ -418,7 +483,7 @@ def _steps_careful(raw: Iterable[Any], config: RepoConfig) -> tuple[list[StepTim
         if not isinstance(step, Mapping):
             continue
         name = str(step.get("name") or "")
-        category = config.classify(name)
+        category = config.classify(name, name in actions)
         seconds = seconds_between(step.get("started_at"), step.get("completed_at"))
         conclusion = step.get("conclusion")
         totals[category] += seconds
@@ -430,13 +495,17 @@ def _steps_careful(raw: Iterable[Any], config: RepoConfig) -> tuple[list[StepTim
 
 
 def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) -> JobTiming:
-    ref = matcher.match(str(job["name"]))
     labels = tuple(map(str, job.get("labels") or ()))
     raw = job.get("steps") or ()
+    ref = matcher.match(str(job["name"]))
+    if ref.ambiguous:
+        names = (str(s.get("name")) for s in raw if isinstance(s, Mapping))
+        ref = matcher.match_job(str(job["name"]), names, labels)
+    actions = matcher.action_steps(ref.job_id)
     try:
-        steps, setup, test, other, ran = _steps_fast(raw, config)
+        steps, setup, test, other, ran = _steps_fast(raw, config, actions)
     except (_Irregular, KeyError, TypeError, ValueError):
-        steps, setup, test, other, ran = _steps_careful(raw, config)
+        steps, setup, test, other, ran = _steps_careful(raw, config, actions)
     is_amd = config.is_amd_runner(labels) if labels else _declared_amd(matcher.workflow, ref, config)
     conclusion = job.get("conclusion")
     get = job.get
@@ -450,10 +519,49 @@ def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) 
 def _declared_amd(workflow: Workflow, ref: JobRef, config: RepoConfig) -> bool:
     """A skipped job has no labels; judge it by the runs-on it declares."""
     job = workflow.jobs.get(ref.job_id or "")
-    if job is None or job.runs_on is None:
-        return False
-    runs_on = job.runs_on if isinstance(job.runs_on, list) else [job.runs_on]
-    return config.is_amd_runner(tuple(str(r) for r in runs_on))
+    return job is not None and declared_amd(job, config) is True
+
+
+_QUOTED = re.compile(r"'((?:[^']|'')*)'")
+_UNRESOLVED = re.compile(r"\b(?:inputs|vars|needs|github|env|fromJSON|steps)\b", re.I)
+
+
+def declared_amd(job: JobDef, config: RepoConfig) -> bool | None:
+    """Whether a workflow job's `runs-on` names an AMD runner: True, False, or None
+    when it cannot be told (an expression whose value the file does not show).
+    Matrix references take every value of their axis; an expression such as
+    `format('linux-{0}-1gpu', inputs.runner_arch || 'mi300')` is read with its
+    literals, so its default (`mi300`) counts."""
+    if job.runs_on is None:
+        return None if job.uses else False
+    items = job.runs_on if isinstance(job.runs_on, list) else [job.runs_on]
+    if isinstance(job.runs_on, dict):  # {group: ..., labels: [...]}
+        labels = job.runs_on.get("labels")
+        items = [job.runs_on.get("group") or "", *(labels if isinstance(labels, list) else [labels or ""])]
+    texts: list[str] = []
+    unresolved = False
+    axes = job.matrix_axes
+    includes = job.matrix.get("include") if isinstance(job.matrix, dict) else None
+    for item in map(str, items):
+        for match in re.finditer(r"\$\{\{(.*?)\}\}", item, re.S):
+            expr = match.group(1).strip()
+            ref = _MATRIX_REF.fullmatch(expr)
+            if ref:
+                values = list(axes.get(ref.group(1), []))
+                if isinstance(includes, list):
+                    values += [inc.get(ref.group(1)) for inc in includes if isinstance(inc, dict) and ref.group(1) in inc]
+                if not values:
+                    unresolved = True
+                texts += [str(v) for v in values]
+                continue
+            literals = [lit.replace("''", "'") for lit in _QUOTED.findall(expr)]
+            texts += literals
+            if not literals and _UNRESOLVED.search(expr):
+                unresolved = True
+        texts.append(re.sub(r"\$\{\{.*?\}\}", " ", item, flags=re.S))
+    if config.is_amd_runner(tuple(t for t in texts if t.strip())):
+        return True
+    return None if unresolved else False
 
 
 # --- over runs ---------------------------------------------------------------------------------
