@@ -1,0 +1,129 @@
+"""Job logs in the formats SGLang's test runner really prints
+(../shared/fixtures/sglang/LOG-FORMAT.md), written here by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.logs import LogError, merge_logs, normal_path, parse_log
+
+T = "2026-08-20T11:02:03.1234567Z "
+
+REAL = "\n".join(T + line for line in [
+    "+ python3 run_suite.py --hw amd --suite stage-b-test-1-gpu-small-amd --auto-partition-id 2 --auto-partition-size 14",
+    "Partition: 3/14 (0-based id=2)",
+    "⚠️  Skipped 1 test(s):",
+    "  - /sglang-checkout/test/registered/lora/test_lora_big.py (reason: nightly only)",
+    "✅ Enabled 3 test(s) (est total 700.0s):",
+    "  - /sglang-checkout/test/registered/spec/test_eagle.py (est_time=400.0)",
+    "  - /sglang-checkout/test/registered/sessions/test_session.py (est_time=200.5)",
+    "  - /sglang-checkout/test/registered/quant/test_fp8.py (est_time=99.5)",
+    ".",
+    ".",
+    "Begin (0/2):",
+    "python3 /sglang-checkout/test/registered/spec/test_eagle.py",
+    ".",
+    "Ran 12 tests in 401.2s",
+    "OK",
+    ".",
+    "End (0/2):",
+    "filename='/sglang-checkout/test/registered/spec/test_eagle.py', elapsed=402, estimated_time=400.0",
+    ".",
+    "Begin (1/2):",
+    "python3 /sglang-checkout/test/registered/sessions/test_session.py",
+    "[CI Retry] Attempt 2/2 for /sglang-checkout/test/registered/sessions/test_session.py",
+    "✓ PASSED on retry /sglang-checkout/test/registered/sessions/test_session.py",
+    "End (1/2):",
+    "filename='/sglang-checkout/test/registered/sessions/test_session.py', elapsed=530, estimated_time=200.5",
+    "Begin (2/2):",
+    "python3 /sglang-checkout/test/registered/quant/test_fp8.py",
+    "End (2/2):",
+    "filename='/sglang-checkout/test/registered/quant/test_fp8.py', elapsed=88, estimated_time=99.5",
+    "Success. Time elapsed: 1020.41s",
+    "Test Summary: 3/3 passed",
+    "========== TIMINGS BEGIN ==========",
+    '{"file": "/sglang-checkout/test/registered/spec/test_eagle.py", "passed": true, "elapsed": 402}',
+    '{"file": "test/registered/sessions/test_session.py", "passed": true, "elapsed": 260}',
+    '{"file": "/sglang-checkout/test/registered/quant/test_fp8.py", "passed": true, "elapsed": 88}',
+    "========== TIMINGS END ==========",
+]) + "\n"
+
+
+def test_the_real_format_is_read() -> None:
+    log = parse_log(REAL)
+    assert log.scope == "shard" and log.shard == (2, 14)
+    assert log.estimates == {"test/registered/spec/test_eagle.py": 400.0,
+                             "test/registered/sessions/test_session.py": 200.5,
+                             "test/registered/quant/test_fp8.py": 99.5}  # not the skipped file
+    # The TIMINGS block is the runner's count: after a retry, its last attempt.
+    assert log.measured == {"test/registered/spec/test_eagle.py": 402.0,
+                            "test/registered/sessions/test_session.py": 260.0,
+                            "test/registered/quant/test_fp8.py": 88.0}
+    assert log.retried == ("test/registered/sessions/test_session.py",)
+    assert log.unfinished == ()
+
+
+def test_without_the_block_the_two_line_end_counts() -> None:
+    text = REAL.split(T + "========== TIMINGS BEGIN")[0]
+    log = parse_log(text)
+    assert log.measured["test/registered/sessions/test_session.py"] == 530.0
+    assert log.measured["test/registered/quant/test_fp8.py"] == 88.0
+
+
+def test_a_shard_cut_off_at_its_timeout_names_the_unfinished_file() -> None:
+    text = REAL.split(T + "End (1/2):")[0]
+    log = parse_log(text)
+    assert log.measured == {"test/registered/spec/test_eagle.py": 402.0}
+    assert log.unfinished == ("test/registered/sessions/test_session.py",)
+
+
+def test_windows_line_ends_a_bom_and_no_timestamps() -> None:
+    text = "\ufeff" + REAL.replace(T, "").replace("\n", "\r\n")
+    assert parse_log(text) == parse_log(REAL)
+
+
+def test_the_older_one_line_forms_are_still_read() -> None:
+    text = (f"{T}[run_suite] est_time=600 file=test/a.py\n{T}[run_suite] file=test/b.py est_time=50\n"
+            f"{T}End (1/2): filename=test/a.py, elapsed=590\nTIMINGS BEGIN\n"
+            '{"file": "test/b.py", "elapsed": 40}\nTIMINGS END\n')
+    log = parse_log(text)
+    assert log.scope == "suite"
+    assert log.estimates == {"test/a.py": 600.0, "test/b.py": 50.0}
+    assert log.measured == {"test/a.py": 590.0, "test/b.py": 40.0}
+
+
+def test_shards_merge_into_the_suite() -> None:
+    other = REAL.replace("id=2", "id=3").replace("3/14", "4/14").replace("spec/test_eagle", "spec/test_medusa")
+    merged = merge_logs([parse_log(REAL), parse_log(other)])
+    assert merged.scope == "shard"
+    assert set(merged.estimates) == {"test/registered/spec/test_eagle.py", "test/registered/spec/test_medusa.py",
+                                     "test/registered/sessions/test_session.py", "test/registered/quant/test_fp8.py"}
+    assert merged.measured["test/registered/quant/test_fp8.py"] == 176.0  # both shards ran it
+
+
+@pytest.mark.parametrize("printed,normal", [
+    ("/sglang-checkout/test/registered/a.py", "test/registered/a.py"),
+    ("test/registered/a.py", "test/registered/a.py"),
+    ("./test/registered/a.py", "test/registered/a.py"),
+    ("'/sglang-checkout/test/registered/a.py'", "test/registered/a.py"),
+    ("/work/repo/tests/unit/test_x.py", "tests/unit/test_x.py"),
+    ("/opt/suite/check.py", "opt/suite/check.py"),
+])
+def test_paths_are_normalised(printed: str, normal: str) -> None:
+    assert normal_path(printed) == normal
+
+
+def test_a_log_with_nothing_foldbot_reads_is_empty() -> None:
+    assert parse_log(f"{T}pip install -e python\n{T}Successfully installed sglang\n").empty
+    assert not parse_log(REAL).empty
+
+
+@pytest.mark.parametrize("line,message", [
+    ("not json", "not JSON"),
+    ('{"file": "a.py"}', "numeric `elapsed`"),
+    ('{"file": "a.py", "elapsed": true}', "numeric `elapsed`"),
+    ("[1, 2]", "JSON object"),
+])
+def test_a_broken_timings_block_is_a_clear_error(line: str, message: str) -> None:
+    with pytest.raises(LogError, match=message):
+        parse_log(f"{T}========== TIMINGS BEGIN ==========\n{T}{line}\n{T}========== TIMINGS END ==========\n")
