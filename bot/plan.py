@@ -16,7 +16,7 @@ from typing import Any
 
 from .config import RepoConfig, lane_name
 from .logs import ShardLog, merge_logs, predicted_longest_shard
-from .timing import JobStats, RunTiming, percentile, median
+from .timing import JobStats, JobTiming, RunTiming, declared_amd, percentile, median
 from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, substitute_matrix, timeout_minutes
 
 PARTITION_FLAGS = ("--total-partitions", "--auto-partition-size")
@@ -93,6 +93,10 @@ class Reshard:
     wall_before_s: float
     wall_after_s: float
     provisional: bool
+    max_parallel: int | None = None
+    waves_before: int = 1  # shards run in ceil(shards / max-parallel) waves
+    waves_after: int = 1
+    log_runs: int = 0  # runs whose per-file logs the estimate rests on
 
     @property
     def setup_cycles_saved(self) -> int:
@@ -118,6 +122,9 @@ class Plan:
     reshards: tuple[Reshard, ...] = ()
     findings: tuple[Finding, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    overruns: tuple[str, ...] = ()  # matrices whose shards already ran into their timeout
+    partial_logs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    reshard_candidates: tuple[str, ...] = ()  # matrices whose shard count foldbot could change
 
     @property
     def empty(self) -> bool:
@@ -200,11 +207,16 @@ class Planner:
         self.config = config
         self.logs = logs or {}
         self.findings: list[Finding] = []
+        self.overruns: list[str] = []
+        self.partial_logs: dict[str, list[str]] = {}  # job id -> "k of n" shard logs, per run
+        self.candidates: list[str] = []  # matrices looked at for a reshard
 
     def plan(self) -> Plan:
         folds = self._folds()
         reshards = self._reshards()
-        return Plan(self.lane.path, tuple(folds), tuple(reshards), tuple(self.findings))
+        return Plan(self.lane.path, tuple(folds), tuple(reshards), tuple(self.findings),
+                    overruns=tuple(self.overruns), partial_logs={k: tuple(v) for k, v in self.partial_logs.items()},
+                    reshard_candidates=tuple(self.candidates))
 
     # fold ------------------------------------------------------------------------------------
 
@@ -212,7 +224,7 @@ class Planner:
         stats = self.stats.get(job.id)
         if stats and stats.labels:
             return self.config.is_amd_runner(stats.labels)
-        return job.runs_on is not None and self.config.is_amd_runner(_runs_on_key(job, {}))
+        return declared_amd(job, self.config) is True
 
     def _folds(self) -> list[Fold]:
         folds: list[Fold] = []
@@ -284,17 +296,17 @@ class Planner:
         for key_name in _ENVIRONMENT_KEYS:
             if suite_raw.get(key_name) is not None and suite_raw.get(key_name) != host_raw.get(key_name):
                 return f"different job-level `{key_name}`"
-        host_setup = {s.identity() for s in host.steps if self.config.classify(s.name) == "setup"}
+        host_setup = {s.identity() for s in host.steps if self.config.step_category(s) == "setup"}
         for step in suite.steps:
-            if self.config.classify(step.name) == "setup" and step.identity() not in host_setup:
+            if self.config.step_category(step) == "setup" and step.identity() not in host_setup:
                 return f"its setup lacks the suite's step `{step.name}`"
-        if not any(self.config.classify(s.name) == "test" for s in host.steps):
+        if not any(self.config.step_category(s) == "test" for s in host.steps):
             return "has no test step to follow"
         return None
 
     def _fold_into(self, suite: JobDef, stats: JobStats, host: JobDef) -> Fold | str:
         key, values = shard_axis(host)  # type: ignore[misc]
-        moving = [s for s in suite.steps if self.config.classify(s.name) != "setup"]
+        moving = [s for s in suite.steps if self.config.step_category(s) != "setup"]
         host_stats = self.stats.get(host.id)
         labels = host_stats.labels if host_stats else stats.labels
         own = [timeout_minutes(s.timeout_minutes, labels) for s in moving]
@@ -313,7 +325,7 @@ class Planner:
         setup_p90 = (host_stats.setup.p90 if host_stats else stats.setup.p90) / 60
         budget = setup_p90
         for step in host.steps:
-            if self.config.classify(step.name) == "setup":
+            if self.config.step_category(step) == "setup":
                 continue
             limit = timeout_minutes(step.timeout_minutes, labels)
             if limit is None:
@@ -367,6 +379,7 @@ class Planner:
             self.findings.append(Finding(job.id, f"no test command carries the shard count {n}"))
             return None
         step, flag = found
+        self.candidates.append(job.id)
         stats = self.stats.get(job.id)
         if stats is None:
             self.findings.append(Finding(job.id, "no run in the history ran its tests"))
@@ -380,11 +393,12 @@ class Planner:
             limit_minutes = timeout_minutes(job.timeout_minutes, stats.labels) or DEFAULT_JOB_TIMEOUT_MINUTES
         limit = self.config.reshard_safety * limit_minutes * 60
         log_runs = 0
-        predictions: dict[int, list[float]] = {k: [] for k in range(1, n + 1)}
+        counts = range(1, 3 * n + 1)  # beyond n: how many shards an overrunning matrix needs
+        predictions: dict[int, list[float]] = {k: [] for k in counts}
         for shards in full_runs:
-            merged = merge_logs([self.logs[j.api_id] for j in shards if j.api_id in self.logs])
+            merged = self._run_log(job, shards)
             times = [j.step_seconds(step.name) or j.test_seconds for j in shards]
-            if merged.usable:
+            if merged is not None:
                 log_runs += 1
                 for k in predictions:
                     predicted = predicted_longest_shard(merged, k)
@@ -399,6 +413,14 @@ class Planner:
         shard_runs = len(full_runs) - log_runs
         estimate = ("per-file logs" if not shard_runs else "shard times" if not log_runs
                     else f"per-file logs ({_runs(log_runs)}) and shard times ({_runs(shard_runs)})")
+        overrun = self._overrun(job, step, stats, limit_minutes)
+        if overrun:
+            needed = next((k for k in counts if k > n and p90[k] <= limit), None)
+            more = (f"; about {needed} shards would keep the longest within {limit / 60:.0f} min ({estimate})"
+                    if needed else "")
+            self.findings.append(Finding(job.id, overrun + more))
+            self.overruns.append(job.id)
+            return None
         if best is None:
             self.findings.append(Finding(
                 job.id,
@@ -408,8 +430,9 @@ class Planner:
             return None
         setup_median = stats.setup.median
         longest_now = median(max(j.step_seconds(step.name) or j.test_seconds for j in shards) for shards in full_runs)
-        wall_before = _waves(n, job.max_parallel) * (setup_median + longest_now)
-        wall_after = _waves(best, job.max_parallel) * (setup_median + median(predictions[best]))
+        waves_before, waves_after = _waves(n, job.max_parallel), _waves(best, job.max_parallel)
+        wall_before = waves_before * (setup_median + longest_now)
+        wall_after = waves_after * (setup_median + median(predictions[best]))
         return Reshard(
             job=job.id,
             shard_key=key,
@@ -426,7 +449,37 @@ class Planner:
             wall_before_s=wall_before,
             wall_after_s=wall_after,
             provisional=len(full_runs) < self.config.min_samples,
+            max_parallel=job.max_parallel,
+            waves_before=waves_before,
+            waves_after=waves_after,
+            log_runs=log_runs,
         )
+
+    def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...]) -> ShardLog | None:
+        """The per-file times of one run of a matrix, when its logs tell the whole suite:
+        every shard's log read (each lists only its own files), or one that lists the
+        suite's plan; and no shard cut off mid-file. None otherwise (shard times then)."""
+        logs = [self.logs[j.api_id] for j in shards if j.api_id in self.logs]
+        if not logs:
+            return None
+        merged = merge_logs(logs)
+        if not merged.usable or merged.unfinished:
+            return None
+        if merged.scope == "shard" and len(logs) < len(shards):
+            self.partial_logs.setdefault(job.id, []).append(f"{len(logs)} of {len(shards)}")
+            return None
+        return merged
+
+    def _overrun(self, job: JobDef, step: StepDef, stats: JobStats, limit_minutes: float) -> str | None:
+        """Whether shards of this matrix already ran into their step timeout."""
+        limit_s = limit_minutes * 60
+        hit = [max(j.step_seconds(step.name) for j in shards) for shards in stats.per_run]
+        over = [seconds for seconds in hit if seconds >= limit_s - 60]
+        if not over:
+            return None
+        return (f"already overruns: in {len(over)} of {_runs(len(hit))} a shard ran into the "
+                f"{limit_minutes:.0f}-min timeout of `{step.name}` (longest {max(over) / 60:.0f} min); "
+                f"it needs more shards or a longer timeout, not fewer")
 
 
 def _runs(count: int) -> str:
