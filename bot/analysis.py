@@ -7,6 +7,7 @@ other programs (git apply, schema, actionlint).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -14,7 +15,7 @@ from .config import RepoConfig
 from .edit import EditError, FileEdit, FoldEdit, VerificationError, LaneChange, ReshardEdit, apply_change, patch_id, unified_diff, verify_edit
 from .logs import ShardLog
 from .plan import Fold, Lane, Plan, Planner, partition_step, shard_axis
-from .timing import BundleError, JobMatcher, JobStats, RunTiming, job_stats, run_timing, workflow_path_of
+from .timing import BundleError, JobMatcher, JobStats, JobTiming, RunTiming, declared_amd, job_stats, run_timing, workflow_path_of
 from .workflow import Workflow, parse_workflow
 
 
@@ -31,6 +32,16 @@ class LaneResult:
 
 
 @dataclass(frozen=True)
+class Unmeasured:
+    """Something foldbot could not measure: what, why, and the config line or action
+    that fixes it. Each is a line of the report's "Could not measure" section."""
+
+    subject: str  # a job id, a log file, "AMD jobs", ...
+    reason: str
+    fix: str
+
+
+@dataclass(frozen=True)
 class Analysis:
     lane: Lane  # the measured lane
     runs: tuple[RunTiming, ...]
@@ -40,6 +51,8 @@ class Analysis:
     patch: str
     patch_id: str | None
     warnings: tuple[str, ...] = field(default=())
+    unmeasured: tuple[Unmeasured, ...] = field(default=())
+    min_samples: int = 3
 
     @property
     def edits(self) -> list[FileEdit]:
@@ -55,12 +68,14 @@ def analyze(
     bundles: Sequence[Mapping[str, Any]],
     config: RepoConfig,
     logs: Mapping[int, ShardLog] | None = None,
+    log_problems: Sequence[Unmeasured] = (),
 ) -> Analysis:
     """Analyse the runs of one lane and plan changes for every lane in `files`.
 
     `files` maps repo-relative paths of the lane workflow files to their text;
     `bundles` are run bundles of one of them, oldest first; `logs` maps API job ids
-    to parsed job logs."""
+    to parsed job logs; `log_problems` are the logs that could not be read (a fetch
+    that failed, a file with no times), reported with the rest of what is unmeasured."""
     if not bundles:
         raise AnalysisError("no run bundles given")
     paths = {workflow_path_of(b, f"bundle {i + 1}") for i, b in enumerate(bundles)}
@@ -72,15 +87,28 @@ def analyze(
     workflows = {path: parse_workflow(text, path) for path, text in files.items()}
     measured = Lane.of(workflows[measured_path])
     runs: dict[int, RunTiming] = {}
+    attempts: dict[int, list[int]] = {}
     matcher = JobMatcher(measured.workflow)
+    warnings: list[str] = []
     for i, bundle in enumerate(bundles):
+        attempt = _attempt(bundle)
+        run_id = int((bundle.get("workflow_run") or {}).get("id") or 0)
+        seen = attempts.setdefault(run_id, [])
+        seen.append(attempt)
+        if len(seen) > 1 and attempt < max(seen[:-1]):
+            continue  # an older attempt of a run already read: the latest attempt stands
         run = run_timing(bundle, measured.workflow, config, f"bundle {i + 1}", matcher)
-        runs[run.run_id] = run  # a run given twice counts once
+        runs.pop(run.run_id, None)  # re-insert: the run keeps its latest place in the order
+        runs[run.run_id] = run
+    for run_id, seen in attempts.items():
+        if len(seen) > 1:
+            listed = ", ".join(map(str, sorted(seen)))
+            warnings.append(f"run {run_id} was given {len(seen)} times (attempts {listed}); "
+                            f"counted once, as attempt {max(seen)}")
     ordered = tuple(runs.values())
     stats = job_stats(ordered)
     plan = Planner(measured, list(ordered), stats, config, dict(logs or {})).plan()
     lane_results: list[LaneResult] = []
-    warnings: list[str] = []
     others = sorted(p for p in workflows if p != measured_path)
     for path in [measured_path, *others]:
         lane = Lane.of(workflows[path])
@@ -108,7 +136,120 @@ def analyze(
         patch=patch,
         patch_id=patch_id(patch) if patch else None,
         warnings=tuple(warnings),
+        unmeasured=(*unmeasured(measured.workflow, ordered, stats, plan, config), *log_problems),
+        min_samples=config.min_samples,
     )
+
+
+def _attempt(bundle: Mapping[str, Any]) -> int:
+    run = bundle.get("workflow_run")
+    value = run.get("run_attempt") if isinstance(run, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+#: Labels of GitHub-hosted runners: not counted as AMD, and not worth a line.
+_HOSTED = re.compile(r"(?i)^(?:ubuntu|windows|macos)(?:-[\w.-]+)?$|-latest$|^self-hosted$|^(?:linux|x64|arm64|X64|ARM64)$")
+
+
+def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str, JobStats], plan: Plan,
+               config: RepoConfig) -> list[Unmeasured]:
+    """Every reason the numbers are incomplete, each with the fix. The report lists them,
+    so a report that measured nothing cannot read as an all-clear."""
+    out: list[Unmeasured] = []
+    jobs = [job for run in runs for job in run.jobs]
+    amd = [job for job in jobs if job.is_amd]
+    labelled = {job.workflow_job for job in jobs if job.labels and job.workflow_job}
+    if not amd:
+        seen = sorted({label for job in jobs for label in job.labels if label.strip() and not _HOSTED.search(label)})
+        shown = ", ".join(seen[:12]) + (f" and {len(seen) - 12} more" if len(seen) > 12 else "") if seen else "only GitHub-hosted ones"
+        out.append(Unmeasured(
+            "AMD jobs",
+            f"no job of the {len(runs)} runs ran on a runner that `amd_runner_pattern` matches (labels seen: {shown})",
+            "set `amd_runner_pattern: '<regex>'` in .github/foldbot.yml to match your AMD runner labels",
+        ))
+    else:
+        others: dict[str, set[str]] = {}
+        for job in jobs:
+            own = [label for label in job.labels if label.strip() and not _HOSTED.search(label)]
+            if own and not job.is_amd:
+                others.setdefault(job.workflow_job or job.name, set()).update(own)
+        if others:
+            listed = "; ".join(f"`{name}` ({', '.join(sorted(labels))})" for name, labels in sorted(others.items())[:8])
+            more = f" and {len(others) - 8} more" if len(others) > 8 else ""
+            out.append(Unmeasured(
+                "self-hosted jobs not counted",
+                f"{len(others)} jobs ran on self-hosted labels that `amd_runner_pattern` does not match: {listed}{more}",
+                "if they are AMD runners, extend `amd_runner_pattern` in .github/foldbot.yml",
+            ))
+    for job_id, job in workflow.jobs.items():
+        if job.uses or job_id in labelled or declared_amd(job, config) is not None:
+            continue
+        out.append(Unmeasured(
+            job_id,
+            f"`runs-on: {_runs_on_text(job.runs_on)}` is an expression the file does not resolve, and no run of the job was seen",
+            "it is measured once a run of it completes; or put the AMD label (or its default, `inputs.x || 'mi300'`) in the expression",
+        ))
+    untested: dict[str, list[JobTiming]] = {}
+    untested_runs: dict[str, set[int]] = {}
+    for run in runs:
+        for job in run.amd_jobs:
+            if not job.ran_tests and job.conclusion not in ("skipped", "cancelled") and job.setup_seconds + job.other_seconds > 0:
+                untested.setdefault(job.workflow_job or job.name, []).append(job)
+                untested_runs.setdefault(job.workflow_job or job.name, set()).add(run.run_id)
+    for name, found in sorted(untested.items()):
+        steps: dict[str, float] = {}
+        for job in found:
+            for step in job.work_steps:
+                steps[step.name] = max(steps.get(step.name, 0.0), step.seconds)
+        longest = sorted(steps.items(), key=lambda kv: -kv[1])[:3]
+        listed = ", ".join(f"`{step}` ({seconds / 60:.0f} min)" for step, seconds in longest) or "none but setup steps"
+        example = re.escape(longest[0][0]) if longest else "<your test step>"
+        out.append(Unmeasured(
+            name,
+            f"ran in {_runs(len(untested_runs[name]))} but no step is classified as a test; its longest other steps: {listed}",
+            f"add `step_rules: [{{pattern: '^{example}$', category: test}}]` to .github/foldbot.yml",
+        ))
+    ambiguous: dict[str, tuple[str, ...]] = {}
+    for job in jobs:
+        if job.ref.ambiguous:
+            ambiguous.setdefault(job.name, job.ref.ambiguous)
+    for name, ids in sorted(ambiguous.items()):
+        out.append(Unmeasured(
+            name,
+            f"fits the jobs {', '.join(f'`{i}`' for i in ids)} equally (one rendered name, and neither steps nor labels tell them apart); not counted",
+            "give the jobs distinct `name:`s",
+        ))
+    for job_id in plan.reshard_candidates:
+        reshard = next((r for r in plan.reshards if r.job == job_id), None)
+        if job_id in plan.partial_logs:
+            out.append(Unmeasured(
+                job_id,
+                f"per-file times need every shard's log of a run; read {', '.join(plan.partial_logs[job_id])} shards' logs, "
+                "so shard times stand in",
+                "let the App read all its shard logs (`logs: {max_jobs: N}` in .github/foldbot.yml), or pass each shard with `--logs JOB_ID=FILE`",
+            ))
+        elif job_id in stats and (reshard is None or reshard.log_runs == 0):
+            out.append(Unmeasured(
+                job_id,
+                "no per-file test times read from its logs: the shard count rests on shard times, which assume today's split",
+                "the App reads them from the job logs (`logs: {fetch: true}`, the default); on the command line, `--logs JOB_ID=FILE`",
+            ))
+    if len(runs) < config.min_samples:
+        out.append(Unmeasured(
+            "history",
+            f"{_runs(len(runs))} read; a suggestion needs {config.min_samples} to be more than provisional",
+            "wait for more completed runs, or lower `min_samples:` in .github/foldbot.yml",
+        ))
+    return out
+
+
+def _runs_on_text(runs_on: Any) -> str:
+    text = runs_on if isinstance(runs_on, str) else repr(runs_on)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _runs(count: int) -> str:
+    return f"{count} run" if count == 1 else f"{count} runs"
 
 
 def fold_comment(fold: Fold) -> tuple[str, ...]:
@@ -182,4 +323,4 @@ def lane_savings(analysis: Analysis) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["Analysis", "AnalysisError", "BundleError", "LaneResult", "analyze", "lane_savings", "Workflow"]
+__all__ = ["Analysis", "AnalysisError", "BundleError", "LaneResult", "Unmeasured", "analyze", "lane_savings", "Workflow"]

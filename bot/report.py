@@ -110,6 +110,8 @@ def _suggestion_json(item: Fold | Reshard) -> dict[str, Any]:
         "limit_seconds": round(item.limit_s, 1), "step_timeout_minutes": item.timeout_minutes,
         "samples": item.samples, "provisional": item.provisional,
         "wall_clock_before_seconds": round(item.wall_before_s, 1), "wall_clock_after_seconds": round(item.wall_after_s, 1),
+        "max_parallel": item.max_parallel, "waves_before": item.waves_before, "waves_after": item.waves_after,
+        "log_runs": item.log_runs,
         "setup_cycles": item.setup_cycles_saved, "runner_hours": round(item.runner_seconds_saved / 3600, 2),
     }
 
@@ -133,6 +135,8 @@ def to_json(analysis: Analysis, checks: str | None = None) -> dict[str, Any]:
             "per_lane": savings,
         },
         "warnings": list(analysis.warnings),
+        "unmeasured": [{"subject": u.subject, "reason": u.reason, "fix": u.fix} for u in analysis.unmeasured],
+        "overruns": list(analysis.plan.overruns),
         "patch": analysis.patch,
         "patch_id": analysis.patch_id,
         "checks": checks,
@@ -180,8 +184,12 @@ def _grouped_findings(findings: tuple[Finding, ...]) -> list[str]:
     return [f"{', '.join(code(job) for job in names)}: {md_escape(reason)}" for reason, names in jobs.items()]
 
 
-def _fold_md(f: Fold) -> str:
-    mark = " *(provisional: fewer than 3 runs)*" if f.provisional else ""
+def _provisional(item: Fold | Reshard, min_samples: int) -> str:
+    return f" *(provisional: fewer than {_plural(min_samples, 'run')})*" if item.provisional else ""
+
+
+def _fold_md(f: Fold, min_samples: int) -> str:
+    mark = _provisional(f, min_samples)
     return (
         f"- **Fold** {code(f.job)} into shard {f.shard_key}={f.shard_value} of {code(f.into)}{mark}: its job spends "
         f"{_min(f.suite_setup_median_s)} min on setup for {_min(f.suite_test_median_s)} min of tests "
@@ -193,9 +201,13 @@ def _fold_md(f: Fold) -> str:
     )
 
 
-def _reshard_md(r: Reshard) -> str:
-    mark = " *(provisional: fewer than 3 runs)*" if r.provisional else ""
+def _reshard_md(r: Reshard, min_samples: int) -> str:
+    mark = _provisional(r, min_samples)
     delta = r.wall_after_s - r.wall_before_s
+    waves = ""
+    if r.max_parallel:
+        waves = (f"; with max-parallel {r.max_parallel}, {r.from_count} shards run in {_plural(r.waves_before, 'wave')} "
+                 f"and {r.to_count} in {_plural(r.waves_after, 'wave')}")
     if abs(delta) < 60:
         wall = "about the same wall clock"
     elif delta < 0:
@@ -209,8 +221,18 @@ def _reshard_md(r: Reshard) -> str:
         f"{r.predicted_longest_p90_s / 60:.0f} min at p90 over {_plural(r.samples, 'run')}, within {r.limit_s / 60:.0f} min "
         f"({r.limit_s / 60 / r.timeout_minutes:.0%} of the {r.timeout_minutes:.0f} min step timeout). "
         f"Estimate from {r.estimate}. Saves {_plural(r.setup_cycles_saved, 'setup cycle')}, "
-        f"~{_hours(r.runner_seconds_saved)} runner-hours per run; {wall}."
+        f"~{_hours(r.runner_seconds_saved)} runner-hours per run; {wall}{waves}."
     )
+
+
+def _unmeasured_md(analysis: Analysis) -> list[str]:
+    """What foldbot could not measure, each with its fix: never a silent all-clear."""
+    if not analysis.unmeasured:
+        return []
+    out = ["", "#### Could not measure", ""]
+    for u in analysis.unmeasured:
+        out.append(f"- {code(u.subject)}: {md_escape(u.reason)}. **Fix:** {md_escape(u.fix)}.")
+    return out
 
 
 def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[str, Any] | None = None,
@@ -228,10 +250,17 @@ def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[st
         f"({code(latest.workflow_path)}), runs {run_links}{more}."
     )
     out.append("")
-    out.append(
-        f"**{t['setup_share']:.0%} of AMD runner time in the latest run was setup**: "
-        f"{_hours(t['setup_seconds'])} runner-hours of setup vs {_hours(t['test_seconds'])} of tests over {t['jobs']} jobs."
-    )
+    measured = any(stats.samples for stats in analysis.stats.values())
+    if t["test_seconds"]:
+        out.append(
+            f"**{t['setup_share']:.0%} of AMD runner time in the latest run was setup**: "
+            f"{_hours(t['setup_seconds'])} runner-hours of setup vs {_hours(t['test_seconds'])} of tests over {t['jobs']} jobs."
+        )
+    else:
+        out.append(
+            f"**No AMD test time was measured in the latest run** ({_hours(t['setup_seconds'])} runner-hours of setup "
+            f"on AMD runners); see *Could not measure* below."
+        )
     if not plan.empty:
         cycles = sum(s["setup_cycles"] for s in savings)
         hours = sum(s["runner_hours"] for s in savings)
@@ -252,16 +281,24 @@ def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[st
     if skipped_note:
         out += [skipped_note, ""]
     out.append("#### Suggestions")
-    if plan.empty:
+    if plan.empty and not measured:
+        out.append("No suggestions: these runs hold no AMD test time to plan with (see *Could not measure*).")
+    elif plan.empty:
         reasons = "; ".join(_grouped_findings(plan.findings)[:12]) or "no short standalone suite and no matrix with spare shards"
         out.append(f"Nothing to fold: {reasons}.")
     else:
-        out += [_fold_md(f) for f in plan.folds]
-        out += [_reshard_md(r) for r in plan.reshards]
-    if plan.findings and not plan.empty:
+        out += [_fold_md(f, analysis.min_samples) for f in plan.folds]
+        out += [_reshard_md(r, analysis.min_samples) for r in plan.reshards]
+    overruns = [f for f in plan.findings if f.job in plan.overruns]
+    if overruns:
+        out += ["", "**Already over time**", ""]
+        out += [f"- {code(f.job)} {md_escape(f.reason)}." for f in overruns]
+    left = tuple(f for f in plan.findings if f.job not in plan.overruns)
+    if left and not plan.empty:
         out += ["", "<details><summary>Looked at and left alone</summary>", ""]
-        out += [f"- {line}" for line in _grouped_findings(plan.findings)]
+        out += [f"- {line}" for line in _grouped_findings(left)]
         out += ["", "</details>"]
+    out += _unmeasured_md(analysis)
     if analysis.warnings:
         out += ["", "**Warnings**", ""]
         out += [f"- {md_escape(w)}" for w in analysis.warnings]

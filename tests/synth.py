@@ -18,7 +18,7 @@ import yaml
 
 from tests.builders import Step, bundle, job, skipped_job
 
-AMD = re.compile(r"mi\d{3}|gfx9\d{2}|rocm|\bamd\b", re.I)
+AMD = re.compile(r"mi\d[\dx]{2}|gfx9\d{2}|rocm|\bamd\b", re.I)
 _EXPR = re.compile(r"\$\{\{(.*?)\}\}", re.S)
 
 
