@@ -219,8 +219,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
             f"fits the jobs {', '.join(f'`{i}`' for i in ids)} equally (one rendered name, and neither steps nor labels tell them apart); not counted",
             "give the jobs distinct `name:`s",
         ))
-    for job_id in plan.reshard_candidates:
-        reshard = next((r for r in plan.reshards if r.job == job_id), None)
+    for job_id, log_runs in plan.reshard_candidates.items():
         if job_id in plan.partial_logs:
             out.append(Unmeasured(
                 job_id,
@@ -228,7 +227,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 "so shard times stand in",
                 "let the App read all its shard logs (`logs: {max_jobs: N}` in .github/foldbot.yml), or pass each shard with `--logs JOB_ID=FILE`",
             ))
-        elif job_id in stats and (reshard is None or reshard.log_runs == 0):
+        elif job_id in stats and not log_runs:
             out.append(Unmeasured(
                 job_id,
                 "no per-file test times read from its logs: the shard count rests on shard times, which assume today's split",

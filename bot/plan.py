@@ -124,7 +124,8 @@ class Plan:
     warnings: tuple[str, ...] = field(default=())
     overruns: tuple[str, ...] = ()  # matrices whose shards already ran into their timeout
     partial_logs: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    reshard_candidates: tuple[str, ...] = ()  # matrices whose shard count foldbot could change
+    # matrices whose shard count foldbot could change -> runs whose per-file logs it read for them
+    reshard_candidates: dict[str, int] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -209,14 +210,14 @@ class Planner:
         self.findings: list[Finding] = []
         self.overruns: list[str] = []
         self.partial_logs: dict[str, list[str]] = {}  # job id -> "k of n" shard logs, per run
-        self.candidates: list[str] = []  # matrices looked at for a reshard
+        self.candidates: dict[str, int] = {}  # matrices looked at for a reshard -> runs read from logs
 
     def plan(self) -> Plan:
         folds = self._folds()
         reshards = self._reshards()
         return Plan(self.lane.path, tuple(folds), tuple(reshards), tuple(self.findings),
                     overruns=tuple(self.overruns), partial_logs={k: tuple(v) for k, v in self.partial_logs.items()},
-                    reshard_candidates=tuple(self.candidates))
+                    reshard_candidates=dict(self.candidates))
 
     # fold ------------------------------------------------------------------------------------
 
@@ -379,7 +380,7 @@ class Planner:
             self.findings.append(Finding(job.id, f"no test command carries the shard count {n}"))
             return None
         step, flag = found
-        self.candidates.append(job.id)
+        self.candidates[job.id] = 0
         stats = self.stats.get(job.id)
         if stats is None:
             self.findings.append(Finding(job.id, "no run in the history ran its tests"))
@@ -408,6 +409,7 @@ class Planner:
                 imbalance = max(times) / (total / n) if total else 1.0
                 for k in predictions:
                     predictions[k].append(total if k == 1 else total / k * imbalance)
+        self.candidates[job.id] = log_runs
         p90 = {k: percentile(v, 90) for k, v in predictions.items()}
         best = next((k for k in range(1, n) if p90[k] <= limit), None)
         shard_runs = len(full_runs) - log_runs

@@ -1,0 +1,160 @@
+"""foldbot on SGLang's current AMD lanes, with a generated history whose logs are in the
+format SGLang's runners print (tests/sglang_current.py).
+
+What a maintainer relies on: every GPU job of the lane is in the table (mi300 and mi35x
+runners alike); the 14-shard 1-GPU matrix is resharded to the count the per-file times
+allow (6 on the declared estimates), the partition flag and the `wait-for-stage-b`
+gate's `expected_count` following, in both lanes; the wall-clock change is stated through
+max-parallel waves; a matrix that already runs into its timeout is flagged, not trimmed;
+and what could not be measured is said.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+import yaml
+
+from bot.analysis import Analysis, analyze
+from bot.config import RepoConfig
+from bot.logs import normal_path, parse_log
+from bot.report import to_json, to_markdown
+from bot.verify import check_patch
+from tests.paths import AMD, ROCM720
+from tests.sglang_current import LANES, auto_partition, estimates, gpu_jobs, history, workflow_text
+
+SMALL = "stage-b-test-1-gpu-small-amd"
+OVERRUN = "stage-c-test-large-8-gpu-amd-mi35x"
+
+
+def _files() -> dict[str, str]:
+    return {LANES[lane][0]: workflow_text(lane) for lane in LANES}
+
+
+@pytest.fixture(scope="module", params=["rocm720", "amd"])
+def lane(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, tuple[list[dict[str, Any]], dict[int, str]]]:
+    return {name: history(name) for name in LANES}
+
+
+@pytest.fixture(scope="module")
+def analyses(runs: dict[str, tuple[list[dict[str, Any]], dict[int, str]]]) -> dict[str, Analysis]:
+    return {name: analyze(_files(), bundles, RepoConfig(), {k: parse_log(v) for k, v in logs.items()})
+            for name, (bundles, logs) in runs.items()}
+
+
+def _suffix(lane: str) -> str:
+    return "-rocm720" if lane == "rocm720" else ""
+
+
+def test_every_gpu_job_of_the_lane_is_in_the_table(analyses: dict[str, Analysis], lane: str) -> None:
+    expected = gpu_jobs(workflow_text(lane))  # read with plain YAML, not with foldbot
+    table = to_json(analyses[lane])["jobs"]
+    assert [j["name"] for j in table] == [g.name for g in expected]
+    assert {j["workflow_job"] for j in table} == {g.job_id for g in expected}
+    assert all(j["setup_seconds"] > 0 and j["test_seconds"] > 0 for j in table)
+    # mi35x runners (`runs-on: ${{matrix.runner}}`) count as AMD like the mi300 ones.
+    assert {g.label for g in expected} >= {"linux-mi35x-gpu-1", "linux-mi35x-gpu-8", "linux-mi35x-gpu-8.fabric"}
+
+
+def test_the_lanes_hold_34_gpu_jobs() -> None:
+    counts = {lane: len({g.job_id for g in gpu_jobs(workflow_text(lane))}) for lane in LANES}
+    assert counts == {"rocm720": 18, "amd": 16}
+
+
+def test_the_generated_logs_are_sglangs_format_and_read_back(runs: dict[str, Any]) -> None:
+    bundles, logs = runs["rocm720"]
+    names = {j["id"]: j["name"] for b in bundles for j in b["jobs"]}
+    shard = next(i for i, n in names.items() if n == "stage-b-test-1-gpu-small-amd-rocm720 (linux-mi300-1gpu-sglang, 3)"
+                 and i in logs and i // 1000 == bundles[0]["workflow_run"]["id"])
+    text = logs[shard]
+    assert re.search(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z 4/14 \(0-based id=3\)", text, re.M) or \
+        "partition: 4/14 (0-based id=3)" in text
+    assert "  - /sglang-checkout/test/registered/" in text and "========== TIMINGS BEGIN ==========" in text
+    planned = [f for f, _ in auto_partition(estimates()[SMALL], 3, 14)]
+    parsed = parse_log(text)
+    assert list(parsed.measured) == planned
+    assert set(parsed.estimates) == set(planned)
+    # A retried file counts as the runner counts it: its last attempt, from the TIMINGS block.
+    retried = [(i, t) for i, t in logs.items() if "[CI Retry] Attempt 2/2" in t]
+    assert retried, "the history has retries"
+    job_id, text = retried[0]
+    file = re.search(r"\[CI Retry\] Attempt 2/2 for (\S+)", text)[1]
+    timing = next(json.loads(line.split("Z ", 1)[1]) for line in text.splitlines()
+                  if f'"file": "{file}"' in line)
+    assert parse_log(text).measured[normal_path(file)] == timing["elapsed"]
+
+
+@pytest.mark.parametrize("measured_lane", ["rocm720", "amd"])
+def test_the_1_gpu_matrix_goes_from_14_to_6_shards_in_both_lanes(analyses: dict[str, Analysis],
+                                                                 measured_lane: str) -> None:
+    analysis = analyses[measured_lane]
+    reshards = {r.job: r for r in analysis.plan.reshards}
+    small = reshards[SMALL + _suffix(measured_lane)]
+    assert (small.from_count, small.to_count, small.flag, small.estimate, small.log_runs) == \
+        (14, 6, "--auto-partition-size", "per-file logs", 4)
+    for lane, path in (("rocm720", ROCM720), ("amd", AMD)):
+        after = yaml.safe_load(next(e for e in analysis.edits if e.path == path).after)["jobs"]
+        job = after[SMALL + _suffix(lane)]
+        assert job["strategy"]["matrix"]["part"] == [0, 1, 2, 3, 4, 5]
+        run = next(s["run"] for s in job["steps"] if "run_suite.py" in str(s.get("run")))
+        assert "--auto-partition-id ${{ matrix.part }} --auto-partition-size 6 --timeout-per-file 2400" in run
+        gate = after[f"wait-for-stage-b-amd{_suffix(lane)}"]
+        entries = json.loads(next(s["with"]["jobs"] for s in gate["steps"] if "with" in s and "jobs" in s["with"]))
+        assert {e["prefix"]: e["expected_count"] for e in entries}[SMALL + _suffix(lane)] == 6
+    checks = check_patch(analysis.patch, analysis.edits, _files())  # raises on a patch that does not apply or validate
+    assert (checks.git_apply, checks.schema) == (True, True)
+
+
+def test_the_wall_clock_change_is_stated_through_waves(analyses: dict[str, Analysis]) -> None:
+    analysis = analyses["rocm720"]
+    small = next(r for r in analysis.plan.reshards if r.job == SMALL + "-rocm720")
+    assert (small.max_parallel, small.waves_before, small.waves_after) == (4, 4, 2)
+    assert small.wall_after_s < small.wall_before_s
+    text = to_markdown(analysis)
+    assert "with max-parallel 4, 14 shards run in 4 waves and 6 in 2 waves" in text
+    before, after = round(small.wall_before_s / 60), round(small.wall_after_s / 60)
+    assert f"**faster** wall clock ({before} → {after} min" in text
+    # pr-test-amd.yml has no max-parallel on this matrix: one wave either way, so the
+    # longer shards make the lane slower, and the report says so.
+    plain = next(r for r in analyses["amd"].plan.reshards if r.job == SMALL)
+    assert (plain.max_parallel, plain.waves_before, plain.waves_after) == (None, 1, 1)
+    assert "**slower** wall clock" in to_markdown(analyses["amd"])
+
+
+def test_a_matrix_already_past_its_timeout_is_flagged_not_trimmed(analyses: dict[str, Analysis], lane: str) -> None:
+    analysis = analyses[lane]
+    job = OVERRUN + _suffix(lane)
+    assert job in analysis.plan.overruns
+    assert job not in {r.job for r in analysis.plan.reshards}
+    text = to_markdown(analysis)
+    assert "**Already over time**" in text
+    assert re.search(rf"`{job}` already overruns: in 4 of 4 runs a shard ran into the 60-min timeout", text)
+
+
+def test_what_could_not_be_measured_is_said(analyses: dict[str, Analysis], lane: str) -> None:
+    unmeasured = {u["subject"]: u for u in to_json(analyses[lane])["unmeasured"]}
+    # The multimodal-gen runner prints no per-file times foldbot reads: its matrices rest on shard times.
+    for job in ("multimodal-gen-test-1-gpu-amd", "multimodal-gen-test-2-gpu-amd"):
+        line = unmeasured[job + _suffix(lane)]
+        assert line["reason"].startswith("no per-file test times read from its logs")
+        assert "--logs JOB_ID=FILE" in line["fix"]
+    # Matrices whose logs were read are not listed.
+    assert SMALL + _suffix(lane) not in unmeasured
+    assert "stage-b-test-1-gpu-large-amd" + _suffix(lane) not in unmeasured
+
+
+def test_without_logs_the_shard_times_give_less_and_the_report_says_why(runs: dict[str, Any]) -> None:
+    bundles, _ = runs["rocm720"]
+    analysis = analyze(_files(), bundles, RepoConfig())
+    small = next(r for r in analysis.plan.reshards if r.job == SMALL + "-rocm720")
+    assert small.estimate == "shard times" and small.to_count > 6
+    unmeasured = {u["subject"]: u["reason"] for u in to_json(analysis)["unmeasured"]}
+    assert unmeasured[SMALL + "-rocm720"].startswith("no per-file test times read from its logs")
