@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from . import __version__
-from .analysis import AnalysisError, analyze
+from .analysis import AnalysisError, Unmeasured, analyze
 from .config import CONFIG_PATH, ConfigError, RepoConfig, parse_config
 from .edit import EditError, VerificationError
 from .logs import LogError, ShardLog, parse_log
@@ -55,8 +55,13 @@ def _load_json(path: Path) -> Any:
         raise CliError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
 
 
-def _parse_logs(specs: Sequence[str]) -> dict[int, ShardLog]:
+def _parse_logs(specs: Sequence[str], bundles: Sequence[Any] = ()) -> tuple[dict[int, ShardLog], list[Unmeasured]]:
+    """The `--logs JOB_ID=FILE` files, parsed; and a line for each that gives foldbot nothing
+    (no per-file time in it, or a job id in none of the runs)."""
     logs: dict[int, ShardLog] = {}
+    problems: list[Unmeasured] = []
+    known = {job.get("id") for b in bundles if isinstance(b, dict)
+             for job in (b.get("jobs") or []) if isinstance(job, dict)}
     for spec in specs:
         job_id, sep, file = spec.partition("=")
         if not sep or not job_id.strip().isdigit() or not file:
@@ -66,15 +71,27 @@ def _parse_logs(specs: Sequence[str]) -> dict[int, ShardLog]:
         except FileNotFoundError:
             raise CliError(f"{file}: no such file") from None
         try:
-            logs[int(job_id)] = parse_log(text)
+            log = parse_log(text)
         except LogError as exc:
             raise CliError(f"{file}: {exc}") from None
-    return logs
+        if log.empty:
+            problems.append(Unmeasured(
+                f"--logs {spec}", "no per-file test time in it (none of the formats in the README's 'Log formats')",
+                "pass the log of a test step that runs SGLang's run_suite.py (or add its format), or leave it out"))
+        elif known and int(job_id) not in known:
+            problems.append(Unmeasured(
+                f"--logs {spec}", f"job {int(job_id)} is in none of the given runs, so its times were not used",
+                "use the job's `id` from the run bundle's `jobs` (the number in its .../job/<id> link)"))
+        logs[int(job_id)] = log
+    return logs, problems
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     if args.repo_root is None and args.run:
         raise CliError("--run needs --repo-root: the repository the runs belong to")
+    if args.repo_root is not None and not args.run:
+        raise CliError("--repo-root needs --run: the runs of that repository to analyse "
+                       "(without both, foldbot analyses its embedded example)")
     root = Path(args.repo_root) if args.repo_root else example_root() / "repo"
     if not root.is_dir():
         raise CliError(f"{root}: not a directory")
@@ -92,7 +109,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if len(measured) > 1:
         raise CliError(f"the bundles come from several workflows ({', '.join(sorted(measured))}); give one workflow's runs")
     files = lane_files(root, config, sorted(measured))
-    analysis = analyze(files, bundles, config, _parse_logs(log_specs))
+    logs, log_problems = _parse_logs(log_specs, bundles)
+    analysis = analyze(files, bundles, config, logs, log_problems)
     checks = None
     if analysis.patch and not args.no_checks:
         checks = check_patch(analysis.patch, analysis.edits, files).summary()

@@ -81,6 +81,8 @@ def test_sglang_from_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     ("mixed", "the bundles come from several workflows"),
     ("bad-logs", "--logs takes JOB_ID=FILE with a numeric job id, not 'x=y'"),
     ("run-without-root", "--run needs --repo-root"),
+    ("root-without-run", "--repo-root needs --run: the runs of that repository to analyse "
+                         "(without both, foldbot analyses its embedded example)"),
 ])
 def test_errors_are_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, message: str) -> None:
     root, runs = _sglang_root(tmp_path)
@@ -102,9 +104,35 @@ def test_errors_are_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture
         args += ["--logs", "x=y"]
     elif case == "run-without-root":
         args = ["analyze", *runs]
+    elif case == "root-without-run":
+        args = ["analyze", "--repo-root", str(root)]
     assert main(args) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     lines = captured.err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("foldbot: error: ")
     assert message in lines[0]
+
+
+def test_logs_that_give_nothing_are_named_in_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root, runs = _sglang_root(tmp_path)
+    bundle = rocm720_history()[-1]
+    shard = next(j["id"] for j in bundle["jobs"] if j["name"].startswith("multimodal-gen-test-2-gpu-amd-rocm720"))
+    noise = tmp_path / "noise.log"
+    noise.write_text("2026-08-17T10:00:00.0000000Z Pulling image rocm/sgl-dev ...\n"
+                     "2026-08-17T10:41:00.0000000Z Status: Downloaded newer image\n")
+    stray = tmp_path / "stray.log"
+    stray.write_text("End (0/0):\nfilename='/sglang-checkout/test/registered/a.py', elapsed=61, estimated_time=60.0\n")
+    args = ["analyze", "--repo-root", str(root), *runs, "--logs", f"{shard}={noise}", "--logs", f"999={stray}"]
+    assert main([*args, "--format", "json"]) == 0
+    unmeasured = {u["subject"]: u for u in json.loads(capsys.readouterr().out)["unmeasured"]}
+    assert unmeasured[f"--logs {shard}={noise}"] == {
+        "subject": f"--logs {shard}={noise}",
+        "reason": "no per-file test time in it (none of the formats in the README's 'Log formats')",
+        "fix": "pass the log of a test step that runs SGLang's run_suite.py (or add its format), or leave it out",
+    }
+    assert unmeasured[f"--logs 999={stray}"]["reason"] == "job 999 is in none of the given runs, so its times were not used"
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "#### Could not measure" in text
+    assert f"- `--logs {shard}={noise}`: no per-file test time in it" in text
