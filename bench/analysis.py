@@ -19,6 +19,7 @@ import sys
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -83,6 +84,65 @@ def measure(name: str, path: str, text: str, repeat: int) -> None:
           f"suggestions {len(analysis.plan.folds)} fold / {len(analysis.plan.reshards)} reshard")
 
 
+def current_lanes(repeat: int) -> None:
+    """SGLang's current lanes with a generated 4-run history whose shard logs are in the
+    runners' real format (tests/sglang_current.py): the whole analysis from text (the
+    bundles' JSON, the logs, both lane files), against reading the same YAML and JSON
+    alone with libyaml and `json`. Target: at most 3x."""
+    import json
+
+    import yaml
+
+    from bot.logs import parse_log
+    from tests.sglang_current import LANES, history, workflow_text
+
+    bundles, logs = history("rocm720")
+    bundle_texts = [json.dumps(b) for b in bundles]
+    files = {LANES[lane][0]: workflow_text(lane) for lane in LANES}
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    def parse_only() -> None:
+        for text in bundle_texts:
+            json.loads(text)
+        for text in files.values():
+            yaml.load(text, Loader=loader)
+
+    def full() -> Any:
+        runs = [json.loads(text) for text in bundle_texts]
+        parsed = {job_id: parse_log(text) for job_id, text in logs.items()}
+        return analyze(files, runs, RepoConfig(), parsed)
+
+    parsed = {job_id: parse_log(text) for job_id, text in logs.items()}
+
+    def cached() -> Any:  # as the App runs it: each job's log parsed once, kept by job id
+        return analyze(files, [json.loads(text) for text in bundle_texts], RepoConfig(), parsed)
+
+    analysis = full()  # warm the content-keyed caches, as in `measure`
+    ratios, cached_ratios, analysed, baseline = [], [], [], []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        parse_only()
+        base = time.perf_counter() - start
+        start = time.perf_counter()
+        full()
+        whole = time.perf_counter() - start
+        start = time.perf_counter()
+        cached()
+        warm = time.perf_counter() - start
+        baseline.append(base * 1000)
+        analysed.append(whole * 1000)
+        ratios.append(whole / base)
+        cached_ratios.append(warm / base)
+    small = next(r for r in analysis.plan.reshards if r.job == "stage-b-test-1-gpu-small-amd-rocm720")
+    log_bytes = sum(len(t.encode()) for t in logs.values())
+    print(f"current lanes + logs: 2 files, {len(bundles)} runs x {len(bundles[0]['jobs'])} jobs, "
+          f"{len(logs)} logs ({log_bytes / 2**20:.1f} MiB); YAML+JSON parse alone median {statistics.median(baseline):5.1f} ms; "
+          f"analysis from text, logs included, median {statistics.median(analysed):5.1f} ms: "
+          f"{statistics.median(ratios):.2f}x; with each log parsed once per job id, as the App keeps them: "
+          f"{statistics.median(cached_ratios):.2f}x (target <= 3x); "
+          f"{small.job} {small.from_count} -> {small.to_count} ({small.estimate})")
+
+
 def _yardstick() -> float:
     """Milliseconds for a fixed piece of pure-Python work, taken just before each
     analysis: how fast this machine is right then."""
@@ -112,6 +172,7 @@ def main() -> None:
           f"max {calibration[-1]:.2f} ms (the same work every time; the spread is this machine's)")
     measure("pr-test-amd-rocm720.yml", ".github/workflows/pr-test-amd-rocm720.yml", rocm.read_text(), args.repeat)
     measure(f"largest: {largest.name}", f".github/workflows/{largest.name}", largest.read_text(), args.repeat)
+    current_lanes(args.repeat)
 
 
 if __name__ == "__main__":

@@ -29,11 +29,12 @@ timeout) is listed as unfinished.
 
 from __future__ import annotations
 
+import functools
+import heapq
 import json
 import re
 from dataclasses import dataclass, field
 
-_STAMP = re.compile(r"^\ufeff?(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?)?")
 _PLANNED = re.compile(r"\s*-\s+(?P<file>\S+)\s+\(est_time=(?P<est>\d+(?:\.\d+)?)\)\s*$")
 _EST = re.compile(r".*?\best_time=(?P<est>\d+(?:\.\d+)?)\b.*?\b(?:file|filename)=(?P<file>[^\s,]+)")
 _EST_REVERSED = re.compile(r".*?\b(?:file|filename)=(?P<file>[^\s,']+).*?\best_time=(?P<est>\d+(?:\.\d+)?)")
@@ -48,12 +49,15 @@ _BLOCK_BEGIN = re.compile(r"\s*=*\s*TIMINGS BEGIN\s*=*\s*$")
 _BLOCK_END = re.compile(r"\s*=*\s*TIMINGS END\s*=*\s*$")
 _SHARD = re.compile(r".*?\b(?P<one>\d+)/(?P<size>\d+) \(0-based id=(?P<id>\d+)\)")
 _RETRY = re.compile(r".*?\[CI Retry\] Attempt (?P<k>\d+)/(?P<n>\d+) for (?P<file>\S+)")
+#: The words a line foldbot reads carries; any other line is test output.
+_KEYS = ("elapsed=", "est_time=", "TIMINGS BEGIN", "Begin (", "0-based id=", "[CI Retry]")
 
 
 class LogError(ValueError):
     """A log that foldbot cannot read."""
 
 
+@functools.lru_cache(maxsize=8192)  # the same few hundred files recur in every shard and run
 def normal_path(path: str) -> str:
     """One name for a test file wherever the runner printed it: a relative path as it
     is (without `./`); an absolute one from its first `test`/`tests` directory on
@@ -95,7 +99,37 @@ class ShardLog:
         return not self.estimates and not self.measured
 
 
+def _stripped(line: str) -> str:
+    """A log line without its byte-order mark and `2026-08-20T11:02:03.1234567Z ` stamp."""
+    if line[:1] == "\ufeff":
+        line = line[1:]
+    if line[10:11] == "T" and line[4:5] == "-" and line[:1].isdigit():
+        z = line.find("Z", 19, 33)
+        if z != -1:
+            line = line[z + 2:] if line[z + 1:z + 2] == " " else line[z + 1:]
+    return line
+
+
+def _block_entry(payload: str) -> tuple[str, float]:
+    """One line of a TIMINGS block: the file and its seconds."""
+    try:
+        entry = json.loads(payload)
+    except json.JSONDecodeError:
+        raise LogError(f"TIMINGS block has a line that is not JSON: {payload[:80]!r}") from None
+    if not isinstance(entry, dict):
+        raise LogError(f"TIMINGS entry must be a JSON object: {payload[:80]!r}")
+    name = entry.get("file") or entry.get("filename") or entry.get("name")
+    elapsed = entry.get("elapsed", entry.get("seconds", entry.get("duration")))
+    if not isinstance(name, str) or isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)):
+        raise LogError(f"TIMINGS entry needs `file` and a numeric `elapsed`: {payload[:80]!r}")
+    return normal_path(name), float(elapsed)
+
+
 def parse_log(text: str) -> ShardLog:
+    """What one job log says. Most of a log is test output: the lines that matter are
+    found by their key words (`_KEYS`, with `str.find`) and only those are read."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     planned: dict[str, float] = {}
     suite_plan: dict[str, float] = {}
     ended: dict[str, float] = {}
@@ -104,39 +138,38 @@ def parse_log(text: str) -> ShardLog:
     begun: dict[str, None] = {}
     retried: dict[str, None] = {}
     shard: tuple[int, int] | None = None
-    in_block = False
-    pending_begin = False
-    for raw in text.splitlines():
-        line = _STAMP.sub("", raw.rstrip("\r"), count=1)
-        if in_block:
-            if _BLOCK_END.match(line):
-                in_block = False
-                continue
-            payload = line.strip()
-            if not payload:
-                continue
-            try:
-                entry = json.loads(payload)
-            except json.JSONDecodeError:
-                raise LogError(f"TIMINGS block has a line that is not JSON: {payload[:80]!r}") from None
-            if not isinstance(entry, dict):
-                raise LogError(f"TIMINGS entry must be a JSON object: {payload[:80]!r}")
-            name = entry.get("file") or entry.get("filename") or entry.get("name")
-            elapsed = entry.get("elapsed", entry.get("seconds", entry.get("duration")))
-            if not isinstance(name, str) or isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)):
-                raise LogError(f"TIMINGS entry needs `file` and a numeric `elapsed`: {payload[:80]!r}")
-            name = normal_path(name)
-            block[name] = block.get(name, 0.0) + float(elapsed)
+    size = len(text)
+    hits: list[int] = []
+    for key in _KEYS:
+        at = text.find(key)
+        while at != -1:
+            hits.append(at)
+            at = text.find(key, at + len(key))
+    hits.sort()
+    pos = 0  # lines before it are read
+    for at in hits:
+        if at < pos:
             continue
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        if end == -1:
+            end = size
+        pos = end + 1  # the next line
+        line = _stripped(text[start:end])
         if "TIMINGS BEGIN" in line and _BLOCK_BEGIN.match(line):
-            in_block = True
+            while pos < size:  # every line up to TIMINGS END is an entry
+                end = text.find("\n", pos)
+                if end == -1:
+                    end = size
+                line = _stripped(text[pos:end])
+                pos = end + 1
+                if _BLOCK_END.match(line):
+                    break
+                payload = line.strip()
+                if payload:
+                    name, seconds = _block_entry(payload)
+                    block[name] = block.get(name, 0.0) + seconds
             continue
-        if pending_begin:  # the line after `Begin (i/n):` names the file it runs
-            pending_begin = False
-            run = _RUN_FILE.match(line)
-            if run:
-                begun[normal_path(run["file"])] = None
-                continue
         if "elapsed=" in line:
             done = _FINISHED.match(line)
             if done:
@@ -155,7 +188,14 @@ def parse_log(text: str) -> ShardLog:
                 suite_plan[normal_path(est["file"])] = float(est["est"])
                 continue
         if "Begin (" in line and _BEGIN_FILE.match(line):
-            pending_begin = True
+            if pos < size:  # the line after `Begin (i/n):` names the file it runs
+                end = text.find("\n", pos)
+                if end == -1:
+                    end = size
+                run = _RUN_FILE.match(_stripped(text[pos:end]))
+                if run:
+                    begun[normal_path(run["file"])] = None
+                    pos = end + 1
             continue
         if "0-based id=" in line and shard is None:
             header = _SHARD.match(line)
@@ -197,26 +237,46 @@ def lpt(estimates: dict[str, float], shards: int) -> list[list[str]]:
     (ties to the lowest index), as the runner does."""
     if shards < 1:
         raise ValueError("shards must be at least 1")
-    loads = [0.0] * shards
     assignment: list[list[str]] = [[] for _ in range(shards)]
+    heap = [(0.0, i) for i in range(shards)]  # (load, shard): the least loaded, lowest index first
     for name in sorted(estimates, key=lambda n: (-estimates[n], n)):
-        target = min(range(shards), key=lambda i: (loads[i], i))
+        load, target = heapq.heappop(heap)
         assignment[target].append(name)
-        loads[target] += estimates[name]
+        heapq.heappush(heap, (load + estimates[name], target))
     return assignment
 
 
+class ShardPredictor:
+    """The longest shard of one run's suite on any shard count: files assigned as the
+    runner would (LPT over estimates), each costing its measured time. Files this run
+    did not measure cost their estimate scaled by the run's median measured/estimated
+    ratio. The order is sorted once; each count costs one pass over the files."""
+
+    def __init__(self, log: ShardLog) -> None:
+        files = dict(log.estimates)
+        for name in log.measured:
+            files.setdefault(name, log.measured[name])
+        ratios = sorted(log.measured[n] / log.estimates[n] for n in log.measured if log.estimates.get(n))
+        ratio = ratios[len(ratios) // 2] if ratios else 1.0
+        order = sorted(files, key=lambda n: (-files[n], n))
+        self._weights = [files[n] for n in order]
+        self._costs = [log.measured.get(n, files[n] * ratio) for n in order]
+
+    def longest(self, shards: int) -> float | None:
+        """Seconds of the longest of `shards` shards; None when a shard would be empty."""
+        if shards < 1:
+            raise ValueError("shards must be at least 1")
+        if shards > len(self._weights):
+            return None
+        heap = [(0.0, i) for i in range(shards)]
+        spent = [0.0] * shards
+        for weight, cost in zip(self._weights, self._costs):
+            load, target = heapq.heappop(heap)
+            spent[target] += cost
+            heapq.heappush(heap, (load + weight, target))
+        return max(spent)
+
+
 def predicted_longest_shard(log: ShardLog, shards: int) -> float | None:
-    """Seconds of the longest shard if the suite ran on `shards` shards: assigned as
-    the runner would (LPT over estimates), each file costing its measured time.
-    Files this run did not measure cost their estimate scaled by the run's median
-    measured/estimated ratio. None when a shard would be empty."""
-    files = dict(log.estimates)
-    for name in log.measured:
-        files.setdefault(name, log.measured[name])
-    if shards > len(files):
-        return None
-    ratios = sorted(log.measured[n] / log.estimates[n] for n in log.measured if log.estimates.get(n))
-    ratio = ratios[len(ratios) // 2] if ratios else 1.0
-    cost = {n: log.measured.get(n, files[n] * ratio) for n in files}
-    return max(sum(cost[n] for n in shard) for shard in lpt(files, shards))
+    """Seconds of the longest shard if the suite ran on `shards` shards (`ShardPredictor`)."""
+    return ShardPredictor(log).longest(shards)

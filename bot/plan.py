@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from .config import RepoConfig, lane_name
-from .logs import ShardLog, merge_logs, predicted_longest_shard
+from .logs import ShardLog, ShardPredictor, merge_logs
 from .timing import JobStats, JobTiming, RunTiming, declared_amd, percentile, median
 from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, substitute_matrix, timeout_minutes
 
@@ -186,6 +186,11 @@ def partition_step(job: JobDef, shards: int) -> tuple[StepDef, str] | None:
             if match and int(match.group(1)) == shards:
                 return step, flag
     return None
+
+
+def _or_inf(seconds: float | None) -> float:
+    """A count that would leave a shard empty never fits."""
+    return math.inf if seconds is None else seconds
 
 
 def _waves(shards: int, max_parallel: int | None) -> int:
@@ -394,30 +399,36 @@ class Planner:
             limit_minutes = timeout_minutes(job.timeout_minutes, stats.labels) or DEFAULT_JOB_TIMEOUT_MINUTES
         limit = self.config.reshard_safety * limit_minutes * 60
         log_runs = 0
-        counts = range(1, 3 * n + 1)  # beyond n: how many shards an overrunning matrix needs
-        predictions: dict[int, list[float]] = {k: [] for k in counts}
+        # Per run: the longest shard on k shards, from its per-file logs when they tell the
+        # whole suite, else from its shard times (today's split, scaled). Counts are
+        # evaluated as the search below asks for them.
+        predictors: list[Callable[[int], float]] = []
         for shards in full_runs:
             merged = self._run_log(job, shards)
-            times = [j.step_seconds(step.name) or j.test_seconds for j in shards]
             if merged is not None:
                 log_runs += 1
-                for k in predictions:
-                    predicted = predicted_longest_shard(merged, k)
-                    predictions[k].append(math.inf if predicted is None else predicted)
+                longest = ShardPredictor(merged).longest
+                predictors.append(lambda k, longest=longest: _or_inf(longest(k)))
             else:
+                times = [j.step_seconds(step.name) or j.test_seconds for j in shards]
                 total = sum(times)
                 imbalance = max(times) / (total / n) if total else 1.0
-                for k in predictions:
-                    predictions[k].append(total if k == 1 else total / k * imbalance)
+                predictors.append(lambda k, total=total, imbalance=imbalance: total if k == 1 else total / k * imbalance)
         self.candidates[job.id] = log_runs
-        p90 = {k: percentile(v, 90) for k, v in predictions.items()}
-        best = next((k for k in range(1, n) if p90[k] <= limit), None)
+        predictions: dict[int, list[float]] = {}
+
+        def p90_at(k: int) -> float:
+            if k not in predictions:
+                predictions[k] = [predict(k) for predict in predictors]
+            return percentile(predictions[k], 90)
+
+        best = next((k for k in range(1, n) if p90_at(k) <= limit), None)
         shard_runs = len(full_runs) - log_runs
         estimate = ("per-file logs" if not shard_runs else "shard times" if not log_runs
                     else f"per-file logs ({_runs(log_runs)}) and shard times ({_runs(shard_runs)})")
         overrun = self._overrun(job, step, stats, limit_minutes)
         if overrun:
-            needed = next((k for k in counts if k > n and p90[k] <= limit), None)
+            needed = next((k for k in range(n + 1, 3 * n + 1) if p90_at(k) <= limit), None)
             more = (f"; about {needed} shards would keep the longest within {limit / 60:.0f} min ({estimate})"
                     if needed else "")
             self.findings.append(Finding(job.id, overrun + more))
@@ -426,7 +437,7 @@ class Planner:
         if best is None:
             self.findings.append(Finding(
                 job.id,
-                f"{n} shards are needed: {n - 1} would run {p90[n - 1] / 60:.0f} min at p90 "
+                f"{n} shards are needed: {n - 1} would run {p90_at(n - 1) / 60:.0f} min at p90 "
                 f"(limit {limit / 60:.0f} min = {self.config.reshard_safety:.0%} of {limit_minutes:.0f}; {estimate})",
             ))
             return None
@@ -443,7 +454,7 @@ class Planner:
             flag=flag,
             step=step.name,
             estimate=estimate,
-            predicted_longest_p90_s=p90[best],
+            predicted_longest_p90_s=p90_at(best),
             limit_s=limit,
             timeout_minutes=limit_minutes,
             samples=len(full_runs),

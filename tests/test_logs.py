@@ -127,3 +127,19 @@ def test_a_log_with_nothing_foldbot_reads_is_empty() -> None:
 def test_a_broken_timings_block_is_a_clear_error(line: str, message: str) -> None:
     with pytest.raises(LogError, match=message):
         parse_log(f"{T}========== TIMINGS BEGIN ==========\n{T}{line}\n{T}========== TIMINGS END ==========\n")
+
+
+def test_test_output_that_mentions_the_key_words_is_not_read() -> None:
+    """Most of a real log is the tests' own output; only the runner's lines count, even
+    when that output says `elapsed=` or `est_time=` or `TIMINGS BEGIN` mid-line."""
+    noise = [
+        "[2026-08-20 11:02:04 TP0] Decode batch. #running-req: 1, #token: 87, gen throughput (token/s): 95.10",
+        "request done: elapsed=3.2s est_time=unknown",
+        "INFO: printing TIMINGS BEGIN marker for the parser test",
+        "Begin (with some prose): not a runner line",
+        "note: 1/2 (0-based id=7) in a test's own message",
+    ]
+    lines = REAL.splitlines()
+    at = lines.index(T + "Ran 12 tests in 401.2s")
+    noisy = "\n".join(lines[:at] + [T + line for line in noise] * 50 + lines[at:]) + "\n"
+    assert parse_log(noisy) == parse_log(REAL)
