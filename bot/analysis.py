@@ -136,7 +136,8 @@ def analyze(
         patch=patch,
         patch_id=patch_id(patch) if patch else None,
         warnings=tuple(warnings),
-        unmeasured=(*unmeasured(measured.workflow, ordered, stats, plan, config), *log_problems),
+        unmeasured=(*unmeasured(measured.workflow, ordered, stats, plan, config, {u.subject for u in log_problems}),
+                    *log_problems),
         min_samples=config.min_samples,
     )
 
@@ -152,9 +153,10 @@ _HOSTED = re.compile(r"(?i)^(?:ubuntu|windows|macos)(?:-[\w.-]+)?$|-latest$|^sel
 
 
 def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str, JobStats], plan: Plan,
-               config: RepoConfig) -> list[Unmeasured]:
+               config: RepoConfig, explained: set[str] | frozenset[str] = frozenset()) -> list[Unmeasured]:
     """Every reason the numbers are incomplete, each with the fix. The report lists them,
-    so a report that measured nothing cannot read as an all-clear."""
+    so a report that measured nothing cannot read as an all-clear. `explained`: jobs whose
+    logs already have a line of their own (why they could not be read)."""
     out: list[Unmeasured] = []
     jobs = [job for run in runs for job in run.jobs]
     amd = [job for job in jobs if job.is_amd]
@@ -227,11 +229,13 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 "so shard times stand in",
                 "let the App read all its shard logs (`logs: {max_jobs: N}` in .github/foldbot.yml), or pass each shard with `--logs JOB_ID=FILE`",
             ))
-        elif job_id in stats and not log_runs:
+        elif job_id in stats and not log_runs and job_id not in explained:
             out.append(Unmeasured(
                 job_id,
                 "no per-file test times read from its logs: the shard count rests on shard times, which assume today's split",
-                "the App reads them from the job logs (`logs: {fetch: true}`, the default); on the command line, `--logs JOB_ID=FILE`",
+                ("the App reads its shard logs by itself (`logs: {fetch: true}`, the default)" if config.logs_fetch
+                 else "set `logs: {fetch: true}` in .github/foldbot.yml so that the App reads its shard logs")
+                + "; on the command line, pass each shard's log with `--logs JOB_ID=FILE`",
             ))
     if len(runs) < config.min_samples:
         out.append(Unmeasured(

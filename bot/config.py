@@ -140,6 +140,11 @@ class RepoConfig:
     approve_permission: str = "maintain"
     dispatch_cooldown_minutes: int = 30
     ci_permissions_file: str | None = ".github/CI_PERMISSIONS.json"
+    # The App reads shard logs for per-file test times: of matrices it considers resharding only,
+    # at most `logs_max_jobs` downloads per event (cached logs are free), each at most `logs_max_mb`.
+    logs_fetch: bool = True
+    logs_max_jobs: int = 100
+    logs_max_mb: float = 32.0
     _categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # memo of classify
     _action_categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # the same, action steps
     _amd: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)  # memo of is_amd_runner
@@ -206,6 +211,7 @@ _KNOWN_KEYS = {
     "permissions": "a mapping with dispatch and approve: read, triage, write, maintain or admin",
     "dispatch_cooldown_minutes": "a whole number of minutes (0: none)",
     "ci_permissions_file": "a path in the repository, or null",
+    "logs": "a mapping with fetch (true or false), max_jobs (0 to 1000), max_mb (1 to 1024)",
 }
 
 ROLES = ("none", "read", "triage", "write", "maintain", "admin")
@@ -275,6 +281,21 @@ def parse_config(text: str | None) -> RepoConfig:
         if value is not None and not isinstance(value, str):
             raise ConfigError(f"{CONFIG_PATH}: `ci_permissions_file` must be a path or null")
         kwargs["ci_permissions_file"] = value
+    logs = _mapping(raw, "logs")
+    for key in logs:
+        if key not in ("fetch", "max_jobs", "max_mb"):
+            raise ConfigError(f"{CONFIG_PATH}: `logs.{key}` is not a setting; use fetch, max_jobs or max_mb")
+    if "fetch" in logs:
+        if not isinstance(logs["fetch"], bool):
+            raise ConfigError(f"{CONFIG_PATH}: `logs.fetch` must be true or false, not {logs['fetch']!r}")
+        kwargs["logs_fetch"] = logs["fetch"]
+    if "max_jobs" in logs:
+        value = logs["max_jobs"]
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 1000:
+            raise ConfigError(f"{CONFIG_PATH}: `logs.max_jobs` must be a whole number from 0 to 1000, not {value!r}")
+        kwargs["logs_max_jobs"] = value
+    if "max_mb" in logs:
+        kwargs["logs_max_mb"] = _number(logs["max_mb"], "logs.max_mb", 1, 1024)
     return RepoConfig(**kwargs)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import logging
 import random
 import time
@@ -35,6 +36,10 @@ USER_AGENT = f"foldbot/{__version__}"
 TOKEN_MARGIN_SECONDS = 300
 
 
+class JobLogError(Exception):
+    """A job log that could not be read: the reason, in words for the report."""
+
+
 class GitHubError(Exception):
     """A GitHub call that failed for good; carries the status and GitHub's message."""
 
@@ -54,6 +59,16 @@ def app_jwt(app_id: str, private_key: str, now: float | None = None) -> str:
     (issued a minute in the past against clock drift, as GitHub recommends)."""
     issued = int(now if now is not None else time.time()) - 60
     return jwt.encode({"iat": issued, "exp": issued + 600 - 60, "iss": str(app_id)}, private_key, algorithm="RS256")
+
+
+async def _error_message(response: aiohttp.ClientResponse) -> str:
+    """GitHub's `message` (or the first line of a non-JSON body), short."""
+    body = (await response.content.read(4096)).decode("utf-8", errors="replace")
+    try:
+        message = str(json.loads(body).get("message") or "")
+    except (ValueError, AttributeError):
+        message = body.strip().splitlines()[0] if body.strip() else ""
+    return f"({message[:120]})" if message else ""
 
 
 @dataclass(frozen=True)
@@ -84,7 +99,7 @@ class RetryingGitHubAPI(GitHubAPI):
                     self.metrics.github_calls.labels(status="error").inc()
                 if attempt == self.max_attempts:
                     raise GitHubError(0, f"connection failed: {exc!r}", method, url) from exc
-                delay = self._backoff(attempt)
+                delay = self.backoff(attempt)
                 log.warning("github %s %s: %r; retrying in %.1fs", method, url, exc, delay)
                 await self.sleep(delay)
                 continue
@@ -96,7 +111,7 @@ class RetryingGitHubAPI(GitHubAPI):
             return status, response_headers, data
         raise AssertionError("unreachable")
 
-    def _backoff(self, attempt: int) -> float:
+    def backoff(self, attempt: int) -> float:
         return min(self.base_delay * 2 ** (attempt - 1), self.max_wait) * (0.5 + random.random() / 2)
 
     async def handle_rate_limit_error(self, *, method: str, url: str, exception: HTTPException, attempt: int) -> bool:
@@ -107,7 +122,7 @@ class RetryingGitHubAPI(GitHubAPI):
         headers = exception.headers or {}
         wait: float | None = None
         if isinstance(exception, GitHubBroken):
-            wait = self._backoff(attempt)
+            wait = self.backoff(attempt)
         elif status in (403, 429):
             retry_after = headers.get("retry-after")
             message = str(exception).lower()
@@ -283,6 +298,73 @@ class GitHub:
 
     async def delete(self, url: str) -> Any:
         return await self._call("delete", url)
+
+    async def job_log(self, repo: str, job_id: int, max_bytes: int) -> str:
+        """A job's log as text. GitHub answers `actions/jobs/{id}/logs` with a redirect to
+        a URL signed for a minute; that URL is read without the token (it is another
+        host's) and at most `max_bytes` of it. Raises JobLogError saying why not."""
+        url = f"{self.pool.base_url}/repos/{repo}/actions/jobs/{int(job_id)}/logs"
+        location = await self._log_location(url)
+        return await self._download(location, max_bytes)
+
+    async def _log_location(self, url: str) -> str:
+        for attempt in range(1, 4):
+            token = await self.pool.credentials.token(self.api, self.installation_id)
+            headers = {"authorization": f"token {token}", "accept": "application/vnd.github+json",
+                       "user-agent": USER_AGENT}
+            try:
+                async with self.pool.session.get(url, headers=headers, allow_redirects=False) as response:
+                    status = response.status
+                    self._count(status, response.headers)
+                    if status in (301, 302, 303, 307, 308) and response.headers.get("location"):
+                        return response.headers["location"]
+                    message = await _error_message(response)
+            except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+                status, message = 0, f"connection failed: {exc!r}"
+            if status == 401 and attempt == 1 and self.pool.credentials.is_app:
+                assert self.installation_id is not None
+                self.pool.credentials.forget(self.installation_id)
+                continue
+            if (status == 0 or status >= 500) and attempt < 3:
+                await self.api.sleep(self.api.backoff(attempt))
+                continue
+            if status == 0:
+                raise JobLogError(message)
+            raise JobLogError(f"GitHub answered {status} {message}".rstrip())
+        raise AssertionError("unreachable")
+
+    async def _download(self, location: str, max_bytes: int) -> str:
+        for attempt in range(1, 4):
+            try:
+                async with self.pool.session.get(location, headers={"user-agent": USER_AGENT}) as response:
+                    if response.status >= 500 and attempt < 3:
+                        await self.api.sleep(self.api.backoff(attempt))
+                        continue
+                    if response.status != 200:
+                        raise JobLogError(f"its download answered {response.status} {await _error_message(response)}".rstrip())
+                    declared = response.content_length
+                    if declared is not None and declared > max_bytes:
+                        raise JobLogError(f"it is {declared / 2**20:.1f} MiB, over the {max_bytes / 2**20:g} MiB read per log")
+                    chunks, size = [], 0
+                    async for chunk in response.content.iter_chunked(1 << 16):
+                        size += len(chunk)
+                        if size > max_bytes:
+                            raise JobLogError(f"it is over the {max_bytes / 2**20:g} MiB read per log")
+                        chunks.append(chunk)
+                    return b"".join(chunks).decode("utf-8", errors="replace")
+            except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+                if attempt == 3:
+                    raise JobLogError(f"its download failed: {exc!r}") from None
+                await self.api.sleep(self.api.backoff(attempt))
+        raise AssertionError("unreachable")
+
+    def _count(self, status: int, headers: Any) -> None:
+        metrics = self.pool.metrics
+        if metrics is not None:
+            metrics.github_calls.labels(status=str(status)).inc()
+            remaining = headers.get("x-ratelimit-remaining")
+            if remaining is not None and remaining.isdigit():
+                metrics.rate_limit_remaining.set(int(remaining))
 
     async def file(self, repo: str, path: str, ref: str) -> tuple[str, str] | None:
         """A file's text and blob SHA at `ref`, or None when it does not exist."""

@@ -30,6 +30,15 @@ def md_escape(text: str) -> str:
     return text.replace("\n", " ")
 
 
+def md_text(text: str) -> str:
+    """Prose whose `backticked` spans are inline code and the rest `md_escape`d: inert
+    either way, whatever the text holds (unbalanced backticks make it all prose)."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:
+        return md_escape(text)
+    return "".join(code(part) if i % 2 else md_escape(part) for i, part in enumerate(parts))
+
+
 def code(text: str) -> str:
     """Inline code that cannot be broken out of."""
     text = text.replace("`", "'").replace("\n", " ").replace("@", "@\u200b")
@@ -231,7 +240,7 @@ def _unmeasured_md(analysis: Analysis) -> list[str]:
         return []
     out = ["", "#### Could not measure", ""]
     for u in analysis.unmeasured:
-        out.append(f"- {code(u.subject)}: {md_escape(u.reason)}. **Fix:** {md_escape(u.fix)}.")
+        out.append(f"- {code(u.subject)}: {md_text(u.reason)}. **Fix:** {md_text(u.fix)}.")
     return out
 
 

@@ -10,6 +10,7 @@ from .analysis import Analysis, AnalysisError, analyze
 from .config import ConfigError, lane_name
 from .edit import EditError, VerificationError
 from .github import GitHub
+from .joblogs import read_logs
 from .publish import upsert_comment, upsert_dashboard
 from .repo import changed_files, default_branch_head, history, pull_requests_of_run, read_config, read_lanes, touches_ci
 from .report import MARKER, code, md_escape, to_markdown
@@ -48,6 +49,12 @@ async def report_run(gh: GitHub, ctx: Context, repo: str, run: dict[str, Any], f
         return
     try:
         analysis = await asyncio.to_thread(analyze, lanes.files, bundles, config)
+        if config.logs_fetch and analysis.plan.reshard_candidates:
+            read = await read_logs(gh, repo, analysis, config, ctx.state.cache)
+            if read.logs or read.problems:
+                analysis = await asyncio.to_thread(analyze, lanes.files, bundles, config, read.logs, read.problems)
+            ctx.log.info("%s: %d shard logs used, %d downloaded, %d not readable", repo, len(read.logs),
+                         read.downloads, len(read.problems))
         checks = await asyncio.to_thread(check_patch, analysis.patch, analysis.edits, lanes.files) if analysis.patch else None
     except USER_ERRORS as exc:
         await upsert_dashboard(gh, repo, error_body(repo, str(exc)), login)

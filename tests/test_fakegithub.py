@@ -983,3 +983,34 @@ def test_state_helpers_without_a_server() -> None:
         fake.set_permission(repo, "x", "superuser")
     with pytest.raises(ValueError):
         fake.add_pull(repo, head_ref="does-not-exist")
+
+
+async def test_a_job_log_is_a_redirect_to_a_signed_url_for_a_minute(fake_github: FakeGitHub) -> None:
+    """`GET actions/jobs/{id}/logs`: 302 to a URL on another host that takes no token and
+    expires; 404 for a job without a log."""
+    repo = fake_github.add_repo("o", "r")
+    fake_github.add_workflow(repo, 1, ".github/workflows/ci.yml")
+    fake_github.add_installation(77, [repo])
+    run = fake_github.add_run(repo, workflow_id=1, status="completed", conclusion="success")
+    with_log, without = fake_github.add_jobs(run["id"], [{"name": "a"}, {"name": "b"}])
+    fake_github.add_job_log(with_log["id"], "line 1\nline 2\n")
+    token = fake_github.installation_token(77)
+    auth = {"Authorization": f"token {token}"}
+    async with aiohttp.ClientSession() as session:
+        url = f"{fake_github.base_url}/repos/o/r/actions/jobs/{with_log['id']}/logs"
+        async with session.get(url, headers=auth, allow_redirects=False) as response:
+            assert response.status == 302
+            location = response.headers["location"]
+        async with session.get(location, headers=auth) as response:
+            assert response.status == 400  # a signed URL takes no token
+        async with session.get(location) as response:
+            assert (response.status, await response.text()) == (200, "line 1\nline 2\n")
+        async with session.get(location.replace("sig=", "sig=x")) as response:
+            assert response.status == 403
+        fake_github.log_link_lifetime = -1
+        async with session.get(url, headers=auth, allow_redirects=False) as response:
+            expired = response.headers["location"]
+        async with session.get(expired) as response:
+            assert response.status == 403 and "expiry" in await response.text()
+        async with session.get(url.replace(str(with_log["id"]), str(without["id"])), headers=auth) as response:
+            assert response.status == 404

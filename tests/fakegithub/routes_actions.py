@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -148,6 +150,19 @@ def get_job(call: Call) -> Reply:
     if job is None:
         raise not_found()
     return Reply(200, call.fake.render.job(call.repo, job))
+
+
+def download_job_logs(call: Call) -> Reply:
+    """302 to a URL signed for a minute, on another "host" (`/_blob/...`, no token), as
+    GitHub answers; 404 for a job without a log (never ran, or past retention)."""
+    fake = call.fake
+    job = call.repo.jobs.get(call.int_param("job_id"))
+    if job is None or job["id"] not in fake.job_logs:
+        raise not_found()
+    signature = secrets.token_urlsafe(16)
+    fake.log_links[signature] = (job["id"], time.time() + fake.log_link_lifetime)
+    location = f"{fake.base_url}/_blob/job-logs/{job['id']}.txt?sv=2021-08-06&se=soon&sig={signature}"
+    return Reply(302, raw=b"", content_type="text/html", headers={"location": location})
 
 
 # -- dispatch and re-runs -------------------------------------------------------------
@@ -297,4 +312,5 @@ ROUTES = [
     Route("POST", "/actions/runs/{run_id}/rerun", rerun, permissions=WRITE),
     Route("POST", "/actions/runs/{run_id}/rerun-failed-jobs", rerun_failed_jobs, permissions=WRITE),
     Route("GET", "/actions/jobs/{job_id}", get_job, permissions=READ),
+    Route("GET", "/actions/jobs/{job_id}/logs", download_job_logs, permissions=READ),
 ]

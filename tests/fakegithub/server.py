@@ -210,8 +210,11 @@ class FakeGitHub(GitHubState):
         if delay > 0:
             await asyncio.sleep(delay)
         request_id = f"FE{next(self._request_ids):X}:{len(self.requests):X}:{int(time.time()):X}"
-        outcome = self._handle(method, raw_path, request, body, request_id)
-        response = self._respond(method, request, outcome, request_id)
+        if raw_path.startswith("/_blob/"):
+            response = self._blob(method, raw_path, request)
+        else:
+            outcome = self._handle(method, raw_path, request, body, request_id)
+            response = self._respond(method, request, outcome, request_id)
         self.requests.append(RecordedRequest(method, raw_path, response.status))
         self.request_log.append(
             LoggedRequest(
@@ -224,6 +227,23 @@ class FakeGitHub(GitHubState):
             )
         )
         return response
+
+    def _blob(self, method: str, raw_path: str, request: web.Request) -> web.Response:
+        """The storage host a log redirect points at: a signed URL, no GitHub token (a
+        request carrying one is refused, as a signed-URL store does), no rate limit."""
+        failure = self.knobs.take_failure(method, raw_path)
+        if failure is not None:
+            return web.Response(status=failure.status, text="injected failure")
+        if method != "GET":
+            return web.Response(status=405, text="UnsupportedHttpVerb")
+        if request.headers.get("authorization"):
+            return web.Response(status=400, text="InvalidAuthenticationInfo: a signed URL takes no Authorization header")
+        link = self.log_links.get(request.query.get("sig", ""))
+        if link is None or f"/_blob/job-logs/{link[0]}.txt" != raw_path:
+            return web.Response(status=403, text="AuthenticationFailed: signature did not match")
+        if link[1] <= time.time():
+            return web.Response(status=403, text="AuthenticationFailed: signed expiry time has passed")
+        return web.Response(status=200, body=self.job_logs[link[0]], content_type="text/plain", charset="utf-8")
 
     def _handle(
         self, method: str, raw_path: str, request: web.Request, body: bytes, request_id: str

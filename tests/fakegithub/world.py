@@ -68,6 +68,9 @@ class GitHubState:
         self.tokens: dict[str, IssuedToken] = {}
         self.personal_tokens: dict[str, PersonalToken] = {}
         self.dispatches: list[Dispatch] = []
+        self.job_logs: dict[int, bytes] = {}  # job id -> its log, served by `actions/jobs/{id}/logs`
+        self.log_links: dict[str, tuple[int, float]] = {}  # signature -> (job id, expires at, epoch s)
+        self.log_link_lifetime = 60.0  # GitHub: "This link expires after 1 minute."
         self.on_dispatch: DispatchHook | None = None
         self.app_owner = "octo-org"
         self.user(self.app_owner, "Organization")
@@ -518,6 +521,10 @@ class GitHubState:
         if "updated_at" not in fields:
             run["updated_at"] = self.clock.stamp_after(run["updated_at"])
         return run
+
+    def add_job_log(self, job_id: int, text: str | bytes) -> None:
+        """The log GitHub keeps for a job (its plain-text download)."""
+        self.job_logs[int(job_id)] = text.encode() if isinstance(text, str) else bytes(text)
 
     def add_jobs(self, run_id: int, jobs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Add jobs to a run from (partial) GitHub-shaped job dicts; returns the stored dicts."""

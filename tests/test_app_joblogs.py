@@ -1,0 +1,213 @@
+"""The App reads the shard logs it needs by itself: SGLang's current lanes in the fake
+GitHub, each shard job with its log in the runners' real format
+(tests/sglang_current.py), and a `workflow_run` delivery. GitHub answers a log request
+with a redirect to a URL signed for a minute on another host; the fake refuses that URL
+with a token on it, after its minute, or with a wrong signature, as storage does."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from bot.analysis import analyze
+from bot.config import RepoConfig
+from bot.logs import parse_log
+from bot.publish import DASHBOARD_LABEL
+from tests.fakegithub import FakeGitHub
+from tests.harness import INSTALLATION, Bot, World
+from tests.sglang_current import LANES, history, workflow_text
+
+SMALL = "stage-b-test-1-gpu-small-amd-rocm720"
+PATH = LANES["rocm720"][0]
+LOG_PATH = r"/actions/jobs/\d+/logs$"
+PLAIN_LOG = ("2026-11-02T08:33:00.1624570Z ##[group]Run bash scripts/ci/amd/amd_ci_exec.sh python3 run_suite.py\n"
+             "2026-11-02T08:41:00.1624570Z 12 passed in 480.02s (0:08:00)\n")
+
+
+def current_world(fake: FakeGitHub, *, logs: bool = True, config: str | None = None,
+                  file_times: bool = True) -> tuple[World, dict[int, str]]:
+    """sgl-project/sglang with its current lane files on main and four completed rocm720
+    runs (schedule, no PR), every shard job's log stored when `logs`."""
+    repo = fake.add_repo("sgl-project", "sglang")
+    files = {LANES[lane][0]: workflow_text(lane) for lane in LANES}
+    if config is not None:
+        files[".github/foldbot.yml"] = config
+    repo.put_files("main", files, message="current AMD lanes")
+    fake.add_workflow(repo, 49112591, PATH)
+    fake.add_workflow(repo, 49112592, LANES["amd"][0])
+    fake.add_installation(INSTALLATION, [repo])
+    world = World(fake, repo)
+    bundles, texts = history("rocm720")
+    for bundle in bundles:
+        run = dict(bundle["workflow_run"])
+        run.update(workflow_id=49112591, path=PATH, head_repository="sgl-project/sglang")
+        stored = fake.add_run(repo, run)
+        fake.add_jobs(stored["id"], bundle["jobs"])
+        world.runs.append(stored)
+    if logs:  # every job has a log; those of suites without per-file estimates say no file times
+        for bundle in bundles:
+            for job in bundle["jobs"]:
+                fake.add_job_log(job["id"], texts.get(job["id"], PLAIN_LOG) if file_times else PLAIN_LOG)
+    return world, texts
+
+
+def dashboard(world: World) -> str:
+    """The dashboard's text as a reader sees it (markdown escapes undone)."""
+    found = [i for i in world.repo.issues.values() if not i.is_pull and DASHBOARD_LABEL in i.labels]
+    assert len(found) == 1
+    return re.sub(r"\\(.)", r"\1", found[0].body)
+
+
+def small_shard_ids(world: World) -> list[int]:
+    return [job["id"] for run in world.runs for job in world.fake.jobs_of(run["id"])
+            if job["name"].startswith("stage-b-test-1-gpu-small-amd-rocm720")]
+
+
+async def test_the_app_reads_the_shard_logs_and_reshards_as_the_offline_analysis_does(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    world, texts = current_world(fake_github, config="logs: {max_jobs: 200}\n")
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    body = dashboard(world)
+    assert "could not be read" not in body and "were not read" not in body
+    assert f"**Reshard** `{SMALL}` from 14 to 6 shards" in body
+    assert "per-file logs" in body
+    # The same words as the offline analysis given the same logs.
+    bundles, _ = history("rocm720")
+    offline = analyze({LANES[lane][0]: workflow_text(lane) for lane in LANES}, bundles, RepoConfig(),
+                      {k: parse_log(v) for k, v in texts.items()})
+    small = next(r for r in offline.plan.reshards if r.job == SMALL)
+    assert (small.from_count, small.to_count, small.estimate) == (14, 6, "per-file logs")
+    # Only shard logs of matrices considered for a reshard: never a single-job suite's log.
+    asked = {int(r.path.split("/")[-2]) for r in fake_github.requests if re.search(LOG_PATH, r.path)}
+    considered = {j.api_id for job_id in offline.plan.reshard_candidates for run in offline.stats[job_id].per_run
+                  for j in run}
+    assert asked and asked <= considered
+    assert set(small_shard_ids(world)) <= asked
+    # Each log was read once, without the token on the signed URL (the fake refuses that: 400).
+    blobs = [r for r in fake_github.request_log if r.path.startswith("/_blob/")]
+    assert len(blobs) == len(asked) and all(r.status == 200 and "authorization" not in r.headers for r in blobs)
+
+
+async def test_a_log_is_read_once_per_job(fake_github: FakeGitHub, bot: Bot) -> None:
+    world, _ = current_world(fake_github, config="logs: {max_jobs: 200}\n")
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    first = fake_github.count("GET", LOG_PATH)
+    # The next run's report (here: an earlier run delivered late; the same four runs) asks for
+    # no log a second time, and says what the first said.
+    await bot.deliver("workflow_run", world.payload(world.runs[-2]["id"]))
+    await bot.settle()
+    asked = [int(r.path.split("/")[-2]) for r in fake_github.requests if re.search(LOG_PATH, r.path)]
+    assert first > 0 and len(asked) == len(set(asked))
+    assert re.search(rf"\*\*Reshard\*\* `{SMALL}` from 14 to 6 shards", dashboard(world))
+
+
+async def test_logs_github_no_longer_has_are_named_and_shard_times_stand_in(fake_github: FakeGitHub, bot: Bot) -> None:
+    world, _ = current_world(fake_github, logs=False)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    body = dashboard(world)
+    line = next(line for line in body.splitlines() if SMALL in line and "could not be read" in line)
+    assert "GitHub answered 404 (Not Found)" in line and "retention" in line
+    # The newest run's logs were asked for, the older runs' not (they would be gone too).
+    newest = {job["id"] for job in fake_github.jobs_of(world.runs[-1]["id"])}
+    asked = {int(r.path.split("/")[-2]) for r in fake_github.requests if re.search(LOG_PATH, r.path)}
+    assert asked <= newest
+    # A log that is gone is not asked for again on the next event.
+    await bot.deliver("workflow_run", world.payload(world.runs[-2]["id"]))
+    await bot.settle()
+    asked_twice = [int(r.path.split("/")[-2]) for r in fake_github.requests if re.search(LOG_PATH, r.path)]
+    assert len(asked_twice) > len(asked) and len(asked_twice) == len(set(asked_twice))
+
+
+async def test_logs_without_file_times_are_looked_at_once_a_day(fake_github: FakeGitHub, bot: Bot) -> None:
+    """A project whose runner prints no per-file times: the newest run's shard logs are
+    read once, the report says so, and the next events do not read them again."""
+    world, _ = current_world(fake_github, file_times=False)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    newest = {job["id"] for job in fake_github.jobs_of(world.runs[-1]["id"])}
+    asked = {int(r.path.split("/")[-2]) for r in fake_github.requests if re.search(LOG_PATH, r.path)}
+    assert asked and asked <= newest
+    line = next(line for line in dashboard(world).splitlines() if f"`{SMALL}`" in line and "per-file" in line)
+    assert "hold no per-file test time in a format foldbot reads; older runs not read" in line
+    assert "looked at again in 24 h" in line and "'Log formats'" in line
+    before = fake_github.count("GET", LOG_PATH)
+    await bot.deliver("workflow_run", world.payload(world.runs[-2]["id"]))
+    await bot.settle()
+    assert fake_github.count("GET", LOG_PATH) == before
+    assert "hold no per-file test time" in dashboard(world)
+
+
+async def test_the_download_budget_is_kept_the_rest_is_said_and_read_on_later_runs(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    world, _ = current_world(fake_github, config="logs: {max_jobs: 40}\n")
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    assert 0 < fake_github.count("GET", LOG_PATH) <= 40
+    body = dashboard(world)
+    assert "`logs.max_jobs` (40) downloads per event were spent" in body
+    # Every matrix got its newest run's logs before any matrix got an older run's.
+    newest = {job["id"] for job in fake_github.jobs_of(world.runs[-1]["id"])}
+    small_newest = set(small_shard_ids(world)) & newest
+    assert small_newest <= {int(r.path.split("/")[-2]) for r in fake_github.requests if re.search(LOG_PATH, r.path)}
+    # Later events (here: the earlier runs delivered late; the same four runs) read what is
+    # left, 40 at a time, until the report rests on every log.
+    for run in reversed(world.runs[:-1]):
+        before = fake_github.count("GET", LOG_PATH)
+        await bot.deliver("workflow_run", world.payload(run["id"]))
+        await bot.settle()
+        assert 0 < fake_github.count("GET", LOG_PATH) - before <= 40
+        if "were not read" not in dashboard(world):
+            break
+    body = dashboard(world)
+    assert "were not read" not in body
+    assert f"**Reshard** `{SMALL}` from 14 to 6 shards" in body
+
+
+async def test_an_expired_link_is_named_not_retried_for_ever(fake_github: FakeGitHub, bot: Bot) -> None:
+    world, _ = current_world(fake_github)
+    fake_github.log_link_lifetime = -1  # every signed URL has expired when it is used
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    body = dashboard(world)
+    assert "its download answered 403 (AuthenticationFailed: signed expiry time has passed)" in body
+    # Not a permanent loss: asked again on the next event, and then read.
+    fake_github.log_link_lifetime = 60
+    await bot.deliver("workflow_run", world.payload(world.runs[-2]["id"]))
+    await bot.settle()
+    assert "could not be read" not in dashboard(world)
+
+
+async def test_with_fetch_off_no_log_is_read_and_the_report_says_how_to_turn_it_on(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    world, _ = current_world(fake_github, config="logs: {fetch: false}\n")
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    assert fake_github.count("GET", LOG_PATH) == 0
+    assert "set `logs: {fetch: true}` in .github/foldbot.yml" in dashboard(world)
+
+
+async def test_a_log_over_the_size_limit_is_named(fake_github: FakeGitHub, bot: Bot) -> None:
+    world, texts = current_world(fake_github, config="logs: {max_mb: 1}\n")
+    big = small_shard_ids(world)[-1]
+    fake_github.add_job_log(big, texts[big] + "x" * (2 << 20))
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    assert f"job {big} (`" in dashboard(world)
+    assert "over the 1 MiB read per log" in dashboard(world)
+
+
+@pytest.mark.parametrize("text,problem", [
+    ("logs: {max_jobs: -1}", "`logs.max_jobs` must be a whole number from 0 to 1000"),
+    ("logs: {fetch: 'yes'}", "`logs.fetch` must be true or false"),
+    ("logs: {max_mb: 0}", "`logs.max_mb` must be a number from 1 to 1024"),
+    ("logs: {depth: 3}", "`logs.depth` is not a setting"),
+])
+def test_a_wrong_logs_setting_is_a_clear_error(text: str, problem: str) -> None:
+    from bot.config import ConfigError, parse_config
+
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        parse_config(text)
