@@ -34,3 +34,18 @@ def test_stale_mark_is_idempotent() -> None:
     assert once == f"{MARKER}\n> **Stale:** as of `aaaaaaaaaaaa`; a new run is pending for `bbbbbbbbbbbb`.\n\n### title\n\ntext\n"
     twice = mark_stale(once, "a" * 40, "c" * 40)
     assert twice.count("**Stale:**") == 1 and "`cccccccccccc`" in twice
+
+
+def test_provisional_says_the_configured_min_samples(sglang_before: dict[str, str]) -> None:
+    bundles = rocm720_history()[:4]
+    body = to_markdown(analyze(sglang_before, bundles, RepoConfig(min_samples=6)))
+    assert "*(provisional: fewer than 6 runs)*" in body and "fewer than 3 runs" not in body
+    assert "*(provisional" not in to_markdown(analyze(sglang_before, bundles, RepoConfig(min_samples=4)))
+
+
+def test_reasons_keep_their_code_spans_and_stay_inert() -> None:
+    from bot.report import md_text
+
+    assert md_text("set `logs: {fetch: true}` in x_y") == "set `logs: {fetch: true}` in x\\_y"
+    assert md_text("job `a @b` and <c>") == "job `a @\u200bb` and &lt;c&gt;"
+    assert md_text("odd ` tick *x*") == "odd \\` tick \\*x\\*"
