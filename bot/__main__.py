@@ -129,6 +129,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from aiohttp import web
 
+    from handlers import router
+
     from .server import create_app
     from .settings import Settings, SettingsError
 
@@ -139,7 +141,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.port is not None:
         settings = replace(settings, port=args.port)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    web.run_app(create_app(settings), host=settings.host, port=settings.port, shutdown_timeout=settings.drain_seconds,
+    web.run_app(create_app(settings, router), host=settings.host, port=settings.port, shutdown_timeout=settings.drain_seconds,
                 print=lambda message: logging.getLogger("foldbot").info(message))
     return 0
 

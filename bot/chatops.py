@@ -25,7 +25,7 @@ from .repo import LaneFiles, default_branch_head, read_config, read_lanes, run_b
 from .replies import CONFUSED, EYES, ROCKET, THUMBS_UP, our_replies, react, reply_body
 from .report import md_escape, to_markdown
 from .reporting import PR_REPORT_TITLE, USER_ERRORS, report_run
-from .server import Context
+from .context import Context
 from .verify import apply_patch, check_patch
 
 

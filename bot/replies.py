@@ -10,7 +10,7 @@ from typing import Any
 from .github import GitHub, GitHubError
 from .publish import is_ours, read_state
 from .report import md_escape, state_block
-from .server import Context
+from .context import Context
 
 REPLY_MARKER = "<!-- foldbot:reply -->"
 EYES, ROCKET, THUMBS_UP, CONFUSED = "eyes", "rocket", "+1", "confused"

@@ -14,7 +14,7 @@ from .joblogs import read_logs
 from .publish import upsert_comment, upsert_dashboard
 from .repo import changed_files, default_branch_head, history, pull_requests_of_run, read_config, read_lanes, touches_ci
 from .report import MARKER, code, md_escape, to_markdown
-from .server import Context
+from .context import Context
 from .timing import BundleError
 from .verify import PatchCheckError, check_patch
 from .workflow import WorkflowError

@@ -27,6 +27,7 @@ from gidgethub import routing, sansio
 
 from . import __version__
 from .github import Credentials, GitHubError, GitHubPool
+from .context import Context, Store
 from .metrics import Metrics
 from .settings import Settings
 
@@ -70,17 +71,6 @@ class DeliveryLog(logging.LoggerAdapter):  # type: ignore[type-arg]
 
 
 @dataclass
-class Context:
-    """What a handler gets besides the event and its GitHub client."""
-
-    pool: GitHubPool
-    metrics: Metrics
-    delivery_id: str
-    state: "AppState"
-    log: logging.LoggerAdapter  # carries the delivery id
-
-
-@dataclass
 class Delivery:
     event: sansio.Event
     installation_id: int | None
@@ -97,17 +87,11 @@ class AppState:
     queue: asyncio.Queue[Delivery]
     done: cachetools.LRUCache[str, bool] = field(default_factory=lambda: cachetools.LRUCache(maxsize=50_000))
     in_flight: set[str] = field(default_factory=set)
-    done_keys: cachetools.LRUCache[Any, bool] = field(default_factory=lambda: cachetools.LRUCache(maxsize=50_000))
-    locks: dict[str, asyncio.Lock] = field(default_factory=dict)
-    cache: cachetools.LRUCache[Any, Any] = field(default_factory=lambda: cachetools.LRUCache(maxsize=4096))
+    store: Store = field(default_factory=Store)  # what handlers share
     pool: GitHubPool | None = None
     session: aiohttp.ClientSession | None = None
     workers: list[asyncio.Task[None]] = field(default_factory=list)
     accepting: bool = True
-
-    def lock(self, key: str) -> asyncio.Lock:
-        """One lock per repository: its reports are written by one delivery at a time."""
-        return self.locks.setdefault(key, asyncio.Lock())
 
 
 STATE = web.AppKey("foldbot", AppState)
@@ -189,7 +173,7 @@ async def process(state: AppState, item: Delivery) -> None:
     adapter = DeliveryLog(log, {"delivery": delivery_id})
     assert state.pool is not None
     gh = state.pool.for_installation(item.installation_id)
-    context = Context(state.pool, state.metrics, delivery_id, state, adapter)
+    context = Context(state.pool, state.metrics, delivery_id, state.store, adapter)
     started = time.monotonic()
     outcome = "ok"
     try:
@@ -218,12 +202,9 @@ async def worker(state: AppState) -> None:
             state.metrics.queue_depth.set(state.queue.qsize())
 
 
-def create_app(settings: Settings, router: routing.Router | None = None, *,
+def create_app(settings: Settings, router: routing.Router, *,
                pool_factory: Callable[[aiohttp.ClientSession, Metrics], GitHubPool] | None = None) -> web.Application:
-    """The aiohttp application. `router` defaults to foldbot's handlers."""
-    if router is None:
-        from handlers import router as default_router
-        router = default_router
+    """The aiohttp application, dispatching deliveries to `router` (`handlers.router`)."""
     app = web.Application(client_max_size=settings.max_body_bytes)
     state = AppState(settings, router, Metrics(), asyncio.Queue(maxsize=settings.queue_size))
     app[STATE] = state

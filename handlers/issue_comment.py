@@ -9,7 +9,7 @@ from gidgethub import routing, sansio
 from bot.chatops import run_commands
 from bot.commands import parse_commands
 from bot.github import GitHub
-from bot.server import Context
+from bot.context import Context
 
 router = routing.Router()
 

@@ -6,7 +6,7 @@ from gidgethub import routing, sansio
 
 from bot.github import GitHub
 from bot.publish import find_comment, mark_stale, read_state
-from bot.server import Context
+from bot.context import Context
 
 router = routing.Router()
 

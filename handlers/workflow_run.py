@@ -9,7 +9,7 @@ from gidgethub import routing, sansio
 from bot.github import GitHub
 from bot.replies import finish_dispatch_replies
 from bot.reporting import report_run
-from bot.server import Context
+from bot.context import Context
 
 router = routing.Router()
 

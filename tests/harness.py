@@ -20,6 +20,7 @@ from aiohttp import web
 from bot.github import Credentials, GitHubPool
 from bot.metrics import Metrics
 from bot.server import STATE, create_app
+from handlers import router
 from bot.settings import Settings
 from tests.paths import AMD, BEFORE, FIXTURES, ROCM720
 from tests.fakegithub import FakeGitHub, Repo
@@ -78,7 +79,7 @@ def app_pool(fake: FakeGitHub, session: aiohttp.ClientSession, metrics: Metrics 
 async def start_bot(fake: FakeGitHub, **settings: Any) -> tuple[Bot, web.AppRunner]:
     config = Settings(webhook_secret=SECRET, app_id=str(fake.app_id), private_key=fake.private_key_pem,
                       api_url=fake.base_url, port=0, **settings)
-    app = create_app(config, pool_factory=lambda session, metrics: app_pool(fake, session, metrics))
+    app = create_app(config, router, pool_factory=lambda session, metrics: app_pool(fake, session, metrics))
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

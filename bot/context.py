@@ -1,0 +1,40 @@
+"""What a handler gets besides the event and its GitHub client: the GitHub clients,
+the metrics, the delivery's logger, and the process's shared store. Its own module,
+so that handlers and the core import it without importing the server."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import cachetools
+
+from .github import GitHubPool
+from .metrics import Metrics
+
+
+@dataclass
+class Store:
+    """Per-process memory shared by the deliveries; everything that must survive a
+    restart lives in GitHub."""
+
+    #: Results of completed `workflow_run` events, so a redelivery is not reported twice.
+    done_keys: cachetools.LRUCache[Any, bool] = field(default_factory=lambda: cachetools.LRUCache(maxsize=50_000))
+    #: Reads that never change (a completed run's jobs, a job's log) and small memos.
+    cache: cachetools.LRUCache[Any, Any] = field(default_factory=lambda: cachetools.LRUCache(maxsize=4096))
+    locks: dict[str, asyncio.Lock] = field(default_factory=dict)
+
+    def lock(self, key: str) -> asyncio.Lock:
+        """One lock per repository: its reports are written by one delivery at a time."""
+        return self.locks.setdefault(key, asyncio.Lock())
+
+
+@dataclass
+class Context:
+    pool: GitHubPool
+    metrics: Metrics
+    delivery_id: str
+    state: Store
+    log: logging.LoggerAdapter  # carries the delivery id
