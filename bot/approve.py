@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
-from .github import GitHub, GitHubError
+from .api import RepoAPI
+from .github import GitHubError
 
 BRANCH_PREFIX = "foldbot/fold-"
 
@@ -43,55 +43,37 @@ def workflow_permission_refusal(error: GitHubError) -> ApproveRefusal | None:
     return None
 
 
-async def commit_files(gh: GitHub, repo: str, base_sha: str, branch: str, files: dict[str, str], message: str) -> tuple[str, str]:
+async def commit_files(api: RepoAPI, base_sha: str, files: dict[str, str], message: str) -> tuple[str, str]:
     """Blobs → a tree on the base commit's tree → a commit; returns (commit sha, tree sha)."""
-    base = await gh.get(f"/repos/{repo}/git/commits/{base_sha}")
+    base = await api.commit(base_sha)
     entries = []
     for path, text in sorted(files.items()):
-        blob = await gh.post(f"/repos/{repo}/git/blobs", {"content": text, "encoding": "utf-8"})
-        entries.append({"path": path, "mode": "100644", "type": "blob", "sha": blob["sha"]})
-    tree = await gh.post(f"/repos/{repo}/git/trees", {"base_tree": base["tree"]["sha"], "tree": entries})
-    commit = await gh.post(f"/repos/{repo}/git/commits", {"message": message, "tree": tree["sha"], "parents": [base_sha]})
-    return str(commit["sha"]), str(tree["sha"])
+        entries.append({"path": path, "mode": "100644", "type": "blob", "sha": await api.create_blob(text)})
+    tree = await api.create_tree(base["tree"]["sha"], entries)
+    return await api.create_commit(message, tree, [base_sha]), tree
 
 
-async def existing_ref(gh: GitHub, repo: str, branch: str) -> str | None:
-    try:
-        ref = await gh.get(f"/repos/{repo}/git/ref/heads/{quote(branch, safe='/')}")
-    except GitHubError as exc:
-        if exc.status == 404:
-            return None
-        raise
-    return str(ref["object"]["sha"])
-
-
-async def find_pull(gh: GitHub, repo: str, branch: str) -> dict[str, Any] | None:
-    owner = repo.split("/", 1)[0]
-    pulls = await gh.get_all(f"/repos/{repo}/pulls?state=all&head={quote(f'{owner}:{branch}', safe=':/')}&per_page=100")
-    return pulls[0] if pulls else None
-
-
-async def commit_and_open(gh: GitHub, repo: str, *, base_sha: str, default_branch: str, patch_id: str,
+async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, patch_id: str,
                           files: dict[str, str], title: str, body: str) -> Committed:
     """Idempotent: the same patch approved again links the existing branch and PR; a
     branch of that name with other content is never overwritten."""
     branch = f"{BRANCH_PREFIX}{patch_id}"
     message = f"{title}\n\nPatch {patch_id}, proposed by foldbot and approved on its pull request."
     try:
-        commit_sha, tree_sha = await commit_files(gh, repo, base_sha, branch, files, message)
-        present = await existing_ref(gh, repo, branch)
+        commit_sha, tree_sha = await commit_files(api, base_sha, files, message)
+        present = await api.branch_sha(branch)
         created = present is None
         if present is not None:
-            existing = await gh.get(f"/repos/{repo}/git/commits/{present}")
+            existing = await api.commit(present)
             if existing["tree"]["sha"] != tree_sha:
                 raise ApproveRefusal(f"The branch `{branch}` already exists with other content; foldbot does not "
                                      "overwrite it. Delete it, or approve after the report is refreshed.")
             commit_sha = present
         else:
-            await gh.post(f"/repos/{repo}/git/refs", {"ref": f"refs/heads/{branch}", "sha": commit_sha})
-        pull = await find_pull(gh, repo, branch)
-        if pull is None:
-            pull = await gh.post(f"/repos/{repo}/pulls", {"title": title, "head": branch, "base": default_branch, "body": body})
+            await api.create_branch(branch, commit_sha)
+        pulls = await api.pulls_from(api.repo.split("/", 1)[0], branch, state="all")
+        pull = pulls[0] if pulls else await api.open_pull(title, branch, default_branch, body)
+        if not pulls:
             created = True
     except GitHubError as exc:
         refusal = workflow_permission_refusal(exc)

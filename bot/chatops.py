@@ -18,11 +18,12 @@ from .commands import Command
 from .config import RepoConfig
 from .edit import FileEdit
 from .dispatch import LaneInfo, Refusal, cooldown_left, describe, lanes_of, latest_lane_run, plan_dispatch, send
-from .github import GitHub, GitHubError
+from .api import RepoAPI
+from .github import GitHubError
 from .permissions import Allowance, parse_ci_permissions, rank, role_of
 from .publish import find_comment, read_state
 from .repo import LaneFiles, default_branch_head, read_config, read_lanes, run_bundle
-from .replies import CONFUSED, EYES, ROCKET, THUMBS_UP, our_replies, react, reply_body
+from .replies import CONFUSED, EYES, ROCKET, THUMBS_UP, our_replies, reply_body
 from .report import md_escape, to_markdown
 from .reporting import PR_REPORT_TITLE, USER_ERRORS, report_run
 from .context import Context
@@ -33,9 +34,8 @@ from .verify import apply_patch, check_patch
 class PullContext:
     """What the commands of one comment share, read once."""
 
-    gh: GitHub
+    api: RepoAPI
     ctx: Context
-    repo: str
     number: int
     comment: dict[str, Any]
     login: str  # foldbot's own
@@ -49,15 +49,19 @@ class PullContext:
     replies: list[dict[str, Any]] = field(default_factory=list)  # state blocks of foldbot's replies on the PR
 
     @property
+    def repo(self) -> str:
+        return self.api.repo
+
+    @property
     def user(self) -> str:
         return str(self.comment["user"]["login"])
 
     async def load(self) -> None:
-        self.default_branch, self.base_sha = await default_branch_head(self.gh, self.repo)
-        self.config = await read_config(self.gh, self.repo, self.base_sha)
+        self.default_branch, self.base_sha = await default_branch_head(self.api)
+        self.config = await read_config(self.api, self.base_sha)
         read: LaneFiles
-        read, self.pr = await asyncio.gather(read_lanes(self.gh, self.repo, self.base_sha, self.config),
-                                             self.gh.get(f"/repos/{self.repo}/pulls/{self.number}"))
+        read, self.pr = await asyncio.gather(read_lanes(self.api, self.base_sha, self.config),
+                                             self.api.pull(self.number))
         self.files, self.blobs = read.files, read.blobs
         self.lanes = lanes_of(self.files)
 
@@ -65,7 +69,7 @@ class PullContext:
         path = self.config.ci_permissions_file
         if not path:
             return None
-        found = await self.gh.file(self.repo, path, self.base_sha)
+        found = await self.api.file(path, self.base_sha)
         if found is None:
             return None
         try:
@@ -82,11 +86,12 @@ class Outcome:
     state: dict[str, Any] = field(default_factory=dict)
 
 
-async def run_commands(gh: GitHub, ctx: Context, repo: str, number: int, comment: dict[str, Any],
+async def run_commands(api: RepoAPI, ctx: Context, number: int, comment: dict[str, Any],
                        commands: list[Command]) -> None:
+    repo = api.repo
     login = await ctx.pool.bot_login()
-    pc = PullContext(gh, ctx, repo, number, comment, login)
-    pc.replies = [state for _, state in await our_replies(gh, repo, number, login)]
+    pc = PullContext(api, ctx, number, comment, login)
+    pc.replies = [state for _, state in await our_replies(api, number, login)]
     answered = {(s.get("comment_id"), s.get("line")) for s in pc.replies}
     loaded = False
     for command in commands:
@@ -96,7 +101,7 @@ async def run_commands(gh: GitHub, ctx: Context, repo: str, number: int, comment
         if command.error:
             outcome = Outcome(command.error, CONFUSED)
         else:
-            await react(gh, repo, comment["id"], EYES)
+            await api.react(comment["id"], EYES)
             try:
                 if not loaded:
                     await pc.load()
@@ -112,9 +117,9 @@ async def run_commands(gh: GitHub, ctx: Context, repo: str, number: int, comment
         state = {"kind": command.name if command.name == "dispatch" else f"fold-{command.subcommand}",
                  "comment_id": comment["id"], "line": command.line, "user": pc.user, "at": comment["created_at"],
                  **outcome.state}
-        await gh.post(f"/repos/{repo}/issues/{number}/comments", {"body": reply_body(command.line, outcome.message, state)})
+        await api.create_comment(number, reply_body(command.line, outcome.message, state))
         pc.replies.append(state)
-        await react(gh, repo, comment["id"], outcome.reaction)
+        await api.react(comment["id"], outcome.reaction)
 
 
 async def carry_out(pc: PullContext, command: Command) -> Outcome:
@@ -128,7 +133,7 @@ async def carry_out(pc: PullContext, command: Command) -> Outcome:
 
 
 async def require(pc: PullContext, needed: str, what: str, allowance: Allowance | None = None) -> str:
-    role = await role_of(pc.gh, pc.repo, pc.user)
+    role = await role_of(pc.api, pc.user)
     if rank(role) >= rank(needed) or (allowance is not None and allowance.can_rerun_stage and what == "dispatch"):
         return role
     raise Refusal(f"`{what}` needs the **{needed}** permission on this repository; {md_escape(pc.user)} has "
@@ -150,9 +155,9 @@ async def dispatch(pc: PullContext, command: Command) -> Outcome:
     if left > 0:
         raise Refusal(f"{md_escape(pc.user)} dispatched on this PR less than {minutes} minutes ago; "
                       f"try again in {left:.0f} minutes (GPU time is scarce).")
-    plan = await plan_dispatch(pc.gh, pc.repo, pc.config, lane, pc.pr, command.jobs, command.sha, pc.default_branch)
+    plan = await plan_dispatch(pc.api, pc.config, lane, pc.pr, command.jobs, command.sha, pc.default_branch)
     try:
-        run = await send(pc.gh, pc.repo, plan)
+        run = await send(pc.api, plan)
     except GitHubError as exc:
         raise Refusal(describe(exc)) from exc
     inputs = ", ".join(f"`{k}={v}`" for k, v in plan.inputs.items())
@@ -167,19 +172,19 @@ async def dispatch(pc: PullContext, command: Command) -> Outcome:
 
 async def refresh(pc: PullContext) -> Outcome:
     head_sha = str(pc.pr["head"]["sha"])
-    found = await asyncio.gather(*(latest_lane_run(pc.gh, pc.repo, lane, head_sha, completed=True)
+    found = await asyncio.gather(*(latest_lane_run(pc.api, lane, head_sha, completed=True)
                                    for lane in pc.lanes.values()))
     runs = [run for run in found if run is not None]
     if not runs:
         raise Refusal(f"No completed lane run for `{head_sha[:12]}` yet; the report follows the next one.")
     latest = max(runs, key=lambda r: (str(r.get("created_at")), r["id"]))
-    await report_run(pc.gh, pc.ctx, pc.repo, latest, force_comment=pc.number)
+    await report_run(pc.api, pc.ctx, latest, force_comment=pc.number)
     return Outcome(f"Report refreshed from [run {latest['id']}]({latest.get('html_url')}).", THUMBS_UP)
 
 
 async def approve(pc: PullContext, command: Command) -> Outcome:
     await require(pc, pc.config.approve_permission, "/fold approve")
-    report = await find_comment(pc.gh, pc.repo, pc.number, pc.login)
+    report = await find_comment(pc.api, pc.number, pc.login)
     state = read_state(report["body"]) if report else None
     if not report or not state or not state.get("patch_id"):
         raise ApproveRefusal("There is no foldbot patch on this PR to approve yet.")
@@ -197,15 +202,15 @@ async def approve(pc: PullContext, command: Command) -> Outcome:
         files = apply_patch(patch, before)
         await asyncio.to_thread(check_patch, patch, [FileEdit(p, before[p], text) for p, text in files.items()], before)
     else:
-        bundles = [await run_bundle(pc.gh, pc.repo, await pc.gh.get(f"/repos/{pc.repo}/actions/runs/{run_id}"),
-                                    pc.ctx.state.cache) for run_id in state.get("runs", [])]
+        bundles = [await run_bundle(pc.api, await pc.api.run(int(run_id)), pc.ctx.state.cache)
+                   for run_id in state.get("runs", [])]
         analysis = await asyncio.to_thread(analyze, pc.files, bundles, pc.config)
         if analysis.patch_id != current:
             new_state = {**state, "base_sha": pc.base_sha, "blobs": pc.blobs, "patch_id": analysis.patch_id}
             checks = (await asyncio.to_thread(check_patch, analysis.patch, analysis.edits, pc.files)).summary() if analysis.patch else None
             body = to_markdown(analysis, checks=checks, state=new_state,
                                title=PR_REPORT_TITLE)
-            await pc.gh.patch(f"/repos/{pc.repo}/issues/comments/{report['id']}", {"body": body})
+            await pc.api.update_comment(report["id"], body)
             if analysis.patch_id is None:
                 raise ApproveRefusal(f"The lane files changed on `{pc.default_branch}` since the report, and "
                                      "nothing is left to fold. The report above is updated; nothing was committed.")
@@ -215,7 +220,7 @@ async def approve(pc: PullContext, command: Command) -> Outcome:
         files = {e.path: e.after for e in analysis.edits}
     title = f"foldbot: fold short AMD suites into existing shards (patch {current})"
     body = pull_body(pc, report["body"], current)
-    committed = await commit_and_open(pc.gh, pc.repo, base_sha=pc.base_sha, default_branch=pc.default_branch,
+    committed = await commit_and_open(pc.api, base_sha=pc.base_sha, default_branch=pc.default_branch,
                                       patch_id=current, files=files, title=title, body=body)
     pull = committed.pull
     verb = "Opened" if committed.created else "Already open:"

@@ -9,10 +9,10 @@ import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-from urllib.parse import quote
 
+from .api import RepoAPI
 from .config import RepoConfig, lane_name
-from .github import GitHub, GitHubError
+from .github import GitHubError
 from .timing import JobMatcher
 from .workflow import Workflow, parse_workflow
 
@@ -29,6 +29,11 @@ class LaneInfo:
     name: str
     path: str
     workflow: Workflow
+
+    @property
+    def file(self) -> str:
+        """The workflow's file name, as the Actions API names a workflow."""
+        return self.path.rsplit("/", 1)[-1]
 
     @property
     def inputs(self) -> dict[str, Any]:
@@ -109,21 +114,19 @@ def filter_skipped(workflow: Workflow, jobs: list[dict[str, Any]], dispatchable:
     return out
 
 
-async def latest_lane_run(gh: GitHub, repo: str, lane: LaneInfo, head_sha: str,
+async def latest_lane_run(api: RepoAPI, lane: LaneInfo, head_sha: str,
                           completed: bool = False) -> dict[str, Any] | None:
     """The newest run of the lane for a commit that was not itself a dispatch."""
-    status = "&status=completed" if completed else ""
-    listing = await gh.get(f"/repos/{repo}/actions/workflows/{quote(lane.path.rsplit('/', 1)[1], safe='')}/runs"
-                           f"?head_sha={head_sha}{status}&per_page=30")
-    runs = [r for r in listing.get("workflow_runs", []) if r.get("event") != "workflow_dispatch"]
+    listed = await api.runs(lane.file, head_sha=head_sha, status="completed" if completed else None, count=30)
+    runs = [r for r in listed if r.get("event") != "workflow_dispatch"]
     return max(runs, key=lambda r: (str(r.get("created_at")), r["id"])) if runs else None
 
 
-async def plan_dispatch(gh: GitHub, repo: str, config: RepoConfig, lane: LaneInfo, pr: dict[str, Any],
+async def plan_dispatch(api: RepoAPI, config: RepoConfig, lane: LaneInfo, pr: dict[str, Any],
                         jobs: tuple[str, ...], sha: str | None, default_branch: str) -> DispatchPlan:
     head = pr["head"]
     head_sha = str(head["sha"])
-    fork = (head.get("repo") or {}).get("full_name") != repo
+    fork = (head.get("repo") or {}).get("full_name") != api.repo
     if fork:
         if sha is None:
             raise Refusal(f"This PR comes from a fork: name the commit you reviewed, `/dispatch {lane.name} sha=<sha>`, "
@@ -148,15 +151,14 @@ async def plan_dispatch(gh: GitHub, repo: str, config: RepoConfig, lane: LaneInf
                           f"Valid: {', '.join(f'`{j}`' for j in dispatchable)}.")
         targets = list(jobs)
     else:
-        run = await latest_lane_run(gh, repo, lane, head_sha)
+        run = await latest_lane_run(api, lane, head_sha)
         if run is None:
             raise Refusal(f"No run of `{lane.path}` for `{head_sha[:12]}` yet: wait for it, or name the jobs: "
                           f"`/dispatch {lane.name} <job-id> ...`.")
         if run.get("status") != "completed":
             raise Refusal(f"The run of `{lane.path}` for `{head_sha[:12]}` is still {run.get('status')}: "
                           "dispatch when it has finished.")
-        run_jobs = await gh.get_all(f"/repos/{repo}/actions/runs/{run['id']}/jobs?filter=latest&per_page=100",
-                                    iterable_key="jobs")
+        run_jobs = await api.jobs(run["id"])
         failure = gate_failure(run_jobs, JobMatcher(lane.workflow))
         if failure:
             raise Refusal(f"The gate failed in run [{run['id']}]({run.get('html_url')}): {failure}. "
@@ -178,19 +180,17 @@ async def plan_dispatch(gh: GitHub, repo: str, config: RepoConfig, lane: LaneInf
     return DispatchPlan(lane, ref, inputs, tuple(targets), head_sha, run_id)
 
 
-async def send(gh: GitHub, repo: str, plan: DispatchPlan, *, attempts: int = 10, wait: float = 1.0) -> dict[str, Any] | None:
+async def send(api: RepoAPI, plan: DispatchPlan, *, attempts: int = 10, wait: float = 1.0) -> dict[str, Any] | None:
     """Dispatch, and find the run it created: GitHub returns its id (`return_run_details`),
     else it is the newest dispatch run titled `[<stage>] <sha>`."""
-    workflow_file = quote(plan.lane.path.rsplit("/", 1)[1], safe="")
-    answer = await gh.post(f"/repos/{repo}/actions/workflows/{workflow_file}/dispatches",
-                           {"ref": plan.ref, "inputs": plan.inputs, "return_run_details": True})
+    answer = await api.dispatch(plan.lane.file, plan.ref, plan.inputs)
     if isinstance(answer, dict) and answer.get("workflow_run_id"):
-        return await gh.get(f"/repos/{repo}/actions/runs/{answer['workflow_run_id']}")
+        return await api.run(int(answer["workflow_run_id"]))
     stage = plan.inputs.get("target_stage") or plan.inputs.get("target_stage_select") or ""
     title = f"[{stage}] {plan.head_sha}" if "pr_head_sha" in plan.inputs else f"[{stage}]"
     for _ in range(attempts):
-        listing = await gh.get(f"/repos/{repo}/actions/workflows/{workflow_file}/runs?event=workflow_dispatch&per_page=20")
-        found = [r for r in listing.get("workflow_runs", []) if r.get("display_title") == title]
+        listed = await api.runs(plan.lane.file, event="workflow_dispatch", count=20)
+        found = [r for r in listed if r.get("display_title") == title]
         if found:
             return max(found, key=lambda r: r["id"])
         await asyncio.sleep(wait)

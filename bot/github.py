@@ -9,7 +9,6 @@ The rest of foldbot sees `GitHub`: a small client bound to one installation
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import logging
 import random
@@ -18,7 +17,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from urllib.parse import quote
 
 import aiohttp
 import cachetools
@@ -47,11 +45,6 @@ class GitHubError(Exception):
         super().__init__(f"{method} {url}: {status} {message}")
         self.status = status
         self.message = message
-
-
-def contents_path(path: str) -> str:
-    """A repository path for a URL: `/` stays `/` (GitHub wants it raw), the rest quoted."""
-    return quote(path, safe="/")
 
 
 def app_jwt(app_id: str, private_key: str, now: float | None = None) -> str:
@@ -299,12 +292,11 @@ class GitHub:
     async def delete(self, url: str) -> Any:
         return await self._call("delete", url)
 
-    async def job_log(self, repo: str, job_id: int, max_bytes: int) -> str:
-        """A job's log as text. GitHub answers `actions/jobs/{id}/logs` with a redirect to
-        a URL signed for a minute; that URL is read without the token (it is another
+    async def download(self, path: str, max_bytes: int) -> str:
+        """A download as text, such as a job log: GitHub answers `path` with a redirect
+        to a URL signed for a minute; that URL is read without the token (it is another
         host's) and at most `max_bytes` of it. Raises JobLogError saying why not."""
-        url = f"{self.pool.base_url}/repos/{repo}/actions/jobs/{int(job_id)}/logs"
-        location = await self._log_location(url)
+        location = await self._log_location(f"{self.pool.base_url}{path}")
         return await self._download(location, max_bytes)
 
     async def _log_location(self, url: str) -> str:
@@ -365,15 +357,3 @@ class GitHub:
             remaining = headers.get("x-ratelimit-remaining")
             if remaining is not None and remaining.isdigit():
                 metrics.rate_limit_remaining.set(int(remaining))
-
-    async def file(self, repo: str, path: str, ref: str) -> tuple[str, str] | None:
-        """A file's text and blob SHA at `ref`, or None when it does not exist."""
-        try:
-            data = await self.get(f"/repos/{repo}/contents/{contents_path(path)}?ref={quote(ref, safe='')}")
-        except GitHubError as exc:
-            if exc.status == 404:
-                return None
-            raise
-        if not isinstance(data, dict) or data.get("type") != "file":
-            return None
-        return base64.b64decode(data.get("content") or "").decode("utf-8"), str(data["sha"])

@@ -22,7 +22,8 @@ from typing import Any, Callable, MutableMapping
 
 from .analysis import Analysis, Unmeasured
 from .config import RepoConfig
-from .github import GitHub, JobLogError
+from .api import RepoAPI
+from .github import JobLogError
 from .logs import LogError, ShardLog, parse_log
 from .timing import JobTiming
 
@@ -63,11 +64,12 @@ def wanted(analysis: Analysis) -> dict[str, list[tuple[JobTiming, ...]]]:
     return out
 
 
-async def read_logs(gh: GitHub, repo: str, analysis: Analysis, config: RepoConfig,
+async def read_logs(api: RepoAPI, analysis: Analysis, config: RepoConfig,
                     cache: MutableMapping[Any, Any], now: Callable[[], float] = time.time) -> LogsRead:
     """The logs `wanted` names, within the budget; a line for each matrix whose logs
     could not all be read, and for the runs the budget left unread."""
     plan = wanted(analysis)
+    repo = api.repo
     budget = config.logs_max_jobs
     max_bytes = int(config.logs_max_mb * 2**20)
     logs: dict[int, ShardLog] = {}
@@ -82,7 +84,7 @@ async def read_logs(gh: GitHub, repo: str, analysis: Analysis, config: RepoConfi
             return known  # type: ignore[no-any-return]
         async with limit:
             try:
-                text = await gh.job_log(repo, job.api_id, max_bytes)
+                text = await api.job_log(job.api_id, max_bytes)
             except JobLogError as exc:
                 gone = Gone(str(exc))
                 if _for_good(str(exc)):

@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
+from .api import RepoAPI
 from .config import ROLES
-from .github import GitHub, GitHubError
 
 #: The legacy `permission` field, for custom roles whose `role_name` is not a base role.
 _LEGACY = {"admin": "admin", "write": "write", "read": "read", "none": "none"}
@@ -28,14 +27,9 @@ def effective_role(data: dict[str, Any]) -> str:
     return _LEGACY.get(str(data.get("permission") or "none"), "none")
 
 
-async def role_of(gh: GitHub, repo: str, login: str) -> str:
-    try:
-        data = await gh.get(f"/repos/{repo}/collaborators/{quote(login, safe='')}/permission")
-    except GitHubError as exc:
-        if exc.status == 404:
-            return "none"
-        raise
-    return effective_role(data)
+async def role_of(api: RepoAPI, login: str) -> str:
+    data = await api.permission(login)
+    return effective_role(data) if data is not None else "none"
 
 
 @dataclass(frozen=True)

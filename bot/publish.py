@@ -9,9 +9,8 @@ import logging
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
-from .github import GitHub
+from .api import RepoAPI
 from .report import MARKER, STATE_CLOSE, STATE_OPEN
 
 log = logging.getLogger("foldbot.publish")
@@ -34,65 +33,61 @@ def is_ours(item: dict[str, Any], login: str, marker: str = MARKER) -> bool:
     return user.get("login") == login and marker in str(item.get("body") or "")
 
 
-async def _our_comments(gh: GitHub, repo: str, number: int, login: str, marker: str) -> list[dict[str, Any]]:
-    comments = await gh.get_all(f"/repos/{repo}/issues/{number}/comments?per_page=100")
+async def _our_comments(api: RepoAPI, number: int, login: str, marker: str) -> list[dict[str, Any]]:
+    comments = await api.comments(number)
     return sorted((c for c in comments if is_ours(c, login, marker)), key=lambda c: int(c["id"]))
 
 
-async def find_comment(gh: GitHub, repo: str, number: int, login: str, marker: str = MARKER) -> dict[str, Any] | None:
+async def find_comment(api: RepoAPI, number: int, login: str, marker: str = MARKER) -> dict[str, Any] | None:
     """foldbot's report comment on a PR: its oldest, should there ever be two."""
-    ours = await _our_comments(gh, repo, number, login, marker)
+    ours = await _our_comments(api, number, login, marker)
     return ours[0] if ours else None
 
 
-async def upsert_comment(gh: GitHub, repo: str, number: int, body: str, login: str) -> Written:
-    existing = await find_comment(gh, repo, number, login)
+async def upsert_comment(api: RepoAPI, number: int, body: str, login: str) -> Written:
+    existing = await find_comment(api, number, login)
     if existing is None:
-        created = await gh.post(f"/repos/{repo}/issues/{number}/comments", {"body": body})
+        created = await api.create_comment(number, body)
         # Another foldbot process may have found none at the same moment and created one
         # too: the oldest stays, and each process removes its own younger one.
-        oldest = min([created, *await _our_comments(gh, repo, number, login, MARKER)], key=lambda c: int(c["id"]))
+        oldest = min([created, *await _our_comments(api, number, login, MARKER)], key=lambda c: int(c["id"]))
         if int(oldest["id"]) == int(created["id"]):
             return Written("comment", int(created["id"]), "created", body)
-        await gh.delete(f"/repos/{repo}/issues/comments/{created['id']}")
-        log.warning("%s#%d: comment %s removed, a duplicate of %s written at the same time", repo, number,
+        await api.delete_comment(created["id"])
+        log.warning("%s#%d: comment %s removed, a duplicate of %s written at the same time", api.repo, number,
                     created["id"], oldest["id"])
         existing = oldest
     if existing.get("body") == body:
         return Written("comment", int(existing["id"]), "unchanged", body)
-    await gh.patch(f"/repos/{repo}/issues/comments/{existing['id']}", {"body": body})
+    await api.update_comment(existing["id"], body)
     return Written("comment", int(existing["id"]), "updated", body)
 
 
-async def find_dashboard(gh: GitHub, repo: str, login: str) -> dict[str, Any] | None:
+async def find_dashboard(api: RepoAPI, login: str) -> dict[str, Any] | None:
     """foldbot's open dashboard issue: the oldest, should there ever be two."""
-    issues = await gh.get_all(
-        f"/repos/{repo}/issues?state=open&labels={DASHBOARD_LABEL}&creator={quote(login, safe='')}&per_page=100"
-    )
+    issues = await api.issues(label=DASHBOARD_LABEL, creator=login)
     ours = [i for i in issues if is_ours(i, login) and not i.get("pull_request")]
     return min(ours, key=lambda i: int(i["number"])) if ours else None
 
 
-async def upsert_dashboard(gh: GitHub, repo: str, body: str, login: str) -> Written:
-    existing = await find_dashboard(gh, repo, login)
+async def upsert_dashboard(api: RepoAPI, body: str, login: str) -> Written:
+    existing = await find_dashboard(api, login)
     if existing is None:
-        created = await gh.post(f"/repos/{repo}/issues",
-                                {"title": DASHBOARD_TITLE, "body": body, "labels": [DASHBOARD_LABEL]})
+        created = await api.create_issue(DASHBOARD_TITLE, body, [DASHBOARD_LABEL])
         # As for comments: of two created at once the oldest stays; an issue cannot be
         # deleted, so the younger one is closed as a duplicate, pointing at it.
-        listed = await find_dashboard(gh, repo, login)
+        listed = await find_dashboard(api, login)
         oldest = min([created, *([listed] if listed else [])], key=lambda i: int(i["number"]))
         if int(oldest["number"]) == int(created["number"]):
             return Written("issue", int(created["number"]), "created", body)
-        await gh.patch(f"/repos/{repo}/issues/{created['number']}",
-                       {"state": "closed", "state_reason": "not_planned",
-                        "body": f"A duplicate of #{oldest['number']}, written at the same time; foldbot reports there."})
-        log.warning("%s: dashboard issue #%s closed, a duplicate of #%s written at the same time", repo,
+        await api.update_issue(created["number"], state="closed", state_reason="not_planned",
+                               body=f"A duplicate of #{oldest['number']}, written at the same time; foldbot reports there.")
+        log.warning("%s: dashboard issue #%s closed, a duplicate of #%s written at the same time", api.repo,
                     created["number"], oldest["number"])
         existing = oldest
     if existing.get("body") == body:
         return Written("issue", int(existing["number"]), "unchanged", body)
-    await gh.patch(f"/repos/{repo}/issues/{existing['number']}", {"body": body})
+    await api.update_issue(existing["number"], body=body)
     return Written("issue", int(existing["number"]), "updated", body)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .github import GitHub, GitHubError
+from .api import RepoAPI
 from .publish import is_ours, read_state
 from .report import md_escape, state_block
 from .context import Context
@@ -22,13 +22,9 @@ def reply_body(line: str, message: str, state: dict[str, Any]) -> str:
     return f"{quoted}\n\n{message}\n\n{REPLY_MARKER}\n{state_block(state)}\n"
 
 
-async def react(gh: GitHub, repo: str, comment_id: int, content: str) -> None:
-    await gh.post(f"/repos/{repo}/issues/comments/{comment_id}/reactions", {"content": content})
-
-
-async def our_replies(gh: GitHub, repo: str, number: int, login: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+async def our_replies(api: RepoAPI, number: int, login: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """foldbot's own replies on a PR with their state blocks, oldest first."""
-    comments = await gh.get_all(f"/repos/{repo}/issues/{number}/comments?per_page=100")
+    comments = await api.comments(number)
     out = []
     for comment in comments:
         if is_ours(comment, login, REPLY_MARKER):
@@ -42,46 +38,40 @@ async def our_replies(gh: GitHub, repo: str, number: int, login: str) -> list[tu
 RECENT_PULLS = 300
 
 
-async def _pulls_with_head(gh: GitHub, ctx: Context, repo: str, sha: str, run_id: int, *, search: bool) -> list[int]:
+async def _pulls_with_head(api: RepoAPI, ctx: Context, sha: str, run_id: int, *, search: bool) -> list[int]:
     """The PRs whose dispatch may have started this run: the PR remembered when it
     was dispatched, the same-repository PRs GitHub associates with the commit, and,
     when neither is known and `search` is on (after a restart, for a fork PR: GitHub
     does not associate a fork's head commit with its PR), the open PR whose head it
     is, among the most recently updated (a `/dispatch` comment just updated it)."""
     numbers: list[int] = []
-    known = ctx.state.cache.get(("dispatch", repo, run_id))
+    known = ctx.state.cache.get(("dispatch", api.repo, run_id))
     if known is not None:
         numbers.append(int(known))
-    try:
-        pulls = await gh.get_all(f"/repos/{repo}/commits/{sha}/pulls?per_page=100")
-    except GitHubError as exc:
-        if exc.status not in (404, 422):
-            raise
-        pulls = []
+    pulls = await api.pulls_of_commit(sha)
     numbers += [int(p["number"]) for p in pulls if int(p["number"]) not in numbers]
     if numbers or not search:
         return numbers
-    pull = await gh.find(f"/repos/{repo}/pulls?state=open&sort=updated&direction=desc&per_page=100",
-                         lambda p: str((p.get("head") or {}).get("sha") or "").startswith(sha.lower()),
-                         limit=RECENT_PULLS)
+    pull = await api.find_open_pull(lambda p: str((p.get("head") or {}).get("sha") or "").startswith(sha.lower()),
+                                    limit=RECENT_PULLS)
     return [int(pull["number"])] if pull else []
 
 
-async def finish_dispatch_replies(gh: GitHub, ctx: Context, repo: str, run: dict[str, Any]) -> None:
+async def finish_dispatch_replies(api: RepoAPI, ctx: Context, run: dict[str, Any]) -> None:
     """Edit the dispatch reply that started this run with its conclusion per job."""
     title = str(run.get("display_title") or "")
     match = re.match(r"\[[^\]]*\] ([0-9a-f]{7,40})$", title)
     sha = match.group(1) if match else str(run.get("head_sha"))
     login = await ctx.pool.bot_login()
     # Only a run titled as the lanes title a dispatched run (`[<stage>] <sha>`) is searched for.
-    numbers = await _pulls_with_head(gh, ctx, repo, sha, int(run["id"]), search=match is not None)
+    numbers = await _pulls_with_head(api, ctx, sha, int(run["id"]), search=match is not None)
     if not numbers:
-        ctx.log.info("%s: no open PR has head %s; run %s's dispatch reply is not edited", repo, sha[:12], run["id"])
+        ctx.log.info("%s: no open PR has head %s; run %s's dispatch reply is not edited", api.repo, sha[:12], run["id"])
         return
-    jobs = await gh.get_all(f"/repos/{repo}/actions/runs/{run['id']}/jobs?filter=latest&per_page=100", iterable_key="jobs")
+    jobs = await api.jobs(run["id"])
     lines = "\n".join(f"- {md_escape(str(j['name']))}: **{j.get('conclusion') or j.get('status')}**" for j in jobs)
     for number in numbers:
-        for comment, state in await our_replies(gh, repo, number, login):
+        for comment, state in await our_replies(api, number, login):
             if state.get("kind") != "dispatch" or state.get("run_id") != run["id"]:
                 continue
             body = comment["body"]
@@ -91,6 +81,6 @@ async def finish_dispatch_replies(gh: GitHub, ctx: Context, repo: str, run: dict
             new = (f"{prefix}{_OUTCOME} {run.get('conclusion')}, [run {run['id']}]({run.get('html_url')}).\n\n"
                    f"{lines}\n\n{body[marker_at:]}")
             if new != body:
-                await gh.patch(f"/repos/{repo}/issues/comments/{comment['id']}", {"body": new})
-                ctx.log.info("%s#%d: dispatch reply %s edited with run %s's %s", repo, number, comment["id"],
+                await api.update_comment(comment["id"], new)
+                ctx.log.info("%s#%d: dispatch reply %s edited with run %s's %s", api.repo, number, comment["id"],
                              run["id"], run.get("conclusion"))

@@ -8,12 +8,11 @@ import asyncio
 import fnmatch
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import cachetools
 
+from .api import RepoAPI
 from .config import CONFIG_PATH, RepoConfig, parse_config
-from .github import GitHub, GitHubError
 
 
 @dataclass(frozen=True)
@@ -23,33 +22,26 @@ class LaneFiles:
     blobs: dict[str, str]  # path -> blob SHA
 
 
-async def default_branch_head(gh: GitHub, repo: str) -> tuple[str, str]:
+async def default_branch_head(api: RepoAPI) -> tuple[str, str]:
     """The default branch and its head commit SHA."""
-    info = await gh.get(f"/repos/{repo}")
-    branch = str(info["default_branch"])
-    ref = await gh.get(f"/repos/{repo}/git/ref/heads/{quote(branch, safe='/')}")
-    return branch, str(ref["object"]["sha"])
+    branch = str((await api.info())["default_branch"])
+    return branch, await api.branch_head(branch)
 
 
-async def read_config(gh: GitHub, repo: str, ref: str) -> RepoConfig:
+async def read_config(api: RepoAPI, ref: str) -> RepoConfig:
     """`.github/foldbot.yml` at `ref`; the defaults when there is none (a broken one raises ConfigError)."""
-    found = await gh.file(repo, CONFIG_PATH, ref)
+    found = await api.file(CONFIG_PATH, ref)
     return parse_config(found[0] if found else None)
 
 
-async def read_lanes(gh: GitHub, repo: str, ref: str, config: RepoConfig, also: tuple[str, ...] = ()) -> LaneFiles:
+async def read_lanes(api: RepoAPI, ref: str, config: RepoConfig, also: tuple[str, ...] = ()) -> LaneFiles:
     """Every lane workflow file at `ref` (plus `also`), with its blob SHA."""
-    try:
-        listing = await gh.get(f"/repos/{repo}/contents/.github/workflows?ref={quote(ref, safe='')}")
-    except GitHubError as exc:
-        if exc.status == 404:
-            return LaneFiles(ref, {}, {})
-        raise
+    listing = await api.directory(".github/workflows", ref)
     paths = sorted(
         str(entry["path"]) for entry in listing
         if entry.get("type") == "file" and (config.is_lane(str(entry["path"])) or entry["path"] in also)
     )
-    found = await asyncio.gather(*(gh.file(repo, path, ref) for path in paths))
+    found = await asyncio.gather(*(api.file(path, ref) for path in paths))
     files, blobs = {}, {}
     for path, item in zip(paths, found):
         if item is not None:
@@ -57,31 +49,28 @@ async def read_lanes(gh: GitHub, repo: str, ref: str, config: RepoConfig, also: 
     return LaneFiles(ref, files, blobs)
 
 
-async def run_bundle(gh: GitHub, repo: str, run: dict[str, Any], cache: cachetools.LRUCache[Any, Any]) -> dict[str, Any]:
+async def run_bundle(api: RepoAPI, run: dict[str, Any], cache: cachetools.LRUCache[Any, Any]) -> dict[str, Any]:
     """A run with its latest jobs (all pages). A completed run never changes: cached."""
-    key = ("jobs", repo, run["id"], run.get("run_attempt"))
+    key = ("jobs", api.repo, run["id"], run.get("run_attempt"))
     jobs = cache.get(key) if run.get("status") == "completed" else None
     if jobs is None:
-        jobs = await gh.get_all(f"/repos/{repo}/actions/runs/{run['id']}/jobs?filter=latest&per_page=100",
-                                iterable_key="jobs")
+        jobs = await api.jobs(run["id"])
         if run.get("status") == "completed":
             cache[key] = jobs
     return {"workflow_run": run, "jobs": jobs}
 
 
-async def history(gh: GitHub, repo: str, run: dict[str, Any], count: int,
+async def history(api: RepoAPI, run: dict[str, Any], count: int,
                   cache: cachetools.LRUCache[Any, Any]) -> list[dict[str, Any]]:
     """The last `count` completed runs of the run's workflow, the run itself last,
     oldest first, each with its jobs."""
-    listing = await gh.get(
-        f"/repos/{repo}/actions/workflows/{run['workflow_id']}/runs?status=completed&per_page={min(count, 100)}"
-    )
-    runs = [r for r in listing.get("workflow_runs", []) if r["id"] != run["id"]][: max(count - 1, 0)]
+    listed = await api.runs(run["workflow_id"], status="completed", count=count)
+    runs = [r for r in listed if r["id"] != run["id"]][: max(count - 1, 0)]
     runs = sorted(runs, key=lambda r: (str(r.get("created_at")), r["id"])) + [run]
-    return list(await asyncio.gather(*(run_bundle(gh, repo, r, cache) for r in runs)))
+    return list(await asyncio.gather(*(run_bundle(api, r, cache) for r in runs)))
 
 
-async def pull_requests_of_run(gh: GitHub, repo: str, run: dict[str, Any]) -> list[int]:
+async def pull_requests_of_run(api: RepoAPI, run: dict[str, Any]) -> list[int]:
     """The open PRs a run tested. `workflow_run.pull_requests` is empty for fork PRs:
     then look the PR up by the fork's `owner:branch` and match the head SHA."""
     numbers = [int(pr["number"]) for pr in run.get("pull_requests") or [] if pr.get("number")]
@@ -92,13 +81,8 @@ async def pull_requests_of_run(gh: GitHub, repo: str, run: dict[str, Any]) -> li
     branch = run.get("head_branch")
     if not owner or not branch:
         return []
-    pulls = await gh.get_all(f"/repos/{repo}/pulls?state=open&head={quote(f'{owner}:{branch}', safe=':')}&per_page=100")
+    pulls = await api.pulls_from(str(owner), str(branch))
     return [int(p["number"]) for p in pulls if (p.get("head") or {}).get("sha") == run.get("head_sha")]
-
-
-async def changed_files(gh: GitHub, repo: str, number: int) -> list[str]:
-    files = await gh.get_all(f"/repos/{repo}/pulls/{number}/files?per_page=100")
-    return [str(f["filename"]) for f in files]
 
 
 def touches_ci(paths: list[str], config: RepoConfig) -> bool:
@@ -106,5 +90,5 @@ def touches_ci(paths: list[str], config: RepoConfig) -> bool:
     return any(config.is_lane(p) or any(fnmatch.fnmatchcase(p, g) for g in config.ci_paths) for p in paths)
 
 
-__all__ = ["LaneFiles", "changed_files", "default_branch_head", "history", "pull_requests_of_run",
-           "read_config", "read_lanes", "run_bundle", "touches_ci"]
+__all__ = ["LaneFiles", "default_branch_head", "history", "pull_requests_of_run", "read_config", "read_lanes",
+           "run_bundle", "touches_ci"]

@@ -9,10 +9,10 @@ from typing import Any
 from .analysis import Analysis, AnalysisError, analyze
 from .config import ConfigError, lane_name
 from .edit import EditError, VerificationError
-from .github import GitHub
+from .api import RepoAPI
 from .joblogs import read_logs
 from .publish import upsert_comment, upsert_dashboard
-from .repo import changed_files, default_branch_head, history, pull_requests_of_run, read_config, read_lanes, touches_ci
+from .repo import default_branch_head, history, pull_requests_of_run, read_config, read_lanes, touches_ci
 from .report import MARKER, code, md_escape, to_markdown
 from .context import Context
 from .timing import BundleError
@@ -25,24 +25,25 @@ PR_REPORT_TITLE = "foldbot: AMD CI setup of this pull request's run"
 USER_ERRORS = (AnalysisError, BundleError, ConfigError, WorkflowError, EditError, VerificationError, PatchCheckError)
 
 
-async def report_run(gh: GitHub, ctx: Context, repo: str, run: dict[str, Any], force_comment: int | None = None) -> None:
+async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comment: int | None = None) -> None:
     """Analyse a completed lane run; update the dashboard and the comments of its PRs
     (`force_comment`: also this PR's, whatever it changes: someone asked for it)."""
+    repo = api.repo
     path = str(run["path"]).split("@", 1)[0]
-    (_, head), login = await asyncio.gather(default_branch_head(gh, repo), ctx.pool.bot_login())
+    (_, head), login = await asyncio.gather(default_branch_head(api), ctx.pool.bot_login())
     try:
-        config = await read_config(gh, repo, head)
+        config = await read_config(api, head)
     except ConfigError as exc:
-        await upsert_dashboard(gh, repo, error_body(repo, str(exc)), login)
+        await upsert_dashboard(api, error_body(repo, str(exc)), login)
         ctx.log.warning("%s: %s", repo, exc)
         return
     if not config.is_lane(path):
         ctx.log.info("%s: %s is not a lane workflow; nothing to do", repo, path)
         return
     lanes, bundles, prs = await asyncio.gather(
-        read_lanes(gh, repo, head, config, also=(path,)),
-        history(gh, repo, run, config.history_runs, ctx.state.cache),
-        pull_requests_of_run(gh, repo, run),
+        read_lanes(api, head, config, also=(path,)),
+        history(api, run, config.history_runs, ctx.state.cache),
+        pull_requests_of_run(api, run),
     )
     if path not in lanes.files:
         ctx.log.info("%s: %s is not on the default branch (yet); nothing to patch", repo, path)
@@ -50,14 +51,14 @@ async def report_run(gh: GitHub, ctx: Context, repo: str, run: dict[str, Any], f
     try:
         analysis = await asyncio.to_thread(analyze, lanes.files, bundles, config)
         if config.logs_fetch and analysis.plan.reshard_candidates:
-            read = await read_logs(gh, repo, analysis, config, ctx.state.cache)
+            read = await read_logs(api, analysis, config, ctx.state.cache)
             if read.logs or read.problems:
                 analysis = await asyncio.to_thread(analyze, lanes.files, bundles, config, read.logs, read.problems)
             ctx.log.info("%s: %d shard logs used, %d downloaded, %d not readable", repo, len(read.logs),
                          read.downloads, len(read.problems))
         checks = await asyncio.to_thread(check_patch, analysis.patch, analysis.edits, lanes.files) if analysis.patch else None
     except USER_ERRORS as exc:
-        await upsert_dashboard(gh, repo, error_body(repo, str(exc)), login)
+        await upsert_dashboard(api, error_body(repo, str(exc)), login)
         ctx.log.warning("%s: cannot analyse %s: %s", repo, path, exc)
         return
     state = {
@@ -69,7 +70,7 @@ async def report_run(gh: GitHub, ctx: Context, repo: str, run: dict[str, Any], f
         "blobs": lanes.blobs,
     }
     check_text = checks.summary() if checks else None
-    written = await upsert_dashboard(gh, repo, to_markdown(analysis, checks=check_text, state=state), login)
+    written = await upsert_dashboard(api, to_markdown(analysis, checks=check_text, state=state), login)
     ctx.log.info("%s: dashboard issue #%d %s", repo, written.number, written.action)
     if force_comment is not None and force_comment not in prs:
         prs = [*prs, force_comment]
@@ -77,11 +78,11 @@ async def report_run(gh: GitHub, ctx: Context, repo: str, run: dict[str, Any], f
         if number != force_comment:
             if config.comment_on == "none":
                 continue
-            if config.comment_on == "ci-prs" and not touches_ci(await changed_files(gh, repo, number), config):
+            if config.comment_on == "ci-prs" and not touches_ci(await api.pull_files(number), config):
                 continue
         body = to_markdown(analysis, checks=check_text, state={**state, "pr": number},
                            title=PR_REPORT_TITLE, skipped_note=skipped_note(analysis))
-        written = await upsert_comment(gh, repo, number, body, login)
+        written = await upsert_comment(api, number, body, login)
         ctx.log.info("%s#%d: report comment %s", repo, number, written.action)
 
 

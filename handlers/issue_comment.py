@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from gidgethub import routing, sansio
 
+from bot.api import RepoAPI
 from bot.chatops import run_commands
 from bot.commands import parse_commands
 from bot.github import GitHub
@@ -25,4 +26,4 @@ async def on_created(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
         return
     repo = event.data["repository"]["full_name"]
     async with ctx.state.lock(repo):
-        await run_commands(gh, ctx, repo, int(issue["number"]), comment, commands)
+        await run_commands(RepoAPI(gh, repo), ctx, int(issue["number"]), comment, commands)

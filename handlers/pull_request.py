@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gidgethub import routing, sansio
 
+from bot.api import RepoAPI
 from bot.github import GitHub
 from bot.publish import find_comment, mark_stale, read_state
 from bot.context import Context
@@ -17,8 +18,9 @@ async def on_synchronize(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
     number = int(event.data["number"])
     new_sha = str(event.data["pull_request"]["head"]["sha"])
     login = await ctx.pool.bot_login()
+    api = RepoAPI(gh, repo)
     async with ctx.state.lock(repo):
-        comment = await find_comment(gh, repo, number, login)
+        comment = await find_comment(api, number, login)
         if comment is None:
             return
         state = read_state(comment["body"]) or {}
@@ -27,5 +29,5 @@ async def on_synchronize(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
             return
         body = mark_stale(comment["body"], old_sha, new_sha)
         if body != comment["body"]:
-            await gh.patch(f"/repos/{repo}/issues/comments/{comment['id']}", {"body": body})
+            await api.update_comment(comment["id"], body)
             ctx.log.info("%s#%d: report marked stale (new head %s)", repo, number, new_sha[:12])

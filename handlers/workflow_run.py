@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from gidgethub import routing, sansio
 
+from bot.api import RepoAPI
 from bot.github import GitHub
 from bot.replies import finish_dispatch_replies
 from bot.reporting import report_run
@@ -23,7 +24,8 @@ async def on_completed(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
         if key in ctx.state.done_keys:
             ctx.log.info("run %s attempt %s of %s was already reported", run["id"], run.get("run_attempt"), repo)
             return
+        api = RepoAPI(gh, repo)
         if run.get("event") == "workflow_dispatch":
-            await finish_dispatch_replies(gh, ctx, repo, run)
-        await report_run(gh, ctx, repo, run)
+            await finish_dispatch_replies(api, ctx, run)
+        await report_run(api, ctx, run)
         ctx.state.done_keys[key] = True

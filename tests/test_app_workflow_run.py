@@ -11,6 +11,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from bot.api import RepoAPI
 from bot.publish import DASHBOARD_LABEL, DASHBOARD_TITLE, read_state, upsert_comment, upsert_dashboard
 from bot.report import MARKER
 from tests.paths import AMD, ROCM720
@@ -291,9 +292,9 @@ async def test_two_processes_writing_at_once_leave_one_comment_and_one_dashboard
         pools = [app_pool(fake_github, session) for session in (first, second)]
         ghs = [pool.for_installation(INSTALLATION) for pool in pools]
         login = await pools[0].bot_login()
-        comments = await asyncio.gather(*(upsert_comment(gh, repo, number, f"report {i}\n{MARKER}", login)
+        comments = await asyncio.gather(*(upsert_comment(RepoAPI(gh, repo), number, f"report {i}\n{MARKER}", login)
                                           for i, gh in enumerate(ghs)))
-        issues = await asyncio.gather(*(upsert_dashboard(gh, repo, f"dashboard {i}\n{MARKER}", login)
+        issues = await asyncio.gather(*(upsert_dashboard(RepoAPI(gh, repo), f"dashboard {i}\n{MARKER}", login)
                                         for i, gh in enumerate(ghs)))
     assert fake_github.count("POST", r"/issues/\d+/comments$") == 2 and fake_github.count("POST", r"/issues$") == 2
     (kept,) = bot_comments(fake_github, world, number)

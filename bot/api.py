@@ -1,0 +1,169 @@
+"""Every REST call foldbot makes on a repository, one method each. Nothing else in
+foldbot builds a GitHub URL (the App's own calls, `/app` and its tokens, are in
+`bot.github`). A 404 that means "there is none" is None or an empty list here; any
+other failure is a `GitHubError`."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, Callable
+from urllib.parse import quote
+
+from .github import GitHub, GitHubError
+
+PAGE = "per_page=100"
+
+
+def _q(value: str, safe: str = "") -> str:
+    return quote(str(value), safe=safe)
+
+
+class RepoAPI:
+    def __init__(self, gh: GitHub, repo: str) -> None:
+        self.gh = gh
+        self.repo = repo
+        self.base = f"/repos/{repo}"
+
+    async def _none_if_missing(self, url: str, *statuses: int) -> Any | None:
+        try:
+            return await self.gh.get(url)
+        except GitHubError as exc:
+            if exc.status in (404, *statuses):
+                return None
+            raise
+
+    # -- the repository and its git data ------------------------------------------------
+
+    async def info(self) -> dict[str, Any]:
+        return await self.gh.get(self.base)  # type: ignore[no-any-return]
+
+    async def branch_sha(self, branch: str) -> str | None:
+        """The commit a branch points at; None when there is no such branch."""
+        ref = await self._none_if_missing(f"{self.base}/git/ref/heads/{_q(branch, '/')}")
+        return str(ref["object"]["sha"]) if ref else None
+
+    async def branch_head(self, branch: str) -> str:
+        """The commit a branch that must exist points at (a GitHubError if it does not)."""
+        ref = await self.gh.get(f"{self.base}/git/ref/heads/{_q(branch, '/')}")
+        return str(ref["object"]["sha"])
+
+    async def file(self, path: str, ref: str) -> tuple[str, str] | None:
+        """A file's text and blob SHA at `ref`; None when it does not exist (or is no file)."""
+        data = await self._none_if_missing(f"{self.base}/contents/{_q(path, '/')}?ref={_q(ref)}")
+        if not isinstance(data, dict) or data.get("type") != "file":
+            return None
+        return base64.b64decode(data.get("content") or "").decode("utf-8"), str(data["sha"])
+
+    async def directory(self, path: str, ref: str) -> list[dict[str, Any]]:
+        """The entries of a directory at `ref`; empty when it does not exist."""
+        listing = await self._none_if_missing(f"{self.base}/contents/{_q(path, '/')}?ref={_q(ref)}")
+        return listing if isinstance(listing, list) else []
+
+    async def commit(self, sha: str) -> dict[str, Any]:
+        return await self.gh.get(f"{self.base}/git/commits/{_q(sha)}")  # type: ignore[no-any-return]
+
+    async def create_blob(self, text: str) -> str:
+        return str((await self.gh.post(f"{self.base}/git/blobs", {"content": text, "encoding": "utf-8"}))["sha"])
+
+    async def create_tree(self, base_tree: str, entries: list[dict[str, Any]]) -> str:
+        return str((await self.gh.post(f"{self.base}/git/trees", {"base_tree": base_tree, "tree": entries}))["sha"])
+
+    async def create_commit(self, message: str, tree: str, parents: list[str]) -> str:
+        data = {"message": message, "tree": tree, "parents": parents}
+        return str((await self.gh.post(f"{self.base}/git/commits", data))["sha"])
+
+    async def create_branch(self, branch: str, sha: str) -> None:
+        await self.gh.post(f"{self.base}/git/refs", {"ref": f"refs/heads/{branch}", "sha": sha})
+
+    # -- Actions ----------------------------------------------------------------------
+
+    async def run(self, run_id: int) -> dict[str, Any]:
+        return await self.gh.get(f"{self.base}/actions/runs/{int(run_id)}")  # type: ignore[no-any-return]
+
+    async def jobs(self, run_id: int) -> list[dict[str, Any]]:
+        """The latest attempt's jobs of a run, every page."""
+        return await self.gh.get_all(f"{self.base}/actions/runs/{int(run_id)}/jobs?filter=latest&{PAGE}",
+                                     iterable_key="jobs")
+
+    async def runs(self, workflow: int | str, *, status: str | None = None, event: str | None = None,
+                   head_sha: str | None = None, count: int = 100) -> list[dict[str, Any]]:
+        """The newest runs of a workflow (its id or file name), one page of at most `count`."""
+        query = "".join(f"&{key}={_q(value)}" for key, value in
+                        (("status", status), ("event", event), ("head_sha", head_sha)) if value)
+        listing = await self.gh.get(f"{self.base}/actions/workflows/{_q(str(workflow))}/runs"
+                                    f"?per_page={min(max(count, 1), 100)}{query}")
+        return list(listing.get("workflow_runs", []))
+
+    async def dispatch(self, workflow_file: str, ref: str, inputs: dict[str, str]) -> Any:
+        """`workflow_dispatch`; GitHub answers the new run's id when it can (`return_run_details`)."""
+        return await self.gh.post(f"{self.base}/actions/workflows/{_q(workflow_file)}/dispatches",
+                                  {"ref": ref, "inputs": inputs, "return_run_details": True})
+
+    async def job_log(self, job_id: int, max_bytes: int) -> str:
+        """A job's log as text (`bot.github.JobLogError` says why not)."""
+        return await self.gh.download(f"{self.base}/actions/jobs/{int(job_id)}/logs", max_bytes)
+
+    # -- pull requests ------------------------------------------------------------------
+
+    async def pull(self, number: int) -> dict[str, Any]:
+        return await self.gh.get(f"{self.base}/pulls/{int(number)}")  # type: ignore[no-any-return]
+
+    async def pulls_from(self, owner: str, branch: str, *, state: str = "open") -> list[dict[str, Any]]:
+        """The PRs whose head is `owner:branch`."""
+        return await self.gh.get_all(f"{self.base}/pulls?state={state}&head={_q(f'{owner}:{branch}', ':/')}&{PAGE}")
+
+    async def pull_files(self, number: int) -> list[str]:
+        files = await self.gh.get_all(f"{self.base}/pulls/{int(number)}/files?{PAGE}")
+        return [str(f["filename"]) for f in files]
+
+    async def pulls_of_commit(self, sha: str) -> list[dict[str, Any]]:
+        """The PRs GitHub associates with a commit (never a fork PR's head); none for an unknown commit."""
+        try:
+            return await self.gh.get_all(f"{self.base}/commits/{_q(sha)}/pulls?{PAGE}")
+        except GitHubError as exc:
+            if exc.status in (404, 422):
+                return []
+            raise
+
+    async def find_open_pull(self, match: Callable[[dict[str, Any]], bool], *, limit: int) -> dict[str, Any] | None:
+        """The first open PR `match` accepts, most recently updated first, among `limit`."""
+        return await self.gh.find(f"{self.base}/pulls?state=open&sort=updated&direction=desc&{PAGE}",
+                                  match, limit=limit)
+
+    async def open_pull(self, title: str, head: str, base: str, body: str) -> dict[str, Any]:
+        data = {"title": title, "head": head, "base": base, "body": body}
+        return await self.gh.post(f"{self.base}/pulls", data)  # type: ignore[no-any-return]
+
+    # -- issues, comments and reactions -------------------------------------------------
+
+    async def comments(self, number: int) -> list[dict[str, Any]]:
+        """Every comment of an issue or PR, oldest first."""
+        return await self.gh.get_all(f"{self.base}/issues/{int(number)}/comments?{PAGE}")
+
+    async def create_comment(self, number: int, body: str) -> dict[str, Any]:
+        return await self.gh.post(f"{self.base}/issues/{int(number)}/comments", {"body": body})  # type: ignore[no-any-return]
+
+    async def update_comment(self, comment_id: int, body: str) -> None:
+        await self.gh.patch(f"{self.base}/issues/comments/{int(comment_id)}", {"body": body})
+
+    async def delete_comment(self, comment_id: int) -> None:
+        await self.gh.delete(f"{self.base}/issues/comments/{int(comment_id)}")
+
+    async def react(self, comment_id: int, content: str) -> None:
+        await self.gh.post(f"{self.base}/issues/comments/{int(comment_id)}/reactions", {"content": content})
+
+    async def issues(self, *, label: str, creator: str, state: str = "open") -> list[dict[str, Any]]:
+        return await self.gh.get_all(f"{self.base}/issues?state={state}&labels={_q(label)}&creator={_q(creator)}&{PAGE}")
+
+    async def create_issue(self, title: str, body: str, labels: list[str]) -> dict[str, Any]:
+        data = {"title": title, "body": body, "labels": labels}
+        return await self.gh.post(f"{self.base}/issues", data)  # type: ignore[no-any-return]
+
+    async def update_issue(self, number: int, **fields: Any) -> None:
+        await self.gh.patch(f"{self.base}/issues/{int(number)}", fields)
+
+    # -- people -------------------------------------------------------------------------
+
+    async def permission(self, login: str) -> dict[str, Any] | None:
+        """A user's collaborator permission; None for a user GitHub does not know."""
+        return await self._none_if_missing(f"{self.base}/collaborators/{_q(login)}/permission")  # type: ignore[no-any-return]
