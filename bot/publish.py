@@ -12,6 +12,7 @@ from typing import Any
 
 from .api import RepoAPI
 from .report import MARKER, STATE_CLOSE, STATE_OPEN
+from .states import ReplyState, ReportState, StateError
 
 log = logging.getLogger("foldbot.publish")
 
@@ -104,6 +105,22 @@ def read_state(body: str) -> dict[str, Any] | None:
     except json.JSONDecodeError:
         return None
     return state if isinstance(state, dict) else None
+
+
+def read_report(body: str) -> ReportState | None:
+    """The typed state of one of foldbot's reports; None when it has none it can read."""
+    try:
+        return ReportState.from_json(read_state(body))
+    except StateError:
+        return None
+
+
+def read_reply(body: str) -> ReplyState | None:
+    """The typed state of one of foldbot's replies; None when it has none it can read."""
+    try:
+        return ReplyState.from_json(read_state(body))
+    except StateError:
+        return None
 
 
 STALE_PREFIX = "> **Stale:** "

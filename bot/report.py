@@ -244,6 +244,28 @@ def _unmeasured_md(analysis: Analysis) -> list[str]:
     return out
 
 
+def _saves(savings: list[dict[str, Any]]) -> str:
+    cycles = sum(s["setup_cycles"] for s in savings)
+    hours = sum(s["runner_hours"] for s in savings)
+    per_lane = "; ".join(
+        f"{code(s['lane'])}: {s['setup_cycles']} cycles, ~{s['runner_hours']:.1f} h" + ("" if s["measured"] else " (estimated from the measured lane)")
+        for s in savings
+    )
+    return f"**{_plural(cycles, 'setup cycle')}** when every lane runs once, ~{hours:.1f} runner-hours ({per_lane})"
+
+
+def pull_summary(analysis: Analysis) -> str:
+    """What the patch does and saves, for the pull request that commits it (kept in the
+    report's state, so approving it reads no prose back)."""
+    plan = analysis.plan
+    if plan.empty:
+        return ""
+    lines = [f"This saves {_saves(lane_savings(analysis))}.", ""]
+    lines += [_fold_md(f, analysis.min_samples) for f in plan.folds]
+    lines += [_reshard_md(r, analysis.min_samples) for r in plan.reshards]
+    return "\n".join(lines)
+
+
 def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[str, Any] | None = None,
                 title: str = "foldbot: AMD CI setup report", skipped_note: str | None = None) -> str:
     latest = analysis.latest
@@ -271,14 +293,7 @@ def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[st
             f"on AMD runners); see *Could not measure* below."
         )
     if not plan.empty:
-        cycles = sum(s["setup_cycles"] for s in savings)
-        hours = sum(s["runner_hours"] for s in savings)
-        per_lane = "; ".join(
-            f"{code(s['lane'])}: {s['setup_cycles']} cycles, ~{s['runner_hours']:.1f} h" + ("" if s["measured"] else " (estimated from the measured lane)")
-            for s in savings
-        )
-        out.append(f"The patch below saves **{_plural(cycles, 'setup cycle')}** when every lane runs once, "
-                   f"~{hours:.1f} runner-hours ({per_lane}).")
+        out.append(f"The patch below saves {_saves(savings)}.")
     out.append("")
     out += ["| job | setup (min) | tests (min) | other (min) | setup share |", "|---|---:|---:|---:|---:|"]
     for r in rows:

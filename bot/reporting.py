@@ -4,6 +4,7 @@ issue and the PR comments. Called by the `workflow_run` handler and by `/fold re
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from .analysis import Analysis, AnalysisError, analyze
@@ -13,7 +14,8 @@ from .api import RepoAPI
 from .joblogs import read_logs
 from .publish import upsert_comment, upsert_dashboard
 from .repo import default_branch_head, history, pull_requests_of_run, read_config, read_lanes, touches_ci
-from .report import MARKER, code, md_escape, to_markdown
+from .report import MARKER, code, md_escape, pull_summary, to_markdown
+from .states import ReportState
 from .context import Context
 from .timing import BundleError
 from .verify import PatchCheckError, check_patch
@@ -61,16 +63,11 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         await upsert_dashboard(api, error_body(repo, str(exc)), login)
         ctx.log.warning("%s: cannot analyse %s: %s", repo, path, exc)
         return
-    state = {
-        "workflow": path,
-        "base_sha": head,
-        "head_sha": run["head_sha"],
-        "runs": [b["workflow_run"]["id"] for b in bundles],
-        "patch_id": analysis.patch_id,
-        "blobs": lanes.blobs,
-    }
+    state = ReportState(workflow=path, base_sha=head, head_sha=str(run["head_sha"]),
+                        runs=tuple(int(b["workflow_run"]["id"]) for b in bundles), blobs=lanes.blobs,
+                        patch_id=analysis.patch_id, patch=analysis.patch, summary=pull_summary(analysis))
     check_text = checks.summary() if checks else None
-    written = await upsert_dashboard(api, to_markdown(analysis, checks=check_text, state=state), login)
+    written = await upsert_dashboard(api, to_markdown(analysis, checks=check_text, state=state.to_json()), login)
     ctx.log.info("%s: dashboard issue #%d %s", repo, written.number, written.action)
     if force_comment is not None and force_comment not in prs:
         prs = [*prs, force_comment]
@@ -80,7 +77,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
                 continue
             if config.comment_on == "ci-prs" and not touches_ci(await api.pull_files(number), config):
                 continue
-        body = to_markdown(analysis, checks=check_text, state={**state, "pr": number},
+        body = to_markdown(analysis, checks=check_text, state=replace(state, pr=number).to_json(),
                            title=PR_REPORT_TITLE, skipped_note=skipped_note(analysis))
         written = await upsert_comment(api, number, body, login)
         ctx.log.info("%s#%d: report comment %s", repo, number, written.action)

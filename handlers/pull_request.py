@@ -6,7 +6,7 @@ from gidgethub import routing, sansio
 
 from bot.api import RepoAPI
 from bot.github import GitHub
-from bot.publish import find_comment, mark_stale, read_state
+from bot.publish import find_comment, mark_stale, read_report
 from bot.context import Context
 
 router = routing.Router()
@@ -23,8 +23,8 @@ async def on_synchronize(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
         comment = await find_comment(api, number, login)
         if comment is None:
             return
-        state = read_state(comment["body"]) or {}
-        old_sha = str(state.get("head_sha") or event.data.get("before") or "")
+        state = read_report(comment["body"])
+        old_sha = state.head_sha if state else str(event.data.get("before") or "")
         if old_sha == new_sha:
             return
         body = mark_stale(comment["body"], old_sha, new_sha)

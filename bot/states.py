@@ -1,0 +1,151 @@
+"""The hidden state blocks of foldbot's own comments, typed and versioned.
+
+A report carries what `/fold approve` needs (the patch itself, its id, the blob SHAs
+of the lane files it was made on, the runs it rests on, the summary for the pull
+request), so nothing is parsed back out of the rendered prose. A reply to a command
+carries the command it answers and what came of it, so a redelivered command is not
+carried out twice and the dispatch cooldown survives a restart.
+
+Blocks are only ever read from comments foldbot itself wrote (`publish.is_ours`);
+still, a block that does not parse as its type reads as None, never as a crash.
+"""
+
+from __future__ import annotations
+
+import base64
+import zlib
+from dataclasses import dataclass, fields
+from typing import Any
+
+from .edit import patch_id as compute_patch_id
+
+VERSION = 1
+#: Versions read: the current one, and the unversioned blocks of the same shape that came before it
+#: (a report of those carries no patch: approving it asks for `/fold refresh`).
+READABLE = (None, VERSION)
+
+
+class StateError(ValueError):
+    """A state block that is not of its type."""
+
+
+def _pack(text: str) -> str:
+    return base64.b64encode(zlib.compress(text.encode(), 9)).decode() if text else ""
+
+
+def _unpack(data: Any) -> str:
+    if not data:
+        return ""
+    try:
+        return zlib.decompress(base64.b64decode(str(data), validate=True)).decode()
+    except (ValueError, zlib.error) as exc:
+        raise StateError(f"a packed text does not unpack: {exc}") from None
+
+
+def _int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise StateError(f"`{name}` is not a whole number")
+    return value
+
+
+def _str(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise StateError(f"`{name}` is not a string")
+    return value
+
+
+@dataclass(frozen=True)
+class ReportState:
+    workflow: str  # the measured lane file
+    base_sha: str  # the default branch head the lane files were read at
+    head_sha: str  # the run's head
+    runs: tuple[int, ...]
+    blobs: dict[str, str]  # lane file path -> blob SHA at base_sha
+    patch_id: str | None = None
+    patch: str = ""
+    summary: str = ""  # markdown: what the patch does and saves, for the pull request that commits it
+    pr: int | None = None  # the PR whose comment this is; None on the dashboard
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"v": VERSION, "workflow": self.workflow, "base_sha": self.base_sha,
+                                "head_sha": self.head_sha, "runs": list(self.runs), "blobs": dict(self.blobs),
+                                "patch_id": self.patch_id}
+        if self.patch:
+            data["patch_z"] = _pack(self.patch)
+        if self.summary:
+            data["summary_z"] = _pack(self.summary)
+        if self.pr is not None:
+            data["pr"] = self.pr
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> "ReportState":
+        if not isinstance(data, dict):
+            raise StateError("a report state is an object")
+        if data.get("v") not in READABLE:
+            raise StateError(f"report state version {data.get('v')!r}, not {VERSION}")
+        runs = data.get("runs")
+        blobs = data.get("blobs")
+        if not isinstance(runs, list) or not isinstance(blobs, dict):
+            raise StateError("`runs` and `blobs` are a list and an object")
+        patch_id = data.get("patch_id")
+        pr = data.get("pr")
+        return cls(
+            workflow=_str(data.get("workflow"), "workflow"),
+            base_sha=_str(data.get("base_sha"), "base_sha"),
+            head_sha=_str(data.get("head_sha"), "head_sha"),
+            runs=tuple(_int(r, "runs") for r in runs),
+            blobs={_str(k, "blobs"): _str(v, "blobs") for k, v in blobs.items()},
+            patch_id=None if patch_id is None else _str(patch_id, "patch_id"),
+            patch=_unpack(data.get("patch_z")),
+            summary=_unpack(data.get("summary_z")),
+            pr=None if pr is None else _int(pr, "pr"),
+        )
+
+    @property
+    def patch_intact(self) -> bool:
+        """The carried patch is the one its id names."""
+        return bool(self.patch) and self.patch_id == compute_patch_id(self.patch)
+
+
+@dataclass(frozen=True)
+class ReplyState:
+    """A reply to one command line of one comment."""
+
+    kind: str  # "dispatch", "fold-approve", "fold-refresh", "fold-help"
+    comment_id: int
+    line: str
+    user: str
+    at: str  # when the command was written (ISO 8601)
+    lane: str | None = None  # dispatch: the lane, the run it started, its jobs and the head
+    run_id: int | None = None
+    targets: tuple[str, ...] = ()
+    sha: str | None = None
+    pull: int | None = None  # approve: the pull request opened
+    patch_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"v": VERSION}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None or value == ():
+                continue
+            data[f.name] = list(value) if isinstance(value, tuple) else value
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> "ReplyState":
+        if not isinstance(data, dict) or data.get("v") not in READABLE:
+            raise StateError("not a reply state of a version foldbot reads")
+        targets = data.get("targets") or []
+        if not isinstance(targets, list):
+            raise StateError("`targets` is a list")
+        optional_int = {k: None if data.get(k) is None else _int(data[k], k) for k in ("run_id", "pull")}
+        optional_str = {k: None if data.get(k) is None else _str(data[k], k) for k in ("lane", "sha", "patch_id")}
+        return cls(kind=_str(data.get("kind"), "kind"), comment_id=_int(data.get("comment_id"), "comment_id"),
+                   line=_str(data.get("line"), "line"), user=_str(data.get("user"), "user"),
+                   at=_str(data.get("at"), "at"), targets=tuple(_str(t, "targets") for t in targets),
+                   **optional_int, **optional_str)
+
+
+__all__ = ["ReplyState", "ReportState", "StateError", "VERSION"]
