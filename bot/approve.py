@@ -1,41 +1,77 @@
-"""`/fold approve [<patch-id>]`: commit exactly the patch a maintainer saw, on a branch,
-and open a pull request. If the lane files moved since, the plan is recomputed, and
-a different result is shown for a new approval instead of being committed."""
+"""The rules of `/fold approve [<patch-id>]`: commit exactly the patch a maintainer
+saw, on a branch, and open a pull request. If the lane files moved since, the plan is
+recomputed, and a different result is shown for a new approval instead of being
+committed. Pure: `handlers/fold_approve.py` reads and writes."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Mapping
 
-from .api import RepoAPI
 from .github import GitHubError
+from .permissions import permitted
+from .replies import Refusal
+from .report import md_escape
+from .states import ReportState
 
 BRANCH_PREFIX = "foldbot/fold-"
 
 
-class ApproveRefusal(Exception):
-    """The approval is not carried out; the message is the reply."""
+@dataclass(frozen=True)
+class CommitPatch:
+    """Commit the report's own patch: the lane files are as the report saw them."""
 
-
-def patch_text(report_body: str) -> str | None:
-    """The patch in a report body (foldbot's own comment): the ```diff block."""
-    match = re.search(r"```diff\n(.*?)\n```", report_body, re.S)
-    return match.group(1).replace("`\u200b``", "```") + "\n" if match else None
+    patch: str
+    patch_id: str
 
 
 @dataclass(frozen=True)
-class Committed:
-    branch: str
-    commit_sha: str
-    pull: dict[str, Any]
-    created: bool  # False: the branch and PR existed already with this content
+class Recompute:
+    """The lane files moved: analyse the report's runs again on the files as they are."""
+
+    runs: tuple[int, ...]
+    patch_id: str
 
 
-def workflow_permission_refusal(error: GitHubError) -> ApproveRefusal | None:
+def decide(state: ReportState | None, requested: str | None, role: str, needed: str, user: str,
+           blobs_now: Mapping[str, str]) -> CommitPatch | Recompute | Refusal:
+    refused = permitted(role, needed, "/fold approve", user)
+    if refused:
+        return Refusal(refused)
+    if state is None or not state.patch_id:
+        return Refusal("There is no foldbot patch on this PR to approve yet.")
+    current = state.patch_id
+    if requested and requested != current:
+        return Refusal(f"`{md_escape(requested)}` is not the current patch: the report shows "
+                       f"`{current}`. Read it, then `/fold approve {current}`.")
+    paths = sorted(state.blobs)
+    if paths and all(blobs_now.get(p) == state.blobs[p] for p in paths):
+        if not state.patch:
+            return Refusal("The report does not carry its patch (it is older than this foldbot); "
+                           "`/fold refresh` rewrites it, then approve again.")
+        if not state.patch_intact:
+            return Refusal(f"The report's patch does not match its id `{current}`; nothing was committed. "
+                           "`/fold refresh` rewrites the report.")
+        return CommitPatch(state.patch, current)
+    return Recompute(state.runs, current)
+
+
+def after_recompute(current: str, recomputed: str | None, default_branch: str) -> Refusal | None:
+    """None when the recomputed plan is the approved one (commit it), else the reply."""
+    if recomputed == current:
+        return None
+    if recomputed is None:
+        return Refusal(f"The lane files changed on `{default_branch}` since the report, and "
+                       "nothing is left to fold. The report above is updated; nothing was committed.")
+    return Refusal(f"The lane files changed on `{default_branch}` since the report; the plan is "
+                   f"recomputed and the patch is now `{recomputed}` (updated above). "
+                   f"Nothing was committed: review it, then `/fold approve {recomputed}`.")
+
+
+def workflow_permission_refusal(error: GitHubError) -> Refusal | None:
     """GitHub refuses changes to `.github/workflows/` from an App without `workflows`."""
     if error.status in (403, 422) and "workflow" in error.message.lower():
-        return ApproveRefusal(
+        return Refusal(
             "GitHub refused to change `.github/workflows/`: the App lacks the **Workflows: write** permission. "
             "An organisation owner can grant it under Settings → GitHub Apps → foldbot → Permissions "
             "(Repository permissions → Workflows: Read and write), then accept the new permission; "
@@ -43,41 +79,17 @@ def workflow_permission_refusal(error: GitHubError) -> ApproveRefusal | None:
     return None
 
 
-async def commit_files(api: RepoAPI, base_sha: str, files: dict[str, str], message: str) -> tuple[str, str]:
-    """Blobs → a tree on the base commit's tree → a commit; returns (commit sha, tree sha)."""
-    base = await api.commit(base_sha)
-    entries = []
-    for path, text in sorted(files.items()):
-        entries.append({"path": path, "mode": "100644", "type": "blob", "sha": await api.create_blob(text)})
-    tree = await api.create_tree(base["tree"]["sha"], entries)
-    return await api.create_commit(message, tree, [base_sha]), tree
+def pull_title(patch_id: str) -> str:
+    return f"foldbot: fold short AMD suites into existing shards (patch {patch_id})"
 
 
-async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, patch_id: str,
-                          files: dict[str, str], title: str, body: str) -> Committed:
-    """Idempotent: the same patch approved again links the existing branch and PR; a
-    branch of that name with other content is never overwritten."""
-    branch = f"{BRANCH_PREFIX}{patch_id}"
-    message = f"{title}\n\nPatch {patch_id}, proposed by foldbot and approved on its pull request."
-    try:
-        commit_sha, tree_sha = await commit_files(api, base_sha, files, message)
-        present = await api.branch_sha(branch)
-        created = present is None
-        if present is not None:
-            existing = await api.commit(present)
-            if existing["tree"]["sha"] != tree_sha:
-                raise ApproveRefusal(f"The branch `{branch}` already exists with other content; foldbot does not "
-                                     "overwrite it. Delete it, or approve after the report is refreshed.")
-            commit_sha = present
-        else:
-            await api.create_branch(branch, commit_sha)
-        pulls = await api.pulls_from(api.repo.split("/", 1)[0], branch, state="all")
-        pull = pulls[0] if pulls else await api.open_pull(title, branch, default_branch, body)
-        if not pulls:
-            created = True
-    except GitHubError as exc:
-        refusal = workflow_permission_refusal(exc)
-        if refusal:
-            raise refusal from exc
-        raise
-    return Committed(branch, commit_sha, pull, created)
+def pull_body(patch_id: str, user: str, number: int, summary: str, lanes: list[str]) -> str:
+    dispatches = ", ".join(f"`/dispatch {name}`" for name in lanes)
+    return (f"foldbot patch `{patch_id}`, approved by {md_escape(user)} in #{number}.\n\n{summary}\n\n"
+            "**Note:** a change to workflow files alone may not trigger the lanes it folds (their path filters and "
+            f"change gates look at the code). Run them on this PR with {dispatches} before merging.\n")
+
+
+def branch_conflict(branch: str) -> Refusal:
+    return Refusal(f"The branch `{branch}` already exists with other content; foldbot does not "
+                   "overwrite it. Delete it, or approve after the report is refreshed.")

@@ -9,13 +9,17 @@ left alone. Grammar:
     /fold refresh
     /fold help
 
-Pure: text in, commands out.
+Pure: text in, commands out; and the text of `/fold help`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Iterable
+
+from .config import RepoConfig
+from .dispatch import LaneInfo
 
 FOLD_SUBCOMMANDS = ("approve", "refresh", "help")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -121,3 +125,19 @@ def _fold(line: str, text: str) -> Command:
 def _quote(text: str) -> str:
     """User text for a reply inside backticks: no backticks, no mentions, bounded."""
     return text.replace("`", "'").replace("@", "@\u200b")[:60]
+
+
+def help_text(config: RepoConfig, lanes: Iterable[LaneInfo]) -> str:
+    """The reply to `/fold help`."""
+    lines = ["foldbot's commands on a pull request:", "",
+             "- `/dispatch <lane> [<job-id> ...] [sha=<hex>]`: run the GPU jobs of a lane that its change filter "
+             f"skipped (or the named jobs); needs **{config.dispatch_permission}**. On a PR from a fork, "
+             "`sha=` must name the head commit you reviewed.",
+             f"- `/fold approve [<patch-id>]`: commit the report's patch on a branch and open a PR; needs "
+             f"**{config.approve_permission}**.",
+             "- `/fold refresh`: recompute the report from the latest lane run of this PR.",
+             "- `/fold help`: this text.", ""]
+    for lane in lanes:
+        jobs = lane.dispatchable(config)
+        lines.append(f"Lane `{lane.name}` (`{lane.path}`): {', '.join(f'`{j}`' for j in jobs) or 'no dispatchable jobs'}.")
+    return "\n".join(lines)

@@ -7,12 +7,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, Mapping
 
 import cachetools
 
+from .config import RepoConfig
+from .dispatch import LaneInfo
 from .github import GitHubPool
 from .metrics import Metrics
+from .states import ReplyState
 
 
 @dataclass
@@ -38,3 +42,29 @@ class Context:
     delivery_id: str
     state: Store
     log: logging.LoggerAdapter  # carries the delivery id
+
+
+@dataclass(frozen=True)
+class PullRead:
+    """What the commands of one PR comment share, read once: the PR, the lane files at
+    the default branch head, the repository's config, and foldbot's earlier replies."""
+
+    number: int
+    comment: Mapping[str, Any]  # the command's comment, as the webhook gave it
+    login: str  # foldbot's own
+    default_branch: str
+    base_sha: str
+    config: RepoConfig
+    files: Mapping[str, str]  # lane file path -> text at base_sha
+    blobs: Mapping[str, str]  # lane file path -> blob SHA
+    lanes: Mapping[str, LaneInfo]
+    pr: Mapping[str, Any]
+    replies: tuple[ReplyState, ...]
+
+    @property
+    def user(self) -> str:
+        return str(self.comment["user"]["login"])
+
+    @property
+    def written_at(self) -> datetime:
+        return datetime.fromisoformat(str(self.comment["created_at"]).replace("Z", "+00:00"))

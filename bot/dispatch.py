@@ -1,18 +1,24 @@
-"""`/dispatch <lane>`: run the GPU jobs of a lane that its change filter skipped, for
-people allowed to spend GPU time. Never a way around the gate, and never unreviewed
-fork code on the self-hosted runners: a fork PR must name the commit the maintainer
-reviewed, and it must be the PR's current head."""
+"""The rules of `/dispatch <lane>`: run the GPU jobs of a lane that its change filter
+skipped, for people allowed to spend GPU time. Never a way around the gate, and never
+unreviewed fork code on the self-hosted runners: a fork PR must name the commit the
+maintainer reviewed, and it must be the PR's current head.
+
+Pure: `decide` takes what was read (`DispatchRead`) and returns a `DispatchPlan`, a
+`Refusal` with the reply, or `LaneRunNeeded` (read the lane's latest run, then decide
+again). `handlers/dispatch.py` reads and writes."""
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Mapping, Sequence
 
-from .api import RepoAPI
 from .config import RepoConfig, lane_name
 from .github import GitHubError
+from .permissions import Allowance, permitted
+from .report import md_escape
+from .replies import Refusal
+from .states import ReplyState
 from .timing import JobMatcher
 from .workflow import Workflow, parse_workflow
 
@@ -20,8 +26,12 @@ GATE_JOBS = ("call-gate", "check-changes")
 FAILED = ("failure", "cancelled", "timed_out", "startup_failure", "action_required")
 
 
-class Refusal(Exception):
-    """A command that is not carried out; the message is the reply."""
+@dataclass(frozen=True)
+class LaneRunNeeded:
+    """The decision needs the lane's latest run for the PR's head, and its jobs."""
+
+    lane: "LaneInfo"
+    head_sha: str
 
 
 @dataclass(frozen=True)
@@ -67,15 +77,15 @@ class DispatchPlan:
     notes: tuple[str, ...] = field(default=())
 
 
-def cooldown_left(replies: list[dict[str, Any]], login: str, now: datetime, minutes: int) -> float:
-    """Minutes until `login` may dispatch again on this PR, from foldbot's own dispatch
-    replies (their state block has the user and the time of the command)."""
+def cooldown_left(replies: Sequence[ReplyState], login: str, now: datetime, minutes: int) -> float:
+    """Minutes until `login` may dispatch again on this PR, from foldbot's own replies
+    to dispatches that started a run (their state has the user and the command's time)."""
     if minutes <= 0:
         return 0.0
     last = None
     for state in replies:
-        if state.get("kind") == "dispatch" and str(state.get("user", "")).lower() == login.lower() and state.get("at"):
-            at = datetime.fromisoformat(str(state["at"]).replace("Z", "+00:00"))
+        if state.kind == "dispatch" and state.run_id and state.user.lower() == login.lower() and state.at:
+            at = datetime.fromisoformat(state.at.replace("Z", "+00:00"))
             last = at if last is None or at > last else last
     if last is None:
         return 0.0
@@ -114,87 +124,117 @@ def filter_skipped(workflow: Workflow, jobs: list[dict[str, Any]], dispatchable:
     return out
 
 
-async def latest_lane_run(api: RepoAPI, lane: LaneInfo, head_sha: str,
-                          completed: bool = False) -> dict[str, Any] | None:
-    """The newest run of the lane for a commit that was not itself a dispatch."""
-    listed = await api.runs(lane.file, head_sha=head_sha, status="completed" if completed else None, count=30)
-    runs = [r for r in listed if r.get("event") != "workflow_dispatch"]
-    return max(runs, key=lambda r: (str(r.get("created_at")), r["id"])) if runs else None
+@dataclass(frozen=True)
+class DispatchRead:
+    """What `/dispatch` is decided on, read once."""
+
+    lane: str  # as the command names it
+    lanes: Mapping[str, LaneInfo]
+    config: RepoConfig
+    repo: str
+    default_branch: str
+    user: str
+    role: str
+    allowance: Allowance | None
+    replies: tuple[ReplyState, ...]
+    now: datetime  # when the command was written
+    pr: Mapping[str, Any]  # the pull request as GitHub returns it
+    jobs: tuple[str, ...] = ()  # named by the command
+    sha: str | None = None  # named by the command
+    run: Mapping[str, Any] | None = None  # the lane's latest run for the head, once read
+    run_jobs: tuple[Mapping[str, Any], ...] = ()
 
 
-async def plan_dispatch(api: RepoAPI, config: RepoConfig, lane: LaneInfo, pr: dict[str, Any],
-                        jobs: tuple[str, ...], sha: str | None, default_branch: str) -> DispatchPlan:
-    head = pr["head"]
+def decide(read: DispatchRead) -> DispatchPlan | Refusal | LaneRunNeeded:
+    lane = read.lanes.get(read.lane)
+    if lane is None:
+        return Refusal(f"`{md_escape(read.lane)}` is not a lane of this repository. Lanes: "
+                       f"{', '.join(f'`{name}`' for name in read.lanes) or 'none (no lane workflow files)'}.")
+    refused = permitted(read.role, read.config.dispatch_permission, "dispatch", read.user, read.allowance)
+    if refused:
+        return Refusal(refused)
+    minutes = read.config.dispatch_cooldown_minutes
+    if read.allowance is not None and read.allowance.cooldown_minutes is not None:
+        minutes = read.allowance.cooldown_minutes
+    left = cooldown_left(read.replies, read.user, read.now, minutes)
+    if left > 0:
+        return Refusal(f"{md_escape(read.user)} dispatched on this PR less than {minutes} minutes ago; "
+                       f"try again in {left:.0f} minutes (GPU time is scarce).")
+    head = read.pr["head"]
     head_sha = str(head["sha"])
-    fork = (head.get("repo") or {}).get("full_name") != api.repo
-    if fork:
+    sha = read.sha
+    if (head.get("repo") or {}).get("full_name") != read.repo:  # a fork: its code runs from the default branch's workflow
         if sha is None:
-            raise Refusal(f"This PR comes from a fork: name the commit you reviewed, `/dispatch {lane.name} sha=<sha>`, "
-                          f"so that no unreviewed code runs on the GPU runners. Its head is `{head_sha[:12]}`.")
+            return Refusal(f"This PR comes from a fork: name the commit you reviewed, `/dispatch {lane.name} sha=<sha>`, "
+                           f"so that no unreviewed code runs on the GPU runners. Its head is `{head_sha[:12]}`.")
         if not head_sha.startswith(sha):
-            raise Refusal(f"`{sha}` is not this PR's head (`{head_sha[:12]}`): review the new commits, then "
-                          f"`/dispatch {lane.name} sha={head_sha[:12]}`.")
-        ref = default_branch
+            return Refusal(f"`{sha}` is not this PR's head (`{head_sha[:12]}`): review the new commits, then "
+                           f"`/dispatch {lane.name} sha={head_sha[:12]}`.")
+        ref = read.default_branch
     else:
         if sha is not None and not head_sha.startswith(sha):
-            raise Refusal(f"`{sha}` is not this PR's head (`{head_sha[:12]}`).")
+            return Refusal(f"`{sha}` is not this PR's head (`{head_sha[:12]}`).")
         ref = str(head["ref"])
     declared = lane.inputs
     if "target_stage" not in declared and "target_stage_select" not in declared:
-        raise Refusal(f"`{lane.path}` has no `target_stage` input: it cannot run single jobs.")
-    dispatchable = lane.dispatchable(config)
+        return Refusal(f"`{lane.path}` has no `target_stage` input: it cannot run single jobs.")
+    dispatchable = lane.dispatchable(read.config)
     run_id = None
-    if jobs:
-        unknown = [j for j in jobs if j not in dispatchable]
+    if read.jobs:
+        unknown = [j for j in read.jobs if j not in dispatchable]
         if unknown:
-            raise Refusal(f"Not a job `{lane.name}` can run: {', '.join(f'`{j}`' for j in unknown)}. "
-                          f"Valid: {', '.join(f'`{j}`' for j in dispatchable)}.")
-        targets = list(jobs)
+            return Refusal(f"Not a job `{lane.name}` can run: {', '.join(f'`{j}`' for j in unknown)}. "
+                           f"Valid: {', '.join(f'`{j}`' for j in dispatchable)}.")
+        targets = list(read.jobs)
     else:
-        run = await latest_lane_run(api, lane, head_sha)
+        run = read.run
         if run is None:
-            raise Refusal(f"No run of `{lane.path}` for `{head_sha[:12]}` yet: wait for it, or name the jobs: "
-                          f"`/dispatch {lane.name} <job-id> ...`.")
+            return LaneRunNeeded(lane, head_sha)
+        if not run:
+            return Refusal(f"No run of `{lane.path}` for `{head_sha[:12]}` yet: wait for it, or name the jobs: "
+                           f"`/dispatch {lane.name} <job-id> ...`.")
         if run.get("status") != "completed":
-            raise Refusal(f"The run of `{lane.path}` for `{head_sha[:12]}` is still {run.get('status')}: "
-                          "dispatch when it has finished.")
-        run_jobs = await api.jobs(run["id"])
+            return Refusal(f"The run of `{lane.path}` for `{head_sha[:12]}` is still {run.get('status')}: "
+                           "dispatch when it has finished.")
+        run_jobs = [dict(j) for j in read.run_jobs]
         failure = gate_failure(run_jobs, JobMatcher(lane.workflow))
         if failure:
-            raise Refusal(f"The gate failed in run [{run['id']}]({run.get('html_url')}): {failure}. "
-                          "`/dispatch` is not a way around the gate; fix what it says first.")
+            return Refusal(f"The gate failed in run [{run['id']}]({run.get('html_url')}): {failure}. "
+                           "`/dispatch` is not a way around the gate; fix what it says first.")
         targets = filter_skipped(lane.workflow, run_jobs, dispatchable)
         run_id = int(run["id"])
         if not targets:
-            raise Refusal(f"Nothing to run: run [{run['id']}]({run.get('html_url')}) skipped no GPU job of "
-                          f"`{lane.name}` by its change filter.")
+            return Refusal(f"Nothing to run: run [{run['id']}]({run.get('html_url')}) skipped no GPU job of "
+                           f"`{lane.name}` by its change filter.")
     inputs: dict[str, str] = {}
     if "target_stage" in declared:
         inputs["target_stage"] = ",".join(targets)
     elif len(targets) == 1:
         inputs["target_stage_select"] = targets[0]
     else:
-        raise Refusal(f"`{lane.path}` takes one stage at a time (`target_stage_select`): name one job.")
+        return Refusal(f"`{lane.path}` takes one stage at a time (`target_stage_select`): name one job.")
     if "pr_head_sha" in declared:
         inputs["pr_head_sha"] = head_sha
     return DispatchPlan(lane, ref, inputs, tuple(targets), head_sha, run_id)
 
 
-async def send(api: RepoAPI, plan: DispatchPlan, *, attempts: int = 10, wait: float = 1.0) -> dict[str, Any] | None:
-    """Dispatch, and find the run it created: GitHub returns its id (`return_run_details`),
-    else it is the newest dispatch run titled `[<stage>] <sha>`."""
-    answer = await api.dispatch(plan.lane.file, plan.ref, plan.inputs)
-    if isinstance(answer, dict) and answer.get("workflow_run_id"):
-        return await api.run(int(answer["workflow_run_id"]))
+def run_title(plan: DispatchPlan) -> str:
+    """The title the lane gives the run a dispatch starts (`run-name: [<stage>] <sha>`)."""
     stage = plan.inputs.get("target_stage") or plan.inputs.get("target_stage_select") or ""
-    title = f"[{stage}] {plan.head_sha}" if "pr_head_sha" in plan.inputs else f"[{stage}]"
-    for _ in range(attempts):
-        listed = await api.runs(plan.lane.file, event="workflow_dispatch", count=20)
-        found = [r for r in listed if r.get("display_title") == title]
-        if found:
-            return max(found, key=lambda r: r["id"])
-        await asyncio.sleep(wait)
-    return None
+    return f"[{stage}] {plan.head_sha}" if "pr_head_sha" in plan.inputs else f"[{stage}]"
+
+
+def latest_run(runs: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The newest of a lane's runs for a commit that was not itself a dispatch."""
+    candidates = [r for r in runs if r.get("event") != "workflow_dispatch"]
+    return max(candidates, key=lambda r: (str(r.get("created_at")), r["id"])) if candidates else None
+
+
+def dispatched_message(plan: DispatchPlan, run: Mapping[str, Any] | None) -> str:
+    inputs = ", ".join(f"`{k}={v}`" for k, v in plan.inputs.items())
+    where = f"[run {run['id']}]({run.get('html_url')})" if run else "a run (GitHub did not say which; see the Actions tab)"
+    return (f"Dispatched `{plan.lane.path}` on `{md_escape(plan.ref)}` with {inputs}: {where}. "
+            f"Jobs: {', '.join(f'`{j}`' for j in plan.targets)}. This reply is edited when the run completes.")
 
 
 def describe(error: GitHubError) -> str:
@@ -204,5 +244,5 @@ def describe(error: GitHubError) -> str:
     return f"GitHub refused the dispatch ({error.status}): {error.message[:300]}"
 
 
-__all__ = ["DispatchPlan", "LaneInfo", "Refusal", "cooldown_left", "describe", "filter_skipped",
-           "gate_failure", "lanes_of", "latest_lane_run", "plan_dispatch", "send"]
+__all__ = ["DispatchPlan", "DispatchRead", "LaneInfo", "LaneRunNeeded", "Refusal", "cooldown_left", "decide",
+           "describe", "dispatched_message", "filter_skipped", "gate_failure", "lanes_of", "latest_run", "run_title"]

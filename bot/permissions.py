@@ -1,5 +1,5 @@
 """Who may do what: the **effective** repository role of a user (never the comment's
-`author_association`), and SGLang's `.github/CI_PERMISSIONS.json` allowlist."""
+`author_association`), and SGLang's `.github/CI_PERMISSIONS.json` allowlist. Pure."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .api import RepoAPI
 from .config import ROLES
+from .report import md_escape
 
 #: The legacy `permission` field, for custom roles whose `role_name` is not a base role.
 _LEGACY = {"admin": "admin", "write": "write", "read": "read", "none": "none"}
@@ -27,9 +27,13 @@ def effective_role(data: dict[str, Any]) -> str:
     return _LEGACY.get(str(data.get("permission") or "none"), "none")
 
 
-async def role_of(api: RepoAPI, login: str) -> str:
-    data = await api.permission(login)
-    return effective_role(data) if data is not None else "none"
+def permitted(role: str, needed: str, what: str, user: str, allowance: "Allowance | None" = None) -> str | None:
+    """None when `role` may run `what`, else the reply saying why not. An allowlisted user
+    (`can_rerun_stage`) may dispatch whatever their role."""
+    if rank(role) >= rank(needed) or (what == "dispatch" and allowance is not None and allowance.can_rerun_stage):
+        return None
+    return (f"`{what}` needs the **{needed}** permission on this repository; {md_escape(user)} has "
+            f"**{role}**. Ask a maintainer.")
 
 
 @dataclass(frozen=True)

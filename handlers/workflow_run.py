@@ -1,18 +1,36 @@
 """`workflow_run` completed: measure the lane, update the dashboard issue and the
-comment on the pull request when it changes CI files; for a run that `/dispatch`
-started, edit the dispatch reply with its outcome."""
+comment on each pull request the run tested that changes CI files; for a run that
+`/dispatch` started, edit the dispatch reply with its outcome.
+
+Read (the lane files, config and history at the default branch head, the shard logs
+the plan needs), decide (`bot.analysis.analyze`, `bot.reporting`), write (the reports)."""
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import replace
+from typing import Any
+
 from gidgethub import routing, sansio
 
+from bot.analysis import analyze
 from bot.api import RepoAPI
-from bot.github import GitHub
-from bot.replies import finish_dispatch_replies
-from bot.reporting import report_run
+from bot.config import ConfigError
 from bot.context import Context
+from bot.github import GitHub
+from bot.joblogs import read_logs
+from bot.publish import is_ours, read_reply, upsert_comment, upsert_dashboard
+from bot.replies import REPLY_MARKER, completed_reply, dispatched_head
+from bot.report import pull_summary, to_markdown
+from bot.reporting import PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, skipped_note
+from bot.repo import default_branch_head, history, pull_requests_of_run, read_config, read_lanes, touches_ci
+from bot.states import ReportState
+from bot.verify import check_patch
 
 router = routing.Router()
+
+#: How many of the most recently updated open PRs are searched for a dispatched run's head.
+RECENT_PULLS = 300
 
 
 @router.register("workflow_run", action="completed")
@@ -29,3 +47,104 @@ async def on_completed(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
             await finish_dispatch_replies(api, ctx, run)
         await report_run(api, ctx, run)
         ctx.state.done_keys[key] = True
+
+
+async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comment: int | None = None) -> None:
+    """Analyse a completed lane run; update the dashboard and the comments of its PRs
+    (`force_comment`: also this PR's, whatever it changes: someone asked for it)."""
+    repo = api.repo
+    path = str(run["path"]).split("@", 1)[0]
+    # read
+    (_, head), login = await asyncio.gather(default_branch_head(api), ctx.pool.bot_login())
+    try:
+        config = await read_config(api, head)
+    except ConfigError as exc:
+        await upsert_dashboard(api, error_body(repo, str(exc)), login)
+        ctx.log.warning("%s: %s", repo, exc)
+        return
+    if not config.is_lane(path):
+        ctx.log.info("%s: %s is not a lane workflow; nothing to do", repo, path)
+        return
+    lanes, bundles, prs = await asyncio.gather(
+        read_lanes(api, head, config, also=(path,)),
+        history(api, run, config.history_runs, ctx.state.cache),
+        pull_requests_of_run(api, run),
+    )
+    if path not in lanes.files:
+        ctx.log.info("%s: %s is not on the default branch (yet); nothing to patch", repo, path)
+        return
+    # decide
+    try:
+        analysis = await asyncio.to_thread(analyze, lanes.files, bundles, config)
+        if config.logs_fetch and analysis.plan.reshard_candidates:
+            read = await read_logs(api, analysis, config, ctx.state.cache)
+            if read.logs or read.problems:
+                analysis = await asyncio.to_thread(analyze, lanes.files, bundles, config, read.logs, read.problems)
+            ctx.log.info("%s: %d shard logs used, %d downloaded, %d not readable", repo, len(read.logs),
+                         read.downloads, len(read.problems))
+        checks = await asyncio.to_thread(check_patch, analysis.patch, analysis.edits, lanes.files) if analysis.patch else None
+    except USER_ERRORS as exc:
+        await upsert_dashboard(api, error_body(repo, str(exc)), login)
+        ctx.log.warning("%s: cannot analyse %s: %s", repo, path, exc)
+        return
+    state = ReportState(workflow=path, base_sha=head, head_sha=str(run["head_sha"]),
+                        runs=tuple(int(b["workflow_run"]["id"]) for b in bundles), blobs=lanes.blobs,
+                        patch_id=analysis.patch_id, patch=analysis.patch, summary=pull_summary(analysis))
+    check_text = checks.summary() if checks else None
+    # write
+    written = await upsert_dashboard(api, to_markdown(analysis, checks=check_text, state=state.to_json()), login)
+    ctx.log.info("%s: dashboard issue #%d %s", repo, written.number, written.action)
+    if force_comment is not None and force_comment not in prs:
+        prs = [*prs, force_comment]
+    for number in prs:
+        policy = comment_policy(config, forced=number == force_comment)
+        if policy == "never" or (policy == "if-ci" and not touches_ci(await api.pull_files(number), config)):
+            continue
+        body = to_markdown(analysis, checks=check_text, state=replace(state, pr=number).to_json(),
+                           title=PR_REPORT_TITLE, skipped_note=skipped_note(analysis))
+        written = await upsert_comment(api, number, body, login)
+        ctx.log.info("%s#%d: report comment %s", repo, number, written.action)
+
+
+async def _pulls_with_head(api: RepoAPI, ctx: Context, sha: str, run_id: int, *, search: bool) -> list[int]:
+    """The PRs whose dispatch may have started this run: the PR remembered when it
+    was dispatched, the same-repository PRs GitHub associates with the commit, and,
+    when neither is known and `search` is on (after a restart, for a fork PR: GitHub
+    does not associate a fork's head commit with its PR), the open PR whose head it
+    is, among the most recently updated (a `/dispatch` comment just updated it)."""
+    numbers: list[int] = []
+    known = ctx.state.cache.get(("dispatch", api.repo, run_id))
+    if known is not None:
+        numbers.append(int(known))
+    pulls = await api.pulls_of_commit(sha)
+    numbers += [int(p["number"]) for p in pulls if int(p["number"]) not in numbers]
+    if numbers or not search:
+        return numbers
+    pull = await api.find_open_pull(lambda p: str((p.get("head") or {}).get("sha") or "").startswith(sha.lower()),
+                                    limit=RECENT_PULLS)
+    return [int(pull["number"])] if pull else []
+
+
+async def finish_dispatch_replies(api: RepoAPI, ctx: Context, run: dict[str, Any]) -> None:
+    """Edit the dispatch reply that started this run with its conclusion per job."""
+    sha, titled = dispatched_head(run)
+    login = await ctx.pool.bot_login()
+    # Only a run titled as the lanes title a dispatched run (`[<stage>] <sha>`) is searched for.
+    numbers = await _pulls_with_head(api, ctx, sha, int(run["id"]), search=titled)
+    if not numbers:
+        ctx.log.info("%s: no open PR has head %s; run %s's dispatch reply is not edited", api.repo, sha[:12], run["id"])
+        return
+    jobs = await api.jobs(run["id"])
+    for number in numbers:
+        for comment in await api.comments(number):
+            if not is_ours(comment, login, REPLY_MARKER):
+                continue
+            state = read_reply(comment.get("body") or "")
+            if state is None or state.kind != "dispatch" or state.run_id != run["id"]:
+                continue
+            body = str(comment["body"])
+            new = completed_reply(body, run, jobs)
+            if new != body:
+                await api.update_comment(comment["id"], new)
+                ctx.log.info("%s#%d: dispatch reply %s edited with run %s's %s", api.repo, number, comment["id"],
+                             run["id"], run.get("conclusion"))

@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 
 from bot.config import RepoConfig
 from bot.dispatch import cooldown_left, filter_skipped, gate_failure, lanes_of
+from bot.states import ReplyState
 from bot.permissions import effective_role, parse_ci_permissions
 from bot.timing import JobMatcher
 from tests.paths import ROCM720
@@ -33,8 +34,8 @@ def test_filter_skipped_needs_a_passed_gate_and_unfailed_needs(sglang_before: di
 
 def test_cooldown_from_replies() -> None:
     now = datetime(2026, 8, 1, 12, 0, tzinfo=timezone.utc)
-    replies = [{"kind": "dispatch", "user": "Writer", "at": "2026-08-01T11:50:00Z", "run_id": 1},
-               {"kind": "dispatch", "user": "other", "at": "2026-08-01T11:59:00Z", "run_id": 2}]
+    replies = [ReplyState("dispatch", 1, "/dispatch amd", "Writer", "2026-08-01T11:50:00Z", run_id=1),
+               ReplyState("dispatch", 2, "/dispatch amd", "other", "2026-08-01T11:59:00Z", run_id=2)]
     assert cooldown_left(replies, "writer", now, 30) == 20
     assert cooldown_left(replies, "writer", now, 0) == 0
     assert cooldown_left(replies, "newcomer", now, 30) == 0

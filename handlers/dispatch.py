@@ -1,0 +1,88 @@
+"""`/dispatch <lane> [<job-id> ...] [sha=<hex>]`: run the GPU jobs of a lane that its
+change filter skipped. Read (role, allowlist, the lane's latest run), decide
+(`bot.dispatch.decide`), write (the dispatch, and finding the run it started)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from typing import Any
+
+from bot.api import RepoAPI
+from bot.commands import Command
+from bot.context import Context, PullRead
+from bot.dispatch import DispatchPlan, DispatchRead, LaneInfo, LaneRunNeeded, decide, describe, dispatched_message, latest_run, run_title
+from bot.github import GitHubError
+from bot.permissions import Allowance, effective_role, parse_ci_permissions
+from bot.replies import ROCKET, Outcome, Refusal
+
+
+async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> Outcome:
+    # read
+    role, allowance = await asyncio.gather(role_of(api, pull.user), allowance_of(api, ctx, pull))
+    read = DispatchRead(lane=command.lane or "", lanes=pull.lanes, config=pull.config, repo=api.repo,
+                        default_branch=pull.default_branch, user=pull.user, role=role, allowance=allowance,
+                        replies=pull.replies, now=pull.written_at, pr=pull.pr, jobs=command.jobs, sha=command.sha)
+    # decide
+    decision = decide(read)
+    if isinstance(decision, LaneRunNeeded):
+        found = await lane_run(api, decision.lane, decision.head_sha)
+        jobs = await api.jobs(found["id"]) if found else []
+        read = replace(read, run=found or {}, run_jobs=tuple(jobs))
+        decision = decide(read)
+    if isinstance(decision, Refusal):
+        return Outcome.refused(decision)
+    assert isinstance(decision, DispatchPlan)
+    # write
+    try:
+        started = await send(api, decision)
+    except GitHubError as exc:
+        return Outcome.refused(Refusal(describe(exc)))
+    if started:
+        ctx.state.cache[("dispatch", api.repo, int(started["id"]))] = pull.number
+    return Outcome(dispatched_message(decision, started), ROCKET,
+                   {"lane": decision.lane.name, "run_id": int(started["id"]) if started else None,
+                    "targets": decision.targets, "sha": decision.head_sha})
+
+
+async def role_of(api: RepoAPI, login: str) -> str:
+    data = await api.permission(login)
+    return effective_role(data) if data is not None else "none"
+
+
+async def allowance_of(api: RepoAPI, ctx: Context, pull: PullRead) -> Allowance | None:
+    """The user's entry of the repository's CI allowlist (SGLang's CI_PERMISSIONS.json), if any."""
+    path = pull.config.ci_permissions_file
+    if not path:
+        return None
+    found = await api.file(path, pull.base_sha)
+    if found is None:
+        return None
+    try:
+        return parse_ci_permissions(found[0]).get(pull.user.lower())
+    except ValueError as exc:
+        ctx.log.warning("%s: %s is not usable: %s", api.repo, path, exc)
+        return None
+
+
+async def lane_run(api: RepoAPI, lane: LaneInfo, head_sha: str, completed: bool = False) -> dict[str, Any] | None:
+    """The newest run of the lane for a commit that was not itself a dispatch."""
+    runs = await api.runs(lane.file, head_sha=head_sha, status="completed" if completed else None, count=30)
+    found = latest_run(runs)
+    return dict(found) if found else None
+
+
+async def send(api: RepoAPI, plan: DispatchPlan, *, attempts: int = 10, wait: float = 1.0) -> dict[str, Any] | None:
+    """Dispatch, and find the run it created: GitHub returns its id (`return_run_details`),
+    else it is the newest dispatch run titled `[<stage>] <sha>`."""
+    answer = await api.dispatch(plan.lane.file, plan.ref, plan.inputs)
+    if isinstance(answer, dict) and answer.get("workflow_run_id"):
+        return await api.run(int(answer["workflow_run_id"]))
+    title = run_title(plan)
+    for _ in range(attempts):
+        found = [r for r in await api.runs(plan.lane.file, event="workflow_dispatch", count=20)
+                 if r.get("display_title") == title]
+        if found:
+            return max(found, key=lambda r: r["id"])
+        await asyncio.sleep(wait)
+    return None

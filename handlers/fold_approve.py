@@ -1,0 +1,108 @@
+"""`/fold approve [<patch-id>]`: commit exactly the patch the report shows on a branch
+and open a pull request. Read (role, foldbot's report and its state), decide
+(`bot.approve.decide`: commit, recompute, or refuse), write (the branch through the
+Git Data API, the pull request; or the recomputed report)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from bot import approve
+from bot.analysis import analyze
+from bot.api import RepoAPI
+from bot.commands import Command
+from bot.context import Context, PullRead
+from bot.edit import FileEdit
+from bot.github import GitHubError
+from bot.publish import find_comment, read_report
+from bot.replies import ROCKET, Outcome, Refusal
+from bot.report import pull_summary, to_markdown
+from bot.reporting import PR_REPORT_TITLE, skipped_note
+from bot.repo import run_bundle
+from bot.verify import apply_patch, check_patch
+
+from .dispatch import role_of
+
+
+@dataclass(frozen=True)
+class Committed:
+    branch: str
+    commit_sha: str
+    pull: dict[str, Any]
+    created: bool  # False: the branch and PR existed already with this content
+
+
+async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> Outcome:
+    # read
+    role, report = await asyncio.gather(role_of(api, pull.user), find_comment(api, pull.number, pull.login))
+    state = read_report(report["body"]) if report else None
+    # decide
+    decision = approve.decide(state, command.patch_id, role, pull.config.approve_permission, pull.user, pull.blobs)
+    if isinstance(decision, Refusal):
+        return Outcome.refused(decision)
+    assert state is not None and report is not None
+    summary = state.summary
+    if isinstance(decision, approve.CommitPatch):
+        before = {p: pull.files[p] for p in state.blobs}
+        files = apply_patch(decision.patch, before)
+        await asyncio.to_thread(check_patch, decision.patch, [FileEdit(p, before[p], text) for p, text in files.items()],
+                                before)
+    else:  # the lane files moved: the same runs on the files as they are now
+        bundles = [await run_bundle(api, await api.run(run_id), ctx.state.cache) for run_id in decision.runs]
+        analysis = await asyncio.to_thread(analyze, dict(pull.files), bundles, pull.config)
+        refused = approve.after_recompute(decision.patch_id, analysis.patch_id, pull.default_branch)
+        if refused:
+            checks = (await asyncio.to_thread(check_patch, analysis.patch, analysis.edits, dict(pull.files))).summary() \
+                if analysis.patch else None
+            new_state = type(state)(workflow=state.workflow, base_sha=pull.base_sha, head_sha=state.head_sha,
+                                    runs=state.runs, blobs=dict(pull.blobs), patch_id=analysis.patch_id,
+                                    patch=analysis.patch, summary=pull_summary(analysis), pr=state.pr)
+            await api.update_comment(report["id"], to_markdown(analysis, checks=checks, state=new_state.to_json(),
+                                                               title=PR_REPORT_TITLE, skipped_note=skipped_note(analysis)))
+            return Outcome.refused(refused)
+        files = {e.path: e.after for e in analysis.edits}
+        summary = pull_summary(analysis)
+    # write
+    current = decision.patch_id
+    body = approve.pull_body(current, pull.user, pull.number, summary, list(pull.lanes))
+    try:
+        committed = await commit_and_open(api, base_sha=pull.base_sha, default_branch=pull.default_branch,
+                                          patch_id=current, files=files, title=approve.pull_title(current), body=body)
+    except GitHubError as exc:
+        refusal = approve.workflow_permission_refusal(exc)
+        if refusal is None:
+            raise
+        return Outcome.refused(refusal)
+    if isinstance(committed, Refusal):
+        return Outcome.refused(committed)
+    verb = "Opened" if committed.created else "Already open:"
+    return Outcome(f"{verb} {committed.pull.get('html_url')} (#{committed.pull['number']}) with patch `{current}` on "
+                   f"branch `{committed.branch}`.", ROCKET, {"pull": int(committed.pull["number"]), "patch_id": current})
+
+
+async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, patch_id: str,
+                          files: dict[str, str], title: str, body: str) -> Committed | Refusal:
+    """Blobs → a tree on the base commit's tree → a commit → the branch → the PR.
+    Idempotent: the same patch approved again links the existing branch and PR; a
+    branch of that name with other content is never overwritten."""
+    branch = f"{approve.BRANCH_PREFIX}{patch_id}"
+    message = f"{title}\n\nPatch {patch_id}, proposed by foldbot and approved on its pull request."
+    base = await api.commit(base_sha)
+    entries = [{"path": path, "mode": "100644", "type": "blob", "sha": await api.create_blob(text)}
+               for path, text in sorted(files.items())]
+    tree = await api.create_tree(base["tree"]["sha"], entries)
+    commit_sha = await api.create_commit(message, tree, [base_sha])
+    present = await api.branch_sha(branch)
+    created = present is None
+    if present is not None:
+        if (await api.commit(present))["tree"]["sha"] != tree:
+            return approve.branch_conflict(branch)
+        commit_sha = present
+    else:
+        await api.create_branch(branch, commit_sha)
+    pulls = await api.pulls_from(api.repo.split("/", 1)[0], branch, state="all")
+    if pulls:
+        return Committed(branch, commit_sha, pulls[0], created)
+    return Committed(branch, commit_sha, await api.open_pull(title, branch, default_branch, body), True)
