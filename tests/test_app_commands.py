@@ -3,11 +3,15 @@ assertions on the fake GitHub's dispatches, reactions, replies, refs and PRs."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import yaml
 
 from bot.publish import read_state
 from bot.replies import REPLY_MARKER
+from bot.report import state_block
+from bot.states import ReportState
 from tests.paths import AMD, BEFORE, ROCM720
 from tests.fakegithub import FakeGitHub
 from tests.harness import Bot, comment_payload, pr_with_lane_run, sglang_world, start_bot
@@ -252,6 +256,7 @@ async def test_approve_commits_the_patch_and_opens_a_pr(fake_github: FakeGitHub,
     assert reactions(fake_github, world, comment_id) == ["eyes", "rocket"]
     pr_issue = world.repo.issues[pulls[0].number]
     assert "/dispatch rocm720" in pr_issue.body and "may not trigger" in pr_issue.body
+    assert "This saves **" in pr_issue.body and "**Fold** `multimodal-gen-unit-test-amd-rocm720`" in pr_issue.body
     # approving again links the same PR and writes no new commit or ref
     await say(bot, world, number, "/fold approve", "lead")
     assert "Already open:" in replies(fake_github, world, number)[-1].body
@@ -283,8 +288,20 @@ async def test_a_moved_base_is_recomputed_and_not_committed(fake_github: FakeGit
     reply = replies(fake_github, world, number)[0].body
     new_id = read_state(report.body)["patch_id"]
     assert new_id != patch_id and f"the patch is now `{new_id}`" in reply and "Nothing was committed" in reply
+    assert "**Skipped in this run**" in report.body  # the recomputed report is the whole PR report
     await say(bot, world, number, f"/fold approve {new_id}", "lead")
     assert "# a new comment" in world.repo.files_at(f"foldbot/fold-{new_id}")[ROCM720]
+
+
+async def test_a_report_whose_patch_does_not_match_its_id_is_not_committed(fake_github: FakeGitHub, bot: Bot) -> None:
+    world, number, patch_id, report = await reported_pr(fake_github, bot)
+    state = ReportState.from_json(read_state(report.body))
+    tampered = replace(state, patch=state.patch.replace("--total-partitions 2", "--total-partitions 1"))
+    report.body = report.body.replace(state_block(state.to_json()), state_block(tampered.to_json()))
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    assert fake_github.count("POST", r"/git/") == 0
+    assert f"The report's patch does not match its id `{patch_id}`; nothing was committed." in \
+        replies(fake_github, world, number)[0].body
 
 
 async def test_a_forged_state_block_is_ignored(fake_github: FakeGitHub, bot: Bot) -> None:

@@ -1,0 +1,168 @@
+"""The decisions of the commands and the reports, as tables: pure functions, no GitHub.
+
+`bot.dispatch.decide` (who may dispatch what, on which ref, with which inputs),
+`bot.approve.decide` / `after_recompute` (commit, recompute or refuse),
+`bot.reporting.comment_policy`, `bot.permissions.permitted`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+
+from bot import approve
+from bot.config import RepoConfig
+from bot.dispatch import DispatchPlan, DispatchRead, LaneRunNeeded, decide, lanes_of, run_title
+from bot.edit import patch_id
+from bot.permissions import Allowance, permitted
+from bot.replies import Refusal
+from bot.reporting import comment_policy
+from bot.states import ReplyState, ReportState
+from tests.paths import AMD, ROCM720
+
+REPO = "sgl-project/sglang"
+HEAD = "ab" * 20
+NOW = datetime(2026, 8, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def pr(fork: bool = False) -> dict[str, Any]:
+    return {"number": 7, "head": {"sha": HEAD, "ref": "amd/change",
+                                  "repo": {"full_name": "contributor/sglang" if fork else REPO}}}
+
+
+def job(name: str, conclusion: str) -> dict[str, Any]:
+    return {"name": name, "conclusion": conclusion, "steps": []}
+
+
+@pytest.fixture
+def base(sglang_before: dict[str, str]) -> DispatchRead:
+    return DispatchRead(lane="rocm720", lanes=lanes_of({ROCM720: sglang_before[ROCM720], AMD: sglang_before[AMD]}),
+                        config=RepoConfig(), repo=REPO, default_branch="main", user="writer", role="write",
+                        allowance=None, replies=(), now=NOW, pr=pr())
+
+
+RUN = {"id": 99, "status": "completed", "html_url": "https://github.com/r/actions/runs/99"}
+PASSED_GATE = (job("call-gate / pr-gate", "success"), job("check-changes", "success"))
+SKIPPED_KERNEL = job("sgl-kernel-unit-test-amd-rocm720 (linux-mi300-1gpu-sglang)", "skipped")
+EARLIER = ReplyState("dispatch", 1, "/dispatch rocm720", "Writer", "2026-08-01T11:50:00Z", run_id=5)
+
+
+@pytest.mark.parametrize("changes,reason", [
+    ({"lane": "rocm999"}, "`rocm999` is not a lane of this repository. Lanes: `amd`, `rocm720`."),
+    ({"role": "read"}, "`dispatch` needs the **write** permission on this repository; writer has **read**"),
+    ({"role": "triage"}, "needs the **write** permission"),
+    ({"replies": (EARLIER,)}, "writer dispatched on this PR less than 30 minutes ago; try again in 20 minutes"),
+    ({"pr": pr(fork=True)}, "This PR comes from a fork: name the commit you reviewed, `/dispatch rocm720 sha=<sha>`"),
+    ({"pr": pr(fork=True), "sha": "1234567"}, "`1234567` is not this PR's head (`abababababab`): review the new commits"),
+    ({"sha": "1234567"}, "`1234567` is not this PR's head (`abababababab`)."),
+    ({"jobs": ("no-such-job",)}, "Not a job `rocm720` can run: `no-such-job`. Valid: `sgl-kernel-unit-test-amd-rocm720`"),
+    ({"run": {}}, "No run of `.github/workflows/pr-test-amd-rocm720.yml` for `abababababab` yet"),
+    ({"run": {**RUN, "status": "in_progress"}}, "is still in_progress: dispatch when it has finished."),
+    ({"run": RUN, "run_jobs": (job("call-gate / pr-gate", "failure"), SKIPPED_KERNEL)},
+     "The gate failed in run [99](https://github.com/r/actions/runs/99): `call-gate / pr-gate` failure."),
+    ({"run": RUN, "run_jobs": PASSED_GATE}, "Nothing to run: run [99]"),
+])
+def test_dispatch_refusals(base: DispatchRead, changes: dict[str, Any], reason: str) -> None:
+    decision = decide(replace(base, **changes))
+    assert isinstance(decision, Refusal) and reason in decision.reason
+
+
+@pytest.mark.parametrize("changes,ref,targets", [
+    # a same-repository PR: its own branch; the skipped jobs of its latest lane run
+    ({"run": RUN, "run_jobs": (*PASSED_GATE, SKIPPED_KERNEL)}, "amd/change", ("sgl-kernel-unit-test-amd-rocm720",)),
+    # named jobs need no run
+    ({"jobs": ("sgl-kernel-unit-test-amd-rocm720",)}, "amd/change", ("sgl-kernel-unit-test-amd-rocm720",)),
+    # a fork PR with the reviewed head: the default branch's workflow, never the fork's
+    ({"pr": pr(fork=True), "sha": "abababa", "jobs": ("sgl-kernel-unit-test-amd-rocm720",)}, "main",
+     ("sgl-kernel-unit-test-amd-rocm720",)),
+    # reader, but on the allowlist: may dispatch, and the allowlist's cooldown replaces the default
+    ({"role": "read", "allowance": Allowance(True, 0), "replies": (EARLIER,), "jobs": ("sgl-kernel-unit-test-amd-rocm720",)},
+     "amd/change", ("sgl-kernel-unit-test-amd-rocm720",)),
+    # a refused dispatch in the replies (no run) does not start the cooldown
+    ({"replies": (replace(EARLIER, run_id=None),), "jobs": ("sgl-kernel-unit-test-amd-rocm720",)}, "amd/change",
+     ("sgl-kernel-unit-test-amd-rocm720",)),
+])
+def test_dispatch_plans(base: DispatchRead, changes: dict[str, Any], ref: str, targets: tuple[str, ...]) -> None:
+    plan = decide(replace(base, **changes))
+    assert isinstance(plan, DispatchPlan)
+    assert (plan.ref, plan.targets, plan.head_sha) == (ref, targets, HEAD)
+    assert plan.inputs == {"target_stage": ",".join(targets), "pr_head_sha": HEAD}
+    assert run_title(plan) == f"[{','.join(targets)}] {HEAD}"
+
+
+def test_without_named_jobs_the_lane_run_is_read_first(base: DispatchRead) -> None:
+    needed = decide(base)
+    assert isinstance(needed, LaneRunNeeded) and needed.lane.name == "rocm720" and needed.head_sha == HEAD
+
+
+PATCH = "--- a/x.yml\n+++ b/x.yml\n@@ -1 +1 @@\n-a\n+b\n"
+STATE = ReportState(workflow=ROCM720, base_sha="c" * 40, head_sha=HEAD, runs=(1, 2, 3), blobs={ROCM720: "blob1"},
+                    patch_id=patch_id(PATCH), patch=PATCH, summary="This saves ...")
+
+
+@pytest.mark.parametrize("state,requested,role,blobs,expected", [
+    (STATE, None, "write", {ROCM720: "blob1"}, "`/fold approve` needs the **maintain** permission"),
+    (None, None, "maintain", {}, "There is no foldbot patch on this PR to approve yet."),
+    (replace(STATE, patch_id=None, patch=""), None, "admin", {}, "There is no foldbot patch"),
+    (STATE, "0123456789", "maintain", {ROCM720: "blob1"}, f"`0123456789` is not the current patch: the report shows `{STATE.patch_id}`"),
+    (replace(STATE, patch=""), None, "maintain", {ROCM720: "blob1"}, "The report does not carry its patch"),
+    (replace(STATE, patch=PATCH + "+c\n"), None, "maintain", {ROCM720: "blob1"},
+     f"The report's patch does not match its id `{STATE.patch_id}`; nothing was committed."),
+    (STATE, None, "maintain", {ROCM720: "blob1"}, approve.CommitPatch(PATCH, STATE.patch_id)),
+    (STATE, STATE.patch_id, "admin", {ROCM720: "blob1"}, approve.CommitPatch(PATCH, STATE.patch_id)),
+    (STATE, None, "maintain", {ROCM720: "blob2"}, approve.Recompute((1, 2, 3), STATE.patch_id)),
+])
+def test_approval(state: ReportState | None, requested: str | None, role: str, blobs: dict[str, str],
+                  expected: object) -> None:
+    decision = approve.decide(state, requested, role, "maintain", "someone", blobs)
+    if isinstance(expected, str):
+        assert isinstance(decision, Refusal) and expected in decision.reason
+    else:
+        assert decision == expected
+
+
+@pytest.mark.parametrize("recomputed,expected", [
+    ("aaaa", None),
+    (None, "nothing is left to fold. The report above is updated; nothing was committed."),
+    ("bbbb", "the patch is now `bbbb` (updated above). Nothing was committed: review it, then `/fold approve bbbb`."),
+])
+def test_after_a_recompute(recomputed: str | None, expected: str | None) -> None:
+    refused = approve.after_recompute("aaaa", recomputed, "main")
+    assert (refused is None) if expected is None else (refused is not None and expected in refused.reason)
+
+
+@pytest.mark.parametrize("comment_on,forced,policy", [
+    ("ci-prs", False, "if-ci"), ("ci-prs", True, "always"), ("all-prs", False, "always"),
+    ("none", False, "never"), ("none", True, "always"),
+])
+def test_which_prs_get_the_report(comment_on: str, forced: bool, policy: str) -> None:
+    assert comment_policy(RepoConfig(comment_on=comment_on), forced=forced) == policy
+
+
+@pytest.mark.parametrize("role,needed,what,allowance,allowed", [
+    ("write", "write", "dispatch", None, True), ("admin", "maintain", "/fold approve", None, True),
+    ("write", "maintain", "/fold approve", None, False), ("none", "write", "dispatch", None, False),
+    ("read", "write", "dispatch", Allowance(True, None), True),
+    ("read", "write", "dispatch", Allowance(False, None), False),
+    ("read", "maintain", "/fold approve", Allowance(True, None), False),  # the allowlist is for dispatch only
+    ("custom-role", "read", "dispatch", None, False),  # unknown roles rank lowest
+])
+def test_permissions(role: str, needed: str, what: str, allowance: Allowance | None, allowed: bool) -> None:
+    assert (permitted(role, needed, what, "u", allowance) is None) == allowed
+
+
+def test_state_blocks_round_trip_and_refuse_what_they_are_not() -> None:
+    from bot.states import StateError
+
+    assert ReportState.from_json(STATE.to_json()) == STATE
+    reply = ReplyState("dispatch", 3, "/dispatch amd", "u", "2026-08-01T11:50:00Z", lane="amd", run_id=9,
+                       targets=("a", "b"), sha=HEAD)
+    assert ReplyState.from_json(reply.to_json()) == reply
+    for bad in ({"v": 2}, {**STATE.to_json(), "runs": ["1"]}, {**STATE.to_json(), "patch_z": "not base64!"}, []):
+        with pytest.raises(StateError):
+            ReportState.from_json(bad)
+    # the blocks written before versions: the same shape, read as such
+    old = {k: v for k, v in STATE.to_json().items() if k not in ("v", "patch_z", "summary_z")}
+    assert ReportState.from_json(old) == replace(STATE, patch="", summary="")
