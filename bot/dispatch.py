@@ -9,7 +9,7 @@ again). `handlers/dispatch.py` reads and writes."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Mapping, Sequence
 
@@ -74,7 +74,6 @@ class DispatchPlan:
     targets: tuple[str, ...]
     head_sha: str
     run_id: int | None = None  # the lane run whose skipped jobs these are
-    notes: tuple[str, ...] = field(default=())
 
 
 def cooldown_left(replies: Sequence[ReplyState], login: str, now: datetime, minutes: int) -> float:

@@ -226,10 +226,6 @@ def _remove_seq_items(sp: _Splicer, seq: yaml.SequenceNode, drop: set[str]) -> i
     return removed
 
 
-def _delete_key(sp: _Splicer, key: yaml.Node, value: yaml.Node) -> None:
-    sp.delete_lines(key.start_mark.line, last_line(value, sp.lines))
-
-
 def _job_lines(sp: _Splicer, job: JobDef) -> tuple[int, int]:
     """The lines a job owns: its comment block above, itself, the blank lines after."""
     first = leading_comment_start(job.key_node.start_mark.line, job.key_node.start_mark.column, sp.lines)

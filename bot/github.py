@@ -286,9 +286,6 @@ class GitHub:
     async def patch(self, url: str, data: Any) -> Any:
         return await self._call("patch", url, data=data)
 
-    async def put(self, url: str, data: Any) -> Any:
-        return await self._call("put", url, data=data)
-
     async def delete(self, url: str) -> Any:
         return await self._call("delete", url)
 

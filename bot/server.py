@@ -74,7 +74,6 @@ class DeliveryLog(logging.LoggerAdapter):  # type: ignore[type-arg]
 class Delivery:
     event: sansio.Event
     installation_id: int | None
-    received: float
 
 
 @dataclass
@@ -146,7 +145,7 @@ async def webhook(request: web.Request) -> web.Response:
         return _json(503, error="shutting down; GitHub will redeliver")
     installation = data.get("installation") if isinstance(data.get("installation"), dict) else None
     item = Delivery(sansio.Event(data, event=event_name, delivery_id=delivery_id),
-                    int(installation["id"]) if installation and installation.get("id") else None, time.monotonic())
+                    int(installation["id"]) if installation and installation.get("id") else None)
     try:
         state.queue.put_nowait(item)
     except asyncio.QueueFull:

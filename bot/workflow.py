@@ -61,23 +61,6 @@ class WorkflowError(ValueError):
     """A workflow file that cannot be analysed; the message names file and line."""
 
 
-@dataclass(frozen=True)
-class Position:
-    """A node's place in the text: 0-based lines and columns, absolute offsets."""
-
-    start_line: int
-    start_col: int
-    end_line: int
-    end_col: int
-    start: int
-    end: int
-
-
-def _position(node: yaml.Node) -> Position:
-    s, e = node.start_mark, node.end_mark
-    return Position(s.line, s.column, e.line, e.column, s.index, e.index)
-
-
 _STR_TAG = "tag:yaml.org,2002:str"
 _Scalar, _Mapping, _Sequence = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
 
@@ -166,10 +149,6 @@ class StepDef:
     timeout_minutes: Any
     node: yaml.MappingNode = field(repr=False, compare=False)
 
-    @property
-    def position(self) -> Position:
-        return _position(self.node)
-
     def identity(self) -> tuple[Any, ...]:
         """What makes two steps 'the same step': what they run, with what."""
         run = "\n".join(line.rstrip() for line in (self.run or "").strip().splitlines())
@@ -224,10 +203,6 @@ class JobDef:
         if isinstance(exclude, list):
             count -= len(exclude)
         return max(count, 0)
-
-    @property
-    def is_matrix(self) -> bool:
-        return self.shard_count > 1
 
 
 @dataclass(frozen=True)

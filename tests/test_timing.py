@@ -185,8 +185,8 @@ SPANS = [
 @pytest.mark.parametrize("step_name,category", [("Install dependencies", "setup"), ("Run tests", "test"),
                                                 ("Upload logs", "other")])
 def test_step_spans(start: object, end: str, seconds: float, steps_as: str, step_name: str, category: str) -> None:
-    """A step's seconds, read the fast way (steps exactly as GitHub sends them) and
-    the careful way (a job with one step lacking keys) alike."""
+    """A step's seconds, alike for steps exactly as GitHub sends them and among
+    irregular ones (a step lacking keys, something that is not a step)."""
     step = {"name": step_name, "status": "completed", "conclusion": "success", "number": 1,
             "started_at": start, "completed_at": end}
     steps = [step] if steps_as == "github" else [step, {"name": "Upload results"}, "not a step"]
