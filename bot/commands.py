@@ -1,8 +1,9 @@
 """Chat commands in PR comments: `/dispatch` and `/fold`.
 
 foldbot owns only lines that start with `/dispatch` or `/fold`, outside fenced code
-blocks, inline code and `>` quotes; any other `/word` belongs to someone else and is
-left alone. Grammar:
+blocks, inline code, `>` quotes, HTML comments (`<!-- -->`, invisible when rendered)
+and `<pre>` blocks; any other `/word` belongs to someone else and is left alone.
+Grammar:
 
     /dispatch <lane> [<job-id> ...] [sha=<hex>]
     /fold approve [<patch-id>]
@@ -43,11 +44,13 @@ class Command:
 
 
 def command_lines(body: str) -> list[str]:
-    """The lines of a comment that may hold foldbot commands: not in fenced code, not quoted."""
+    """The lines of a comment that may hold foldbot commands: not in fenced code, not quoted,
+    not hidden in an HTML comment or a `<pre>` block."""
     lines: list[str] = []
     fence: str | None = None
+    hidden: str | None = None  # inside an HTML comment ("-->") or a <pre> block ("</pre>"): what ends it
     for raw in body.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        match = _FENCE.match(raw)
+        match = _FENCE.match(raw) if hidden is None else None
         if fence is not None:
             closes = match is not None and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
             if closes and not raw[match.end():].strip():  # type: ignore[union-attr]
@@ -56,13 +59,37 @@ def command_lines(body: str) -> list[str]:
         if match:
             fence = match.group(1)
             continue
-        if raw.startswith(("    ", "\t")):
+        if raw.startswith(("    ", "\t")) and not hidden:
             continue  # an indented code block
+        raw, hidden = _visible(raw, hidden)
         stripped = raw.strip()
         if stripped.startswith(">"):
             continue
         lines.append(stripped)
     return lines
+
+
+_HIDING = re.compile(r"<!--|<pre\b[^>]*>", re.I)
+
+
+def _visible(line: str, hidden: str | None) -> tuple[str, str | None]:
+    """The part of a line a reader sees, outside HTML comments and `<pre>` blocks, and
+    what hides the start of the next line (an opened comment or block runs on)."""
+    seen, at = [], 0
+    while True:
+        if hidden is not None:
+            end = line.lower().find(hidden, at)
+            if end == -1:
+                return "".join(seen), hidden
+            at, hidden = end + len(hidden), None
+            continue
+        opened = _HIDING.search(line, at)
+        if opened is None:
+            seen.append(line[at:])
+            return "".join(seen), None
+        seen.append(line[at:opened.start()])
+        hidden = "-->" if opened.group().startswith("<!--") else "</pre>"
+        at = opened.end()
 
 
 def parse_commands(body: str) -> list[Command]:

@@ -29,10 +29,21 @@ class Store:
     #: Reads that never change (a completed run's jobs, a job's log) and small memos.
     cache: cachetools.LRUCache[Any, Any] = field(default_factory=lambda: cachetools.LRUCache(maxsize=4096))
     locks: dict[str, asyncio.Lock] = field(default_factory=dict)
+    #: When each (repository, user) ran a command, over the last hour.
+    commands: cachetools.TTLCache[tuple[str, str], list[float]] = field(
+        default_factory=lambda: cachetools.TTLCache(maxsize=10_000, ttl=3600))
 
     def lock(self, key: str) -> asyncio.Lock:
         """One lock per repository: its reports are written by one delivery at a time."""
         return self.locks.setdefault(key, asyncio.Lock())
+
+    def take_commands(self, repo: str, user: str, wanted: int, limit: int, now: float) -> int:
+        """How many of `wanted` commands `user` may run now, `limit` an hour per repository."""
+        key = (repo, user.lower())
+        recent = [t for t in self.commands.get(key, []) if now - t < 3600]
+        granted = max(0, min(wanted, limit - len(recent)))
+        self.commands[key] = recent + [now] * granted
+        return granted
 
 
 @dataclass
@@ -59,7 +70,8 @@ class PullRead:
     blobs: Mapping[str, str]  # lane file path -> blob SHA
     lanes: Mapping[str, LaneInfo]
     pr: Mapping[str, Any]
-    replies: tuple[ReplyState, ...]
+    replies: tuple[ReplyState, ...]  # foldbot's answers to earlier commands on this PR
+    resuming: bool = False  # this comment's reply was left pending: a crash may have come after a write
 
     @property
     def user(self) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 from .api import RepoAPI
 from .report import MARKER, STATE_CLOSE, STATE_OPEN
-from .states import ReplyState, ReportState, StateError
+from .states import CommentReply, ReportState, StateError
 
 log = logging.getLogger("foldbot.publish")
 
@@ -115,10 +115,10 @@ def read_report(body: str) -> ReportState | None:
         return None
 
 
-def read_reply(body: str) -> ReplyState | None:
+def read_reply(body: str) -> CommentReply | None:
     """The typed state of one of foldbot's replies; None when it has none it can read."""
     try:
-        return ReplyState.from_json(read_state(body))
+        return CommentReply.from_json(read_state(body))
     except StateError:
         return None
 

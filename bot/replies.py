@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from .report import md_escape, state_block
-from .states import ReplyState
+from .states import CommentReply
 
 REPLY_MARKER = "<!-- foldbot:reply -->"
 EYES, ROCKET, THUMBS_UP, CONFUSED = "eyes", "rocket", "+1", "confused"
-_OUTCOME = "\n\n**Run completed:**"
+PENDING = "Working on it: this reply is edited with the outcome."
 #: A run a dispatch started is titled `[<stage>] <sha>` (the lanes' `run-name:`).
 _DISPATCHED_TITLE = re.compile(r"\[[^\]]*\] ([0-9a-f]{7,40})$")
 
@@ -39,9 +39,12 @@ class Outcome:
         return cls(refusal.reason, CONFUSED)
 
 
-def reply_body(line: str, message: str, state: ReplyState) -> str:
-    quoted = "> " + md_escape(line)
-    return f"{quoted}\n\n{message}\n\n{REPLY_MARKER}\n{state_block(state.to_json())}\n"
+def reply_body(sections: Sequence[tuple[str, str]], state: CommentReply, note: str | None = None) -> str:
+    """The one reply to a comment: each command line quoted with what came of it."""
+    body = "\n\n---\n\n".join(f"> {md_escape(line)}\n\n{message}" for line, message in sections)
+    if note:
+        body += f"\n\n{note}"
+    return f"{body}\n\n{REPLY_MARKER}\n{state_block(state.to_json())}\n"
 
 
 def dispatched_head(run: Mapping[str, Any]) -> tuple[str, bool]:
@@ -51,10 +54,13 @@ def dispatched_head(run: Mapping[str, Any]) -> tuple[str, bool]:
 
 
 def completed_reply(body: str, run: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]]) -> str:
-    """A dispatch reply with the run's conclusion per job (replacing an earlier one)."""
+    """A dispatch reply with the run's conclusion per job (replacing what an earlier
+    delivery of the same run wrote there; other runs' sections stay)."""
+    run_id = int(run["id"])
     lines = "\n".join(f"- {md_escape(str(j['name']))}: **{j.get('conclusion') or j.get('status')}**" for j in jobs)
-    head, _, tail = body.partition(_OUTCOME)
+    section = (f"<!-- foldbot:run {run_id} -->\n**Run completed:** {run.get('conclusion')}, "
+               f"[run {run_id}]({run.get('html_url')}).\n\n{lines}")
     marker_at = body.index(REPLY_MARKER)
-    prefix = head if tail else body[:marker_at].rstrip("\n")
-    return (f"{prefix}{_OUTCOME} {run.get('conclusion')}, [run {run['id']}]({run.get('html_url')}).\n\n"
-            f"{lines}\n\n{body[marker_at:]}")
+    head = re.sub(rf"\n\n<!-- foldbot:run {run_id} -->\n.*?(?=\n\n<!-- foldbot:run |\Z)", "",
+                  body[:marker_at].rstrip("\n"), flags=re.S)
+    return f"{head}\n\n{section}\n\n{body[marker_at:]}"

@@ -148,4 +148,33 @@ class ReplyState:
                    **optional_int, **optional_str)
 
 
-__all__ = ["ReplyState", "ReportState", "StateError", "VERSION"]
+@dataclass(frozen=True)
+class CommentReply:
+    """foldbot's one reply to one comment: the commands it answers, in order. `pending`
+    while they are carried out: written before anything costs GPU time, so that after a
+    crash the redelivered comment resumes (finds the run a dispatch may have started)
+    instead of starting again."""
+
+    comment_id: int
+    pending: bool
+    commands: tuple[ReplyState, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"v": VERSION, "comment_id": self.comment_id, "pending": self.pending,
+                "commands": [c.to_json() for c in self.commands]}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "CommentReply":
+        if isinstance(data, dict) and "commands" not in data:  # a reply to one command, as written before
+            single = ReplyState.from_json(data)
+            return cls(single.comment_id, False, (single,))
+        if not isinstance(data, dict) or data.get("v") != VERSION or not isinstance(data.get("commands"), list):
+            raise StateError("not a comment reply of this version")
+        pending = data.get("pending")
+        if not isinstance(pending, bool):
+            raise StateError("`pending` is true or false")
+        return cls(_int(data.get("comment_id"), "comment_id"), pending,
+                   tuple(ReplyState.from_json(c) for c in data["commands"]))
+
+
+__all__ = ["CommentReply", "ReplyState", "ReportState", "StateError", "VERSION"]

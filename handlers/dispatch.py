@@ -33,11 +33,13 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     if isinstance(decision, Refusal):
         return Outcome.refused(decision)
     assert isinstance(decision, DispatchPlan)
-    # write
-    try:
-        started = await send(api, decision)
-    except GitHubError as exc:
-        return Outcome.refused(Refusal(describe(exc)))
+    # write (or, resuming after a crash, find the run this command may have started already)
+    started = await already_started(api, decision, pull) if pull.resuming else None
+    if started is None:
+        try:
+            started = await send(api, decision)
+        except GitHubError as exc:
+            return Outcome.refused(Refusal(describe(exc)))
     if started:
         ctx.state.cache[("dispatch", api.repo, int(started["id"]))] = pull.number
     return Outcome(dispatched_message(decision, started), ROCKET,
@@ -70,6 +72,14 @@ async def lane_run(api: RepoAPI, lane: LaneInfo, head_sha: str, completed: bool 
     runs = await api.runs(lane.file, head_sha=head_sha, status="completed" if completed else None, count=30)
     found = latest_run(runs)
     return dict(found) if found else None
+
+
+async def already_started(api: RepoAPI, plan: DispatchPlan, pull: PullRead) -> dict[str, Any] | None:
+    """The run a dispatch for this plan started since the command was written, if any."""
+    written = str(pull.comment["created_at"])
+    found = [r for r in await api.runs(plan.lane.file, event="workflow_dispatch", count=30)
+             if r.get("display_title") == run_title(plan) and str(r.get("created_at") or "") >= written]
+    return max(found, key=lambda r: r["id"]) if found else None
 
 
 async def send(api: RepoAPI, plan: DispatchPlan, *, attempts: int = 10, wait: float = 1.0) -> dict[str, Any] | None:

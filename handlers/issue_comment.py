@@ -2,14 +2,17 @@
 (foldbot included) and edited comments are ignored; so is every line that is not
 foldbot's (`/rerun-failed-ci` and friends belong to other handlers).
 
-Each command gets 👀 at once, one reply that quotes it, and 🚀/👍 when done or 😕
-when refused. A command already answered (a redelivery after a crash) is not run
-again: foldbot's replies carry the id of the comment and the line they answer. The
-commands share one read of the PR (`PullRead`); each is a module of its own."""
+A comment gets 👀 at once and one reply, written before anything else happens and
+edited with what each command (at most `MAX_COMMANDS`) came to; then 🚀/👍 when done
+or 😕 when refused. A comment already answered is not run again; one whose reply was
+left pending (a crash) is resumed: `/dispatch` then first looks for the run it may
+have started. The commands share one read of the PR (`PullRead`); each is a module of
+its own."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import replace
 from typing import Any, Awaitable, Callable
 
@@ -21,11 +24,11 @@ from bot.context import Context, PullRead
 from bot.dispatch import lanes_of
 from bot.github import GitHub, GitHubError
 from bot.publish import is_ours, read_reply
-from bot.replies import CONFUSED, EYES, REPLY_MARKER, Outcome, reply_body
+from bot.replies import CONFUSED, EYES, PENDING, REPLY_MARKER, Outcome, reply_body
 from bot.report import md_escape
 from bot.reporting import USER_ERRORS
 from bot.repo import default_branch_head, read_config, read_lanes
-from bot.states import ReplyState
+from bot.states import CommentReply, ReplyState
 
 from . import dispatch, fold_approve, fold_help, fold_refresh
 
@@ -38,6 +41,11 @@ COMMANDS: dict[str, Handler] = {
     "fold-refresh": fold_refresh.run,
     "fold-help": fold_help.run,
 }
+
+
+#: Command lines read per comment, and commands run per user and repository per hour (per process).
+MAX_COMMANDS = 5
+MAX_PER_HOUR = 30
 
 
 def kind(command: Command) -> str:
@@ -61,47 +69,67 @@ async def on_created(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
 async def run_commands(api: RepoAPI, ctx: Context, number: int, comment: dict[str, Any],
                        commands: list[Command]) -> None:
     login = await ctx.pool.bot_login()
+    comment_id, user = int(comment["id"]), str(comment["user"]["login"])
     replies = await our_replies(api, number, login)
-    answered = {(r.comment_id, r.line) for r in replies}
+    mine = next(((c, r) for c, r in replies if r.comment_id == comment_id), None)
+    if mine is not None and not mine[1].pending:
+        ctx.log.info("%s#%d: comment %s was answered already", api.repo, number, comment_id)
+        return
+    shown = commands[:MAX_COMMANDS]
+    note = (f"{len(commands) - MAX_COMMANDS} more command lines were not read: at most {MAX_COMMANDS} per comment."
+            if len(commands) > MAX_COMMANDS else None)
+    base = [ReplyState(kind(c), comment_id, c.line, user, str(comment["created_at"])) for c in shown]
+    earlier = tuple(state for _, reply in replies if reply.comment_id != comment_id for state in reply.commands)
+    if mine is None:  # the reply is written first: a redelivery after a crash resumes from it
+        await api.react(comment_id, EYES)
+        pending = CommentReply(comment_id, True, tuple(base))
+        reply_id = int((await api.create_comment(number, reply_body([(c.line, PENDING) for c in shown], pending,
+                                                                   note)))["id"])
+        granted = ctx.state.take_commands(api.repo, user, sum(1 for c in shown if not c.error), MAX_PER_HOUR,
+                                          time.time())
+    else:
+        reply_id, granted = int(mine[0]["id"]), len(shown)  # resumed: counted when first read
+        ctx.log.warning("%s#%d: resuming comment %s, whose reply was left pending", api.repo, number, comment_id)
     pull: PullRead | None = None
-    for command in commands:
-        if (comment["id"], command.line) in answered:
-            ctx.log.info("%s#%d: `%s` of comment %s was answered already", api.repo, number, command.line, comment["id"])
-            continue
+    sections: list[tuple[str, str]] = []
+    states: list[ReplyState] = []
+    reactions: list[str] = []
+    for command, state in zip(shown, base):
         if command.error:
             outcome = Outcome(command.error, CONFUSED)
+        elif granted <= 0:
+            outcome = Outcome(f"{md_escape(user)} ran {MAX_PER_HOUR} commands in this repository within the hour; "
+                              "this one was not run. Try again later.", CONFUSED)
         else:
-            await api.react(comment["id"], EYES)
+            granted -= 1
             try:
                 if pull is None:
-                    pull = await read_pull(api, number, comment, login, tuple(replies))
-                outcome = await COMMANDS[kind(command)](api, ctx, pull, command)
+                    pull = await read_pull(api, number, comment, login, earlier, resuming=mine is not None)
+                outcome = await COMMANDS[kind(command)](api, ctx, replace(pull, replies=earlier + tuple(states)), command)
             except USER_ERRORS as exc:
                 outcome = Outcome(f"foldbot cannot read this repository's CI files: {md_escape(str(exc))}", CONFUSED)
             except GitHubError as exc:
                 ctx.log.error("%s#%d: `%s` failed: %s", api.repo, number, command.line, exc)
                 outcome = Outcome(f"A GitHub call failed ({exc.status}); nothing was changed. Try again later.", CONFUSED)
-        state = ReplyState(kind=kind(command), comment_id=int(comment["id"]), line=command.line,
-                           user=str(comment["user"]["login"]), at=str(comment["created_at"]),
-                           **{k: tuple(v) if k == "targets" else v for k, v in outcome.state.items()})
-        await api.create_comment(number, reply_body(command.line, outcome.message, state))
-        replies.append(state)
-        if pull is not None:
-            pull = replace(pull, replies=tuple(replies))
-        await api.react(comment["id"], outcome.reaction)
+        states.append(replace(state, **{k: tuple(v) if k == "targets" else v for k, v in outcome.state.items()}))
+        sections.append((command.line, outcome.message))
+        reactions.append(outcome.reaction)
+    await api.update_comment(reply_id, reply_body(sections, CommentReply(comment_id, False, tuple(states)), note))
+    for reaction in dict.fromkeys(reactions):
+        await api.react(comment_id, reaction)
 
 
-async def our_replies(api: RepoAPI, number: int, login: str) -> list[ReplyState]:
-    """foldbot's own replies on a PR, oldest first."""
-    found = [read_reply(c.get("body") or "") for c in await api.comments(number) if is_ours(c, login, REPLY_MARKER)]
-    return [state for state in found if state is not None]
+async def our_replies(api: RepoAPI, number: int, login: str) -> list[tuple[dict[str, Any], CommentReply]]:
+    """foldbot's own replies on a PR with their states, oldest first."""
+    found = [(c, read_reply(c.get("body") or "")) for c in await api.comments(number) if is_ours(c, login, REPLY_MARKER)]
+    return [(c, state) for c, state in found if state is not None]
 
 
 async def read_pull(api: RepoAPI, number: int, comment: dict[str, Any], login: str,
-                    replies: tuple[ReplyState, ...]) -> PullRead:
+                    replies: tuple[ReplyState, ...], *, resuming: bool) -> PullRead:
     default_branch, base_sha = await default_branch_head(api)
     config = await read_config(api, base_sha)
     lanes, pr = await asyncio.gather(read_lanes(api, base_sha, config), api.pull(number))
     return PullRead(number=number, comment=comment, login=login, default_branch=default_branch, base_sha=base_sha,
                     config=config, files=lanes.files, blobs=lanes.blobs, lanes=lanes_of(lanes.files), pr=pr,
-                    replies=replies)
+                    replies=replies, resuming=resuming)

@@ -139,8 +139,8 @@ async def finish_dispatch_replies(api: RepoAPI, ctx: Context, run: dict[str, Any
         for comment in await api.comments(number):
             if not is_ours(comment, login, REPLY_MARKER):
                 continue
-            state = read_reply(comment.get("body") or "")
-            if state is None or state.kind != "dispatch" or state.run_id != run["id"]:
+            reply = read_reply(comment.get("body") or "")
+            if reply is None or not any(c.kind == "dispatch" and c.run_id == run["id"] for c in reply.commands):
                 continue
             body = str(comment["body"])
             new = completed_reply(body, run, jobs)

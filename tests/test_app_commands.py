@@ -175,10 +175,12 @@ async def test_unknown_lane_and_job_list_the_valid_ones(fake_github: FakeGitHub,
     number, _ = pr_with_lane_run(world)
     fake_github.set_permission(world.repo, "writer", "write")
     await say(bot, world, number, "/dispatch rocm999\n/dispatch rocm720 no-such-job\n/fold frobnicate", "writer")
-    lane, job, fold = replies(fake_github, world, number)
-    assert "`rocm999` is not a lane of this repository. Lanes: `amd`, `rocm720`." in lane.body
-    assert "Not a job `rocm720` can run: `no-such-job`. Valid: `sgl-kernel-unit-test-amd-rocm720`" in job.body
-    assert "`frobnicate` is not a `/fold` command; use `/fold approve`, `/fold refresh`, `/fold help`" in fold.body
+    (reply,) = replies(fake_github, world, number)  # one reply per comment, a part per command
+    lane, job, fold = reply.body.split("\n\n---\n\n")
+    assert lane.startswith("> /dispatch rocm999\n\n") and job.startswith("> /dispatch rocm720 no-such-job\n\n")
+    assert "`rocm999` is not a lane of this repository. Lanes: `amd`, `rocm720`." in lane
+    assert "Not a job `rocm720` can run: `no-such-job`. Valid: `sgl-kernel-unit-test-amd-rocm720`" in job
+    assert "`frobnicate` is not a `/fold` command; use `/fold approve`, `/fold refresh`, `/fold help`" in fold
     assert fake_github.dispatches == []
 
 
@@ -329,10 +331,11 @@ async def test_help_and_refresh(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github, ci_pr=False, runs=3)
     number = world.runs[-1]["pull_requests"][0]["number"]
     await say(bot, world, number, "/fold help\n/fold refresh", "passer-by")
-    help_reply, refresh_reply = replies(fake_github, world, number)
-    assert "`/dispatch <lane> [<job-id> ...] [sha=<hex>]`" in help_reply.body
-    assert "Lane `rocm720` (`.github/workflows/pr-test-amd-rocm720.yml`): `sgl-kernel-unit-test-amd-rocm720`" in help_reply.body
-    assert "Report refreshed from [run" in refresh_reply.body
+    (reply,) = replies(fake_github, world, number)
+    help_part, refresh_part = reply.body.split("\n\n---\n\n")
+    assert "`/dispatch <lane> [<job-id> ...] [sha=<hex>]`" in help_part
+    assert "Lane `rocm720` (`.github/workflows/pr-test-amd-rocm720.yml`): `sgl-kernel-unit-test-amd-rocm720`" in help_part
+    assert "Report refreshed from [run" in refresh_part
     reports = [c for c in fake_github.comments_on(world.repo, number) if c.user == LOGIN and "foldbot:report" in c.body]
     assert len(reports) == 1  # a PR without CI changes gets the report because someone asked
 
@@ -356,3 +359,69 @@ async def test_a_branch_with_other_content_is_never_overwritten(fake_github: Fak
     assert world.repo.branch_sha(branch) == sha
     assert not [p for p in world.repo.pulls.values() if p.head_ref == branch]
     assert f"The branch `{branch}` already exists with other content" in replies(fake_github, world, number)[0].body
+
+
+# --- crashes, floods and bounds -------------------------------------------------------------------
+
+async def test_a_dispatch_interrupted_after_github_accepted_it_is_not_sent_twice(fake_github: FakeGitHub,
+                                                                                 bot: Bot) -> None:
+    """The reply is written (pending) before the dispatch; foldbot then fails before it
+    can finish the reply (here: GitHub refuses every edit, as if the process died). The
+    redelivered comment finds the run the first delivery started, by its title and time,
+    and finishes the reply with it: one GPU run, one reply."""
+    world = sglang_world(fake_github, runs=1)
+    number, _ = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    fake_github.dispatch_returns_run_details = False
+
+    def title(dispatch, run) -> None:  # noqa: ANN001 - what the lane's run-name evaluates to
+        run["display_title"] = f"[{dispatch.inputs['target_stage']}] {dispatch.inputs['pr_head_sha']}"
+
+    fake_github.on_dispatch = title
+    payload = comment_payload(world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
+    fake_github.fail_next(6, status=502, method="PATCH", path=r"/issues/comments/\d+$")
+    await bot.deliver("issue_comment", payload, delivery="first")
+    await bot.settle()
+    (dispatch,) = fake_github.dispatches
+    (reply,) = replies(fake_github, world, number)
+    assert "Working on it" in reply.body and read_state(reply.body)["pending"] is True
+    await bot.deliver("issue_comment", payload, delivery="first")  # GitHub's redelivery keeps the id
+    await bot.settle()
+    assert len(fake_github.dispatches) == 1
+    (reply,) = replies(fake_github, world, number)
+    assert f"[run {dispatch.run_id}](" in reply.body and read_state(reply.body)["pending"] is False
+    assert read_state(reply.body)["commands"][0]["run_id"] == dispatch.run_id
+
+
+async def test_a_flood_of_commands_gets_one_reply_and_bounded_work(fake_github: FakeGitHub, bot: Bot) -> None:
+    """One comment of 3,333 `/dispatch` lines from a reader: one reply, five commands
+    read, the rest named in one line; a bounded number of GitHub calls."""
+    world = sglang_world(fake_github, runs=1)
+    number, _ = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "reader", "read")
+    before = len(fake_github.requests)
+    comment_id = await say(bot, world, number, "\n".join(["/dispatch rocm720"] * 3333), "reader")
+    (reply,) = replies(fake_github, world, number)
+    assert reply.body.count("needs the **write** permission") == 5
+    assert "3328 more command lines were not read: at most 5 per comment." in reply.body
+    assert fake_github.dispatches == []
+    assert reactions(fake_github, world, comment_id) == ["eyes", "confused"]
+    assert len(fake_github.requests) - before < 40
+
+
+async def test_commands_per_user_and_hour_are_bounded(fake_github: FakeGitHub, bot: Bot,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import handlers.issue_comment
+
+    monkeypatch.setattr(handlers.issue_comment, "MAX_PER_HOUR", 2)
+    world = sglang_world(fake_github, runs=1)
+    number, _ = pr_with_lane_run(world)
+    await say(bot, world, number, "/fold help", "chatty")
+    await say(bot, world, number, "/fold help\n/fold help", "chatty")
+    first, second = replies(fake_github, world, number)
+    assert "foldbot's commands on a pull request" in first.body
+    allowed, refused = second.body.split("\n\n---\n\n")
+    assert "foldbot's commands on a pull request" in allowed
+    assert "chatty ran 2 commands in this repository within the hour; this one was not run." in refused
+    await say(bot, world, number, "/fold help", "someone-else")  # the bound is per user
+    assert "foldbot's commands on a pull request" in replies(fake_github, world, number)[-1].body

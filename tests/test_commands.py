@@ -89,3 +89,17 @@ def test_code_blocks_never_trigger(inner: list[str], fence: str, info: str) -> N
 def test_quotes_never_trigger(text: str) -> None:
     body = "\n".join("> " + line for line in ["/dispatch rocm720", *text.splitlines(), "/fold approve"])
     assert parse_commands(body) == []
+
+
+@pytest.mark.parametrize("body,lines", [
+    ("<!-- /dispatch rocm720 -->", []),
+    ("<!--\n/dispatch rocm720\n-->\n/fold help", ["/fold help"]),
+    ("<!-- never closed\n/dispatch rocm720\n/fold help", []),  # GitHub hides the rest of the comment
+    ("<pre>\n/dispatch rocm720\n</pre>\n/fold help", ["/fold help"]),
+    ("<PRE class='x'>/dispatch rocm720</PRE> /fold help", ["/fold help"]),
+    ("text <!-- hidden --> /fold refresh", []),  # not at the start of the line: not a command
+    ("```\n<!--\n```\n/fold help", ["/fold help"]),  # a marker inside a code fence hides nothing
+    ("    <!-- indented\n/fold help -->\n/fold refresh", ["/fold help -->", "/fold refresh"]),  # code, not a comment
+])
+def test_html_comments_and_pre_blocks_hide_commands(body: str, lines: list[str]) -> None:
+    assert [c.line for c in parse_commands(body)] == lines
