@@ -234,13 +234,15 @@ def _reshard_md(r: Reshard, min_samples: int) -> str:
     )
 
 
-def _unmeasured_md(analysis: Analysis) -> list[str]:
+def _unmeasured_md(analysis: Analysis, limit: int = 1000) -> list[str]:
     """What foldbot could not measure, each with its fix: never a silent all-clear."""
     if not analysis.unmeasured:
         return []
     out = ["", "#### Could not measure", ""]
-    for u in analysis.unmeasured:
+    for u in analysis.unmeasured[:limit]:
         out.append(f"- {code(u.subject)}: {md_text(u.reason)}. **Fix:** {md_text(u.fix)}.")
+    if len(analysis.unmeasured) > limit:
+        out.append(f"- and {len(analysis.unmeasured) - limit} more")
     return out
 
 
@@ -266,11 +268,52 @@ def pull_summary(analysis: Analysis) -> str:
     return "\n".join(lines)
 
 
+#: GitHub refuses an issue or comment body over 65,536 characters; foldbot stays under this.
+BODY_LIMIT = 65_000
+
+
 def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[str, Any] | None = None,
-                title: str = "foldbot: AMD CI setup report", skipped_note: str | None = None) -> str:
+                title: str = "foldbot: AMD CI setup report", skipped_note: str | None = None,
+                limit: int = BODY_LIMIT) -> str:
+    """The report. One that would be over `limit` characters (a run of a thousand jobs)
+    is trimmed, in this order, and says so with where the rest is: the job table and the
+    chart keep the jobs with most setup, the "looked at" details go, then the patch text
+    (the state block still carries it, so it can be approved), then the long lists."""
+    rows = job_rows(analysis)
+    full = _render(analysis, rows, checks, state, title, skipped_note)
+    if len(full) <= limit:
+        return full
+    shown, details, patch, lists = len(rows), True, True, 1000
+    for _ in range(64):
+        body = _render(analysis, rows, checks, state, title, skipped_note, shown=shown, details=details,
+                       patch=patch, lists=lists)
+        if len(body) <= limit:
+            return body
+        if shown > 10:
+            shown = max(10, shown // 2)
+        elif details:
+            details = False
+        elif patch:
+            patch = False
+        elif lists > 5:
+            lists //= 2
+        else:
+            break
+    # Still too long (the state block itself, or text no step shortens): cut the prose, keep the state.
+    tail = f"\n\n{state_block(state)}\n" if state is not None else "\n"
+    note = "\n\n*(cut to fit GitHub's size limit)*"
+    return body[: limit - len(tail) - len(note)].rsplit("\n", 1)[0] + note + tail
+
+
+def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, state: dict[str, Any] | None,
+            title: str, skipped_note: str | None, *, shown: int | None = None, details: bool = True,
+            patch: bool = True, lists: int = 1000) -> str:
     latest = analysis.latest
     t = totals(latest)
-    rows = job_rows(analysis)
+    trimmed = shown is not None and shown < len(rows)
+    if trimmed:
+        kept = set(sorted(range(len(rows)), key=lambda i: -rows[i]["setup_seconds"])[:shown])
+        rows = [row for i, row in enumerate(rows) if i in kept]
     savings = lane_savings(analysis)
     plan = analysis.plan
     out = [MARKER, f"### {md_escape(title)}", ""]
@@ -295,6 +338,11 @@ def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[st
     if not plan.empty:
         out.append(f"The patch below saves {_saves(savings)}.")
     out.append("")
+    if trimmed or not patch or not details:
+        where = f"every job is on [the run's page]({latest.html_url})" if latest.html_url else "every job is in the run"
+        out += [f"*Trimmed to fit GitHub's size limit: {_plural(len(rows), 'job')} with most setup of "
+                f"{t['jobs']} shown" + ("" if patch else ", the patch text left out (approving it still works)")
+                + f"; {where}, and `foldbot analyze` prints the whole report.*", ""]
     out += ["| job | setup (min) | tests (min) | other (min) | setup share |", "|---|---:|---:|---:|---:|"]
     for r in rows:
         name = f"[{md_escape(r['name'])}]({r['html_url']})" if r.get("html_url") else md_escape(r["name"])
@@ -318,15 +366,20 @@ def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[st
         out += ["", "**Already over time**", ""]
         out += [f"- {code(f.job)} {md_escape(f.reason)}." for f in overruns]
     left = tuple(f for f in plan.findings if f.job not in plan.overruns)
-    if left and not plan.empty:
+    if left and not plan.empty and details:
         out += ["", "<details><summary>Looked at and left alone</summary>", ""]
         out += [f"- {line}" for line in _grouped_findings(left)]
         out += ["", "</details>"]
-    out += _unmeasured_md(analysis)
+    out += _unmeasured_md(analysis, lists)
     if analysis.warnings:
         out += ["", "**Warnings**", ""]
-        out += [f"- {md_escape(w)}" for w in analysis.warnings]
-    if analysis.patch:
+        out += [f"- {md_escape(w)}" for w in analysis.warnings[:lists]]
+        if len(analysis.warnings) > lists:
+            out.append(f"- and {len(analysis.warnings) - lists} more")
+    if analysis.patch and not patch:
+        out += ["", f"Patch `{analysis.patch_id}` ({len(analysis.edits)} files) is too long to show here."]
+        out.append(f"A maintainer can comment `/fold approve {analysis.patch_id}` to have foldbot open a pull request with this patch.")
+    elif analysis.patch:
         out += [
             "",
             f"<details><summary>Patch <code>{analysis.patch_id}</code> ({len(analysis.edits)} files; applies with <code>git apply</code>)</summary>",

@@ -306,3 +306,28 @@ async def test_two_processes_writing_at_once_leave_one_comment_and_one_dashboard
     assert dashboard.body in ("dashboard 0\n" + MARKER, "dashboard 1\n" + MARKER)
     assert closed.body == f"A duplicate of #{dashboard.number}, written at the same time; foldbot reports there."
     assert closed.state_reason == "not_planned"
+
+
+async def test_a_run_of_a_thousand_jobs_still_gets_its_report(fake_github: FakeGitHub, bot: Bot) -> None:
+    """GitHub refuses a body over 65,536 characters (the fake too); a run of ~1,000 AMD
+    jobs makes a report longer than that, which is trimmed, says so and where the rest
+    is, and keeps its state block (and so its approvable patch)."""
+    world = sglang_world(fake_github, runs=3)
+    last = world.runs[-1]
+    template = next(j for j in fake_github.jobs_of(last["id"]) if j["name"].startswith("multimodal-gen-test-1-gpu"))
+    extra = [{**{k: v for k, v in template.items() if k not in ("id", "run_id", "node_id")},
+              "name": f"extra-suite-{i:04d} (linux-mi300-gpu-1) | `<b>` @octocat",
+              "steps": [{k: v for k, v in step.items() if k != "number"} for step in template["steps"]]}
+             for i in range(1000)]
+    fake_github.add_jobs(last["id"], extra)
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    (dashboard,) = dashboards(fake_github, world)
+    assert len(dashboard.body) <= 65536
+    assert "Trimmed to fit GitHub's size limit:" in dashboard.body and "the run's page" in dashboard.body
+    state = read_state(dashboard.body)
+    assert state is not None and state["patch_id"] and state["runs"][-1] == last["id"]
+    number = last["pull_requests"][0]["number"]
+    (comment,) = bot_comments(fake_github, world, number)
+    assert len(comment.body) <= 65536 and read_state(comment.body)["patch_id"] == state["patch_id"]
+    assert "@octocat" not in dashboard.body

@@ -1014,3 +1014,15 @@ async def test_a_job_log_is_a_redirect_to_a_signed_url_for_a_minute(fake_github:
             assert response.status == 403 and "expiry" in await response.text()
         async with session.get(url.replace(str(with_log["id"]), str(without["id"])), headers=auth) as response:
             assert response.status == 404
+
+
+async def test_a_body_over_65536_characters_is_refused(world: World) -> None:
+    """As GitHub does: 422 Validation Failed, `body is too long (maximum is 65536 characters)`."""
+    gh = world.gh()
+    issue = await gh.post(f"/repos/{OWNER}/{NAME}/issues", data={"title": "t", "body": "x" * 65536})
+    for url, data in ((f"/repos/{OWNER}/{NAME}/issues/{issue['number']}/comments", {"body": "x" * 65537}),
+                      (f"/repos/{OWNER}/{NAME}/issues", {"title": "t", "body": "x" * 65537})):
+        with pytest.raises(BadRequest) as refused:
+            await gh.post(url, data=data)
+        assert refused.value.status_code == 422
+        assert "body is too long (maximum is 65536 characters)" in str(refused.value.errors)

@@ -26,6 +26,19 @@ PULLS_READ = (("pull_requests", "read"),)
 PULLS_WRITE = (("pull_requests", "write"),)
 
 
+#: GitHub's limit on an issue, pull request or comment body.
+MAX_BODY = 65536
+
+
+def _body_fits(resource: str, text: Any) -> Any:
+    """GitHub refuses a body over 65,536 characters: 422 Validation Failed."""
+    if isinstance(text, str) and len(text) > MAX_BODY:
+        raise ApiError(422, "Validation Failed", errors=[{
+            "resource": resource, "code": "custom", "field": "body",
+            "message": f"body is too long (maximum is {MAX_BODY} characters)"}])
+    return text
+
+
 def _issue(call: Call) -> Issue:
     issue = call.repo.issues.get(call.int_param("issue_number"))
     if issue is None:
@@ -93,7 +106,7 @@ def create_issue(call: Call) -> Reply:
     issue = call.fake.add_issue(
         call.repo,
         str(title),
-        body.get("body"),
+        _body_fits("Issue", body.get("body")),
         user_login=call.principal.login,
         labels=labels,
     )
@@ -111,7 +124,7 @@ def update_issue(call: Call) -> Reply:
     if "title" in body:
         issue.title = str(body["title"])
     if "body" in body:
-        issue.body = body["body"]
+        issue.body = _body_fits("Issue", body["body"])
     if "state" in body:
         state = body["state"]
         if state not in ("open", "closed"):
@@ -172,7 +185,7 @@ def create_comment(call: Call) -> Reply:
     body = call.json(required=True)
     issue = _issue(call)
     _require_for(call, issue, "write")
-    text = require_str(body, "body", "IssueComment")
+    text = _body_fits("IssueComment", require_str(body, "body", "IssueComment"))
     comment = call.fake.add_comment(call.repo, issue.number, text, user_login=call.principal.login)
     _touch(call, issue)
     return Reply(201, call.fake.render.comment(call.repo, comment))
@@ -186,7 +199,7 @@ def update_comment(call: Call) -> Reply:
     body = call.json(required=True)
     comment = _comment(call)
     _require_for(call, call.repo.issues[comment.issue_number], "write")
-    comment.body = require_str(body, "body", "IssueComment")
+    comment.body = _body_fits("IssueComment", require_str(body, "body", "IssueComment"))
     comment.updated_at = call.fake.clock.stamp_after(comment.updated_at)
     return Reply(200, call.fake.render.comment(call.repo, comment))
 
