@@ -134,13 +134,16 @@ async def calls() -> None:
         await runner.cleanup()
     runs = len(world.runs)
     lanes = 2
-    # token + App slug; repo + default-branch ref; config; workflow dir; lane files; run list; jobs of each run;
-    # PR files; dashboard search + write; comment search + write; what was created is read once more (two
-    # processes creating at once keep the oldest): both in the cold run, the new PR's comment in the warm one.
-    # warm: every run's jobs were already read with the cold run's history (a completed run never changes)
-    # cold also reads the newest run's shard logs of the two matrices considered for a reshard (4 + 3 shards),
-    # finds no per-file time in them and does not look at them again for a day: warm reads none.
-    minimum = {"cold": 2 + 2 + 1 + 1 + lanes + 1 + runs + 1 + 3 + 3 + 7, "warm": 2 + 1 + 1 + lanes + 1 + 0 + 1 + 2 + 3}
+    # cold: token + App slug; the default branch's head (its name is in the payload); config; workflow dir;
+    # lane files; run list; jobs of each run; the PR's files; dashboard search + write; comment search + write;
+    # what was created is read once more (two processes creating at once keep the oldest); and the newest run's
+    # shard logs of the two matrices considered for a reshard (4 + 3 shards), which hold no per-file time and
+    # are not looked at again for a day.
+    # warm (the next run, same default-branch head): the head; workflow dir (the blob SHAs: lane files are kept
+    # by blob); run list; the new PR's files; dashboard search + update; comment search + create + read back.
+    # Nothing else: the config is kept per commit, every run's jobs were read with the cold run's history (a
+    # completed run never changes), the logs are kept per job.
+    minimum = {"cold": 2 + 1 + 1 + 1 + lanes + 1 + runs + 1 + 3 + 3 + 7, "warm": 1 + 1 + 1 + 1 + 2 + 3}
     print("GitHub calls for one workflow_run (8-run history, 2 lanes):")
     for label, total, not_modified, writes, logs in results:
         print(f"  {label}: {total} calls ({not_modified} answered 304, free of rate limit; {writes} writes; "

@@ -28,6 +28,8 @@ class Store:
     done_keys: cachetools.LRUCache[Any, bool] = field(default_factory=lambda: cachetools.LRUCache(maxsize=50_000))
     #: Reads that never change (a completed run's jobs, a job's log) and small memos.
     cache: cachetools.LRUCache[Any, Any] = field(default_factory=lambda: cachetools.LRUCache(maxsize=4096))
+    #: Lane file texts by blob SHA (a few hundred KiB each at most: a small cache of its own).
+    files: cachetools.LRUCache[Any, str] = field(default_factory=lambda: cachetools.LRUCache(maxsize=128))
     locks: dict[str, asyncio.Lock] = field(default_factory=dict)
     #: When each (repository, user) ran a command, over the last hour.
     commands: cachetools.TTLCache[tuple[str, str], list[float]] = field(

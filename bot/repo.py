@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, MutableMapping
 
 import cachetools
 
@@ -28,22 +28,53 @@ async def default_branch_head(api: RepoAPI) -> tuple[str, str]:
     return branch, await api.branch_head(branch)
 
 
-async def read_config(api: RepoAPI, ref: str) -> RepoConfig:
-    """`.github/foldbot.yml` at `ref`; the defaults when there is none (a broken one raises ConfigError)."""
-    found = await api.file(CONFIG_PATH, ref)
-    return parse_config(found[0] if found else None)
+_NONE = ("none",)  # a cached "there is no such file"
 
 
-async def read_lanes(api: RepoAPI, ref: str, config: RepoConfig, also: tuple[str, ...] = ()) -> LaneFiles:
-    """Every lane workflow file at `ref` (plus `also`), with its blob SHA."""
-    listing = await api.directory(".github/workflows", ref)
-    paths = sorted(
-        str(entry["path"]) for entry in listing
+async def read_config(api: RepoAPI, ref: str, cache: MutableMapping[Any, Any] | None = None) -> RepoConfig:
+    """`.github/foldbot.yml` at `ref` (a commit SHA); the defaults when there is none (a
+    broken one raises ConfigError). What a commit holds never changes: kept per commit,
+    so a repository without the file is not asked again until its default branch moves."""
+    key = ("config", api.repo, ref)
+    found = cache.get(key) if cache is not None else None
+    if found is None:
+        read = await api.file(CONFIG_PATH, ref)
+        found = read[0] if read else _NONE
+        if cache is not None:
+            cache[key] = found
+    return parse_config(None if found is _NONE else found)
+
+
+async def workflow_listing(api: RepoAPI, ref: str) -> list[dict[str, Any]]:
+    """The entries of `.github/workflows` at `ref`, each with its blob SHA."""
+    return await api.directory(".github/workflows", ref)
+
+
+async def read_lanes(api: RepoAPI, ref: str, config: RepoConfig, also: tuple[str, ...] = (),
+                     listing: list[dict[str, Any]] | None = None,
+                     cache: MutableMapping[Any, Any] | None = None) -> LaneFiles:
+    """Every lane workflow file at `ref` (plus `also`), with its blob SHA. A file whose
+    blob was read before is not read again (`cache`)."""
+    if listing is None:
+        listing = await workflow_listing(api, ref)
+    entries = sorted(
+        (str(entry["path"]), str(entry.get("sha") or "")) for entry in listing
         if entry.get("type") == "file" and (config.is_lane(str(entry["path"])) or entry["path"] in also)
     )
-    found = await asyncio.gather(*(api.file(path, ref) for path in paths))
+
+    async def text_of(path: str, blob: str) -> tuple[str, str] | None:
+        key = ("blob", api.repo, blob)
+        known = cache.get(key) if cache is not None and blob else None
+        if known is not None:
+            return known, blob
+        item = await api.file(path, ref)
+        if item is not None and cache is not None:
+            cache[("blob", api.repo, item[1])] = item[0]
+        return item
+
+    found = await asyncio.gather(*(text_of(path, blob) for path, blob in entries))
     files, blobs = {}, {}
-    for path, item in zip(paths, found):
+    for (path, _), item in zip(entries, found):
         if item is not None:
             files[path], blobs[path] = item
     return LaneFiles(ref, files, blobs)
@@ -91,4 +122,4 @@ def touches_ci(paths: list[str], config: RepoConfig) -> bool:
 
 
 __all__ = ["LaneFiles", "default_branch_head", "history", "pull_requests_of_run", "read_config", "read_lanes",
-           "run_bundle", "touches_ci"]
+           "run_bundle", "touches_ci", "workflow_listing"]

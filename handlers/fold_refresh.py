@@ -23,5 +23,5 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     if not runs:
         return Outcome.refused(Refusal(f"No completed lane run for `{head_sha[:12]}` yet; the report follows the next one."))
     latest = max(runs, key=lambda r: (str(r.get("created_at")), r["id"]))
-    await report_run(api, ctx, latest, force_comment=pull.number)
+    await report_run(api, ctx, latest, force_comment=pull.number, default_branch=pull.default_branch)
     return Outcome(f"Report refreshed from [run {latest['id']}]({latest.get('html_url')}).", THUMBS_UP)

@@ -23,7 +23,8 @@ from bot.publish import is_ours, read_reply, upsert_comment, upsert_dashboard
 from bot.replies import REPLY_MARKER, completed_reply, dispatched_head
 from bot.report import pull_summary, to_markdown
 from bot.reporting import PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, skipped_note
-from bot.repo import default_branch_head, history, pull_requests_of_run, read_config, read_lanes, touches_ci
+from bot.config import RepoConfig
+from bot.repo import history, pull_requests_of_run, read_config, read_lanes, touches_ci, workflow_listing
 from bot.states import ReportState
 from bot.verify import check_patch
 
@@ -31,6 +32,8 @@ router = routing.Router()
 
 #: How many of the most recently updated open PRs are searched for a dispatched run's head.
 RECENT_PULLS = 300
+#: The history read while the config (which may ask for another length) is read.
+DEFAULT_HISTORY = RepoConfig().history_runs
 
 
 @router.register("workflow_run", action="completed")
@@ -45,31 +48,43 @@ async def on_completed(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
         api = RepoAPI(gh, repo)
         if run.get("event") == "workflow_dispatch":
             await finish_dispatch_replies(api, ctx, run)
-        await report_run(api, ctx, run)
+        branch = (event.data["repository"] or {}).get("default_branch")
+        await report_run(api, ctx, run, default_branch=branch if isinstance(branch, str) and branch else None)
         ctx.state.done_keys[key] = True
 
 
-async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comment: int | None = None) -> None:
+async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comment: int | None = None, *,
+                     default_branch: str | None = None) -> None:
     """Analyse a completed lane run; update the dashboard and the comments of its PRs
-    (`force_comment`: also this PR's, whatever it changes: someone asked for it)."""
+    (`force_comment`: also this PR's, whatever it changes: someone asked for it).
+    `default_branch`: as the event's payload names it (else it is read)."""
     repo = api.repo
     path = str(run["path"]).split("@", 1)[0]
-    # read
-    (_, head), login = await asyncio.gather(default_branch_head(api), ctx.pool.bot_login())
-    try:
-        config = await read_config(api, head)
-    except ConfigError as exc:
-        await upsert_dashboard(api, error_body(repo, str(exc)), login)
-        ctx.log.warning("%s: %s", repo, exc)
+    # read: what does not depend on each other at once; nothing the payload or a cache holds
+    if default_branch is None:
+        default_branch = str((await api.info())["default_branch"])
+    head, login = await asyncio.gather(api.branch_head(default_branch), ctx.pool.bot_login())
+    config_read, listing, bundles, prs = await asyncio.gather(
+        _config(api, head, ctx), workflow_listing(api, head),
+        history(api, run, DEFAULT_HISTORY, ctx.state.cache), pull_requests_of_run(api, run),
+    )
+    if isinstance(config_read, ConfigError):
+        await upsert_dashboard(api, error_body(repo, str(config_read)), login)
+        ctx.log.warning("%s: %s", repo, config_read)
         return
+    config = config_read
     if not config.is_lane(path):
         ctx.log.info("%s: %s is not a lane workflow; nothing to do", repo, path)
         return
-    lanes, bundles, prs = await asyncio.gather(
-        read_lanes(api, head, config, also=(path,)),
-        history(api, run, config.history_runs, ctx.state.cache),
-        pull_requests_of_run(api, run),
+    if config.history_runs > DEFAULT_HISTORY:  # read with the default, at once with the config; it asks for more
+        bundles = await history(api, run, config.history_runs, ctx.state.cache)
+    bundles = bundles[-config.history_runs:]
+    policies = {n: comment_policy(config, forced=n == force_comment) for n in {*prs, *([force_comment] if force_comment else [])}}
+    lanes, changed = await asyncio.gather(
+        read_lanes(api, head, config, also=(path,), listing=listing, cache=ctx.state.files),
+        asyncio.gather(*(api.pull_files(n) for n, policy in policies.items() if policy == "if-ci")),
     )
+    touched = dict(zip((n for n, policy in policies.items() if policy == "if-ci"), changed))
     if path not in lanes.files:
         ctx.log.info("%s: %s is not on the default branch (yet); nothing to patch", repo, path)
         return
@@ -91,19 +106,24 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
                         runs=tuple(int(b["workflow_run"]["id"]) for b in bundles), blobs=lanes.blobs,
                         patch_id=analysis.patch_id, patch=analysis.patch, summary=pull_summary(analysis))
     check_text = checks.summary() if checks else None
-    # write
-    written = await upsert_dashboard(api, to_markdown(analysis, checks=check_text, state=state.to_json()), login)
-    ctx.log.info("%s: dashboard issue #%d %s", repo, written.number, written.action)
-    if force_comment is not None and force_comment not in prs:
-        prs = [*prs, force_comment]
-    for number in prs:
-        policy = comment_policy(config, forced=number == force_comment)
-        if policy == "never" or (policy == "if-ci" and not touches_ci(await api.pull_files(number), config)):
-            continue
-        body = to_markdown(analysis, checks=check_text, state=replace(state, pr=number).to_json(),
-                           title=PR_REPORT_TITLE, skipped_note=skipped_note(analysis))
-        written = await upsert_comment(api, number, body, login)
-        ctx.log.info("%s#%d: report comment %s", repo, number, written.action)
+    numbers = [n for n, policy in policies.items()
+               if policy == "always" or (policy == "if-ci" and touches_ci(touched[n], config))]
+    # write: the dashboard and the comments at once
+    bodies = {n: to_markdown(analysis, checks=check_text, state=replace(state, pr=n).to_json(),
+                             title=PR_REPORT_TITLE, skipped_note=skipped_note(analysis)) for n in sorted(numbers)}
+    dashboard, *comments = await asyncio.gather(
+        upsert_dashboard(api, to_markdown(analysis, checks=check_text, state=state.to_json()), login),
+        *(upsert_comment(api, n, body, login) for n, body in bodies.items()))
+    ctx.log.info("%s: dashboard issue #%d %s", repo, dashboard.number, dashboard.action)
+    for n, written in zip(bodies, comments):
+        ctx.log.info("%s#%d: report comment %s", repo, n, written.action)
+
+
+async def _config(api: RepoAPI, head: str, ctx: Context) -> RepoConfig | ConfigError:
+    try:
+        return await read_config(api, head, ctx.state.cache)
+    except ConfigError as exc:
+        return exc
 
 
 async def _pulls_with_head(api: RepoAPI, ctx: Context, sha: str, run_id: int, *, search: bool) -> list[int]:

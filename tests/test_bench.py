@@ -36,5 +36,5 @@ def test_the_webhook_benchmark_counts_github_calls() -> None:
     assert result.returncode == 0, result.stderr
     out = result.stdout.splitlines()
     assert out[0] == "GitHub calls for one workflow_run (8-run history, 2 lanes):"
-    assert out[1] == "  cold: 31 calls (0 answered 304, free of rate limit; 3 writes; 7 job logs); minimum 31"
-    assert out[2] == "  warm: 13 calls (6 answered 304, free of rate limit; 2 writes; 0 job logs); minimum 13"
+    assert out[1] == "  cold: 30 calls (0 answered 304, free of rate limit; 3 writes; 7 job logs); minimum 30"
+    assert out[2] == "  warm: 9 calls (4 answered 304, free of rate limit; 2 writes; 0 job logs); minimum 9"
