@@ -1,9 +1,10 @@
-"""foldbot's command line: `analyze` (offline), `serve` (the GitHub App), `manifest`."""
+"""foldbot's command line: `analyze` (offline), `fetch` (a repository's runs and logs), `serve` (the GitHub App), `manifest`."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from dataclasses import replace
 from importlib import resources
@@ -86,7 +87,95 @@ def _parse_logs(specs: Sequence[str], bundles: Sequence[Any] = ()) -> tuple[dict
     return logs, problems
 
 
+def _github_api(repo: str) -> tuple[Any, Any]:
+    """A RepoAPI for `repo` from GITHUB_TOKEN (and GITHUB_API_URL), with its session to close."""
+    import os
+
+    import aiohttp
+
+    from .api import RepoAPI
+    from .github import Credentials, GitHubPool
+
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo or ""):
+        raise CliError(f"--repo takes OWNER/NAME, not {repo!r}")
+    token = os.environ.get("GITHUB_TOKEN")
+    if not token:
+        raise CliError("set GITHUB_TOKEN to a token that can read the repository's contents and Actions")
+    session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120))
+    pool = GitHubPool(session, Credentials(token=token),
+                      base_url=os.environ.get("GITHUB_API_URL") or "https://api.github.com")
+    return RepoAPI(pool.for_installation(None), repo), session
+
+
+def _fetch(repo: str, out: Path, workflows: Sequence[str], runs: int, max_logs: int) -> Any:
+    import asyncio
+
+    from .fetch import FetchError, fetch
+    from .github import GitHubError
+
+    async def go() -> Any:
+        api, session = _github_api(repo)
+        try:
+            return await fetch(api, out, workflows=workflows, runs=runs, max_logs=max_logs,
+                               say=lambda line: print(line, file=sys.stderr))
+        finally:
+            await session.close()
+
+    try:
+        return asyncio.run(go())
+    except FetchError as exc:
+        raise CliError(str(exc)) from None
+    except GitHubError as exc:
+        raise CliError(f"GitHub: {exc}") from None
+
+
+def cmd_fetch(args: argparse.Namespace) -> int:
+    if args.runs < 1:
+        raise CliError("--runs must be at least 1")
+    fetched = _fetch(args.repo, Path(args.out), args.workflow or (), args.runs, args.max_logs)
+    print(f"wrote {sum(len(r) for r in fetched.runs.values())} run bundles and {len(fetched.logs)} logs to "
+          f"{fetched.out}; analyse them with: foldbot analyze --fetched {fetched.out}")
+    return 0
+
+
+def _from_fetched(out: Path, workflow: str | None) -> tuple[Path, list[Path], list[str]]:
+    """The repo root, run bundles and log specs a fetch wrote, for one of its workflows
+    (`workflow`, else the one whose newest run is newest)."""
+    from .fetch import MANIFEST
+
+    manifest_path = out / MANIFEST
+    if not manifest_path.is_file():
+        raise CliError(f"{out}: not a directory `foldbot fetch` wrote (no {MANIFEST})")
+    manifest = _load_json(manifest_path)
+    runs: dict[str, list[str]] = {p: r for p, r in manifest.get("runs", {}).items() if r}
+    if not runs:
+        raise CliError(f"{out}: the fetch found no completed run")
+    if workflow:
+        path = workflow if "/" in workflow else f".github/workflows/{workflow}"
+        if path not in runs:
+            raise CliError(f"{out}: no runs of {path}; fetched: {', '.join(sorted(runs))}")
+    else:
+        path = max(runs, key=lambda p: _load_json(out / runs[p][-1])["workflow_run"].get("created_at") or "")
+    specs = [f"{job_id}={out / file}" for job_id, file in manifest.get("logs", {}).items()]
+    return out / "repo", [out / r for r in runs[path]], specs
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
+    if (args.repo or args.fetched) and (args.repo_root or args.run or args.logs):
+        raise CliError("--repo and --fetched bring their own files: leave out --repo-root, --run and --logs")
+    if args.repo and args.fetched:
+        raise CliError("give --repo (fetch now) or --fetched (what a fetch wrote), not both")
+    if args.repo:
+        import tempfile
+
+        out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="foldbot-fetch-"))
+        _fetch(args.repo, out, [args.workflow] if args.workflow else (), args.runs, args.max_logs)
+        args.fetched = str(out)
+    if args.fetched:
+        root, fetched_runs, fetched_logs = _from_fetched(Path(args.fetched), args.workflow)
+        args.repo_root, args.run, args.logs = str(root), [str(p) for p in fetched_runs], fetched_logs
+    elif args.workflow:
+        raise CliError("--workflow goes with --repo or --fetched")
     if args.repo_root is None and args.run:
         raise CliError("--run needs --repo-root: the repository the runs belong to")
     if args.repo_root is not None and not args.run:
@@ -174,7 +263,20 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--format", choices=("markdown", "json"), default="markdown")
     a.add_argument("--patch-out", metavar="FILE", help="also write the patch to FILE")
     a.add_argument("--no-checks", action="store_true", help="skip git apply / schema / actionlint checks")
+    a.add_argument("--repo", metavar="OWNER/NAME", help="fetch the repository's lanes, runs and logs first (GITHUB_TOKEN)")
+    a.add_argument("--fetched", metavar="DIR", help="analyse what `foldbot fetch` wrote to DIR")
+    a.add_argument("--workflow", metavar="FILE", help="with --repo / --fetched: the lane whose runs to analyse")
+    a.add_argument("--out", metavar="DIR", help="with --repo: where to keep what is fetched (default: a new temp dir)")
+    a.add_argument("--runs", type=int, default=10, help="with --repo: completed runs per lane (default 10)")
+    a.add_argument("--max-logs", type=int, default=400, help="with --repo: shard logs to read at most (default 400)")
     a.set_defaults(func=cmd_analyze)
+    f = sub.add_parser("fetch", help="download a repository's lane files, run bundles and shard logs (GITHUB_TOKEN)")
+    f.add_argument("--repo", required=True, metavar="OWNER/NAME")
+    f.add_argument("--workflow", action="append", metavar="FILE", help="a workflow file to fetch runs of (default: the lanes)")
+    f.add_argument("--runs", type=int, default=10, help="completed runs per workflow (default 10)")
+    f.add_argument("--max-logs", type=int, default=400, help="shard logs to read at most (default 400)")
+    f.add_argument("--out", required=True, metavar="DIR")
+    f.set_defaults(func=cmd_fetch)
     s = sub.add_parser("serve", help="run the GitHub App's webhook server (settings from the environment)")
     s.add_argument("--port", type=int, help="overrides PORT")
     s.set_defaults(func=cmd_serve)

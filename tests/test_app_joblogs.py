@@ -15,41 +15,12 @@ from bot.config import RepoConfig
 from bot.logs import parse_log
 from bot.publish import DASHBOARD_LABEL
 from tests.fakegithub import FakeGitHub
-from tests.harness import INSTALLATION, Bot, World
+from tests.harness import Bot, World, current_world
 from tests.sglang_current import LANES, history, workflow_text
 
 SMALL = "stage-b-test-1-gpu-small-amd-rocm720"
 PATH = LANES["rocm720"][0]
 LOG_PATH = r"/actions/jobs/\d+/logs$"
-PLAIN_LOG = ("2026-11-02T08:33:00.1624570Z ##[group]Run bash scripts/ci/amd/amd_ci_exec.sh python3 run_suite.py\n"
-             "2026-11-02T08:41:00.1624570Z 12 passed in 480.02s (0:08:00)\n")
-
-
-def current_world(fake: FakeGitHub, *, logs: bool = True, config: str | None = None,
-                  file_times: bool = True) -> tuple[World, dict[int, str]]:
-    """sgl-project/sglang with its current lane files on main and four completed rocm720
-    runs (schedule, no PR), every shard job's log stored when `logs`."""
-    repo = fake.add_repo("sgl-project", "sglang")
-    files = {LANES[lane][0]: workflow_text(lane) for lane in LANES}
-    if config is not None:
-        files[".github/foldbot.yml"] = config
-    repo.put_files("main", files, message="current AMD lanes")
-    fake.add_workflow(repo, 49112591, PATH)
-    fake.add_workflow(repo, 49112592, LANES["amd"][0])
-    fake.add_installation(INSTALLATION, [repo])
-    world = World(fake, repo)
-    bundles, texts = history("rocm720")
-    for bundle in bundles:
-        run = dict(bundle["workflow_run"])
-        run.update(workflow_id=49112591, path=PATH, head_repository="sgl-project/sglang")
-        stored = fake.add_run(repo, run)
-        fake.add_jobs(stored["id"], bundle["jobs"])
-        world.runs.append(stored)
-    if logs:  # every job has a log; those of suites without per-file estimates say no file times
-        for bundle in bundles:
-            for job in bundle["jobs"]:
-                fake.add_job_log(job["id"], texts.get(job["id"], PLAIN_LOG) if file_times else PLAIN_LOG)
-    return world, texts
 
 
 def dashboard(world: World) -> str:

@@ -1,0 +1,91 @@
+"""`foldbot fetch` and `foldbot analyze --repo`, run as a user runs them (a process of
+their own, GITHUB_TOKEN and GITHUB_API_URL in the environment) against the fake GitHub:
+SGLang's current lanes with four completed runs, one of them of 169 jobs (two pages),
+and every job's log behind GitHub's redirect."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from tests.fakegithub import FakeGitHub
+from tests.harness import World, current_world
+from tests.paths import ROOT
+
+TOKEN = "ghp_" + "f" * 36
+
+
+async def foldbot(fake: FakeGitHub, *args: str) -> tuple[int, str, str]:
+    """The CLI in a process of its own; the fake keeps serving while it runs."""
+    env = {**os.environ, "GITHUB_TOKEN": TOKEN, "GITHUB_API_URL": fake.base_url}
+    process = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", *args, cwd=ROOT, env=env,
+                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), timeout=240)
+    return int(process.returncode or 0), out.decode(), err.decode()
+
+
+def big_world(fake: FakeGitHub) -> World:
+    world, _ = current_world(fake)
+    fake.add_personal_token(TOKEN, "maintainer")
+    last = world.runs[-1]
+    template = next(j for j in fake.jobs_of(last["id"]) if j["name"].startswith("sgl-kernel-unit-test"))
+    fake.add_jobs(last["id"], [{**{k: v for k, v in template.items() if k not in ("id", "run_id", "node_id")},
+                                "name": f"extra-{i:03d}", "steps": []} for i in range(120)])
+    return world
+
+
+async def test_fetch_writes_what_analyze_reads(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    world = big_world(fake_github)
+    code, out, err = await foldbot(fake_github, "fetch", "--repo", "sgl-project/sglang", "--out", str(tmp_path))
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "fetch.json").read_text())
+    lanes = [".github/workflows/pr-test-amd-rocm720.yml", ".github/workflows/pr-test-amd.yml"]
+    assert list(manifest["runs"]) == lanes[:1] and f"{lanes[1]}: no completed run" in err
+    rocm = manifest["runs"][lanes[0]]
+    assert rocm == [f"runs/pr-test-amd-rocm720/{r['id']}.json" for r in world.runs]  # oldest first
+    newest = json.loads((tmp_path / rocm[-1]).read_text())
+    assert len(newest["jobs"]) == 49 + 120  # every page
+    assert fake_github.count("GET", rf"/actions/runs/{world.runs[-1]['id']}/jobs$") == 2
+    for path in lanes:
+        assert (tmp_path / "repo" / path).read_text() == world.repo.files_at("main")[path]
+    # the shard logs of matrices worth resharding, read through the redirect without the token
+    assert manifest["logs"] and not manifest["failed_logs"]
+    for job_id, file in manifest["logs"].items():
+        assert (tmp_path / file).read_bytes() == fake_github.job_logs[int(job_id)]
+    assert all("authorization" not in r.headers for r in fake_github.request_log if r.path.startswith("/_blob/"))
+    assert "fetching .github/workflows/pr-test-amd-rocm720.yml" in err and f"analyze --fetched {tmp_path}" in out
+    assert TOKEN not in out + err
+
+    code, report, err = await foldbot(fake_github, "analyze", "--fetched", str(tmp_path), "--no-checks")
+    assert code == 0, err
+    assert "**Reshard** `stage-b-test-1-gpu-small-amd-rocm720` from 14 to 6 shards" in report
+
+
+async def test_analyze_repo_fetches_then_analyses(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    big_world(fake_github)
+    code, report, err = await foldbot(fake_github, "analyze", "--repo", "sgl-project/sglang", "--out",
+                                      str(tmp_path / "f"), "--workflow", "pr-test-amd-rocm720.yml", "--format", "json",
+                                      "--no-checks")
+    assert code == 0, err
+    data = json.loads(report)
+    assert any(s["kind"] == "reshard" and s["job"] == "stage-b-test-1-gpu-small-amd-rocm720" and s["to"] == 6
+               for s in data["suggestions"])
+
+
+async def test_fetch_errors_are_one_clear_line(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    big_world(fake_github)
+    cases = [
+        (("fetch", "--repo", "sgl-project/nope", "--out", str(tmp_path)), "GitHub: GETITEM /repos/sgl-project/nope: 404"),
+        (("fetch", "--repo", "sgl-project/sglang", "--workflow", "nope.yml", "--out", str(tmp_path)),
+         "sgl-project/sglang has no .github/workflows/nope.yml on main; its workflows:"),
+        (("fetch", "--repo", "not-a-repo", "--out", str(tmp_path)), "--repo takes OWNER/NAME, not 'not-a-repo'"),
+        (("analyze", "--fetched", str(tmp_path / "empty")), "not a directory `foldbot fetch` wrote (no fetch.json)"),
+        (("analyze", "--repo", "a/b", "--run", "x.json"), "--repo and --fetched bring their own files"),
+    ]
+    for args, message in cases:
+        code, out, err = await foldbot(fake_github, *args)
+        assert (code, out) == (2, ""), (args, err)
+        assert err.startswith("foldbot: error: ") and message in err and err.count("\n") == 1, (args, err)
