@@ -8,7 +8,7 @@ other programs (git apply, schema, actionlint).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from .config import RepoConfig
@@ -42,6 +42,17 @@ class Unmeasured:
 
 
 @dataclass(frozen=True)
+class SuggestionPatch:
+    """One suggestion on its own, in every lane that takes it: approvable alone, so a
+    fold can be taken without a reshard that would slow the lane."""
+
+    kind: str  # "fold" | "reshard"
+    job: str  # the measured lane's job id
+    patch: str
+    patch_id: str
+
+
+@dataclass(frozen=True)
 class Analysis:
     lane: Lane  # the measured lane
     runs: tuple[RunTiming, ...]
@@ -53,6 +64,9 @@ class Analysis:
     warnings: tuple[str, ...] = field(default=())
     unmeasured: tuple[Unmeasured, ...] = field(default=())
     min_samples: int = 3
+    #: Each suggestion's own patch, in the plan's order (folds, then reshards); with a
+    #: single suggestion, its patch is the whole patch.
+    suggestions: tuple[SuggestionPatch, ...] = field(default=())
 
     @property
     def edits(self) -> list[FileEdit]:
@@ -108,9 +122,44 @@ def analyze(
     ordered = tuple(runs.values())
     stats = job_stats(ordered)
     plan = Planner(measured, list(ordered), stats, config, dict(logs or {})).plan()
-    lane_results: list[LaneResult] = []
-    others = sorted(p for p in workflows if p != measured_path)
-    for path in [measured_path, *others]:
+    lane_results, lane_warnings = _patch_lanes(plan, measured, workflows, config)
+    warnings.extend(lane_warnings)
+    edits = [r.edit for r in lane_results if r.edit is not None]
+    patch = unified_diff(edits)
+    suggestions: list[SuggestionPatch] = []
+    alone = [("fold", f.job, replace(plan, folds=(f,), reshards=())) for f in plan.folds] + \
+            [("reshard", r.job, replace(plan, folds=(), reshards=(r,))) for r in plan.reshards]
+    for kind, job, subset in alone:
+        if len(alone) == 1:
+            own = patch
+        else:
+            results, _ = _patch_lanes(subset, measured, workflows, config)
+            own = unified_diff([r.edit for r in results if r.edit is not None])
+        if own:
+            suggestions.append(SuggestionPatch(kind, job, own, patch_id(own)))
+    return Analysis(
+        lane=measured,
+        runs=ordered,
+        stats=stats,
+        plan=plan,
+        lanes=tuple(lane_results),
+        patch=patch,
+        patch_id=patch_id(patch) if patch else None,
+        warnings=tuple(warnings),
+        unmeasured=(*unmeasured(measured.workflow, ordered, stats, plan, config, {u.subject for u in log_problems}),
+                    *log_problems),
+        min_samples=config.min_samples,
+        suggestions=tuple(suggestions),
+    )
+
+
+def _patch_lanes(plan: Plan, measured: Lane, workflows: Mapping[str, Workflow],
+                 config: RepoConfig) -> tuple[list[LaneResult], list[str]]:
+    """The plan carried into every lane, each lane's edit verified as data."""
+    results: list[LaneResult] = []
+    warnings: list[str] = []
+    others = sorted(p for p in workflows if p != measured.path)
+    for path in [measured.path, *others]:
         lane = Lane.of(workflows[path])
         change, carried, lane_warnings = _lane_change(plan, measured, lane, config)
         warnings.extend(lane_warnings)
@@ -124,22 +173,8 @@ def analyze(
                 edit = None
             else:
                 warnings.extend(edit.warnings)
-        lane_results.append(LaneResult(lane, change, edit, carried))
-    edits = [r.edit for r in lane_results if r.edit is not None]
-    patch = unified_diff(edits)
-    return Analysis(
-        lane=measured,
-        runs=ordered,
-        stats=stats,
-        plan=plan,
-        lanes=tuple(lane_results),
-        patch=patch,
-        patch_id=patch_id(patch) if patch else None,
-        warnings=tuple(warnings),
-        unmeasured=(*unmeasured(measured.workflow, ordered, stats, plan, config, {u.subject for u in log_problems}),
-                    *log_problems),
-        min_samples=config.min_samples,
-    )
+        results.append(LaneResult(lane, change, edit, carried))
+    return results, warnings
 
 
 def _attempt(bundle: Mapping[str, Any]) -> int:

@@ -12,6 +12,7 @@ from .github import GitHubError
 from .permissions import permitted
 from .replies import Refusal
 from .report import md_escape
+from .edit import patch_id as compute_patch_id
 from .states import ReportState
 
 BRANCH_PREFIX = "foldbot/fold-"
@@ -35,37 +36,43 @@ class Recompute:
 
 def decide(state: ReportState | None, requested: str | None, role: str, needed: str, user: str,
            blobs_now: Mapping[str, str]) -> CommitPatch | Recompute | Refusal:
+    """`requested`: the id the command names (the whole patch's, or one suggestion's), or None (the whole)."""
     refused = permitted(role, needed, "/fold approve", user)
     if refused:
         return Refusal(refused)
     if state is None or not state.patch_id:
         return Refusal("There is no foldbot patch on this PR to approve yet.")
-    current = state.patch_id
-    if requested and requested != current:
-        return Refusal(f"`{md_escape(requested)}` is not the current patch: the report shows "
-                       f"`{current}`. Read it, then `/fold approve {current}`.")
+    current = requested or state.patch_id
+    if current not in state.ids:
+        others = [f"`{i}`" for i in state.ids if i != state.patch_id]
+        alone = f" (and {', '.join(others)} for single suggestions)" if others else ""
+        return Refusal(f"`{md_escape(current)}` is not the current patch: the report shows `{state.patch_id}`{alone}. "
+                       f"Read it, then `/fold approve {state.patch_id}`.")
     paths = sorted(state.blobs)
     if paths and all(blobs_now.get(p) == state.blobs[p] for p in paths):
-        if not state.patch:
+        patch = state.patch_for(current)
+        if not patch:
             return Refusal("The report does not carry its patch (it is older than this foldbot); "
                            "`/fold refresh` rewrites it, then approve again.")
-        if not state.patch_intact:
+        if compute_patch_id(patch) != current:
             return Refusal(f"The report's patch does not match its id `{current}`; nothing was committed. "
                            "`/fold refresh` rewrites the report.")
-        return CommitPatch(state.patch, current)
+        return CommitPatch(patch, current)
     return Recompute(state.runs, current)
 
 
-def after_recompute(current: str, recomputed: str | None, default_branch: str) -> Refusal | None:
-    """None when the recomputed plan is the approved one (commit it), else the reply."""
-    if recomputed == current:
+def after_recompute(current: str, recomputed: Mapping[str, str], whole: str | None,
+                    default_branch: str) -> Refusal | None:
+    """None when the recomputed plan still has the approved patch (`recomputed`: its
+    patches by id; commit that one), else the reply pointing at the new id."""
+    if current in recomputed:
         return None
-    if recomputed is None:
+    if whole is None:
         return Refusal(f"The lane files changed on `{default_branch}` since the report, and "
                        "nothing is left to fold. The report above is updated; nothing was committed.")
     return Refusal(f"The lane files changed on `{default_branch}` since the report; the plan is "
-                   f"recomputed and the patch is now `{recomputed}` (updated above). "
-                   f"Nothing was committed: review it, then `/fold approve {recomputed}`.")
+                   f"recomputed and the patch is now `{whole}` (updated above). "
+                   f"Nothing was committed: review it, then `/fold approve {whole}`.")
 
 
 def workflow_permission_refusal(error: GitHubError) -> Refusal | None:

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from .analysis import Analysis, lane_savings
+from .analysis import Analysis, SuggestionPatch, lane_savings
 from .plan import Finding, Fold, Reshard
 from .timing import RunTiming
 
@@ -125,10 +125,16 @@ def _suggestion_json(item: Fold | Reshard) -> dict[str, Any]:
     }
 
 
+#: The version of `to_json`'s shape, its first key: raised when a key is renamed or removed or
+#: changes meaning (a new key does not raise it), so a consumer can refuse a shape it does not know.
+JSON_SCHEMA_VERSION = 1
+
+
 def to_json(analysis: Analysis, checks: str | None = None) -> dict[str, Any]:
     latest = analysis.latest
     savings = lane_savings(analysis)
     return {
+        "schema_version": JSON_SCHEMA_VERSION,
         "workflow": latest.workflow_path,
         "workflow_name": latest.workflow_name,
         "runs": [r.run_id for r in analysis.runs],
@@ -234,6 +240,40 @@ def _reshard_md(r: Reshard, min_samples: int) -> str:
     )
 
 
+def _alone(patch_id: str | None) -> str:
+    return f" Alone: `/fold approve {patch_id}`." if patch_id else ""
+
+
+def _slows(r: Reshard) -> bool:
+    return r.wall_after_s - r.wall_before_s >= 60
+
+
+def _verdict(analysis: Analysis, savings: list[dict[str, Any]]) -> list[str]:
+    """The decision first: what the patch saves, what it does to wall clock, and the
+    exact command(s) to approve it, or the part of it that does not slow the lane."""
+    plan = analysis.plan
+    slower = [r for r in plan.reshards if _slows(r)]
+    faster = [r for r in plan.reshards if r.wall_after_s - r.wall_before_s <= -60]
+    if slower:
+        wall = (f"{_plural(len(slower), 'reshard')} would make the lane slower "
+                f"({', '.join(f'{code(r.job)} +{_min(r.wall_after_s - r.wall_before_s)} min' for r in slower)})")
+    elif faster:
+        wall = f"the lane gets faster ({_plural(len(faster), 'reshard')} need fewer setups in sequence)"
+    else:
+        wall = "about the same wall clock"
+    out = [f"**Verdict:** the patch saves {_saves(savings)}; {wall}."]
+    if analysis.patch_id:
+        line = f"Approve it all: `/fold approve {analysis.patch_id}`"
+        keep = [s for s in analysis.suggestions
+                if not (s.kind == "reshard" and any(r.job == s.job for r in slower))]
+        if slower and keep and len(analysis.suggestions) > 1:
+            line += "; or only what does not slow the lane: " + " ".join(f"`/fold approve {s.patch_id}`" for s in keep)
+        elif len(analysis.suggestions) > 1:
+            line += "; or one suggestion alone (its command is on its line below)"
+        out.append(line + ".")
+    return out
+
+
 def _unmeasured_md(analysis: Analysis, limit: int = 1000) -> list[str]:
     """What foldbot could not measure, each with its fix: never a silent all-clear."""
     if not analysis.unmeasured:
@@ -256,16 +296,26 @@ def _saves(savings: list[dict[str, Any]]) -> str:
     return f"**{_plural(cycles, 'setup cycle')}** when every lane runs once, ~{hours:.1f} runner-hours ({per_lane})"
 
 
-def pull_summary(analysis: Analysis) -> str:
-    """What the patch does and saves, for the pull request that commits it (kept in the
-    report's state, so approving it reads no prose back)."""
+def pull_summary(analysis: Analysis, only: SuggestionPatch | None = None) -> str:
+    """What the patch (or `only` that suggestion's) does and saves, for the pull request
+    that commits it (kept in the report's state, so approving it reads no prose back)."""
     plan = analysis.plan
     if plan.empty:
         return ""
-    lines = [f"This saves {_saves(lane_savings(analysis))}.", ""]
-    lines += [_fold_md(f, analysis.min_samples) for f in plan.folds]
-    lines += [_reshard_md(r, analysis.min_samples) for r in plan.reshards]
+    folds = [f for f in plan.folds if only is None or (only.kind, only.job) == ("fold", f.job)]
+    reshards = [r for r in plan.reshards if only is None or (only.kind, only.job) == ("reshard", r.job)]
+    lines = [f"This saves {_saves(lane_savings(analysis))}.", ""] if only is None else []
+    lines += [_fold_md(f, analysis.min_samples) for f in folds]
+    lines += [_reshard_md(r, analysis.min_samples) for r in reshards]
     return "\n".join(lines)
+
+
+def suggestion_states(analysis: Analysis) -> tuple[tuple[str, str, str], ...]:
+    """(id, patch, summary) of each suggestion, for the report's state; none when the
+    whole patch is the only one."""
+    if len(analysis.suggestions) < 2:
+        return ()
+    return tuple((s.patch_id, s.patch, pull_summary(analysis, s)) for s in analysis.suggestions)
 
 
 #: GitHub refuses an issue or comment body over 65,536 characters; foldbot stays under this.
@@ -317,6 +367,8 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
     savings = lane_savings(analysis)
     plan = analysis.plan
     out = [MARKER, f"### {md_escape(title)}", ""]
+    if not plan.empty:
+        out += [*_verdict(analysis, savings), ""]
     run_links = ", ".join(f"[{r.run_id}]({r.html_url})" if r.html_url else str(r.run_id) for r in analysis.runs[-5:])
     more = f" and {len(analysis.runs) - 5} earlier" if len(analysis.runs) > 5 else ""
     out.append(
@@ -335,8 +387,6 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
             f"**No AMD test time was measured in the latest run** ({_hours(t['setup_seconds'])} runner-hours of setup "
             f"on AMD runners); see *Could not measure* below."
         )
-    if not plan.empty:
-        out.append(f"The patch below saves {_saves(savings)}.")
     out.append("")
     if trimmed or not patch or not details:
         where = f"every job is on [the run's page]({latest.html_url})" if latest.html_url else "every job is in the run"
@@ -359,8 +409,9 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
         reasons = "; ".join(_grouped_findings(plan.findings)[:12]) or "no short standalone suite and no matrix with spare shards"
         out.append(f"Nothing to fold: {reasons}.")
     else:
-        out += [_fold_md(f, analysis.min_samples) for f in plan.folds]
-        out += [_reshard_md(r, analysis.min_samples) for r in plan.reshards]
+        alone = {(s.kind, s.job): s.patch_id for s in analysis.suggestions} if len(analysis.suggestions) > 1 else {}
+        out += [_fold_md(f, analysis.min_samples) + _alone(alone.get(("fold", f.job))) for f in plan.folds]
+        out += [_reshard_md(r, analysis.min_samples) + _alone(alone.get(("reshard", r.job))) for r in plan.reshards]
     overruns = [f for f in plan.findings if f.job in plan.overruns]
     if overruns:
         out += ["", "**Already over time**", ""]

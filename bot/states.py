@@ -13,6 +13,7 @@ still, a block that does not parse as its type reads as None, never as a crash.
 from __future__ import annotations
 
 import base64
+import json
 import zlib
 from dataclasses import dataclass, fields
 from typing import Any
@@ -65,6 +66,8 @@ class ReportState:
     patch: str = ""
     summary: str = ""  # markdown: what the patch does and saves, for the pull request that commits it
     pr: int | None = None  # the PR whose comment this is; None on the dashboard
+    #: Each suggestion's own (patch id, patch, summary), approvable alone.
+    suggestions: tuple[tuple[str, str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"v": VERSION, "workflow": self.workflow, "base_sha": self.base_sha,
@@ -76,6 +79,8 @@ class ReportState:
             data["summary_z"] = _pack(self.summary)
         if self.pr is not None:
             data["pr"] = self.pr
+        if self.suggestions:
+            data["suggestions_z"] = _pack(json.dumps([list(item) for item in self.suggestions]))
         return data
 
     @classmethod
@@ -100,12 +105,41 @@ class ReportState:
             patch=_unpack(data.get("patch_z")),
             summary=_unpack(data.get("summary_z")),
             pr=None if pr is None else _int(pr, "pr"),
+            suggestions=_suggestions(data.get("suggestions_z")),
         )
 
     @property
     def patch_intact(self) -> bool:
         """The carried patch is the one its id names."""
         return bool(self.patch) and self.patch_id == compute_patch_id(self.patch)
+
+    def patch_for(self, patch_id: str | None) -> str | None:
+        """The patch an approval names: the whole one (no id, or its id), or one suggestion's."""
+        if patch_id is None or patch_id == self.patch_id:
+            return self.patch
+        return next((patch for i, patch, _ in self.suggestions if i == patch_id), None)
+
+    def summary_for(self, patch_id: str | None) -> str:
+        if patch_id is None or patch_id == self.patch_id:
+            return self.summary
+        return next((summary for i, _, summary in self.suggestions if i == patch_id), "")
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """Every id an approval may name: the whole patch's, then each suggestion's."""
+        return tuple(dict.fromkeys(i for i in (self.patch_id, *(s[0] for s in self.suggestions)) if i))
+
+
+def _suggestions(packed: Any) -> tuple[tuple[str, str, str], ...]:
+    if not packed:
+        return ()
+    try:
+        items = json.loads(_unpack(packed))
+    except ValueError:
+        raise StateError("`suggestions_z` is not JSON") from None
+    if not isinstance(items, list) or not all(isinstance(i, list) and len(i) == 3 for i in items):
+        raise StateError("`suggestions_z` is a list of [id, patch, summary]")
+    return tuple((_str(i, "suggestions"), _str(p, "suggestions"), _str(m, "suggestions")) for i, p, m in items)
 
 
 @dataclass(frozen=True)

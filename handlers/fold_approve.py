@@ -18,7 +18,7 @@ from bot.edit import FileEdit
 from bot.github import GitHubError
 from bot.publish import find_comment, read_report
 from bot.replies import ROCKET, Outcome, Refusal
-from bot.report import pull_summary, to_markdown
+from bot.report import pull_summary, suggestion_states, to_markdown
 from bot.reporting import PR_REPORT_TITLE, skipped_note
 from bot.repo import run_bundle
 from bot.verify import apply_patch, check_patch
@@ -43,29 +43,32 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     if isinstance(decision, Refusal):
         return Outcome.refused(decision)
     assert state is not None and report is not None
-    summary = state.summary
+    current = decision.patch_id
     if isinstance(decision, approve.CommitPatch):
-        before = {p: pull.files[p] for p in state.blobs}
-        files = apply_patch(decision.patch, before)
-        await asyncio.to_thread(check_patch, decision.patch, [FileEdit(p, before[p], text) for p, text in files.items()],
-                                before)
+        patch, summary = decision.patch, state.summary_for(current)
     else:  # the lane files moved: the same runs on the files as they are now
         bundles = [await run_bundle(api, await api.run(run_id), ctx.state.cache) for run_id in decision.runs]
         analysis = await asyncio.to_thread(analyze, dict(pull.files), bundles, pull.config)
-        refused = approve.after_recompute(decision.patch_id, analysis.patch_id, pull.default_branch)
+        patches = {s.patch_id: (s.patch, pull_summary(analysis, s)) for s in analysis.suggestions}
+        if analysis.patch_id:
+            patches[analysis.patch_id] = (analysis.patch, pull_summary(analysis))
+        refused = approve.after_recompute(current, {i: p for i, (p, _) in patches.items()}, analysis.patch_id,
+                                          pull.default_branch)
         if refused:
             checks = (await asyncio.to_thread(check_patch, analysis.patch, analysis.edits, dict(pull.files))).summary() \
                 if analysis.patch else None
             new_state = type(state)(workflow=state.workflow, base_sha=pull.base_sha, head_sha=state.head_sha,
                                     runs=state.runs, blobs=dict(pull.blobs), patch_id=analysis.patch_id,
-                                    patch=analysis.patch, summary=pull_summary(analysis), pr=state.pr)
+                                    patch=analysis.patch, summary=pull_summary(analysis), pr=state.pr,
+                                    suggestions=suggestion_states(analysis))
             await api.update_comment(report["id"], to_markdown(analysis, checks=checks, state=new_state.to_json(),
                                                                title=PR_REPORT_TITLE, skipped_note=skipped_note(analysis)))
             return Outcome.refused(refused)
-        files = {e.path: e.after for e in analysis.edits}
-        summary = pull_summary(analysis)
+        patch, summary = patches[current]
+    before = dict(pull.files)
+    files = apply_patch(patch, before)
+    await asyncio.to_thread(check_patch, patch, [FileEdit(p, before[p], text) for p, text in files.items()], before)
     # write
-    current = decision.patch_id
     body = approve.pull_body(current, pull.user, pull.number, summary, list(pull.lanes))
     try:
         committed = await commit_and_open(api, base_sha=pull.base_sha, default_branch=pull.default_branch,

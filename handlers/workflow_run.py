@@ -21,7 +21,7 @@ from bot.github import GitHub
 from bot.joblogs import read_logs
 from bot.publish import is_ours, read_reply, upsert_comment, upsert_dashboard
 from bot.replies import REPLY_MARKER, completed_reply, dispatched_head
-from bot.report import pull_summary, to_markdown
+from bot.report import pull_summary, suggestion_states, to_markdown
 from bot.reporting import PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, skipped_note
 from bot.config import RepoConfig
 from bot.repo import history, pull_requests_of_run, read_config, read_lanes, touches_ci, workflow_listing
@@ -104,7 +104,8 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         return
     state = ReportState(workflow=path, base_sha=head, head_sha=str(run["head_sha"]),
                         runs=tuple(int(b["workflow_run"]["id"]) for b in bundles), blobs=lanes.blobs,
-                        patch_id=analysis.patch_id, patch=analysis.patch, summary=pull_summary(analysis))
+                        patch_id=analysis.patch_id, patch=analysis.patch, summary=pull_summary(analysis),
+                        suggestions=suggestion_states(analysis))
     check_text = checks.summary() if checks else None
     numbers = [n for n, policy in policies.items()
                if policy == "always" or (policy == "if-ci" and touches_ci(touched[n], config))]

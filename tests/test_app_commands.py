@@ -425,3 +425,21 @@ async def test_commands_per_user_and_hour_are_bounded(fake_github: FakeGitHub, b
     assert "chatty ran 2 commands in this repository within the hour; this one was not run." in refused
     await say(bot, world, number, "/fold help", "someone-else")  # the bound is per user
     assert "foldbot's commands on a pull request" in replies(fake_github, world, number)[-1].body
+
+
+async def test_one_suggestion_is_approved_alone(fake_github: FakeGitHub, bot: Bot) -> None:
+    """PR #34483's plan is a fold and a reshard; each has an id of its own, and approving
+    the fold commits the fold and not the reshard."""
+    world, number, patch_id, report = await reported_pr(fake_github, bot)
+    state = ReportState.from_json(read_state(report.body))
+    fold_id = next(i for i, patch, _ in state.suggestions if "multimodal-gen-unit-test-amd-rocm720:" in patch
+                   and "--total-partitions 2" not in patch)
+    assert fold_id != patch_id and f"Alone: `/fold approve {fold_id}`." in report.body
+    assert report.body.index("**Verdict:**") < report.body.index("| job |")
+    await say(bot, world, number, f"/fold approve {fold_id}", "lead")
+    files = world.repo.files_at(f"foldbot/fold-{fold_id}")
+    assert "multimodal-gen-unit-test-amd-rocm720:" not in files[ROCM720]
+    assert "--total-partitions 3" in files[ROCM720] and "--total-partitions 2" not in files[ROCM720]
+    (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{fold_id}"]
+    body = world.repo.issues[pull.number].body
+    assert "**Fold** `multimodal-gen-unit-test-amd-rocm720`" in body and "**Reshard**" not in body

@@ -98,6 +98,7 @@ def test_without_named_jobs_the_lane_run_is_read_first(base: DispatchRead) -> No
 
 
 PATCH = "--- a/x.yml\n+++ b/x.yml\n@@ -1 +1 @@\n-a\n+b\n"
+PATCH2 = "--- a/y.yml\n+++ b/y.yml\n@@ -1 +1 @@\n-c\n+d\n"
 STATE = ReportState(workflow=ROCM720, base_sha="c" * 40, head_sha=HEAD, runs=(1, 2, 3), blobs={ROCM720: "blob1"},
                     patch_id=patch_id(PATCH), patch=PATCH, summary="This saves ...")
 
@@ -113,6 +114,13 @@ STATE = ReportState(workflow=ROCM720, base_sha="c" * 40, head_sha=HEAD, runs=(1,
     (STATE, None, "maintain", {ROCM720: "blob1"}, approve.CommitPatch(PATCH, STATE.patch_id)),
     (STATE, STATE.patch_id, "admin", {ROCM720: "blob1"}, approve.CommitPatch(PATCH, STATE.patch_id)),
     (STATE, None, "maintain", {ROCM720: "blob2"}, approve.Recompute((1, 2, 3), STATE.patch_id)),
+    # one suggestion alone, by its own id
+    (replace(STATE, suggestions=((patch_id(PATCH2), PATCH2, "one"),)), patch_id(PATCH2), "maintain", {ROCM720: "blob1"},
+     approve.CommitPatch(PATCH2, patch_id(PATCH2))),
+    (replace(STATE, suggestions=((patch_id(PATCH2), PATCH2 + "+x\n", "one"),)), patch_id(PATCH2), "maintain",
+     {ROCM720: "blob1"}, f"The report's patch does not match its id `{patch_id(PATCH2)}`"),
+    (replace(STATE, suggestions=((patch_id(PATCH2), PATCH2, "one"),)), "0123456789", "maintain", {ROCM720: "blob1"},
+     f"is not the current patch: the report shows `{STATE.patch_id}` (and `{patch_id(PATCH2)}` for single suggestions)"),
 ])
 def test_approval(state: ReportState | None, requested: str | None, role: str, blobs: dict[str, str],
                   expected: object) -> None:
@@ -123,13 +131,14 @@ def test_approval(state: ReportState | None, requested: str | None, role: str, b
         assert decision == expected
 
 
-@pytest.mark.parametrize("recomputed,expected", [
-    ("aaaa", None),
-    (None, "nothing is left to fold. The report above is updated; nothing was committed."),
-    ("bbbb", "the patch is now `bbbb` (updated above). Nothing was committed: review it, then `/fold approve bbbb`."),
+@pytest.mark.parametrize("recomputed,whole,expected", [
+    ({"aaaa": "p"}, "aaaa", None),
+    ({"bbbb": "p", "aaaa": "q"}, "bbbb", None),  # the approved suggestion is still one of the plan's
+    ({}, None, "nothing is left to fold. The report above is updated; nothing was committed."),
+    ({"bbbb": "p"}, "bbbb", "the patch is now `bbbb` (updated above). Nothing was committed: review it, then `/fold approve bbbb`."),
 ])
-def test_after_a_recompute(recomputed: str | None, expected: str | None) -> None:
-    refused = approve.after_recompute("aaaa", recomputed, "main")
+def test_after_a_recompute(recomputed: dict[str, str], whole: str | None, expected: str | None) -> None:
+    refused = approve.after_recompute("aaaa", recomputed, whole, "main")
     assert (refused is None) if expected is None else (refused is not None and expected in refused.reason)
 
 
