@@ -1,11 +1,12 @@
 # Two entry points, both self-contained on a fresh machine with Python 3.11:
 #   make run   - set up .venv and print foldbot's report on its embedded example
 #   make test  - set up .venv with the test extras and run the whole suite
+#   make lock  - write requirements.lock (the Dockerfile's pins) from what .venv has installed
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test bench clean
+.PHONY: run test bench lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +25,9 @@ test: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(BIN)/python bench/analysis.py
 	$(BIN)/python bench/webhook.py
+
+lock: $(VENV)/.installed
+	$(BIN)/python scripts/lock.py > requirements.lock
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,4 +1,5 @@
-"""foldbot's command line: `analyze` (offline), `fetch` (a repository's runs and logs), `serve` (the GitHub App), `manifest`."""
+"""foldbot's command line: `analyze` (offline), `fetch` (a repository's runs and logs), `serve` (the GitHub App), `manifest`,
+`config check` (a repository's .github/foldbot.yml)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any, Sequence
 
 from . import __version__
 from .analysis import AnalysisError, Unmeasured, analyze
-from .config import CONFIG_PATH, ConfigError, RepoConfig, parse_config
+from .config import CONFIG_PATH, DEFAULT_STEP_RULES, ConfigError, RepoConfig, effective_settings, parse_config
 from .edit import EditError, VerificationError
 from .logs import LogError, ShardLog, parse_log
 from .report import to_json, to_markdown
@@ -251,6 +252,30 @@ def cmd_manifest(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_config_check(args: argparse.Namespace) -> int:
+    """`.github/foldbot.yml` read as the App reads it: `ok` and the settings in effect (in the
+    file's own shape), or each problem on a line of its own and exit 2."""
+    import yaml
+
+    root = Path(args.repo_root)
+    if not root.is_dir():
+        raise CliError(f"{root}: not a directory")
+    path = root / CONFIG_PATH
+    text = path.read_text(encoding="utf-8") if path.is_file() else None
+    try:
+        config = parse_config(text)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(f"foldbot: error: {path}: {problem}", file=sys.stderr)
+        return 2
+    settings = effective_settings(config)
+    print(f"ok: {path}" if text is not None else f"ok: there is no {path}, so foldbot's defaults apply")
+    print(yaml.safe_dump(settings, sort_keys=False, default_flow_style=None, width=1000), end="")
+    if not settings["replace_default_step_rules"]:
+        print(f"# plus foldbot's {len(DEFAULT_STEP_RULES)} default step rules, tried after step_rules")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="foldbot", description=__doc__)
     parser.add_argument("--version", action="version", version=f"foldbot {__version__}")
@@ -283,6 +308,11 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("manifest", help="print the GitHub App manifest (app.yaml) as JSON")
     m.add_argument("--url", help="the public base URL foldbot will serve at")
     m.set_defaults(func=cmd_manifest)
+    c = sub.add_parser("config", help="check the repository's .github/foldbot.yml")
+    check = c.add_subparsers(dest="action", required=True).add_parser(
+        "check", help="print the settings in effect, or every problem of the file (exit 2)")
+    check.add_argument("--repo-root", default=".", help="the repository's checkout (default: the current directory)")
+    check.set_defaults(func=cmd_config_check)
     return parser
 
 

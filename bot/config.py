@@ -1,14 +1,16 @@
 """Settings: the repository's `.github/foldbot.yml` and its defaults.
 
 The defaults fit SGLang's AMD CI as it is, so a repository like it needs no file.
-Pure: text in, a frozen `RepoConfig` out, or a `ConfigError` that names the key.
+Pure: text in, a frozen `RepoConfig` out, or a `ConfigError` that names every problem, each by its key.
 """
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import functools
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +20,11 @@ CONFIG_PATH = ".github/foldbot.yml"
 
 
 class ConfigError(ValueError):
-    """A `.github/foldbot.yml` that cannot be used; the message names the key."""
+    """A `.github/foldbot.yml` that cannot be used: its problems, each naming its key."""
+
+    def __init__(self, *problems: str) -> None:
+        super().__init__(f"{CONFIG_PATH}: {'; '.join(problems)}")
+        self.problems = problems
 
 
 @dataclass(frozen=True)
@@ -196,152 +202,208 @@ def _compiled(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(pattern, flags)
 
 
-_KNOWN_KEYS = {
-    "lanes": "a list of workflow paths or globs",
-    "exclude_lanes": "a list of workflow paths or globs",
-    "amd_runner_pattern": "a regular expression",
-    "step_rules": "a list of {pattern, category}",
-    "replace_default_step_rules": "true or false",
-    "fold": "a mapping with max_test_minutes, min_setup_share",
-    "reshard": "a mapping with safety",
-    "min_samples": "a whole number",
-    "history_runs": "a whole number",
-    "comment_on": "ci-prs, all-prs or none",
-    "ci_paths": "a list of globs",
-    "permissions": "a mapping with dispatch and approve: read, triage, write, maintain or admin",
-    "dispatch_cooldown_minutes": "a whole number of minutes (0: none)",
-    "ci_permissions_file": "a path in the repository, or null",
-    "logs": "a mapping with fetch (true or false), max_jobs (0 to 1000), max_mb (1 to 1024)",
-}
-
-ROLES = ("none", "read", "triage", "write", "maintain", "admin")
+def _whole(value: Any, key: str, low: int, high: int) -> int:
+    """A whole number in [low, high]; `5.0` counts as 5, as JSON Schema's `integer` does."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not (number and low <= value <= high and value == int(value)):
+        raise ConfigError(f"`{key}` must be a whole number from {low} to {high}, not {value!r}")
+    return int(value)
 
 
-def parse_config(text: str | None) -> RepoConfig:
-    """Parse `.github/foldbot.yml`; None or empty text gives the defaults."""
-    if text is None or not text.strip():
-        return RepoConfig()
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{CONFIG_PATH} is not valid YAML: {exc}") from None
-    if raw is None:
-        return RepoConfig()
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{CONFIG_PATH} must be a mapping")
-    unknown = sorted(str(k) for k in raw if k not in _KNOWN_KEYS)
-    if unknown:
-        raise ConfigError(f"{CONFIG_PATH}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_KNOWN_KEYS))}")
-    kwargs: dict[str, Any] = {}
-    if "lanes" in raw:
-        kwargs["lanes"] = _str_list(raw, "lanes")
-    if "exclude_lanes" in raw:
-        kwargs["exclude_lanes"] = _str_list(raw, "exclude_lanes")
-    if "amd_runner_pattern" in raw:
-        kwargs["amd_runner_pattern"] = _regex(raw["amd_runner_pattern"], "amd_runner_pattern")
-    rules = _step_rules(raw.get("step_rules") or [])
-    if raw.get("replace_default_step_rules"):
-        kwargs["step_rules"] = tuple(rules)
-    elif rules:
-        kwargs["step_rules"] = tuple(rules) + DEFAULT_STEP_RULES
-    fold = _mapping(raw, "fold")
-    if "max_test_minutes" in fold:
-        kwargs["fold_max_test_minutes"] = _number(fold["max_test_minutes"], "fold.max_test_minutes", 0, 10_000)
-    if "min_setup_share" in fold:
-        kwargs["fold_min_setup_share"] = _number(fold["min_setup_share"], "fold.min_setup_share", 0, 1)
-    reshard = _mapping(raw, "reshard")
-    if "safety" in reshard:
-        kwargs["reshard_safety"] = _number(reshard["safety"], "reshard.safety", 0.05, 1)
-    for key in ("min_samples", "history_runs"):
-        if key in raw:
-            value = raw[key]
-            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 100:
-                raise ConfigError(f"{CONFIG_PATH}: `{key}` must be a whole number from 1 to 100, not {value!r}")
-            kwargs[key] = value
-    if "comment_on" in raw:
-        if raw["comment_on"] not in ("ci-prs", "all-prs", "none"):
-            raise ConfigError(f"{CONFIG_PATH}: `comment_on` must be ci-prs, all-prs or none, not {raw['comment_on']!r}")
-        kwargs["comment_on"] = raw["comment_on"]
-    if "ci_paths" in raw:
-        kwargs["ci_paths"] = _str_list(raw, "ci_paths")
-    permissions = _mapping(raw, "permissions")
-    for command in permissions:
-        if command not in ("dispatch", "approve"):
-            raise ConfigError(f"{CONFIG_PATH}: `permissions.{command}` is not a command; use dispatch or approve")
-        if permissions[command] not in ROLES[1:]:
-            raise ConfigError(f"{CONFIG_PATH}: `permissions.{command}` must be one of {', '.join(ROLES[1:])}")
-        kwargs[f"{command}_permission"] = permissions[command]
-    if "dispatch_cooldown_minutes" in raw:
-        value = raw["dispatch_cooldown_minutes"]
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 1440:
-            raise ConfigError(f"{CONFIG_PATH}: `dispatch_cooldown_minutes` must be a whole number from 0 to 1440")
-        kwargs["dispatch_cooldown_minutes"] = value
-    if "ci_permissions_file" in raw:
-        value = raw["ci_permissions_file"]
-        if value is not None and not isinstance(value, str):
-            raise ConfigError(f"{CONFIG_PATH}: `ci_permissions_file` must be a path or null")
-        kwargs["ci_permissions_file"] = value
-    logs = _mapping(raw, "logs")
-    for key in logs:
-        if key not in ("fetch", "max_jobs", "max_mb"):
-            raise ConfigError(f"{CONFIG_PATH}: `logs.{key}` is not a setting; use fetch, max_jobs or max_mb")
-    if "fetch" in logs:
-        if not isinstance(logs["fetch"], bool):
-            raise ConfigError(f"{CONFIG_PATH}: `logs.fetch` must be true or false, not {logs['fetch']!r}")
-        kwargs["logs_fetch"] = logs["fetch"]
-    if "max_jobs" in logs:
-        value = logs["max_jobs"]
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 1000:
-            raise ConfigError(f"{CONFIG_PATH}: `logs.max_jobs` must be a whole number from 0 to 1000, not {value!r}")
-        kwargs["logs_max_jobs"] = value
-    if "max_mb" in logs:
-        kwargs["logs_max_mb"] = _number(logs["max_mb"], "logs.max_mb", 1, 1024)
-    return RepoConfig(**kwargs)
+def _number(value: Any, key: str, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise ConfigError(f"`{key}` must be a number from {low:g} to {high:g}, not {value!r}")
+    return float(value)
 
 
-def _mapping(raw: dict[str, Any], key: str) -> dict[str, Any]:
-    value = raw.get(key) or {}
-    if not isinstance(value, dict):
-        raise ConfigError(f"{CONFIG_PATH}: `{key}` must be a mapping")
+def _bool(value: Any, key: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"`{key}` must be true or false, not {value!r}")
     return value
 
 
-def _str_list(raw: dict[str, Any], key: str) -> tuple[str, ...]:
-    value = raw[key]
+def _choice(value: Any, key: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ConfigError(f"`{key}` must be {_or(choices)}, not {value!r}")
+    return value
+
+
+def _str_list(value: Any, key: str) -> tuple[str, ...]:
+    """A list of strings; a single string is a list of one."""
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{CONFIG_PATH}: `{key}` must be a list of strings")
+        raise ConfigError(f"`{key}` must be a list of strings")
     return tuple(value)
 
 
 def _regex(value: Any, key: str) -> str:
     if not isinstance(value, str):
-        raise ConfigError(f"{CONFIG_PATH}: `{key}` must be a string")
+        raise ConfigError(f"`{key}` must be a string")
     try:
         re.compile(value)
     except re.error as exc:
-        raise ConfigError(f"{CONFIG_PATH}: `{key}` is not a valid regular expression: {exc}") from None
+        raise ConfigError(f"`{key}` is not a valid regular expression: {exc}") from None
     return value
 
 
-def _number(value: Any, key: str, low: float, high: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-        raise ConfigError(f"{CONFIG_PATH}: `{key}` must be a number from {low:g} to {high:g}, not {value!r}")
-    return float(value)
+def _path_or_null(value: Any, key: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"`{key}` must be a path or null")
+    return value
 
 
-def _step_rules(value: Any) -> list[StepRule]:
+def _step_rules(value: Any) -> tuple[StepRule, ...]:
+    """The file's own rules; null is none. Every bad rule is a problem of its own."""
+    if value is None:
+        return ()
     if not isinstance(value, list):
-        raise ConfigError(f"{CONFIG_PATH}: `step_rules` must be a list of {{pattern, category}}")
-    rules = []
+        raise ConfigError("`step_rules` must be a list of {pattern, category}")
+    rules, problems = [], []
     for i, item in enumerate(value):
         if not isinstance(item, dict) or set(item) != {"pattern", "category"}:
-            raise ConfigError(f"{CONFIG_PATH}: step_rules[{i}] must have exactly `pattern` and `category`")
-        if item["category"] not in CATEGORIES:
-            raise ConfigError(f"{CONFIG_PATH}: step_rules[{i}].category must be one of {', '.join(CATEGORIES)}")
-        rules.append(StepRule(_regex(item["pattern"], f"step_rules[{i}].pattern"), item["category"]))
-    return rules
+            problems.append(f"step_rules[{i}] must have exactly `pattern` and `category`")
+        elif item["category"] not in CATEGORIES:
+            problems.append(f"step_rules[{i}].category must be one of {', '.join(CATEGORIES)}")
+        else:
+            try:
+                rules.append(StepRule(_regex(item["pattern"], f"step_rules[{i}].pattern"), item["category"]))
+            except ConfigError as exc:
+                problems.extend(exc.problems)
+    if problems:
+        raise ConfigError(*problems)
+    return tuple(rules)
+
+
+def _or(words: Iterable[str]) -> str:
+    """`a, b or c`."""
+    *rest, last = words
+    return f"{', '.join(rest)} or {last}" if rest else last
+
+
+#: A setting's parser: the value as written in, `RepoConfig` keyword arguments out, or a ConfigError.
+Parser = Callable[[Any], dict[str, Any]]
+
+
+def _settings(raw: dict[Any, Any], parsers: dict[str, Parser], prefix: str = "") -> dict[str, Any]:
+    """The keyword arguments of a mapping of settings (the file, or one of its nested mappings
+    when `prefix` is `fold.` and the like). Every problem is kept, not only the first; an
+    unknown key names the known one it is closest to."""
+    problems = [_unknown(prefix, str(key), parsers) for key in raw if key not in parsers]
+    kwargs: dict[str, Any] = {}
+    for key, parse in parsers.items():
+        if key in raw:
+            try:
+                kwargs.update(parse(raw[key]))
+            except ConfigError as exc:
+                problems.extend(exc.problems)
+    if problems:
+        raise ConfigError(*problems)
+    return kwargs
+
+
+def _unknown(prefix: str, key: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1)
+    hint = f"did you mean `{prefix}{close[0]}`?" if close else f"use {_or(prefix + k for k in known)}"
+    return f"`{prefix}{key}` is not a setting; {hint}"
+
+
+def _nested(key: str, parsers: dict[str, Parser]) -> Parser:
+    """The parser of a nested mapping of settings (`fold`, `reshard`, `permissions`, `logs`); null is empty."""
+
+    def parse(value: Any) -> dict[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ConfigError(f"`{key}` must be a mapping")
+        return _settings(value, parsers, f"{key}.")
+
+    return parse
+
+
+ROLES = ("none", "read", "triage", "write", "maintain", "admin")
+COMMENT_ON = ("ci-prs", "all-prs", "none")
+
+#: Every setting of `.github/foldbot.yml` (the README's "Repository configuration" shows them;
+#: `bot/foldbot.schema.json` says the same as a JSON Schema, and tests/test_config_schema.py holds them to agreeing).
+_KNOWN_KEYS: dict[str, Parser] = {
+    "lanes": lambda v: {"lanes": _str_list(v, "lanes")},
+    "exclude_lanes": lambda v: {"exclude_lanes": _str_list(v, "exclude_lanes")},
+    "amd_runner_pattern": lambda v: {"amd_runner_pattern": _regex(v, "amd_runner_pattern")},
+    "step_rules": lambda v: {"step_rules": _step_rules(v)},
+    "replace_default_step_rules": lambda v: {"replace_default_step_rules": _bool(v, "replace_default_step_rules")},
+    "fold": _nested("fold", {
+        "max_test_minutes": lambda v: {"fold_max_test_minutes": _number(v, "fold.max_test_minutes", 0, 10_000)},
+        "min_setup_share": lambda v: {"fold_min_setup_share": _number(v, "fold.min_setup_share", 0, 1)},
+    }),
+    "reshard": _nested("reshard", {"safety": lambda v: {"reshard_safety": _number(v, "reshard.safety", 0.05, 1)}}),
+    "min_samples": lambda v: {"min_samples": _whole(v, "min_samples", 1, 100)},
+    "history_runs": lambda v: {"history_runs": _whole(v, "history_runs", 1, 100)},
+    "comment_on": lambda v: {"comment_on": _choice(v, "comment_on", COMMENT_ON)},
+    "ci_paths": lambda v: {"ci_paths": _str_list(v, "ci_paths")},
+    "permissions": _nested("permissions", {
+        "dispatch": lambda v: {"dispatch_permission": _choice(v, "permissions.dispatch", ROLES[1:])},
+        "approve": lambda v: {"approve_permission": _choice(v, "permissions.approve", ROLES[1:])},
+    }),
+    "dispatch_cooldown_minutes":
+        lambda v: {"dispatch_cooldown_minutes": _whole(v, "dispatch_cooldown_minutes", 0, 1440)},
+    "ci_permissions_file": lambda v: {"ci_permissions_file": _path_or_null(v, "ci_permissions_file")},
+    "logs": _nested("logs", {
+        "fetch": lambda v: {"logs_fetch": _bool(v, "logs.fetch")},
+        "max_jobs": lambda v: {"logs_max_jobs": _whole(v, "logs.max_jobs", 0, 1000)},
+        "max_mb": lambda v: {"logs_max_mb": _number(v, "logs.max_mb", 1, 1024)},
+    }),
+}
+
+
+def parse_config(text: str | None) -> RepoConfig:
+    """Parse `.github/foldbot.yml`; None or empty text gives the defaults. A ConfigError
+    names every problem of the file, so one fix-and-push fixes them all."""
+    if text is None or not text.strip():
+        return RepoConfig()
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"not valid YAML{where}: {exc.problem}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"not valid YAML: {exc}") from None
+    if raw is None:
+        return RepoConfig()
+    if not isinstance(raw, dict):
+        raise ConfigError("the file must be a mapping of settings")
+    kwargs = _settings(raw, _KNOWN_KEYS)
+    rules = kwargs.pop("step_rules", ())
+    if kwargs.pop("replace_default_step_rules", False):
+        kwargs["step_rules"] = rules
+    elif rules:
+        kwargs["step_rules"] = rules + DEFAULT_STEP_RULES
+    return RepoConfig(**kwargs)
+
+
+def effective_settings(config: RepoConfig) -> dict[str, Any]:
+    """The settings in effect, in `.github/foldbot.yml`'s own shape (parsed again, they give the
+    same config). Of the step rules, the file's own only: the defaults are foldbot's."""
+    replaced = config.step_rules[-len(DEFAULT_STEP_RULES):] != DEFAULT_STEP_RULES
+    own = config.step_rules if replaced else config.step_rules[:-len(DEFAULT_STEP_RULES)]
+    return {
+        "lanes": list(config.lanes),
+        "exclude_lanes": list(config.exclude_lanes),
+        "amd_runner_pattern": config.amd_runner_pattern,
+        "step_rules": [{"pattern": r.pattern, "category": r.category} for r in own],
+        "replace_default_step_rules": replaced,
+        "fold": {"max_test_minutes": config.fold_max_test_minutes, "min_setup_share": config.fold_min_setup_share},
+        "reshard": {"safety": config.reshard_safety},
+        "min_samples": config.min_samples,
+        "history_runs": config.history_runs,
+        "comment_on": config.comment_on,
+        "ci_paths": list(config.ci_paths),
+        "permissions": {"dispatch": config.dispatch_permission, "approve": config.approve_permission},
+        "dispatch_cooldown_minutes": config.dispatch_cooldown_minutes,
+        "ci_permissions_file": config.ci_permissions_file,
+        "logs": {"fetch": config.logs_fetch, "max_jobs": config.logs_max_jobs, "max_mb": config.logs_max_mb},
+    }
 
 
 def lane_name(path: str) -> str:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 
-from bot.config import ConfigError, RepoConfig, lane_name, parse_config
+from bot.config import DEFAULT_STEP_RULES, ConfigError, RepoConfig, effective_settings, lane_name, parse_config
 from bot.workflow import WorkflowError, parse_workflow
 
 
@@ -41,15 +42,20 @@ comment_on: all-prs
 
 
 @pytest.mark.parametrize("text,message", [
-    ("lanes: [", "is not valid YAML"),
-    ("- a\n- b\n", "must be a mapping"),
-    ("lane: x\n", "unknown key(s) lane"),
+    ("lanes: [", "foldbot.yml: not valid YAML at line 1, column 9: expected the node content"),
+    ("- a\n- b\n", "the file must be a mapping of settings"),
+    ("lane: x\n", "`lane` is not a setting; did you mean `lanes`?"),
     ("fold: {min_setup_share: 2}\n", "`fold.min_setup_share` must be a number from 0 to 1, not 2"),
     ("reshard: 0.5\n", "`reshard` must be a mapping"),
     ("step_rules: [{pattern: '(', category: setup}]\n", "step_rules[0].pattern` is not a valid regular expression"),
     ("step_rules: [{pattern: 'x', category: build}]\n", "step_rules[0].category must be one of setup, test, other"),
     ("comment_on: sometimes\n", "`comment_on` must be ci-prs, all-prs or none"),
     ("history_runs: 0\n", "`history_runs` must be a whole number from 1 to 100"),
+    ("fold: {max_test_mins: 10}\n", "`fold.max_test_mins` is not a setting; did you mean `fold.max_test_minutes`?"),
+    ("reshard: {safty: 0.5}\n", "`reshard.safty` is not a setting; did you mean `reshard.safety`?"),
+    ("permissions: {dispach: write}\n", "`permissions.dispach` is not a setting; did you mean `permissions.dispatch`?"),
+    ("colour: blue\n", "`colour` is not a setting; use lanes, exclude_lanes, amd_runner_pattern,"),
+    ("replace_default_step_rules: 'yes'\n", "`replace_default_step_rules` must be true or false, not 'yes'"),
 ])
 def test_bad_config_is_one_clear_error(text: str, message: str) -> None:
     with pytest.raises(ConfigError) as error:
@@ -77,3 +83,31 @@ def test_on_is_a_string_key() -> None:
     wf = parse_workflow("on:\n  workflow_dispatch:\n    inputs:\n      x: {type: string}\njobs:\n  a:\n    runs-on: x\n", "ci.yml")
     assert "on" in wf.data and True not in wf.data
     assert wf.dispatch_inputs() == {"x": {"type": "string"}}
+
+
+def test_every_problem_is_named_at_once() -> None:
+    """The dashboard shows the whole list, so one push fixes the file."""
+    with pytest.raises(ConfigError) as error:
+        parse_config("lane: x\nfold: {min_setup_share: 2, max_test_minutes: -1}\nstep_rules: [{pattern: '('}, 3]\n")
+    assert error.value.problems == (
+        "`lane` is not a setting; did you mean `lanes`?",
+        "step_rules[0] must have exactly `pattern` and `category`",
+        "step_rules[1] must have exactly `pattern` and `category`",
+        "`fold.max_test_minutes` must be a number from 0 to 10000, not -1",
+        "`fold.min_setup_share` must be a number from 0 to 1, not 2",
+    )
+    assert str(error.value) == ".github/foldbot.yml: " + "; ".join(error.value.problems)
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    "step_rules: [{pattern: 'Test RCCL', category: test}]\nlanes: .github/workflows/gpu.yml\nmin_samples: 5.0\n",
+    "step_rules: [{pattern: 'x', category: other}]\nreplace_default_step_rules: true\nci_permissions_file: null\n",
+    "replace_default_step_rules: true\npermissions: {approve: admin}\nlogs: {fetch: false, max_jobs: 0, max_mb: 1.5}\n",
+])
+def test_the_settings_in_effect_give_the_same_config(text: str) -> None:
+    config = parse_config(text)
+    settings = effective_settings(config)
+    assert parse_config(yaml.safe_dump(settings)) == config
+    assert len(config.step_rules) == len(settings["step_rules"]) + (
+        0 if settings["replace_default_step_rules"] else len(DEFAULT_STEP_RULES))
