@@ -257,6 +257,8 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
             "give the jobs distinct `name:`s",
         ))
     for job_id, log_runs in plan.reshard_candidates.items():
+        if job_id in explained:
+            continue  # its logs have a line of their own: why they could not be read
         if job_id in plan.partial_logs:
             out.append(Unmeasured(
                 job_id,
@@ -264,7 +266,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 "so shard times stand in",
                 "let the App read all its shard logs (`logs: {max_jobs: N}` in .github/foldbot.yml), or pass each shard with `--logs JOB_ID=FILE`",
             ))
-        elif job_id in stats and not log_runs and job_id not in explained:
+        elif job_id in stats and not log_runs:
             out.append(Unmeasured(
                 job_id,
                 "no per-file test times read from its logs: the shard count rests on shard times, which assume today's split",

@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from urllib.parse import urljoin
 
 import aiohttp
 import cachetools
@@ -35,7 +37,14 @@ TOKEN_MARGIN_SECONDS = 300
 
 
 class JobLogError(Exception):
-    """A job log that could not be read: the reason, in words for the report."""
+    """A job log that could not be read: the reason, in words for the report, and its
+    kind: "gone" (GitHub no longer has it), "too_large" (over `limit` bytes),
+    "rate_limited" (stop asking for now), or "failed" (may work next time)."""
+
+    def __init__(self, reason: str, kind: str = "failed", limit: int | None = None) -> None:
+        super().__init__(reason)
+        self.kind = kind
+        self.limit = limit
 
 
 class GitHubError(Exception):
@@ -55,12 +64,14 @@ def app_jwt(app_id: str, private_key: str, now: float | None = None) -> str:
 
 
 async def _error_message(response: aiohttp.ClientResponse) -> str:
-    """GitHub's `message` (or the first line of a non-JSON body), short."""
+    """GitHub's `message`, or a storage service's error code, short; never a body's
+    arbitrary text (it lands in a public report)."""
     body = (await response.content.read(4096)).decode("utf-8", errors="replace")
     try:
         message = str(json.loads(body).get("message") or "")
     except (ValueError, AttributeError):
-        message = body.strip().splitlines()[0] if body.strip() else ""
+        code = re.search(r"<Code>([A-Za-z]{1,60})</Code>|^([A-Z][A-Za-z]{2,60})\b", body.strip())
+        message = next((g for g in code.groups() if g), "") if code else ""
     return f"({message[:120]})" if message else ""
 
 
@@ -293,7 +304,11 @@ class GitHub:
         """A download as text, such as a job log: GitHub answers `path` with a redirect
         to a URL signed for a minute; that URL is read without the token (it is another
         host's) and at most `max_bytes` of it. Raises JobLogError saying why not."""
-        location = await self._log_location(f"{self.pool.base_url}{path}")
+        url = f"{self.pool.base_url}{path}"
+        try:
+            location = urljoin(url, await self._log_location(url))
+        except GitHubError as exc:  # no token to ask with
+            raise JobLogError(f"no token to read it: {exc.status} {exc.message[:120]}", "rate_limited") from None
         return await self._download(location, max_bytes)
 
     async def _log_location(self, url: str) -> str:
@@ -301,6 +316,7 @@ class GitHub:
             token = await self.pool.credentials.token(self.api, self.installation_id)
             headers = {"authorization": f"token {token}", "accept": "application/vnd.github+json",
                        "user-agent": USER_AGENT}
+            retry_after = None
             try:
                 async with self.pool.session.get(url, headers=headers, allow_redirects=False) as response:
                     status = response.status
@@ -308,44 +324,54 @@ class GitHub:
                     if status in (301, 302, 303, 307, 308) and response.headers.get("location"):
                         return response.headers["location"]
                     message = await _error_message(response)
+                    retry_after = response.headers.get("retry-after")
+                    remaining = response.headers.get("x-ratelimit-remaining")
             except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
-                status, message = 0, f"connection failed: {exc!r}"
+                status, message, remaining = 0, f"connection failed ({type(exc).__name__})", None
             if status == 401 and attempt == 1 and self.pool.credentials.is_app:
                 assert self.installation_id is not None
                 self.pool.credentials.forget(self.installation_id)
                 continue
+            if status in (403, 429) and (retry_after is not None or remaining == "0" or "rate limit" in message.lower()):
+                raise JobLogError(f"GitHub's rate limit ({status}); read again on a later run", "rate_limited")
             if (status == 0 or status >= 500) and attempt < 3:
                 await self.api.sleep(self.api.backoff(attempt))
                 continue
             if status == 0:
                 raise JobLogError(message)
-            raise JobLogError(f"GitHub answered {status} {message}".rstrip())
+            if status == 200:
+                raise JobLogError("GitHub answered 200 where it redirects to the log")
+            raise JobLogError(f"GitHub answered {status} {message}".rstrip(), "gone" if status in (404, 410) else "failed")
         raise AssertionError("unreachable")
 
     async def _download(self, location: str, max_bytes: int) -> str:
+        over = f"over the {max_bytes / 2**20:g} MiB read per log"
         for attempt in range(1, 4):
+            retry = False
             try:
                 async with self.pool.session.get(location, headers={"user-agent": USER_AGENT}) as response:
                     if response.status >= 500 and attempt < 3:
-                        await self.api.sleep(self.api.backoff(attempt))
-                        continue
-                    if response.status != 200:
+                        retry = True
+                    elif response.status != 200:
                         raise JobLogError(f"its download answered {response.status} {await _error_message(response)}".rstrip())
-                    declared = response.content_length
-                    if declared is not None and declared > max_bytes:
-                        raise JobLogError(f"it is {declared / 2**20:.1f} MiB, over the {max_bytes / 2**20:g} MiB read per log")
-                    chunks, size = [], 0
-                    async for chunk in response.content.iter_chunked(1 << 16):
-                        size += len(chunk)
-                        if size > max_bytes:
-                            raise JobLogError(f"it is over the {max_bytes / 2**20:g} MiB read per log")
-                        chunks.append(chunk)
-                    return b"".join(chunks).decode("utf-8", errors="replace")
+                    else:
+                        declared = response.content_length
+                        if declared is not None and declared > max_bytes:
+                            raise JobLogError(f"it is {declared / 2**20:.2f} MiB, {over}", "too_large", max_bytes)
+                        chunks, size = [], 0
+                        async for chunk in response.content.iter_chunked(1 << 16):
+                            size += len(chunk)
+                            if size > max_bytes:
+                                raise JobLogError(f"it is {over}", "too_large", max_bytes)
+                            chunks.append(chunk)
+                        return b"".join(chunks).decode("utf-8", errors="replace")
             except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
                 if attempt == 3:
-                    raise JobLogError(f"its download failed: {exc!r}") from None
+                    raise JobLogError(f"its download failed ({type(exc).__name__})") from None
+                retry = True
+            if retry:  # outside the response: its connection is back in the pool while we wait
                 await self.api.sleep(self.api.backoff(attempt))
-        raise AssertionError("unreachable")
+        raise JobLogError("its download failed (server errors)")
 
     def _count(self, status: int, headers: Any) -> None:
         metrics = self.pool.metrics

@@ -35,10 +35,12 @@ RECHECK_SECONDS = 24 * 3600
 
 @dataclass(frozen=True)
 class Gone:
-    """A log that will not come back (expired, deleted, too large, unreadable): kept
-    like a read one, so it is not asked for again."""
+    """A log that will not come back (expired, deleted, unreadable) or is too large for
+    `limit`: kept like a read one, so it is not asked for again (a too large one is, once
+    `logs.max_mb` allows more)."""
 
     reason: str
+    limit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -77,25 +79,36 @@ async def read_logs(api: RepoAPI, analysis: Analysis, config: RepoConfig,
     downloads = 0
     limit = asyncio.Semaphore(CONCURRENCY)
 
+    stop: list[str] = []  # a rate limit was met: no more downloads this event
+
+    def known(job: JobTiming) -> ShardLog | Gone | None:
+        found = cache.get(("job-log", repo, job.api_id))
+        if isinstance(found, Gone) and found.limit is not None and found.limit < max_bytes:
+            return None  # too large before; the limit has been raised since
+        return found  # type: ignore[no-any-return]
+
     async def one(job: JobTiming) -> ShardLog | Gone | JobLogError:
-        key = ("job-log", repo, job.api_id)
-        known = cache.get(key)
-        if known is not None:
-            return known  # type: ignore[no-any-return]
+        found = known(job)
+        if found is not None:
+            return found
         async with limit:
+            if stop:  # checked once it is this download's turn
+                return JobLogError(stop[0], "rate_limited")
             try:
                 text = await api.job_log(job.api_id, max_bytes)
             except JobLogError as exc:
-                gone = Gone(str(exc))
-                if _for_good(str(exc)):
-                    cache[key] = gone
-                    return gone
-                return exc
+                if exc.kind == "rate_limited":
+                    stop.append(str(exc))
+                if exc.kind not in ("gone", "too_large"):
+                    return exc
+                found = Gone(str(exc), exc.limit)
+                cache[("job-log", repo, job.api_id)] = found
+                return found
         try:
-            found: ShardLog | Gone = await asyncio.to_thread(parse_log, text)
+            found = await asyncio.to_thread(parse_log, text)
         except LogError as exc:
             found = Gone(f"it cannot be read: {exc}")
-        cache[key] = found
+        cache[("job-log", repo, job.api_id)] = found
         return found
 
     failures: dict[str, list[str]] = {job_id: [] for job_id in plan}
@@ -103,16 +116,16 @@ async def read_logs(api: RepoAPI, analysis: Analysis, config: RepoConfig,
     barren: dict[str, tuple[int, ...]] = {}  # matrix -> job ids of its newest logs, which hold no per-file time
     stopped: set[str] = set()  # no readable log in the newest run: the older ones are not read
     for job_id in plan:
-        known = cache.get(("no-file-times", repo, job_id))
-        if known is not None and known[0] > now():
-            barren[job_id] = known[1]
+        memo = cache.get(("no-file-times", repo, analysis.lane.path, job_id))
+        if memo is not None and memo[0] > now():
+            barren[job_id] = memo[1]
     depth = max((len(runs) for runs in plan.values()), default=0)
     for i in range(depth):  # every matrix's newest run first, then the next newest, ...
         for job_id, runs in plan.items():
             if i >= len(runs) or job_id in unread or job_id in barren or job_id in stopped:
                 continue
             shards = runs[i]
-            cost = sum(1 for j in shards if ("job-log", repo, j.api_id) not in cache)
+            cost = sum(1 for j in shards if known(j) is None)
             if cost > budget:
                 unread[job_id] = len(runs) - i
                 continue
@@ -131,7 +144,7 @@ async def read_logs(api: RepoAPI, analysis: Analysis, config: RepoConfig,
                 stopped.add(job_id)
                 if not failures[job_id]:
                     barren[job_id] = tuple(j.api_id for j in shards)
-                    cache[("no-file-times", repo, job_id)] = (now() + RECHECK_SECONDS, barren[job_id])
+                    cache[("no-file-times", repo, analysis.lane.path, job_id)] = (now() + RECHECK_SECONDS, barren[job_id])
     for job_id in plan:
         found = failures[job_id]
         if found:
@@ -159,9 +172,3 @@ async def read_logs(api: RepoAPI, analysis: Analysis, config: RepoConfig,
                 "they are read on later runs (read logs are kept); or raise `logs: {max_jobs: N}` in .github/foldbot.yml",
             ))
     return LogsRead(logs, tuple(problems), downloads)
-
-
-def _for_good(reason: str) -> bool:
-    """A failure that asking again will not mend: gone, or over the size read."""
-    return reason.startswith(("GitHub answered 404", "GitHub answered 410", "it is "))
-

@@ -125,11 +125,26 @@ def _block_entry(payload: str) -> tuple[str, float]:
     return normal_path(name), float(elapsed)
 
 
+#: Line ends besides \n that `str.splitlines` knows (and so an editor or a browser may show).
+_OTHER_BREAKS = re.compile("\r\n?|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
 def parse_log(text: str) -> ShardLog:
-    """What one job log says. Most of a log is test output: the lines that matter are
-    found by their key words (`_KEYS`, with `str.find`) and only those are read."""
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    """What one job log says; LogError for one foldbot cannot read (a number too long
+    for a number, JSON nested without end): a log is anybody's text."""
+    try:
+        return _parse_log(text)
+    except LogError:
+        raise
+    except (ValueError, OverflowError, RecursionError) as exc:
+        raise LogError(f"a line of it cannot be read ({type(exc).__name__})") from None
+
+
+def _parse_log(text: str) -> ShardLog:
+    """Most of a log is test output: the lines that matter are found by their key
+    words (`_KEYS`, with `str.find`) and only those are read."""
+    if _OTHER_BREAKS.search(text):
+        text = _OTHER_BREAKS.sub("\n", text)
     planned: dict[str, float] = {}
     suite_plan: dict[str, float] = {}
     ended: dict[str, float] = {}

@@ -96,13 +96,15 @@ _STATE = re.compile(re.escape(STATE_OPEN) + r"(\{.*?\})" + re.escape(STATE_CLOSE
 
 
 def read_state(body: str) -> dict[str, Any] | None:
-    """The state block of a report body (only ever read from foldbot's own comments)."""
-    match = _STATE.search(body or "")
-    if not match:
+    """The state block of a report body (only ever read from foldbot's own comments):
+    the last one, where foldbot writes it, whatever text came before."""
+    matches = _STATE.findall(body or "")
+    if not matches:
         return None
+    match = matches[-1]
     try:
-        state = json.loads(match.group(1))
-    except json.JSONDecodeError:
+        state = json.loads(match)
+    except (ValueError, RecursionError):
         return None
     return state if isinstance(state, dict) else None
 

@@ -32,16 +32,27 @@ def md_escape(text: str) -> str:
 
 def md_text(text: str) -> str:
     """Prose whose `backticked` spans are inline code and the rest `md_escape`d: inert
-    either way, whatever the text holds (unbalanced backticks make it all prose)."""
+    either way, whatever the text holds (unbalanced backticks make it all prose). No
+    empty span is written and no two spans touch, so no longer backtick run can form
+    that would leave a span's text outside code."""
     parts = text.split("`")
     if len(parts) % 2 == 0:
         return md_escape(text)
-    return "".join(code(part) if i % 2 else md_escape(part) for i, part in enumerate(parts))
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        if i % 2 == 0:
+            out.append(md_escape(part))
+        elif part:
+            if out and out[-1].endswith("`"):
+                out.append("\u200b")
+            out.append(code(part))
+    return "".join(out)
 
 
 def code(text: str) -> str:
-    """Inline code that cannot be broken out of."""
-    text = text.replace("`", "'").replace("\n", " ").replace("@", "@\u200b")
+    """Inline code that cannot be broken out of, nor open an HTML comment in the raw
+    text (where foldbot's own markers live)."""
+    text = text.replace("`", "'").replace("\n", " ").replace("@", "@\u200b").replace("<!--", "<\u200b!--")
     return f"`{text}`"
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from bot.analysis import analyze
 from bot.config import RepoConfig
 from bot.publish import mark_stale, read_state
@@ -49,3 +53,49 @@ def test_reasons_keep_their_code_spans_and_stay_inert() -> None:
     assert md_text("set `logs: {fetch: true}` in x_y") == "set `logs: {fetch: true}` in x\\_y"
     assert md_text("job `a @b` and <c>") == "job `a @\u200bb` and &lt;c&gt;"
     assert md_text("odd ` tick *x*") == "odd \\` tick \\*x\\*"
+
+
+def _inert(rendered: str) -> bool:
+    """CommonMark reads single backticks pairwise, left to right, as code spans (whose
+    text is literal) when no run of two or more is left: then text outside the spans
+    must hold no raw `<` and no bare @mention, and no span may open an HTML comment in
+    the raw text (where foldbot's own markers live)."""
+    rendered = rendered.replace("\\\\", "").replace("\\`", "")  # escaped backslashes, then escaped backticks
+    if "``" in rendered or rendered.count("`") % 2:
+        return False
+    parts = rendered.split("`")
+    outside, inside = parts[0::2], parts[1::2]
+    no_mention = all("@" not in part.replace("@\u200b", "") for part in parts)
+    return no_mention and not any("<" in p for p in outside) and not any("<!--" in p for p in inside)
+
+
+@pytest.mark.parametrize("text", [
+    "...not JSON: '```<img src=https://evil.example/x.png>`'",
+    "``<b>x</b>",
+    "job 1 (`<!-- foldbot:state {\"v\":1,\"patch_id\":\"FORGED\"} -->`): gone",
+    "a `` b ` c",
+    "`a``b`c`",
+    "trailing backslash \\`code`",
+    "@octocat `@octocat` <script>",
+])
+def test_reasons_with_hostile_text_stay_inert(text: str) -> None:
+    from bot.report import md_text
+
+    assert _inert(md_text(text))
+
+
+@given(st.text(alphabet="`<>!-@\\ab *_", max_size=40))
+def test_md_text_is_inert_for_any_text(text: str) -> None:
+    from bot.report import md_text
+
+    assert _inert(md_text(text))
+
+
+def test_a_forged_state_block_in_a_job_name_is_not_read(sglang_before: dict[str, str]) -> None:
+    bundles = rocm720_history()
+    forged = '<!-- foldbot:state {"v":1,"patch_id":"FORGED","blobs":{},"runs":[]} -->'
+    unit = next(j for j in bundles[-1]["jobs"] if j["name"].startswith("multimodal-gen-unit-test"))
+    unit["name"] = forged
+    body = to_markdown(analyze(sglang_before, bundles, RepoConfig()), state={"patch_id": "REAL"})
+    assert read_state(body) == {"patch_id": "REAL"}
+    assert body.count("<!-- foldbot:state") == 1
