@@ -26,6 +26,7 @@ class Written:
     number: int  # comment id or issue number
     action: str  # "created" | "updated" | "unchanged"
     body: str
+    url: str | None = None  # where people read it
 
 
 def is_ours(item: dict[str, Any], login: str, marker: str = MARKER) -> bool:
@@ -53,15 +54,15 @@ async def upsert_comment(api: RepoAPI, number: int, body: str, login: str) -> Wr
         # too: the oldest stays, and each process removes its own younger one.
         oldest = min([created, *await _our_comments(api, number, login, MARKER)], key=lambda c: int(c["id"]))
         if int(oldest["id"]) == int(created["id"]):
-            return Written("comment", int(created["id"]), "created", body)
+            return Written("comment", int(created["id"]), "created", body, created.get("html_url"))
         await api.delete_comment(created["id"])
         log.warning("%s#%d: comment %s removed, a duplicate of %s written at the same time", api.repo, number,
                     created["id"], oldest["id"])
         existing = oldest
     if existing.get("body") == body:
-        return Written("comment", int(existing["id"]), "unchanged", body)
+        return Written("comment", int(existing["id"]), "unchanged", body, existing.get("html_url"))
     await api.update_comment(existing["id"], body)
-    return Written("comment", int(existing["id"]), "updated", body)
+    return Written("comment", int(existing["id"]), "updated", body, existing.get("html_url"))
 
 
 async def find_dashboard(api: RepoAPI, login: str) -> dict[str, Any] | None:
@@ -80,16 +81,16 @@ async def upsert_dashboard(api: RepoAPI, body: str, login: str) -> Written:
         listed = await find_dashboard(api, login)
         oldest = min([created, *([listed] if listed else [])], key=lambda i: int(i["number"]))
         if int(oldest["number"]) == int(created["number"]):
-            return Written("issue", int(created["number"]), "created", body)
+            return Written("issue", int(created["number"]), "created", body, created.get("html_url"))
         await api.update_issue(created["number"], state="closed", state_reason="not_planned",
                                body=f"A duplicate of #{oldest['number']}, written at the same time; foldbot reports there.")
         log.warning("%s: dashboard issue #%s closed, a duplicate of #%s written at the same time", api.repo,
                     created["number"], oldest["number"])
         existing = oldest
     if existing.get("body") == body:
-        return Written("issue", int(existing["number"]), "unchanged", body)
+        return Written("issue", int(existing["number"]), "unchanged", body, existing.get("html_url"))
     await api.update_issue(existing["number"], body=body)
-    return Written("issue", int(existing["number"]), "updated", body)
+    return Written("issue", int(existing["number"]), "updated", body, existing.get("html_url"))
 
 
 _STATE = re.compile(re.escape(STATE_OPEN) + r"(\{.*?\})" + re.escape(STATE_CLOSE), re.S)

@@ -7,11 +7,13 @@ Pure: an `Analysis` in, strings out.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from typing import Any
 
 from .analysis import Analysis, SuggestionPatch, lane_savings
+from .edit import unified_diff
 from .plan import Finding, Fold, Reshard
 from .timing import RunTiming
 
@@ -251,6 +253,18 @@ def _reshard_md(r: Reshard, min_samples: int) -> str:
     )
 
 
+def _diff_block(diff: str) -> list[str]:
+    return ["```diff", diff.rstrip("\n").replace("```", "`\u200b``"), "```", ""]
+
+
+def _what_changes(analysis: Analysis) -> str:
+    """One phrase per suggestion, for the patch's summary line."""
+    plan = analysis.plan
+    parts = [f"{f.job} moves into {f.into}" for f in plan.folds]
+    parts += [f"{r.job} {r.from_count} → {r.to_count} shards" for r in plan.reshards]
+    return html.escape("; ".join(parts)).replace("@", "@\u200b")  # inside an HTML block: HTML-escaped
+
+
 def _alone(patch_id: str | None) -> str:
     return f" Alone: `/fold approve {patch_id}`." if patch_id else ""
 
@@ -335,19 +349,26 @@ BODY_LIMIT = 65_000
 
 def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[str, Any] | None = None,
                 title: str = "foldbot: AMD CI setup report", skipped_note: str | None = None,
-                limit: int = BODY_LIMIT) -> str:
+                limit: int = BODY_LIMIT, dashboard: str | None = None) -> str:
     """The report. One that would be over `limit` characters (a run of a thousand jobs)
     is trimmed, in this order, and says so with where the rest is: the job table and the
     chart keep the jobs with most setup, the "looked at" details go, then the patch text
-    (the state block still carries it, so it can be approved), then the long lists."""
+    (the state block still carries it, so it can be approved), then the long lists.
+
+    `dashboard`: the URL of the lane's dashboard issue, for a PR's comment: that comment
+    is about its PR's run (its jobs, the GPU jobs it skipped, the commands), and links
+    the dashboard for the lane-wide diff and what was looked at, instead of repeating
+    them on every PR."""
     rows = job_rows(analysis)
-    full = _render(analysis, rows, checks, state, title, skipped_note)
+    pr = dashboard is not None
+    full = _render(analysis, rows, checks, state, title, skipped_note, details=not pr, patch=not pr, chart=not pr,
+                   dashboard=dashboard)
     if len(full) <= limit:
         return full
-    shown, details, patch, lists = len(rows), True, True, 1000
+    shown, details, patch, lists = len(rows), not pr, not pr, 1000
     for _ in range(64):
         body = _render(analysis, rows, checks, state, title, skipped_note, shown=shown, details=details,
-                       patch=patch, lists=lists)
+                       patch=patch, lists=lists, chart=not pr, dashboard=dashboard)
         if len(body) <= limit:
             return body
         if shown > 10:
@@ -368,7 +389,7 @@ def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[st
 
 def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, state: dict[str, Any] | None,
             title: str, skipped_note: str | None, *, shown: int | None = None, details: bool = True,
-            patch: bool = True, lists: int = 1000) -> str:
+            patch: bool = True, lists: int = 1000, chart: bool = True, dashboard: str | None = None) -> str:
     latest = analysis.latest
     t = totals(latest)
     trimmed = shown is not None and shown < len(rows)
@@ -399,7 +420,7 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
             f"on AMD runners); see *Could not measure* below."
         )
     out.append("")
-    if trimmed or not patch or not details:
+    if trimmed or (dashboard is None and (not patch or not details)):
         where = f"every job is on [the run's page]({latest.html_url})" if latest.html_url else "every job is in the run"
         out += [f"*Trimmed to fit GitHub's size limit: {_plural(len(rows), 'job')} with most setup of "
                 f"{t['jobs']} shown" + ("" if patch else ", the patch text left out (approving it still works)")
@@ -409,8 +430,8 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
         name = f"[{md_escape(r['name'])}]({r['html_url']})" if r.get("html_url") else md_escape(r["name"])
         out.append(f"| {name} | {_min(r['setup_seconds'])} | {_min(r['test_seconds'])} | {_min(r['other_seconds'])} | {r['setup_share']:.0%} |")
     out.append("")
-    out += _chart(rows)
-    out.append("")
+    if chart:
+        out += [*_chart(rows), ""]
     if skipped_note:
         out += [skipped_note, ""]
     out.append("#### Suggestions")
@@ -432,6 +453,14 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
         out += ["", "<details><summary>Looked at and left alone</summary>", ""]
         out += [f"- {line}" for line in _grouped_findings(left)]
         out += ["", "</details>"]
+    if dashboard is not None:
+        lanes = ", ".join(code(e.path.rsplit("/", 1)[-1]) for e in analysis.edits)
+        out += ["", f"The lane-wide diff ({lanes}), what was looked at and what could not be measured: "
+                    f"[the dashboard]({dashboard}). Approve it here:"
+                    + (f" `/fold approve {analysis.patch_id}`." if analysis.patch_id else " nothing to approve.")]
+        if state is not None:
+            out += ["", state_block(state)]
+        return "\n".join(out) + "\n"
     out += _unmeasured_md(analysis, lists)
     if analysis.warnings:
         out += ["", "**Warnings**", ""]
@@ -442,17 +471,13 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
         out += ["", f"Patch `{analysis.patch_id}` ({len(analysis.edits)} files) is too long to show here."]
         out.append(f"A maintainer can comment `/fold approve {analysis.patch_id}` to have foldbot open a pull request with this patch.")
     elif analysis.patch:
-        out += [
-            "",
-            f"<details><summary>Patch <code>{analysis.patch_id}</code> ({len(analysis.edits)} files; applies with <code>git apply</code>)</summary>",
-            "",
-            "```diff",
-            analysis.patch.rstrip("\n").replace("```", "`\u200b``"),
-            "```",
-            "",
-            "</details>",
-            "",
-        ]
+        first, *others = analysis.edits
+        out += ["", f"<details><summary>Patch <code>{analysis.patch_id}</code> ({len(analysis.edits)} files; applies "
+                    f"with <code>git apply</code>): {_what_changes(analysis)}</summary>", "",
+                *_diff_block(unified_diff([first]))]
+        for edit in others:
+            out += [f"The same change in {code(edit.path)}:", "", *_diff_block(unified_diff([edit]))]
+        out += ["</details>", ""]
         if checks:
             out.append(f"Verified: {md_escape(checks)}.")
         out.append(f"A maintainer can comment `/fold approve {analysis.patch_id}` to have foldbot open a pull request with this patch.")

@@ -109,13 +109,13 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
     check_text = checks.summary() if checks else None
     numbers = [n for n, policy in policies.items()
                if policy == "always" or (policy == "if-ci" and touches_ci(touched[n], config))]
-    # write: the dashboard and the comments at once
-    bodies = {n: to_markdown(analysis, checks=check_text, state=replace(state, pr=n).to_json(),
-                             title=PR_REPORT_TITLE, skipped_note=skipped_note(analysis)) for n in sorted(numbers)}
-    dashboard, *comments = await asyncio.gather(
-        upsert_dashboard(api, to_markdown(analysis, checks=check_text, state=state.to_json()), login),
-        *(upsert_comment(api, n, body, login) for n, body in bodies.items()))
+    # write: the dashboard, then the PRs' comments (which link it) at once
+    dashboard = await upsert_dashboard(api, to_markdown(analysis, checks=check_text, state=state.to_json()), login)
     ctx.log.info("%s: dashboard issue #%d %s", repo, dashboard.number, dashboard.action)
+    bodies = {n: to_markdown(analysis, checks=check_text, state=replace(state, pr=n).to_json(), title=PR_REPORT_TITLE,
+                             skipped_note=skipped_note(analysis), dashboard=dashboard.url or f"#{dashboard.number}")
+              for n in sorted(numbers)}
+    comments = await asyncio.gather(*(upsert_comment(api, n, body, login) for n, body in bodies.items()))
     for n, written in zip(bodies, comments):
         ctx.log.info("%s#%d: report comment %s", repo, n, written.action)
 

@@ -12,6 +12,7 @@ import aiohttp
 import pytest
 
 from bot.api import RepoAPI
+from bot.states import ReportState
 from bot.publish import DASHBOARD_LABEL, DASHBOARD_TITLE, read_state, upsert_comment, upsert_dashboard
 from bot.report import MARKER
 from tests.paths import AMD, ROCM720
@@ -39,7 +40,14 @@ def apply_patch(tmp_path: Path, files: dict[str, str], patch: str) -> dict[str, 
 
 
 def patch_of(body: str) -> str:
-    return body.split("```diff\n", 1)[1].split("\n```", 1)[0] + "\n"
+    """The patch a report carries (the one `/fold approve` commits)."""
+    state = ReportState.from_json(read_state(body))
+    assert state.patch_intact
+    return state.patch
+
+
+def diffs_shown(body: str) -> list[str]:
+    return [block.split("\n```", 1)[0] + "\n" for block in body.split("```diff\n")[1:]]
 
 
 async def test_a_ci_pr_gets_one_comment_with_a_patch_that_applies(fake_github: FakeGitHub, bot: Bot, tmp_path: Path) -> None:
@@ -57,6 +65,8 @@ async def test_a_ci_pr_gets_one_comment_with_a_patch_that_applies(fake_github: F
     assert "| job | setup (min) | tests (min) | other (min) | setup share |" in body
     assert "**Fold** `multimodal-gen-unit-test-amd-rocm720`" in body
     assert "**Skipped in this run**" in body and "`/dispatch rocm720`" in body
+    # The PR's comment is about its run: the lane-wide diff is on the dashboard, which it links
+    assert diffs_shown(body) == [] and "[the dashboard](https://github.com/sgl-project/sglang/issues/" in body
     files = world.repo.files_at("main")
     patched = apply_patch(tmp_path, {ROCM720: files[ROCM720], AMD: files[AMD]}, patch_of(body))
     assert "multimodal-gen-unit-test-amd-rocm720:" not in patched[ROCM720]
@@ -65,6 +75,11 @@ async def test_a_ci_pr_gets_one_comment_with_a_patch_that_applies(fake_github: F
     assert state["blobs"] == {path: blob_sha(text.encode()) for path, text in files.items()}
     issues = dashboards(fake_github, world)
     assert len(issues) == 1 and issues[0].title == DASHBOARD_TITLE and issues[0].user == LOGIN
+    # The dashboard shows the measured lane's diff, and the same change in the other lane apart
+    rocm_diff, amd_diff = diffs_shown(issues[0].body)
+    assert rocm_diff.startswith(f"diff --git a/{ROCM720}") and amd_diff.startswith(f"diff --git a/{AMD}")
+    assert rocm_diff + amd_diff == patch_of(issues[0].body)
+    assert f"The same change in `{AMD}`:" in issues[0].body
     # nobody else's comment was touched; no other PR got a comment
     others = [c for n in range(34401, 34408) for c in bot_comments(fake_github, world, n)]
     assert others == []
