@@ -171,33 +171,47 @@ def to_json(analysis: Analysis, checks: str | None = None) -> dict[str, Any]:
     }
 
 
-def _chart(rows: list[dict[str, Any]]) -> list[str]:
-    """A mermaid bar chart: for each job, setup + tests (tall bar) and tests (short bar)."""
-    if not rows:
+#: Setup in a strong colour, tests in a calm one (mermaid draws the second bar over the first).
+CHART_COLOURS = "#c0392b, #2e86c1"
+
+
+def _chart(rows: list[dict[str, Any]], suffix: str = "") -> list[str]:
+    """A mermaid bar chart that reads in an 880-px comment: one bar per workflow job
+    (its shards summed: runner-minutes), short labels, setup in red over tests in blue,
+    and a legend line under it."""
+    per_job: dict[str, list[float]] = {}
+    for row in rows:
+        totals_ = per_job.setdefault(_label(row, suffix), [0.0, 0.0])
+        totals_[0] += row["setup_seconds"] / 60
+        totals_[1] += row["test_seconds"] / 60
+    if not per_job:
         return []
-    shown = rows[:24]
-    labels = ", ".join(json.dumps(_label(r)) for r in shown)
-    totals_ = ", ".join(f"{(r['setup_seconds'] + r['test_seconds']) / 60:.0f}" for r in shown)
-    tests = ", ".join(f"{r['test_seconds'] / 60:.0f}" for r in shown)
-    top = max((r["setup_seconds"] + r["test_seconds"]) / 60 for r in shown)
+    shown = sorted(per_job.items(), key=lambda kv: -(kv[1][0] + kv[1][1]))[:16]
+    labels = ", ".join(json.dumps(label) for label, _ in shown)
+    top = max(setup + test for _, (setup, test) in shown)
     return [
         "```mermaid",
+        "%%{init: {'themeVariables': {'xyChart': {'plotColorPalette': '" + CHART_COLOURS + "'}}}}%%",
         "xychart-beta",
-        '    title "Minutes per AMD job: setup + tests (tall bar), tests alone (short bar)"',
+        '    title "Runner-minutes per AMD job in the latest run"',
         f"    x-axis [{labels}]",
         f'    y-axis "minutes" 0 --> {int(top * 1.1) + 1}',
-        f"    bar [{totals_}]",
-        f"    bar [{tests}]",
+        f"    bar [{', '.join(f'{setup + test:.0f}' for _, (setup, test) in shown)}]",
+        f"    bar [{', '.join(f'{test:.0f}' for _, (_, test) in shown)}]",
         "```",
+        "",
+        "Each bar is one workflow job (its shards added up): **red** is setup, **blue** the tests"
+        + (f"; the {len(per_job) - len(shown)} smallest jobs are left out" if len(per_job) > len(shown) else "") + ".",
     ]
 
 
-def _label(row: dict[str, Any]) -> str:
-    """A chart label: the workflow job id and its matrix values, nothing that needs quoting."""
-    label = row.get("workflow_job") or row["name"]
-    if row.get("matrix"):
-        label += "#" + ",".join(str(v) for v in row["matrix"].values())
-    return re.sub(r"[^A-Za-z0-9#,._-]", "", label)[:48]
+def _label(row: dict[str, Any], suffix: str = "") -> str:
+    """A chart label: the workflow job id without the lane's suffix, short, nothing that needs quoting."""
+    label = str(row.get("workflow_job") or row["name"])
+    if suffix and label.endswith(suffix):
+        label = label[: -len(suffix)]
+    label = re.sub(r"[^A-Za-z0-9._-]", "", label)
+    return label if len(label) <= 24 else label[:11] + ".." + label[-11:]
 
 
 def _plural(count: int, word: str) -> str:
@@ -431,7 +445,7 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
         out.append(f"| {name} | {_min(r['setup_seconds'])} | {_min(r['test_seconds'])} | {_min(r['other_seconds'])} | {r['setup_share']:.0%} |")
     out.append("")
     if chart:
-        out += [*_chart(rows), ""]
+        out += [*_chart(rows, analysis.lane.suffix), ""]
     if skipped_note:
         out += [skipped_note, ""]
     out.append("#### Suggestions")

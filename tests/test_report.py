@@ -56,16 +56,32 @@ def test_reasons_keep_their_code_spans_and_stay_inert() -> None:
 
 
 def _inert(rendered: str) -> bool:
-    """CommonMark reads single backticks pairwise, left to right, as code spans (whose
-    text is literal) when no run of two or more is left: then text outside the spans
-    must hold no raw `<` and no bare @mention, and no span may open an HTML comment in
-    the raw text (where foldbot's own markers live)."""
-    rendered = rendered.replace("\\\\", "").replace("\\`", "")  # escaped backslashes, then escaped backticks
-    if "``" in rendered or rendered.count("`") % 2:
+    """Read as CommonMark reads inline text: outside code spans a backslash escapes the
+    next character; a single backtick opens a code span that the next single backtick
+    closes (its text literal, no escapes); a longer backtick run is not allowed. Then
+    text outside the spans must hold no raw `<` and no bare @mention, and no span may
+    open an HTML comment in the raw text (where foldbot's own markers live)."""
+    outside, inside, current, in_code, i = [], [], [], False, 0
+    while i < len(rendered):
+        c = rendered[i]
+        if c == "\\" and not in_code and i + 1 < len(rendered):
+            current.append(rendered[i:i + 2])
+            i += 2
+            continue
+        if c == "`":
+            if rendered[i + 1:i + 2] == "`":
+                return False
+            (inside if in_code else outside).append("".join(current))
+            current, in_code = [], not in_code
+            i += 1
+            continue
+        current.append(c)
+        i += 1
+    if in_code:
         return False
-    parts = rendered.split("`")
-    outside, inside = parts[0::2], parts[1::2]
-    no_mention = all("@" not in part.replace("@\u200b", "") for part in parts)
+    outside.append("".join(current))
+    text = outside + inside
+    no_mention = all("@" not in part.replace("@\u200b", "") for part in text)
     return no_mention and not any("<" in p for p in outside) and not any("<!--" in p for p in inside)
 
 
