@@ -187,7 +187,11 @@ class Credentials:
             cached = self._tokens.get(installation_id)
             if cached is not None:
                 return cached.value
-            data = await api.post(f"/app/installations/{installation_id}/access_tokens", data=b"", jwt=self.jwt())
+            url = f"/app/installations/{installation_id}/access_tokens"
+            try:
+                data = await api.post(url, data=b"", jwt=self.jwt())
+            except HTTPException as exc:
+                raise GitHubError(int(exc.status_code), f"no installation token: {exc}", "POST", url) from None
             expires = datetime.fromisoformat(str(data["expires_at"]).replace("Z", "+00:00")).timestamp()
             token = Token(str(data["token"]), expires)
             self._tokens[installation_id] = token

@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
-import json
 import logging
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,37 +23,30 @@ from typing import Any
 import aiohttp
 import cachetools
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from gidgethub import routing, sansio
 
 from . import __version__
 from .github import Credentials, GitHubError, GitHubPool
 from .context import Context, Store
 from .metrics import Metrics
+from .payload import FIELDS, PayloadError, invalid_field, parse
 from .settings import Settings
 
 log = logging.getLogger("foldbot.server")
 
-#: Fields each handled event must carry, as paths into the payload.
-REQUIRED: dict[str, tuple[tuple[str, ...], ...]] = {
-    "workflow_run": (("action",), ("workflow_run", "id"), ("workflow_run", "path"), ("workflow_run", "head_sha"),
-                     ("workflow_run", "workflow_id"), ("repository", "full_name")),
-    "pull_request": (("action",), ("number",), ("pull_request", "head", "sha"), ("repository", "full_name")),
-    "issue_comment": (("action",), ("issue", "number"), ("comment", "id"), ("comment", "body"), ("comment", "created_at"),
-                      ("comment", "user", "login"), ("repository", "full_name")),
-}
+#: The events foldbot handles (their fields are checked by `bot.payload`).
+REQUIRED = tuple(FIELDS)
 
 
-def missing_field(event: str, data: Any) -> str | None:
-    """The first required field a payload lacks, as a dotted path."""
-    if not isinstance(data, dict):
-        return "(the payload is not an object)"
-    for path in REQUIRED.get(event, ()):
-        node: Any = data
-        for part in path:
-            if not isinstance(node, dict) or node.get(part) is None:
-                return ".".join(path)
-            node = node[part]
-    return None
+#: What a delivery id may be (GitHub's are UUIDs): it is a key, and it is logged.
+_DELIVERY_ID = re.compile(r"[A-Za-z0-9._:-]{1,100}\Z")
+
+
+def event_label(name: str | None) -> str:
+    """The metric label of an event name: only names foldbot knows, so that requests
+    cannot create series at will."""
+    return name if name in REQUIRED or name == "ping" else "other"
 
 
 def signature_ok(secret: str, body: bytes, header: str | None) -> bool:
@@ -68,6 +61,22 @@ class DeliveryLog(logging.LoggerAdapter):  # type: ignore[type-arg]
 
     def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
         return f"delivery {self.extra['delivery']}: {msg}", kwargs  # type: ignore[index]
+
+
+#: The longest request line or header foldbot reads (aiohttp's default); a longer one is a 400.
+MAX_FIELD_SIZE = 8190
+
+
+class QuietParseErrors(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """aiohttp's server logger, but a request it could not parse (a header over
+    MAX_FIELD_SIZE, a broken request line) is one warning line, not a traceback:
+    it is the client's error, answered 400."""
+
+    def exception(self, msg: Any, *args: Any, exc_info: Any = True, **kwargs: Any) -> None:
+        if isinstance(exc_info, HttpProcessingError):
+            self.logger.warning("refused a request that could not be read: %s", str(exc_info.message or type(exc_info).__name__)[:200])
+            return
+        self.logger.exception(msg, *args, exc_info=exc_info, **kwargs)
 
 
 @dataclass
@@ -109,32 +118,34 @@ async def webhook(request: web.Request) -> web.Response:
         return _json(413, error=f"the body is larger than {state.settings.max_body_bytes} bytes")
     event_name = request.headers.get("X-GitHub-Event")
     if not signature_ok(state.settings.webhook_secret, body, request.headers.get("X-Hub-Signature-256")):
-        state.metrics.deliveries.labels(event=event_name or "unknown", outcome="bad_signature").inc()
-        log.warning("rejected a delivery with a missing or wrong X-Hub-Signature-256 (delivery %s)",
-                    request.headers.get("X-GitHub-Delivery", "-"))
+        state.metrics.deliveries.labels(event="unknown", outcome="bad_signature").inc()
+        log.warning("rejected a delivery with a missing or wrong X-Hub-Signature-256")
         return _json(401, error="missing or wrong X-Hub-Signature-256")
     delivery_id = request.headers.get("X-GitHub-Delivery")
-    if not event_name or not delivery_id:
-        state.metrics.deliveries.labels(event=event_name or "unknown", outcome="bad_request").inc()
-        return _json(400, error="X-GitHub-Event and X-GitHub-Delivery headers are required")
+    if not event_name or not delivery_id or not _DELIVERY_ID.match(delivery_id):
+        state.metrics.deliveries.labels(event=event_label(event_name), outcome="bad_request").inc()
+        log.warning("rejected a signed delivery without a valid X-GitHub-Event or X-GitHub-Delivery header")
+        return _json(400, error="X-GitHub-Event and X-GitHub-Delivery (up to 100 letters, digits, `-`, `_`, `.`, `:`) "
+                                "headers are required")
     try:
-        data = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        state.metrics.deliveries.labels(event=event_name, outcome="bad_request").inc()
-        return _json(400, error="the body is not JSON")
+        data = parse(body)
+    except PayloadError as exc:
+        state.metrics.deliveries.labels(event=event_label(event_name), outcome="bad_request").inc()
+        log.warning("delivery %s: %s", delivery_id, exc)
+        return _json(400, error=str(exc))
     if event_name == "ping":
         state.metrics.deliveries.labels(event="ping", outcome="ok").inc()
-        return _json(200, ok=True, zen=data.get("zen") if isinstance(data, dict) else None)
+        zen = data.get("zen") if isinstance(data, dict) else None
+        return _json(200, ok=True, zen=zen if isinstance(zen, str) else None)
     if event_name not in REQUIRED:
-        state.metrics.deliveries.labels(event=event_name, outcome="ignored").inc()
+        state.metrics.deliveries.labels(event="other", outcome="ignored").inc()
         return _json(202, ignored=f"foldbot does not handle `{event_name}` events")
-    missing = missing_field(event_name, data)
-    if missing is None and state.settings.token is None and not (data.get("installation") or {}).get("id"):
-        missing = "installation.id"  # an App acts per installation
-    if missing:
+    invalid = invalid_field(event_name, data, need_installation=state.settings.token is None)
+    if invalid:
+        where, what = invalid
         state.metrics.deliveries.labels(event=event_name, outcome="bad_request").inc()
-        log.warning("delivery %s: %s payload lacks %s", delivery_id, event_name, missing)
-        return _json(400, error=f"the {event_name} payload lacks `{missing}`")
+        log.warning("delivery %s: %s payload: `%s` must be %s", delivery_id, event_name, where, what)
+        return _json(400, error=f"the {event_name} payload's `{where}` must be {what}")
     if delivery_id in state.done:
         state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
         return _json(200, duplicate=delivery_id, state="already processed")
@@ -204,7 +215,9 @@ async def worker(state: AppState) -> None:
 def create_app(settings: Settings, router: routing.Router, *,
                pool_factory: Callable[[aiohttp.ClientSession, Metrics], GitHubPool] | None = None) -> web.Application:
     """The aiohttp application, dispatching deliveries to `router` (`handlers.router`)."""
-    app = web.Application(client_max_size=settings.max_body_bytes)
+    app = web.Application(client_max_size=settings.max_body_bytes,
+                          handler_args={"max_field_size": MAX_FIELD_SIZE, "max_line_size": MAX_FIELD_SIZE,
+                                        "logger": QuietParseErrors(logging.getLogger("aiohttp.server"), {})})
     state = AppState(settings, router, Metrics(), asyncio.Queue(maxsize=settings.queue_size))
     app[STATE] = state
 
