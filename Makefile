@@ -2,11 +2,12 @@
 #   make run   - set up .venv and print foldbot's report on its embedded example
 #   make test  - set up .venv with the test extras and run the whole suite
 #   make lock  - write requirements.lock (the Dockerfile's pins) from what .venv has installed
+#   make screenshots - docs/screenshots/*.png: the dashboard and a PR comment as GitHub shows them
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test bench lock clean
+.PHONY: run test bench lock screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +26,10 @@ test: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(BIN)/python bench/analysis.py
 	$(BIN)/python bench/webhook.py
+
+screenshots: $(VENV)/.installed
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	$(BIN)/python scripts/screenshots.py
 
 lock: $(VENV)/.installed
 	$(BIN)/python scripts/lock.py > requirements.lock

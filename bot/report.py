@@ -192,7 +192,7 @@ def _chart(rows: list[dict[str, Any]], suffix: str = "") -> list[str]:
     return [
         "```mermaid",
         "%%{init: {'themeVariables': {'xyChart': {'plotColorPalette': '" + CHART_COLOURS + "'}}}}%%",
-        "xychart-beta",
+        "xychart-beta horizontal",
         '    title "Runner-minutes per AMD job in the latest run"',
         f"    x-axis [{labels}]",
         f'    y-axis "minutes" 0 --> {int(top * 1.1) + 1}',
@@ -201,7 +201,7 @@ def _chart(rows: list[dict[str, Any]], suffix: str = "") -> list[str]:
         "```",
         "",
         "Each bar is one workflow job (its shards added up): **red** is setup, **blue** the tests"
-        + (f"; the {len(per_job) - len(shown)} smallest jobs are left out" if len(per_job) > len(shown) else "") + ".",
+        + (f"; the smallest {_plural(len(per_job) - len(shown), 'job')} left out" if len(per_job) > len(shown) else "") + ".",
     ]
 
 
@@ -211,7 +211,7 @@ def _label(row: dict[str, Any], suffix: str = "") -> str:
     if suffix and label.endswith(suffix):
         label = label[: -len(suffix)]
     label = re.sub(r"[^A-Za-z0-9._-]", "", label)
-    return label if len(label) <= 24 else label[:11] + ".." + label[-11:]
+    return label if len(label) <= 30 else label[:14] + ".." + label[-14:]
 
 
 def _plural(count: int, word: str) -> str:
@@ -297,7 +297,7 @@ def _verdict(analysis: Analysis, savings: list[dict[str, Any]]) -> list[str]:
         wall = (f"{_plural(len(slower), 'reshard')} would make the lane slower "
                 f"({', '.join(f'{code(r.job)} +{_min(r.wall_after_s - r.wall_before_s)} min' for r in slower)})")
     elif faster:
-        wall = f"the lane gets faster ({_plural(len(faster), 'reshard')} need fewer setups in sequence)"
+        wall = f"the lane gets faster (fewer setups in sequence, from {_plural(len(faster), 'reshard')})"
     else:
         wall = "about the same wall clock"
     out = [f"**Verdict:** the patch saves {_saves(savings)}; {wall}."]
@@ -439,13 +439,21 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
         out += [f"*Trimmed to fit GitHub's size limit: {_plural(len(rows), 'job')} with most setup of "
                 f"{t['jobs']} shown" + ("" if patch else ", the patch text left out (approving it still works)")
                 + f"; {where}, and `foldbot analyze` prints the whole report.*", ""]
-    out += ["| job | setup (min) | tests (min) | other (min) | setup share |", "|---|---:|---:|---:|---:|"]
+    # The job table: in view when short; folded in a PR's comment or when long, so that the
+    # decision (verdict, chart, suggestions) stays at the top.
+    folded = dashboard is not None or len(rows) > 15
+    table = [f"<details><summary>The {_plural(len(rows), 'AMD job')} of the latest run</summary>", ""] if folded else []
+    table += ["| job | setup (min) | tests (min) | other (min) | setup share |", "|---|---:|---:|---:|---:|"]
     for r in rows:
         name = f"[{md_escape(r['name'])}]({r['html_url']})" if r.get("html_url") else md_escape(r["name"])
-        out.append(f"| {name} | {_min(r['setup_seconds'])} | {_min(r['test_seconds'])} | {_min(r['other_seconds'])} | {r['setup_share']:.0%} |")
-    out.append("")
+        table.append(f"| {name} | {_min(r['setup_seconds'])} | {_min(r['test_seconds'])} | {_min(r['other_seconds'])} | {r['setup_share']:.0%} |")
+    table += ["", "</details>", ""] if folded else [""]
+    if not folded:
+        out += table
     if chart:
         out += [*_chart(rows, analysis.lane.suffix), ""]
+    if folded:
+        out += table
     if skipped_note:
         out += [skipped_note, ""]
     out.append("#### Suggestions")
@@ -461,7 +469,7 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
     overruns = [f for f in plan.findings if f.job in plan.overruns]
     if overruns:
         out += ["", "**Already over time**", ""]
-        out += [f"- {code(f.job)} {md_escape(f.reason)}." for f in overruns]
+        out += [f"- {code(f.job)} {md_text(f.reason)}." for f in overruns]
     left = tuple(f for f in plan.findings if f.job not in plan.overruns)
     if left and not plan.empty and details:
         out += ["", "<details><summary>Looked at and left alone</summary>", ""]
@@ -493,7 +501,7 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
             out += [f"The same change in {code(edit.path)}:", "", *_diff_block(unified_diff([edit]))]
         out += ["</details>", ""]
         if checks:
-            out.append(f"Verified: {md_escape(checks)}.")
+            out += [f"Verified: {md_text(checks)}.", ""]
         out.append(f"A maintainer can comment `/fold approve {analysis.patch_id}` to have foldbot open a pull request with this patch.")
     if state is not None:
         out += ["", state_block(state)]

@@ -27,10 +27,10 @@ def test_the_embedded_example_prints_a_report_with_a_verified_patch() -> None:
     assert "**Fold** `unit-test-amd-rocm710` into shard part=0 of `integration-test-1-gpu-amd-rocm710`" in out
     assert "**Reshard** `integration-test-1-gpu-amd-rocm710` from 4 to 1 shards" in out
     assert "Estimate from per-file logs (1 run) and shard times (4 runs)." in out
-    assert "```mermaid\n%%{init: {'themeVariables': {'xyChart': {'plotColorPalette': '#c0392b, #2e86c1'}}}}%%\nxychart-beta" in out
+    assert "```mermaid\n%%{init: {'themeVariables': {'xyChart': {'plotColorPalette': '#c0392b, #2e86c1'}}}}%%\nxychart-beta horizontal" in out
     assert "diff --git a/.github/workflows/pr-test-amd-rocm710.yml b/.github/workflows/pr-test-amd-rocm710.yml" in out
     assert "diff --git a/.github/workflows/pr-test-amd.yml b/.github/workflows/pr-test-amd.yml" in out
-    assert "Verified: \\`git apply --check\\` passed" in out
+    assert "Verified: `git apply --check` passed" in out
     assert result.stderr == ""
 
 
