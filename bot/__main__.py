@@ -1,5 +1,5 @@
 """foldbot's command line: `analyze` (offline), `fetch` (a repository's runs and logs), `serve` (the GitHub App), `manifest`,
-`config check` (a repository's .github/foldbot.yml)."""
+`config check` (a repository's .github/foldbot.yml), `register` (the App, through GitHub's manifest flow)."""
 
 from __future__ import annotations
 
@@ -252,6 +252,28 @@ def cmd_manifest(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_register(args: argparse.Namespace) -> int:
+    import asyncio
+    import os
+
+    from .register import RegisterError, check_url, register
+
+    try:
+        check_url(args.url)  # before anything is served
+        registered = asyncio.run(register(
+            url=args.url, out=Path(args.out), org=args.org, read_only=args.read_only, name=args.name, port=args.port,
+            timeout=args.timeout, github_url=os.environ.get("GITHUB_URL") or "https://github.com",
+            api_url=os.environ.get("GITHUB_API_URL") or "https://api.github.com",
+            say=lambda line: print(line, flush=True)))
+    except RegisterError as exc:
+        raise CliError(str(exc)) from None
+    print(f"Registered the GitHub App {registered.name} (id {registered.app_id}): {registered.html_url}")
+    print(f"Wrote {registered.key_path} (its private key) and {registered.env_path} (mode 600).")
+    print(f"Install it on your repositories: {registered.install_url}")
+    print(f"Then run it: set -a; . {registered.env_path}; set +a; foldbot serve")
+    return 0
+
+
 def cmd_config_check(args: argparse.Namespace) -> int:
     """`.github/foldbot.yml` read as the App reads it: `ok` and the settings in effect (in the
     file's own shape), or each problem on a line of its own and exit 2."""
@@ -308,6 +330,16 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("manifest", help="print the GitHub App manifest (app.yaml) as JSON")
     m.add_argument("--url", help="the public base URL foldbot will serve at")
     m.set_defaults(func=cmd_manifest)
+    r = sub.add_parser("register", help="register the GitHub App through GitHub's manifest flow (a local page)")
+    r.add_argument("--url", required=True, help="the public https:// base URL foldbot will serve at (webhooks: URL/webhook)")
+    r.add_argument("--org", metavar="ORG", help="register the App for this organization (default: your account)")
+    r.add_argument("--read-only", action="store_true",
+                   help="report-only permissions: no actions/contents/workflows write (no /dispatch, no /fold approve)")
+    r.add_argument("--name", help="the App's name (unique on GitHub; default: app.yaml's, editable on GitHub's page)")
+    r.add_argument("--out", default=".", metavar="DIR", help="where to write <slug>.pem and foldbot.env (default: .)")
+    r.add_argument("--port", type=int, default=0, help="the local page's port on 127.0.0.1 (default: any free one)")
+    r.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for GitHub's answer (default 900)")
+    r.set_defaults(func=cmd_register)
     c = sub.add_parser("config", help="check the repository's .github/foldbot.yml")
     check = c.add_subparsers(dest="action", required=True).add_parser(
         "check", help="print the settings in effect, or every problem of the file (exit 2)")

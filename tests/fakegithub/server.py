@@ -13,7 +13,7 @@ from types import TracebackType
 
 from aiohttp import web
 
-from . import routes_actions, routes_apps, routes_git, routes_issues, routes_repos
+from . import routes_actions, routes_apps, routes_git, routes_issues, routes_manifest, routes_repos
 from .api import (
     ApiError,
     Call,
@@ -46,6 +46,7 @@ ROUTES: list[Route] = [
     *routes_git.ROUTES,
     *routes_issues.ROUTES,
     *routes_actions.ROUTES,
+    *routes_manifest.ROUTES,
 ]
 # What an installation token may do on a public repository it is not installed on.
 PUBLIC_READ = {
@@ -106,6 +107,9 @@ class FakeGitHub(GitHubState):
         )
         self.rate_limit_status = 403
         self.dispatch_returns_run_details = dispatch_returns_run_details
+        # The App manifest flow (routes_manifest): each form post, and how long its code lasts.
+        self.manifest_registrations: list[routes_manifest.Registration] = []
+        self.manifest_code_lifetime = routes_manifest.CODE_LIFETIME
         self.requests: list[RecordedRequest] = []
         self.request_log: list[LoggedRequest] = []
         self.render = Renderer(self)
@@ -212,6 +216,9 @@ class FakeGitHub(GitHubState):
         request_id = f"FE{next(self._request_ids):X}:{len(self.requests):X}:{int(time.time()):X}"
         if raw_path.startswith("/_blob/"):
             response = self._blob(method, raw_path, request)
+        elif routes_manifest.FORM_PATH.match(raw_path):  # a web page of github.com, not the API
+            response = routes_manifest.manifest_form(self, method, raw_path, dict(request.query), body,
+                                                     request.headers.get("content-type", ""))
         else:
             outcome = self._handle(method, raw_path, request, body, request_id)
             response = self._respond(method, request, outcome, request_id)
