@@ -27,6 +27,7 @@ from gidgethub import BadRequest, GitHubBroken, HTTPException, RateLimitExceeded
 from gidgethub.aiohttp import GitHubAPI
 
 from . import __version__
+from .logfmt import delivery_note
 from .metrics import Metrics
 
 log = logging.getLogger("foldbot.github")
@@ -54,6 +55,17 @@ class GitHubError(Exception):
         super().__init__(f"{method} {url}: {status} {message}")
         self.status = status
         self.message = message
+
+
+def _path(url: str) -> str:
+    """A call's path for a log line: no scheme, host or query (nothing secret is in either, but
+    a download's signed URL is never logged at all)."""
+    return "/" + url.split("://", 1)[-1].split("/", 1)[-1].split("?", 1)[0] if "://" in url else url.split("?", 1)[0]
+
+
+def status_label(status: int) -> str:
+    """A metric label for an HTTP status: a number GitHub could send, else `other`."""
+    return str(status) if 100 <= status < 600 else "other"
 
 
 def app_jwt(app_id: str, private_key: str, now: float | None = None) -> str:
@@ -95,6 +107,7 @@ class RetryingGitHubAPI(GitHubAPI):
         self.base_delay = base_delay
 
     async def _request(self, method: str, url: str, headers: Any, body: bytes = b"") -> tuple[int, Any, bytes]:
+        path = _path(url)
         for attempt in range(1, self.max_attempts + 1):
             try:
                 status, response_headers, data = await super()._request(method, url, headers, body)
@@ -104,11 +117,15 @@ class RetryingGitHubAPI(GitHubAPI):
                 if attempt == self.max_attempts:
                     raise GitHubError(0, f"connection failed: {exc!r}", method, url) from exc
                 delay = self.backoff(attempt)
-                log.warning("github %s %s: %r; retrying in %.1fs", method, url, exc, delay)
+                log.warning("github %s %s: %r; retrying in %.1fs (attempt %d)%s", method, path, exc, delay, attempt,
+                            delivery_note(), extra={"method": method, "path": path, "status": 0, "attempt": attempt,
+                                                    "wait": round(delay, 2)})
                 await self.sleep(delay)
                 continue
+            log.debug("github %s %s: %s", method, path, status,
+                      extra={"method": method, "path": path, "status": status, "attempt": attempt})
             if self.metrics:
-                self.metrics.github_calls.labels(status=str(status)).inc()
+                self.metrics.github_calls.labels(status=status_label(status)).inc()
                 remaining = response_headers.get("x-ratelimit-remaining")
                 if remaining is not None and remaining.isdigit():
                     self.metrics.rate_limit_remaining.set(int(remaining))
@@ -119,10 +136,12 @@ class RetryingGitHubAPI(GitHubAPI):
         return min(self.base_delay * 2 ** (attempt - 1), self.max_wait) * (0.5 + random.random() / 2)
 
     async def handle_rate_limit_error(self, *, method: str, url: str, exception: HTTPException, attempt: int) -> bool:
-        if attempt >= self.max_attempts:
-            log.error("github %s %s: giving up after %d attempts: %s", method, url, attempt, exception)
-            return False
         status = int(exception.status_code)
+        fields = {"method": method, "path": _path(url), "status": status, "attempt": attempt}
+        if attempt >= self.max_attempts:
+            log.error("github %s %s: giving up after %d attempts: %s%s", method, _path(url), attempt, exception,
+                      delivery_note(), extra=fields)
+            return False
         headers = exception.headers or {}
         wait: float | None = None
         if isinstance(exception, GitHubBroken):
@@ -138,10 +157,11 @@ class RetryingGitHubAPI(GitHubAPI):
         if wait is None:
             return False
         if wait > self.max_wait:
-            log.error("github %s %s: %s asks to wait %.0fs, more than the %.0fs allowed; giving up",
-                      method, url, status, wait, self.max_wait)
+            log.error("github %s %s: %s asks to wait %.0fs, more than the %.0fs allowed; giving up%s",
+                      method, _path(url), status, wait, self.max_wait, delivery_note(), extra=fields)
             return False
-        log.warning("github %s %s: %s; retrying in %.1fs (attempt %d)", method, url, status, wait, attempt)
+        log.warning("github %s %s: %s; retrying in %.1fs (attempt %d)%s", method, _path(url), status, wait, attempt,
+                    delivery_note(), extra={**fields, "wait": round(wait, 2)})
         await self.sleep(wait)
         return True
 
@@ -225,6 +245,30 @@ class GitHubPool:
 
     def for_installation(self, installation_id: int | None) -> "GitHub":
         return GitHub(self, self._api(installation_id), installation_id)
+
+    async def check_credentials(self) -> str | None:
+        """None when GitHub accepts foldbot's credentials (`GET /app` with the App's JWT,
+        `GET /user` with a token), else why not, in words for `/health` and the log."""
+        what = "GET /app with the App's JWT" if self.credentials.is_app else "GET /user with GITHUB_TOKEN"
+        api = self._api("credentials")  # a client (and ETag cache) of its own: later calls are counted as before
+        try:
+            if self.credentials.is_app:
+                try:
+                    token = self.credentials.jwt()
+                except Exception as exc:  # a key PyJWT cannot sign with: its own words
+                    return f"the App's private key cannot sign a JWT: {type(exc).__name__}: {exc}"
+                str((await api.getitem("/app", jwt=token))["slug"])
+            else:
+                str((await api.getitem("/user", oauth_token=self.credentials.personal_token))["login"])
+        except HTTPException as exc:
+            return f"{what} answered {int(exc.status_code)} {str(exc)[:200]}".rstrip()
+        except GitHubError as exc:
+            return f"{what} failed: {exc.message[:200]}"
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            return f"{what} failed: {exc!r}"[:300]
+        except (KeyError, TypeError, ValueError) as exc:
+            return f"{what} answered something unexpected: {exc!r}"[:300]
+        return None
 
     async def bot_login(self) -> str:
         """The login foldbot's own comments carry: `<app-slug>[bot]`, or the token's user."""
@@ -380,7 +424,7 @@ class GitHub:
     def _count(self, status: int, headers: Any) -> None:
         metrics = self.pool.metrics
         if metrics is not None:
-            metrics.github_calls.labels(status=str(status)).inc()
+            metrics.github_calls.labels(status=status_label(status)).inc()
             remaining = headers.get("x-ratelimit-remaining")
             if remaining is not None and remaining.isdigit():
                 metrics.rate_limit_remaining.set(int(remaining))

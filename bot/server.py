@@ -26,7 +26,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from gidgethub import routing, sansio
 
-from . import __version__
+from . import __version__, logfmt
 from .github import Credentials, GitHubError, GitHubPool
 from .context import Context, Store
 from .metrics import Metrics
@@ -100,6 +100,10 @@ class AppState:
     session: aiohttp.ClientSession | None = None
     workers: list[asyncio.Task[None]] = field(default_factory=list)
     accepting: bool = True
+    #: Why GitHub does not accept foldbot's credentials (None: it does).
+    credentials_problem: str | None = "not checked yet"
+    credentials_checked: asyncio.Event = field(default_factory=asyncio.Event)
+    background: list[asyncio.Task[None]] = field(default_factory=list)
 
 
 STATE = web.AppKey("foldbot", AppState)
@@ -168,8 +172,12 @@ async def webhook(request: web.Request) -> web.Response:
 
 
 async def health(request: web.Request) -> web.Response:
+    """200 while GitHub accepts foldbot's credentials, else 503 `degraded` with the reason."""
     state = request.app[STATE]
-    return _json(200, ok=True, version=__version__, queue_depth=state.queue.qsize(), accepting=state.accepting)
+    common = {"version": __version__, "queue_depth": state.queue.qsize(), "accepting": state.accepting}
+    if state.credentials_problem is not None:
+        return _json(503, ok=False, status="degraded", reason=state.credentials_problem, **common)
+    return _json(200, ok=True, status="ok", **common)
 
 
 async def metrics(request: web.Request) -> web.Response:
@@ -180,6 +188,8 @@ async def metrics(request: web.Request) -> web.Response:
 async def process(state: AppState, item: Delivery) -> None:
     event = item.event
     delivery_id = event.delivery_id
+    repository = event.data.get("repository", {}).get("full_name") if isinstance(event.data, dict) else None
+    logfmt.bind(delivery_id, repository, event.event)
     adapter = DeliveryLog(log, {"delivery": delivery_id})
     assert state.pool is not None
     gh = state.pool.for_installation(item.installation_id)
@@ -200,6 +210,28 @@ async def process(state: AppState, item: Delivery) -> None:
         state.in_flight.discard(delivery_id)
         state.metrics.deliveries.labels(event=event.event, outcome=outcome).inc()
         state.metrics.processing.labels(event=event.event).observe(time.monotonic() - started)
+
+
+async def check_credentials(state: AppState) -> None:
+    """Ask GitHub whether it accepts foldbot's credentials; while it does not, `/health`
+    says degraded with the reason, and it is asked again every `credentials_recheck_seconds`."""
+    assert state.pool is not None
+    while True:
+        try:
+            problem = await asyncio.wait_for(state.pool.check_credentials(), timeout=15)
+        except asyncio.TimeoutError:
+            problem = "GitHub did not answer the credentials check within 15s"
+        was = state.credentials_problem
+        state.credentials_problem = problem
+        state.metrics.credentials_ok.set(0 if problem else 1)
+        state.credentials_checked.set()
+        if problem is None:
+            if was is not None:
+                log.info("credentials: GitHub accepts them")
+            return
+        if problem != was:
+            log.error("credentials: %s; /health answers 503 until GitHub accepts them", problem)
+        await asyncio.sleep(state.settings.credentials_recheck_seconds)
 
 
 async def worker(state: AppState) -> None:
@@ -228,6 +260,14 @@ def create_app(settings: Settings, router: routing.Router, *,
         else:
             credentials = Credentials(app_id=settings.app_id, private_key=settings.private_key, token=settings.token)
             state.pool = GitHubPool(state.session, credentials, base_url=settings.api_url, metrics=state.metrics)
+        if settings.log_format == "json" or settings.log_level:
+            logfmt.configure(settings.log_format, settings.log_level or "INFO")
+        checking = asyncio.create_task(check_credentials(state))
+        state.background.append(checking)
+        try:  # the first answer, before the first request
+            await asyncio.wait_for(state.credentials_checked.wait(), timeout=20)
+        except asyncio.TimeoutError:
+            pass
         state.workers = [asyncio.create_task(worker(state)) for _ in range(settings.workers)]
 
     async def drain(app: web.Application) -> None:
@@ -239,9 +279,9 @@ def create_app(settings: Settings, router: routing.Router, *,
                       state.queue.qsize(), settings.drain_seconds)
 
     async def stop(app: web.Application) -> None:
-        for task in state.workers:
+        for task in state.workers + state.background:
             task.cancel()
-        await asyncio.gather(*state.workers, return_exceptions=True)
+        await asyncio.gather(*state.workers, *state.background, return_exceptions=True)
         if state.session is not None:
             await state.session.close()
 

@@ -25,6 +25,12 @@ class Settings:
     workers: int = 4
     max_body_bytes: int = 25 * 1024 * 1024
     drain_seconds: float = 25.0
+    log_format: str = "text"  # or "json": one JSON object a line
+    log_level: str | None = None  # None: as the caller configured logging
+    credentials_recheck_seconds: float = 60.0  # while GitHub refuses the credentials
+    data_dir: Path | None = None  # the journal's directory; None: in memory (tests)
+    redeliver_minutes: float = 10.0  # how often failed deliveries are looked for; 0: never
+    redeliver_window_hours: float = 24.0  # how far back
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> "Settings":
@@ -60,6 +66,11 @@ class Settings:
             host=env.get("HOST") or "0.0.0.0",
             queue_size=_int(env, "FOLDBOT_QUEUE_SIZE", 200, 1, 100_000),
             workers=_int(env, "FOLDBOT_WORKERS", 4, 1, 64),
+            log_format=_choice(env, "FOLDBOT_LOG_FORMAT", "text", ("text", "json")),
+            log_level=_choice(env, "FOLDBOT_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"), upper=True),
+            data_dir=Path(env.get("FOLDBOT_DATA_DIR") or "data"),
+            redeliver_minutes=_int(env, "FOLDBOT_REDELIVER_MINUTES", 10, 0, 24 * 60),
+            redeliver_window_hours=_int(env, "FOLDBOT_REDELIVER_WINDOW_HOURS", 24, 1, 72),
         )
 
 
@@ -70,3 +81,11 @@ def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -
     if not raw.isdigit() or not low <= int(raw) <= high:
         raise SettingsError(f"{name} must be a whole number from {low} to {high}, not {raw!r}")
     return int(raw)
+
+
+def _choice(env: Mapping[str, str], name: str, default: str, choices: tuple[str, ...], *, upper: bool = False) -> str:
+    raw = env.get(name) or default
+    value = raw.upper() if upper else raw.lower()
+    if value not in choices:
+        raise SettingsError(f"{name} must be one of {', '.join(choices)}, not {raw!r}")
+    return value

@@ -106,6 +106,13 @@ def installation_repositories(call: Call) -> Reply:
     return reply
 
 
+def authenticated_user(call: Call) -> Reply:
+    """`GET /user`: the user a personal token belongs to; an installation token is refused."""
+    if call.principal.kind != "user":
+        raise ApiError(403, "Resource not accessible by integration")
+    return Reply(200, call.fake.render.user(call.principal.login))
+
+
 def rate_limit(call: Call) -> Reply:
     bucket = call.fake.rate_limits.bucket(call.principal.rate_key)
     body = template("rate-limit.get.200")
@@ -130,6 +137,7 @@ ROUTES = [
     Route("GET", "/app/installations/{installation_id}", get_installation, auth="app", repo=False),
     Route("GET", "/installation", get_repo_installation, auth="app"),
     Route("GET", "/installation/repositories", installation_repositories, repo=False),
+    Route("GET", "/user", authenticated_user, repo=False),
     Route(
         "GET", "/rate_limit", rate_limit, auth="any", repo=False, counts_against_rate_limit=False
     ),

@@ -1,0 +1,210 @@
+"""The server's edges: metric labels from fixed sets, the rate-limit gauge absent until
+GitHub said it, the credentials checked at start (`/health` degraded while GitHub
+refuses them), JSON log lines that carry the delivery and the GitHub call, retry lines
+that name their delivery, and no token in any log line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import aiohttp
+import pytest
+
+from bot.github import Credentials, GitHubPool
+from bot.metrics import Metrics
+from bot.server import STATE, create_app
+from bot.settings import Settings
+from handlers import router
+from tests.fakegithub import FakeGitHub, make_rsa_key
+from tests.harness import SECRET, Bot, sglang_world, sign, start_bot
+
+
+def _series(text: str) -> set[str]:
+    return {line.rsplit(" ", 1)[0] for line in text.splitlines() if line and not line.startswith("#")}
+
+
+async def _metrics(bot: Bot) -> str:
+    async with bot.session.get(f"{bot.url}/metrics") as response:
+        return await response.text()
+
+
+async def test_unsigned_requests_create_no_series(fake_github: FakeGitHub, bot: Bot) -> None:
+    body = b"{}"
+    await bot.post(body, {"X-GitHub-Event": "evil-0", "X-GitHub-Delivery": "u0"})
+    first = _series(await _metrics(bot))
+    for i in range(1, 20):
+        status, _ = await bot.post(body, {"X-GitHub-Event": f"evil-{i}", "X-GitHub-Delivery": f"u{i}",
+                                          "X-Hub-Signature-256": sign(body, "guess")})
+        assert status == 401
+    text = await _metrics(bot)
+    assert _series(text) == first and "evil" not in text
+    assert 'foldbot_deliveries_total{event="unknown",outcome="bad_signature"} 20.0' in text
+    # signed events foldbot does not handle share one label
+    for name in ("push", "star", "x" * 300):
+        status, _ = await bot.post(body, {"X-GitHub-Event": name, "X-GitHub-Delivery": "s", "X-Hub-Signature-256": sign(body)})
+        assert status == 202
+    text = await _metrics(bot)
+    assert 'foldbot_deliveries_total{event="other",outcome="ignored"} 3.0' in text
+    assert "push" not in text and "star" not in text
+
+
+def test_the_rate_limit_gauge_is_absent_until_set() -> None:
+    metrics = Metrics()
+    assert b"foldbot_github_rate_limit_remaining" not in metrics.render()[0]
+    metrics.rate_limit_remaining.set(4321)
+    assert "foldbot_github_rate_limit_remaining 4321.0" in metrics.render()[0].decode().splitlines()
+
+
+async def test_the_rate_limit_gauge_shows_what_github_said(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github, runs=2)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    remaining = [line for line in (await _metrics(bot)).splitlines()
+                 if line.startswith("foldbot_github_rate_limit_remaining ")]
+    assert len(remaining) == 1 and 0 < float(remaining[0].split()[1]) < 5000
+
+
+async def _health(bot: Bot) -> tuple[int, dict[str, Any]]:
+    async with bot.session.get(f"{bot.url}/health") as response:
+        return response.status, await response.json()
+
+
+async def test_health_is_degraded_while_github_refuses_the_app_key(fake_github: FakeGitHub,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    wrong = make_rsa_key().private_pem
+    credentials = Credentials(app_id=str(fake_github.app_id), private_key=wrong)
+    config = Settings(webhook_secret=SECRET, app_id=str(fake_github.app_id), private_key=wrong,
+                      api_url=fake_github.base_url, port=0, credentials_recheck_seconds=0.05)
+    with caplog.at_level(logging.INFO):
+        bot, runner = await _start(config, lambda session, metrics: GitHubPool(
+            session, credentials, base_url=fake_github.base_url, metrics=metrics))
+        try:
+            status, health = await _health(bot)
+            assert status == 503
+            assert (health["ok"], health["status"]) == (False, "degraded")
+            assert health["reason"].startswith("GET /app with the App's JWT answered 401")
+            errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+            assert errors == [f"credentials: {health['reason']}; /health answers 503 until GitHub accepts them"]
+            assert "foldbot_credentials_ok 0.0" in await _metrics(bot)
+            credentials.private_key = fake_github.private_key_pem  # the operator fixes the key
+            for _ in range(100):
+                status, health = await _health(bot)
+                if status == 200:
+                    break
+                await asyncio.sleep(0.05)
+            assert (status, health["ok"], health["status"]) == (200, True, "ok")
+            assert "foldbot_credentials_ok 1.0" in await _metrics(bot)
+            assert "credentials: GitHub accepts them" in caplog.messages
+        finally:
+            await bot.session.close()
+            await runner.cleanup()
+
+
+async def test_health_is_degraded_for_a_token_github_refuses(fake_github: FakeGitHub) -> None:
+    config = Settings(webhook_secret=SECRET, token="ghp_not-a-token", api_url=fake_github.base_url, port=0)
+    bot, runner = await _start(config, None)
+    try:
+        status, health = await _health(bot)
+        assert status == 503 and health["reason"].startswith("GET /user with GITHUB_TOKEN answered 401")
+        assert "ghp_not-a-token" not in json.dumps(health)
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
+async def test_health_is_ok_with_a_token_github_accepts(fake_github: FakeGitHub) -> None:
+    fake_github.add_personal_token("ghp_good", "octocat")
+    config = Settings(webhook_secret=SECRET, token="ghp_good", api_url=fake_github.base_url, port=0)
+    bot, runner = await _start(config, None)
+    try:
+        assert await _health(bot) == (200, {"ok": True, "status": "ok", "version": bot.app[STATE].metrics and
+                                            (await _health(bot))[1]["version"], "queue_depth": 0, "accepting": True})
+        assert fake_github.count("GET", r"^/user$") >= 1
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
+async def _start(config: Settings, pool_factory: Any) -> tuple[Bot, Any]:
+    from aiohttp import web
+    app = create_app(config, router, pool_factory=pool_factory)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return Bot(f"http://127.0.0.1:{port}", app, aiohttp.ClientSession()), runner
+
+
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    root = logging.getLogger()
+    level, formatters = root.level, [(h, h.formatter) for h in root.handlers]
+    yield
+    root.setLevel(level)
+    for handler, formatter in formatters:
+        handler.setFormatter(formatter)
+
+
+async def test_json_log_lines_carry_the_delivery_and_the_github_call(
+        fake_github: FakeGitHub, caplog: pytest.LogCaptureFixture, restore_logging: None) -> None:
+    world = sglang_world(fake_github, runs=2)
+    run = world.runs[-1]
+    number = run["pull_requests"][0]["number"]
+    with caplog.at_level(logging.DEBUG):
+        bot, runner = await start_bot(fake_github, log_format="json", log_level="DEBUG")
+        try:
+            fake_github.fail_next(1, 502, path=rf"/pulls/{number}/files$")
+            status, _ = await bot.deliver("workflow_run", world.payload(run["id"]), delivery="d-json")
+            await bot.settle()
+        finally:
+            await bot.session.close()
+            await runner.cleanup()
+    assert status == 202
+    handler = caplog.handler
+    lines = [json.loads(handler.format(record)) for record in caplog.records]
+    retry = [line for line in lines if line["logger"] == "foldbot.github" and line["level"] == "warning"]
+    assert len(retry) == 1
+    assert {k: retry[0][k] for k in ("delivery", "repository", "event", "method", "path", "status", "attempt")} == {
+        "delivery": "d-json", "repository": "sgl-project/sglang", "event": "workflow_run", "method": "GET",
+        "path": f"/repos/sgl-project/sglang/pulls/{number}/files", "status": 502, "attempt": 1}
+    calls = [line for line in lines if line["logger"] == "foldbot.github" and line["level"] == "debug"
+             and line["path"].startswith("/repos/")]
+    assert len(calls) > 10 and all(line["delivery"] == "d-json" and isinstance(line["status"], int) for line in calls)
+    assert {"method", "path", "status", "attempt", "time", "message"} <= set(calls[0])
+    report = [line for line in lines if "report comment" in line["message"]]
+    assert report and report[0]["delivery"] == "d-json" and report[0]["level"] == "info"
+
+
+async def test_retry_lines_name_their_delivery_and_no_token_is_logged(
+        fake_github: FakeGitHub, bot: Bot, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]) -> None:
+    world = sglang_world(fake_github, runs=2)
+    run = world.runs[-1]
+    with caplog.at_level(logging.DEBUG):
+        fake_github.fail_next(2, 502, path=r"/pulls/\d+/files$")
+        fake_github.expire_tokens()
+        await bot.deliver("workflow_run", world.payload(run["id"]), delivery="d-text")
+        await bot.settle()
+    retries = [r.getMessage() for r in caplog.records if r.name == "foldbot.github" and r.levelno == logging.WARNING]
+    assert len(retries) == 2 and all(m.endswith("(delivery d-text)") for m in retries)
+    secrets = {h.split(" ", 1)[1] for r in fake_github.request_log for k, h in r.headers.items() if k == "authorization"}
+    secrets.add(fake_github.private_key_pem.splitlines()[1])
+    assert len(secrets) >= 3  # the JWTs, the installation token(s), a line of the key
+    text = caplog.text + "\n".join(caplog.messages) + capsys.readouterr().err
+    assert [s for s in secrets if s in text] == []
+    assert not re.search(r"gh[spu]_|Bearer |token [A-Za-z0-9]", text)
+
+
+def test_the_log_format_and_data_settings_come_from_the_environment() -> None:
+    from bot.settings import SettingsError
+    base = {"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t"}
+    settings = Settings.from_env({**base, "FOLDBOT_LOG_FORMAT": "JSON", "FOLDBOT_DATA_DIR": "/var/lib/foldbot"})
+    assert (settings.log_format, settings.log_level, str(settings.data_dir)) == ("json", "INFO", "/var/lib/foldbot")
+    assert Settings.from_env(base).log_format == "text" and str(Settings.from_env(base).data_dir) == "data"
+    with pytest.raises(SettingsError, match="FOLDBOT_LOG_FORMAT must be one of text, json, not 'xml'"):
+        Settings.from_env({**base, "FOLDBOT_LOG_FORMAT": "xml"})
