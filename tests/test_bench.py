@@ -6,7 +6,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.paths import ROOT
+
+pytestmark = pytest.mark.needs_fixtures  # the benchmarks read SGLang's workflows and run the fake GitHub
 
 
 def test_the_analysis_benchmark_prints_both_workflows() -> None:

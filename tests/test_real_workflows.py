@@ -16,6 +16,8 @@ from bot.workflow import parse_workflow
 from tests.paths import SGLANG
 from tests.synth import synthetic_history
 
+pytestmark = pytest.mark.needs_fixtures  # the real files are in ../shared/fixtures
+
 FILES = sorted((SGLANG / "workflows").glob("*.yml")) + sorted((SGLANG / "history").glob("*.yml"))
 
 
