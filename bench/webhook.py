@@ -13,9 +13,13 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
+import resource
 import statistics
 import sys
+import time
 from pathlib import Path
 
 from aiohttp import web
@@ -35,8 +39,12 @@ def pct(values: list[float], q: float) -> float:
 
 
 async def bare_server() -> tuple[str, web.AppRunner]:
+    """The yardstick: an aiohttp handler that reads the body, checks its HMAC and answers 202."""
     async def handler(request: web.Request) -> web.Response:
-        await request.read()
+        body = await request.read()
+        expected = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(expected, request.headers.get("X-Hub-Signature-256", "")):
+            return web.json_response({"error": "bad signature"}, status=401)
         return web.json_response({"queued": True}, status=202)
 
     app = web.Application(client_max_size=25 * 1024 * 1024)
@@ -150,9 +158,119 @@ async def calls() -> None:
               f"{logs} job logs); minimum {minimum[label]}")
 
 
+#: Rounds of GitHub calls that must follow one another for the report of a new run on a CI PR:
+#: the installation token; the default branch's head (the App's slug alongside); the config, the
+#: workflow listing, the run list and the run's PRs at once; the runs' jobs; the lane files and the
+#: PR's files at once; the shard logs (API redirect, then the download: 7 logs, 4 at a time: 2 rounds
+#: of each); the dashboard (search, write, read back); the PR comment (search, write, read back).
+CRITICAL_ROUNDS = 1 + 1 + 1 + 1 + 1 + 4 + 3 + 3
+CALL_MS = 50
+
+
+async def critical_path() -> None:
+    """Webhook to PR comment with every GitHub call taking 50 ms, against the rounds of calls
+    that must follow one another (CRITICAL_ROUNDS) plus the CPU the event itself takes."""
+    async with FakeGitHub(latency=CALL_MS / 1000) as fake:
+        world = sglang_world(fake)
+        for run in world.runs:
+            for job in fake.jobs_of(run["id"]):
+                fake.add_job_log(job["id"], PLAIN_LOG)
+        bot, runner = await start_bot(fake)
+        last = world.runs[-1]
+        number = last["pull_requests"][0]["number"]
+        cpu = time.process_time()
+        start = time.perf_counter()
+        await bot.deliver("workflow_run", world.payload(last["id"]))
+        await bot.settle()
+        elapsed = (time.perf_counter() - start) * 1000
+        cpu_ms = (time.process_time() - cpu) * 1000
+        assert any(c.user == "foldbot[bot]" for c in fake.comments_on(world.repo, number))
+        await bot.session.close()
+        await runner.cleanup()
+    floor = CRITICAL_ROUNDS * CALL_MS
+    print(f"webhook -> PR comment at {CALL_MS} ms per GitHub call: {elapsed:.0f} ms; critical path "
+          f"{CRITICAL_ROUNDS} rounds x {CALL_MS} ms = {floor} ms, + {cpu_ms:.0f} ms CPU of this process "
+          f"(fake GitHub included): {elapsed / (floor + cpu_ms):.2f}x (target <= 1.2x)")
+
+
+async def cpu_per_event(events: int = 20) -> None:
+    """CPU of foldbot's process per workflow_run of a busy lane: every event a new run (its
+    history mostly read), the fake GitHub in its own process would not count; here it runs in
+    this one, so the figure is an upper bound."""
+    async with FakeGitHub() as fake:
+        world = sglang_world(fake)
+        bot, runner = await start_bot(fake)
+        await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]))
+        await bot.settle()
+        cpu = time.process_time()
+        for i in range(events):
+            run = world.runs[1 + i % (len(world.runs) - 1)]
+            await bot.deliver("workflow_run", world.payload(run["id"], run_attempt=2 + i))
+            await bot.settle()
+        per_event = (time.process_time() - cpu) * 1000 / events
+        await bot.session.close()
+        await runner.cleanup()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"CPU per workflow_run event (warm, fake GitHub in the same process): {per_event:.0f} ms; "
+          f"peak RSS of the process {rss:.0f} MiB")
+
+
+async def burst(deliveries: int = 1000) -> None:
+    """1,000 mixed signed deliveries at once: every run of the history (new attempts, and
+    each delivered twice), pushes to the PRs, `/fold help` comments, events foldbot does not
+    handle. All are answered, all processed; every CI PR ends with exactly one report
+    comment, every command comment with one reply."""
+    from tests.harness import comment_payload
+
+    async with FakeGitHub() as fake:
+        world = sglang_world(fake)
+        bot, runner = await start_bot(fake, queue_size=5000)
+        numbers = [r["pull_requests"][0]["number"] for r in world.runs]
+        mixed: list[tuple[str, dict, str]] = []
+        i = 0
+        while len(mixed) < deliveries:
+            run = world.runs[(i // 4) % len(world.runs)]
+            kind = i % 4
+            if kind == 0:
+                payload = world.payload(run["id"], run_attempt=1 + i // (4 * len(world.runs)))
+                mixed += [("workflow_run", payload, f"wr-{i}"), ("workflow_run", payload, f"wr-{i}")]  # and its duplicate
+            elif kind == 1:
+                number = numbers[i % len(numbers)]
+                body = {"action": "synchronize", "number": number, "pull_request": {"head": {"sha": "f" * 40}},
+                        "repository": {"full_name": world.repo.full_name}, "installation": {"id": 31337}}
+                mixed.append(("pull_request", body, f"pr-{i}"))
+            elif kind == 2:
+                mixed.append(("issue_comment", comment_payload(world, numbers[i % len(numbers)], "/fold help", f"u{i}"),
+                              f"ic-{i}"))
+            else:
+                mixed.append(("star", {"action": "created"}, f"st-{i}"))
+            i += 1
+        mixed = mixed[:deliveries]
+        start = time.perf_counter()
+        answers = await asyncio.gather(*(bot.deliver(event, payload, delivery=d) for event, payload, d in mixed))
+        acked = time.perf_counter() - start
+        await bot.settle()
+        done = time.perf_counter() - start
+        statuses = sorted({status for status, _ in answers})
+        await bot.session.close()
+        await runner.cleanup()
+    reports = [sum(1 for c in fake.comments_on(world.repo, n) if c.user == "foldbot[bot]" and "foldbot:report" in c.body)
+               for n in numbers]
+    commands = sum(1 for e, _, _ in mixed if e == "issue_comment")
+    replies = sum(1 for n in numbers for c in fake.comments_on(world.repo, n)
+                  if c.user == "foldbot[bot]" and "foldbot:reply" in c.body)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{len(mixed)} mixed deliveries in a burst: answered {statuses} in {acked:.1f} s, all processed in {done:.1f} s; "
+          f"report comments per CI PR {sorted(set(reports))} (exactly one each: {set(reports) == {1}}); "
+          f"{replies} replies to {commands} command comments; peak RSS {rss:.0f} MiB (fake GitHub included)")
+
+
 async def main() -> None:
     await latency()
     await calls()
+    await critical_path()
+    await cpu_per_event()
+    await burst()
 
 
 if __name__ == "__main__":
