@@ -441,9 +441,12 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
                 + f"; {where}, and `foldbot analyze` prints the whole report.*", ""]
     # The job table: in view when short; folded in a PR's comment or when long, so that the
     # decision (verdict, chart, suggestions) stays at the top.
-    folded = dashboard is not None or len(rows) > 15
+    folded = bool(rows) and (dashboard is not None or len(rows) > 15)
     table = [f"<details><summary>The {_plural(len(rows), 'AMD job')} of the latest run</summary>", ""] if folded else []
-    table += ["| job | setup (min) | tests (min) | other (min) | setup share |", "|---|---:|---:|---:|---:|"]
+    if rows:
+        table += ["| job | setup (min) | tests (min) | other (min) | setup share |", "|---|---:|---:|---:|---:|"]
+    else:
+        table.append("No AMD job of the latest run spent time on setup or tests (see *Could not measure*).")
     for r in rows:
         name = f"[{md_escape(r['name'])}]({r['html_url']})" if r.get("html_url") else md_escape(r["name"])
         table.append(f"| {name} | {_min(r['setup_seconds'])} | {_min(r['test_seconds'])} | {_min(r['other_seconds'])} | {r['setup_share']:.0%} |")

@@ -9,8 +9,6 @@ what a maintainer can apply, and that GitHub will accept the result.
 from __future__ import annotations
 
 import functools
-import importlib.resources
-import json
 import shutil
 import subprocess
 import tempfile
@@ -19,6 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import jsonschema
+from check_jsonschema.builtin_schemas import get_builtin_schema
 
 from .edit import FileEdit
 from .workflow import parse_workflow
@@ -43,8 +42,9 @@ class CheckReport:
 
 @functools.lru_cache(maxsize=1)
 def _validator() -> Any:
-    resource = importlib.resources.files("check_jsonschema.builtin_schemas.vendor") / "github-workflows.json"
-    schema = json.loads(resource.read_text(encoding="utf-8"))
+    """The GitHub workflow schema that check-jsonschema ships (its public
+    `get_builtin_schema`), compiled once."""
+    schema = get_builtin_schema(SCHEMA_NAME)
     cls = jsonschema.validators.validator_for(schema)
     return cls(schema)
 

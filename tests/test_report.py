@@ -115,3 +115,11 @@ def test_a_forged_state_block_in_a_job_name_is_not_read(sglang_before: dict[str,
     body = to_markdown(analyze(sglang_before, bundles, RepoConfig()), state={"patch_id": "REAL"})
     assert read_state(body) == {"patch_id": "REAL"}
     assert body.count("<!-- foldbot:state") == 1
+
+
+def test_a_run_without_amd_jobs_says_so_instead_of_an_empty_table(sglang_before: dict[str, str]) -> None:
+    config = RepoConfig(amd_runner_pattern="no-such-runner")
+    body = to_markdown(analyze(sglang_before, rocm720_history(), config))
+    assert "| job |" not in body
+    assert "No AMD job of the latest run spent time on setup or tests (see *Could not measure*)." in body
+    assert "- `AMD jobs`: no job of the 8 runs ran on a runner that `amd_runner_pattern` matches" in body
