@@ -1,5 +1,5 @@
 """foldbot's command line: `analyze` (offline), `fetch` (a repository's runs and logs), `serve` (the GitHub App), `manifest`,
-`config check` (a repository's .github/foldbot.yml), `register` (the App, through GitHub's manifest flow)."""
+`config check` (a repository's .github/foldbot.yml), `register` (the App, through GitHub's manifest flow), `comment` (a report as a PR comment, for the GitHub Action)."""
 
 from __future__ import annotations
 
@@ -274,6 +274,38 @@ def cmd_register(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_comment(args: argparse.Namespace) -> int:
+    """The report in FILE as foldbot's one comment on the PR: created, or edited in place."""
+    import asyncio
+
+    from .github import GitHubError
+    from .publish import upsert_comment
+    from .report import MARKER
+
+    if args.pr < 1:
+        raise CliError(f"--pr takes a pull request number, not {args.pr}")
+    try:
+        body = Path(args.body_file).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CliError(f"{args.body_file}: no such file") from None
+    if MARKER not in body:
+        body = f"{MARKER}\n{body}"
+
+    async def go() -> Any:
+        api, session = _github_api(args.repo)
+        try:
+            return await upsert_comment(api, args.pr, body, args.login)
+        finally:
+            await session.close()
+
+    try:
+        written = asyncio.run(go())
+    except GitHubError as exc:
+        raise CliError(f"GitHub: {exc}") from None
+    print(f"{written.action} the report comment on #{args.pr}: {written.url or written.number}")
+    return 0
+
+
 def cmd_config_check(args: argparse.Namespace) -> int:
     """`.github/foldbot.yml` read as the App reads it: `ok` and the settings in effect (in the
     file's own shape), or each problem on a line of its own and exit 2."""
@@ -340,6 +372,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--port", type=int, default=0, help="the local page's port on 127.0.0.1 (default: any free one)")
     r.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for GitHub's answer (default 900)")
     r.set_defaults(func=cmd_register)
+    pc = sub.add_parser("comment", help="post or update the report as foldbot's comment on a PR (GITHUB_TOKEN)")
+    pc.add_argument("--repo", required=True, metavar="OWNER/NAME")
+    pc.add_argument("--pr", required=True, type=int, metavar="NUMBER")
+    pc.add_argument("--body-file", required=True, metavar="FILE", help="the report (markdown), e.g. from foldbot analyze")
+    pc.add_argument("--login", default="github-actions[bot]",
+                    help="whose comment is foldbot's (the token's user; default github-actions[bot], GITHUB_TOKEN's)")
+    pc.set_defaults(func=cmd_comment)
     c = sub.add_parser("config", help="check the repository's .github/foldbot.yml")
     check = c.add_subparsers(dest="action", required=True).add_parser(
         "check", help="print the settings in effect, or every problem of the file (exit 2)")
