@@ -1,11 +1,13 @@
 """The GitHub App's HTTP side: `POST /webhook`, `GET /health`, `GET /metrics`.
 
-A delivery is verified (HMAC over the raw body, in constant time), parsed, checked
-for the fields its handler needs, and answered with 202 at once; the work runs on a
-bounded queue. A full queue answers 503 (GitHub redelivers), never grows without
-bound. A delivery id is marked done only after its handler succeeded, so a manual
-redelivery of a failed delivery is processed again, and a successful one is not.
-On shutdown the queue drains before the process exits.
+A delivery is verified (HMAC over the raw body, in constant time), parsed and
+type-checked (`bot.payload`), written to the journal (`bot.journal`: durable before
+the answer) and answered with 202; the work runs on a bounded in-memory queue fed
+from the journal. A full queue is never a drop: the delivery waits in the journal and
+runs when the queue has room; what a killed process left unfinished runs at the next
+start. A delivery id is processed once (the journal is the dedupe, across restarts);
+it is marked done only after its handler succeeded, so a redelivery of a failed one
+runs again. On shutdown the queue drains before the process exits.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
-import cachetools
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from gidgethub import routing, sansio
@@ -29,6 +30,7 @@ from gidgethub import routing, sansio
 from . import __version__, logfmt
 from .github import Credentials, GitHubError, GitHubPool
 from .context import Context, Store
+from .journal import Journal
 from .metrics import Metrics
 from .payload import FIELDS, PayloadError, invalid_field, parse
 from .settings import Settings
@@ -85,16 +87,33 @@ class Delivery:
     installation_id: int | None
 
 
+class DoneView:
+    """`delivery_id in state.done`: whether the journal has it processed."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+
+    def __contains__(self, delivery: object) -> bool:
+        return isinstance(delivery, str) and self.journal.is_done(delivery)
+
+    def __len__(self) -> int:
+        return self.journal.count("done")
+
+
 @dataclass
 class AppState:
-    """Per-process state; everything that must survive a restart lives in GitHub."""
+    """Per-process state; what must survive a restart is in the journal (deliveries) or
+    in GitHub (reports, replies)."""
 
     settings: Settings
     router: routing.Router
     metrics: Metrics
     queue: asyncio.Queue[Delivery]
-    done: cachetools.LRUCache[str, bool] = field(default_factory=lambda: cachetools.LRUCache(maxsize=50_000))
+    journal: Journal
+    #: Deliveries in the in-memory queue or being processed.
     in_flight: set[str] = field(default_factory=set)
+    #: Journaled deliveries the in-memory queue had no room for: read back as it empties.
+    backlog: bool = False
     store: Store = field(default_factory=Store)  # what handlers share
     pool: GitHubPool | None = None
     session: aiohttp.ClientSession | None = None
@@ -104,6 +123,11 @@ class AppState:
     credentials_problem: str | None = "not checked yet"
     credentials_checked: asyncio.Event = field(default_factory=asyncio.Event)
     background: list[asyncio.Task[None]] = field(default_factory=list)
+
+
+    @property
+    def done(self) -> DoneView:
+        return DoneView(self.journal)
 
 
 STATE = web.AppKey("foldbot", AppState)
@@ -150,25 +174,62 @@ async def webhook(request: web.Request) -> web.Response:
         state.metrics.deliveries.labels(event=event_name, outcome="bad_request").inc()
         log.warning("delivery %s: %s payload: `%s` must be %s", delivery_id, event_name, where, what)
         return _json(400, error=f"the {event_name} payload's `{where}` must be {what}")
-    if delivery_id in state.done:
-        state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
-        return _json(200, duplicate=delivery_id, state="already processed")
     if delivery_id in state.in_flight:
         state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
         return _json(202, duplicate=delivery_id, state="being processed")
-    if not state.accepting:
+    if not state.accepting and not state.journal.durable:
         return _json(503, error="shutting down; GitHub will redeliver")
     installation = data.get("installation") if isinstance(data.get("installation"), dict) else None
-    item = Delivery(sansio.Event(data, event=event_name, delivery_id=delivery_id),
-                    int(installation["id"]) if installation and installation.get("id") else None)
+    installation_id = int(installation["id"]) if installation and installation.get("id") else None
+    known = state.journal.accept(delivery_id, event_name, body, installation_id)  # durable before the answer
+    if known == "done":
+        state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
+        return _json(200, duplicate=delivery_id, state="already processed")
+    if not state.accepting:
+        state.metrics.deliveries.labels(event=event_name, outcome="journaled").inc()
+        return _json(202, queued=delivery_id, after="restart")
+    if not enqueue(state, Delivery(sansio.Event(data, event=event_name, delivery_id=delivery_id), installation_id)):
+        state.metrics.deliveries.labels(event=event_name, outcome="backlog").inc()
+        log.warning("delivery %s: the queue is full; journaled, it runs when the queue has room", delivery_id)
+        return _json(202, queued=delivery_id, backlog=True)
+    return _json(202, queued=delivery_id)
+
+
+def enqueue(state: AppState, item: Delivery) -> bool:
+    """Put a journaled delivery on the in-memory queue; False (and the backlog flag
+    set) when it is full: the delivery stays queued in the journal."""
     try:
         state.queue.put_nowait(item)
     except asyncio.QueueFull:
-        state.metrics.deliveries.labels(event=event_name, outcome="queue_full").inc()
-        return _json(503, error="the queue is full; GitHub will redeliver")
-    state.in_flight.add(delivery_id)
+        state.backlog = True
+        return False
+    state.in_flight.add(item.event.delivery_id)
     state.metrics.queue_depth.set(state.queue.qsize())
-    return _json(202, queued=delivery_id)
+    return True
+
+
+def refill(state: AppState) -> int:
+    """Move journaled deliveries that are not in memory onto the queue while it has
+    room (at start: what a killed process left; later: the backlog). How many moved."""
+    state.backlog = False
+    moved = 0
+    while True:
+        room = state.queue.maxsize - state.queue.qsize()
+        entries = state.journal.pending(room, exclude=state.in_flight)
+        for entry in entries:
+            try:
+                data = parse(entry.payload)
+            except PayloadError:
+                state.journal.failed(entry.id)
+                continue
+            if not enqueue(state, Delivery(sansio.Event(data, event=entry.event, delivery_id=entry.id),
+                                           entry.installation)):
+                return moved
+            moved += 1
+        if len(entries) < room or room <= 0:
+            if room <= 0 and state.journal.pending(1, exclude=state.in_flight):
+                state.backlog = True
+            return moved
 
 
 async def health(request: web.Request) -> web.Response:
@@ -188,7 +249,7 @@ async def metrics(request: web.Request) -> web.Response:
 async def process(state: AppState, item: Delivery) -> None:
     event = item.event
     delivery_id = event.delivery_id
-    repository = event.data.get("repository", {}).get("full_name") if isinstance(event.data, dict) else None
+    repository = (event.data.get("repository") or {}).get("full_name") if isinstance(event.data, dict) else None
     logfmt.bind(delivery_id, repository, event.event)
     adapter = DeliveryLog(log, {"delivery": delivery_id})
     assert state.pool is not None
@@ -201,11 +262,13 @@ async def process(state: AppState, item: Delivery) -> None:
     except GitHubError as exc:
         outcome = "github_error"
         log.error("delivery %s (%s): GitHub call failed: %s", delivery_id, event.event, exc)
+        state.journal.failed(delivery_id)
     except Exception:  # a bug: keep the worker alive, keep the traceback for the operator
         outcome = "error"
         log.exception("delivery %s (%s): handler failed", delivery_id, event.event)
+        state.journal.failed(delivery_id)
     else:
-        state.done[delivery_id] = True
+        state.journal.done(delivery_id)
     finally:
         state.in_flight.discard(delivery_id)
         state.metrics.deliveries.labels(event=event.event, outcome=outcome).inc()
@@ -240,6 +303,8 @@ async def worker(state: AppState) -> None:
         try:
             await process(state, item)
         finally:
+            if state.backlog:  # before task_done: the queue never looks finished while the journal holds more
+                refill(state)
             state.queue.task_done()
             state.metrics.queue_depth.set(state.queue.qsize())
 
@@ -250,7 +315,7 @@ def create_app(settings: Settings, router: routing.Router, *,
     app = web.Application(client_max_size=settings.max_body_bytes,
                           handler_args={"max_field_size": MAX_FIELD_SIZE, "max_line_size": MAX_FIELD_SIZE,
                                         "logger": QuietParseErrors(logging.getLogger("aiohttp.server"), {})})
-    state = AppState(settings, router, Metrics(), asyncio.Queue(maxsize=settings.queue_size))
+    state = AppState(settings, router, Metrics(), asyncio.Queue(maxsize=settings.queue_size), Journal(settings.data_dir))
     app[STATE] = state
 
     async def start(app: web.Application) -> None:
@@ -268,6 +333,11 @@ def create_app(settings: Settings, router: routing.Router, *,
             await asyncio.wait_for(state.credentials_checked.wait(), timeout=20)
         except asyncio.TimeoutError:
             pass
+        forgotten, retried = state.journal.forget_old(), state.journal.requeue_failed()
+        resumed = refill(state)
+        if resumed or retried or forgotten:
+            log.info("journal %s: %d unfinished deliveries resumed (%d of them failed before), %d old ones forgotten",
+                     state.journal.path or "(in memory)", resumed, retried, forgotten)
         state.workers = [asyncio.create_task(worker(state)) for _ in range(settings.workers)]
 
     async def drain(app: web.Application) -> None:
@@ -282,6 +352,8 @@ def create_app(settings: Settings, router: routing.Router, *,
         for task in state.workers + state.background:
             task.cancel()
         await asyncio.gather(*state.workers, *state.background, return_exceptions=True)
+        if state.journal.durable:  # an in-memory one stays readable (tests look at it)
+            state.journal.close()
         if state.session is not None:
             await state.session.close()
 

@@ -33,12 +33,12 @@ def test_serve_refuses_to_start_without_a_secret() -> None:
     assert result.stderr.strip() == "foldbot: error: GITHUB_WEBHOOK_SECRET is required: foldbot refuses unsigned webhooks"
 
 
-async def test_serve_answers_health_and_a_signed_ping(fake_github: FakeGitHub) -> None:
+async def test_serve_answers_health_and_a_signed_ping(fake_github: FakeGitHub, tmp_path) -> None:  # noqa: ANN001
     port = free_port()
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")},
            "GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_APP_ID": str(fake_github.app_id),
            "GITHUB_PRIVATE_KEY": fake_github.private_key_pem, "GITHUB_API_URL": fake_github.base_url,
-           "PORT": str(port), "HOST": "127.0.0.1"}
+           "PORT": str(port), "HOST": "127.0.0.1", "FOLDBOT_DATA_DIR": str(tmp_path / "data")}
     process = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "serve", env=env, cwd=str(ROOT),
                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
     try:

@@ -1,0 +1,162 @@
+"""No lost events: the journal writes each accepted delivery down before the 202, is
+the dedupe across restarts, holds what a full queue cannot, and gives back at start
+what a killed process left unfinished (a real `python -m bot serve`, killed -9)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import sys
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from bot.journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Journal
+from tests.fakegithub import FakeGitHub
+from tests.harness import SECRET, sglang_world, sign, start_bot
+from tests.paths import ROOT
+from tests.test_app_serve import free_port
+from tests.test_app_workflow_run import bot_comments, dashboards
+
+
+def test_the_journal_records_states_and_is_the_dedupe(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "data")
+    assert journal.durable and journal.path == tmp_path / "data" / "foldbot.sqlite3"
+    assert sqlite3.connect(journal.path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert journal.accept("a", "workflow_run", b'{"n": 1}', 7) == "new"
+    assert journal.accept("b", "issue_comment", b'{"n": 2}', None) == "new"
+    assert journal.accept("a", "workflow_run", b'{"n": 1}', 7) == "queued"
+    assert [(e.id, e.event, e.payload, e.installation) for e in journal.pending(10)] == [
+        ("a", "workflow_run", b'{"n": 1}', 7), ("b", "issue_comment", b'{"n": 2}', None)]
+    assert [e.id for e in journal.pending(10, exclude={"a"})] == ["b"]
+    assert [e.id for e in journal.pending(1)] == ["a"]
+    journal.done("a")
+    assert journal.accept("a", "workflow_run", b"{}", 7) == "done" and journal.is_done("a")
+    journal.failed("b")
+    assert journal.state("b") == "failed" and [e.id for e in journal.pending(10)] == []
+    assert journal.accept("b", "issue_comment", b'{"n": 3}', None) == "failed"  # a redelivery runs it again
+    assert [(e.id, e.payload) for e in journal.pending(10)] == [("b", b'{"n": 3}')]
+    journal.close()
+    again = Journal(tmp_path / "data")  # what was written survives the process
+    assert (again.state("a"), again.state("b"), again.state("c")) == ("done", "queued", None)
+    assert again.known(["a", "b", "c"]) == {"a", "b"}
+
+
+def test_failed_deliveries_are_retried_at_start_a_bounded_number_of_times(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    journal.accept("x", "workflow_run", b"{}", 1)
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        journal.failed("x")
+        assert journal.requeue_failed() == (1 if attempt < MAX_ATTEMPTS else 0)
+    assert journal.state("x") == "failed"
+
+
+def test_old_done_deliveries_are_forgotten(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    journal.accept("old", "workflow_run", b"{}", 1)
+    journal.done("old")
+    journal.accept("new", "workflow_run", b"{}", 1)
+    assert journal.forget_old() == 0
+    import time
+    assert journal.forget_old(now=time.time() + KEEP_DONE_SECONDS + 1) == 1
+    assert (journal.state("old"), journal.state("new")) == (None, "queued")
+
+
+async def test_a_full_queue_journals_and_answers_202_then_runs_everything(fake_github: FakeGitHub) -> None:
+    world = sglang_world(fake_github, runs=5)
+    fake_github.set_latency(0.05, method="GET", path=r"/pulls/\d+/files$")
+    bot, runner = await start_bot(fake_github, queue_size=1, workers=1)
+    try:
+        answers = [await bot.deliver("workflow_run", world.payload(run["id"]), delivery=f"full-{i}")
+                   for i, run in enumerate(world.runs)]
+        assert [status for status, _ in answers] == [202] * 5
+        assert sum(1 for _, answer in answers if answer.get("backlog")) >= 3
+        await asyncio.wait_for(bot.settle(), 60)
+        assert all(f"full-{i}" in bot.state.done for i in range(5))
+        assert bot.state.journal.count("queued") == 0 and not bot.state.backlog
+        for run in world.runs:
+            assert len(bot_comments(fake_github, world, run["pull_requests"][0]["number"])) == 1
+        text = await (await bot.session.get(f"{bot.url}/metrics")).text()
+        assert 'outcome="backlog"' in text and 'outcome="queue_full"' not in text
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
+async def test_the_dedupe_survives_a_restart(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    world = sglang_world(fake_github, runs=2)
+    payload = world.payload(world.runs[-1]["id"])
+    first, runner = await start_bot(fake_github, data_dir=tmp_path)
+    assert (await first.deliver("workflow_run", payload, delivery="once"))[0] == 202
+    await first.settle()
+    await first.session.close()
+    await runner.cleanup()
+    second, runner = await start_bot(fake_github, data_dir=tmp_path)
+    try:
+        before = len(fake_github.requests)
+        assert await second.deliver("workflow_run", payload, delivery="once") == (
+            200, {"duplicate": "once", "state": "already processed"})
+        await second.settle()
+        assert fake_github.requests[before:] == []
+    finally:
+        await second.session.close()
+        await runner.cleanup()
+
+
+async def _serve(fake: FakeGitHub, data: Path, port: int) -> asyncio.subprocess.Process:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FOLDBOT_"))},
+           "GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_APP_ID": str(fake.app_id),
+           "GITHUB_PRIVATE_KEY": fake.private_key_pem, "GITHUB_API_URL": fake.base_url, "PORT": str(port),
+           "HOST": "127.0.0.1", "FOLDBOT_DATA_DIR": str(data), "FOLDBOT_REDELIVER_MINUTES": "0"}
+    process = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "serve", env=env, cwd=str(ROOT),
+                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    async with aiohttp.ClientSession() as session:
+        for _ in range(200):
+            try:
+                async with session.get(f"http://127.0.0.1:{port}/health") as response:
+                    if response.status == 200:
+                        return process
+            except aiohttp.ClientConnectionError:
+                pass
+            await asyncio.sleep(0.05)
+    process.kill()
+    pytest.fail(f"foldbot serve did not start: {(await process.communicate())[0].decode()[-2000:]}")
+
+
+async def test_kill_9_after_the_202_loses_nothing(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    world = sglang_world(fake_github)
+    run = world.runs[-1]
+    number = run["pull_requests"][0]["number"]
+    body = json.dumps(world.payload(run["id"])).encode()
+    headers = {"X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": "kill-9", "X-Hub-Signature-256": sign(body)}
+    port = free_port()
+    fake_github.set_latency(5, method="POST", path=r"/access_tokens$")  # the first process is stuck in its work
+    first = await _serve(fake_github, tmp_path, port)
+    async with aiohttp.ClientSession() as session:
+        async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers=headers) as response:
+            assert (response.status, await response.json()) == (202, {"queued": "kill-9"})
+        await asyncio.sleep(0.3)
+        first.send_signal(signal.SIGKILL)
+        await first.wait()
+        assert bot_comments(fake_github, world, number) == [] and dashboards(fake_github, world) == []
+        fake_github.knobs.clear()
+        second = await _serve(fake_github, tmp_path, port)
+        try:
+            for _ in range(300):
+                if bot_comments(fake_github, world, number) and Journal(tmp_path).is_done("kill-9"):
+                    break
+                await asyncio.sleep(0.05)
+            async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers=headers) as response:
+                assert (response.status, await response.json()) == (
+                    200, {"duplicate": "kill-9", "state": "already processed"})
+        finally:
+            second.terminate()
+            output, _ = await asyncio.wait_for(second.communicate(), timeout=30)
+    assert second.returncode == 0, output.decode()
+    assert "1 unfinished deliveries resumed" in output.decode()
+    assert len(bot_comments(fake_github, world, number)) == 1
+    assert len(dashboards(fake_github, world)) == 1
