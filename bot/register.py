@@ -168,7 +168,7 @@ def write_credentials(out: Path, app: dict[str, Any], api_url: str) -> Registere
     """DIR/<slug>.pem and DIR/foldbot.env, both 0600."""
     out.mkdir(mode=0o700, parents=True, exist_ok=True)
     key_path = (out / f"{app['slug']}.pem").resolve()
-    env_path = out / ENV_FILE
+    env_path = (out / ENV_FILE).resolve()
     pem = str(app["pem"])
     _write_private(key_path, pem if pem.endswith("\n") else pem + "\n")
     lines = [

@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import stat
 import sys
 import time
@@ -231,6 +232,32 @@ async def test_no_answer_in_time_writes_nothing(fake_github: FakeGitHub, tmp_pat
     assert err == ("foldbot: error: no answer from GitHub within 0.5 s: nothing was written; run foldbot register "
                    "again (and open the page it prints)\n")
     assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="no chromium on PATH (Debian's chromium package)")
+async def test_a_real_browser_completes_the_flow(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """Headless Chromium opens the page: its script posts the form, follows GitHub's redirect back."""
+    cli = await start(fake_github, "--url", "https://foldbot.example.org", "--out", str(tmp_path))
+    local = await cli.local_page()
+    browser = await asyncio.create_subprocess_exec("chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                                                   f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", local,
+                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    dom, _ = await asyncio.wait_for(browser.communicate(), 90)
+    assert "<h1>foldbot is registered as foldbot</h1>" in dom.decode()
+    code, stdout, err = await cli.finish()
+    assert code == 0, err
+    assert "Install it on your repositories: https://github.com/apps/foldbot/installations/new" in stdout
+    assert [(r.method, r.status) for r in fake_github.requests] == [("POST", 302), ("POST", 201)]
+    assert mode(tmp_path / "foldbot.pem") == mode(tmp_path / "foldbot.env") == 0o600
+
+
+def test_foldbot_manifest_still_prints_app_yaml(capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.__main__ import main
+
+    assert main(["manifest", "--url", "https://foldbot.example.com"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["hook_attributes"]["url"] == "https://foldbot.example.com/webhook"
+    assert printed["default_permissions"] == FULL_PERMISSIONS
 
 
 @pytest.mark.parametrize("url", ["foldbot.example.com", "http://foldbot.example.com", "ftp://foldbot.example.com",
