@@ -256,14 +256,14 @@ def cmd_register(args: argparse.Namespace) -> int:
     import asyncio
     import os
 
-    from .register import RegisterError, check_url, register
+    from .register import RegisterError, check_url, github_urls, register
 
+    github_url, api_url = github_urls(os.environ)
     try:
         check_url(args.url)  # before anything is served
         registered = asyncio.run(register(
             url=args.url, out=Path(args.out), org=args.org, read_only=args.read_only, name=args.name, port=args.port,
-            timeout=args.timeout, github_url=os.environ.get("GITHUB_URL") or "https://github.com",
-            api_url=os.environ.get("GITHUB_API_URL") or "https://api.github.com",
+            timeout=args.timeout, github_url=github_url, api_url=api_url,
             say=lambda line: print(line, flush=True)))
     except RegisterError as exc:
         raise CliError(str(exc)) from None

@@ -19,7 +19,7 @@ import os
 import re
 import secrets
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,14 @@ def check_url(url: str | None) -> str:
         raise RegisterError(f"--url must be the https:// address GitHub will send webhooks to "
                             f"(or http://localhost:PORT for a local test), not {url!r}")
     return (url or "").rstrip("/")
+
+
+def github_urls(env: Mapping[str, str]) -> tuple[str, str]:
+    """GitHub's web address (`GITHUB_URL`) and its API's (`GITHUB_API_URL`): github.com's, or a GitHub
+    Enterprise Server's, whose API is under /api/v3 of its own address unless said otherwise."""
+    github_url = (env.get("GITHUB_URL") or DEFAULT_GITHUB_URL).rstrip("/")
+    default_api = DEFAULT_API_URL if github_url == DEFAULT_GITHUB_URL else f"{github_url}/api/v3"
+    return github_url, (env.get("GITHUB_API_URL") or default_api).rstrip("/")
 
 
 def app_manifest_path() -> Path:

@@ -145,3 +145,12 @@ async def test_the_action_without_a_pull_request_or_a_workflow(fake_github: Fake
     assert (code, out) == (2, "::error::foldbot: no workflow to analyse: run on workflow_run, or set the action's "
                               "workflow input\n")
     assert fake_github.writes() == []
+
+
+def test_foldbot_comment_errors_are_one_line(tmp_path: Path, capsys: Any) -> None:
+    from bot.__main__ import main
+
+    assert main(["comment", "--repo", "o/r", "--pr", "0", "--body-file", str(tmp_path / "r.md")]) == 2
+    assert capsys.readouterr().err == "foldbot: error: --pr takes a pull request number, not 0\n"
+    assert main(["comment", "--repo", "o/r", "--pr", "3", "--body-file", str(tmp_path / "r.md")]) == 2
+    assert capsys.readouterr().err == f"foldbot: error: {tmp_path / 'r.md'}: no such file\n"

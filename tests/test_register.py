@@ -23,6 +23,7 @@ from bot.register import (
     READ_ONLY_PERMISSIONS,
     RegisterError,
     check_url,
+    github_urls,
     manifest,
     new_app_url,
 )
@@ -283,6 +284,14 @@ def test_the_urls_accepted() -> None:
     assert new_app_url("https://github.com", None, "abc") == "https://github.com/settings/apps/new?state=abc"
     assert (new_app_url("https://ghe.example.com/", "my org", "abc")
             == "https://ghe.example.com/organizations/my%20org/settings/apps/new?state=abc")
+
+
+def test_github_and_its_api() -> None:
+    assert github_urls({}) == ("https://github.com", "https://api.github.com")
+    assert github_urls({"GITHUB_URL": "https://ghe.example.com/"}) == ("https://ghe.example.com",
+                                                                       "https://ghe.example.com/api/v3")
+    assert github_urls({"GITHUB_URL": "https://ghe.example.com", "GITHUB_API_URL": "https://api.ghe.example.com/"}) == (
+        "https://ghe.example.com", "https://api.ghe.example.com")
 
 
 def test_an_existing_env_file_is_not_overwritten(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
