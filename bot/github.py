@@ -63,6 +63,13 @@ def _path(url: str) -> str:
     return "/" + url.split("://", 1)[-1].split("/", 1)[-1].split("?", 1)[0] if "://" in url else url.split("?", 1)[0]
 
 
+def _parse_time(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
 def status_label(status: int) -> str:
     """A metric label for an HTTP status: a number GitHub could send, else `other`."""
     return str(status) if 100 <= status < 600 else "other"
@@ -269,6 +276,31 @@ class GitHubPool:
         except (KeyError, TypeError, ValueError) as exc:
             return f"{what} answered something unexpected: {exc!r}"[:300]
         return None
+
+    async def hook_deliveries(self, newer_than: datetime) -> list[dict[str, Any]]:
+        """The App's webhook deliveries delivered after `newer_than` (`GET /app/hook/deliveries`
+        with the App's JWT, newest first, 100 a page, following the `cursor` links)."""
+        api = self._api("hook")
+        found: list[dict[str, Any]] = []
+        url = "/app/hook/deliveries?per_page=100"
+        try:
+            async for item in api.getiter(url, jwt=self.credentials.jwt()):
+                when = _parse_time(item.get("delivered_at")) if isinstance(item, dict) else None
+                if when is not None and when <= newer_than:
+                    break
+                found.append(item)
+        except HTTPException as exc:
+            raise GitHubError(int(exc.status_code), str(exc), "GET", url) from None
+        return found
+
+    async def redeliver(self, delivery_id: int) -> None:
+        """Ask GitHub to send a delivery again (`POST /app/hook/deliveries/{id}/attempts`);
+        it keeps its GUID as `X-GitHub-Delivery`."""
+        url = f"/app/hook/deliveries/{int(delivery_id)}/attempts"
+        try:
+            await self._api("hook").post(url, data=b"", jwt=self.credentials.jwt())
+        except HTTPException as exc:
+            raise GitHubError(int(exc.status_code), str(exc), "POST", url) from None
 
     async def bot_login(self) -> str:
         """The login foldbot's own comments carry: `<app-slug>[bot]`, or the token's user."""

@@ -49,5 +49,8 @@ class Metrics:
         self.credentials_ok = Gauge("foldbot_credentials_ok", "1 when GitHub accepted foldbot's credentials at the "
                                     "last check, else 0", registry=self.registry)
 
+        self.redeliveries = Counter("foldbot_redeliveries", "Failed deliveries GitHub was asked to send again",
+                                    registry=self.registry)
+
     def render(self) -> tuple[bytes, str]:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST

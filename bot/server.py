@@ -18,6 +18,7 @@ import hmac
 import logging
 import re
 import time
+from datetime import timedelta
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,7 @@ from .github import Credentials, GitHubError, GitHubPool
 from .context import Context, Store
 from .journal import Journal
 from .metrics import Metrics
+from .redeliver import redeliver_failed
 from .payload import FIELDS, PayloadError, invalid_field, parse
 from .settings import Settings
 
@@ -123,6 +125,8 @@ class AppState:
     credentials_problem: str | None = "not checked yet"
     credentials_checked: asyncio.Event = field(default_factory=asyncio.Event)
     background: list[asyncio.Task[None]] = field(default_factory=list)
+    #: GUIDs this process asked GitHub to redeliver.
+    redelivery_asked: set[str] = field(default_factory=set)
 
 
     @property
@@ -297,6 +301,25 @@ async def check_credentials(state: AppState) -> None:
         await asyncio.sleep(state.settings.credentials_recheck_seconds)
 
 
+async def redeliver_loop(state: AppState) -> None:
+    """At start (once the server listens) and every `redeliver_minutes`: ask GitHub to
+    redeliver the failed deliveries foldbot has not processed (`bot.redeliver`)."""
+    assert state.pool is not None
+    settings = state.settings
+    await asyncio.sleep(settings.redeliver_first_seconds)
+    while True:
+        if state.credentials_problem is None:
+            try:
+                outcome = await redeliver_failed(state.pool, REQUIRED, state.journal.known, state.redelivery_asked,
+                                                 timedelta(hours=settings.redeliver_window_hours))
+                state.metrics.redeliveries.inc(len(outcome.asked))
+                log.info("redelivery: %d deliveries listed, %d asked again%s", outcome.listed, len(outcome.asked),
+                         f", {len(outcome.refused)} refused" if outcome.refused else "")
+            except (GitHubError, aiohttp.ClientError, asyncio.TimeoutError) as exc:
+                log.error("redelivery: could not list the App's deliveries: %s", exc)
+        await asyncio.sleep(settings.redeliver_minutes * 60)
+
+
 async def worker(state: AppState) -> None:
     while True:
         item = await state.queue.get()
@@ -339,6 +362,8 @@ def create_app(settings: Settings, router: routing.Router, *,
             log.info("journal %s: %d unfinished deliveries resumed (%d of them failed before), %d old ones forgotten",
                      state.journal.path or "(in memory)", resumed, retried, forgotten)
         state.workers = [asyncio.create_task(worker(state)) for _ in range(settings.workers)]
+        if state.pool.credentials.is_app and settings.redeliver_minutes > 0:
+            state.background.append(asyncio.create_task(redeliver_loop(state)))
 
     async def drain(app: web.Application) -> None:
         state.accepting = False

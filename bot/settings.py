@@ -31,6 +31,7 @@ class Settings:
     data_dir: Path | None = None  # the journal's directory; None: in memory (tests)
     redeliver_minutes: float = 10.0  # how often failed deliveries are looked for; 0: never
     redeliver_window_hours: float = 24.0  # how far back
+    redeliver_first_seconds: float = 5.0  # the first look, after the server listens
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> "Settings":

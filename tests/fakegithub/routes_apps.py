@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from . import hooks
 from .api import LEVELS, ApiError, Call, Reply, Route, not_found, paginate
 from .render import template
 from .state import Installation, iso
@@ -125,6 +126,7 @@ def rate_limit(call: Call) -> Reply:
 
 
 ROUTES = [
+    *hooks.ROUTES,
     Route(
         "POST",
         "/app/installations/{installation_id}/access_tokens",

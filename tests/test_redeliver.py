@@ -1,0 +1,157 @@
+"""Redelivery: foldbot lists the App's deliveries (`GET /app/hook/deliveries`, cursor
+pages, App JWT) and asks GitHub to send again (`POST .../attempts`) each failed one of
+an event it handles that it has not processed; the fake GitHub redelivers as GitHub
+does, with the same GUID."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import time
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from bot.redeliver import to_redeliver
+from tests.fakegithub import FakeGitHub
+from tests.fakegithub.hooks import app_hook
+from tests.harness import SECRET, app_pool, sglang_world, start_bot
+from tests.test_app_workflow_run import bot_comments
+
+
+async def test_the_fake_lists_deliveries_newest_first_in_cursor_pages_and_redelivers_with_the_same_guid(
+        fake_github: FakeGitHub) -> None:
+    received: list[tuple[dict[str, str], bytes]] = []
+
+    async def webhook(request: web.Request) -> web.Response:
+        received.append((dict(request.headers), await request.read()))
+        return web.json_response({}, status=202)
+
+    app = web.Application()
+    app.router.add_post("/webhook", webhook)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    hook = app_hook(fake_github)
+    hook.configure(f"http://127.0.0.1:{port}/webhook", "s3cret")
+    made = [hook.record("issue_comment", {"action": "created", "n": i}, guid=f"g{i}") for i in range(5)]
+    try:
+        async with aiohttp.ClientSession() as session:
+            pool = app_pool(fake_github, session)
+            api = pool._api("test")
+            token = pool.credentials.jwt()
+            pages = [await api.getitem("/app/hook/deliveries?per_page=2", jwt=token)]
+            assert [d["guid"] for d in pages[0]] == ["g4", "g3"]
+            everything = [d async for d in api.getiter("/app/hook/deliveries?per_page=2", jwt=token)]
+            assert [d["guid"] for d in everything] == ["g4", "g3", "g2", "g1", "g0"]
+            assert fake_github.count("GET", r"^/app/hook/deliveries$") == 4  # one page, then three
+            assert set(everything[0]) == {"id", "guid", "delivered_at", "redelivery", "duration", "status",
+                                          "status_code", "event", "action", "installation_id", "repository_id",
+                                          "throttled_at"}
+            assert (everything[0]["status_code"], everything[0]["action"], everything[0]["redelivery"]) == (
+                502, "created", False)
+            async with session.get(f"{fake_github.base_url}/app/hook/deliveries",
+                                   headers={"Authorization": "token nope"}) as response:
+                assert response.status == 401
+            assert (await api.post(f"/app/hook/deliveries/{made[1].id}/attempts", data=b"", jwt=token)) in ({}, None)
+            await asyncio.gather(*hook.tasks)
+            with pytest.raises(Exception) as missing:
+                await api.post("/app/hook/deliveries/1/attempts", data=b"", jwt=token)
+            assert getattr(missing.value, "status_code", None) == 404
+    finally:
+        await runner.cleanup()
+    (headers, body), = received
+    assert headers["X-GitHub-Delivery"] == "g1" and headers["X-GitHub-Event"] == "issue_comment"
+    assert json.loads(body) == {"action": "created", "n": 1}
+    assert headers["X-Hub-Signature-256"] == "sha256=" + hmac.new(b"s3cret", body, hashlib.sha256).hexdigest()
+    again = hook.deliveries[-1]
+    assert (again.guid, again.redelivery, again.status_code, again.status) == ("g1", True, 202, "OK")
+
+
+def _item(id_: int, guid: str, code: int, event: str = "workflow_run") -> dict[str, Any]:
+    return {"id": id_, "guid": guid, "status_code": code, "status": "OK" if code == 200 else "failed", "event": event}
+
+
+def test_which_deliveries_are_asked_for_again() -> None:
+    items = [
+        _item(9, "a", 502), _item(8, "a", 0), _item(7, "b", 502), _item(6, "b", 200),  # b: a later attempt worked
+        _item(5, "c", 500), _item(4, "d", 504, "star"), _item(3, "e", 502), _item(2, "f", 503),
+        {"id": "x", "guid": "g", "status_code": 500, "event": "workflow_run"}, _item(1, "", 500),
+    ]
+    chosen = to_redeliver(items, ["workflow_run", "issue_comment"], lambda guids: {"e"} & set(guids), asked={"f"})
+    assert [(d["guid"], d["id"]) for d in chosen] == [("c", 5), ("a", 9)]
+
+
+async def test_failed_deliveries_are_redelivered_once_and_processed_once(fake_github: FakeGitHub) -> None:
+    world = sglang_world(fake_github)
+    run = world.runs[-1]
+    number = run["pull_requests"][0]["number"]
+    payload = world.payload(run["id"])
+    hook = app_hook(fake_github)
+    hook.record("workflow_run", world.payload(world.runs[-2]["id"]), guid="too-old", status_code=502,
+                delivered_at=time.time() - 3 * 24 * 3600)
+    lost = hook.record("workflow_run", payload, guid="lost-1", status_code=0, status="failed to connect")
+    hook.record("ping", {"zen": "z"}, guid="ping-1", status_code=502)
+    bot, runner = await start_bot(fake_github, redeliver_minutes=0.005, redeliver_first_seconds=0.05)
+    hook.configure(f"{bot.url}/webhook", SECRET)
+    try:
+        for _ in range(200):
+            if bot_comments(fake_github, world, number) and "lost-1" in bot.state.done:
+                break
+            await asyncio.sleep(0.05)
+        listed = fake_github.count("GET", r"^/app/hook/deliveries$")
+        for _ in range(100):  # a few more rounds: nothing more is asked for
+            if fake_github.count("GET", r"^/app/hook/deliveries$") >= listed + 2:
+                break
+            await asyncio.sleep(0.05)
+        await bot.settle()
+        assert fake_github.count("GET", r"^/app/hook/deliveries$") >= listed + 2
+        attempts = [r.path for r in fake_github.requests if r.method == "POST" and r.path.endswith("/attempts")]
+        assert attempts == [f"/app/hook/deliveries/{lost.id}/attempts"]
+        assert [(d.guid, d.redelivery, d.status_code) for d in hook.deliveries[3:]] == [("lost-1", True, 202)]
+        assert len(bot_comments(fake_github, world, number)) == 1
+        assert "too-old" not in bot.state.done and bot.state.redelivery_asked == {"lost-1"}
+        assert "foldbot_redeliveries_total 1.0" in await (await bot.session.get(f"{bot.url}/metrics")).text()
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
+async def test_a_delivery_foldbot_processed_is_not_asked_for(fake_github: FakeGitHub) -> None:
+    world = sglang_world(fake_github, runs=2)
+    payload = world.payload(world.runs[-1]["id"])
+    bot, runner = await start_bot(fake_github)
+    try:
+        await bot.deliver("workflow_run", payload, delivery="seen-1")
+        await bot.settle()
+        hook = app_hook(fake_github)
+        hook.record("workflow_run", payload, guid="seen-1", status_code=504, status="timed out")  # GitHub gave up waiting
+        from bot.redeliver import redeliver_failed
+        outcome = await redeliver_failed(bot.state.pool, ["workflow_run"], bot.state.journal.known, set(),
+                                         timedelta(hours=1), now=datetime.now(timezone.utc))
+        assert (outcome.listed, outcome.asked, outcome.refused) == (1, [], [])
+        assert fake_github.count("POST", r"/attempts$") == 0
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
+async def test_listing_stops_at_the_window(fake_github: FakeGitHub) -> None:
+    hook = app_hook(fake_github)
+    now = time.time()
+    for i in range(250):
+        hook.record("workflow_run", {"action": "completed"}, guid=f"w{i}", delivered_at=now - (250 - i) * 60)
+    async with aiohttp.ClientSession() as session:
+        pool = app_pool(fake_github, session)
+        recent = await pool.hook_deliveries(datetime.now(timezone.utc) - timedelta(minutes=120))
+        assert len(recent) == 119 and recent[0]["guid"] == "w249"
+        assert fake_github.count("GET", r"^/app/hook/deliveries$") == 2
+        everything = await pool.hook_deliveries(datetime.now(timezone.utc) - timedelta(days=1))
+        assert len(everything) == 250 and fake_github.count("GET", r"^/app/hook/deliveries$") == 5
