@@ -293,6 +293,19 @@ class GitHubPool:
             raise GitHubError(int(exc.status_code), str(exc), "GET", url) from None
         return found
 
+    async def installations(self) -> list[dict[str, Any]]:
+        """The App's installations (`GET /app/installations` with the App's JWT, every page)."""
+        url = "/app/installations?per_page=100"
+        try:
+            return [item async for item in self._api("app").getiter(url, jwt=self.credentials.jwt())]
+        except HTTPException as exc:
+            raise GitHubError(int(exc.status_code), str(exc), "GET", url) from None
+
+    async def installation_repositories(self, installation_id: int) -> list[dict[str, Any]]:
+        """The repositories an installation may reach (`GET /installation/repositories`)."""
+        return await self.for_installation(installation_id).get_all("/installation/repositories?per_page=100",
+                                                                   iterable_key="repositories")
+
     async def redeliver(self, delivery_id: int) -> None:
         """Ask GitHub to send a delivery again (`POST /app/hook/deliveries/{id}/attempts`);
         it keeps its GUID as `X-GitHub-Delivery`."""

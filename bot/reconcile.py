@@ -1,0 +1,78 @@
+"""Reconciling: a lane run whose `workflow_run` delivery never arrived (GitHub does not
+redeliver on its own, and a delivery can be lost before foldbot ever saw it) is found
+and reported all the same.
+
+For each repository of each installation: the latest completed run of each lane is
+compared with the dashboard issue's state block. A run is missed when the dashboard
+has no state, or it reports that lane and its runs do not include the run, or it
+reports another lane and was last written before the run completed. A missed run is
+reported as its delivery would have been (`report`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from .api import RepoAPI
+from .config import ConfigError
+from .github import GitHubError, GitHubPool
+from .publish import find_dashboard, read_report
+from .repo import read_config, read_lanes
+
+
+@dataclass(frozen=True)
+class Missed:
+    repo: str
+    installation_id: int
+    run: dict[str, Any]
+
+
+def missed(run: dict[str, Any], lane: str, dashboard: dict[str, Any] | None) -> bool:
+    """Whether the dashboard does not account for this completed run of `lane`."""
+    state = read_report(dashboard.get("body") or "") if dashboard else None
+    if dashboard is None or state is None:
+        return True
+    if state.workflow == lane:
+        return int(run["id"]) not in state.runs
+    return str(run.get("updated_at") or "") > str(dashboard.get("updated_at") or "")
+
+
+async def find_missed(pool: GitHubPool, login: str, *, log: Callable[[str], None] = lambda _: None) -> list[Missed]:
+    """Every missed lane run of every installed repository (a repository that cannot be
+    read is logged and skipped: the next round tries again)."""
+    out: list[Missed] = []
+    for installation in await pool.installations():
+        installation_id = int(installation["id"])
+        for repository in await pool.installation_repositories(installation_id):
+            api = RepoAPI(pool.for_installation(installation_id), str(repository["full_name"]))
+            try:
+                out += await _missed_in(api, installation_id, str(repository["default_branch"]), login)
+            except (GitHubError, ConfigError) as exc:
+                log(f"{api.repo}: not reconciled: {exc}")
+    return out
+
+
+async def _missed_in(api: RepoAPI, installation_id: int, branch: str, login: str) -> list[Missed]:
+    head = await api.branch_head(branch)
+    config = await read_config(api, head)
+    lanes = await read_lanes(api, head, config)
+    if not lanes.files:
+        return []
+    dashboard = await find_dashboard(api, login)
+    found = []
+    for path in sorted(lanes.files):
+        runs = await api.runs(path.rsplit("/", 1)[-1], status="completed", count=1)
+        if runs and missed(runs[0], path, dashboard):
+            found.append(Missed(api.repo, installation_id, runs[0]))
+    return found
+
+
+async def reconcile(pool: GitHubPool, report: Callable[[Missed], Awaitable[None]],
+                    log: Callable[[str], None] = lambda _: None) -> list[Missed]:
+    """Find the missed runs and report each; returns them."""
+    found = await find_missed(pool, await pool.bot_login(), log=log)
+    for item in found:
+        log(f"{item.repo}: run {item.run['id']} of {item.run.get('path')} was never reported; reporting it now")
+        await report(item)
+    return found

@@ -1,0 +1,49 @@
+"""Reconciling: a lane run whose delivery never came is found from GitHub's own lists
+(installations, their repositories, each lane's latest completed run, the dashboard's
+state) and reported all the same; once reported, it is not found again."""
+
+from __future__ import annotations
+
+import copy
+import logging
+
+from bot.context import Context
+from bot.reconcile import Missed, reconcile
+from handlers.workflow_run import report_run
+from bot.api import RepoAPI
+from bot.publish import DASHBOARD_LABEL, read_report
+from tests.fakegithub import FakeGitHub
+from tests.harness import ROCM720_ID, Bot, sglang_world
+from tests.paths import ROCM720
+
+
+def dashboard_state(world):  # noqa: ANN001, ANN201
+    (issue,) = [i for i in world.repo.issues.values() if not i.is_pull and DASHBOARD_LABEL in i.labels]
+    return read_report(issue.body)
+
+
+async def test_a_run_whose_delivery_never_came_is_reported(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    # a new run completes; its delivery is lost
+    template = world.runs[-1]
+    run = {k: v for k, v in copy.deepcopy(template).items() if k not in ("id", "node_id", "run_number")}
+    run.update(created_at="2026-12-01T00:00:00Z", updated_at="2026-12-01T03:00:00Z", run_started_at="2026-12-01T00:00:00Z",
+               workflow_id=ROCM720_ID, path=ROCM720)
+    lost = fake_github.add_run(world.repo, run)
+    fake_github.add_jobs(lost["id"], [{k: v for k, v in j.items() if k not in ("id", "run_id", "node_id")}
+                                      for j in fake_github.jobs_of(template["id"])])
+    assert lost["id"] not in dashboard_state(world).runs
+    state = bot.state
+    ctx = Context(state.pool, state.metrics, "reconcile", state.store, logging.LoggerAdapter(logging.getLogger("t"), {}))
+    lines: list[str] = []
+
+    async def report(item: Missed) -> None:
+        await report_run(RepoAPI(state.pool.for_installation(item.installation_id), item.repo), ctx, item.run)
+
+    found = await reconcile(state.pool, report, lines.append)
+    assert [(m.repo, m.run["id"]) for m in found] == [("sgl-project/sglang", lost["id"])]
+    assert lost["id"] in dashboard_state(world).runs
+    assert any(f"run {lost['id']}" in line and "never reported" in line for line in lines)
+    assert await reconcile(state.pool, report, lines.append) == []  # once reported, found no more
