@@ -87,6 +87,9 @@ class Journal:
                                  (payload, now, delivery))
             return state
 
+    def release(self, delivery: str) -> None:
+        """The in-memory queue had no room for this delivery: it stays queued here."""
+
     def done(self, delivery: str) -> None:
         with self._lock:
             self._db.execute("UPDATE deliveries SET state = 'done', payload = NULL, attempts = attempts + 1, "

@@ -21,7 +21,7 @@ import time
 from datetime import timedelta
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 from aiohttp import web
@@ -32,6 +32,9 @@ from . import __version__, logfmt
 from .github import Credentials, GitHubError, GitHubPool
 from .context import Context, Store
 from .journal import Journal
+
+if TYPE_CHECKING:
+    from .redisjournal import RedisJournal
 from .metrics import Metrics
 from .redeliver import redeliver_failed
 from .payload import FIELDS, PayloadError, invalid_field, parse
@@ -111,7 +114,7 @@ class AppState:
     router: routing.Router
     metrics: Metrics
     queue: asyncio.Queue[Delivery]
-    journal: Journal
+    journal: Journal | RedisJournal
     #: Deliveries in the in-memory queue or being processed.
     in_flight: set[str] = field(default_factory=set)
     #: Journaled deliveries the in-memory queue had no room for: read back as it empties.
@@ -189,10 +192,14 @@ async def webhook(request: web.Request) -> web.Response:
     if known == "done":
         state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
         return _json(200, duplicate=delivery_id, state="already processed")
+    if known == "leased":  # another replica has it
+        state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
+        return _json(202, duplicate=delivery_id, state="being processed")
     if not state.accepting:
         state.metrics.deliveries.labels(event=event_name, outcome="journaled").inc()
         return _json(202, queued=delivery_id, after="restart")
     if not enqueue(state, Delivery(sansio.Event(data, event=event_name, delivery_id=delivery_id), installation_id)):
+        state.journal.release(delivery_id)
         state.metrics.deliveries.labels(event=event_name, outcome="backlog").inc()
         log.warning("delivery %s: the queue is full; journaled, it runs when the queue has room", delivery_id)
         return _json(202, queued=delivery_id, backlog=True)
@@ -228,6 +235,7 @@ def refill(state: AppState) -> int:
                 continue
             if not enqueue(state, Delivery(sansio.Event(data, event=entry.event, delivery_id=entry.id),
                                            entry.installation)):
+                state.journal.release(entry.id)
                 return moved
             moved += 1
         if len(entries) < room or room <= 0:
@@ -320,6 +328,18 @@ async def redeliver_loop(state: AppState) -> None:
         await asyncio.sleep(settings.redeliver_minutes * 60)
 
 
+async def pump(state: AppState, every: float = 1.0) -> None:
+    """Take what waits in the journal whenever the queue has room: with Redis, what other
+    replicas had no room for, and what a dead replica's lease left."""
+    while True:
+        await asyncio.sleep(every)
+        if state.accepting and state.queue.qsize() < state.queue.maxsize:
+            try:
+                refill(state)
+            except Exception as exc:  # the journal's store unreachable for a moment: try again
+                log.error("journal: cannot read the backlog: %s", exc)
+
+
 async def worker(state: AppState) -> None:
     while True:
         item = await state.queue.get()
@@ -338,7 +358,13 @@ def create_app(settings: Settings, router: routing.Router, *,
     app = web.Application(client_max_size=settings.max_body_bytes,
                           handler_args={"max_field_size": MAX_FIELD_SIZE, "max_line_size": MAX_FIELD_SIZE,
                                         "logger": QuietParseErrors(logging.getLogger("aiohttp.server"), {})})
-    state = AppState(settings, router, Metrics(), asyncio.Queue(maxsize=settings.queue_size), Journal(settings.data_dir))
+    journal: Journal | RedisJournal
+    if settings.redis_url:
+        from .redisjournal import RedisJournal
+        journal = RedisJournal(settings.redis_url)
+    else:
+        journal = Journal(settings.data_dir)
+    state = AppState(settings, router, Metrics(), asyncio.Queue(maxsize=settings.queue_size), journal)
     app[STATE] = state
 
     async def start(app: web.Application) -> None:
@@ -362,6 +388,7 @@ def create_app(settings: Settings, router: routing.Router, *,
             log.info("journal %s: %d unfinished deliveries resumed (%d of them failed before), %d old ones forgotten",
                      state.journal.path or "(in memory)", resumed, retried, forgotten)
         state.workers = [asyncio.create_task(worker(state)) for _ in range(settings.workers)]
+        state.background.append(asyncio.create_task(pump(state)))
         if state.pool.credentials.is_app and settings.redeliver_minutes > 0:
             state.background.append(asyncio.create_task(redeliver_loop(state)))
 

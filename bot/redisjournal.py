@@ -1,0 +1,164 @@
+"""The delivery journal in Redis (`FOLDBOT_REDIS_URL`), for several replicas behind one
+webhook URL: one dedupe and one backlog for all of them.
+
+Each delivery is a hash `<prefix>d:<id>` (event, payload, installation, state, attempts).
+A replica that accepts a delivery leases it (`<prefix>leases`, a sorted set of lease
+deadlines) and runs it from its own in-memory queue; a delivery no replica has room for
+waits in the shared list `<prefix>queue`, and any replica with room claims it. A lease
+that runs out (its replica was killed) puts the delivery back on the shared list. Done
+deliveries keep their id (without the payload) for KEEP_DONE_SECONDS.
+
+Same interface as `bot.journal.Journal`; every step is one Lua script, so two replicas
+never both take one delivery."""
+
+from __future__ import annotations
+
+import time
+
+import redis
+
+from .journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Entry
+
+#: How long a replica may hold a delivery before another takes it over.
+LEASE_SECONDS = 15 * 60
+
+# KEYS: hash, leases, queue; ARGV: id, event, payload, installation, now, deadline
+_ACCEPT = """
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then
+  redis.call('HSET', KEYS[1], 'event', ARGV[2], 'payload', ARGV[3], 'installation', ARGV[4], 'state', 'queued',
+             'attempts', 0, 'received', ARGV[5])
+  redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1])
+  return 'new'
+end
+if state == 'done' then return 'done' end
+if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 'leased' end
+redis.call('LREM', KEYS[3], 0, ARGV[1])
+redis.call('HSET', KEYS[1], 'state', 'queued', 'payload', ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1])
+return 'new'
+"""
+
+# KEYS: leases, queue; ARGV: limit, deadline, prefix
+_CLAIM = """
+local out = {}
+while #out < tonumber(ARGV[1]) do
+  local id = redis.call('LPOP', KEYS[2])
+  if not id then break end
+  local key = ARGV[3] .. 'd:' .. id
+  local fields = redis.call('HMGET', key, 'state', 'event', 'payload', 'installation', 'attempts')
+  if fields[1] == 'queued' and fields[3] then
+    redis.call('ZADD', KEYS[1], ARGV[2], id)
+    table.insert(out, {id, fields[2], fields[3], fields[4], fields[5]})
+  end
+end
+return out
+"""
+
+# KEYS: leases, queue; ARGV: now
+_EXPIRED = """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+for _, id in ipairs(ids) do
+  redis.call('ZREM', KEYS[1], id)
+  redis.call('RPUSH', KEYS[2], id)
+end
+return #ids
+"""
+
+
+class RedisJournal:
+    durable = True
+
+    def __init__(self, url: str, *, prefix: str = "foldbot:") -> None:
+        self.url = url
+        self.path = url.split("@")[-1]  # for log lines: never the password
+        self.prefix = prefix
+        self._redis = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+        self._redis.ping()
+        self._accept = self._redis.register_script(_ACCEPT)
+        self._claim = self._redis.register_script(_CLAIM)
+        self._expired = self._redis.register_script(_EXPIRED)
+        self.leases, self.queue = f"{prefix}leases", f"{prefix}queue"
+
+    def _key(self, delivery: str) -> str:
+        return f"{self.prefix}d:{delivery}"
+
+    def close(self) -> None:
+        self._redis.close()
+
+    def accept(self, delivery: str, event: str, payload: bytes, installation: int | None) -> str:
+        """`new` when this replica now holds the delivery (new, or waiting, or failed before),
+        `leased` when another replica holds it, `done` when it was processed."""
+        now = time.time()
+        result = self._accept(keys=[self._key(delivery), self.leases, self.queue],
+                              args=[delivery, event, payload, "" if installation is None else installation, now,
+                                    now + LEASE_SECONDS])
+        return result.decode() if isinstance(result, bytes) else str(result)
+
+    def release(self, delivery: str) -> None:
+        """This replica has no room for a delivery it holds: it waits for any replica."""
+        pipe = self._redis.pipeline()
+        pipe.zrem(self.leases, delivery)
+        pipe.rpush(self.queue, delivery)
+        pipe.execute()
+
+    def done(self, delivery: str) -> None:
+        pipe = self._redis.pipeline()
+        pipe.hset(self._key(delivery), mapping={"state": "done", "updated": time.time()})
+        pipe.hdel(self._key(delivery), "payload")
+        pipe.hincrby(self._key(delivery), "attempts", 1)
+        pipe.expire(self._key(delivery), KEEP_DONE_SECONDS)
+        pipe.zrem(self.leases, delivery)
+        pipe.incr(f"{self.prefix}done")
+        pipe.execute()
+
+    def failed(self, delivery: str) -> None:
+        pipe = self._redis.pipeline()
+        pipe.hset(self._key(delivery), mapping={"state": "failed", "updated": time.time()})
+        pipe.hincrby(self._key(delivery), "attempts", 1)
+        pipe.expire(self._key(delivery), KEEP_DONE_SECONDS)
+        pipe.zrem(self.leases, delivery)
+        pipe.execute()
+
+    def state(self, delivery: str) -> str | None:
+        value = self._redis.hget(self._key(delivery), "state")
+        return value.decode() if value is not None else None
+
+    def is_done(self, delivery: str) -> bool:
+        return self.state(delivery) == "done"
+
+    def count(self, state: str) -> int:
+        if state == "done":
+            return int(self._redis.get(f"{self.prefix}done") or 0)
+        if state == "queued":
+            return int(self._redis.llen(self.queue)) + int(self._redis.zcard(self.leases))
+        raise ValueError(f"count({state!r}) is not kept in Redis")
+
+    def pending(self, limit: int, exclude: set[str] | frozenset[str] = frozenset()) -> list[Entry]:
+        """Claim up to `limit` waiting deliveries for this replica (after putting back those
+        whose lease ran out)."""
+        if limit <= 0:
+            return []
+        self._expired(keys=[self.leases, self.queue], args=[time.time()])
+        rows = self._claim(keys=[self.leases, self.queue], args=[limit, time.time() + LEASE_SECONDS, self.prefix])
+        out = []
+        for delivery, event, payload, installation, attempts in rows:
+            installation_id = int(installation) if installation not in (None, b"") else None
+            out.append(Entry(delivery.decode(), event.decode(), bytes(payload), installation_id, int(attempts or 0)))
+        return out
+
+    def requeue_failed(self) -> int:
+        """Failed deliveries are run again when GitHub redelivers them (not scanned at start)."""
+        return 0
+
+    def forget_old(self, now: float | None = None) -> int:
+        return 0  # done and failed deliveries expire on their own
+
+    def known(self, deliveries: list[str]) -> set[str]:
+        pipe = self._redis.pipeline()
+        for delivery in deliveries:
+            pipe.exists(self._key(delivery))
+        return {d for d, found in zip(deliveries, pipe.execute()) if found}
+
+
+__all__ = ["LEASE_SECONDS", "MAX_ATTEMPTS", "RedisJournal"]

@@ -1,0 +1,124 @@
+"""The journal in Redis: several replicas share one dedupe and one backlog. Runs against
+a real `redis-server` started here (`make test` installs it); without one the tests
+fail under CI and are skipped, with the reason, elsewhere."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.fakegithub import FakeGitHub
+from tests.harness import sglang_world, start_bot
+from tests.test_app_serve import free_port
+from tests.test_app_workflow_run import bot_comments
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        message = "redis-server is not installed (apt-get install redis-server; `make test` does it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message + ": the Redis tests must run in CI")
+        pytest.skip(message)
+    port = free_port()
+    folder = tmp_path_factory.mktemp("redis")
+    process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
+                                "no", "--dir", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    import redis
+    client = redis.Redis(port=port)
+    for _ in range(100):
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    else:
+        process.kill()
+        pytest.fail("redis-server did not start")
+    try:
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+def redis_url(redis_server: str) -> str:
+    import redis
+    redis.Redis.from_url(redis_server).flushdb()
+    return redis_server
+
+
+def test_two_replicas_share_one_dedupe_and_one_backlog(redis_url: str) -> None:
+    from bot.redisjournal import RedisJournal
+    a, b = RedisJournal(redis_url), RedisJournal(redis_url)
+    assert a.accept("d1", "workflow_run", b'{"x": 1}', 5) == "new"  # a holds it
+    assert b.accept("d1", "workflow_run", b'{"x": 1}', 5) == "leased"
+    a.done("d1")
+    assert b.accept("d1", "workflow_run", b"{}", 5) == "done" and b.is_done("d1")
+    assert a.accept("d2", "issue_comment", b'{"y": 2}', None) == "new"
+    a.release("d2")  # a had no room: it waits for anyone
+    assert [(e.id, e.event, e.payload, e.installation) for e in b.pending(5)] == [("d2", "issue_comment", b'{"y": 2}',
+                                                                                   None)]
+    assert a.pending(5) == [] and a.accept("d2", "issue_comment", b"{}", None) == "leased"
+    b.failed("d2")
+    assert a.accept("d2", "issue_comment", b'{"y": 3}', None) == "new"  # a redelivery of a failed one runs again
+    assert a.known(["d1", "d2", "d3"]) == {"d1", "d2"}
+    assert (a.count("done"), a.path) == (1, redis_url.split("@")[-1])
+
+
+def test_a_dead_replicas_lease_runs_out_and_another_takes_it(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot import redisjournal
+    a, b = redisjournal.RedisJournal(redis_url), redisjournal.RedisJournal(redis_url)
+    assert a.accept("d9", "workflow_run", b"{}", 1) == "new"  # and then a is killed
+    assert b.pending(5) == []
+    real = time.time
+    monkeypatch.setattr(redisjournal.time, "time", lambda: real() + 16 * 60)
+    assert [e.id for e in b.pending(5)] == ["d9"]
+
+
+async def test_replicas_behind_one_url_process_each_delivery_once(fake_github: FakeGitHub, redis_url: str) -> None:
+    world = sglang_world(fake_github, runs=6)
+    fake_github.set_latency(0.05, method="GET", path=r"/pulls/\d+/files$")
+    first, runner_a = await start_bot(fake_github, redis_url=redis_url, queue_size=1, workers=1)
+    second, runner_b = await start_bot(fake_github, redis_url=redis_url, queue_size=4, workers=2)
+    try:
+        answers = []
+        for i, run in enumerate(world.runs):
+            payload = world.payload(run["id"])
+            answers.append(await first.deliver("workflow_run", payload, delivery=f"r-{i}"))
+            answers.append(await second.deliver("workflow_run", payload, delivery=f"r-{i}"))  # GitHub retried
+        assert {status for status, _ in answers} <= {200, 202}
+        for _ in range(300):
+            if all(f"r-{i}" in first.state.done for i in range(6)):
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.gather(first.settle(), second.settle())
+        assert all(f"r-{i}" in second.state.done for i in range(6))
+        for run in world.runs:
+            assert len(bot_comments(fake_github, world, run["pull_requests"][0]["number"])) == 1
+        processed = [float(line.rsplit(" ", 1)[1]) for bot in (first, second)
+                     for line in (await (await bot.session.get(f"{bot.url}/metrics")).text()).splitlines()
+                     if line.startswith('foldbot_deliveries_total{event="workflow_run",outcome="ok"}')]
+        assert sum(processed) == 6.0  # once each, across the two replicas
+        assert len(processed) == 2  # the second replica took the backlog of the first
+    finally:
+        for bot, runner in ((first, runner_a), (second, runner_b)):
+            await bot.session.close()
+            await runner.cleanup()
+
+
+def test_the_redis_setting_comes_from_the_environment() -> None:
+    from bot.settings import Settings
+    settings = Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t",
+                                  "FOLDBOT_REDIS_URL": "redis://cache:6379/2"})
+    assert settings.redis_url == "redis://cache:6379/2"
+    assert Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t"}).redis_url is None
+
