@@ -112,6 +112,10 @@ class RetryingGitHubAPI(GitHubAPI):
         self.max_attempts = max_attempts
         self.max_wait = max_wait
         self.base_delay = base_delay
+        #: This client's (one installation's) calls, and what GitHub last said of its rate limit.
+        self.calls = 0
+        self.remaining: int | None = None
+        self.reset_at: float | None = None
 
     async def _request(self, method: str, url: str, headers: Any, body: bytes = b"") -> tuple[int, Any, bytes]:
         path = _path(url)
@@ -131,6 +135,11 @@ class RetryingGitHubAPI(GitHubAPI):
                 continue
             log.debug("github %s %s: %s", method, path, status,
                       extra={"method": method, "path": path, "status": status, "attempt": attempt})
+            self.calls += 1
+            left, reset = response_headers.get("x-ratelimit-remaining"), response_headers.get("x-ratelimit-reset")
+            if left is not None and left.isdigit():
+                self.remaining = int(left)
+                self.reset_at = float(reset) if reset and reset.isdigit() else self.reset_at
             if self.metrics:
                 self.metrics.github_calls.labels(status=status_label(status)).inc()
                 remaining = response_headers.get("x-ratelimit-remaining")

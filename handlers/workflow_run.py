@@ -8,12 +8,13 @@ the plan needs), decide (`bot.analysis.analyze`, `bot.reporting`), write (the re
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import replace
 from typing import Any
 
 from gidgethub import routing, sansio
 
-from bot.analysis import analyze
+from bot.analysis import Unmeasured, analyze
 from bot.api import RepoAPI
 from bot.config import ConfigError
 from bot.context import Context
@@ -92,11 +93,16 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
     try:
         analysis = await asyncio.to_thread(analyze, lanes.files, bundles, config)
         if config.logs_fetch and analysis.plan.reshard_candidates:
-            read = await read_logs(api, analysis, config, ctx.state.cache)
-            if read.logs or read.problems:
-                analysis = await asyncio.to_thread(analyze, lanes.files, bundles, config, read.logs, read.problems)
-            ctx.log.info("%s: %d shard logs used, %d downloaded, %d not readable", repo, len(read.logs),
-                         read.downloads, len(read.problems))
+            low = _budget_low(api, config.logs_max_jobs)
+            if low:
+                analysis = await asyncio.to_thread(analyze, lanes.files, bundles, config, {}, (low,))
+                ctx.log.warning("%s: shard logs not read: %s", repo, low.reason)
+            else:
+                read = await read_logs(api, analysis, config, ctx.state.cache)
+                if read.logs or read.problems:
+                    analysis = await asyncio.to_thread(analyze, lanes.files, bundles, config, read.logs, read.problems)
+                ctx.log.info("%s: %d shard logs used, %d downloaded, %d not readable", repo, len(read.logs),
+                             read.downloads, len(read.problems))
         checks = await asyncio.to_thread(check_patch, analysis.patch, analysis.edits, lanes.files) if analysis.patch else None
     except USER_ERRORS as exc:
         await upsert_dashboard(api, error_body(repo, str(exc)), login)
@@ -118,6 +124,23 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
     comments = await asyncio.gather(*(upsert_comment(api, n, body, login) for n, body in bodies.items()))
     for n, written in zip(bodies, comments):
         ctx.log.info("%s#%d: report comment %s", repo, n, written.action)
+
+
+#: GitHub calls an installation keeps for reports and commands: with fewer left, shard logs
+#: (the optional reads) wait for a later run.
+CALL_RESERVE = 300
+
+
+def _budget_low(api: RepoAPI, wanted: int) -> Unmeasured | None:
+    """A line saying the shard logs wait, when this installation's rate limit is low."""
+    client = api.gh.api
+    left = client.remaining
+    if left is None or left >= CALL_RESERVE + wanted:
+        return None
+    when = time.strftime("%H:%M UTC", time.gmtime(client.reset_at)) if client.reset_at else "its reset"
+    return Unmeasured("shard logs", f"not read this time: this installation has {left} GitHub calls left until {when}, "
+                      f"and foldbot keeps {CALL_RESERVE} for reports and commands",
+                      "nothing to do: they are read on a later run; or lower `logs: {max_jobs: N}`")
 
 
 async def _config(api: RepoAPI, head: str, ctx: Context) -> RepoConfig | ConfigError:

@@ -219,3 +219,24 @@ async def test_a_rate_limit_stops_the_downloads_of_the_event(fake_github: FakeGi
     await bot.settle()
     assert fake_github.count("GET", LOG_PATH) <= 4  # the ones already on their way when the limit came
     assert "GitHub's rate limit (403); read again on a later run" in dashboard(world)
+
+
+async def test_with_the_rate_limit_low_the_logs_wait_and_the_report_says_so(fake_github: FakeGitHub) -> None:
+    """Shard logs are the optional reads: with fewer calls left than the reserve plus the
+    log budget, they are not read, and the report says until when and why."""
+    from tests.harness import start_bot
+
+    fake_github.rate_limits = type(fake_github.rate_limits)({"installation": 350, "user": 5000, "app": 5000,
+                                                             "anonymous": 60})
+    world, _ = current_world(fake_github, config="logs: {max_jobs: 60}\n")
+    running, runner = await start_bot(fake_github)
+    try:
+        await running.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+        await running.settle()
+    finally:
+        await running.session.close()
+        await runner.cleanup()
+    assert fake_github.count("GET", LOG_PATH) == 0
+    line = next(line for line in dashboard(world).splitlines() if line.startswith("- `shard logs`"))
+    assert "not read this time: this installation has" in line and "GitHub calls left until" in line
+    assert "keeps 300 for reports and commands" in line
