@@ -131,7 +131,6 @@ class AppState:
     #: GUIDs this process asked GitHub to redeliver.
     redelivery_asked: set[str] = field(default_factory=set)
 
-
     @property
     def done(self) -> DoneView:
         return DoneView(self.journal)
@@ -188,7 +187,12 @@ async def webhook(request: web.Request) -> web.Response:
         return _json(503, error="shutting down; GitHub will redeliver")
     installation = data.get("installation") if isinstance(data.get("installation"), dict) else None
     installation_id = int(installation["id"]) if installation and installation.get("id") else None
-    known = state.journal.accept(delivery_id, event_name, body, installation_id)  # durable before the answer
+    try:
+        known = state.journal.accept(delivery_id, event_name, body, installation_id)  # durable before the answer
+    except Exception as exc:  # the disk or Redis failed: not accepted, so GitHub counts it failed (and it is redelivered)
+        state.metrics.deliveries.labels(event=event_name, outcome="journal_error").inc()
+        log.error("delivery %s: the journal cannot record it: %s", delivery_id, exc)
+        return _json(503, error="foldbot cannot record the delivery now; it is redelivered later")
     if known == "done":
         state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
         return _json(200, duplicate=delivery_id, state="already processed")
@@ -196,6 +200,7 @@ async def webhook(request: web.Request) -> web.Response:
         state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
         return _json(202, duplicate=delivery_id, state="being processed")
     if not state.accepting:
+        state.journal.release(delivery_id)  # with Redis: another replica may take it now
         state.metrics.deliveries.labels(event=event_name, outcome="journaled").inc()
         return _json(202, queued=delivery_id, after="restart")
     if not enqueue(state, Delivery(sansio.Event(data, event=event_name, delivery_id=delivery_id), installation_id)):
@@ -274,17 +279,25 @@ async def process(state: AppState, item: Delivery) -> None:
     except GitHubError as exc:
         outcome = "github_error"
         log.error("delivery %s (%s): GitHub call failed: %s", delivery_id, event.event, exc)
-        state.journal.failed(delivery_id)
+        _mark(state.journal.failed, delivery_id)
     except Exception:  # a bug: keep the worker alive, keep the traceback for the operator
         outcome = "error"
         log.exception("delivery %s (%s): handler failed", delivery_id, event.event)
-        state.journal.failed(delivery_id)
+        _mark(state.journal.failed, delivery_id)
     else:
-        state.journal.done(delivery_id)
+        _mark(state.journal.done, delivery_id)
     finally:
         state.in_flight.discard(delivery_id)
         state.metrics.deliveries.labels(event=event.event, outcome=outcome).inc()
         state.metrics.processing.labels(event=event.event).observe(time.monotonic() - started)
+
+
+def _mark(update: Callable[[str], None], delivery_id: str) -> None:
+    """Record a delivery's outcome; a journal that fails now leaves it queued (run again later)."""
+    try:
+        update(delivery_id)
+    except Exception as exc:
+        log.error("delivery %s: the journal cannot record its outcome: %s", delivery_id, exc)
 
 
 async def check_credentials(state: AppState) -> None:

@@ -160,3 +160,19 @@ async def test_kill_9_after_the_202_loses_nothing(fake_github: FakeGitHub, tmp_p
     assert "1 unfinished deliveries resumed" in output.decode()
     assert len(bot_comments(fake_github, world, number)) == 1
     assert len(dashboards(fake_github, world)) == 1
+
+
+async def test_a_journal_that_cannot_write_answers_503_without_a_traceback(
+        fake_github: FakeGitHub, bot, caplog: pytest.LogCaptureFixture) -> None:  # noqa: ANN001
+    world = sglang_world(fake_github, runs=1)
+
+    def broken(*args: object) -> str:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    bot.state.journal.accept = broken
+    with caplog.at_level("INFO"):
+        status, answer = await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery="disk")
+    assert (status, answer) == (503, {"error": "foldbot cannot record the delivery now; it is redelivered later"})
+    assert "Traceback" not in caplog.text and "disk" not in bot.state.in_flight
+    assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == [
+        "delivery disk: the journal cannot record it: disk I/O error"]
