@@ -8,7 +8,7 @@ the journal's dedupe holds."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
@@ -23,10 +23,14 @@ def delivered(item: dict[str, Any]) -> bool:
     return type(code) is int and 200 <= code < 300
 
 
+#: A GUID asked for is not asked for again within this many seconds (its redelivery may be on its way).
+ASK_AGAIN_SECONDS = 3600
+
+
 def to_redeliver(items: Iterable[dict[str, Any]], events: Iterable[str], known: Callable[[list[str]], set[str]],
-                 asked: set[str]) -> list[dict[str, Any]]:
+                 asked: Container[str]) -> list[dict[str, Any]]:
     """One delivery (the newest attempt) per GUID that no attempt delivered, of an event
-    foldbot handles, that the journal does not know and that was not asked for already."""
+    foldbot handles, that the journal does not know and that was not asked for lately."""
     wanted = set(events)
     attempts: dict[str, list[dict[str, Any]]] = {}
     for item in items:
@@ -47,11 +51,14 @@ class Outcome:
 
 
 async def redeliver_failed(pool: GitHubPool, events: Iterable[str], known: Callable[[list[str]], set[str]],
-                           asked: set[str], window: timedelta, now: datetime | None = None) -> Outcome:
+                           asked: dict[str, float], window: timedelta, now: datetime | None = None) -> Outcome:
     """List the App's deliveries within `window`, and ask for those `to_redeliver` picks
-    (their GUIDs join `asked`: each is asked for once per process)."""
-    since = (now or datetime.now(timezone.utc)) - window
-    items = await pool.hook_deliveries(since)
+    (`asked`: GUID -> when it was asked for; one is asked for again after ASK_AGAIN_SECONDS)."""
+    moment = now or datetime.now(timezone.utc)
+    for guid, when in list(asked.items()):
+        if moment.timestamp() - when >= ASK_AGAIN_SECONDS:
+            del asked[guid]
+    items = await pool.hook_deliveries(moment - window)
     outcome = Outcome(len(items), [], [])
     for item in to_redeliver(items, events, known, asked):
         guid = str(item["guid"])
@@ -61,7 +68,7 @@ async def redeliver_failed(pool: GitHubPool, events: Iterable[str], known: Calla
             outcome.refused.append(guid)
             log.warning("redelivery of %s (%s, delivery %s) refused: %s", guid, item.get("event"), item["id"], exc)
             continue
-        asked.add(guid)
+        asked[guid] = moment.timestamp()
         outcome.asked.append(guid)
         log.info("asked GitHub to redeliver %s (%s, failed with %s %s)", guid, item.get("event"),
                  item.get("status_code"), item.get("status"))

@@ -128,8 +128,8 @@ class AppState:
     credentials_problem: str | None = "not checked yet"
     credentials_checked: asyncio.Event = field(default_factory=asyncio.Event)
     background: list[asyncio.Task[None]] = field(default_factory=list)
-    #: GUIDs this process asked GitHub to redeliver.
-    redelivery_asked: set[str] = field(default_factory=set)
+    #: GUIDs this process asked GitHub to redeliver, and when (epoch seconds).
+    redelivery_asked: dict[str, float] = field(default_factory=dict)
 
     @property
     def done(self) -> DoneView:

@@ -117,7 +117,7 @@ async def test_failed_deliveries_are_redelivered_once_and_processed_once(fake_gi
         assert attempts == [f"/app/hook/deliveries/{lost.id}/attempts"]
         assert [(d.guid, d.redelivery, d.status_code) for d in hook.deliveries[3:]] == [("lost-1", True, 202)]
         assert len(bot_comments(fake_github, world, number)) == 1
-        assert "too-old" not in bot.state.done and bot.state.redelivery_asked == {"lost-1"}
+        assert "too-old" not in bot.state.done and list(bot.state.redelivery_asked) == ["lost-1"]
         assert "foldbot_redeliveries_total 1.0" in await (await bot.session.get(f"{bot.url}/metrics")).text()
     finally:
         await bot.session.close()
@@ -134,7 +134,7 @@ async def test_a_delivery_foldbot_processed_is_not_asked_for(fake_github: FakeGi
         hook = app_hook(fake_github)
         hook.record("workflow_run", payload, guid="seen-1", status_code=504, status="timed out")  # GitHub gave up waiting
         from bot.redeliver import redeliver_failed
-        outcome = await redeliver_failed(bot.state.pool, ["workflow_run"], bot.state.journal.known, set(),
+        outcome = await redeliver_failed(bot.state.pool, ["workflow_run"], bot.state.journal.known, {},
                                          timedelta(hours=1), now=datetime.now(timezone.utc))
         assert (outcome.listed, outcome.asked, outcome.refused) == (1, [], [])
         assert fake_github.count("POST", r"/attempts$") == 0
@@ -155,3 +155,20 @@ async def test_listing_stops_at_the_window(fake_github: FakeGitHub) -> None:
         assert fake_github.count("GET", r"^/app/hook/deliveries$") == 2
         everything = await pool.hook_deliveries(datetime.now(timezone.utc) - timedelta(days=1))
         assert len(everything) == 250 and fake_github.count("GET", r"^/app/hook/deliveries$") == 5
+
+
+async def test_a_guid_asked_for_is_asked_again_after_an_hour(fake_github: FakeGitHub) -> None:
+    from bot.redeliver import ASK_AGAIN_SECONDS, redeliver_failed
+    hook = app_hook(fake_github)
+    hook.configure("http://127.0.0.1:9/webhook", SECRET)  # nothing listens: every redelivery fails
+    hook.record("workflow_run", {"action": "completed"}, guid="stuck", status_code=0, status="failed to connect")
+    asked: dict[str, float] = {}
+    now = datetime.now(timezone.utc)
+    async with aiohttp.ClientSession() as session:
+        pool = app_pool(fake_github, session)
+        for later, expected in ((0, ["stuck"]), (60, []), (ASK_AGAIN_SECONDS + 1, ["stuck"])):
+            outcome = await redeliver_failed(pool, ["workflow_run"], lambda guids: set(), asked, timedelta(hours=2),
+                                             now=now + timedelta(seconds=later))
+            assert outcome.asked == expected
+        await asyncio.gather(*hook.tasks)
+    assert fake_github.count("POST", r"/attempts$") == 2
