@@ -43,7 +43,8 @@ def md_text(text: str) -> str:
     out: list[str] = []
     for i, part in enumerate(parts):
         if i % 2 == 0:
-            out.append(md_escape(part))
+            if part:
+                out.append(md_escape(part))
         elif part:
             if out and out[-1].endswith("`"):
                 out.append("\u200b")

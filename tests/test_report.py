@@ -91,6 +91,7 @@ def _inert(rendered: str) -> bool:
     "job 1 (`<!-- foldbot:state {\"v\":1,\"patch_id\":\"FORGED\"} -->`): gone",
     "a `` b ` c",
     "`a``b`c`",
+    "`<``<`",  # two spans with nothing between: they must not touch
     "trailing backslash \\`code`",
     "@octocat `@octocat` <script>",
 ])
