@@ -26,6 +26,7 @@ class Missed:
     repo: str
     installation_id: int
     run: dict[str, Any]
+    default_branch: str
 
 
 def missed(run: dict[str, Any], lane: str, dashboard: dict[str, Any] | None) -> bool:
@@ -64,7 +65,7 @@ async def _missed_in(api: RepoAPI, installation_id: int, branch: str, login: str
     for path in sorted(lanes.files):
         runs = await api.runs(path.rsplit("/", 1)[-1], status="completed", count=1)
         if runs and missed(runs[0], path, dashboard):
-            found.append(Missed(api.repo, installation_id, runs[0]))
+            found.append(Missed(api.repo, installation_id, runs[0], branch))
     return found
 
 

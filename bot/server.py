@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import json
 import logging
 import re
 import time
@@ -36,6 +37,7 @@ from .journal import Journal
 if TYPE_CHECKING:
     from .redisjournal import RedisJournal
 from .metrics import Metrics
+from .reconcile import Missed, find_missed
 from .redeliver import redeliver_failed
 from .payload import FIELDS, PayloadError, invalid_field, parse
 from .settings import Settings
@@ -249,6 +251,20 @@ def refill(state: AppState) -> int:
             return moved
 
 
+async def index(request: web.Request) -> web.Response:
+    """`/`: what this server is; and the landing page of `foldbot manifest`'s `redirect_url`,
+    where GitHub sends the browser with a one-hour `code` after registering the App."""
+    code = request.query.get("code", "")
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", code):
+        return web.Response(text=f"foldbot {__version__}: a GitHub App's webhook server. POST /webhook, GET /health.\n")
+    return web.Response(text=(
+        "GitHub registered the App and sent this page a one-hour code. This server does not take new "
+        "credentials while it runs: exchange the code within the hour, and start foldbot with what it gives:\n\n"
+        f"  curl -X POST {request.app[STATE].settings.api_url}/app-manifests/{code}/conversions\n\n"
+        "(its answer has the App's id, private key (`pem`) and webhook secret: set GITHUB_APP_ID, "
+        "GITHUB_PRIVATE_KEY and GITHUB_WEBHOOK_SECRET). `foldbot register --url URL` does all of this by itself.\n"))
+
+
 async def health(request: web.Request) -> web.Response:
     """200 while GitHub accepts foldbot's credentials, else 503 `degraded` with the reason."""
     state = request.app[STATE]
@@ -341,6 +357,47 @@ async def redeliver_loop(state: AppState) -> None:
         await asyncio.sleep(settings.redeliver_minutes * 60)
 
 
+async def reconcile_loop(state: AppState) -> None:
+    """Every `reconcile_minutes` (the first time after a redelivery had its chance): lane
+    runs whose `workflow_run` delivery never came (`bot.reconcile`) are journaled as that
+    delivery would have been, under the id `reconcile-<run>-<attempt>`, and so reported
+    once, by whichever replica takes them."""
+    assert state.pool is not None
+    settings = state.settings
+    await asyncio.sleep(settings.redeliver_first_seconds + settings.reconcile_minutes * 60 / 10)
+    while True:
+        if state.credentials_problem is None:
+            try:
+                found = await find_missed(state.pool, await state.pool.bot_login(), log=log.warning)
+            except (GitHubError, aiohttp.ClientError, asyncio.TimeoutError) as exc:
+                log.error("reconcile: could not list the installations' lane runs: %s", exc)
+                found = []
+            for item in found:
+                accept_synthetic(state, "workflow_run", reconcile_delivery(item), item.installation_id,
+                                 f"reconcile-{item.run['id']}-{item.run.get('run_attempt') or 1}")
+            if found:
+                log.warning("reconcile: %d lane runs were never delivered; they are reported now", len(found))
+        await asyncio.sleep(settings.reconcile_minutes * 60)
+
+
+def reconcile_delivery(item: Missed) -> dict[str, Any]:
+    """The `workflow_run` completed delivery GitHub would have sent for a missed run."""
+    return {"action": "completed", "workflow_run": item.run, "workflow": {"id": item.run.get("workflow_id"),
+            "path": item.run.get("path")}, "repository": {"full_name": item.repo, "default_branch": item.default_branch},
+            "installation": {"id": item.installation_id}}
+
+
+def accept_synthetic(state: AppState, event: str, data: dict[str, Any], installation_id: int, delivery_id: str) -> bool:
+    """Journal and queue a delivery foldbot makes itself, as a webhook delivery is; False
+    when it was processed already (or another replica has it)."""
+    body = json.dumps(data).encode()
+    if state.journal.accept(delivery_id, event, body, installation_id) in ("done", "leased"):
+        return False
+    if not enqueue(state, Delivery(sansio.Event(data, event=event, delivery_id=delivery_id), installation_id)):
+        state.journal.release(delivery_id)
+    return True
+
+
 async def pump(state: AppState, every: float = 1.0) -> None:
     """Take what waits in the journal whenever the queue has room: with Redis, what other
     replicas had no room for, and what a dead replica's lease left."""
@@ -404,6 +461,8 @@ def create_app(settings: Settings, router: routing.Router, *,
         state.background.append(asyncio.create_task(pump(state)))
         if state.pool.credentials.is_app and settings.redeliver_minutes > 0:
             state.background.append(asyncio.create_task(redeliver_loop(state)))
+        if state.pool.credentials.is_app and settings.reconcile_minutes > 0:
+            state.background.append(asyncio.create_task(reconcile_loop(state)))
 
     async def drain(app: web.Application) -> None:
         state.accepting = False
@@ -427,6 +486,7 @@ def create_app(settings: Settings, router: routing.Router, *,
     app.on_cleanup.append(stop)
     app.router.add_post("/webhook", webhook)
     app.router.add_get("/health", health)
+    app.router.add_get("/", index)
     app.router.add_get("/metrics", metrics)
     return app
 

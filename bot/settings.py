@@ -32,6 +32,7 @@ class Settings:
     redeliver_minutes: float = 10.0  # how often failed deliveries are looked for; 0: never
     redeliver_window_hours: float = 24.0  # how far back
     redeliver_first_seconds: float = 5.0  # the first look, after the server listens
+    reconcile_minutes: float = 30.0  # how often lane runs whose delivery never came are looked for; 0: never
     redis_url: str | None = None  # the journal in Redis, shared by replicas (else SQLite in data_dir)
 
     @classmethod
@@ -72,6 +73,7 @@ class Settings:
             log_level=_choice(env, "FOLDBOT_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"), upper=True),
             data_dir=Path(env.get("FOLDBOT_DATA_DIR") or "data"),
             redeliver_minutes=_int(env, "FOLDBOT_REDELIVER_MINUTES", 10, 0, 24 * 60),
+            reconcile_minutes=_int(env, "FOLDBOT_RECONCILE_MINUTES", 30, 0, 24 * 60),
             redeliver_window_hours=_int(env, "FOLDBOT_REDELIVER_WINDOW_HOURS", 24, 1, 72),
             redis_url=env.get("FOLDBOT_REDIS_URL") or None,
         )

@@ -80,6 +80,7 @@ def app_pool(fake: FakeGitHub, session: aiohttp.ClientSession, metrics: Metrics 
 
 async def start_bot(fake: FakeGitHub, **settings: Any) -> tuple[Bot, web.AppRunner]:
     settings.setdefault("redeliver_minutes", 0)  # the tests of redelivery turn it on
+    settings.setdefault("reconcile_minutes", 0)  # and those of reconciling this
     config = Settings(webhook_secret=SECRET, app_id=str(fake.app_id), private_key=fake.private_key_pem,
                       api_url=fake.base_url, port=0, **settings)
     app = create_app(config, router, pool_factory=lambda session, metrics: app_pool(fake, session, metrics))

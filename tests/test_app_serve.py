@@ -120,3 +120,14 @@ async def test_installation_tokens_are_cached_and_refreshed_after_a_401(fake_git
         await gh.get("/repos/o/r/contents/README.md")
         await gh.get("/repos/o/r/contents/README.md")
         assert [r.status for r in fake_github.requests if r.path.endswith("README.md")] == [200, 304]
+
+
+async def test_the_manifest_redirect_route_is_answered(fake_github, bot) -> None:  # noqa: ANN001
+    """`foldbot manifest` sends GitHub's browser back to `/` with a one-hour code: the page
+    says how to exchange it; `/` alone says what the server is."""
+    async with bot.session.get(f"{bot.url}/?code=abc123&state=x") as response:
+        text = await response.text()
+    assert response.status == 200 and f"{fake_github.base_url}/app-manifests/abc123/conversions" in text
+    async with bot.session.get(f"{bot.url}/?code=<script>") as response:
+        text = await response.text()
+    assert response.status == 200 and "<script>" not in text and "webhook server" in text

@@ -47,3 +47,36 @@ async def test_a_run_whose_delivery_never_came_is_reported(fake_github: FakeGitH
     assert lost["id"] in dashboard_state(world).runs
     assert any(f"run {lost['id']}" in line and "never reported" in line for line in lines)
     assert await reconcile(state.pool, report, lines.append) == []  # once reported, found no more
+
+
+async def test_the_server_reports_a_lost_run_by_itself(fake_github: FakeGitHub) -> None:
+    """`foldbot serve` looks for lost runs on a schedule and reports them through the
+    journal, as their delivery would have been: one report, then nothing more."""
+    import asyncio
+
+    from tests.harness import start_bot
+
+    world = sglang_world(fake_github)
+    first, runner = await start_bot(fake_github)
+    await first.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await first.settle()
+    await first.session.close()
+    await runner.cleanup()
+    template = world.runs[-1]
+    run = {k: v for k, v in copy.deepcopy(template).items() if k not in ("id", "node_id", "run_number")}
+    run.update(created_at="2026-12-01T00:00:00Z", updated_at="2026-12-01T03:00:00Z", workflow_id=ROCM720_ID, path=ROCM720)
+    lost = fake_github.add_run(world.repo, run)
+    fake_github.add_jobs(lost["id"], [{k: v for k, v in j.items() if k not in ("id", "run_id", "node_id")}
+                                      for j in fake_github.jobs_of(template["id"])])
+    bot, runner = await start_bot(fake_github, reconcile_minutes=0.01, redeliver_first_seconds=0.05)
+    try:
+        for _ in range(100):
+            await asyncio.sleep(0.1)
+            await bot.settle()
+            if lost["id"] in dashboard_state(world).runs:
+                break
+        assert lost["id"] in dashboard_state(world).runs
+        assert bot.state.journal.is_done(f"reconcile-{lost['id']}-1")
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
