@@ -28,7 +28,7 @@ redis-server:
 		echo "make: redis-server is not installed and could not be; the Redis tests are skipped (they fail under CI=true)"
 
 test: $(VENV)/.installed redis-server
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/analysis.py
