@@ -124,3 +124,31 @@ def test_a_run_without_amd_jobs_says_so_instead_of_an_empty_table(sglang_before:
     assert "| job |" not in body
     assert "No AMD job of the latest run spent time on setup or tests (see *Could not measure*)." in body
     assert "- `AMD jobs`: no job of the 8 runs ran on a runner that `amd_runner_pattern` matches" in body
+
+
+def test_no_report_of_a_three_lane_repository_exceeds_githubs_limit() -> None:
+    """SGLang's current lanes and a third made from the rocm720 one, a run of 60 jobs: the
+    dashboard and a PR's comment stay within 65,536 characters, and the patch carries all
+    three lanes."""
+    import copy
+
+    from bot.logs import parse_log
+    from tests.sglang_current import LANES, history, workflow_text
+
+    files = {LANES[lane][0]: workflow_text(lane) for lane in LANES}
+    files[".github/workflows/pr-test-amd-rocm800.yml"] = workflow_text("rocm720").replace("rocm720", "rocm800")
+    bundles, logs = history("rocm720")
+    latest = bundles[-1]["jobs"]
+    extra = [copy.deepcopy(j) for j in latest if "stage-b-test-1-gpu-small" in j["name"]][:60 - len(latest)]
+    for i, job in enumerate(extra):
+        job["id"], job["name"] = 99_000 + i, job["name"].replace("small", f"extra{i}")
+    latest += extra
+    analysis = analyze(files, bundles, RepoConfig(), {k: parse_log(v) for k, v in logs.items()})
+    assert len(analysis.lanes) == 3 and len(analysis.latest.jobs) == 60
+    assert sorted(e.path for e in analysis.edits) == sorted(files)
+    state = {"patch_id": analysis.patch_id, "pr": 1}
+    dashboard = to_markdown(analysis, state=state)
+    comment = to_markdown(analysis, state=state, dashboard="https://github.com/o/r/issues/1")
+    assert len(dashboard) <= 65536 and len(comment) <= 65536
+    assert read_state(dashboard) == state == read_state(comment)
+    assert dashboard.count("The same change in") == 2
