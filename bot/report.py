@@ -280,6 +280,22 @@ def _what_changes(analysis: Analysis) -> str:
     return html.escape("; ".join(parts)).replace("@", "@\u200b")  # inside an HTML block: HTML-escaped
 
 
+def _changes_per_file(analysis: Analysis) -> list[str]:
+    """One line per lane file the patch changes, saying what changes in it."""
+    out = []
+    for result in analysis.lanes:
+        if result.edit is None or result.edit.before == result.edit.after:
+            continue
+        change = result.change
+        parts = [f"{code(f.suite)} moves into shard {f.shard_key}={f.shard_value} of {code(f.host)} as a step "
+                 f"(timeout {f.timeout_minutes} min); its job goes, and with it from `needs:` and the dispatch options"
+                 for f in change.folds]
+        parts += [f"{code(r.job)} runs {_plural(r.to_count, 'shard')} instead of {r.from_count} ({code(r.flag)} "
+                  f"{r.to_count}, and any `wait-for-*` count of its jobs)" for r in change.reshards]
+        out.append(f"- {code(result.lane.path)}: " + "; ".join(parts) + ".")
+    return out
+
+
 def _alone(patch_id: str | None) -> str:
     return f" Alone: `/fold approve {patch_id}`." if patch_id else ""
 
@@ -498,8 +514,9 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
         out.append(f"A maintainer can comment `/fold approve {analysis.patch_id}` to have foldbot open a pull request with this patch.")
     elif analysis.patch:
         first, *others = analysis.edits
-        out += ["", f"<details><summary>Patch <code>{analysis.patch_id}</code> ({len(analysis.edits)} files; applies "
-                    f"with <code>git apply</code>): {_what_changes(analysis)}</summary>", "",
+        out += ["", "**What the patch changes**", "", *_changes_per_file(analysis), "",
+                f"<details><summary>Patch <code>{analysis.patch_id}</code> ({len(analysis.edits)} files; applies "
+                f"with <code>git apply</code>): {_what_changes(analysis)}</summary>", "",
                 *_diff_block(unified_diff([first]))]
         for edit in others:
             out += [f"The same change in {code(edit.path)}:", "", *_diff_block(unified_diff([edit]))]

@@ -152,3 +152,19 @@ def test_no_report_of_a_three_lane_repository_exceeds_githubs_limit() -> None:
     assert len(dashboard) <= 65536 and len(comment) <= 65536
     assert read_state(dashboard) == state == read_state(comment)
     assert dashboard.count("The same change in") == 2
+
+
+def test_the_patch_says_what_it_changes_per_file(sglang_before: dict[str, str]) -> None:
+    body = to_markdown(analyze(sglang_before, rocm720_history(), RepoConfig()))
+    changes = body.split("**What the patch changes**\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert changes == [
+        "- `.github/workflows/pr-test-amd-rocm720.yml`: `multimodal-gen-unit-test-amd-rocm720` moves into shard "
+        "part=0 of `multimodal-gen-test-1-gpu-amd-rocm720` as a step (timeout 20 min); its job goes, and with it "
+        "from `needs:` and the dispatch options; `multimodal-gen-test-2-gpu-amd-rocm720` runs 2 shards instead of 3 "
+        "(`--total-partitions` 2, and any `wait-for-*` count of its jobs).",
+        "- `.github/workflows/pr-test-amd.yml`: `multimodal-gen-unit-test-amd` moves into shard part=0 of "
+        "`multimodal-gen-test-1-gpu-amd` as a step (timeout 20 min); its job goes, and with it from `needs:` and the "
+        "dispatch options; `multimodal-gen-test-2-gpu-amd` runs 2 shards instead of 3 (`--total-partitions` 2, and any "
+        "`wait-for-*` count of its jobs).",
+    ]
+    assert body.index("**What the patch changes**") < body.index("```diff")
