@@ -46,7 +46,7 @@ class SuggestionPatch:
     """One suggestion on its own, in every lane that takes it: approvable alone, so a
     fold can be taken without a reshard that would slow the lane."""
 
-    kind: str  # "fold" | "reshard"
+    kind: str  # "fold" | "reshard" | "reshard-neutral" (the count that keeps the lane's wall clock)
     job: str  # the measured lane's job id
     patch: str
     patch_id: str
@@ -128,9 +128,11 @@ def analyze(
     patch = unified_diff(edits)
     suggestions: list[SuggestionPatch] = []
     alone = [("fold", f.job, replace(plan, folds=(f,), reshards=())) for f in plan.folds] + \
-            [("reshard", r.job, replace(plan, folds=(), reshards=(r,))) for r in plan.reshards]
+            [("reshard", r.job, replace(plan, folds=(), reshards=(r,))) for r in plan.reshards] + \
+            [("reshard-neutral", r.job, replace(plan, folds=(), reshards=(replace(r, to_count=r.neutral_count),)))
+             for r in plan.reshards if r.neutral_count]
     for kind, job, subset in alone:
-        if len(alone) == 1:
+        if len(alone) == 1 and kind != "reshard-neutral":
             own = patch
         else:
             results, _ = _patch_lanes(subset, measured, workflows, config)

@@ -97,6 +97,9 @@ class Reshard:
     waves_before: int = 1  # shards run in ceil(shards / max-parallel) waves
     waves_after: int = 1
     log_runs: int = 0  # runs whose per-file logs the estimate rests on
+    #: When `to_count` slows the lane: the fewest shards that keep its wall clock (None: no
+    #: count between them does).
+    neutral_count: int | None = None
 
     @property
     def setup_cycles_saved(self) -> int:
@@ -446,6 +449,11 @@ class Planner:
         waves_before, waves_after = _waves(n, job.max_parallel), _waves(best, job.max_parallel)
         wall_before = waves_before * (setup_median + longest_now)
         wall_after = waves_after * (setup_median + median(predictions[best]))
+        neutral = None
+        if wall_after - wall_before >= 60:  # slower: the fewest shards that keep the wall clock
+            p90_at(best)
+            neutral = next((k for k in range(best + 1, n) if p90_at(k) <= limit
+                            and _waves(k, job.max_parallel) * (setup_median + median(predictions[k])) <= wall_before), None)
         return Reshard(
             job=job.id,
             shard_key=key,
@@ -466,6 +474,7 @@ class Planner:
             waves_before=waves_before,
             waves_after=waves_after,
             log_runs=log_runs,
+            neutral_count=neutral,
         )
 
     def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...]) -> ShardLog | None:

@@ -296,6 +296,14 @@ def _changes_per_file(analysis: Analysis) -> list[str]:
     return out
 
 
+def _neutral(r: Reshard, patch_id: str | None) -> str:
+    if not r.neutral_count:
+        return ""
+    command = f": `/fold approve {patch_id}`" if patch_id else ""
+    return (f" Or {r.neutral_count} shards, which keeps the wall clock and saves "
+            f"{_plural(r.from_count - r.neutral_count, 'setup cycle')}{command}.")
+
+
 def _alone(patch_id: str | None) -> str:
     return f" Alone: `/fold approve {patch_id}`." if patch_id else ""
 
@@ -484,8 +492,10 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
         out.append(f"Nothing to fold: {reasons}.")
     else:
         alone = {(s.kind, s.job): s.patch_id for s in analysis.suggestions} if len(analysis.suggestions) > 1 else {}
+        alone.update({(s.kind, s.job): s.patch_id for s in analysis.suggestions if s.kind == "reshard-neutral"})
         out += [_fold_md(f, analysis.min_samples) + _alone(alone.get(("fold", f.job))) for f in plan.folds]
-        out += [_reshard_md(r, analysis.min_samples) + _alone(alone.get(("reshard", r.job))) for r in plan.reshards]
+        out += [_reshard_md(r, analysis.min_samples) + _alone(alone.get(("reshard", r.job)))
+                + _neutral(r, alone.get(("reshard-neutral", r.job))) for r in plan.reshards]
     overruns = [f for f in plan.findings if f.job in plan.overruns]
     if overruns:
         out += ["", "**Already over time**", ""]

@@ -198,3 +198,23 @@ def test_config_thresholds_change_the_plan() -> None:
     strict = parse_config("fold:\n  max_test_minutes: 3\nreshard:\n  safety: 0.3\n")
     p = plan(text, runs(text), strict)
     assert p.folds == () and p.reshards == ()
+
+
+def test_a_reshard_that_slows_the_lane_offers_the_count_that_keeps_its_wall_clock() -> None:
+    """Eight shards of 10 min with 5 min of setup, four at a time (two waves: 30 min).
+    Three shards fit the step's limit but run 32 min in one wave; four keep the wall
+    clock (25 min), and the report offers them with an id of their own."""
+    from bot.analysis import analyze
+    from bot.report import to_markdown
+
+    text = workflow(parts=8).replace("    strategy:\n      matrix:\n        part: [0, 1, 2, 3, 4, 5, 6, 7]",
+                                     "    strategy:\n      max-parallel: 4\n      matrix:\n        part: [0, 1, 2, 3, 4, 5, 6, 7]")
+    bundles = runs(text, shard_tests=[10] * 8, setup=5, suite_tests=40)
+    reshard = plan(text, bundles).reshards[0]
+    assert (reshard.from_count, reshard.to_count, reshard.neutral_count) == (8, 3, 4)
+    assert reshard.wall_after_s > reshard.wall_before_s
+    analysis = analyze({PATH: text}, bundles, RepoConfig())
+    neutral = next(s for s in analysis.suggestions if s.kind == "reshard-neutral")
+    assert "--total-partitions 4" in neutral.patch and "--total-partitions 3" not in neutral.patch
+    body = to_markdown(analysis)
+    assert f"Or 4 shards, which keeps the wall clock and saves 4 setup cycles: `/fold approve {neutral.patch_id}`." in body
