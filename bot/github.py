@@ -22,9 +22,9 @@ from urllib.parse import urljoin
 
 import aiohttp
 import cachetools
-import jwt
 from gidgethub import BadRequest, GitHubBroken, HTTPException, RateLimitExceeded
 from gidgethub.aiohttp import GitHubAPI
+from gidgethub.apps import get_installation_access_token, get_jwt
 
 from . import __version__
 from .logfmt import delivery_note
@@ -73,13 +73,6 @@ def _parse_time(value: Any) -> datetime | None:
 def status_label(status: int) -> str:
     """A metric label for an HTTP status: a number GitHub could send, else `other`."""
     return str(status) if 100 <= status < 600 else "other"
-
-
-def app_jwt(app_id: str, private_key: str, now: float | None = None) -> str:
-    """A JSON Web Token that authenticates as the App, valid for 9 minutes
-    (issued a minute in the past against clock drift, as GitHub recommends)."""
-    issued = int(now if now is not None else time.time()) - 60
-    return jwt.encode({"iat": issued, "exp": issued + 600 - 60, "iss": str(app_id)}, private_key, algorithm="RS256")
 
 
 async def _error_message(response: aiohttp.ClientResponse) -> str:
@@ -205,7 +198,8 @@ class Credentials:
 
     def jwt(self) -> str:
         assert self.app_id is not None and self.private_key is not None
-        return app_jwt(self.app_id, self.private_key, self.clock())
+        # gidgethub's: issued a minute in the past against clock drift, valid for 9 minutes from now
+        return get_jwt(app_id=str(self.app_id), private_key=self.private_key, expiration=600)
 
     def forget(self, installation_id: int) -> None:
         self._tokens.pop(installation_id, None)
@@ -223,11 +217,13 @@ class Credentials:
             cached = self._tokens.get(installation_id)
             if cached is not None:
                 return cached.value
-            url = f"/app/installations/{installation_id}/access_tokens"
+            assert self.app_id is not None and self.private_key is not None
             try:
-                data = await api.post(url, data=b"", jwt=self.jwt())
+                data = await get_installation_access_token(api, installation_id=str(installation_id),
+                                                           app_id=str(self.app_id), private_key=self.private_key)
             except HTTPException as exc:
-                raise GitHubError(int(exc.status_code), f"no installation token: {exc}", "POST", url) from None
+                raise GitHubError(int(exc.status_code), f"no installation token: {exc}", "POST",
+                                  f"/app/installations/{installation_id}/access_tokens") from None
             expires = datetime.fromisoformat(str(data["expires_at"]).replace("Z", "+00:00")).timestamp()
             token = Token(str(data["token"]), expires)
             self._tokens[installation_id] = token
