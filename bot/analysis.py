@@ -345,6 +345,8 @@ def lane_savings(analysis: Analysis) -> list[dict[str, Any]]:
     of the measured lane stand in for the others)."""
     out = []
     for result in analysis.lanes:
+        if result.edit is None:
+            continue  # the patch does not touch this lane (its edit failed): it saves nothing there
         cycles, seconds = 0, 0.0
         source = analysis.lane
         for fold in result.change.folds:

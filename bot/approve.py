@@ -87,7 +87,7 @@ def workflow_permission_refusal(error: GitHubError) -> Refusal | None:
 
 
 def pull_title(patch_id: str) -> str:
-    return f"foldbot: fold short AMD suites into existing shards (patch {patch_id})"
+    return f"foldbot: fewer AMD setup cycles (patch {patch_id})"
 
 
 def pull_body(patch_id: str, user: str, number: int, summary: str, lanes: list[str]) -> str:

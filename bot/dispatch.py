@@ -170,6 +170,9 @@ def decide(read: DispatchRead) -> DispatchPlan | Refusal | LaneRunNeeded:
             return Refusal(f"`{sha}` is not this PR's head (`{head_sha[:12]}`): review the new commits, then "
                            f"`/dispatch {lane.name} sha={head_sha[:12]}`.")
         ref = read.default_branch
+        if "pr_head_sha" not in lane.inputs:
+            return Refusal(f"`{lane.path}` has no `pr_head_sha` input: dispatched from `{read.default_branch}`, it "
+                           "would test that branch, not this fork's commit. Run it from a branch of this repository.")
     else:
         if sha is not None and not head_sha.startswith(sha):
             return Refusal(f"`{sha}` is not this PR's head (`{head_sha[:12]}`).")

@@ -45,7 +45,12 @@ async def find_missed(pool: GitHubPool, login: str, *, log: Callable[[str], None
     out: list[Missed] = []
     for installation in await pool.installations():
         installation_id = int(installation["id"])
-        for repository in await pool.installation_repositories(installation_id):
+        try:
+            repositories = await pool.installation_repositories(installation_id)
+        except GitHubError as exc:  # suspended, or its token refused: the others are still read
+            log(f"installation {installation_id}: not reconciled: {exc}")
+            continue
+        for repository in repositories:
             api = RepoAPI(pool.for_installation(installation_id), str(repository["full_name"]))
             try:
                 out += await _missed_in(api, installation_id, str(repository["default_branch"]), login)

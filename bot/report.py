@@ -29,7 +29,7 @@ def md_escape(text: str) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_SPECIAL.sub(r"\\\1", text)
     text = text.replace("@", "@\u200b")
-    return text.replace("\n", " ")
+    return text.replace("\r", " ").replace("\n", " ")
 
 
 def md_text(text: str) -> str:
@@ -55,7 +55,7 @@ def md_text(text: str) -> str:
 def code(text: str) -> str:
     """Inline code that cannot be broken out of, nor open an HTML comment in the raw
     text (where foldbot's own markers live)."""
-    text = text.replace("`", "'").replace("\n", " ").replace("@", "@\u200b").replace("<!--", "<\u200b!--")
+    text = text.replace("`", "'").replace("\r", " ").replace("\n", " ").replace("@", "@\u200b").replace("<!--", "<\u200b!--")
     return f"`{text}`"
 
 
@@ -371,6 +371,12 @@ def pull_summary(analysis: Analysis, only: SuggestionPatch | None = None) -> str
     lines = [f"This saves {_saves(lane_savings(analysis))}.", ""] if only is None else []
     lines += [_fold_md(f, analysis.min_samples) for f in folds]
     lines += [_reshard_md(r, analysis.min_samples) for r in reshards]
+    if only is not None and only.kind == "reshard-neutral":
+        r = next(r for r in plan.reshards if r.job == only.job)
+        lines.append(f"- **Reshard** {code(r.job)} from {r.from_count} to {r.neutral_count} shards, the fewest that keep "
+                     f"the lane's wall clock (its shards run in waves of {r.max_parallel}): saves "
+                     f"{_plural(r.from_count - (r.neutral_count or r.from_count), 'setup cycle')} per run. "
+                     f"(The most it could save: {r.to_count} shards, which would slow the lane.)")
     return "\n".join(lines)
 
 

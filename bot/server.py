@@ -390,6 +390,8 @@ def reconcile_delivery(item: Missed) -> dict[str, Any]:
 def accept_synthetic(state: AppState, event: str, data: dict[str, Any], installation_id: int, delivery_id: str) -> bool:
     """Journal and queue a delivery foldbot makes itself, as a webhook delivery is; False
     when it was processed already (or another replica has it)."""
+    if delivery_id in state.in_flight:  # queued from the last round, not processed yet
+        return False
     body = json.dumps(data).encode()
     if state.journal.accept(delivery_id, event, body, installation_id) in ("done", "leased"):
         return False

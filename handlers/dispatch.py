@@ -5,6 +5,7 @@ change filter skipped. Read (role, allowlist, the lane's latest run), decide
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -74,24 +75,29 @@ async def lane_run(api: RepoAPI, lane: LaneInfo, head_sha: str, completed: bool 
     return dict(found) if found else None
 
 
+def _ours(run: dict[str, Any], plan: DispatchPlan) -> bool:
+    """A dispatched run this plan may have started: its title, on its ref."""
+    return run.get("display_title") == run_title(plan) and run.get("head_branch") in (None, plan.ref)
+
+
 async def already_started(api: RepoAPI, plan: DispatchPlan, pull: PullRead) -> dict[str, Any] | None:
     """The run a dispatch for this plan started since the command was written, if any."""
     written = str(pull.comment["created_at"])
     found = [r for r in await api.runs(plan.lane.file, event="workflow_dispatch", count=30)
-             if r.get("display_title") == run_title(plan) and str(r.get("created_at") or "") >= written]
+             if _ours(r, plan) and str(r.get("created_at") or "") >= written]
     return max(found, key=lambda r: r["id"]) if found else None
 
 
 async def send(api: RepoAPI, plan: DispatchPlan, *, attempts: int = 10, wait: float = 1.0) -> dict[str, Any] | None:
     """Dispatch, and find the run it created: GitHub returns its id (`return_run_details`),
     else it is the newest dispatch run titled `[<stage>] <sha>`."""
+    sent = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))  # GitHub's clock may differ a little
     answer = await api.dispatch(plan.lane.file, plan.ref, plan.inputs)
     if isinstance(answer, dict) and answer.get("workflow_run_id"):
         return await api.run(int(answer["workflow_run_id"]))
-    title = run_title(plan)
     for _ in range(attempts):
         found = [r for r in await api.runs(plan.lane.file, event="workflow_dispatch", count=20)
-                 if r.get("display_title") == title]
+                 if _ours(r, plan) and str(r.get("created_at") or "") >= sent]
         if found:
             return max(found, key=lambda r: r["id"])
         await asyncio.sleep(wait)

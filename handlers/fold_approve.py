@@ -16,7 +16,8 @@ from bot.commands import Command
 from bot.context import Context, PullRead
 from bot.edit import FileEdit
 from bot.github import GitHubError
-from bot.publish import find_comment, read_report
+from bot.joblogs import read_logs
+from bot.publish import find_comment, find_dashboard, read_report
 from bot.replies import ROCKET, Outcome, Refusal
 from bot.report import pull_summary, suggestion_states, to_markdown
 from bot.reporting import PR_REPORT_TITLE, skipped_note
@@ -49,6 +50,11 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     else:  # the lane files moved: the same runs on the files as they are now
         bundles = [await run_bundle(api, await api.run(run_id), ctx.state.cache) for run_id in decision.runs]
         analysis = await asyncio.to_thread(analyze, dict(pull.files), bundles, pull.config)
+        if pull.config.logs_fetch and analysis.plan.reshard_candidates:  # as the report was made: with its logs
+            read = await read_logs(api, analysis, pull.config, ctx.state.cache)
+            if read.logs or read.problems:
+                analysis = await asyncio.to_thread(analyze, dict(pull.files), bundles, pull.config, read.logs,
+                                                   read.problems)
         patches = {s.patch_id: (s.patch, pull_summary(analysis, s)) for s in analysis.suggestions}
         if analysis.patch_id:
             patches[analysis.patch_id] = (analysis.patch, pull_summary(analysis))
@@ -61,8 +67,10 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
                                     runs=state.runs, blobs=dict(pull.blobs), patch_id=analysis.patch_id,
                                     patch=analysis.patch, summary=pull_summary(analysis), pr=state.pr,
                                     suggestions=suggestion_states(analysis))
-            await api.update_comment(report["id"], to_markdown(analysis, checks=checks, state=new_state.to_json(),
-                                                               title=PR_REPORT_TITLE, skipped_note=skipped_note(analysis)))
+            board = await find_dashboard(api, pull.login)
+            await api.update_comment(report["id"], to_markdown(
+                analysis, checks=checks, state=new_state.to_json(), title=PR_REPORT_TITLE,
+                skipped_note=skipped_note(analysis), dashboard=(board or {}).get("html_url") or None))
             return Outcome.refused(refused)
         patch, summary = patches[current]
     before = dict(pull.files)
@@ -106,6 +114,11 @@ async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, p
     else:
         await api.create_branch(branch, commit_sha)
     pulls = await api.pulls_from(api.repo.split("/", 1)[0], branch, state="all")
-    if pulls:
-        return Committed(branch, commit_sha, pulls[0], created)
+    open_pull = next((p for p in pulls if p.get("state") == "open"), None)
+    if open_pull is not None:
+        return Committed(branch, commit_sha, open_pull, created)
+    merged = next((p for p in pulls if p.get("merged_at")), None)
+    if merged is not None:
+        return Refusal(f"This patch was merged already: {merged.get('html_url')} (#{merged['number']}).")
+    # none, or only closed ones without merging: a new pull request for this approval
     return Committed(branch, commit_sha, await api.open_pull(title, branch, default_branch, body), True)

@@ -443,3 +443,23 @@ async def test_one_suggestion_is_approved_alone(fake_github: FakeGitHub, bot: Bo
     (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{fold_id}"]
     body = world.repo.issues[pull.number].body
     assert "**Fold** `multimodal-gen-unit-test-amd-rocm720`" in body and "**Reshard**" not in body
+
+
+async def test_a_closed_pull_request_is_not_handed_back(fake_github: FakeGitHub, bot: Bot) -> None:
+    """Approved, then closed without merging: approving again opens a new pull request;
+    once one was merged, approving again says so and opens nothing."""
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    (first,) = [p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]
+    world.repo.issues[first.number].state = "closed"
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    pulls = [p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]
+    assert len(pulls) == 2 and world.repo.issues[pulls[-1].number].state == "open"
+    assert f"Opened https://github.com/sgl-project/sglang/pull/{pulls[-1].number}" in replies(fake_github, world, number)[-1].body
+    world.repo.issues[pulls[-1].number].state = "closed"
+    world.repo.issues[pulls[-1].number].closed_at = "2026-12-04T08:00:00Z"
+    pulls[-1].merged = True
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    assert "This patch was merged already: https://github.com/sgl-project/sglang/pull/" in \
+        replies(fake_github, world, number)[-1].body
+    assert len([p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]) == 2

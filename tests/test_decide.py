@@ -92,6 +92,15 @@ def test_dispatch_plans(base: DispatchRead, changes: dict[str, Any], ref: str, t
     assert run_title(plan) == f"[{','.join(targets)}] {HEAD}"
 
 
+def test_a_fork_pr_needs_a_lane_that_takes_its_head(base: DispatchRead, sglang_before: dict[str, str]) -> None:
+    """Dispatched from the default branch, a lane without `pr_head_sha` would test that
+    branch, not the fork's commit: refused."""
+    lanes = lanes_of({ROCM720: sglang_before[ROCM720].replace("pr_head_sha", "other_input")})
+    decision = decide(replace(base, lanes=lanes, pr=pr(fork=True), sha="abababa",
+                              jobs=("sgl-kernel-unit-test-amd-rocm720",)))
+    assert isinstance(decision, Refusal) and "has no `pr_head_sha` input" in decision.reason
+
+
 def test_without_named_jobs_the_lane_run_is_read_first(base: DispatchRead) -> None:
     needed = decide(base)
     assert isinstance(needed, LaneRunNeeded) and needed.lane.name == "rocm720" and needed.head_sha == HEAD

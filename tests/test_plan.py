@@ -218,3 +218,6 @@ def test_a_reshard_that_slows_the_lane_offers_the_count_that_keeps_its_wall_cloc
     assert "--total-partitions 4" in neutral.patch and "--total-partitions 3" not in neutral.patch
     body = to_markdown(analysis)
     assert f"Or 4 shards, which keeps the wall clock and saves 4 setup cycles: `/fold approve {neutral.patch_id}`." in body
+    from bot.report import pull_summary
+
+    assert "from 8 to 4 shards, the fewest that keep the lane's wall clock" in pull_summary(analysis, neutral)

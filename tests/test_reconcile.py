@@ -80,3 +80,20 @@ async def test_the_server_reports_a_lost_run_by_itself(fake_github: FakeGitHub) 
     finally:
         await bot.session.close()
         await runner.cleanup()
+
+
+async def test_an_installation_that_cannot_be_read_does_not_stop_the_others(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github)
+    other = fake_github.add_repo("suspended", "repo")
+    fake_github.add_installation(7, [other])
+    fake_github.fail_next(5, status=403, path=r"/app/installations/7/access_tokens$")
+    state = bot.state
+    lines: list[str] = []
+    found = await reconcile(state.pool, lambda item: _no_report(item), lines.append)
+    assert [m.repo for m in found] == ["sgl-project/sglang"]  # the lane's runs, never reported
+    assert any(line.startswith("installation 7: not reconciled:") for line in lines)
+    del world
+
+
+async def _no_report(item: Missed) -> None:
+    del item

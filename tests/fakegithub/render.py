@@ -326,7 +326,7 @@ class Renderer:
             "created_at": issue.created_at,
             "updated_at": issue.updated_at,
             "closed_at": issue.closed_at,
-            "merged_at": None,
+            "merged_at": issue.closed_at if pull.merged else None,
             "merge_commit_sha": None,
             "assignee": None,
             "assignees": [],
