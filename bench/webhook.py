@@ -51,7 +51,7 @@ async def bare_server() -> tuple[str, web.AppRunner]:
     app.router.add_post("/webhook", handler)
     runner = web.AppRunner(app)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
+    site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)  # as foldbot listens
     await site.start()
     return f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/webhook", runner  # type: ignore[union-attr]
 

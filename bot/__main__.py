@@ -231,7 +231,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.port is not None:
         settings = replace(settings, port=args.port)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    web.run_app(create_app(settings, router), host=settings.host, port=settings.port, shutdown_timeout=settings.drain_seconds,
+    # A listen backlog for GitHub's bursts (aiohttp's default, 128, drops connections past it: a 1 s retry)
+    web.run_app(create_app(settings, router), host=settings.host, port=settings.port, backlog=1024,
+                shutdown_timeout=settings.drain_seconds,
                 print=lambda message: logging.getLogger("foldbot").info(message))
     return 0
 

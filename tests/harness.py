@@ -86,7 +86,7 @@ async def start_bot(fake: FakeGitHub, **settings: Any) -> tuple[Bot, web.AppRunn
     app = create_app(config, router, pool_factory=lambda session, metrics: app_pool(fake, session, metrics))
     runner = web.AppRunner(app)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
+    site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)  # as `foldbot serve` listens
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     session = aiohttp.ClientSession()
