@@ -10,7 +10,7 @@ import sys
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 from . import __version__
 from .analysis import AnalysisError, Unmeasured, analyze
@@ -108,26 +108,34 @@ def _github_api(repo: str) -> tuple[Any, Any]:
     return RepoAPI(pool.for_installation(None), repo), session
 
 
-def _fetch(repo: str, out: Path, workflows: Sequence[str], runs: int, max_logs: int) -> Any:
+def _with_github(repo: str, work: Callable[[Any], Awaitable[Any]]) -> Any:
+    """`work(api)` with a RepoAPI for `repo` (GITHUB_TOKEN), its session closed after; a
+    GitHub failure is one CLI error line."""
     import asyncio
 
-    from .fetch import FetchError, fetch
     from .github import GitHubError
 
     async def go() -> Any:
         api, session = _github_api(repo)
         try:
-            return await fetch(api, out, workflows=workflows, runs=runs, max_logs=max_logs,
-                               say=lambda line: print(line, file=sys.stderr))
+            return await work(api)
         finally:
             await session.close()
 
     try:
         return asyncio.run(go())
-    except FetchError as exc:
-        raise CliError(str(exc)) from None
     except GitHubError as exc:
         raise CliError(f"GitHub: {exc}") from None
+
+
+def _fetch(repo: str, out: Path, workflows: Sequence[str], runs: int, max_logs: int) -> Any:
+    from .fetch import FetchError, fetch
+
+    try:
+        return _with_github(repo, lambda api: fetch(api, out, workflows=workflows, runs=runs, max_logs=max_logs,
+                                                    say=lambda line: print(line, file=sys.stderr)))
+    except FetchError as exc:
+        raise CliError(str(exc)) from None
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
@@ -278,9 +286,6 @@ def cmd_register(args: argparse.Namespace) -> int:
 
 def cmd_comment(args: argparse.Namespace) -> int:
     """The report in FILE as foldbot's one comment on the PR: created, or edited in place."""
-    import asyncio
-
-    from .github import GitHubError
     from .publish import upsert_comment
     from .report import MARKER
 
@@ -293,17 +298,7 @@ def cmd_comment(args: argparse.Namespace) -> int:
     if MARKER not in body:
         body = f"{MARKER}\n{body}"
 
-    async def go() -> Any:
-        api, session = _github_api(args.repo)
-        try:
-            return await upsert_comment(api, args.pr, body, args.login)
-        finally:
-            await session.close()
-
-    try:
-        written = asyncio.run(go())
-    except GitHubError as exc:
-        raise CliError(f"GitHub: {exc}") from None
+    written = _with_github(args.repo, lambda api: upsert_comment(api, args.pr, body, args.login))
     print(f"{written.action} the report comment on #{args.pr}: {written.url or written.number}")
     return 0
 

@@ -19,8 +19,9 @@ from .analysis import analyze
 from .api import RepoAPI
 from .config import CONFIG_PATH, RepoConfig
 from .github import JobLogError
-from .joblogs import wanted
+from .joblogs import newest_first, wanted
 from .repo import default_branch_head, read_config, read_lanes, workflow_listing
+from .timing import JobTiming
 
 MANIFEST = "fetch.json"
 
@@ -96,13 +97,10 @@ async def fetch(api: RepoAPI, out: Path, *, workflows: Sequence[str] = (), runs:
 async def _fetch_logs(api: RepoAPI, fetched: Fetched, files: dict[str, str], bundles: list[dict], config: RepoConfig,
                       budget: int, max_bytes: int, say: Callable[[str], None]) -> None:
     """The shard logs of matrices the plan considers resharding, newest run first."""
-    plan = wanted(analyze(files, bundles, config))
-    depth = max((len(runs) for runs in plan.values()), default=0)
-    jobs = []  # every matrix's newest run first, a run's shards all or none, within the budget
-    for i in range(depth):
-        for runs in plan.values():
-            if i < len(runs) and len(jobs) + len(runs[i]) <= budget:
-                jobs.extend(runs[i])
+    jobs: list[JobTiming] = []  # every matrix's newest run first, a run's shards all or none, within the budget
+    for _, _, shards in newest_first(wanted(analyze(files, bundles, config))):
+        if len(jobs) + len(shards) <= budget:
+            jobs.extend(shards)
     for job in jobs:
         try:
             text = await api.job_log(job.api_id, max_bytes)

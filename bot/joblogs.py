@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, MutableMapping
+from typing import Any, Callable, Iterator, MutableMapping
 
 from .analysis import Analysis, Unmeasured
 from .config import RepoConfig
@@ -64,6 +64,16 @@ def wanted(analysis: Analysis) -> dict[str, list[tuple[JobTiming, ...]]]:
         if runs:
             out[job_id] = runs
     return out
+
+
+def newest_first(plan: dict[str, list[tuple[JobTiming, ...]]]) -> Iterator[tuple[int, str, tuple[JobTiming, ...]]]:
+    """The runs of `wanted`, every matrix's newest run first, then the next newest, ...:
+    (how many runs newer, the matrix, its shards in that run)."""
+    depth = max((len(runs) for runs in plan.values()), default=0)
+    for i in range(depth):
+        for job_id, runs in plan.items():
+            if i < len(runs):
+                yield i, job_id, runs[i]
 
 
 async def read_logs(api: RepoAPI, analysis: Analysis, config: RepoConfig,
@@ -119,32 +129,29 @@ async def read_logs(api: RepoAPI, analysis: Analysis, config: RepoConfig,
         memo = cache.get(("no-file-times", repo, analysis.lane.path, job_id))
         if memo is not None and memo[0] > now():
             barren[job_id] = memo[1]
-    depth = max((len(runs) for runs in plan.values()), default=0)
-    for i in range(depth):  # every matrix's newest run first, then the next newest, ...
-        for job_id, runs in plan.items():
-            if i >= len(runs) or job_id in unread or job_id in barren or job_id in stopped:
-                continue
-            shards = runs[i]
-            cost = sum(1 for j in shards if known(j) is None)
-            if cost > budget:
-                unread[job_id] = len(runs) - i
-                continue
-            budget -= cost
-            downloads += cost
-            results = await asyncio.gather(*(one(j) for j in shards))
-            readable = 0
-            for job, result in zip(shards, results):
-                if isinstance(result, ShardLog):
-                    logs[job.api_id] = result
-                    readable += not result.empty
-                else:
-                    reason = result.reason if isinstance(result, Gone) else str(result)
-                    failures[job_id].append(f"job {job.api_id} (`{job.name}`): {reason}")
-            if i == 0 and not readable:  # older runs would say no more
-                stopped.add(job_id)
-                if not failures[job_id]:
-                    barren[job_id] = tuple(j.api_id for j in shards)
-                    cache[("no-file-times", repo, analysis.lane.path, job_id)] = (now() + RECHECK_SECONDS, barren[job_id])
+    for i, job_id, shards in newest_first(plan):
+        if job_id in unread or job_id in barren or job_id in stopped:
+            continue
+        cost = sum(1 for j in shards if known(j) is None)
+        if cost > budget:
+            unread[job_id] = len(plan[job_id]) - i
+            continue
+        budget -= cost
+        downloads += cost
+        results = await asyncio.gather(*(one(j) for j in shards))
+        readable = 0
+        for job, result in zip(shards, results):
+            if isinstance(result, ShardLog):
+                logs[job.api_id] = result
+                readable += not result.empty
+            else:
+                reason = result.reason if isinstance(result, Gone) else str(result)
+                failures[job_id].append(f"job {job.api_id} (`{job.name}`): {reason}")
+        if i == 0 and not readable:  # older runs would say no more
+            stopped.add(job_id)
+            if not failures[job_id]:
+                barren[job_id] = tuple(j.api_id for j in shards)
+                cache[("no-file-times", repo, analysis.lane.path, job_id)] = (now() + RECHECK_SECONDS, barren[job_id])
     for job_id in plan:
         found = failures[job_id]
         if found:

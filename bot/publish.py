@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .api import RepoAPI
+from .replies import REPLY_MARKER
 from .report import MARKER, STATE_CLOSE, STATE_OPEN
 from .states import CommentReply, ReportState, StateError
 
@@ -116,6 +117,12 @@ def read_report(body: str) -> ReportState | None:
         return ReportState.from_json(read_state(body))
     except StateError:
         return None
+
+
+async def our_replies(api: RepoAPI, number: int, login: str) -> list[tuple[dict[str, Any], CommentReply]]:
+    """foldbot's own replies on a PR with their states, oldest first."""
+    found = [(c, read_reply(c.get("body") or "")) for c in await api.comments(number) if is_ours(c, login, REPLY_MARKER)]
+    return [(c, state) for c, state in found if state is not None]
 
 
 def read_reply(body: str) -> CommentReply | None:

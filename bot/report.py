@@ -7,7 +7,6 @@ Pure: an `Analysis` in, strings out.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from typing import Any
@@ -272,14 +271,6 @@ def _diff_block(diff: str) -> list[str]:
     return ["```diff", diff.rstrip("\n").replace("```", "`\u200b``"), "```", ""]
 
 
-def _what_changes(analysis: Analysis) -> str:
-    """One phrase per suggestion, for the patch's summary line."""
-    plan = analysis.plan
-    parts = [f"{f.job} moves into {f.into}" for f in plan.folds]
-    parts += [f"{r.job} {r.from_count} → {r.to_count} shards" for r in plan.reshards]
-    return html.escape("; ".join(parts)).replace("@", "@\u200b")  # inside an HTML block: HTML-escaped
-
-
 def _changes_per_file(analysis: Analysis) -> list[str]:
     """One line per lane file the patch changes, saying what changes in it."""
     out = []
@@ -532,7 +523,7 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
         first, *others = analysis.edits
         out += ["", "**What the patch changes**", "", *_changes_per_file(analysis), "",
                 f"<details><summary>Patch <code>{analysis.patch_id}</code> ({len(analysis.edits)} files; applies "
-                f"with <code>git apply</code>): {_what_changes(analysis)}</summary>", "",
+                f"with <code>git apply</code>)</summary>", "",
                 *_diff_block(unified_diff([first]))]
         for edit in others:
             out += [f"The same change in {code(edit.path)}:", "", *_diff_block(unified_diff([edit]))]

@@ -10,13 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot import approve
-from bot.analysis import analyze
 from bot.api import RepoAPI
 from bot.commands import Command
 from bot.context import Context, PullRead
 from bot.edit import FileEdit
 from bot.github import GitHubError
-from bot.joblogs import read_logs
 from bot.publish import find_comment, find_dashboard, read_report
 from bot.replies import ROCKET, Outcome, Refusal
 from bot.report import pull_summary, suggestion_states, to_markdown
@@ -25,6 +23,7 @@ from bot.repo import run_bundle
 from bot.verify import apply_patch, check_patch
 
 from .dispatch import role_of
+from .workflow_run import analyze_with_logs
 
 
 @dataclass(frozen=True)
@@ -49,12 +48,7 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
         patch, summary = decision.patch, state.summary_for(current)
     else:  # the lane files moved: the same runs on the files as they are now
         bundles = [await run_bundle(api, await api.run(run_id), ctx.state.cache) for run_id in decision.runs]
-        analysis = await asyncio.to_thread(analyze, dict(pull.files), bundles, pull.config)
-        if pull.config.logs_fetch and analysis.plan.reshard_candidates:  # as the report was made: with its logs
-            read = await read_logs(api, analysis, pull.config, ctx.state.cache)
-            if read.logs or read.problems:
-                analysis = await asyncio.to_thread(analyze, dict(pull.files), bundles, pull.config, read.logs,
-                                                   read.problems)
+        analysis = await analyze_with_logs(api, ctx, dict(pull.files), bundles, pull.config)  # as the report was made
         patches = {s.patch_id: (s.patch, pull_summary(analysis, s)) for s in analysis.suggestions}
         if analysis.patch_id:
             patches[analysis.patch_id] = (analysis.patch, pull_summary(analysis))

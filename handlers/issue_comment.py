@@ -23,8 +23,8 @@ from bot.commands import Command, parse_commands
 from bot.context import Context, PullRead
 from bot.dispatch import lanes_of
 from bot.github import GitHub, GitHubError
-from bot.publish import is_ours, read_reply
-from bot.replies import CONFUSED, EYES, PENDING, REPLY_MARKER, Outcome, reply_body
+from bot.publish import our_replies
+from bot.replies import CONFUSED, EYES, PENDING, Outcome, reply_body
 from bot.report import md_escape
 from bot.reporting import USER_ERRORS
 from bot.repo import default_branch_head, read_config, read_lanes
@@ -104,7 +104,7 @@ async def run_commands(api: RepoAPI, ctx: Context, number: int, comment: dict[st
             granted -= 1
             try:
                 if pull is None:
-                    pull = await read_pull(api, number, comment, login, earlier, resuming=mine is not None)
+                    pull = await read_pull(api, ctx, number, comment, login, earlier, resuming=mine is not None)
                 outcome = await COMMANDS[kind(command)](api, ctx, replace(pull, replies=earlier + tuple(states)), command)
             except USER_ERRORS as exc:
                 outcome = Outcome(f"foldbot cannot read this repository's CI files: {md_escape(str(exc))}", CONFUSED)
@@ -119,17 +119,11 @@ async def run_commands(api: RepoAPI, ctx: Context, number: int, comment: dict[st
         await api.react(comment_id, reaction)
 
 
-async def our_replies(api: RepoAPI, number: int, login: str) -> list[tuple[dict[str, Any], CommentReply]]:
-    """foldbot's own replies on a PR with their states, oldest first."""
-    found = [(c, read_reply(c.get("body") or "")) for c in await api.comments(number) if is_ours(c, login, REPLY_MARKER)]
-    return [(c, state) for c, state in found if state is not None]
-
-
-async def read_pull(api: RepoAPI, number: int, comment: dict[str, Any], login: str,
+async def read_pull(api: RepoAPI, ctx: Context, number: int, comment: dict[str, Any], login: str,
                     replies: tuple[ReplyState, ...], *, resuming: bool) -> PullRead:
     default_branch, base_sha = await default_branch_head(api)
-    config = await read_config(api, base_sha)
-    lanes, pr = await asyncio.gather(read_lanes(api, base_sha, config), api.pull(number))
+    config = await read_config(api, base_sha, ctx.state.cache)
+    lanes, pr = await asyncio.gather(read_lanes(api, base_sha, config, cache=ctx.state.files), api.pull(number))
     return PullRead(number=number, comment=comment, login=login, default_branch=default_branch, base_sha=base_sha,
                     config=config, files=lanes.files, blobs=lanes.blobs, lanes=lanes_of(lanes.files), pr=pr,
                     replies=replies, resuming=resuming)

@@ -14,14 +14,14 @@ from typing import Any
 
 from gidgethub import routing, sansio
 
-from bot.analysis import Unmeasured, analyze
+from bot.analysis import Analysis, Unmeasured, analyze
 from bot.api import RepoAPI
 from bot.config import ConfigError
 from bot.context import Context
 from bot.github import GitHub
 from bot.joblogs import read_logs
-from bot.publish import is_ours, read_reply, upsert_comment, upsert_dashboard
-from bot.replies import REPLY_MARKER, completed_reply, dispatched_head
+from bot.publish import our_replies, upsert_comment, upsert_dashboard
+from bot.replies import completed_reply, dispatched_head
 from bot.report import pull_summary, suggestion_states, to_markdown
 from bot.reporting import PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, skipped_note
 from bot.config import RepoConfig
@@ -91,18 +91,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         return
     # decide
     try:
-        analysis = await asyncio.to_thread(analyze, lanes.files, bundles, config)
-        if config.logs_fetch and analysis.plan.reshard_candidates:
-            low = _budget_low(api, config.logs_max_jobs)
-            if low:
-                analysis = await asyncio.to_thread(analyze, lanes.files, bundles, config, {}, (low,))
-                ctx.log.warning("%s: shard logs not read: %s", repo, low.reason)
-            else:
-                read = await read_logs(api, analysis, config, ctx.state.cache)
-                if read.logs or read.problems:
-                    analysis = await asyncio.to_thread(analyze, lanes.files, bundles, config, read.logs, read.problems)
-                ctx.log.info("%s: %d shard logs used, %d downloaded, %d not readable", repo, len(read.logs),
-                             read.downloads, len(read.problems))
+        analysis = await analyze_with_logs(api, ctx, lanes.files, bundles, config)
         checks = await asyncio.to_thread(check_patch, analysis.patch, analysis.edits, lanes.files) if analysis.patch else None
     except USER_ERRORS as exc:
         await upsert_dashboard(api, error_body(repo, str(exc)), login)
@@ -150,6 +139,25 @@ async def _config(api: RepoAPI, head: str, ctx: Context) -> RepoConfig | ConfigE
         return exc
 
 
+async def analyze_with_logs(api: RepoAPI, ctx: Context, files: dict[str, str], bundles: list[dict[str, Any]],
+                            config: RepoConfig) -> Analysis:
+    """The analysis of a lane's runs, with the shard logs its reshards can use when the
+    installation's budget allows them (read, or said to wait)."""
+    analysis = await asyncio.to_thread(analyze, files, bundles, config)
+    if not (config.logs_fetch and analysis.plan.reshard_candidates):
+        return analysis
+    low = _budget_low(api, config.logs_max_jobs)
+    if low:
+        ctx.log.warning("%s: shard logs not read: %s", api.repo, low.reason)
+        return await asyncio.to_thread(analyze, files, bundles, config, {}, (low,))
+    read = await read_logs(api, analysis, config, ctx.state.cache)
+    ctx.log.info("%s: %d shard logs used, %d downloaded, %d not readable", api.repo, len(read.logs),
+                 read.downloads, len(read.problems))
+    if read.logs or read.problems:
+        return await asyncio.to_thread(analyze, files, bundles, config, read.logs, read.problems)
+    return analysis
+
+
 async def _pulls_with_head(api: RepoAPI, ctx: Context, sha: str, run_id: int, *, search: bool) -> list[int]:
     """The PRs whose dispatch may have started this run: the PR remembered when it
     was dispatched, the same-repository PRs GitHub associates with the commit, and,
@@ -180,11 +188,8 @@ async def finish_dispatch_replies(api: RepoAPI, ctx: Context, run: dict[str, Any
         return
     jobs = await api.jobs(run["id"])
     for number in numbers:
-        for comment in await api.comments(number):
-            if not is_ours(comment, login, REPLY_MARKER):
-                continue
-            reply = read_reply(comment.get("body") or "")
-            if reply is None or not any(c.kind == "dispatch" and c.run_id == run["id"] for c in reply.commands):
+        for comment, reply in await our_replies(api, number, login):
+            if not any(c.kind == "dispatch" and c.run_id == run["id"] for c in reply.commands):
                 continue
             body = str(comment["body"])
             new = completed_reply(body, run, jobs)

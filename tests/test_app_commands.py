@@ -36,6 +36,17 @@ def skipped_targets() -> list[str]:
     return [o for o in options if o and o not in ran]
 
 
+def without_run_details(fake: FakeGitHub) -> None:
+    """GitHub answers a dispatch with 204 and no run id (older servers); the dispatched run
+    is titled as the lane's `run-name:` says, `[<stage>] <sha>`."""
+    fake.dispatch_returns_run_details = False
+
+    def title(dispatch, run) -> None:  # noqa: ANN001
+        run["display_title"] = f"[{dispatch.inputs['target_stage']}] {dispatch.inputs['pr_head_sha']}"
+
+    fake.on_dispatch = title
+
+
 async def say(bot: Bot, world, number: int, body: str, login: str, **kwargs) -> int:  # noqa: ANN001
     payload = comment_payload(world, number, body, login, **kwargs)
     status, _ = await bot.deliver("issue_comment", payload)
@@ -201,12 +212,7 @@ async def test_the_run_is_found_by_title_without_run_details(fake_github: FakeGi
     world = sglang_world(fake_github, runs=1)
     number, sha = pr_with_lane_run(world)
     fake_github.set_permission(world.repo, "writer", "write")
-    fake_github.dispatch_returns_run_details = False
-
-    def title(dispatch, run) -> None:  # noqa: ANN001 - what the lane's run-name evaluates to
-        run["display_title"] = f"[{dispatch.inputs['target_stage']}] {dispatch.inputs['pr_head_sha']}"
-
-    fake_github.on_dispatch = title
+    without_run_details(fake_github)
     await say(bot, world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
     (dispatch,) = fake_github.dispatches
     assert f"[run {dispatch.run_id}](" in replies(fake_github, world, number)[0].body
@@ -372,12 +378,7 @@ async def test_a_dispatch_interrupted_after_github_accepted_it_is_not_sent_twice
     world = sglang_world(fake_github, runs=1)
     number, _ = pr_with_lane_run(world)
     fake_github.set_permission(world.repo, "writer", "write")
-    fake_github.dispatch_returns_run_details = False
-
-    def title(dispatch, run) -> None:  # noqa: ANN001 - what the lane's run-name evaluates to
-        run["display_title"] = f"[{dispatch.inputs['target_stage']}] {dispatch.inputs['pr_head_sha']}"
-
-    fake_github.on_dispatch = title
+    without_run_details(fake_github)
     payload = comment_payload(world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
     fake_github.fail_next(6, status=502, method="PATCH", path=r"/issues/comments/\d+$")
     await bot.deliver("issue_comment", payload, delivery="first")

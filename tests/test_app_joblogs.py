@@ -30,6 +30,11 @@ def dashboard(world: World) -> str:
     return re.sub(r"\\(.)", r"\1", found[0].body)
 
 
+def asked_logs(fake: FakeGitHub) -> list[int]:
+    """The job ids whose logs foldbot asked GitHub for, in order."""
+    return [int(r.path.split("/")[-2]) for r in fake.requests if re.search(LOG_PATH, r.path)]
+
+
 def small_shard_ids(world: World) -> list[int]:
     return [job["id"] for run in world.runs for job in world.fake.jobs_of(run["id"])
             if job["name"].startswith("stage-b-test-1-gpu-small-amd-rocm720")]
@@ -51,7 +56,7 @@ async def test_the_app_reads_the_shard_logs_and_reshards_as_the_offline_analysis
     small = next(r for r in offline.plan.reshards if r.job == SMALL)
     assert (small.from_count, small.to_count, small.estimate) == (14, 6, "per-file logs")
     # Only shard logs of matrices considered for a reshard: never a single-job suite's log.
-    asked = {int(r.path.split("/")[-2]) for r in fake_github.requests if re.search(LOG_PATH, r.path)}
+    asked = set(asked_logs(fake_github))
     considered = {j.api_id for job_id in offline.plan.reshard_candidates for run in offline.stats[job_id].per_run
                   for j in run}
     assert asked and asked <= considered
@@ -70,7 +75,7 @@ async def test_a_log_is_read_once_per_job(fake_github: FakeGitHub, bot: Bot) -> 
     # no log a second time, and says what the first said.
     await bot.deliver("workflow_run", world.payload(world.runs[-2]["id"]))
     await bot.settle()
-    asked = [int(r.path.split("/")[-2]) for r in fake_github.requests if re.search(LOG_PATH, r.path)]
+    asked = asked_logs(fake_github)
     assert first > 0 and len(asked) == len(set(asked))
     assert re.search(rf"\*\*Reshard\*\* `{SMALL}` from 14 to 6 shards", dashboard(world))
 
@@ -84,12 +89,12 @@ async def test_logs_github_no_longer_has_are_named_and_shard_times_stand_in(fake
     assert "GitHub answered 404 (Not Found)" in line and "retention" in line
     # The newest run's logs were asked for, the older runs' not (they would be gone too).
     newest = {job["id"] for job in fake_github.jobs_of(world.runs[-1]["id"])}
-    asked = {int(r.path.split("/")[-2]) for r in fake_github.requests if re.search(LOG_PATH, r.path)}
+    asked = set(asked_logs(fake_github))
     assert asked <= newest
     # A log that is gone is not asked for again on the next event.
     await bot.deliver("workflow_run", world.payload(world.runs[-2]["id"]))
     await bot.settle()
-    asked_twice = [int(r.path.split("/")[-2]) for r in fake_github.requests if re.search(LOG_PATH, r.path)]
+    asked_twice = asked_logs(fake_github)
     assert len(asked_twice) > len(asked) and len(asked_twice) == len(set(asked_twice))
 
 
@@ -100,7 +105,7 @@ async def test_logs_without_file_times_are_looked_at_once_a_day(fake_github: Fak
     await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
     await bot.settle()
     newest = {job["id"] for job in fake_github.jobs_of(world.runs[-1]["id"])}
-    asked = {int(r.path.split("/")[-2]) for r in fake_github.requests if re.search(LOG_PATH, r.path)}
+    asked = set(asked_logs(fake_github))
     assert asked and asked <= newest
     line = next(line for line in dashboard(world).splitlines() if f"`{SMALL}`" in line and "per-file" in line)
     assert "hold no per-file test time in a format foldbot reads; older runs not read" in line
@@ -123,7 +128,7 @@ async def test_the_download_budget_is_kept_the_rest_is_said_and_read_on_later_ru
     # Every matrix got its newest run's logs before any matrix got an older run's.
     newest = {job["id"] for job in fake_github.jobs_of(world.runs[-1]["id"])}
     small_newest = set(small_shard_ids(world)) & newest
-    assert small_newest <= {int(r.path.split("/")[-2]) for r in fake_github.requests if re.search(LOG_PATH, r.path)}
+    assert small_newest <= set(asked_logs(fake_github))
     # Later events (here: the earlier runs delivered late; the same four runs) read what is
     # left, 40 at a time, until the report rests on every log.
     for run in reversed(world.runs[:-1]):
