@@ -1,11 +1,14 @@
-"""Webhook acknowledgement latency and the GitHub calls one `workflow_run` costs.
+"""The webhook server's figures (`make bench` runs this):
 
-1. 200 concurrent signed `workflow_run` deliveries to foldbot (the app `foldbot serve`
-   runs, on loopback, processing against the fake GitHub in the background) and to a
-   bare aiohttp handler that only reads the body: p50/p99 of the time to the answer,
-   and foldbot's p99 as a multiple of the bare handler's (target <= 1.5x).
-2. GitHub calls for one `workflow_run` (8-run history, 2 lanes): cold (new process)
+1. Answers to 200 concurrent signed `workflow_run` deliveries: `foldbot serve` as deployed
+   (its own process, the SQLite journal with an fsync per commit, its worker process) and
+   a bare aiohttp handler that checks the HMAC (a process of its own), the client in a
+   third; p50/p99 and foldbot's as a multiple of the bare handler's (target <= 1.5x).
+2. Answers while foldbot works (new runs to report), with the worker process and without.
+3. GitHub calls for one `workflow_run` (8-run history, 2 lanes): cold (new process)
    and warm (the next run, caches filled), against the minimum it needs.
+4. Webhook to PR comment at 50 ms per GitHub call, against the critical path.
+5. CPU per event; a burst of 1,000 mixed deliveries.
 
     .venv/bin/python bench/webhook.py
 """
@@ -16,13 +19,15 @@ import asyncio
 import hashlib
 import hmac
 import json
+import os
 import resource
+import socket
 import statistics
 import sys
 import time
 from pathlib import Path
 
-from aiohttp import web
+import aiohttp
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -38,22 +43,63 @@ def pct(values: list[float], q: float) -> float:
     return data[min(len(data) - 1, int(round(q / 100 * (len(data) - 1))))]
 
 
-async def bare_server() -> tuple[str, web.AppRunner]:
-    """The yardstick: an aiohttp handler that reads the body, checks its HMAC and answers 202."""
-    async def handler(request: web.Request) -> web.Response:
-        body = await request.read()
-        expected = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(expected, request.headers.get("X-Hub-Signature-256", "")):
-            return web.json_response({"error": "bad signature"}, status=401)
-        return web.json_response({"queued": True}, status=202)
+#: The yardstick, run as a process of its own: an aiohttp handler that reads the body, checks
+#: its HMAC and answers 202, listening as `foldbot serve` does.
+BARE = """
+import hashlib, hmac, sys
+from aiohttp import web
+secret, port = sys.argv[1].encode(), int(sys.argv[2])
 
-    app = web.Application(client_max_size=25 * 1024 * 1024)
-    app.router.add_post("/webhook", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)  # as foldbot listens
-    await site.start()
-    return f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/webhook", runner  # type: ignore[union-attr]
+async def handler(request):
+    body = await request.read()
+    expected = "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected, request.headers.get("X-Hub-Signature-256", "")):
+        return web.json_response({"error": "bad signature"}, status=401)
+    return web.json_response({"queued": True}, status=202)
+
+app = web.Application(client_max_size=25 * 1024 * 1024)
+app.router.add_post("/webhook", handler)
+async def health(request):
+    return web.json_response({"ok": True})
+
+app.router.add_get("/health", health)
+web.run_app(app, host="127.0.0.1", port=port, backlog=1024, print=None)
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def wait_healthy(url: str, process: asyncio.subprocess.Process) -> None:
+    async with aiohttp.ClientSession() as session:
+        for _ in range(400):
+            try:
+                async with session.get(f"{url}/health") as response:
+                    if response.status == 200:
+                        return
+            except aiohttp.ClientConnectionError:
+                pass
+            if process.returncode is not None:
+                break
+            await asyncio.sleep(0.05)
+    raise SystemExit(f"{url} did not start")
+
+
+async def serve_foldbot(fake: FakeGitHub, data: Path, log: Path, **extra: str) -> tuple[str, asyncio.subprocess.Process]:
+    """`foldbot serve` as deployed: its own process, the SQLite journal in a data directory."""
+    port = free_port()
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FOLDBOT_"))},
+           "GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_APP_ID": str(fake.app_id),
+           "GITHUB_PRIVATE_KEY": fake.private_key_pem, "GITHUB_API_URL": fake.base_url, "PORT": str(port),
+           "HOST": "127.0.0.1", "FOLDBOT_DATA_DIR": str(data), "FOLDBOT_REDELIVER_MINUTES": "0",
+           "FOLDBOT_RECONCILE_MINUTES": "0", "FOLDBOT_QUEUE_SIZE": "5000", **extra}
+    process = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "serve", env=env, cwd=str(ROOT),
+                                                   stdout=log.open("wb"), stderr=asyncio.subprocess.STDOUT)
+    await wait_healthy(f"http://127.0.0.1:{port}", process)
+    return f"http://127.0.0.1:{port}", process
 
 
 CLIENT = """
@@ -87,36 +133,122 @@ asyncio.run(main())
 """ % (DELIVERIES, DELIVERIES)
 
 
-async def latency() -> None:
-    """The client runs in a process of its own, so it does not share the servers' event loop."""
+async def latency(rounds: int = 5, **extra: str) -> None:
+    """foldbot serve and the bare handler each in a process of their own, the client in a
+    third: rounds of 200 concurrent signed deliveries to each in turn."""
     import tempfile
 
     async with FakeGitHub() as fake:
         world = sglang_world(fake)
-        body = json.dumps(world.payload(world.runs[-1]["id"])).encode()
-        bot, bot_runner = await start_bot(fake, queue_size=5000)
-        bare_url, bare_runner = await bare_server()
-        await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
-        await bot.settle()  # the run is reported; later deliveries of it are acknowledged and skipped
-        with tempfile.NamedTemporaryFile(suffix=".json") as file:
-            file.write(body)
-            file.flush()
-            client = await asyncio.create_subprocess_exec(
-                sys.executable, "-c", CLIENT, SECRET, f"{bare_url},{bot.url}/webhook", file.name, "3",
-                stdout=asyncio.subprocess.PIPE)
-            output, _ = await client.communicate()
-        await bot.settle()
-        await bot.session.close()
-        await bot_runner.cleanup()
-        await bare_runner.cleanup()
+        run = world.runs[-1]
+        payload = world.payload(run["id"])
+        body = json.dumps(payload).encode()
+        with tempfile.TemporaryDirectory() as tmp:
+            bot_url, bot = await serve_foldbot(fake, Path(tmp) / "data", Path(tmp) / "serve.log", **extra)
+            bare_port = free_port()
+            bare = await asyncio.create_subprocess_exec(sys.executable, "-c", BARE, SECRET, str(bare_port))
+            bare_url = f"http://127.0.0.1:{bare_port}"
+            await wait_healthy(bare_url, bare)
+            try:
+                async with aiohttp.ClientSession() as session:  # the run is reported; later deliveries of it are skipped
+                    signature = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+                    async with session.post(f"{bot_url}/webhook", data=body, headers={
+                            "X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": "first",
+                            "X-Hub-Signature-256": signature}) as response:
+                        assert response.status == 202, response.status
+                    number = run["pull_requests"][0]["number"]
+                    for _ in range(600):
+                        if any(c.user == "foldbot[bot]" for c in fake.comments_on(world.repo, number)):
+                            break
+                        await asyncio.sleep(0.05)
+                file = Path(tmp) / "body.json"
+                file.write_bytes(body)
+                client = await asyncio.create_subprocess_exec(
+                    sys.executable, "-c", CLIENT, SECRET, f"{bare_url}/webhook,{bot_url}/webhook", str(file),
+                    str(rounds), stdout=asyncio.subprocess.PIPE)
+                output, _ = await client.communicate()
+            finally:
+                for process in (bot, bare):
+                    process.terminate()
+                    await process.wait()
     measured = json.loads(output)
-    rounds = {"bare": measured[bare_url], "foldbot": measured[f"{bot.url}/webhook"]}
-    print(f"{DELIVERIES} concurrent signed deliveries ({len(body) / 1024:.0f} KiB each), 3 rounds, client in its own process:")
-    for name, values in rounds.items():
+    samples = {"bare": measured[f"{bare_url}/webhook"], "foldbot": measured[f"{bot_url}/webhook"]}
+    print(f"{DELIVERIES} concurrent signed deliveries ({len(body) / 1024:.0f} KiB each), {rounds} rounds; foldbot serve "
+          f"(SQLite journal, fsync per commit) and the bare handler each in a process of their own, the client in a third:")
+    for name, values in samples.items():
         print(f"  {name:8s} p50 {statistics.median(values):6.1f} ms   p99 {pct(values, 99):6.1f} ms")
-    ratio50 = statistics.median(rounds["foldbot"]) / statistics.median(rounds["bare"])
-    ratio99 = pct(rounds["foldbot"], 99) / pct(rounds["bare"], 99)
+    ratio50 = statistics.median(samples["foldbot"]) / statistics.median(samples["bare"])
+    ratio99 = pct(samples["foldbot"], 99) / pct(samples["bare"], 99)
     print(f"  foldbot / bare: p50 {ratio50:.2f}x, p99 {ratio99:.2f}x (target <= 1.5x)")
+
+
+BUSY_CLIENT = """
+import asyncio, json, sys, time, uuid, hashlib, hmac
+import aiohttp
+secret, url, bodies_file = sys.argv[1], sys.argv[2], sys.argv[3]
+bodies = json.load(open(bodies_file))
+probe, work = bodies["probe"].encode(), [b.encode() for b in bodies["work"]]
+
+def headers(body):
+    return {"X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": str(uuid.uuid4()), "Content-Type": "application/json",
+            "X-Hub-Signature-256": "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()}
+
+async def post(session, body):
+    start = time.perf_counter()
+    async with session.post(url, data=body, headers=headers(body)) as response:
+        await response.read()
+        assert response.status == 202, response.status
+    return (time.perf_counter() - start) * 1000
+
+async def main():
+    async with aiohttp.ClientSession() as session:
+        async def feed():
+            for body in work:  # runs to report, 5 a second
+                await post(session, body)
+                await asyncio.sleep(0.2)
+        feeding = asyncio.create_task(feed())
+        probes = []
+        while not feeding.done():  # and a delivery to acknowledge every 20 ms meanwhile
+            probes.append(await post(session, probe))
+            await asyncio.sleep(0.02)
+        await feeding
+    print(json.dumps(probes))
+
+asyncio.run(main())
+"""
+
+
+async def busy_latency(runs: int = 20) -> None:
+    """Acknowledgements while foldbot works: `runs` new lane runs to report, 5 a second
+    (each an analysis of ~100 ms CPU), and a delivery every 20 ms meanwhile, whose answer
+    is timed; foldbot serve with its worker process, and without."""
+    import tempfile
+
+    results = {}
+    for mode in ("yes", "no"):
+        async with FakeGitHub() as fake:
+            world = sglang_world(fake)
+            base = world.runs[-1]
+            with tempfile.TemporaryDirectory() as tmp:
+                url, bot = await serve_foldbot(fake, Path(tmp) / "data", Path(tmp) / "serve.log",
+                                               FOLDBOT_WORKER_PROCESS=mode)
+                try:
+                    work = [json.dumps(world.payload(world.runs[1 + i % (len(world.runs) - 1)]["id"], run_attempt=2 + i))
+                            for i in range(runs)]
+                    file = Path(tmp) / "bodies.json"
+                    file.write_text(json.dumps({"probe": json.dumps(world.payload(base["id"])), "work": work}))
+                    client = await asyncio.create_subprocess_exec(sys.executable, "-c", BUSY_CLIENT, SECRET,
+                                                                  f"{url}/webhook", str(file), stdout=asyncio.subprocess.PIPE)
+                    output, _ = await client.communicate()
+                finally:
+                    bot.terminate()
+                    await bot.wait()
+                results[mode] = json.loads(output)
+    print(f"answers while foldbot reports {runs} new lane runs (5 a second), one delivery every 20 ms:")
+    for mode, label in (("yes", "work in its own process (default)"), ("no", "work in the web process")):
+        values = results[mode]
+        print(f"  {label:34s} p50 {statistics.median(values):6.1f} ms   p99 {pct(values, 99):6.1f} ms   "
+              f"max {max(values):6.1f} ms  ({len(values)} answers)")
 
 
 #: What a shard job of this (pre-#34483) history prints: no per-file times.
@@ -266,7 +398,8 @@ async def burst(deliveries: int = 1000) -> None:
 
 
 async def main() -> None:
-    await latency()
+    await latency(10)
+    await busy_latency()
     await calls()
     await critical_path()
     await cpu_per_event()

@@ -7,10 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.metrics_core import Metric
+from prometheus_client.samples import Sample
+from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector
+
+
+# No `_created` series: nothing reads them, and they would not add up across processes.
+disable_created_metrics()
 
 
 class LastValue(Collector):
@@ -52,5 +59,38 @@ class Metrics:
         self.redeliveries = Counter("foldbot_redeliveries", "Failed deliveries GitHub was asked to send again",
                                     registry=self.registry)
 
-    def render(self) -> tuple[bytes, str]:
-        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+    def render(self, worker: str | None = None) -> tuple[bytes, str]:
+        """The exposition; with `worker` (the worker process's own, as it last wrote it), one
+        exposition of both processes: counters and histograms added up, each gauge from
+        the process that keeps it (WEB_GAUGES here, the others there)."""
+        own = generate_latest(self.registry)
+        if worker is None:
+            return own, CONTENT_TYPE_LATEST
+        return generate_latest(_Merged(own.decode(), worker)), CONTENT_TYPE_LATEST
+
+
+#: Gauges the web process keeps when the work runs in a process of its own.
+WEB_GAUGES = frozenset({"foldbot_credentials_ok"})
+
+
+class _Merged(CollectorRegistry):
+    """A registry of two expositions merged (see `Metrics.render`)."""
+
+    def __init__(self, web: str, worker: str) -> None:
+        super().__init__(auto_describe=False)
+        self.families: dict[str, Metric] = {}
+        samples: dict[str, dict[tuple[str, tuple[tuple[str, str], ...]], Sample]] = {}
+        for text, is_web in ((web, True), (worker, False)):
+            for family in text_string_to_metric_families(text):
+                if family.type == "gauge" and (family.name in WEB_GAUGES) != is_web:
+                    continue
+                self.families.setdefault(family.name, Metric(family.name, family.documentation, family.type))
+                held = samples.setdefault(family.name, {})
+                for sample in family.samples:
+                    key = (sample.name, tuple(sorted(sample.labels.items())))
+                    held[key] = held[key]._replace(value=held[key].value + sample.value) if key in held else sample
+        for name, family in self.families.items():
+            family.samples = list(samples[name].values())
+
+    def collect(self) -> Iterator[Metric]:
+        return iter(self.families.values())

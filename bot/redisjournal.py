@@ -13,6 +13,7 @@ never both take one delivery."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import redis
@@ -94,6 +95,24 @@ class RedisJournal:
                               args=[delivery, event, payload, "" if installation is None else installation, now,
                                     now + LEASE_SECONDS])
         return result.decode() if isinstance(result, bytes) else str(result)
+
+    async def record(self, delivery: str, event: str, payload: bytes, installation: int | None, *,
+                     hold: bool = True) -> str:
+        """`accept`, off the event loop (a round trip to Redis); `hold=False` (a web process
+        whose work runs elsewhere): a new delivery goes to the shared list for any worker."""
+        def accept() -> str:
+            known = self.accept(delivery, event, payload, installation)
+            if known == "new" and not hold:
+                self.release(delivery)
+                return "queued"
+            return known
+        return await asyncio.to_thread(accept)
+
+    async def mark(self, delivery: str, state: str) -> None:
+        """`done` or `failed`, off the event loop."""
+        if state not in ("done", "failed"):
+            raise ValueError(f"a delivery is marked done or failed, not {state!r}")
+        await asyncio.to_thread(self.done if state == "done" else self.failed, delivery)
 
     def release(self, delivery: str) -> None:
         """This replica has no room for a delivery it holds: it waits for any replica."""

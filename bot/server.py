@@ -36,10 +36,11 @@ from .journal import Journal
 
 if TYPE_CHECKING:
     from .redisjournal import RedisJournal
+    from .workerproc import WorkerLink
 from .metrics import Metrics
 from .reconcile import Missed, find_missed
 from .redeliver import redeliver_failed
-from .payload import FIELDS, PayloadError, invalid_field, parse
+from .payload import FIELDS, PayloadError, check, parse
 from .settings import Settings
 
 log = logging.getLogger("foldbot.server")
@@ -88,9 +89,14 @@ class QuietParseErrors(logging.LoggerAdapter):  # type: ignore[type-arg]
         self.logger.exception(msg, *args, exc_info=exc_info, **kwargs)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Delivery:
-    event: sansio.Event
+    """A journaled delivery waiting for a worker: its body is read (`parse`) when it
+    runs, so that a burst in the queue holds bytes, not payloads."""
+
+    id: str
+    event: str
+    body: bytes
     installation_id: int | None
 
 
@@ -132,6 +138,13 @@ class AppState:
     background: list[asyncio.Task[None]] = field(default_factory=list)
     #: GUIDs this process asked GitHub to redeliver, and when (epoch seconds).
     redelivery_asked: dict[str, float] = field(default_factory=dict)
+    #: `all`: this process answers and works; `web`: it answers, a worker process works
+    #: (`bot.workerproc`); `worker`: it works and answers nothing.
+    role: str = "all"
+    #: Set when the journal may hold new work (the worker process's wake-up).
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    #: The web process's link to its worker process (role `web`).
+    link: "WorkerLink | None" = None
 
     @property
     def done(self) -> DoneView:
@@ -163,34 +176,33 @@ async def webhook(request: web.Request) -> web.Response:
         log.warning("rejected a signed delivery without a valid X-GitHub-Event or X-GitHub-Delivery header")
         return _json(400, error="X-GitHub-Event and X-GitHub-Delivery (up to 100 letters, digits, `-`, `_`, `.`, `:`) "
                                 "headers are required")
-    try:
-        data = parse(body)
-    except PayloadError as exc:
-        state.metrics.deliveries.labels(event=event_label(event_name), outcome="bad_request").inc()
-        log.warning("delivery %s: %s", delivery_id, exc)
-        return _json(400, error=str(exc))
-    if event_name == "ping":
-        state.metrics.deliveries.labels(event="ping", outcome="ok").inc()
-        zen = data.get("zen") if isinstance(data, dict) else None
-        return _json(200, ok=True, zen=zen if isinstance(zen, str) else None)
     if event_name not in REQUIRED:
+        try:
+            data = parse(body)  # every body is JSON, even one foldbot does not handle
+        except PayloadError as exc:
+            state.metrics.deliveries.labels(event=event_label(event_name), outcome="bad_request").inc()
+            log.warning("delivery %s: %s", delivery_id, exc)
+            return _json(400, error=str(exc))
+        if event_name == "ping":
+            state.metrics.deliveries.labels(event="ping", outcome="ok").inc()
+            zen = data.get("zen") if isinstance(data, dict) else None
+            return _json(200, ok=True, zen=zen if isinstance(zen, str) else None)
         state.metrics.deliveries.labels(event="other", outcome="ignored").inc()
         return _json(202, ignored=f"foldbot does not handle `{event_name}` events")
-    invalid = invalid_field(event_name, data, need_installation=state.settings.token is None)
-    if invalid:
-        where, what = invalid
+    try:
+        installation_id = check(event_name, body, need_installation=state.settings.token is None)
+    except PayloadError as exc:
         state.metrics.deliveries.labels(event=event_name, outcome="bad_request").inc()
-        log.warning("delivery %s: %s payload: `%s` must be %s", delivery_id, event_name, where, what)
-        return _json(400, error=f"the {event_name} payload's `{where}` must be {what}")
+        log.warning("delivery %s: %s", delivery_id, exc)
+        return _json(400, error=str(exc))
     if delivery_id in state.in_flight:
         state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
         return _json(202, duplicate=delivery_id, state="being processed")
     if not state.accepting and not state.journal.durable:
         return _json(503, error="shutting down; GitHub will redeliver")
-    installation = data.get("installation") if isinstance(data.get("installation"), dict) else None
-    installation_id = int(installation["id"]) if installation and installation.get("id") else None
     try:
-        known = state.journal.accept(delivery_id, event_name, body, installation_id)  # durable before the answer
+        # durable before the answer; a web process holds nothing: its worker process takes it from the journal
+        known = await state.journal.record(delivery_id, event_name, body, installation_id, hold=state.role != "web")
     except Exception as exc:  # the disk or Redis failed: not accepted, so GitHub counts it failed (and it is redelivered)
         state.metrics.deliveries.labels(event=event_name, outcome="journal_error").inc()
         log.error("delivery %s: the journal cannot record it: %s", delivery_id, exc)
@@ -198,14 +210,18 @@ async def webhook(request: web.Request) -> web.Response:
     if known == "done":
         state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
         return _json(200, duplicate=delivery_id, state="already processed")
-    if known == "leased":  # another replica has it
+    if known == "leased" or delivery_id in state.in_flight:  # another replica has it, or a copy of it came meanwhile
         state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
         return _json(202, duplicate=delivery_id, state="being processed")
+    if state.link is not None:
+        state.link.wake()
+        state.metrics.deliveries.labels(event=event_name, outcome="journaled").inc()
+        return _json(202, queued=delivery_id)
     if not state.accepting:
         state.journal.release(delivery_id)  # with Redis: another replica may take it now
         state.metrics.deliveries.labels(event=event_name, outcome="journaled").inc()
         return _json(202, queued=delivery_id, after="restart")
-    if not enqueue(state, Delivery(sansio.Event(data, event=event_name, delivery_id=delivery_id), installation_id)):
+    if not enqueue(state, Delivery(delivery_id, event_name, body, installation_id)):
         state.journal.release(delivery_id)
         state.metrics.deliveries.labels(event=event_name, outcome="backlog").inc()
         log.warning("delivery %s: the queue is full; journaled, it runs when the queue has room", delivery_id)
@@ -221,7 +237,7 @@ def enqueue(state: AppState, item: Delivery) -> bool:
     except asyncio.QueueFull:
         state.backlog = True
         return False
-    state.in_flight.add(item.event.delivery_id)
+    state.in_flight.add(item.id)
     state.metrics.queue_depth.set(state.queue.qsize())
     return True
 
@@ -235,13 +251,7 @@ def refill(state: AppState) -> int:
         room = state.queue.maxsize - state.queue.qsize()
         entries = state.journal.pending(room, exclude=state.in_flight)
         for entry in entries:
-            try:
-                data = parse(entry.payload)
-            except PayloadError:
-                state.journal.failed(entry.id)
-                continue
-            if not enqueue(state, Delivery(sansio.Event(data, event=entry.event, delivery_id=entry.id),
-                                           entry.installation)):
+            if not enqueue(state, Delivery(entry.id, entry.event, entry.payload, entry.installation)):
                 state.journal.release(entry.id)
                 return moved
             moved += 1
@@ -266,22 +276,38 @@ async def index(request: web.Request) -> web.Response:
 
 
 async def health(request: web.Request) -> web.Response:
-    """200 while GitHub accepts foldbot's credentials, else 503 `degraded` with the reason."""
+    """200 while GitHub accepts foldbot's credentials (and the worker process runs, when
+    there is one), else 503 `degraded` with the reason."""
     state = request.app[STATE]
-    common = {"version": __version__, "queue_depth": state.queue.qsize(), "accepting": state.accepting}
-    if state.credentials_problem is not None:
-        return _json(503, ok=False, status="degraded", reason=state.credentials_problem, **common)
+    common: dict[str, Any] = {"version": __version__, "accepting": state.accepting}
+    problem = state.credentials_problem
+    if state.link is not None:
+        common["queue_depth"] = await asyncio.to_thread(state.journal.count, "queued")
+        common["worker"] = state.link.status()
+        problem = problem or state.link.problem()
+    else:
+        common["queue_depth"] = state.queue.qsize()
+    if problem is not None:
+        return _json(503, ok=False, status="degraded", reason=problem, **common)
     return _json(200, ok=True, status="ok", **common)
 
 
 async def metrics(request: web.Request) -> web.Response:
-    body, content_type = request.app[STATE].metrics.render()
+    state = request.app[STATE]
+    body, content_type = state.metrics.render(state.link.metrics() if state.link is not None else None)
     return web.Response(body=body, headers={"Content-Type": content_type})
 
 
 async def process(state: AppState, item: Delivery) -> None:
-    event = item.event
-    delivery_id = event.delivery_id
+    delivery_id = item.id
+    try:
+        event = sansio.Event(parse(item.body), event=item.event, delivery_id=delivery_id)
+    except PayloadError as exc:  # journaled by an older foldbot, or the journal's copy is damaged
+        log.error("delivery %s (%s): cannot be read: %s", delivery_id, item.event, exc)
+        await _mark(state, delivery_id, "failed")
+        state.in_flight.discard(delivery_id)
+        state.metrics.deliveries.labels(event=event_label(item.event), outcome="error").inc()
+        return
     repository = (event.data.get("repository") or {}).get("full_name") if isinstance(event.data, dict) else None
     logfmt.bind(delivery_id, repository, event.event)
     adapter = DeliveryLog(log, {"delivery": delivery_id})
@@ -295,23 +321,24 @@ async def process(state: AppState, item: Delivery) -> None:
     except GitHubError as exc:
         outcome = "github_error"
         log.error("delivery %s (%s): GitHub call failed: %s", delivery_id, event.event, exc)
-        _mark(state.journal.failed, delivery_id)
+        await _mark(state, delivery_id, "failed")
     except Exception:  # a bug: keep the worker alive, keep the traceback for the operator
         outcome = "error"
         log.exception("delivery %s (%s): handler failed", delivery_id, event.event)
-        _mark(state.journal.failed, delivery_id)
+        await _mark(state, delivery_id, "failed")
     else:
-        _mark(state.journal.done, delivery_id)
+        await _mark(state, delivery_id, "done")
     finally:
         state.in_flight.discard(delivery_id)
         state.metrics.deliveries.labels(event=event.event, outcome=outcome).inc()
         state.metrics.processing.labels(event=event.event).observe(time.monotonic() - started)
 
 
-def _mark(update: Callable[[str], None], delivery_id: str) -> None:
-    """Record a delivery's outcome; a journal that fails now leaves it queued (run again later)."""
+async def _mark(state: AppState, delivery_id: str, outcome: str) -> None:
+    """Record a delivery's outcome (`done`, `failed`); a journal that fails now leaves it
+    queued (run again later)."""
     try:
-        update(delivery_id)
+        await state.journal.mark(delivery_id, outcome)
     except Exception as exc:
         log.error("delivery %s: the journal cannot record its outcome: %s", delivery_id, exc)
 
@@ -395,16 +422,21 @@ def accept_synthetic(state: AppState, event: str, data: dict[str, Any], installa
     body = json.dumps(data).encode()
     if state.journal.accept(delivery_id, event, body, installation_id) in ("done", "leased"):
         return False
-    if not enqueue(state, Delivery(sansio.Event(data, event=event, delivery_id=delivery_id), installation_id)):
+    if not enqueue(state, Delivery(delivery_id, event, body, installation_id)):
         state.journal.release(delivery_id)
     return True
 
 
 async def pump(state: AppState, every: float = 1.0) -> None:
     """Take what waits in the journal whenever the queue has room: with Redis, what other
-    replicas had no room for, and what a dead replica's lease left."""
+    replicas had no room for, and what a dead replica's lease left; in a worker process,
+    what its web process journaled (it wakes this at once)."""
     while True:
-        await asyncio.sleep(every)
+        try:
+            await asyncio.wait_for(state.wake.wait(), timeout=every)
+        except asyncio.TimeoutError:
+            pass
+        state.wake.clear()
         if state.accepting and state.queue.qsize() < state.queue.maxsize:
             try:
                 refill(state)
@@ -424,71 +456,113 @@ async def worker(state: AppState) -> None:
             state.metrics.queue_depth.set(state.queue.qsize())
 
 
+PoolFactory = Callable[[aiohttp.ClientSession, Metrics], GitHubPool]
+
+
+def open_journal(settings: Settings, role: str) -> "Journal | RedisJournal":
+    if settings.redis_url:
+        from .redisjournal import RedisJournal
+        return RedisJournal(settings.redis_url)
+    return Journal(settings.data_dir, fsync=role != "worker")
+
+
+def new_state(settings: Settings, router: routing.Router, role: str) -> AppState:
+    return AppState(settings, router, Metrics(), asyncio.Queue(maxsize=settings.queue_size),
+                    open_journal(settings, role), role=role)
+
+
+async def connect(state: AppState, pool_factory: PoolFactory | None = None) -> None:
+    """The GitHub session and the credentials check; returns once GitHub answered it
+    (or after 20 s: `/health` says why)."""
+    settings = state.settings
+    state.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
+    if pool_factory is not None:
+        state.pool = pool_factory(state.session, state.metrics)
+    else:
+        credentials = Credentials(app_id=settings.app_id, private_key=settings.private_key, token=settings.token)
+        state.pool = GitHubPool(state.session, credentials, base_url=settings.api_url, metrics=state.metrics)
+    if settings.log_format == "json" or settings.log_level:
+        logfmt.configure(settings.log_format, settings.log_level or "INFO")
+    state.background.append(asyncio.create_task(check_credentials(state)))
+    try:  # the first answer, before the first request
+        await asyncio.wait_for(state.credentials_checked.wait(), timeout=20)
+    except asyncio.TimeoutError:
+        pass
+
+
+def start_work(state: AppState) -> None:
+    """Resume what the journal holds, and start the workers and the loops that feed them."""
+    settings = state.settings
+    assert state.pool is not None
+    forgotten, retried = state.journal.forget_old(), state.journal.requeue_failed()
+    resumed = refill(state)
+    if resumed or retried or forgotten:
+        log.info("journal %s: %d unfinished deliveries resumed (%d of them failed before), %d old ones forgotten",
+                 state.journal.path or "(in memory)", resumed, retried, forgotten)
+    state.workers = [asyncio.create_task(worker(state)) for _ in range(settings.workers)]
+    state.background.append(asyncio.create_task(pump(state)))
+    if state.pool.credentials.is_app and settings.redeliver_minutes > 0:
+        state.background.append(asyncio.create_task(redeliver_loop(state)))
+    if state.pool.credentials.is_app and settings.reconcile_minutes > 0:
+        state.background.append(asyncio.create_task(reconcile_loop(state)))
+
+
+async def drain_work(state: AppState) -> None:
+    state.accepting = False
+    try:
+        await asyncio.wait_for(state.queue.join(), timeout=state.settings.drain_seconds)
+    except asyncio.TimeoutError:
+        log.error("shutdown: %d deliveries were not processed in %.0fs; they stay in the journal for the next start",
+                  state.queue.qsize(), state.settings.drain_seconds)
+
+
+async def stop(state: AppState) -> None:
+    for task in state.workers + state.background:
+        task.cancel()
+    await asyncio.gather(*state.workers, *state.background, return_exceptions=True)
+    if state.journal.durable:  # an in-memory one stays readable (tests look at it)
+        state.journal.close()
+    if state.session is not None:
+        await state.session.close()
+
+
 def create_app(settings: Settings, router: routing.Router, *,
-               pool_factory: Callable[[aiohttp.ClientSession, Metrics], GitHubPool] | None = None) -> web.Application:
-    """The aiohttp application, dispatching deliveries to `router` (`handlers.router`)."""
+               pool_factory: PoolFactory | None = None) -> web.Application:
+    """The aiohttp application, dispatching deliveries to `router` (`handlers.router`).
+    With `settings.worker_process`, the work runs in a process of its own that this one
+    starts and watches (`bot.workerproc`): this process only answers."""
     app = web.Application(client_max_size=settings.max_body_bytes,
                           handler_args={"max_field_size": MAX_FIELD_SIZE, "max_line_size": MAX_FIELD_SIZE,
                                         "logger": QuietParseErrors(logging.getLogger("aiohttp.server"), {})})
-    journal: Journal | RedisJournal
-    if settings.redis_url:
-        from .redisjournal import RedisJournal
-        journal = RedisJournal(settings.redis_url)
-    else:
-        journal = Journal(settings.data_dir)
-    state = AppState(settings, router, Metrics(), asyncio.Queue(maxsize=settings.queue_size), journal)
+    if settings.worker_process and settings.data_dir is None:
+        raise ValueError("a worker process needs a data directory (its journal, its metrics and its lock)")
+    state = new_state(settings, router, "web" if settings.worker_process else "all")
     app[STATE] = state
 
     async def start(app: web.Application) -> None:
-        state.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
-        if pool_factory is not None:
-            state.pool = pool_factory(state.session, state.metrics)
+        await connect(state, pool_factory)
+        if state.role == "web":
+            from .workerproc import WorkerLink
+            state.link = WorkerLink(settings)
+            await state.link.start()
         else:
-            credentials = Credentials(app_id=settings.app_id, private_key=settings.private_key, token=settings.token)
-            state.pool = GitHubPool(state.session, credentials, base_url=settings.api_url, metrics=state.metrics)
-        if settings.log_format == "json" or settings.log_level:
-            logfmt.configure(settings.log_format, settings.log_level or "INFO")
-        checking = asyncio.create_task(check_credentials(state))
-        state.background.append(checking)
-        try:  # the first answer, before the first request
-            await asyncio.wait_for(state.credentials_checked.wait(), timeout=20)
-        except asyncio.TimeoutError:
-            pass
-        forgotten, retried = state.journal.forget_old(), state.journal.requeue_failed()
-        resumed = refill(state)
-        if resumed or retried or forgotten:
-            log.info("journal %s: %d unfinished deliveries resumed (%d of them failed before), %d old ones forgotten",
-                     state.journal.path or "(in memory)", resumed, retried, forgotten)
-        state.workers = [asyncio.create_task(worker(state)) for _ in range(settings.workers)]
-        state.background.append(asyncio.create_task(pump(state)))
-        if state.pool.credentials.is_app and settings.redeliver_minutes > 0:
-            state.background.append(asyncio.create_task(redeliver_loop(state)))
-        if state.pool.credentials.is_app and settings.reconcile_minutes > 0:
-            state.background.append(asyncio.create_task(reconcile_loop(state)))
+            start_work(state)
 
     async def drain(app: web.Application) -> None:
-        state.accepting = False
-        try:
-            await asyncio.wait_for(state.queue.join(), timeout=settings.drain_seconds)
-        except asyncio.TimeoutError:
-            log.error("shutdown: %d deliveries were not processed in %.0fs; GitHub can redeliver them",
-                      state.queue.qsize(), settings.drain_seconds)
+        if state.link is not None:
+            state.accepting = False
+            await state.link.stop()
+        else:
+            await drain_work(state)
 
-    async def stop(app: web.Application) -> None:
-        for task in state.workers + state.background:
-            task.cancel()
-        await asyncio.gather(*state.workers, *state.background, return_exceptions=True)
-        if state.journal.durable:  # an in-memory one stays readable (tests look at it)
-            state.journal.close()
-        if state.session is not None:
-            await state.session.close()
+    async def cleanup(app: web.Application) -> None:
+        await stop(state)
 
     app.on_startup.append(start)
     app.on_shutdown.append(drain)
-    app.on_cleanup.append(stop)
+    app.on_cleanup.append(cleanup)
     app.router.add_post("/webhook", webhook)
     app.router.add_get("/health", health)
     app.router.add_get("/", index)
     app.router.add_get("/metrics", metrics)
     return app
-

@@ -34,6 +34,7 @@ class Settings:
     redeliver_first_seconds: float = 5.0  # the first look, after the server listens
     reconcile_minutes: float = 30.0  # how often lane runs whose delivery never came are looked for; 0: never
     redis_url: str | None = None  # the journal in Redis, shared by replicas (else SQLite in data_dir)
+    worker_process: bool = False  # the work in a process of its own (`foldbot serve`: yes, unless told no)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> "Settings":
@@ -76,6 +77,7 @@ class Settings:
             reconcile_minutes=_int(env, "FOLDBOT_RECONCILE_MINUTES", 30, 0, 24 * 60),
             redeliver_window_hours=_int(env, "FOLDBOT_REDELIVER_WINDOW_HOURS", 24, 1, 72),
             redis_url=env.get("FOLDBOT_REDIS_URL") or None,
+            worker_process=_choice(env, "FOLDBOT_WORKER_PROCESS", "yes", ("yes", "no")) == "yes",
         )
 
 

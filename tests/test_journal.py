@@ -66,6 +66,50 @@ def test_old_done_deliveries_are_forgotten(tmp_path: Path) -> None:
     assert (journal.state("old"), journal.state("new")) == (None, "queued")
 
 
+async def test_a_burst_is_committed_in_groups_and_every_write_is_on_disk(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    states = await asyncio.gather(*(journal.record(f"d{i}", "workflow_run", b"{}", i) for i in range(300)))
+    assert states == ["new"] * 300
+    assert journal.grouped == 300 and journal.commits < 100  # one fsync served many deliveries
+    assert await asyncio.gather(journal.record("d7", "workflow_run", b"{}", 7), journal.mark("d8", "done"),
+                                journal.record("d8", "workflow_run", b"{}", 8)) == ["queued", None, "done"]
+    journal.close()
+    reopened = sqlite3.connect(tmp_path / "foldbot.sqlite3")
+    assert reopened.execute("SELECT count(*), sum(state = 'done') FROM deliveries").fetchone() == (300, 1)
+
+
+async def test_a_group_that_cannot_be_written_refuses_each_of_its_writes_and_the_next_group_goes_on(
+        tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    journal._db.execute("PRAGMA query_only = ON")  # every write fails inside the writer thread, as a full disk does
+    results = await asyncio.gather(*(journal.record(f"d{i}", "workflow_run", b"{}", 1) for i in range(20)),
+                                   return_exceptions=True)
+    assert {type(r) for r in results} == {sqlite3.OperationalError}
+    assert journal.count("queued") == 0
+    journal._db.execute("PRAGMA query_only = OFF")
+    assert await journal.record("d0", "workflow_run", b"{}", 1) == "new" and journal.count("queued") == 1
+    with pytest.raises(ValueError, match="marked done or failed, not 'queued'"):
+        await journal.mark("d0", "queued")
+    journal.close()
+
+
+async def test_copies_of_one_delivery_arriving_at_once_run_once(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    world = sglang_world(fake_github, runs=1)
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    try:
+        answers = await asyncio.gather(*(bot.deliver("workflow_run", world.payload(world.runs[0]["id"]),
+                                                     delivery="same") for _ in range(5)))
+        await bot.settle()
+        assert sorted(status for status, _ in answers) == [202] * 5
+        assert sum(answer == {"queued": "same"} for _, answer in answers) == 1
+        assert "same" in bot.state.done
+        number = world.runs[0]["pull_requests"][0]["number"]
+        assert len(bot_comments(fake_github, world, number)) == 1
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
 async def test_a_full_queue_journals_and_answers_202_then_runs_everything(fake_github: FakeGitHub) -> None:
     world = sglang_world(fake_github, runs=5)
     fake_github.set_latency(0.05, method="GET", path=r"/pulls/\d+/files$")
@@ -113,7 +157,8 @@ async def _serve(fake: FakeGitHub, data: Path, port: int) -> asyncio.subprocess.
            "GITHUB_PRIVATE_KEY": fake.private_key_pem, "GITHUB_API_URL": fake.base_url, "PORT": str(port),
            "HOST": "127.0.0.1", "FOLDBOT_DATA_DIR": str(data), "FOLDBOT_REDELIVER_MINUTES": "0"}
     process = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "serve", env=env, cwd=str(ROOT),
-                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                                                   start_new_session=True)  # its worker process in its group
     async with aiohttp.ClientSession() as session:
         for _ in range(200):
             try:
@@ -140,7 +185,7 @@ async def test_kill_9_after_the_202_loses_nothing(fake_github: FakeGitHub, tmp_p
         async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers=headers) as response:
             assert (response.status, await response.json()) == (202, {"queued": "kill-9"})
         await asyncio.sleep(0.3)
-        first.send_signal(signal.SIGKILL)
+        os.killpg(first.pid, signal.SIGKILL)  # the web process and its worker: the host went down
         await first.wait()
         assert bot_comments(fake_github, world, number) == [] and dashboards(fake_github, world) == []
         fake_github.knobs.clear()
@@ -169,7 +214,7 @@ async def test_a_journal_that_cannot_write_answers_503_without_a_traceback(
     def broken(*args: object) -> str:
         raise sqlite3.OperationalError("disk I/O error")
 
-    bot.state.journal.accept = broken
+    bot.state.journal._accept = broken
     with caplog.at_level("INFO"):
         status, answer = await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery="disk")
     assert (status, answer) == (503, {"error": "foldbot cannot record the delivery now; it is redelivered later"})

@@ -1,0 +1,235 @@
+"""The work in a process of its own (`foldbot serve`, unless FOLDBOT_WORKER_PROCESS=no).
+
+The web process verifies, checks, journals and answers; nothing else runs in its event
+loop, so an answer never waits behind an analysis. It starts `python -m bot work` and
+wakes it with a byte on its stdin for each journaled delivery; the worker takes the
+work from the journal (the SQLite file both open, or Redis), as a process restarted
+after a crash does. When the worker exits the web process starts it again (1 s, then
+doubling up to 30 s) and `/health` says degraded meanwhile; nothing is lost, the
+deliveries wait in the journal.
+
+The worker ends when its stdin closes (the web process stopped, or died: even a
+kill -9 closes the pipe) or on SIGTERM/SIGINT: it finishes what it holds, within
+`drain_seconds`, and exits. A lock file in the data directory keeps one worker per
+journal: a new one waits for the old one to finish.
+
+Every 2 s the worker writes its metrics and its state (`worker.prom`, `worker.json`)
+in the data directory; the web process's `/metrics` serves them merged with its own."""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from gidgethub import routing
+
+from .server import AppState, connect, drain_work, new_state, start_work, stop
+from .settings import Settings
+
+log = logging.getLogger("foldbot.worker")
+
+#: How often the worker writes its metrics and state.
+PUBLISH_SECONDS = 2.0
+#: A worker whose state is older than this is reported as stuck.
+STALE_SECONDS = 30.0
+#: The worker's scheduling priority below the web process's (`nice`): on a busy machine the
+#: web process's answers, which GitHub times out after 10 s, get the CPU first.
+WORKER_NICENESS = 10
+#: Waits before starting a worker that exited: 1 s, doubling, at most this.
+MAX_BACKOFF_SECONDS = 30.0
+
+
+class WorkerLink:
+    """The web process's side: starts the worker, wakes it, watches it, stops it."""
+
+    def __init__(self, settings: Settings) -> None:
+        assert settings.data_dir is not None
+        self.settings = settings
+        self.directory = settings.data_dir
+        self.process: asyncio.subprocess.Process | None = None
+        self.exits: list[int] = []
+        self._stopping = False
+        self._task: asyncio.Task[None] | None = None
+        self._wake_pending = False
+
+    async def start(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._spawned = asyncio.Event()
+        self._task = asyncio.create_task(self._supervise())
+        await self._spawned.wait()
+
+    async def _supervise(self) -> None:
+        loop = asyncio.get_running_loop()
+        backoff = 1.0
+        while not self._stopping:
+            self.process = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "work",
+                                                                stdin=asyncio.subprocess.PIPE)
+            self._spawned.set()
+            started = loop.time()
+            code = await self.process.wait()
+            if self._stopping:
+                return
+            self.exits.append(code)
+            if loop.time() - started > 60:
+                backoff = 1.0
+            log.error("the worker process exited with code %s; it is started again in %.0f s (its deliveries wait "
+                      "in the journal)", code, backoff)
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.returncode is None
+
+    def wake(self) -> None:
+        """Tell the worker the journal holds new work (one byte per loop turn, however
+        many deliveries were journaled in it)."""
+        if not self._wake_pending:
+            self._wake_pending = True
+            asyncio.get_running_loop().call_soon(self._send_wake)
+
+    def _send_wake(self) -> None:
+        self._wake_pending = False
+        process = self.process
+        if process is not None and process.returncode is None and process.stdin is not None \
+                and not process.stdin.is_closing():
+            process.stdin.write(b"\n")
+
+    def state(self) -> dict[str, object] | None:
+        try:
+            return dict(json.loads((self.directory / "worker.json").read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return None
+
+    def status(self) -> str:
+        if self.running():
+            assert self.process is not None
+            return f"running (pid {self.process.pid})"
+        return f"not running (exit code {self.exits[-1]}); being started again" if self.exits else "starting"
+
+    def problem(self) -> str | None:
+        """Why the work does not go on, or None."""
+        if not self.running():
+            return f"the worker process is {self.status()}"
+        assert self.process is not None
+        state = self.state()
+        if state is None or state.get("pid") != self.process.pid:
+            return None  # it is starting: it has not written its state yet
+        age = time.time() - float(state.get("time", 0))  # type: ignore[arg-type]
+        if age > STALE_SECONDS:
+            return f"the worker process (pid {self.process.pid}) has not reported for {age:.0f} s"
+        return None
+
+    def metrics(self) -> str | None:
+        try:
+            return (self.directory / "worker.prom").read_text(encoding="utf-8")
+        except OSError:
+            return None
+
+    async def stop(self) -> None:
+        """Close the worker's stdin (it finishes what it holds and exits); kill it if it
+        has not exited within `drain_seconds` and a margin."""
+        self._stopping = True
+        process = self.process
+        if process is not None and process.returncode is None:
+            if process.stdin is not None:
+                process.stdin.close()
+            try:
+                await asyncio.wait_for(process.wait(), timeout=self.settings.drain_seconds + 10)
+            except asyncio.TimeoutError:
+                log.error("the worker process did not exit in time; killed (its deliveries wait in the journal)")
+                process.kill()
+                await process.wait()
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+
+def _write(path: Path, text: str) -> None:
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def publish(state: AppState) -> None:
+    directory = state.settings.data_dir
+    assert directory is not None
+    _write(directory / "worker.prom", state.metrics.render()[0].decode())
+    _write(directory / "worker.json", json.dumps({
+        "pid": os.getpid(), "time": time.time(), "queue_depth": state.queue.qsize(),
+        "in_flight": len(state.in_flight), "credentials_problem": state.credentials_problem}))
+
+
+async def _publishing(state: AppState) -> None:
+    while True:
+        try:
+            publish(state)
+        except OSError as exc:
+            log.error("worker: cannot write its metrics and state in %s: %s", state.settings.data_dir, exc)
+        await asyncio.sleep(PUBLISH_SECONDS)
+
+
+async def _lock(directory: Path) -> int:
+    """An exclusive lock on `worker.lock`: one worker per journal (a new one waits for
+    the old one to finish)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(directory / "worker.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        log.info("worker: waiting for the previous worker process to finish")
+        await asyncio.to_thread(fcntl.flock, descriptor, fcntl.LOCK_EX)
+    return descriptor
+
+
+async def _until_told_to_stop(state: AppState) -> str:
+    """Wake the pump for each byte on stdin; return why the worker stops."""
+    loop = asyncio.get_running_loop()
+    stopped = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stopped.set)
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+
+    async def read() -> None:
+        while await reader.read(4096):
+            state.wake.set()
+
+    reading = asyncio.create_task(read())
+    signalled = asyncio.create_task(stopped.wait())
+    await asyncio.wait({reading, signalled}, return_when=asyncio.FIRST_COMPLETED)
+    why = "a signal" if signalled.done() else "the web process closed the pipe"
+    for task in (reading, signalled):
+        task.cancel()
+    await asyncio.gather(reading, signalled, return_exceptions=True)
+    return why
+
+
+async def run_worker(settings: Settings, router: routing.Router) -> None:
+    """`foldbot work`: the worker process that `foldbot serve` starts."""
+    assert settings.data_dir is not None
+    os.nice(WORKER_NICENESS)  # when the CPUs are short, the answers go first
+    descriptor = await _lock(settings.data_dir)
+    state = new_state(settings, router, "worker")
+    try:
+        await connect(state)
+        start_work(state)
+        state.background.append(asyncio.create_task(_publishing(state)))
+        log.info("worker: pid %d takes its work from the journal %s", os.getpid(),
+                 state.journal.path or settings.redis_url)
+        why = await _until_told_to_stop(state)
+        log.info("worker: stopping (%s); finishing what it holds", why)
+        await drain_work(state)
+    finally:
+        await stop(state)
+        try:
+            publish(state)
+        except OSError as exc:
+            log.error("worker: cannot write its last metrics and state: %s", exc)
+        os.close(descriptor)

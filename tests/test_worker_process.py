@@ -1,0 +1,204 @@
+"""`foldbot serve` as deployed: the web process answers, a worker process of its own does
+the work (`bot.workerproc`). Real processes against the fake GitHub: the work is done
+once, `/health` and `/metrics` speak for both, a worker that dies is started again and
+loses nothing, and the worker ends with its web process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from bot.journal import Journal
+from bot.metrics import Metrics
+from tests.fakegithub import FakeGitHub
+from tests.harness import SECRET, World, sglang_world, sign
+from tests.paths import ROOT
+from tests.test_app_serve import free_port
+from tests.test_app_workflow_run import bot_comments, dashboards
+
+
+async def _serve(fake: FakeGitHub, data: Path, port: int, **extra: str) -> asyncio.subprocess.Process:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FOLDBOT_"))},
+           "GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_APP_ID": str(fake.app_id),
+           "GITHUB_PRIVATE_KEY": fake.private_key_pem, "GITHUB_API_URL": fake.base_url, "PORT": str(port),
+           "HOST": "127.0.0.1", "FOLDBOT_DATA_DIR": str(data), "FOLDBOT_REDELIVER_MINUTES": "0",
+           "FOLDBOT_RECONCILE_MINUTES": "0", **extra}
+    process = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "serve", env=env, cwd=str(ROOT),
+                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                                                   start_new_session=True)
+    async with aiohttp.ClientSession() as session:
+        for _ in range(200):
+            try:
+                async with session.get(f"http://127.0.0.1:{port}/health") as response:
+                    if response.status == 200:
+                        return process
+            except aiohttp.ClientConnectionError:
+                pass
+            await asyncio.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    pytest.fail(f"foldbot serve did not start: {(await process.communicate())[0].decode()[-2000:]}")
+
+
+def _worker_pid(web: asyncio.subprocess.Process) -> int:
+    children = Path(f"/proc/{web.pid}/task/{web.pid}/children").read_text().split()
+    assert len(children) == 1, children
+    return int(children[0])
+
+
+async def _deliver(session: aiohttp.ClientSession, port: int, world: World, run: dict[str, Any],
+                   delivery: str) -> tuple[int, Any]:
+    body = json.dumps(world.payload(run["id"])).encode()
+    async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers={
+            "X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": delivery,
+            "X-Hub-Signature-256": sign(body)}) as response:
+        return response.status, await response.json()
+
+
+def _gone(pid: int) -> bool:
+    """Whether a process has exited (a zombie not reaped yet counts as gone)."""
+    try:
+        return "(zombie)" in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+
+
+async def _until(condition: Any, seconds: float = 20) -> None:
+    for _ in range(int(seconds / 0.05)):
+        if condition():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+async def _stop(process: asyncio.subprocess.Process) -> str:
+    process.terminate()
+    output, _ = await asyncio.wait_for(process.communicate(), timeout=40)
+    assert process.returncode == 0, output.decode()
+    return output.decode()
+
+
+async def test_the_worker_process_does_the_work_and_the_web_process_speaks_for_it(
+        fake_github: FakeGitHub, tmp_path: Path) -> None:
+    world = sglang_world(fake_github)
+    run = world.runs[-1]
+    number = run["pull_requests"][0]["number"]
+    port = free_port()
+    web = await _serve(fake_github, tmp_path, port)
+    try:
+        worker = _worker_pid(web)
+        async with aiohttp.ClientSession() as session:
+            assert await _deliver(session, port, world, run, "one") == (202, {"queued": "one"})
+            await _until(lambda: Journal(tmp_path).is_done("one"))
+            assert len(bot_comments(fake_github, world, number)) == 1 and len(dashboards(fake_github, world)) == 1
+            async with session.get(f"http://127.0.0.1:{port}/health") as response:
+                health = await response.json()
+            assert (response.status, health["ok"], health["worker"], health["queue_depth"]) == (
+                200, True, f"running (pid {worker})", 0)
+            await asyncio.sleep(2.5)  # the worker writes its metrics every 2 s
+            async with session.get(f"http://127.0.0.1:{port}/metrics") as response:
+                text = await response.text()
+    finally:
+        output = await _stop(web)
+    lines = text.splitlines()
+    # the web process counted the answer, the worker the processing; one exposition, each family once
+    assert 'foldbot_deliveries_total{event="workflow_run",outcome="journaled"} 1.0' in lines
+    assert 'foldbot_deliveries_total{event="workflow_run",outcome="ok"} 1.0' in lines
+    assert 'foldbot_processing_seconds_count{event="workflow_run"} 1.0' in lines
+    assert any(line.startswith("foldbot_github_rate_limit_remaining ") for line in lines)
+    types = [line for line in lines if line.startswith("# TYPE")]
+    assert len(types) == len(set(types))
+    assert f"worker: pid {worker} takes its work from the journal" in output
+    assert _gone(worker)  # it ended with its web process
+
+
+async def test_a_worker_that_dies_is_started_again_and_what_came_meanwhile_is_done_once(
+        fake_github: FakeGitHub, tmp_path: Path) -> None:
+    world = sglang_world(fake_github)
+    run = world.runs[-1]
+    number = run["pull_requests"][0]["number"]
+    port = free_port()
+    web = await _serve(fake_github, tmp_path, port)
+    try:
+        first = _worker_pid(web)
+        os.kill(first, signal.SIGKILL)
+        async with aiohttp.ClientSession() as session:
+            async def health() -> tuple[int, dict[str, Any]]:
+                async with session.get(f"http://127.0.0.1:{port}/health") as response:
+                    return response.status, await response.json()
+
+            await _until(lambda: _gone(first))
+            status, answer = await health()
+            assert status == 503 and answer["reason"].startswith("the worker process is not running (exit code -9)")
+            assert await _deliver(session, port, world, run, "meanwhile") == (202, {"queued": "meanwhile"})
+            await _until(lambda: Journal(tmp_path).is_done("meanwhile"))
+            assert (await health())[0] == 200 and _worker_pid(web) != first
+            assert len(bot_comments(fake_github, world, number)) == 1
+    finally:
+        output = await _stop(web)
+    assert "the worker process exited with code -9; it is started again in 1 s" in output
+
+
+async def test_a_worker_whose_web_process_was_killed_finishes_and_the_next_one_waits_for_it(
+        fake_github: FakeGitHub, tmp_path: Path) -> None:
+    world = sglang_world(fake_github)
+    run = world.runs[-1]
+    number = run["pull_requests"][0]["number"]
+    port = free_port()
+    fake_github.set_latency(2, method="POST", path=r"/access_tokens$")  # the worker is in the middle of its work
+    web = await _serve(fake_github, tmp_path, port)
+    worker = _worker_pid(web)
+    async with aiohttp.ClientSession() as session:
+        assert await _deliver(session, port, world, run, "held") == (202, {"queued": "held"})
+        await asyncio.sleep(0.5)
+        web.send_signal(signal.SIGKILL)  # the web process only: its pipe to the worker closes
+        await web.wait()
+        second = await _serve(fake_github, tmp_path, port)  # its worker waits for the lock
+        try:
+            await _until(lambda: _gone(worker))  # the first worker finished and exited
+            await _until(lambda: Journal(tmp_path).is_done("held"))
+            assert await _deliver(session, port, world, run, "held") == (
+                200, {"duplicate": "held", "state": "already processed"})
+        finally:
+            await _stop(second)
+    assert len(bot_comments(fake_github, world, number)) == 1 and len(dashboards(fake_github, world)) == 1
+
+
+def test_worker_process_settings() -> None:
+    from bot.settings import Settings, SettingsError
+    base = {"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t"}
+    assert Settings.from_env(base).worker_process is True
+    assert Settings.from_env({**base, "FOLDBOT_WORKER_PROCESS": "no"}).worker_process is False
+    with pytest.raises(SettingsError, match="FOLDBOT_WORKER_PROCESS must be one of yes, no, not 'maybe'"):
+        Settings.from_env({**base, "FOLDBOT_WORKER_PROCESS": "maybe"})
+    assert Settings(webhook_secret="s").worker_process is False  # made in code (tests): one process
+
+
+def test_merged_metrics_add_counters_and_take_each_gauge_from_its_process() -> None:
+    web, worker = Metrics(), Metrics()
+    web.deliveries.labels(event="workflow_run", outcome="journaled").inc(3)
+    web.github_calls.labels(status="200").inc(1)
+    web.credentials_ok.set(1)
+    web.queue_depth.set(99)  # not the web process's to say
+    worker.deliveries.labels(event="workflow_run", outcome="ok").inc(2)
+    worker.github_calls.labels(status="200").inc(5)
+    worker.credentials_ok.set(0)  # not the worker's to say
+    worker.queue_depth.set(4)
+    worker.rate_limit_remaining.set(4321)
+    lines = web.render(worker.render()[0].decode())[0].decode().splitlines()
+    assert [line for line in lines if not line.startswith("#") and not line.startswith("foldbot_processing")] == [
+        'foldbot_deliveries_total{event="workflow_run",outcome="journaled"} 3.0',
+        'foldbot_deliveries_total{event="workflow_run",outcome="ok"} 2.0',
+        'foldbot_github_calls_total{status="200"} 6.0',
+        "foldbot_credentials_ok 1.0",
+        "foldbot_redeliveries_total 0.0",
+        "foldbot_github_rate_limit_remaining 4321.0",
+        "foldbot_queue_depth 4.0",
+    ]
