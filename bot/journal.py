@@ -65,7 +65,7 @@ class Journal:
     """One SQLite connection, guarded by a lock: the event loop reads it (each call one
     short transaction), the writer thread commits `record` and `mark` in groups."""
 
-    def __init__(self, directory: Path | None, *, fsync: bool = True) -> None:
+    def __init__(self, directory: Path | None, *, fsync: bool = True, checkpoints: bool = True) -> None:
         self.path = (directory / "foldbot.sqlite3") if directory is not None else None
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
@@ -79,6 +79,8 @@ class Journal:
             # a delivery again, which the exactly-once records in GitHub absorb; the web process's next
             # commit puts them on the disk too.
             self._db.execute("PRAGMA synchronous=FULL" if fsync else "PRAGMA synchronous=NORMAL")
+            if not checkpoints:  # another connection copies the WAL back into the file (a web process's worker)
+                self._db.execute("PRAGMA wal_autocheckpoint=0")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(SCHEMA)
         self._writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()

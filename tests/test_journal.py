@@ -78,6 +78,23 @@ async def test_a_burst_is_committed_in_groups_and_every_write_is_on_disk(tmp_pat
     assert reopened.execute("SELECT count(*), sum(state = 'done') FROM deliveries").fetchone() == (300, 1)
 
 
+def test_each_process_opens_the_journal_as_its_part_needs() -> None:
+    from bot.server import open_journal
+    from bot.settings import Settings
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(webhook_secret="s", data_dir=Path(tmp))
+        pragmas = {}
+        for role in ("all", "web", "worker"):
+            journal = open_journal(settings, role)
+            assert isinstance(journal, Journal)
+            pragmas[role] = (journal._db.execute("PRAGMA synchronous").fetchone()[0],
+                             journal._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
+            journal.close()
+    # FULL = 2, NORMAL = 1: the answering process's commits wait for the disk; the worker copies the WAL back
+    assert pragmas == {"all": (2, 1000), "web": (2, 0), "worker": (1, 1000)}
+
+
 async def test_a_group_that_cannot_be_written_refuses_each_of_its_writes_and_the_next_group_goes_on(
         tmp_path: Path) -> None:
     journal = Journal(tmp_path)
