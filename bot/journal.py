@@ -185,6 +185,10 @@ class Journal:
                              (payload, now, delivery))
         return state
 
+    def lead(self, task: str, seconds: float) -> bool:
+        """One process works on a journal file (the worker's lock): it always leads."""
+        return True
+
     def release(self, delivery: str) -> None:
         """The in-memory queue had no room for this delivery: it stays queued here."""
 

@@ -14,6 +14,8 @@ never both take one delivery."""
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 import time
 
 import redis
@@ -80,6 +82,7 @@ class RedisJournal:
         self._claim = self._redis.register_script(_CLAIM)
         self._expired = self._redis.register_script(_EXPIRED)
         self.leases, self.queue = f"{prefix}leases", f"{prefix}queue"
+        self.owner = f"{socket.gethostname()}:{os.getpid()}"
 
     def _key(self, delivery: str) -> str:
         return f"{self.prefix}d:{delivery}"
@@ -113,6 +116,11 @@ class RedisJournal:
         if state not in ("done", "failed"):
             raise ValueError(f"a delivery is marked done or failed, not {state!r}")
         await asyncio.to_thread(self.done if state == "done" else self.failed, delivery)
+
+    def lead(self, task: str, seconds: float) -> bool:
+        """Whether this replica does `task` (asking GitHub for failed deliveries, reconciling)
+        this time: the first to ask in each `seconds` does; a dead leader's turn lapses."""
+        return bool(self._redis.set(f"{self.prefix}lead:{task}", self.owner, nx=True, ex=max(1, int(seconds))))
 
     def release(self, delivery: str) -> None:
         """This replica has no room for a delivery it holds: it waits for any replica."""

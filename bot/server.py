@@ -367,12 +367,13 @@ async def check_credentials(state: AppState) -> None:
 
 async def redeliver_loop(state: AppState) -> None:
     """At start (once the server listens) and every `redeliver_minutes`: ask GitHub to
-    redeliver the failed deliveries foldbot has not processed (`bot.redeliver`)."""
+    redeliver the failed deliveries foldbot has not processed (`bot.redeliver`); with
+    several replicas, one of them each time (`lead`)."""
     assert state.pool is not None
     settings = state.settings
     await asyncio.sleep(settings.redeliver_first_seconds)
     while True:
-        if state.credentials_problem is None:
+        if state.credentials_problem is None and state.journal.lead("redeliver", settings.redeliver_minutes * 60 * 0.9):
             try:
                 outcome = await redeliver_failed(state.pool, REQUIRED, state.journal.known, state.redelivery_asked,
                                                  timedelta(hours=settings.redeliver_window_hours))
@@ -393,7 +394,7 @@ async def reconcile_loop(state: AppState) -> None:
     settings = state.settings
     await asyncio.sleep(settings.redeliver_first_seconds + settings.reconcile_minutes * 60 / 10)
     while True:
-        if state.credentials_problem is None:
+        if state.credentials_problem is None and state.journal.lead("reconcile", settings.reconcile_minutes * 60 * 0.9):
             try:
                 found = await find_missed(state.pool, await state.pool.bot_login(), log=log.warning)
             except (GitHubError, aiohttp.ClientError, asyncio.TimeoutError) as exc:

@@ -74,6 +74,16 @@ def test_two_replicas_share_one_dedupe_and_one_backlog(redis_url: str) -> None:
     assert (a.count("done"), a.path) == (1, redis_url.split("@")[-1])
 
 
+def test_one_replica_leads_each_round_of_redelivery_and_a_dead_leaders_turn_lapses(redis_url: str) -> None:
+    from bot.redisjournal import RedisJournal
+    a, b = RedisJournal(redis_url), RedisJournal(redis_url)
+    b.owner = "other-host:1"
+    assert [a.lead("redeliver", 1), b.lead("redeliver", 1), b.lead("redeliver", 1)] == [True, False, False]
+    assert b.lead("reconcile", 1) and not a.lead("reconcile", 1)  # each task has its own turn
+    time.sleep(1.1)  # a said nothing more: its turn lapsed
+    assert b.lead("redeliver", 1) and not a.lead("redeliver", 1)
+
+
 def test_a_dead_replicas_lease_runs_out_and_another_takes_it(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from bot import redisjournal
     a, b = redisjournal.RedisJournal(redis_url), redisjournal.RedisJournal(redis_url)
