@@ -16,7 +16,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urljoin
 
@@ -109,6 +109,9 @@ class RetryingGitHubAPI(GitHubAPI):
         self.calls = 0
         self.remaining: int | None = None
         self.reset_at: float | None = None
+        #: Calls of this client now waiting out a rate limit (primary or secondary), and until when.
+        self.waiting = 0
+        self.waiting_until: float | None = None
 
     async def _request(self, method: str, url: str, headers: Any, body: bytes = b"") -> tuple[int, Any, bytes]:
         path = _path(url)
@@ -171,7 +174,17 @@ class RetryingGitHubAPI(GitHubAPI):
             return False
         log.warning("github %s %s: %s; retrying in %.1fs (attempt %d)%s", method, _path(url), status, wait, attempt,
                     delivery_note(), extra={**fields, "wait": round(wait, 2)})
-        await self.sleep(wait)
+        limited = status in (403, 429)
+        if limited:
+            self.waiting += 1
+            self.waiting_until = max(self.waiting_until or 0.0, time.time() + wait)
+        try:
+            await self.sleep(wait)
+        finally:
+            if limited:
+                self.waiting -= 1
+                if not self.waiting:
+                    self.waiting_until = None
         return True
 
 
@@ -254,6 +267,18 @@ class GitHubPool:
                                     base_delay=self.base_delay)
             self._clients[key] = api
         return api
+
+    def short_of_budget(self, low: int = 300) -> list[dict[str, Any]]:
+        """The clients (an installation's id, or `app` for the App's JWT) whose calls wait out a
+        rate limit now, or that have fewer than `low` calls left: what `/health` shows as the
+        backlog's cause."""
+        out = []
+        for key, api in list(self._clients.items()):
+            if key == "credentials" or not (api.waiting or (api.remaining is not None and api.remaining < low)):
+                continue
+            out.append({"client": key, "remaining": api.remaining, "waiting_calls": api.waiting,
+                        "until": _iso(api.waiting_until or api.reset_at)})
+        return out
 
     def for_installation(self, installation_id: int | None) -> "GitHub":
         return GitHub(self, self._api(installation_id), installation_id)
@@ -478,3 +503,7 @@ class GitHub:
             remaining = headers.get("x-ratelimit-remaining")
             if remaining is not None and remaining.isdigit():
                 metrics.rate_limit_remaining.set(int(remaining))
+
+
+def _iso(epoch: float | None) -> str | None:
+    return None if epoch is None else datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

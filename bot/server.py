@@ -284,9 +284,11 @@ async def health(request: web.Request) -> web.Response:
     if state.link is not None:
         common["queue_depth"] = await asyncio.to_thread(state.journal.count, "queued")
         common["worker"] = state.link.status()
+        common["rate_limited"] = (state.link.state() or {}).get("rate_limited", [])
         problem = problem or state.link.problem()
     else:
         common["queue_depth"] = state.queue.qsize()
+        common["rate_limited"] = state.pool.short_of_budget() if state.pool is not None else []
     if problem is not None:
         return _json(503, ok=False, status="degraded", reason=problem, **common)
     return _json(200, ok=True, status="ok", **common)

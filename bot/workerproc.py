@@ -163,7 +163,8 @@ def publish(state: AppState) -> None:
     _write(directory / "worker.prom", state.metrics.render()[0].decode())
     _write(directory / "worker.json", json.dumps({
         "pid": os.getpid(), "time": time.time(), "queue_depth": state.queue.qsize(),
-        "in_flight": len(state.in_flight), "credentials_problem": state.credentials_problem}))
+        "in_flight": len(state.in_flight), "credentials_problem": state.credentials_problem,
+        "rate_limited": state.pool.short_of_budget() if state.pool is not None else []}))
 
 
 async def _publishing(state: AppState) -> None:

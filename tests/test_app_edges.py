@@ -21,7 +21,7 @@ from bot.server import STATE, create_app
 from bot.settings import Settings
 from handlers import router
 from tests.fakegithub import FakeGitHub, make_rsa_key
-from tests.harness import SECRET, Bot, sglang_world, sign, start_bot
+from tests.harness import INSTALLATION, SECRET, Bot, sglang_world, sign, start_bot
 
 
 def _series(text: str) -> set[str]:
@@ -67,6 +67,26 @@ async def test_the_rate_limit_gauge_shows_what_github_said(fake_github: FakeGitH
     remaining = [line for line in (await _metrics(bot)).splitlines()
                  if line.startswith("foldbot_github_rate_limit_remaining ")]
     assert len(remaining) == 1 and 0 < float(remaining[0].split()[1]) < 5000
+
+
+async def test_health_shows_the_installation_whose_rate_limit_holds_the_work_back(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github, runs=2)
+    fake_github.exhaust_rate_limit(reset_in=2)
+    status, _ = await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]), delivery="limited")
+    assert status == 202
+    for _ in range(100):  # the worker meets the limit and waits for its reset
+        code, health = await _health(bot)
+        if any(entry["client"] == INSTALLATION for entry in health["rate_limited"]):
+            break
+        await asyncio.sleep(0.02)
+    assert code == 200 and health["queue_depth"] == 0  # taken off the queue, waiting
+    limited = {entry.pop("client"): entry for entry in health["rate_limited"]}
+    assert set(limited) <= {INSTALLATION, "app"} and limited[INSTALLATION]["remaining"] == 0
+    assert limited[INSTALLATION]["waiting_calls"] == 1
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", limited[INSTALLATION]["until"])
+    await bot.settle()  # the limit reset: the work went on
+    assert "limited" in bot.state.done and (await _health(bot))[1]["rate_limited"] == []
 
 
 async def _health(bot: Bot) -> tuple[int, dict[str, Any]]:
@@ -123,7 +143,8 @@ async def test_health_is_ok_with_a_token_github_accepts(fake_github: FakeGitHub)
     bot, runner = await _start(config, None)
     try:
         assert await _health(bot) == (200, {"ok": True, "status": "ok", "version": bot.app[STATE].metrics and
-                                            (await _health(bot))[1]["version"], "queue_depth": 0, "accepting": True})
+                                            (await _health(bot))[1]["version"], "queue_depth": 0, "accepting": True,
+                                            "rate_limited": []})
         assert fake_github.count("GET", r"^/user$") >= 1
     finally:
         await bot.session.close()
