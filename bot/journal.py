@@ -15,6 +15,7 @@ never waits for the disk."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import queue
 import sqlite3
 import threading
@@ -23,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger("foldbot.journal")
 
 #: A delivery whose handler failed this many times is not retried at start again
 #: (GitHub's redelivery of it, or a manual one, still runs it).
@@ -85,6 +88,7 @@ class Journal:
         self._db.executescript(SCHEMA)
         self._writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
+        self._closed = False
         #: How many commits the writer made, and how many writes they held (for the benchmark).
         self.commits = self.grouped = 0
 
@@ -93,6 +97,8 @@ class Journal:
         return self.path is not None
 
     def close(self) -> None:
+        """Finish the writes already asked for, then close; later writes are refused."""
+        self._closed = True
         if self._writer is not None:
             self._writes.put(None)
             self._writer.join()
@@ -103,10 +109,12 @@ class Journal:
     # --- the writer thread ---------------------------------------------------------------
 
     async def _submit(self, apply: Callable[..., Any], *args: Any) -> Any:
+        if self._closed:
+            raise sqlite3.ProgrammingError("the journal is closed")
         if self.path is None:  # in memory: no disk to wait for
             with self._lock:
                 return apply(*args)
-        if self._writer is None:
+        if self._writer is None or not self._writer.is_alive():
             self._writer = threading.Thread(target=self._write_groups, name="foldbot-journal", daemon=True)
             self._writer.start()
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -128,29 +136,44 @@ class Journal:
                     stop = True
                 else:
                     group.append(item)
-            outcomes: list[tuple[bool, Any]]
-            with self._lock:
-                try:
-                    self._db.execute("BEGIN IMMEDIATE")
-                    results = [write.apply(*write.args) for write in group]
-                    self._db.execute("COMMIT")  # the fsync of the whole group
-                    outcomes = [(True, result) for result in results]
-                except Exception as exc:  # the disk failed: every write of the group is refused
-                    if self._db.in_transaction:
-                        self._db.execute("ROLLBACK")
-                    outcomes = [(False, exc)] * len(group)
-            self.commits += 1
-            self.grouped += len(group)
-            by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
-            for write, (ok, value) in zip(group, outcomes):
-                by_loop.setdefault(write.future.get_loop(), []).append((write.future, ok, value))
-            for loop, settled in by_loop.items():
-                try:
-                    loop.call_soon_threadsafe(_settle, settled)
-                except RuntimeError:  # that loop is closed: nobody waits for these answers
-                    continue
+            outcomes: list[tuple[bool, Any]] = []
+            try:
+                outcomes = self._commit(group)
+            except BaseException as exc:  # whatever happened, every write of the group gets an answer
+                outcomes = [(False, exc if isinstance(exc, Exception) else RuntimeError(str(exc)))] * len(group)
+                raise
+            finally:
+                self._answer(group, outcomes)
             if stop:
                 return
+
+    def _commit(self, group: list[_Write]) -> list[tuple[bool, Any]]:
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                results = [write.apply(*write.args) for write in group]
+                self._db.execute("COMMIT")  # the fsync of the whole group
+            except Exception as exc:  # the disk failed: every write of the group is refused
+                try:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                except sqlite3.Error as rollback:  # the writes are refused all the same, for the first reason
+                    log.error("journal: the rollback after %s failed too: %s", exc, rollback)
+                return [(False, exc)] * len(group)
+        self.commits += 1
+        self.grouped += len(group)
+        return [(True, result) for result in results]
+
+    @staticmethod
+    def _answer(group: list[_Write], outcomes: list[tuple[bool, Any]]) -> None:
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
+        for write, (ok, value) in zip(group, outcomes):
+            by_loop.setdefault(write.future.get_loop(), []).append((write.future, ok, value))
+        for loop, settled in by_loop.items():
+            try:
+                loop.call_soon_threadsafe(_settle, settled)
+            except RuntimeError:  # that loop is closed: nobody waits for these answers
+                continue
 
     async def record(self, delivery: str, event: str, payload: bytes, installation: int | None, *,
                      hold: bool = True) -> str:

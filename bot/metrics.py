@@ -11,7 +11,6 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disa
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.metrics_core import Metric
-from prometheus_client.samples import Sample
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector
 
@@ -61,8 +60,10 @@ class Metrics:
 
     def render(self, worker: str | None = None) -> tuple[bytes, str]:
         """The exposition; with `worker` (the worker process's own, as it last wrote it), one
-        exposition of both processes: counters and histograms added up, each gauge from
-        the process that keeps it (WEB_GAUGES here, the others there)."""
+        exposition of both processes: their counters and histograms side by side under a
+        `process` label (`web`, `worker`: a restarted worker's start from 0 again, which
+        Prometheus reads as a reset of that series alone), each gauge from the process that
+        keeps it (WEB_GAUGES here, the others there)."""
         own = generate_latest(self.registry)
         if worker is None:
             return own, CONTENT_TYPE_LATEST
@@ -79,18 +80,15 @@ class _Merged(CollectorRegistry):
     def __init__(self, web: str, worker: str) -> None:
         super().__init__(auto_describe=False)
         self.families: dict[str, Metric] = {}
-        samples: dict[str, dict[tuple[str, tuple[tuple[str, str], ...]], Sample]] = {}
-        for text, is_web in ((web, True), (worker, False)):
+        for text, process in ((web, "web"), (worker, "worker")):
             for family in text_string_to_metric_families(text):
-                if family.type == "gauge" and (family.name in WEB_GAUGES) != is_web:
+                if family.type == "gauge":
+                    if (family.name in WEB_GAUGES) == (process == "web"):
+                        self.families[family.name] = family
                     continue
-                self.families.setdefault(family.name, Metric(family.name, family.documentation, family.type))
-                held = samples.setdefault(family.name, {})
-                for sample in family.samples:
-                    key = (sample.name, tuple(sorted(sample.labels.items())))
-                    held[key] = held[key]._replace(value=held[key].value + sample.value) if key in held else sample
-        for name, family in self.families.items():
-            family.samples = list(samples[name].values())
+                merged = self.families.setdefault(family.name, Metric(family.name, family.documentation, family.type))
+                merged.samples += [sample._replace(labels={**sample.labels, "process": process})
+                                   for sample in family.samples]
 
     def collect(self) -> Iterator[Metric]:
         return iter(self.families.values())

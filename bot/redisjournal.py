@@ -107,7 +107,6 @@ class RedisJournal:
             known = self.accept(delivery, event, payload, installation)
             if known == "new" and not hold:
                 self.release(delivery)
-                return "queued"
             return known
         return await asyncio.to_thread(accept)
 

@@ -215,7 +215,7 @@ async def webhook(request: web.Request) -> web.Response:
         return _json(202, duplicate=delivery_id, state="being processed")
     if state.link is not None:
         state.link.wake()
-        state.metrics.deliveries.labels(event=event_name, outcome="journaled").inc()
+        state.metrics.deliveries.labels(event=event_name, outcome="journaled" if known == "new" else "duplicate").inc()
         return _json(202, queued=delivery_id)
     if not state.accepting:
         state.journal.release(delivery_id)  # with Redis: another replica may take it now
@@ -453,7 +453,8 @@ async def worker(state: AppState) -> None:
         try:
             await process(state, item)
         finally:
-            if state.backlog:  # before task_done: the queue never looks finished while the journal holds more
+            if state.backlog and state.accepting:  # before task_done: the queue never looks finished while the
+                # journal holds more (when stopping, what waits there stays for the next start)
                 refill(state)
             state.queue.task_done()
             state.metrics.queue_depth.set(state.queue.qsize())

@@ -58,26 +58,38 @@ class WorkerLink:
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
         self._wake_pending = False
+        self.started_at = time.time()
+        self.spawn_error: str | None = None
 
     async def start(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         self._spawned = asyncio.Event()
         self._task = asyncio.create_task(self._supervise())
-        await self._spawned.wait()
+        await asyncio.wait({self._task, asyncio.create_task(self._spawned.wait())},
+                           return_when=asyncio.FIRST_COMPLETED)
 
     async def _supervise(self) -> None:
-        loop = asyncio.get_running_loop()
         backoff = 1.0
         while not self._stopping:
-            self.process = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "work",
-                                                                stdin=asyncio.subprocess.PIPE)
+            self.started_at = time.time()
+            try:
+                self.process = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "work",
+                                                                    stdin=asyncio.subprocess.PIPE)
+            except OSError as exc:  # no process could be made (memory, process or file limits)
+                self.process, self.spawn_error = None, str(exc)
+                log.error("the worker process could not be started: %s; trying again in %.0f s (the deliveries "
+                          "wait in the journal)", exc, backoff)
+                self._spawned.set()
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+                continue
+            self.spawn_error = None
             self._spawned.set()
-            started = loop.time()
             code = await self.process.wait()
             if self._stopping:
                 return
             self.exits.append(code)
-            if loop.time() - started > 60:
+            if time.time() - self.started_at > 60:
                 backoff = 1.0
             log.error("the worker process exited with code %s; it is started again in %.0f s (its deliveries wait "
                       "in the journal)", code, backoff)
@@ -111,6 +123,8 @@ class WorkerLink:
         if self.running():
             assert self.process is not None
             return f"running (pid {self.process.pid})"
+        if self.spawn_error is not None:
+            return f"not running (it could not be started: {self.spawn_error}); being started again"
         return f"not running (exit code {self.exits[-1]}); being started again" if self.exits else "starting"
 
     def problem(self) -> str | None:
@@ -119,18 +133,24 @@ class WorkerLink:
             return f"the worker process is {self.status()}"
         assert self.process is not None
         state = self.state()
-        if state is None or state.get("pid") != self.process.pid:
-            return None  # it is starting: it has not written its state yet
-        age = time.time() - float(state.get("time", 0))  # type: ignore[arg-type]
+        mine = state is not None and state.get("pid") == self.process.pid
+        since = float(state.get("time", 0)) if mine else self.started_at  # type: ignore[union-attr,arg-type]
+        age = time.time() - since
         if age > STALE_SECONDS:
-            return f"the worker process (pid {self.process.pid}) has not reported for {age:.0f} s"
+            return (f"the worker process (pid {self.process.pid}) has not reported for {age:.0f} s" if mine else
+                    f"the worker process (pid {self.process.pid}) has not reported since it started {age:.0f} s ago")
         return None
 
     def metrics(self) -> str | None:
+        """The running worker's last metrics (none from a worker that is gone)."""
+        if not self.running():
+            return None
         try:
-            return (self.directory / "worker.prom").read_text(encoding="utf-8")
+            text = (self.directory / "worker.prom").read_text(encoding="utf-8")
         except OSError:
             return None
+        assert self.process is not None
+        return text if text.startswith(f"# foldbot worker pid {self.process.pid}\n") else None
 
     async def stop(self) -> None:
         """Close the worker's stdin (it finishes what it holds and exits); kill it if it
@@ -160,7 +180,7 @@ def _write(path: Path, text: str) -> None:
 def publish(state: AppState) -> None:
     directory = state.settings.data_dir
     assert directory is not None
-    _write(directory / "worker.prom", state.metrics.render()[0].decode())
+    _write(directory / "worker.prom", f"# foldbot worker pid {os.getpid()}\n" + state.metrics.render()[0].decode())
     _write(directory / "worker.json", json.dumps({
         "pid": os.getpid(), "time": time.time(), "queue_depth": state.queue.qsize(),
         "in_flight": len(state.in_flight), "credentials_problem": state.credentials_problem,
@@ -216,7 +236,12 @@ async def run_worker(settings: Settings, router: routing.Router) -> None:
     """`foldbot work`: the worker process that `foldbot serve` starts."""
     assert settings.data_dir is not None
     os.nice(WORKER_NICENESS)  # when the CPUs are short, the answers go first
+    parent = os.getppid()
     descriptor = await _lock(settings.data_dir)
+    if os.getppid() != parent:  # its web process died while it waited for the lock: nobody will wake it
+        log.info("worker: its web process is gone; it does not start")
+        os.close(descriptor)
+        return
     state = new_state(settings, router, "worker")
     try:
         await connect(state)

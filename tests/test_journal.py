@@ -108,6 +108,8 @@ async def test_a_group_that_cannot_be_written_refuses_each_of_its_writes_and_the
     with pytest.raises(ValueError, match="marked done or failed, not 'queued'"):
         await journal.mark("d0", "queued")
     journal.close()
+    with pytest.raises(sqlite3.ProgrammingError, match="the journal is closed"):  # refused, not left waiting
+        await asyncio.wait_for(journal.record("d1", "workflow_run", b"{}", 1), timeout=5)
 
 
 async def test_copies_of_one_delivery_arriving_at_once_run_once(fake_github: FakeGitHub, tmp_path: Path) -> None:

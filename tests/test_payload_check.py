@@ -137,6 +137,22 @@ def test_check_names_the_field_or_what_cannot_be_read(bases: dict[str, dict[str,
         check("workflow_run", body[:-1], need_installation=False)
 
 
+@pytest.mark.parametrize("extra,accepted", [
+    (b'"\xff"', False),  # not UTF-8 in a field foldbot does not read: still not a body the worker can read
+    (b"7" * 5000, True),  # an integer Python cannot read as one, where foldbot reads none
+])
+def test_what_the_check_accepts_the_worker_reads(bases: dict[str, dict[str, Any]], extra: bytes,
+                                                 accepted: bool) -> None:
+    data = bases["workflow_run"]
+    body = json.dumps(data).encode()[:-1] + b', "extra": ' + extra + b"}"
+    if accepted:
+        assert check("workflow_run", body, need_installation=True) == data["installation"]["id"]
+        assert parse(body)["extra"] == float("inf")
+    else:
+        with pytest.raises(PayloadError, match="^the body is not UTF-8 JSON$"):
+            check("workflow_run", body, need_installation=True)
+
+
 def test_nesting_in_fields_foldbot_does_not_read_is_accepted_and_read_by_the_worker(
         bases: dict[str, dict[str, Any]]) -> None:
     """Deep but readable nesting anywhere is no danger (nothing walks the payload) and is

@@ -1,6 +1,6 @@
 """Signed but malformed deliveries: every field a handler reads is type-checked before
 the 202, and a bad one is a 400 naming it, one log line, and nothing done. JSON nested
-too deep, integers too long to read and headers over the limit are refused quietly."""
+too deep, integers too long to be ids and headers over the limit are refused quietly."""
 
 from __future__ import annotations
 
@@ -145,7 +145,8 @@ async def _signed(bot: Bot, body: bytes, event: str = "workflow_run") -> tuple[i
 @pytest.mark.parametrize("body,error", [
     (b"[" * 100_000 + b"]" * 100_000, "the body nests too deeply to read"),
     (b'{"a":' * 5000 + b"1" + b"}" * 5000, "the body nests too deeply to read"),
-    (b'{"workflow_run": {"id": ' + b"7" * 5000 + b"}}", "the body holds a number too long to read"),
+    (b'{"action": "completed", "workflow_run": {"id": ' + b"7" * 5000 + b"}}",
+     "the workflow_run payload's `workflow_run.id` must be a positive integer below 2**63"),
     (b"\xff\xfe{}", "the body is not UTF-8 JSON"),
     (b'{"truncated": ', "the body is not JSON"),
 ])

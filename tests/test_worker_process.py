@@ -109,9 +109,9 @@ async def test_the_worker_process_does_the_work_and_the_web_process_speaks_for_i
         output = await _stop(web)
     lines = text.splitlines()
     # the web process counted the answer, the worker the processing; one exposition, each family once
-    assert 'foldbot_deliveries_total{event="workflow_run",outcome="journaled"} 1.0' in lines
-    assert 'foldbot_deliveries_total{event="workflow_run",outcome="ok"} 1.0' in lines
-    assert 'foldbot_processing_seconds_count{event="workflow_run"} 1.0' in lines
+    assert 'foldbot_deliveries_total{event="workflow_run",outcome="journaled",process="web"} 1.0' in lines
+    assert 'foldbot_deliveries_total{event="workflow_run",outcome="ok",process="worker"} 1.0' in lines
+    assert 'foldbot_processing_seconds_count{event="workflow_run",process="worker"} 1.0' in lines
     assert any(line.startswith("foldbot_github_rate_limit_remaining ") for line in lines)
     types = [line for line in lines if line.startswith("# TYPE")]
     assert len(types) == len(set(types))
@@ -181,7 +181,7 @@ def test_worker_process_settings() -> None:
     assert Settings(webhook_secret="s").worker_process is False  # made in code (tests): one process
 
 
-def test_merged_metrics_add_counters_and_take_each_gauge_from_its_process() -> None:
+def test_merged_metrics_keep_each_process_counters_apart_and_each_gauge_from_its_process() -> None:
     web, worker = Metrics(), Metrics()
     web.deliveries.labels(event="workflow_run", outcome="journaled").inc(3)
     web.github_calls.labels(status="200").inc(1)
@@ -194,11 +194,13 @@ def test_merged_metrics_add_counters_and_take_each_gauge_from_its_process() -> N
     worker.rate_limit_remaining.set(4321)
     lines = web.render(worker.render()[0].decode())[0].decode().splitlines()
     assert [line for line in lines if not line.startswith("#") and not line.startswith("foldbot_processing")] == [
-        'foldbot_deliveries_total{event="workflow_run",outcome="journaled"} 3.0',
-        'foldbot_deliveries_total{event="workflow_run",outcome="ok"} 2.0',
-        'foldbot_github_calls_total{status="200"} 6.0',
+        'foldbot_deliveries_total{event="workflow_run",outcome="journaled",process="web"} 3.0',
+        'foldbot_deliveries_total{event="workflow_run",outcome="ok",process="worker"} 2.0',
+        'foldbot_github_calls_total{process="web",status="200"} 1.0',
+        'foldbot_github_calls_total{process="worker",status="200"} 5.0',
         "foldbot_credentials_ok 1.0",
-        "foldbot_redeliveries_total 0.0",
+        'foldbot_redeliveries_total{process="web"} 0.0',
+        'foldbot_redeliveries_total{process="worker"} 0.0',
         "foldbot_github_rate_limit_remaining 4321.0",
         "foldbot_queue_depth 4.0",
     ]
