@@ -208,6 +208,9 @@ class Journal:
                              (payload, now, delivery))
         return state
 
+    def renew(self, deliveries: set[str] | frozenset[str]) -> None:
+        """Nothing to renew: a journal file has one worker (the lock), and no leases."""
+
     def lead(self, task: str, seconds: float) -> bool:
         """One process works on a journal file (the worker's lock): it always leads."""
         return True

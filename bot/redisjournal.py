@@ -22,8 +22,11 @@ import redis
 
 from .journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Entry
 
-#: How long a replica may hold a delivery before another takes it over.
-LEASE_SECONDS = 15 * 60
+#: How long a replica's hold on a delivery lasts unless renewed: the replica renews what it
+#: holds every RENEW_SECONDS, so a dead replica's (or a killed worker's) deliveries are taken
+#: over within this, however long a live one takes to work.
+LEASE_SECONDS = 2 * 60
+RENEW_SECONDS = 30
 
 # KEYS: hash, leases, queue; ARGV: id, event, payload, installation, now, deadline
 _ACCEPT = """
@@ -121,6 +124,11 @@ class RedisJournal:
         this time: the first to ask in each `seconds` does; a dead leader's turn lapses."""
         return bool(self._redis.set(f"{self.prefix}lead:{task}", self.owner, nx=True, ex=max(1, int(seconds))))
 
+    def renew(self, deliveries: set[str] | frozenset[str]) -> None:
+        """Extend this replica's hold on the deliveries it has (those still leased to it)."""
+        if deliveries:
+            self._redis.zadd(self.leases, {d: time.time() + LEASE_SECONDS for d in deliveries}, xx=True)
+
     def release(self, delivery: str) -> None:
         """This replica has no room for a delivery it holds: it waits for any replica."""
         pipe = self._redis.pipeline()
@@ -187,4 +195,4 @@ class RedisJournal:
         return {d for d, found in zip(deliveries, pipe.execute()) if found}
 
 
-__all__ = ["LEASE_SECONDS", "MAX_ATTEMPTS", "RedisJournal"]
+__all__ = ["LEASE_SECONDS", "MAX_ATTEMPTS", "RENEW_SECONDS", "RedisJournal"]

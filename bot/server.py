@@ -447,6 +447,17 @@ async def pump(state: AppState, every: float = 1.0) -> None:
                 log.error("journal: cannot read the backlog: %s", exc)
 
 
+async def renew_leases(state: AppState) -> None:
+    """With Redis: keep this replica's hold on the deliveries it has queued or in hand."""
+    from .redisjournal import RENEW_SECONDS
+    while True:
+        await asyncio.sleep(RENEW_SECONDS)
+        try:
+            await asyncio.to_thread(state.journal.renew, frozenset(state.in_flight))
+        except Exception as exc:  # Redis unreachable for a moment: the leases last LEASE_SECONDS
+            log.error("journal: cannot renew the leases of %d deliveries: %s", len(state.in_flight), exc)
+
+
 async def worker(state: AppState) -> None:
     while True:
         item = await state.queue.get()
@@ -507,6 +518,8 @@ def start_work(state: AppState) -> None:
                  state.journal.path or "(in memory)", resumed, retried, forgotten)
     state.workers = [asyncio.create_task(worker(state)) for _ in range(settings.workers)]
     state.background.append(asyncio.create_task(pump(state)))
+    if settings.redis_url:
+        state.background.append(asyncio.create_task(renew_leases(state)))
     if state.pool.credentials.is_app and settings.redeliver_minutes > 0:
         state.background.append(asyncio.create_task(redeliver_loop(state)))
     if state.pool.credentials.is_app and settings.reconcile_minutes > 0:

@@ -84,6 +84,21 @@ def test_one_replica_leads_each_round_of_redelivery_and_a_dead_leaders_turn_laps
     assert b.lead("redeliver", 1) and not a.lead("redeliver", 1)
 
 
+def test_a_renewed_lease_holds_and_only_the_holders_leases_are_renewed(redis_url: str,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot import redisjournal
+    a, b = redisjournal.RedisJournal(redis_url), redisjournal.RedisJournal(redis_url)
+    monkeypatch.setattr(redisjournal, "LEASE_SECONDS", 1)
+    assert a.accept("r1", "workflow_run", b"{}", 1) == "new"
+    time.sleep(0.6)
+    a.renew({"r1", "not-leased"})  # a works on r1 still; an id it does not hold is not leased by renewing
+    time.sleep(0.6)
+    assert b.pending(5) == [] and b.accept("r1", "workflow_run", b"{}", 1) == "leased"
+    assert a._redis.zscore(a.leases, "not-leased") is None
+    time.sleep(1.1)  # a stopped renewing: its lease lapses, b takes the delivery over
+    assert [entry.id for entry in b.pending(5)] == ["r1"]
+
+
 def test_a_dead_replicas_lease_runs_out_and_another_takes_it(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from bot import redisjournal
     a, b = redisjournal.RedisJournal(redis_url), redisjournal.RedisJournal(redis_url)
