@@ -1,59 +1,17 @@
 """The journal in Redis: several replicas share one dedupe and one backlog. Runs against
-a real `redis-server` started here (`make test` installs it); without one the tests
+a real `redis-server` (`tests/redisfix.py`; `make test` installs it); without one the tests
 fail under CI and are skipped, with the reason, elsewhere."""
 
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-import subprocess
 import time
-from collections.abc import Iterator
 
 import pytest
 
 from tests.fakegithub import FakeGitHub
 from tests.harness import sglang_world, start_bot
-from tests.test_app_serve import free_port
 from tests.test_app_workflow_run import bot_comments
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        message = "redis-server is not installed (apt-get install redis-server; `make test` does it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message + ": the Redis tests must run in CI")
-        pytest.skip(message)
-    port = free_port()
-    folder = tmp_path_factory.mktemp("redis")
-    process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-                                "no", "--dir", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    import redis
-    client = redis.Redis(port=port)
-    for _ in range(100):
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            time.sleep(0.05)
-    else:
-        process.kill()
-        pytest.fail("redis-server did not start")
-    try:
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-@pytest.fixture
-def redis_url(redis_server: str) -> str:
-    import redis
-    redis.Redis.from_url(redis_server).flushdb()
-    return redis_server
 
 
 def test_two_replicas_share_one_dedupe_and_one_backlog(redis_url: str) -> None:

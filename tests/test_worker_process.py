@@ -204,3 +204,26 @@ def test_merged_metrics_keep_each_process_counters_apart_and_each_gauge_from_its
         "foldbot_github_rate_limit_remaining 4321.0",
         "foldbot_queue_depth 4.0",
     ]
+
+
+async def test_two_replicas_with_redis_answer_in_their_web_processes_and_work_once_in_their_workers(
+        fake_github: FakeGitHub, tmp_path: Path, redis_url: str) -> None:
+    world = sglang_world(fake_github, runs=6)
+    ports = [free_port(), free_port()]
+    replicas = [await _serve(fake_github, tmp_path / f"data-{i}", port, FOLDBOT_REDIS_URL=redis_url)
+                for i, port in enumerate(ports)]
+    try:
+        async with aiohttp.ClientSession() as session:
+            answers = []
+            for i, run in enumerate(world.runs):
+                answers.append(await _deliver(session, ports[i % 2], world, run, f"r-{i}"))
+                answers.append(await _deliver(session, ports[(i + 1) % 2], world, run, f"r-{i}"))  # GitHub retried
+            assert {status for status, _ in answers} <= {200, 202}
+            from bot.redisjournal import RedisJournal
+            journal = RedisJournal(redis_url)
+            await _until(lambda: all(journal.is_done(f"r-{i}") for i in range(6)), seconds=60)
+            for run in world.runs:
+                assert len(bot_comments(fake_github, world, run["pull_requests"][0]["number"])) == 1
+    finally:
+        for replica in replicas:
+            await _stop(replica)
