@@ -4,16 +4,22 @@ built from GitHub's own payload examples."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import hashlib
 import hmac
 import json
+import os
+import signal
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 import pytest_asyncio
 from aiohttp import web
 
@@ -22,7 +28,7 @@ from bot.metrics import Metrics
 from bot.server import STATE, create_app
 from bot.settings import Settings
 from handlers import router
-from tests.paths import AMD, BEFORE, FIXTURES, ROCM720
+from tests.paths import AMD, BEFORE, FIXTURES, ROCM720, ROOT
 from tests.fakegithub import FakeGitHub, Repo
 from tests.sglang_current import LANES, history, workflow_text
 from tests.sglang_history import rocm720_history
@@ -237,3 +243,25 @@ def current_world(fake: FakeGitHub, *, logs: bool = True, config: str | None = N
     return world, texts
 
 
+async def serve_process(fake: FakeGitHub, data: Path, port: int, **extra: str) -> asyncio.subprocess.Process:
+    """`python -m bot serve` against the fake, journal in `data`, answering once `/health` says ok (its
+    worker process in its process group: `os.killpg` is a host going down)."""
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FOLDBOT_"))},
+           "GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_APP_ID": str(fake.app_id),
+           "GITHUB_PRIVATE_KEY": fake.private_key_pem, "GITHUB_API_URL": fake.base_url, "PORT": str(port),
+           "HOST": "127.0.0.1", "FOLDBOT_DATA_DIR": str(data), "FOLDBOT_REDELIVER_MINUTES": "0",
+           "FOLDBOT_RECONCILE_MINUTES": "0", **extra}
+    process = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "serve", env=env, cwd=str(ROOT),
+                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                                                   start_new_session=True)
+    async with aiohttp.ClientSession() as session:
+        for _ in range(200):
+            try:
+                async with session.get(f"http://127.0.0.1:{port}/health") as response:
+                    if response.status == 200:
+                        return process
+            except aiohttp.ClientConnectionError:
+                pass
+            await asyncio.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    pytest.fail(f"foldbot serve did not start: {(await process.communicate())[0].decode()[-2000:]}")

@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import sqlite3
-import sys
 from pathlib import Path
 
 import aiohttp
@@ -17,8 +16,7 @@ import pytest
 
 from bot.journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Journal
 from tests.fakegithub import FakeGitHub
-from tests.harness import SECRET, sglang_world, sign, start_bot
-from tests.paths import ROOT
+from tests.harness import serve_process as _serve, sglang_world, sign, start_bot
 from tests.test_app_serve import free_port
 from tests.test_app_workflow_run import bot_comments, dashboards
 
@@ -168,27 +166,6 @@ async def test_the_dedupe_survives_a_restart(fake_github: FakeGitHub, tmp_path: 
     finally:
         await second.session.close()
         await runner.cleanup()
-
-
-async def _serve(fake: FakeGitHub, data: Path, port: int) -> asyncio.subprocess.Process:
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FOLDBOT_"))},
-           "GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_APP_ID": str(fake.app_id),
-           "GITHUB_PRIVATE_KEY": fake.private_key_pem, "GITHUB_API_URL": fake.base_url, "PORT": str(port),
-           "HOST": "127.0.0.1", "FOLDBOT_DATA_DIR": str(data), "FOLDBOT_REDELIVER_MINUTES": "0"}
-    process = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "serve", env=env, cwd=str(ROOT),
-                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                                                   start_new_session=True)  # its worker process in its group
-    async with aiohttp.ClientSession() as session:
-        for _ in range(200):
-            try:
-                async with session.get(f"http://127.0.0.1:{port}/health") as response:
-                    if response.status == 200:
-                        return process
-            except aiohttp.ClientConnectionError:
-                pass
-            await asyncio.sleep(0.05)
-    process.kill()
-    pytest.fail(f"foldbot serve did not start: {(await process.communicate())[0].decode()[-2000:]}")
 
 
 async def test_kill_9_after_the_202_loses_nothing(fake_github: FakeGitHub, tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 import signal
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,32 +18,9 @@ import pytest
 from bot.journal import Journal
 from bot.metrics import Metrics
 from tests.fakegithub import FakeGitHub
-from tests.harness import SECRET, World, sglang_world, sign
-from tests.paths import ROOT
+from tests.harness import World, serve_process as _serve, sglang_world, sign
 from tests.test_app_serve import free_port
 from tests.test_app_workflow_run import bot_comments, dashboards
-
-
-async def _serve(fake: FakeGitHub, data: Path, port: int, **extra: str) -> asyncio.subprocess.Process:
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FOLDBOT_"))},
-           "GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_APP_ID": str(fake.app_id),
-           "GITHUB_PRIVATE_KEY": fake.private_key_pem, "GITHUB_API_URL": fake.base_url, "PORT": str(port),
-           "HOST": "127.0.0.1", "FOLDBOT_DATA_DIR": str(data), "FOLDBOT_REDELIVER_MINUTES": "0",
-           "FOLDBOT_RECONCILE_MINUTES": "0", **extra}
-    process = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "serve", env=env, cwd=str(ROOT),
-                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                                                   start_new_session=True)
-    async with aiohttp.ClientSession() as session:
-        for _ in range(200):
-            try:
-                async with session.get(f"http://127.0.0.1:{port}/health") as response:
-                    if response.status == 200:
-                        return process
-            except aiohttp.ClientConnectionError:
-                pass
-            await asyncio.sleep(0.05)
-    os.killpg(process.pid, signal.SIGKILL)
-    pytest.fail(f"foldbot serve did not start: {(await process.communicate())[0].decode()[-2000:]}")
 
 
 def _worker_pid(web: asyncio.subprocess.Process) -> int:
