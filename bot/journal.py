@@ -30,10 +30,6 @@ log = logging.getLogger("foldbot.journal")
 #: A delivery whose handler failed this many times is not retried at start again
 #: (GitHub's redelivery of it, or a manual one, still runs it).
 MAX_ATTEMPTS = 3
-#: A delivery taken from the journal this many times without an outcome (its worker died
-#: each time, as a delivery that exhausts the memory makes it) is set aside as failed
-#: instead of being taken again: one bad delivery cannot keep the worker dying.
-MAX_BEGUN = 3
 #: Done deliveries are remembered (their ids, for the dedupe) this long.
 KEEP_DONE_SECONDS = 14 * 24 * 3600
 
@@ -45,7 +41,6 @@ CREATE TABLE IF NOT EXISTS deliveries (
     installation INTEGER,
     state TEXT NOT NULL CHECK (state IN ('queued', 'done', 'failed')),
     attempts INTEGER NOT NULL DEFAULT 0,
-    begun INTEGER NOT NULL DEFAULT 0,
     received REAL NOT NULL,
     updated REAL NOT NULL
 );
@@ -91,8 +86,6 @@ class Journal:
                 self._db.execute("PRAGMA wal_autocheckpoint=0")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(SCHEMA)
-        if "begun" not in {row[1] for row in self._db.execute("PRAGMA table_info(deliveries)")}:
-            self._db.execute("ALTER TABLE deliveries ADD COLUMN begun INTEGER NOT NULL DEFAULT 0")  # a journal from before
         self._writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._closed = False
@@ -230,7 +223,7 @@ class Journal:
             self._done(delivery, time.time())
 
     def _done(self, delivery: str, now: float) -> None:
-        self._db.execute("UPDATE deliveries SET state = 'done', payload = NULL, attempts = attempts + 1, begun = 0, "
+        self._db.execute("UPDATE deliveries SET state = 'done', payload = NULL, attempts = attempts + 1, "
                          "updated = ? WHERE id = ?", (now, delivery))
 
     def failed(self, delivery: str) -> None:
@@ -238,7 +231,7 @@ class Journal:
             self._failed(delivery, time.time())
 
     def _failed(self, delivery: str, now: float) -> None:
-        self._db.execute("UPDATE deliveries SET state = 'failed', attempts = attempts + 1, begun = 0, updated = ? "
+        self._db.execute("UPDATE deliveries SET state = 'failed', attempts = attempts + 1, updated = ? "
                          "WHERE id = ?", (now, delivery))
 
     def state(self, delivery: str) -> str | None:
@@ -266,19 +259,9 @@ class Journal:
             if not chosen:
                 return []
             marks = ",".join("?" * len(chosen))
-            rows = self._db.execute(f"SELECT id, event, payload, installation, attempts, begun FROM deliveries "
+            rows = self._db.execute(f"SELECT id, event, payload, installation, attempts FROM deliveries "
                                     f"WHERE id IN ({marks}) AND state = 'queued' ORDER BY received", chosen).fetchall()
-            taken = []
-            for row in rows:
-                if row[5] >= MAX_BEGUN:
-                    self._failed(str(row[0]), time.time())
-                    set_aside(str(row[0]), int(row[5]))
-                elif row[2] is not None:
-                    taken.append(Entry(str(row[0]), str(row[1]), bytes(row[2]), row[3], int(row[4])))
-            if taken:  # begun once more each: a worker that dies on one leaves the count behind
-                self._db.execute(f"UPDATE deliveries SET begun = begun + 1 WHERE id IN ({','.join('?' * len(taken))})",
-                                 [entry.id for entry in taken])
-        return taken
+        return [Entry(str(row[0]), str(row[1]), bytes(row[2]), row[3], int(row[4])) for row in rows if row[2] is not None]
 
     def requeue_failed(self) -> int:
         """At start: deliveries whose handler failed fewer than MAX_ATTEMPTS times are queued again."""
@@ -313,8 +296,3 @@ def _settle(settled: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
             future.set_result(value)
         else:
             future.set_exception(value)
-
-
-def set_aside(delivery: str, begun: int) -> None:
-    log.error("delivery %s: its worker died %d times while working on it; it is set aside as failed (a redelivery "
-              "runs it again)", delivery, begun)

@@ -20,7 +20,7 @@ import time
 
 import redis
 
-from .journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, MAX_BEGUN, Entry, set_aside
+from .journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Entry
 
 #: How long a replica's hold on a delivery lasts unless renewed: the replica renews what it
 #: holds every RENEW_SECONDS, so a dead replica's (or a killed worker's) deliveries are taken
@@ -45,24 +45,17 @@ redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1])
 return 'new'
 """
 
-# KEYS: leases, queue; ARGV: limit, deadline, prefix, most times begun
+# KEYS: leases, queue; ARGV: limit, deadline, prefix
 _CLAIM = """
 local out = {}
 while #out < tonumber(ARGV[1]) do
   local id = redis.call('LPOP', KEYS[2])
   if not id then break end
   local key = ARGV[3] .. 'd:' .. id
-  local fields = redis.call('HMGET', key, 'state', 'event', 'payload', 'installation', 'attempts', 'begun')
+  local fields = redis.call('HMGET', key, 'state', 'event', 'payload', 'installation', 'attempts')
   if fields[1] == 'queued' and fields[3] then
-    if tonumber(fields[6] or '0') >= tonumber(ARGV[4]) then
-      redis.call('HSET', key, 'state', 'failed', 'begun', 0)
-      redis.call('HINCRBY', key, 'attempts', 1)
-      table.insert(out, {id, false})
-    else
-      redis.call('ZADD', KEYS[1], ARGV[2], id)
-      redis.call('HINCRBY', key, 'begun', 1)
-      table.insert(out, {id, fields[2], fields[3], fields[4], fields[5]})
-    end
+    redis.call('ZADD', KEYS[1], ARGV[2], id)
+    table.insert(out, {id, fields[2], fields[3], fields[4], fields[5]})
   end
 end
 return out
@@ -145,7 +138,7 @@ class RedisJournal:
 
     def done(self, delivery: str) -> None:
         pipe = self._redis.pipeline()
-        pipe.hset(self._key(delivery), mapping={"state": "done", "updated": time.time(), "begun": 0})
+        pipe.hset(self._key(delivery), mapping={"state": "done", "updated": time.time()})
         pipe.hdel(self._key(delivery), "payload")
         pipe.hincrby(self._key(delivery), "attempts", 1)
         pipe.expire(self._key(delivery), KEEP_DONE_SECONDS)
@@ -155,7 +148,7 @@ class RedisJournal:
 
     def failed(self, delivery: str) -> None:
         pipe = self._redis.pipeline()
-        pipe.hset(self._key(delivery), mapping={"state": "failed", "updated": time.time(), "begun": 0})
+        pipe.hset(self._key(delivery), mapping={"state": "failed", "updated": time.time()})
         pipe.hincrby(self._key(delivery), "attempts", 1)
         pipe.expire(self._key(delivery), KEEP_DONE_SECONDS)
         pipe.zrem(self.leases, delivery)
@@ -181,14 +174,9 @@ class RedisJournal:
         if limit <= 0:
             return []
         self._expired(keys=[self.leases, self.queue], args=[time.time()])
-        rows = self._claim(keys=[self.leases, self.queue],
-                           args=[limit, time.time() + LEASE_SECONDS, self.prefix, MAX_BEGUN])
+        rows = self._claim(keys=[self.leases, self.queue], args=[limit, time.time() + LEASE_SECONDS, self.prefix])
         out = []
-        for row in rows:
-            if len(row) < 5:  # begun MAX_BEGUN times: set aside
-                set_aside(row[0].decode(), MAX_BEGUN)
-                continue
-            delivery, event, payload, installation, attempts = row
+        for delivery, event, payload, installation, attempts in rows:
             installation_id = int(installation) if installation not in (None, b"") else None
             out.append(Entry(delivery.decode(), event.decode(), bytes(payload), installation_id, int(attempts or 0)))
         return out

@@ -53,36 +53,6 @@ def test_failed_deliveries_are_retried_at_start_a_bounded_number_of_times(tmp_pa
     assert journal.state("x") == "failed"
 
 
-async def test_a_delivery_its_worker_died_on_three_times_is_set_aside(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    journal = Journal(tmp_path)
-    assert await journal.record("poison", "workflow_run", b"{}", 1) == "new"
-    for _ in range(3):  # taken, and the worker dies before an outcome
-        assert [entry.id for entry in journal.pending(10)] == ["poison"]
-    assert await journal.record("innocent", "workflow_run", b"{}", 1) == "new"
-    assert [entry.id for entry in journal.pending(10, exclude={"poison"})] == ["innocent"]  # taken once
-    with caplog.at_level("ERROR"):
-        assert [entry.id for entry in journal.pending(10)] == ["innocent"]  # its worker died once: taken again
-    assert journal.state("poison") == "failed"
-    assert [r.getMessage() for r in caplog.records] == [
-        "delivery poison: its worker died 3 times while working on it; it is set aside as failed (a redelivery "
-        "runs it again)"]
-    assert await journal.record("poison", "workflow_run", b"{}", 1) == "failed"  # redelivered: it runs again
-    assert [entry.id for entry in journal.pending(10, exclude={"innocent"})] == ["poison"]
-    await journal.mark("innocent", "done")
-    journal.close()
-
-
-def test_a_journal_from_before_gains_the_begun_column(tmp_path: Path) -> None:
-    old = sqlite3.connect(tmp_path / "foldbot.sqlite3")
-    old.executescript("CREATE TABLE deliveries (id TEXT PRIMARY KEY, event TEXT NOT NULL, payload BLOB, "
-                      "installation INTEGER, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, "
-                      "received REAL NOT NULL, updated REAL NOT NULL);"
-                      "INSERT INTO deliveries VALUES ('kept', 'ping', x'7b7d', 1, 'queued', 0, 1, 1);")
-    old.close()
-    assert [entry.id for entry in Journal(tmp_path).pending(5)] == ["kept"]
-
-
 def test_old_done_deliveries_are_forgotten(tmp_path: Path) -> None:
     journal = Journal(tmp_path)
     journal.accept("old", "workflow_run", b"{}", 1)

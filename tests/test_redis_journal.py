@@ -57,18 +57,6 @@ def test_a_renewed_lease_holds_and_only_the_holders_leases_are_renewed(redis_url
     assert [entry.id for entry in b.pending(5)] == ["r1"]
 
 
-def test_a_delivery_its_worker_died_on_three_times_is_set_aside_in_redis(redis_url: str) -> None:
-    from bot.redisjournal import RedisJournal
-    journal = RedisJournal(redis_url)
-    assert journal.accept("poison", "workflow_run", b"{}", 1) == "new"
-    journal.release("poison")
-    for _ in range(3):
-        assert [entry.id for entry in journal.pending(5)] == ["poison"]
-        journal.release("poison")  # its worker died; the lease lapsed
-    assert journal.pending(5) == [] and journal.state("poison") == "failed"
-    assert journal.accept("poison", "workflow_run", b"{}", 1) == "new"  # redelivered: it runs again
-
-
 def test_a_dead_replicas_lease_runs_out_and_another_takes_it(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from bot import redisjournal
     a, b = redisjournal.RedisJournal(redis_url), redisjournal.RedisJournal(redis_url)
