@@ -273,8 +273,10 @@ class GitHubPool:
         rate limit now, or that have fewer than `low` calls left: what `/health` shows as the
         backlog's cause."""
         out = []
+        now = time.time()
         for key, api in list(self._clients.items()):
-            if key == "credentials" or not (api.waiting or (api.remaining is not None and api.remaining < low)):
+            short = api.remaining is not None and api.remaining < low and (api.reset_at is None or api.reset_at > now)
+            if key == "credentials" or not (api.waiting or short):  # a count from before its reset says nothing
                 continue
             out.append({"client": key, "remaining": api.remaining, "waiting_calls": api.waiting,
                         "until": _iso(api.waiting_until or api.reset_at)})

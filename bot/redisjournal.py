@@ -177,6 +177,8 @@ class RedisJournal:
         rows = self._claim(keys=[self.leases, self.queue], args=[limit, time.time() + LEASE_SECONDS, self.prefix])
         out = []
         for delivery, event, payload, installation, attempts in rows:
+            if delivery.decode() in exclude:  # already in this replica's hands (a renewal came late): leased again
+                continue
             installation_id = int(installation) if installation not in (None, b"") else None
             out.append(Entry(delivery.decode(), event.decode(), bytes(payload), installation_id, int(attempts or 0)))
         return out

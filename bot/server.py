@@ -215,7 +215,8 @@ async def webhook(request: web.Request) -> web.Response:
         return _json(202, duplicate=delivery_id, state="being processed")
     if state.link is not None:
         state.link.wake()
-        state.metrics.deliveries.labels(event=event_name, outcome="journaled" if known == "new" else "duplicate").inc()
+        state.metrics.deliveries.labels(event=event_name,
+                                        outcome="journaled" if known in ("new", "failed") else "duplicate").inc()
         return _json(202, queued=delivery_id)
     if not state.accepting:
         state.journal.release(delivery_id)  # with Redis: another replica may take it now
@@ -296,7 +297,8 @@ async def health(request: web.Request) -> web.Response:
 
 async def metrics(request: web.Request) -> web.Response:
     state = request.app[STATE]
-    body, content_type = state.metrics.render(state.link.metrics() if state.link is not None else None)
+    # with a worker process, the web process's own series always carry process="web", worker or not
+    body, content_type = state.metrics.render((state.link.metrics() or "") if state.link is not None else None)
     return web.Response(body=body, headers={"Content-Type": content_type})
 
 

@@ -65,8 +65,9 @@ class WorkerLink:
         self.directory.mkdir(parents=True, exist_ok=True)
         self._spawned = asyncio.Event()
         self._task = asyncio.create_task(self._supervise())
-        await asyncio.wait({self._task, asyncio.create_task(self._spawned.wait())},
-                           return_when=asyncio.FIRST_COMPLETED)
+        spawned = asyncio.create_task(self._spawned.wait())
+        await asyncio.wait({self._task, spawned}, return_when=asyncio.FIRST_COMPLETED)
+        spawned.cancel()
 
     async def _supervise(self) -> None:
         backoff = 1.0

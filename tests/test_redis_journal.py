@@ -57,6 +57,17 @@ def test_a_renewed_lease_holds_and_only_the_holders_leases_are_renewed(redis_url
     assert [entry.id for entry in b.pending(5)] == ["r1"]
 
 
+def test_a_replica_does_not_take_back_what_it_has_in_hand_when_its_renewal_came_late(
+        redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot import redisjournal
+    a = redisjournal.RedisJournal(redis_url)
+    monkeypatch.setattr(redisjournal, "LEASE_SECONDS", 1)
+    assert a.accept("late", "workflow_run", b"{}", 1) == "new"
+    time.sleep(1.1)  # no renewal: the lease lapsed while a still works on it
+    assert a.pending(5, exclude={"late"}) == []  # not a second copy in a's queue
+    assert a.accept("late", "workflow_run", b"{}", 1) == "leased"  # and still a's: nobody else takes it
+
+
 def test_a_dead_replicas_lease_runs_out_and_another_takes_it(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from bot import redisjournal
     a, b = redisjournal.RedisJournal(redis_url), redisjournal.RedisJournal(redis_url)

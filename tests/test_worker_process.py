@@ -180,6 +180,9 @@ def test_merged_metrics_keep_each_process_counters_apart_and_each_gauge_from_its
         "foldbot_github_rate_limit_remaining 4321.0",
         "foldbot_queue_depth 4.0",
     ]
+    alone = web.render("")[0].decode().splitlines()  # no worker (yet): the web's series keep their label
+    assert 'foldbot_deliveries_total{event="workflow_run",outcome="journaled",process="web"} 3.0' in alone
+    assert not any(line.startswith("foldbot_queue_depth") for line in alone)
 
 
 async def test_two_replicas_with_redis_answer_in_their_web_processes_and_work_once_in_their_workers(
