@@ -1,9 +1,10 @@
 """The GitHub App's HTTP side: `POST /webhook`, `GET /health`, `GET /metrics`.
 
-A delivery is verified (HMAC over the raw body, in constant time), parsed and
-type-checked (`bot.payload`), written to the journal (`bot.journal`: durable before
-the answer) and answered with 202; the work runs on a bounded in-memory queue fed
-from the journal. A full queue is never a drop: the delivery waits in the journal and
+A delivery is verified (HMAC over the raw body, in constant time), type-checked
+(`bot.payload`), written to the journal (`bot.journal`: durable before the answer) and
+answered with 202. The work runs on a bounded in-memory queue fed from the journal: in a
+worker process of its own under `foldbot serve` (`bot.workerproc`; role `web` here,
+`worker` there), or in this process (role `all`: tests, FOLDBOT_WORKER_PROCESS=no). A full queue is never a drop: the delivery waits in the journal and
 runs when the queue has room; what a killed process left unfinished runs at the next
 start. A delivery id is processed once (the journal is the dedupe, across restarts);
 it is marked done only after its handler succeeded, so a redelivery of a failed one
