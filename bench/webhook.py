@@ -133,7 +133,7 @@ asyncio.run(main())
 """ % (DELIVERIES, DELIVERIES)
 
 
-async def latency(rounds: int = 5, **extra: str) -> None:
+async def latency(rounds: int = 5) -> None:
     """foldbot serve and the bare handler each in a process of their own, the client in a
     third: rounds of 200 concurrent signed deliveries to each in turn."""
     import tempfile
@@ -144,7 +144,7 @@ async def latency(rounds: int = 5, **extra: str) -> None:
         payload = world.payload(run["id"])
         body = json.dumps(payload).encode()
         with tempfile.TemporaryDirectory() as tmp:
-            bot_url, bot = await serve_foldbot(fake, Path(tmp) / "data", Path(tmp) / "serve.log", **extra)
+            bot_url, bot = await serve_foldbot(fake, Path(tmp) / "data", Path(tmp) / "serve.log")
             bare_port = free_port()
             bare = await asyncio.create_subprocess_exec(sys.executable, "-c", BARE, SECRET, str(bare_port))
             bare_url = f"http://127.0.0.1:{bare_port}"

@@ -185,7 +185,7 @@ class Journal:
         """`done` or `failed`, committed by the writer thread."""
         if state not in ("done", "failed"):
             raise ValueError(f"a delivery is marked done or failed, not {state!r}")
-        await self._submit(self._done if state == "done" else self._failed, delivery, time.time())
+        await self._submit(self._finish, delivery, time.time(), state)
 
     # --- one write each, the lock held ---------------------------------------------------
 
@@ -220,19 +220,16 @@ class Journal:
 
     def done(self, delivery: str) -> None:
         with self._lock:
-            self._done(delivery, time.time())
-
-    def _done(self, delivery: str, now: float) -> None:
-        self._db.execute("UPDATE deliveries SET state = 'done', payload = NULL, attempts = attempts + 1, "
-                         "updated = ? WHERE id = ?", (now, delivery))
+            self._finish(delivery, time.time(), "done")
 
     def failed(self, delivery: str) -> None:
         with self._lock:
-            self._failed(delivery, time.time())
+            self._finish(delivery, time.time(), "failed")
 
-    def _failed(self, delivery: str, now: float) -> None:
-        self._db.execute("UPDATE deliveries SET state = 'failed', attempts = attempts + 1, updated = ? "
-                         "WHERE id = ?", (now, delivery))
+    def _finish(self, delivery: str, now: float, state: str) -> None:
+        """A delivery's outcome; a done one's payload is not needed any more."""
+        self._db.execute(f"UPDATE deliveries SET state = ?, attempts = attempts + 1, updated = ?"
+                         f"{', payload = NULL' if state == 'done' else ''} WHERE id = ?", (state, now, delivery))
 
     def state(self, delivery: str) -> str | None:
         with self._lock:
