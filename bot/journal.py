@@ -18,6 +18,7 @@ for the disk."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import queue
 import sqlite3
@@ -35,6 +36,9 @@ log = logging.getLogger("foldbot.journal")
 #: A delivery whose handler failed this many times is not retried at start again
 #: (GitHub's redelivery of it, or a manual one, still runs it).
 MAX_ATTEMPTS = 3
+#: A delivery whose handler started this many times and never finished (the worker process
+#: died each time: out of memory, a crash in a library) is set aside as failed, not run again.
+MAX_UNFINISHED = 3
 #: Done deliveries are remembered (their ids, for the dedupe) this long.
 KEEP_DONE_SECONDS = 14 * 24 * 3600
 
@@ -46,6 +50,7 @@ CREATE TABLE IF NOT EXISTS deliveries (
     installation INTEGER,
     state TEXT NOT NULL CHECK (state IN ('queued', 'done', 'failed')),
     attempts INTEGER NOT NULL DEFAULT 0,
+    starts INTEGER NOT NULL DEFAULT 0,
     received REAL NOT NULL,
     updated REAL NOT NULL
 );
@@ -64,6 +69,8 @@ class Entry:
     payload: bytes
     installation: int | None
     attempts: int
+    #: how many times its handler started and did not finish (a worker that died)
+    unfinished: int = 0
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,8 @@ class Journal:
                 self._db.execute("PRAGMA wal_autocheckpoint=0")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(SCHEMA)
+        if "starts" not in {str(row[1]) for row in self._db.execute("PRAGMA table_info(deliveries)")}:
+            self._db.execute("ALTER TABLE deliveries ADD COLUMN starts INTEGER NOT NULL DEFAULT 0")  # before 0.x
         self._writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._closed = False
@@ -207,10 +216,19 @@ class Journal:
         return str(await self._submit(self._accept, delivery, event, payload, installation, time.time()))
 
     async def mark(self, delivery: str, state: str) -> None:
-        """`done` or `failed`, committed by the writer thread."""
-        if state not in ("done", "failed"):
-            raise ValueError(f"a delivery is marked done or failed, not {state!r}")
+        """`done` or `failed` (`set_aside`: failed, and not retried at start), committed by
+        the writer thread."""
+        if state not in ("done", "failed", "set_aside"):
+            raise ValueError(f"a delivery is marked done, failed or set_aside, not {state!r}")
         await self._submit(self._finish, delivery, time.time(), state)
+
+    async def begin(self, delivery: str) -> None:
+        """Its handler starts now (counted: a delivery that never finishes, because it kills
+        the worker, is set aside after MAX_UNFINISHED starts)."""
+        await self._submit(self._begin, delivery)
+
+    def _begin(self, delivery: str) -> None:
+        self._db.execute("UPDATE deliveries SET starts = starts + 1 WHERE id = ?", (delivery,))
 
     # --- one write each, the lock held ---------------------------------------------------
 
@@ -228,9 +246,9 @@ class Journal:
             return "new"
         row = self._db.execute("SELECT state FROM deliveries WHERE id = ?", (delivery,)).fetchone()
         state = str(row[0])
-        if state == "failed":
-            self._db.execute("UPDATE deliveries SET state = 'queued', payload = ?, updated = ? WHERE id = ?",
-                             (payload, now, delivery))
+        if state == "failed":  # run again, with a clean slate of unfinished starts
+            self._db.execute("UPDATE deliveries SET state = 'queued', payload = ?, updated = ?, starts = attempts "
+                             "WHERE id = ?", (payload, now, delivery))
         return state
 
     def renew(self, deliveries: set[str] | frozenset[str]) -> None:
@@ -252,7 +270,12 @@ class Journal:
             self._finish(delivery, time.time(), "failed")
 
     def _finish(self, delivery: str, now: float, state: str) -> None:
-        """A delivery's outcome; a done one's payload is not needed any more."""
+        """A delivery's outcome; a done one's payload is not needed any more; one set aside
+        is failed with its attempts used up (not retried at start)."""
+        if state == "set_aside":
+            self._db.execute("UPDATE deliveries SET state = 'failed', attempts = max(attempts + 1, ?), starts = 0, "
+                             "updated = ? WHERE id = ?", (MAX_ATTEMPTS, now, delivery))
+            return
         self._db.execute(f"UPDATE deliveries SET state = ?, attempts = attempts + 1, updated = ?"
                          f"{', payload = NULL' if state == 'done' else ''} WHERE id = ?", (state, now, delivery))
 
@@ -268,8 +291,10 @@ class Journal:
             for start in range(0, len(deliveries), 500):
                 chunk = deliveries[start:start + 500]
                 marks = ",".join("?" * len(chunk))
-                found.update((str(row[0]), str(row[1])) for row in self._db.execute(
-                    f"SELECT id, state FROM deliveries WHERE id IN ({marks})", chunk))
+                # one row (JSON) for the chunk: each row fetched hands the interpreter lock back and forth
+                (answer,) = self._db.execute(f"SELECT json_group_object(id, state) FROM deliveries "
+                                             f"WHERE id IN ({marks})", chunk).fetchone()
+                found.update(json.loads(answer))
         return found
 
     def is_done(self, delivery: str) -> bool:
@@ -294,9 +319,11 @@ class Journal:
             if not chosen:
                 return []
             marks = ",".join("?" * len(chosen))
-            rows = self._db.execute(f"SELECT id, event, payload, installation, attempts FROM deliveries "
-                                    f"WHERE id IN ({marks}) AND state = 'queued' ORDER BY received", chosen).fetchall()
-        return [Entry(str(row[0]), str(row[1]), bytes(row[2]), row[3], int(row[4])) for row in rows if row[2] is not None]
+            rows = self._db.execute(f"SELECT id, event, payload, installation, attempts, starts - attempts "
+                                    f"FROM deliveries WHERE id IN ({marks}) AND state = 'queued' ORDER BY received",
+                                    chosen).fetchall()
+        return [Entry(str(row[0]), str(row[1]), bytes(row[2]), row[3], int(row[4]), max(0, int(row[5])))
+                for row in rows if row[2] is not None]
 
     def requeue_failed(self) -> int:
         """At start: deliveries whose handler failed fewer than MAX_ATTEMPTS times are queued again."""

@@ -40,7 +40,8 @@ end
 if state == 'done' then return 'done' end
 if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 'leased' end
 redis.call('LREM', KEYS[3], 0, ARGV[1])
-redis.call('HSET', KEYS[1], 'state', 'queued', 'payload', ARGV[3])
+redis.call('HSET', KEYS[1], 'state', 'queued', 'payload', ARGV[3],
+           'starts', redis.call('HGET', KEYS[1], 'attempts') or 0)
 redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1])
 return 'new'
 """
@@ -52,10 +53,10 @@ while #out < tonumber(ARGV[1]) do
   local id = redis.call('LPOP', KEYS[2])
   if not id then break end
   local key = ARGV[3] .. 'd:' .. id
-  local fields = redis.call('HMGET', key, 'state', 'event', 'payload', 'installation', 'attempts')
+  local fields = redis.call('HMGET', key, 'state', 'event', 'payload', 'installation', 'attempts', 'starts')
   if fields[1] == 'queued' and fields[3] then
     redis.call('ZADD', KEYS[1], ARGV[2], id)
-    table.insert(out, {id, fields[2], fields[3], fields[4], fields[5]})
+    table.insert(out, {id, fields[2], fields[3], fields[4], fields[5], fields[6]})
   end
 end
 return out
@@ -114,10 +115,19 @@ class RedisJournal:
         return await asyncio.to_thread(accept)
 
     async def mark(self, delivery: str, state: str) -> None:
-        """`done` or `failed`, off the event loop."""
-        if state not in ("done", "failed"):
-            raise ValueError(f"a delivery is marked done or failed, not {state!r}")
-        await asyncio.to_thread(self.done if state == "done" else self.failed, delivery)
+        """`done` or `failed` (`set_aside`: failed, its attempts used up), off the event loop."""
+        if state not in ("done", "failed", "set_aside"):
+            raise ValueError(f"a delivery is marked done, failed or set_aside, not {state!r}")
+        await asyncio.to_thread({"done": self.done, "failed": self.failed, "set_aside": self.set_aside}[state],
+                                delivery)
+
+    async def begin(self, delivery: str) -> None:
+        """Its handler starts now (see Journal.begin)."""
+        await asyncio.to_thread(self._redis.hincrby, self._key(delivery), "starts", 1)
+
+    def set_aside(self, delivery: str) -> None:
+        self.failed(delivery)
+        self._redis.hset(self._key(delivery), mapping={"attempts": MAX_ATTEMPTS, "starts": 0})
 
     def lead(self, task: str, seconds: float) -> bool:
         """Whether this replica does `task` (asking GitHub for failed deliveries, reconciling)
@@ -180,11 +190,13 @@ class RedisJournal:
         self._expired(keys=[self.leases, self.queue], args=[time.time()])
         rows = self._claim(keys=[self.leases, self.queue], args=[limit, time.time() + LEASE_SECONDS, self.prefix])
         out = []
-        for delivery, event, payload, installation, attempts in rows:
+        for delivery, event, payload, installation, attempts, starts in rows:
             if delivery.decode() in exclude:  # already in this replica's hands (a renewal came late): leased again
                 continue
             installation_id = int(installation) if installation not in (None, b"") else None
-            out.append(Entry(delivery.decode(), event.decode(), bytes(payload), installation_id, int(attempts or 0)))
+            finished = int(attempts or 0)
+            out.append(Entry(delivery.decode(), event.decode(), bytes(payload), installation_id, finished,
+                             max(0, int(starts or 0) - finished)))
         return out
 
     def requeue_failed(self) -> int:

@@ -14,6 +14,7 @@ runs again. On shutdown the queue drains before the process exits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
@@ -21,7 +22,7 @@ import logging
 import re
 import time
 from datetime import timedelta
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +34,7 @@ from gidgethub import routing, sansio
 from . import __version__, logfmt
 from .github import Credentials, GitHubError, GitHubPool
 from .context import Context, Store
-from .journal import Journal
+from .journal import MAX_UNFINISHED, Journal
 
 if TYPE_CHECKING:
     from .redisjournal import RedisJournal
@@ -99,6 +100,8 @@ class Delivery:
     event: str
     body: bytes
     installation_id: int | None
+    #: how many times its handler started and did not finish (a worker process that died)
+    unfinished: int = 0
 
 
 class DoneView:
@@ -146,10 +149,37 @@ class AppState:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     #: The web process's link to its worker process (role `web`).
     link: "WorkerLink | None" = None
+    #: Handlers run side by side, but a delivery whose handler did not finish before runs alone.
+    handlers: "Exclusive" = field(default_factory=lambda: Exclusive())
 
     @property
     def done(self) -> DoneView:
         return DoneView(self.journal)
+
+
+class Exclusive:
+    """Handlers share the worker; one that may have killed it (it started before and
+    never finished) runs alone, so that when the worker dies again, only its count grows,
+    not that of deliveries that happened to run beside it."""
+
+    def __init__(self) -> None:
+        self._changed = asyncio.Condition()
+        self._running = 0
+        self._alone = False
+
+    @contextlib.asynccontextmanager
+    async def hold(self, alone: bool) -> AsyncIterator[None]:
+        async with self._changed:
+            await self._changed.wait_for(lambda: not self._alone and (not alone or self._running == 0))
+            self._running += 1
+            self._alone = alone
+        try:
+            yield
+        finally:
+            async with self._changed:
+                self._running -= 1
+                self._alone = False
+                self._changed.notify_all()
 
 
 STATE = web.AppKey("foldbot", AppState)
@@ -253,7 +283,7 @@ def refill(state: AppState) -> int:
         room = state.queue.maxsize - state.queue.qsize()
         entries = state.journal.pending(room, exclude=state.in_flight)
         for entry in entries:
-            if not enqueue(state, Delivery(entry.id, entry.event, entry.payload, entry.installation)):
+            if not enqueue(state, Delivery(entry.id, entry.event, entry.payload, entry.installation, entry.unfinished)):
                 state.journal.release(entry.id)
                 return moved
             moved += 1
@@ -306,6 +336,21 @@ async def metrics(request: web.Request) -> web.Response:
 
 async def process(state: AppState, item: Delivery) -> None:
     delivery_id = item.id
+    if item.unfinished >= MAX_UNFINISHED:
+        log.error("delivery %s (%s): its handler started %d times and never finished (the worker process died "
+                  "each time: out of memory, or a crash in a library?); set aside as failed, not run again. Once "
+                  "the cause is fixed, redeliver it (the App's advanced settings) to run it", delivery_id, item.event,
+                  item.unfinished)
+        await _mark(state, delivery_id, "set_aside")
+        state.in_flight.discard(delivery_id)
+        state.metrics.deliveries.labels(event=event_label(item.event), outcome="set_aside").inc()
+        return
+    async with state.handlers.hold(alone=item.unfinished > 0):
+        await _process(state, item)
+
+
+async def _process(state: AppState, item: Delivery) -> None:
+    delivery_id = item.id
     try:
         event = sansio.Event(parse(item.body), event=item.event, delivery_id=delivery_id)
     except PayloadError as exc:  # journaled by an older foldbot, or the journal's copy is damaged
@@ -314,6 +359,11 @@ async def process(state: AppState, item: Delivery) -> None:
         state.in_flight.discard(delivery_id)
         state.metrics.deliveries.labels(event=event_label(item.event), outcome="error").inc()
         return
+    try:
+        await state.journal.begin(delivery_id)
+    except Exception as exc:  # the journal unreachable: it runs all the same, uncounted
+        log.error("delivery %s: the journal cannot count its start (a worker it kills is not noticed): %s",
+                  delivery_id, exc)
     repository = (event.data.get("repository") or {}).get("full_name") if isinstance(event.data, dict) else None
     logfmt.bind(delivery_id, repository, event.event)
     adapter = DeliveryLog(log, {"delivery": delivery_id})

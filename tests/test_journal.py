@@ -103,7 +103,7 @@ async def test_a_group_that_cannot_be_written_refuses_each_of_its_writes_and_the
     assert journal.count("queued") == 0
     journal._db.execute("PRAGMA query_only = OFF")
     assert await journal.record("d0", "workflow_run", b"{}", 1) == "new" and journal.count("queued") == 1
-    with pytest.raises(ValueError, match="marked done or failed, not 'queued'"):
+    with pytest.raises(ValueError, match="marked done, failed or set_aside, not 'queued'"):
         await journal.mark("d0", "queued")
     journal.close()
     with pytest.raises(sqlite3.ProgrammingError, match="the journal is closed"):  # refused, not left waiting
@@ -217,3 +217,29 @@ async def test_a_journal_that_cannot_write_answers_503_without_a_traceback(
     assert "Traceback" not in caplog.text and "disk" not in bot.state.in_flight
     assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == [
         "delivery disk: the journal cannot record it: disk I/O error"]
+
+
+async def test_starts_that_never_finish_are_counted_and_a_delivery_set_aside_stays_failed(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    journal.accept("x", "workflow_run", b"{}", 1)
+    await journal.begin("x")
+    await journal.begin("x")  # two worker processes died while it ran
+    assert [(e.id, e.unfinished) for e in journal.pending(5)] == [("x", 2)]
+    await journal.mark("x", "set_aside")
+    assert journal.state("x") == "failed" and journal.pending(5) == []
+    assert journal.requeue_failed() == 0  # not at the next start either
+    assert journal.accept("x", "workflow_run", b'{"again": 1}', 1) == "failed"  # a redelivery: a clean slate
+    assert [(e.id, e.payload, e.unfinished) for e in journal.pending(5)] == [("x", b'{"again": 1}', 0)]
+    await journal.begin("x")
+    await journal.mark("x", "done")
+    assert journal.is_done("x")
+
+
+def test_a_journal_written_before_starts_were_counted_is_read(tmp_path: Path) -> None:
+    old = sqlite3.connect(tmp_path / "foldbot.sqlite3")
+    old.executescript("""CREATE TABLE deliveries (id TEXT PRIMARY KEY, event TEXT NOT NULL, payload BLOB,
+        installation INTEGER, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, received REAL NOT NULL,
+        updated REAL NOT NULL);
+        INSERT INTO deliveries VALUES ('left', 'workflow_run', X'7B7D', 1, 'queued', 0, 1.0, 1.0);""")
+    old.close()
+    assert [(e.id, e.payload, e.unfinished) for e in Journal(tmp_path).pending(5)] == [("left", b"{}", 0)]

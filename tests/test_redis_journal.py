@@ -116,3 +116,18 @@ def test_the_redis_setting_comes_from_the_environment() -> None:
     assert settings.redis_url == "redis://cache:6379/2"
     assert Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t"}).redis_url is None
 
+
+
+async def test_starts_that_never_finish_are_counted_in_redis_too(redis_url: str) -> None:
+    from bot.redisjournal import RedisJournal
+    journal = RedisJournal(redis_url)
+    assert journal.accept("x", "workflow_run", b"{}", 1) == "new"
+    journal.release("x")
+    await journal.begin("x")
+    await journal.begin("x")
+    assert [(e.id, e.unfinished) for e in journal.pending(5)] == [("x", 2)]
+    await journal.mark("x", "set_aside")
+    assert journal.state("x") == "failed" and journal.pending(5) == []
+    assert journal.accept("x", "workflow_run", b'{"again": 1}', 1) == "new"  # a redelivery: a clean slate
+    journal.release("x")
+    assert [(e.id, e.payload, e.unfinished) for e in journal.pending(5)] == [("x", b'{"again": 1}', 0)]

@@ -206,3 +206,43 @@ async def test_two_replicas_with_redis_answer_in_their_web_processes_and_work_on
     finally:
         for replica in replicas:
             await _stop(replica)
+
+
+def _starts(directory: Path, delivery: str) -> int:
+    import sqlite3
+    with sqlite3.connect(directory / "foldbot.sqlite3") as db:
+        row = db.execute("SELECT starts FROM deliveries WHERE id = ?", (delivery,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+async def test_a_delivery_that_kills_the_worker_each_time_is_set_aside_and_the_others_run(
+        fake_github: FakeGitHub, tmp_path: Path) -> None:
+    world = sglang_world(fake_github)
+    run = world.runs[-1]
+    number = run["pull_requests"][0]["number"]
+    port = free_port()
+    fake_github.set_latency(8, method="POST", path=r"/access_tokens$")  # a handler that does not end before it is killed
+    web = await _serve(fake_github, tmp_path, port)
+    try:
+        async with aiohttp.ClientSession() as session:
+            assert await _deliver(session, port, world, run, "victim") == (202, {"queued": "victim"})
+            await _until(lambda: _starts(tmp_path, "victim") == 1)
+            assert await _deliver(session, port, world, run, "bystander") == (202, {"queued": "bystander"})
+            await _until(lambda: _starts(tmp_path, "bystander") == 1)  # both in hand when the worker dies
+            for kills in range(1, 4):
+                worker = _worker_pid(web)
+                os.kill(worker, signal.SIGKILL)  # what an out-of-memory kill does, each time "victim" runs
+                await _until(lambda: _gone(worker))
+                if kills < 3:  # the next worker runs "victim" alone: "bystander" is not started meanwhile
+                    await _until(lambda: _starts(tmp_path, "victim") == kills + 1)
+            fake_github.set_latency(0, method="POST", path=r"/access_tokens$")
+            await _until(lambda: Journal(tmp_path).is_done("bystander"))
+            assert (_starts(tmp_path, "victim"), Journal(tmp_path).state("victim")) == (0, "failed")
+            assert _starts(tmp_path, "bystander") == 2  # the one run that died beside "victim", and its own
+            assert len(bot_comments(fake_github, world, number)) == 1
+    finally:
+        output = await _stop(web)
+    assert ("delivery victim (workflow_run): its handler started 3 times and never finished (the worker process "
+            "died each time: out of memory, or a crash in a library?); set aside as failed, not run again") in output
+    journal = Journal(tmp_path)
+    assert journal.requeue_failed() == 0  # not retried at the next start either
