@@ -7,18 +7,14 @@ An SQLite file in the data directory (`FOLDBOT_DATA_DIR`, WAL mode, `synchronous
 so an accepted delivery survives a crash or a power cut), or in memory when no
 directory is given (tests, `foldbot serve` never).
 
-A web process (`foldbot serve`'s, which only answers) does not write the table: it
-appends each delivery to the spool (`bot.spool`: one write, a share of one fsync) and
-its worker reads the spool in (`ingest`, before it looks for work). A process that
-works writes through `record` and `mark`, which a writer thread commits in groups:
-every write that arrives while one commit's fsync runs goes into the next commit, so a
-burst of deliveries costs a few fsyncs, not one each, and the event loop never waits
-for the disk."""
+The server writes through `record` and `mark`, which a writer thread commits in
+groups: every write that arrives while one commit's fsync runs goes into the next
+commit, so a burst of deliveries costs a few fsyncs, not one each, and the event loop
+never waits for the disk."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import queue
 import sqlite3
@@ -28,8 +24,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from . import spool
 
 log = logging.getLogger("foldbot.journal")
 
@@ -55,10 +49,6 @@ CREATE TABLE IF NOT EXISTS deliveries (
     updated REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS deliveries_state ON deliveries (state, received);
-CREATE TABLE IF NOT EXISTS spool_positions (
-    segment TEXT PRIMARY KEY,
-    position INTEGER NOT NULL
-);
 """
 
 
@@ -82,15 +72,10 @@ class _Write:
 
 class Journal:
     """One SQLite connection, guarded by a lock: the event loop reads it (each call one
-    short transaction), the writer thread commits `record` and `mark` in groups; in a
-    web process `record` goes to the spool instead."""
+    short transaction), the writer thread commits `record` and `mark` in groups."""
 
-    def __init__(self, directory: Path | None, *, fsync: bool = True, checkpoints: bool = True,
-                 spooled: str | None = None) -> None:
-        """`spooled`: "write" in a web process (`record` appends to the spool, the worker
-        reads it in), "read" in a process that works (`ingest`)."""
+    def __init__(self, directory: Path | None, *, fsync: bool = True, checkpoints: bool = True) -> None:
         self.path = (directory / "foldbot.sqlite3") if directory is not None else None
-        self._fsync = fsync
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(self.path) if self.path else ":memory:", isolation_level=None,
@@ -108,14 +93,10 @@ class Journal:
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(SCHEMA)
         if "starts" not in {str(row[1]) for row in self._db.execute("PRAGMA table_info(deliveries)")}:
-            self._db.execute("ALTER TABLE deliveries ADD COLUMN starts INTEGER NOT NULL DEFAULT 0")  # before 0.x
+            self._db.execute("ALTER TABLE deliveries ADD COLUMN starts INTEGER NOT NULL DEFAULT 0")  # written before starts were counted
         self._writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._closed = False
-        self._spool_dir = spool.directory_of(directory) if directory is not None and spooled else None
-        self._spooler = spool.SpoolWriter(self._spool_dir, self._states) \
-            if self._spool_dir is not None and spooled == "write" else None
-        self._reported: set[tuple[str, int]] = set()
         #: How many commits the writer made, and how many writes they held (for the benchmark).
         self.commits = self.grouped = 0
 
@@ -126,8 +107,6 @@ class Journal:
     def close(self) -> None:
         """Finish the writes already asked for, then close; later writes are refused."""
         self._closed = True
-        if self._spooler is not None:
-            self._spooler.close()
         if self._writer is not None:
             self._writes.put(None)
             self._writer.join()
@@ -206,13 +185,8 @@ class Journal:
 
     async def record(self, delivery: str, event: str, payload: bytes, installation: int | None, *,
                      hold: bool = True) -> str:
-        """`accept`, committed (with its fsync) by the writer thread. In a web process the
-        delivery is appended to the spool, and the answer is its state in the table when
-        the spool's fsync returned ("new" if none; a copy of a done one is spooled too, and
-        its reading changes nothing: looking first would cost every answer a query).
-        (`hold`: see RedisJournal; here every process takes queued deliveries from the one file.)"""
-        if self._spooler is not None:
-            return await self._spooler.append(delivery, event, installation, payload) or "new"
+        """`accept`, committed (with its fsync) by the writer thread. (`hold`: see RedisJournal;
+        here every process takes queued deliveries from the one file.)"""
         return str(await self._submit(self._accept, delivery, event, payload, installation, time.time()))
 
     async def mark(self, delivery: str, state: str) -> None:
@@ -284,19 +258,6 @@ class Journal:
             row = self._db.execute("SELECT state FROM deliveries WHERE id = ?", (delivery,)).fetchone()
         return str(row[0]) if row else None
 
-    def _states(self, deliveries: list[str]) -> dict[str, str]:
-        """The state of each of these deliveries the journal has."""
-        found: dict[str, str] = {}
-        with self._lock:
-            for start in range(0, len(deliveries), 500):
-                chunk = deliveries[start:start + 500]
-                marks = ",".join("?" * len(chunk))
-                # one row (JSON) for the chunk: each row fetched hands the interpreter lock back and forth
-                (answer,) = self._db.execute(f"SELECT json_group_object(id, state) FROM deliveries "
-                                             f"WHERE id IN ({marks})", chunk).fetchone()
-                found.update(json.loads(answer))
-        return found
-
     def is_done(self, delivery: str) -> bool:
         return self.state(delivery) == "done"
 
@@ -305,10 +266,8 @@ class Journal:
             return int(self._db.execute("SELECT count(*) FROM deliveries WHERE state = ?", (state,)).fetchone()[0])
 
     def pending(self, limit: int, exclude: set[str] | frozenset[str] = frozenset()) -> list[Entry]:
-        """Up to `limit` queued deliveries not in `exclude`, oldest first, after reading in
-        the spool. (The ids are chosen first: a payload is read only for a delivery that is
-        taken.)"""
-        self.ingest()
+        """Up to `limit` queued deliveries not in `exclude`, oldest first. (The ids are
+        chosen first: a payload is read only for a delivery that is taken.)"""
         if limit <= 0:
             return []
         with self._lock:
@@ -339,91 +298,14 @@ class Journal:
 
     def known(self, deliveries: list[str]) -> set[str]:
         """Which of these delivery ids the journal has (in any state)."""
-        self.ingest()
-        return set(self._states(deliveries))
-
-    # --- the spool ---------------------------------------------------------------------
-
-    def ingest(self) -> int:
-        """Read what a web process spooled into the table, each segment from where the last
-        reading stopped (the position moves in the transaction that writes its rows), and
-        delete a segment read whole once a newer one is written to. How many records."""
-        if self._spool_dir is None or self._spooler is not None:
-            return 0
-        files = spool.segments(self._spool_dir)
-        if not files:
-            return 0
-        moved = 0
+        found: set[str] = set()
         with self._lock:
-            positions = self._positions()
-            for path in files:
-                closed = path != files[-1]  # the web process writes to the newest only
-                offset = positions.get(path.name, 0)
-                while True:
-                    try:
-                        part = spool.read(path, offset)
-                    except FileNotFoundError:
-                        break
-                    if part.damage or (closed and (part.cut or part.stuck)):
-                        self._report(path, part, closed)
-                    if part.records or part.offset != offset:
-                        self._write_spooled(path.name, part)
-                        moved += len(part.records)
-                        offset = part.offset
-                        continue
-                    if closed:
-                        self._forget_segment(path)
-                    break
-        return moved
-
-    def _positions(self) -> dict[str, int]:
-        return {str(row[0]): int(row[1]) for row in self._db.execute("SELECT segment, position FROM spool_positions")}
-
-    def _write_spooled(self, segment: str, part: spool.Read) -> None:
-        now = time.time()
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            for record in part.records:
-                self._accept(record.id, record.event, record.payload, record.installation, now)
-            self._db.execute("INSERT INTO spool_positions (segment, position) VALUES (?, ?) "
-                             "ON CONFLICT (segment) DO UPDATE SET position = excluded.position", (segment, part.offset))
-            self._db.execute("COMMIT")
-        except BaseException:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            raise
-
-    def _forget_segment(self, path: Path) -> None:
-        """A closed segment read whole: its rows on the disk first (an fsync), then it goes."""
-        self._db.execute("PRAGMA synchronous=FULL")
-        try:
-            self._db.execute("DELETE FROM spool_positions WHERE segment = ?", (path.name,))
-        finally:
-            if not self._fsync:
-                self._db.execute("PRAGMA synchronous=NORMAL")
-        path.unlink(missing_ok=True)
-
-    def _report(self, path: Path, part: spool.Read, closed: bool) -> None:
-        key = (path.name, part.offset)
-        if key in self._reported:
-            return
-        self._reported.add(key)
-        if part.damage:
-            log.error("spool %s: %s", path, part.damage)
-        if closed and part.cut:
-            log.error("spool %s: the last record is cut short (a crash while it was written: it was never "
-                      "answered 202, GitHub redelivers it); dropped", path)
-        elif part.stuck:
-            log.error("spool %s: nothing after byte %d can be read%s", path, part.offset,
-                      "; dropped" if closed else " until the web process starts a new segment (restart it)")
-
-    def unread(self) -> int:
-        """Bytes of the spool not read into the table yet (the web process's backlog)."""
-        if self._spool_dir is None:
-            return 0
-        with self._lock:
-            positions = self._positions()
-        return spool.unread(self._spool_dir, positions)
+            for start in range(0, len(deliveries), 500):
+                chunk = deliveries[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                found.update(str(r[0]) for r in self._db.execute(f"SELECT id FROM deliveries WHERE id IN ({marks})",
+                                                                 chunk))
+        return found
 
 
 def _settle(settled: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:

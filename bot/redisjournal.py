@@ -139,10 +139,6 @@ class RedisJournal:
         if deliveries:
             self._redis.zadd(self.leases, {d: time.time() + LEASE_SECONDS for d in deliveries}, xx=True)
 
-    def unread(self) -> int:
-        """Nothing is spooled: a delivery is in Redis when it is answered."""
-        return 0
-
     def release(self, delivery: str) -> None:
         """This replica has no room for a delivery it holds: it waits for any replica."""
         pipe = self._redis.pipeline()

@@ -315,7 +315,6 @@ async def health(request: web.Request) -> web.Response:
     problem = state.credentials_problem
     if state.link is not None:
         common["queue_depth"] = await asyncio.to_thread(state.journal.count, "queued")
-        common["spool_unread_bytes"] = await asyncio.to_thread(state.journal.unread)
         common["worker"] = state.link.status()
         common["rate_limited"] = (state.link.state() or {}).get("rate_limited", [])
         problem = problem or state.link.problem()
@@ -532,11 +531,9 @@ def open_journal(settings: Settings, role: str) -> "Journal | RedisJournal":
     if settings.redis_url:
         from .redisjournal import RedisJournal
         return RedisJournal(settings.redis_url)
-    # A web process spools what it accepts (one write, a share of an fsync: `bot.spool`) and its
-    # worker reads that in; the worker's commits need not wait for the disk (the spool is on it),
-    # and it copies the WAL back into the database file (a checkpoint).
-    return Journal(settings.data_dir, fsync=role != "worker", checkpoints=role != "web",
-                   spooled="write" if role == "web" else "read")
+    # The web process's commits wait for the disk; the worker's need not, and it copies the WAL
+    # back into the database file (a checkpoint: several ms) so that no answer waits for that.
+    return Journal(settings.data_dir, fsync=role != "worker", checkpoints=role != "web")
 
 
 def new_state(settings: Settings, router: routing.Router, role: str) -> AppState:

@@ -2,9 +2,9 @@
 
 The web process verifies, checks, journals and answers; nothing else runs in its event
 loop, so an answer never waits behind an analysis. It starts `python -m bot work` and
-wakes it with a byte on its stdin when it journaled deliveries; the worker takes the
-work from the journal (the spool the web process appends to, read into the SQLite file
-both open; or Redis), as a process restarted after a crash does. When the worker exits the web process starts it again (1 s, then
+wakes it with a byte on its stdin for each journaled delivery; the worker takes the
+work from the journal (the SQLite file both open, or Redis), as a process restarted
+after a crash does. When the worker exits the web process starts it again (1 s, then
 doubling up to 30 s) and `/health` says degraded meanwhile; nothing is lost, the
 deliveries wait in the journal.
 
