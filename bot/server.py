@@ -519,7 +519,10 @@ async def worker(state: AppState) -> None:
         finally:
             if state.backlog and state.accepting:  # before task_done: the queue never looks finished while the
                 # journal holds more (when stopping, what waits there stays for the next start)
-                refill(state)
+                try:
+                    refill(state)
+                except Exception as exc:  # the journal unreadable for a moment: the pump tries again within 1 s
+                    log.error("journal: cannot read the backlog: %s", exc)
             state.queue.task_done()
             state.metrics.queue_depth.set(state.queue.qsize())
 

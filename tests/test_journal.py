@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import sqlite3
+import sys
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -243,3 +246,32 @@ def test_a_journal_written_before_starts_were_counted_is_read(tmp_path: Path) ->
         INSERT INTO deliveries VALUES ('left', 'workflow_run', X'7B7D', 1, 'queued', 0, 1.0, 1.0);""")
     old.close()
     assert [(e.id, e.payload, e.unfinished) for e in Journal(tmp_path).pending(5)] == [("left", b"{}", 0)]
+
+
+async def test_a_backlog_read_that_fails_loses_no_worker(fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    world = sglang_world(fake_github, runs=4)
+    fake_github.set_latency(0.05, method="GET", path=r"/pulls/\d+/files$")
+    bot, runner = await start_bot(fake_github, queue_size=1, workers=1)
+    real, failures = bot.state.journal.pending, [sqlite3.OperationalError("disk I/O error")]
+
+    def flaky(limit: int, exclude: Any = frozenset()) -> Any:
+        if failures and sys._getframe(2).f_code.co_name == "worker":  # the worker's read, after a delivery
+            raise failures.pop()
+        return real(limit, exclude)
+
+    monkeypatch.setattr(bot.state.journal, "pending", flaky)
+    try:
+        with caplog.at_level(logging.ERROR, logger="foldbot.server"):
+            for i, run in enumerate(world.runs):
+                assert (await bot.deliver("workflow_run", world.payload(run["id"]), delivery=f"b-{i}"))[0] == 202
+            for _ in range(600):  # the pump reads the backlog again within a second
+                if all(f"b-{i}" in bot.state.done for i in range(4)):
+                    break
+                await asyncio.sleep(0.05)
+        assert all(f"b-{i}" in bot.state.done for i in range(4)) and not failures
+        assert "journal: cannot read the backlog: disk I/O error" in caplog.text
+        assert [task.exception() if task.done() else None for task in bot.state.workers] == [None]  # still there
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
