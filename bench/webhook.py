@@ -8,7 +8,7 @@
 3. GitHub calls for one `workflow_run` (8-run history, 2 lanes): cold (new process)
    and warm (the next run, caches filled), against the minimum it needs.
 4. Webhook to PR comment at 50 ms per GitHub call, against the critical path.
-5. CPU per event; a burst of 1,000 mixed deliveries.
+5. CPU per event; a burst of 1,000 mixed deliveries to `foldbot serve` as deployed.
 
     .venv/bin/python bench/webhook.py
 """
@@ -347,16 +347,26 @@ async def cpu_per_event(events: int = 20) -> None:
           f"peak RSS of the process {rss:.0f} MiB")
 
 
+def peak_rss_mib(pid: int) -> float:
+    """A live process's peak resident memory (VmHWM)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise SystemExit(f"no VmHWM for process {pid}")
+
+
 async def burst(deliveries: int = 1000) -> None:
-    """1,000 mixed signed deliveries at once: every run of the history (new attempts, and
-    each delivered twice), pushes to the PRs, `/fold help` comments, events foldbot does not
-    handle. All are answered, all processed; every CI PR ends with exactly one report
-    comment, every command comment with one reply."""
-    from tests.harness import comment_payload
+    """1,000 mixed signed deliveries at once to `foldbot serve` as deployed (its own
+    process, the SQLite journal, its worker process): every run of the history (new
+    attempts, and each delivered twice), pushes to the PRs, `/fold help` comments, events
+    foldbot does not handle. All are answered, all processed; every CI PR ends with
+    exactly one report comment, every command comment with one reply."""
+    import tempfile
+
+    from tests.harness import comment_payload, sign
 
     async with FakeGitHub() as fake:
         world = sglang_world(fake)
-        bot, runner = await start_bot(fake, queue_size=5000)
         numbers = [r["pull_requests"][0]["number"] for r in world.runs]
         mixed: list[tuple[str, dict, str]] = []
         i = 0
@@ -378,23 +388,42 @@ async def burst(deliveries: int = 1000) -> None:
                 mixed.append(("star", {"action": "created"}, f"st-{i}"))
             i += 1
         mixed = mixed[:deliveries]
-        start = time.perf_counter()
-        answers = await asyncio.gather(*(bot.deliver(event, payload, delivery=d) for event, payload, d in mixed))
-        acked = time.perf_counter() - start
-        await bot.settle()
-        done = time.perf_counter() - start
-        statuses = sorted({status for status, _ in answers})
-        await bot.session.close()
-        await runner.cleanup()
+        with tempfile.TemporaryDirectory() as tmp:
+            url, bot = await serve_foldbot(fake, Path(tmp) / "data", Path(tmp) / "serve.log")
+            try:
+                worker = int(Path(f"/proc/{bot.pid}/task/{bot.pid}/children").read_text().split()[0])
+                async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=deliveries)) as session:
+                    async def deliver(event: str, payload: dict, delivery: str) -> int:
+                        body = json.dumps(payload).encode()
+                        async with session.post(f"{url}/webhook", data=body, headers={
+                                "X-GitHub-Event": event, "X-GitHub-Delivery": delivery,
+                                "X-Hub-Signature-256": sign(body)}) as response:
+                            await response.read()
+                            return response.status
+
+                    start = time.perf_counter()
+                    answers = await asyncio.gather(*(deliver(*item) for item in mixed))
+                    acked = time.perf_counter() - start
+                    while True:  # processed: nothing queued in the journal (a delivery leaves it when marked)
+                        async with session.get(f"{url}/health") as response:
+                            if (await response.json())["queue_depth"] == 0:
+                                break
+                        await asyncio.sleep(0.1)
+                    done = time.perf_counter() - start
+                rss = {"web": peak_rss_mib(bot.pid), "worker": peak_rss_mib(worker)}
+            finally:
+                bot.terminate()
+                await bot.wait()
+        statuses = sorted(set(answers))
     reports = [sum(1 for c in fake.comments_on(world.repo, n) if c.user == "foldbot[bot]" and "foldbot:report" in c.body)
                for n in numbers]
     commands = sum(1 for e, _, _ in mixed if e == "issue_comment")
     replies = sum(1 for n in numbers for c in fake.comments_on(world.repo, n)
                   if c.user == "foldbot[bot]" and "foldbot:reply" in c.body)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"{len(mixed)} mixed deliveries in a burst: answered {statuses} in {acked:.1f} s, all processed in {done:.1f} s; "
-          f"report comments per CI PR {sorted(set(reports))} (exactly one each: {set(reports) == {1}}); "
-          f"{replies} replies to {commands} command comments; peak RSS {rss:.0f} MiB (fake GitHub included)")
+    print(f"{len(mixed)} mixed deliveries in a burst to foldbot serve: answered {statuses} in {acked:.1f} s, all processed "
+          f"in {done:.1f} s; report comments per CI PR {sorted(set(reports))} (exactly one each: {set(reports) == {1}}); "
+          f"{replies} replies to {commands} command comments; peak RSS: web process {rss['web']:.0f} MiB, "
+          f"worker process {rss['worker']:.0f} MiB")
 
 
 async def main() -> None:

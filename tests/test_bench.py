@@ -42,3 +42,13 @@ def test_the_webhook_benchmark_counts_github_calls() -> None:
     assert out[0] == "GitHub calls for one workflow_run (8-run history, 2 lanes):"
     assert out[1] == "  cold: 30 calls (0 answered 304, free of rate limit; 3 writes; 7 job logs); minimum 30"
     assert out[2] == "  warm: 9 calls (4 answered 304, free of rate limit; 2 writes; 0 job logs); minimum 9"
+
+
+def test_the_webhook_benchmark_bursts_to_foldbot_serve() -> None:
+    """Its burst part, smaller: a `foldbot serve` process and its worker process take
+    every delivery, and each CI PR ends with one report comment."""
+    code = "import asyncio, runpy; asyncio.run(runpy.run_path('bench/webhook.py', run_name='bench')['burst'](60))"
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("60 mixed deliveries in a burst to foldbot serve: answered [202] in ")
+    assert "report comments per CI PR [1] (exactly one each: True); 12 replies to 12 command comments" in result.stdout
