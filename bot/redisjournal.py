@@ -28,13 +28,17 @@ from .journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Entry
 LEASE_SECONDS = 2 * 60
 RENEW_SECONDS = 30
 
-# KEYS: hash, leases, queue; ARGV: id, event, payload, installation, now, deadline
+# KEYS: hash, leases, queue; ARGV: id, event, payload, installation, now, deadline, hold (1: leased to
+# this replica; 0: on the shared list for any worker)
 _ACCEPT = """
+local function place()
+  if ARGV[7] == '1' then redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1]) else redis.call('RPUSH', KEYS[3], ARGV[1]) end
+end
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then
   redis.call('HSET', KEYS[1], 'event', ARGV[2], 'payload', ARGV[3], 'installation', ARGV[4], 'state', 'queued',
              'attempts', 0, 'received', ARGV[5])
-  redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1])
+  place()
   return 'new'
 end
 if state == 'done' then return 'done' end
@@ -42,7 +46,7 @@ if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 'leased' end
 redis.call('LREM', KEYS[3], 0, ARGV[1])
 redis.call('HSET', KEYS[1], 'state', 'queued', 'payload', ARGV[3],
            'starts', redis.call('HGET', KEYS[1], 'attempts') or 0)
-redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1])
+place()
 return 'new'
 """
 
@@ -94,25 +98,22 @@ class RedisJournal:
     def close(self) -> None:
         self._redis.close()
 
-    def accept(self, delivery: str, event: str, payload: bytes, installation: int | None) -> str:
-        """`new` when this replica now holds the delivery (new, or waiting, or failed before),
-        `leased` when another replica holds it, `done` when it was processed."""
+    def accept(self, delivery: str, event: str, payload: bytes, installation: int | None, *,
+               hold: bool = True) -> str:
+        """`new` when this replica now holds the delivery (new, or waiting, or failed before;
+        `hold=False`: it is on the shared list instead, in the same step), `leased` when
+        another replica holds it, `done` when it was processed."""
         now = time.time()
         result = self._accept(keys=[self._key(delivery), self.leases, self.queue],
                               args=[delivery, event, payload, "" if installation is None else installation, now,
-                                    now + LEASE_SECONDS])
+                                    now + LEASE_SECONDS, 1 if hold else 0])
         return result.decode() if isinstance(result, bytes) else str(result)
 
     async def record(self, delivery: str, event: str, payload: bytes, installation: int | None, *,
                      hold: bool = True) -> str:
-        """`accept`, off the event loop (a round trip to Redis); `hold=False` (a web process
+        """`accept`, off the event loop (one round trip to Redis); `hold=False` (a web process
         whose work runs elsewhere): a new delivery goes to the shared list for any worker."""
-        def accept() -> str:
-            known = self.accept(delivery, event, payload, installation)
-            if known == "new" and not hold:
-                self.release(delivery)
-            return known
-        return await asyncio.to_thread(accept)
+        return await asyncio.to_thread(self.accept, delivery, event, payload, installation, hold=hold)
 
     async def mark(self, delivery: str, state: str) -> None:
         """`done` or `failed` (`set_aside`: failed, its attempts used up), off the event loop."""

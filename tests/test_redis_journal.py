@@ -131,3 +131,13 @@ async def test_starts_that_never_finish_are_counted_in_redis_too(redis_url: str)
     assert journal.accept("x", "workflow_run", b'{"again": 1}', 1) == "new"  # a redelivery: a clean slate
     journal.release("x")
     assert [(e.id, e.payload, e.unfinished) for e in journal.pending(5)] == [("x", b'{"again": 1}', 0)]
+
+
+async def test_a_web_process_puts_what_it_accepts_on_the_shared_list_in_one_step(redis_url: str) -> None:
+    from bot.redisjournal import RedisJournal
+    web, worker = RedisJournal(redis_url), RedisJournal(redis_url)
+    assert await web.record("w", "workflow_run", b'{"x": 1}', 3, hold=False) == "new"
+    assert await web.record("w", "workflow_run", b'{"x": 1}', 3, hold=False) == "new"  # a copy, while it waits
+    assert web._redis.zscore(web.leases, "w") is None and web._redis.lrange(web.queue, 0, -1) == [b"w"]
+    assert [(e.id, e.payload, e.installation) for e in worker.pending(5)] == [("w", b'{"x": 1}', 3)]
+    assert await web.record("w", "workflow_run", b'{"x": 1}', 3, hold=False) == "leased"  # the worker has it
