@@ -38,6 +38,13 @@ async def _deliver(session: aiohttp.ClientSession, port: int, world: World, run:
         return response.status, await response.json()
 
 
+def _latest_run(fake: FakeGitHub) -> tuple[World, dict[str, Any], int, int]:
+    """The SGLang world, its latest run, that run's PR number, and a free port for serve."""
+    world = sglang_world(fake)
+    run = world.runs[-1]
+    return world, run, run["pull_requests"][0]["number"], free_port()
+
+
 def _gone(pid: int) -> bool:
     """Whether a process has exited (a zombie not reaped yet counts as gone)."""
     try:
@@ -63,10 +70,7 @@ async def _stop(process: asyncio.subprocess.Process) -> str:
 
 async def test_the_worker_process_does_the_work_and_the_web_process_speaks_for_it(
         fake_github: FakeGitHub, tmp_path: Path) -> None:
-    world = sglang_world(fake_github)
-    run = world.runs[-1]
-    number = run["pull_requests"][0]["number"]
-    port = free_port()
+    world, run, number, port = _latest_run(fake_github)
     web = await _serve(fake_github, tmp_path, port)
     try:
         worker = _worker_pid(web)
@@ -97,10 +101,7 @@ async def test_the_worker_process_does_the_work_and_the_web_process_speaks_for_i
 
 async def test_a_worker_that_dies_is_started_again_and_what_came_meanwhile_is_done_once(
         fake_github: FakeGitHub, tmp_path: Path) -> None:
-    world = sglang_world(fake_github)
-    run = world.runs[-1]
-    number = run["pull_requests"][0]["number"]
-    port = free_port()
+    world, run, number, port = _latest_run(fake_github)
     web = await _serve(fake_github, tmp_path, port)
     try:
         first = _worker_pid(web)
@@ -124,10 +125,7 @@ async def test_a_worker_that_dies_is_started_again_and_what_came_meanwhile_is_do
 
 async def test_a_worker_whose_web_process_was_killed_finishes_and_the_next_one_waits_for_it(
         fake_github: FakeGitHub, tmp_path: Path) -> None:
-    world = sglang_world(fake_github)
-    run = world.runs[-1]
-    number = run["pull_requests"][0]["number"]
-    port = free_port()
+    world, run, number, port = _latest_run(fake_github)
     fake_github.set_latency(2, method="POST", path=r"/access_tokens$")  # the worker is in the middle of its work
     web = await _serve(fake_github, tmp_path, port)
     worker = _worker_pid(web)
@@ -217,10 +215,7 @@ def _starts(directory: Path, delivery: str) -> int:
 
 async def test_a_delivery_that_kills_the_worker_each_time_is_set_aside_and_the_others_run(
         fake_github: FakeGitHub, tmp_path: Path) -> None:
-    world = sglang_world(fake_github)
-    run = world.runs[-1]
-    number = run["pull_requests"][0]["number"]
-    port = free_port()
+    world, run, number, port = _latest_run(fake_github)
     fake_github.set_latency(8, method="POST", path=r"/access_tokens$")  # a handler that does not end before it is killed
     web = await _serve(fake_github, tmp_path, port)
     try:
