@@ -88,7 +88,7 @@ class Journal:
             # a delivery again, which the exactly-once records in GitHub absorb; the web process's next
             # commit puts them on the disk too.
             self._db.execute("PRAGMA synchronous=FULL" if fsync else "PRAGMA synchronous=NORMAL")
-            if not checkpoints:  # `checkpoint` is called when the time is right (a worker process, when idle)
+            if not checkpoints:  # another connection copies the WAL back into the file (a web process's worker)
                 self._db.execute("PRAGMA wal_autocheckpoint=0")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(SCHEMA)
@@ -252,22 +252,6 @@ class Journal:
             return
         self._db.execute(f"UPDATE deliveries SET state = ?, attempts = attempts + 1, updated = ?"
                          f"{', payload = NULL' if state == 'done' else ''} WHERE id = ?", (state, now, delivery))
-
-    def checkpoint(self) -> int:
-        """Copy the WAL back into the database file, as far as no reader holds it back (a
-        PASSIVE checkpoint: it waits for no one). How many of its pages are left uncopied."""
-        if self.path is None:
-            return 0
-        with self._lock:
-            _, logged, copied = self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        return max(0, int(logged) - int(copied))
-
-    def wal_bytes(self) -> int:
-        """The size of the WAL file (what a checkpoint has not copied back yet, at most)."""
-        try:
-            return (self.path.with_name(self.path.name + "-wal")).stat().st_size if self.path else 0
-        except FileNotFoundError:
-            return 0
 
     def state(self, delivery: str) -> str | None:
         with self._lock:

@@ -534,10 +534,9 @@ def open_journal(settings: Settings, role: str) -> "Journal | RedisJournal":
     if settings.redis_url:
         from .redisjournal import RedisJournal
         return RedisJournal(settings.redis_url)
-    # The web process's commits wait for the disk; the worker's need not. The worker copies the WAL
-    # back into the database file (a checkpoint: several ms of writes and an fsync) when it is idle
-    # (`bot.workerproc`), not in a burst, when the web process's commits wait for the same disk.
-    return Journal(settings.data_dir, fsync=role != "worker", checkpoints=role == "all")
+    # The web process's commits wait for the disk; the worker's need not, and it copies the WAL
+    # back into the database file (a checkpoint: several ms) so that no answer waits for that.
+    return Journal(settings.data_dir, fsync=role != "worker", checkpoints=role != "web")
 
 
 def new_state(settings: Settings, router: routing.Router, role: str) -> AppState:

@@ -30,7 +30,6 @@ from pathlib import Path
 
 from gidgethub import routing
 
-from .journal import Journal
 from .server import AppState, connect, drain_work, new_state, start_work, stop
 from .settings import Settings
 
@@ -43,10 +42,6 @@ STALE_SECONDS = 30.0
 #: The worker's scheduling priority below the web process's (`nice`): on a busy machine the
 #: web process's answers, which GitHub times out after 10 s, get the CPU first.
 WORKER_NICENESS = 10
-#: The worker copies the journal's WAL back into its file (a checkpoint) once it has been idle
-#: this long, or whenever the WAL grows past WAL_LIMIT_BYTES.
-CHECKPOINT_IDLE_SECONDS = 1.0
-WAL_LIMIT_BYTES = 256 * 1024 * 1024
 #: Waits before starting a worker that exited: 1 s, doubling, at most this.
 MAX_BACKOFF_SECONDS = 30.0
 
@@ -202,36 +197,6 @@ async def _publishing(state: AppState) -> None:
         await asyncio.sleep(PUBLISH_SECONDS)
 
 
-async def checkpoint_when_idle(journal: Journal, idle_since: float | None) -> bool:
-    """A checkpoint now if the worker has held no delivery since `idle_since` for
-    CHECKPOINT_IDLE_SECONDS (so that the web process's commits in a burst do not wait for
-    the disk behind its writes), or if the WAL has grown past WAL_LIMIT_BYTES; whether
-    one ran."""
-    idle = idle_since is not None and time.monotonic() - idle_since >= CHECKPOINT_IDLE_SECONDS
-    if not idle and journal.wal_bytes() < WAL_LIMIT_BYTES:
-        return False
-    await asyncio.to_thread(journal.checkpoint)
-    return True
-
-
-async def _checkpoints(state: AppState, journal: Journal) -> None:
-    """One checkpoint per idle spell, and whenever the WAL is past its limit."""
-    idle_since: float | None = None
-    copied = False
-    while True:
-        await asyncio.sleep(CHECKPOINT_IDLE_SECONDS / 4)
-        if state.in_flight:
-            idle_since, copied = None, False
-        elif idle_since is None:
-            idle_since = time.monotonic()
-        if copied and journal.wal_bytes() < WAL_LIMIT_BYTES:
-            continue
-        try:
-            copied = await checkpoint_when_idle(journal, idle_since)
-        except Exception as exc:  # the journal busy or unreadable for a moment: it is tried again
-            log.error("worker: the journal's checkpoint failed: %s", exc)
-
-
 async def _lock(directory: Path) -> int:
     """An exclusive lock on `worker.lock`: one worker per journal (a new one waits for
     the old one to finish)."""
@@ -283,8 +248,6 @@ async def run_worker(settings: Settings, router: routing.Router) -> None:
         await connect(state)
         start_work(state)
         state.background.append(asyncio.create_task(_publishing(state)))
-        if isinstance(state.journal, Journal) and state.journal.durable:
-            state.background.append(asyncio.create_task(_checkpoints(state, state.journal)))
         log.info("worker: pid %d takes its work from the journal %s", os.getpid(),
                  state.journal.path or settings.redis_url)
         why = await _until_told_to_stop(state)

@@ -93,8 +93,7 @@ def test_each_process_opens_the_journal_as_its_part_needs() -> None:
                              journal._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
             journal.close()
     # FULL = 2, NORMAL = 1: the answering process's commits wait for the disk; the worker copies the WAL back
-    # when it is idle (bot.workerproc), a process that does both as SQLite does it by default
-    assert pragmas == {"all": (2, 1000), "web": (2, 0), "worker": (1, 0)}
+    assert pragmas == {"all": (2, 1000), "web": (2, 0), "worker": (1, 1000)}
 
 
 async def test_a_group_that_cannot_be_written_refuses_each_of_its_writes_and_the_next_group_goes_on(

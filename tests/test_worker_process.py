@@ -241,24 +241,3 @@ async def test_a_delivery_that_kills_the_worker_each_time_is_set_aside_and_the_o
             "died each time: out of memory, or a crash in a library?); set aside as failed, not run again") in output
     journal = Journal(tmp_path)
     assert journal.requeue_failed() == 0  # not retried at the next start either
-
-
-async def test_the_worker_checkpoints_the_journal_when_idle_or_when_its_wal_is_too_big(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import time
-
-    from bot import workerproc
-    journal = Journal(tmp_path, fsync=False, checkpoints=False)  # as the worker process opens it
-    for i in range(50):
-        journal.accept(f"d{i}", "workflow_run", b"x" * 4000, 1)
-    assert journal.wal_bytes() > 200_000
-    assert not await workerproc.checkpoint_when_idle(journal, None)  # at work, the WAL small: not now
-    assert not await workerproc.checkpoint_when_idle(journal, time.monotonic())  # idle for a moment only
-    database = tmp_path / "foldbot.sqlite3"
-    assert database.stat().st_size < 50_000  # the rows are in the WAL only
-    assert await workerproc.checkpoint_when_idle(journal, time.monotonic() - workerproc.CHECKPOINT_IDLE_SECONDS)
-    assert database.stat().st_size > 200_000 and journal.checkpoint() == 0  # all of it was copied back
-    journal.accept("more", "workflow_run", b"x" * 4000, 1)
-    monkeypatch.setattr(workerproc, "WAL_LIMIT_BYTES", 1)
-    assert await workerproc.checkpoint_when_idle(journal, None)  # at work, but the WAL is past its limit
-    journal.close()
