@@ -93,7 +93,8 @@ class Journal:
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(SCHEMA)
         if "starts" not in {str(row[1]) for row in self._db.execute("PRAGMA table_info(deliveries)")}:
-            self._db.execute("ALTER TABLE deliveries ADD COLUMN starts INTEGER NOT NULL DEFAULT 0")  # written before starts were counted
+            # a journal written before handler starts were counted
+            self._db.execute("ALTER TABLE deliveries ADD COLUMN starts INTEGER NOT NULL DEFAULT 0")
         self._writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._closed = False

@@ -166,11 +166,20 @@ class Exclusive:
         self._changed = asyncio.Condition()
         self._running = 0
         self._alone = False
+        self._waiting_alone = 0  # while one waits to run alone, no other handler starts (it would wait forever)
 
     @contextlib.asynccontextmanager
     async def hold(self, alone: bool) -> AsyncIterator[None]:
         async with self._changed:
-            await self._changed.wait_for(lambda: not self._alone and (not alone or self._running == 0))
+            if alone:
+                self._waiting_alone += 1
+                try:
+                    await self._changed.wait_for(lambda: not self._alone and self._running == 0)
+                finally:
+                    self._waiting_alone -= 1
+                    self._changed.notify_all()  # (if it was cancelled, the others need not wait for it)
+            else:
+                await self._changed.wait_for(lambda: not self._alone and self._waiting_alone == 0)
             self._running += 1
             self._alone = alone
         try:

@@ -241,3 +241,30 @@ async def test_a_delivery_that_kills_the_worker_each_time_is_set_aside_and_the_o
             "died each time: out of memory, or a crash in a library?); set aside as failed, not run again") in output
     journal = Journal(tmp_path)
     assert journal.requeue_failed() == 0  # not retried at the next start either
+
+
+async def test_a_handler_that_runs_alone_waits_for_the_others_and_holds_back_the_next() -> None:
+    from bot.server import Exclusive
+    handlers, order = Exclusive(), []
+    first_may_end, alone_may_end = asyncio.Event(), asyncio.Event()
+
+    async def run(name: str, alone: bool, until: asyncio.Event | None = None) -> None:
+        async with handlers.hold(alone):
+            order.append(f"{name} starts")
+            if until is not None:
+                await until.wait()
+            order.append(f"{name} ends")
+
+    first = asyncio.create_task(run("first", False, first_may_end))
+    await asyncio.sleep(0)
+    suspect = asyncio.create_task(run("suspect", True, alone_may_end))
+    await asyncio.sleep(0)
+    later = asyncio.create_task(run("later", False))  # came after the suspect: it waits too
+    await asyncio.sleep(0.01)
+    assert order == ["first starts"]
+    first_may_end.set()
+    await asyncio.sleep(0.01)
+    assert order == ["first starts", "first ends", "suspect starts"]
+    alone_may_end.set()
+    await asyncio.gather(first, suspect, later)
+    assert order == ["first starts", "first ends", "suspect starts", "suspect ends", "later starts", "later ends"]
