@@ -127,8 +127,8 @@ class RedisJournal:
         await asyncio.to_thread(self._redis.hincrby, self._key(delivery), "starts", 1)
 
     def set_aside(self, delivery: str) -> None:
-        self.failed(delivery)
-        self._redis.hset(self._key(delivery), mapping={"attempts": MAX_ATTEMPTS, "starts": 0})
+        """Failed, its attempts used up (in the same transaction)."""
+        self.failed(delivery, then={"attempts": MAX_ATTEMPTS, "starts": 0})
 
     def lead(self, task: str, seconds: float) -> bool:
         """Whether this replica does `task` (asking GitHub for failed deliveries, reconciling)
@@ -157,10 +157,12 @@ class RedisJournal:
         pipe.incr(f"{self.prefix}done")
         pipe.execute()
 
-    def failed(self, delivery: str) -> None:
+    def failed(self, delivery: str, then: dict[str, int] | None = None) -> None:
         pipe = self._redis.pipeline()
         pipe.hset(self._key(delivery), mapping={"state": "failed", "updated": time.time()})
         pipe.hincrby(self._key(delivery), "attempts", 1)
+        if then:
+            pipe.hset(self._key(delivery), mapping=then)
         pipe.expire(self._key(delivery), KEEP_DONE_SECONDS)
         pipe.zrem(self.leases, delivery)
         pipe.execute()

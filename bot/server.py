@@ -349,9 +349,7 @@ async def process(state: AppState, item: Delivery) -> None:
                   "each time: out of memory, or a crash in a library?); set aside as failed, not run again. Once "
                   "the cause is fixed, redeliver it (the App's advanced settings) to run it", delivery_id, item.event,
                   item.unfinished)
-        await _mark(state, delivery_id, "set_aside")
-        state.in_flight.discard(delivery_id)
-        state.metrics.deliveries.labels(event=event_label(item.event), outcome="set_aside").inc()
+        await _give_up(state, item, "set_aside", "set_aside")
         return
     async with state.handlers.hold(alone=item.unfinished > 0):
         await _process(state, item)
@@ -363,9 +361,7 @@ async def _process(state: AppState, item: Delivery) -> None:
         event = sansio.Event(parse(item.body), event=item.event, delivery_id=delivery_id)
     except PayloadError as exc:  # journaled by an older foldbot, or the journal's copy is damaged
         log.error("delivery %s (%s): cannot be read: %s", delivery_id, item.event, exc)
-        await _mark(state, delivery_id, "failed")
-        state.in_flight.discard(delivery_id)
-        state.metrics.deliveries.labels(event=event_label(item.event), outcome="error").inc()
+        await _give_up(state, item, "failed", "error")
         return
     try:
         await state.journal.begin(delivery_id)
@@ -398,9 +394,16 @@ async def _process(state: AppState, item: Delivery) -> None:
         state.metrics.processing.labels(event=event.event).observe(time.monotonic() - started)
 
 
+async def _give_up(state: AppState, item: Delivery, mark: str, outcome: str) -> None:
+    """A delivery whose handler does not run: marked `mark`, counted as `outcome`."""
+    await _mark(state, item.id, mark)
+    state.in_flight.discard(item.id)
+    state.metrics.deliveries.labels(event=event_label(item.event), outcome=outcome).inc()
+
+
 async def _mark(state: AppState, delivery_id: str, outcome: str) -> None:
-    """Record a delivery's outcome (`done`, `failed`); a journal that fails now leaves it
-    queued (run again later)."""
+    """Record a delivery's outcome (`done`, `failed`, `set_aside`); a journal that fails
+    now leaves it queued (run again later)."""
     try:
         await state.journal.mark(delivery_id, outcome)
     except Exception as exc:
