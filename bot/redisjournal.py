@@ -66,6 +66,13 @@ end
 return out
 """
 
+# KEYS: hash: a start is counted on a delivery the journal has (one that expired, or was never
+# written, gets no new hash: it would have no expiry)
+_BEGIN = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HINCRBY', KEYS[1], 'starts', 1) end
+return 0
+"""
+
 # KEYS: leases, queue; ARGV: now
 _EXPIRED = """
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
@@ -89,6 +96,7 @@ class RedisJournal:
         self._accept = self._redis.register_script(_ACCEPT)
         self._claim = self._redis.register_script(_CLAIM)
         self._expired = self._redis.register_script(_EXPIRED)
+        self._begin = self._redis.register_script(_BEGIN)
         self.leases, self.queue = f"{prefix}leases", f"{prefix}queue"
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
 
@@ -124,7 +132,7 @@ class RedisJournal:
 
     async def begin(self, delivery: str) -> None:
         """Its handler starts now (see Journal.begin)."""
-        await asyncio.to_thread(self._redis.hincrby, self._key(delivery), "starts", 1)
+        await asyncio.to_thread(self._begin, keys=[self._key(delivery)])
 
     def set_aside(self, delivery: str) -> None:
         """Failed, its attempts used up (in the same transaction)."""

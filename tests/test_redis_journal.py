@@ -131,6 +131,8 @@ async def test_starts_that_never_finish_are_counted_in_redis_too(redis_url: str)
     assert journal.accept("x", "workflow_run", b'{"again": 1}', 1) == "new"  # a redelivery: a clean slate
     journal.release("x")
     assert [(e.id, e.payload, e.unfinished) for e in journal.pending(5)] == [("x", b'{"again": 1}', 0)]
+    await journal.begin("gone")  # a delivery Redis no longer has (expired): no hash made, none left without expiry
+    assert journal._redis.exists(journal._key("gone")) == 0
 
 
 async def test_a_web_process_puts_what_it_accepts_on_the_shared_list_in_one_step(redis_url: str) -> None:
