@@ -303,7 +303,8 @@ async def test_two_processes_writing_at_once_leave_one_comment_and_one_dashboard
     closed as its duplicate, and the survivor carries a current report."""
     world = sglang_world(fake_github)
     repo, number = world.repo.full_name, world.runs[-1]["pull_requests"][0]["number"]
-    fake_github.set_latency(0.3, method="GET", path=r"/issues(/\d+/comments)?$")  # both reads see nothing yet
+    fake_github.meet(2, method="GET", path=r"/issues/\d+/comments$")  # both reads see nothing yet
+    fake_github.meet(2, method="GET", path=r"/issues$")
     async with aiohttp.ClientSession() as first, aiohttp.ClientSession() as second:
         pools = [app_pool(fake_github, session) for session in (first, second)]
         ghs = [pool.for_installation(INSTALLATION) for pool in pools]

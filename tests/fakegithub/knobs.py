@@ -7,6 +7,7 @@ without the query string).
 
 from __future__ import annotations
 
+import asyncio
 import random
 import re
 import time
@@ -59,6 +60,22 @@ class _Latency:
     seconds: float
 
 
+@dataclass
+class Meeting:
+    """The first `size` matching requests, each held until all of them have arrived."""
+
+    filter: RequestFilter
+    size: int
+    arrived: int = 0
+    complete: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def attend(self, timeout: float) -> None:
+        self.arrived += 1
+        if self.arrived == self.size:
+            self.complete.set()
+        await asyncio.wait_for(self.complete.wait(), timeout)
+
+
 class Knobs:
     """Deterministic (seeded) failure and latency injection."""
 
@@ -66,6 +83,7 @@ class Knobs:
         self.random = random.Random(seed)
         self._rules: list[_Rule] = []
         self._latencies: list[_Latency] = []
+        self._meetings: list[Meeting] = []
 
     def fail_next(
         self,
@@ -136,9 +154,21 @@ class Knobs:
         """Delay matching responses by ``seconds`` (the latest matching setting wins)."""
         self._latencies.append(_Latency(RequestFilter(method, path), seconds))
 
+    def meet(self, size: int, *, method: str | None = None, path: str | None = None) -> None:
+        """Hold the next ``size`` matching requests until all of them have arrived (for
+        races that must overlap whatever the machine's load)."""
+        self._meetings.append(Meeting(RequestFilter(method, path), size))
+
+    def meeting_for(self, method: str, path: str) -> Meeting | None:
+        for meeting in self._meetings:
+            if meeting.arrived < meeting.size and meeting.filter.matches(method, path):
+                return meeting
+        return None
+
     def clear(self) -> None:
         self._rules.clear()
         self._latencies.clear()
+        self._meetings.clear()
 
     def latency_for(self, method: str, path: str) -> float:
         for latency in reversed(self._latencies):

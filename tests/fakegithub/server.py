@@ -181,6 +181,9 @@ class FakeGitHub(GitHubState):
     ) -> None:
         self.knobs.set_latency(seconds, method=method, path=path)
 
+    def meet(self, size: int, *, method: str | None = None, path: str | None = None) -> None:
+        self.knobs.meet(size, method=method, path=path)
+
     def exhaust_rate_limit(self, reset_in: float = 60.0, *, status: int = 403) -> None:
         """Use up the primary rate limit of everyone for ``reset_in`` seconds."""
         self.rate_limit_status = status
@@ -210,6 +213,9 @@ class FakeGitHub(GitHubState):
         method = request.method.upper()
         raw_path = request.raw_path.split("?", 1)[0]
         body = await request.read()
+        meeting = self.knobs.meeting_for(method, raw_path)
+        if meeting is not None:
+            await meeting.attend(timeout=30)
         delay = self.knobs.latency_for(method, raw_path)
         if delay > 0:
             await asyncio.sleep(delay)
