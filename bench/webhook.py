@@ -1,16 +1,19 @@
 """The webhook server's figures (`make bench` runs this):
 
 1. Answers to 200 concurrent signed `workflow_run` deliveries: `foldbot serve` as deployed
-   (its own process, the SQLite journal with an fsync per commit, its worker process) and
-   a bare aiohttp handler that checks the HMAC (a process of its own), the client in a
-   third; p50/p99 and foldbot's as a multiple of the bare handler's (target <= 1.5x).
+   (its own process, the SQLite journal with an fsync per commit, its worker process), a
+   bare aiohttp handler that checks the HMAC, and the floor of answering after a durable
+   write (the bare handler writing through foldbot's journal first), each in a process of
+   its own, the client in another; p50/p99, foldbot's as a multiple of the bare handler's
+   (target <= 1.5x) and of the floor's.
 2. Answers while foldbot works (new runs to report), with the worker process and without.
 3. GitHub calls for one `workflow_run` (8-run history, 2 lanes): cold (new process)
    and warm (the next run, caches filled), against the minimum it needs.
 4. Webhook to PR comment at 50 ms per GitHub call, against the critical path.
 5. CPU per event; a burst of 1,000 mixed deliveries to `foldbot serve` as deployed.
 
-    .venv/bin/python bench/webhook.py
+    .venv/bin/python bench/webhook.py          # all of it (`make bench`)
+    .venv/bin/python bench/webhook.py floors   # what a wait before the answer costs a bare handler
 """
 
 from __future__ import annotations
@@ -44,17 +47,38 @@ def pct(values: list[float], q: float) -> float:
 
 
 #: The yardstick, run as a process of its own: an aiohttp handler that reads the body, checks
-#: its HMAC and answers 202, listening as `foldbot serve` does.
+#: its HMAC and answers 202, listening as `foldbot serve` does. Its other modes wait for
+#: something before the answer, and nothing else (`floors` times them all):
+#: - `journal`: the floor of a server that answers once a delivery is on the disk: it writes the
+#:   delivery through foldbot's own journal first (`bot.journal.Journal.record`: the SQLite
+#:   file, WAL, an fsync per commit, group commits in a writer thread);
+#: - `journal-nofsync`: the same journal with no fsync per commit (`synchronous=NORMAL`);
+#: - `inline`: the same write without the writer thread, in the event loop, no fsync;
+#: - `turn`: no write, only a wait for the next turn of the event loop.
 BARE = """
-import hashlib, hmac, sys
+import asyncio, hashlib, hmac, sys
+from pathlib import Path
 from aiohttp import web
-secret, port = sys.argv[1].encode(), int(sys.argv[2])
+secret, port, mode = sys.argv[1].encode(), int(sys.argv[2]), sys.argv[3]
+if mode.startswith(("journal", "inline")):
+    sys.path.insert(0, sys.argv[5])
+    from bot.journal import Journal
+    journal = Journal(Path(sys.argv[4]), fsync=mode == "journal")
 
 async def handler(request):
     body = await request.read()
     expected = "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
     if not hmac.compare_digest(expected, request.headers.get("X-Hub-Signature-256", "")):
         return web.json_response({"error": "bad signature"}, status=401)
+    delivery, event = request.headers["X-GitHub-Delivery"], request.headers["X-GitHub-Event"]
+    if mode.startswith("journal"):
+        await journal.record(delivery, event, body, None)
+    elif mode == "inline":
+        journal.accept(delivery, event, body, None)
+    elif mode == "turn":
+        turn = asyncio.get_running_loop().create_future()
+        asyncio.get_running_loop().call_soon(turn.set_result, None)
+        await turn
     return web.json_response({"queued": True}, status=202)
 
 app = web.Application(client_max_size=25 * 1024 * 1024)
@@ -65,6 +89,22 @@ async def health(request):
 app.router.add_get("/health", health)
 web.run_app(app, host="127.0.0.1", port=port, backlog=1024, print=None)
 """
+
+BARE_MODES = {"bare": "bare handler (checks the HMAC, answers 202)",
+              "turn": "the bare handler, answering a turn of the loop later",
+              "inline": "... writing through the journal in the loop, no fsync",
+              "journal-nofsync": "... writing through the journal's writer thread, no fsync",
+              "journal": "floor: the bare handler, answering once the journal holds the delivery"}
+
+
+async def start_bare(mode: str = "bare", data: Path | None = None) -> tuple[str, asyncio.subprocess.Process]:
+    """The bare handler in a process of its own, in one of BARE_MODES (a journal in `data`)."""
+    port = free_port()
+    journal = [str(data), str(ROOT)] if data is not None else []
+    process = await asyncio.create_subprocess_exec(sys.executable, "-c", BARE, SECRET, str(port), mode, *journal)
+    url = f"http://127.0.0.1:{port}"
+    await wait_healthy(url, process)
+    return url, process
 
 
 def free_port() -> int:
@@ -134,8 +174,9 @@ asyncio.run(main())
 
 
 async def latency(rounds: int = 5) -> None:
-    """foldbot serve and the bare handler each in a process of their own, the client in a
-    third: rounds of 200 concurrent signed deliveries to each in turn."""
+    """foldbot serve, the bare handler and the floor (the bare handler writing through the
+    journal) each in a process of their own, the client in a fourth: rounds of 200
+    concurrent signed deliveries to each in turn."""
     import tempfile
 
     async with FakeGitHub() as fake:
@@ -145,10 +186,8 @@ async def latency(rounds: int = 5) -> None:
         body = json.dumps(payload).encode()
         with tempfile.TemporaryDirectory() as tmp:
             bot_url, bot = await serve_foldbot(fake, Path(tmp) / "data", Path(tmp) / "serve.log")
-            bare_port = free_port()
-            bare = await asyncio.create_subprocess_exec(sys.executable, "-c", BARE, SECRET, str(bare_port))
-            bare_url = f"http://127.0.0.1:{bare_port}"
-            await wait_healthy(bare_url, bare)
+            bare_url, bare = await start_bare()
+            floor_url, floor = await start_bare("journal", Path(tmp) / "floor")
             try:
                 async with aiohttp.ClientSession() as session:  # the run is reported; later deliveries of it are skipped
                     signature = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
@@ -163,23 +202,62 @@ async def latency(rounds: int = 5) -> None:
                         await asyncio.sleep(0.05)
                 file = Path(tmp) / "body.json"
                 file.write_bytes(body)
+                urls = {"bare": f"{bare_url}/webhook", "floor": f"{floor_url}/webhook", "foldbot": f"{bot_url}/webhook"}
                 client = await asyncio.create_subprocess_exec(
-                    sys.executable, "-c", CLIENT, SECRET, f"{bare_url}/webhook,{bot_url}/webhook", str(file),
-                    str(rounds), stdout=asyncio.subprocess.PIPE)
+                    sys.executable, "-c", CLIENT, SECRET, ",".join(urls.values()), str(file), str(rounds),
+                    stdout=asyncio.subprocess.PIPE)
                 output, _ = await client.communicate()
             finally:
-                for process in (bot, bare):
+                for process in (bot, bare, floor):
                     process.terminate()
                     await process.wait()
     measured = json.loads(output)
-    samples = {"bare": measured[f"{bare_url}/webhook"], "foldbot": measured[f"{bot_url}/webhook"]}
-    print(f"{DELIVERIES} concurrent signed deliveries ({len(body) / 1024:.0f} KiB each), {rounds} rounds; foldbot serve "
-          f"(SQLite journal, fsync per commit) and the bare handler each in a process of their own, the client in a third:")
+    samples = {name: measured[url] for name, url in urls.items()}
+    print(f"{DELIVERIES} concurrent signed deliveries ({len(body) / 1024:.0f} KiB each), {rounds} rounds, to each server "
+          f"in turn; each server in a process of its own, the client in another:")
+    labels = {"bare": BARE_MODES["bare"], "floor": BARE_MODES["journal"],
+              "foldbot": "foldbot serve as deployed (journal, checks, its worker process)"}
     for name, values in samples.items():
-        print(f"  {name:8s} p50 {statistics.median(values):6.1f} ms   p99 {pct(values, 99):6.1f} ms")
-    ratio50 = statistics.median(samples["foldbot"]) / statistics.median(samples["bare"])
-    ratio99 = pct(samples["foldbot"], 99) / pct(samples["bare"], 99)
-    print(f"  foldbot / bare: p50 {ratio50:.2f}x, p99 {ratio99:.2f}x (target <= 1.5x)")
+        print(f"  {labels[name]:72s} p50 {statistics.median(values):6.1f} ms   p99 {pct(values, 99):6.1f} ms")
+
+    def ratios(name: str, base: str) -> str:
+        p50 = statistics.median(samples[name]) / statistics.median(samples[base])
+        p99 = pct(samples[name], 99) / pct(samples[base], 99)
+        return f"p50 {p50:.2f}x, p99 {p99:.2f}x"
+    print(f"  foldbot / bare: {ratios('foldbot', 'bare')} (target <= 1.5x); "
+          f"floor / bare: {ratios('floor', 'bare')}; foldbot / floor: {ratios('foldbot', 'floor')}")
+
+
+async def floors(rounds: int = 10) -> None:
+    """What a wait before the answer costs, whatever foldbot does: the bare handler in each of
+    BARE_MODES, each in a process of its own, rounds of 200 concurrent signed deliveries to
+    each in turn (`python bench/webhook.py floors`; not part of `make bench`)."""
+    import tempfile
+
+    async with FakeGitHub() as fake:
+        world = sglang_world(fake)
+        body = json.dumps(world.payload(world.runs[-1]["id"])).encode()
+    with tempfile.TemporaryDirectory() as tmp:
+        servers = {mode: await start_bare(mode, Path(tmp) / mode) for mode in BARE_MODES}
+        try:
+            file = Path(tmp) / "body.json"
+            file.write_bytes(body)
+            client = await asyncio.create_subprocess_exec(
+                sys.executable, "-c", CLIENT, SECRET, ",".join(f"{url}/webhook" for url, _ in servers.values()),
+                str(file), str(rounds), stdout=asyncio.subprocess.PIPE)
+            output, _ = await client.communicate()
+        finally:
+            for _, process in servers.values():
+                process.terminate()
+                await process.wait()
+    measured = json.loads(output)
+    samples = {mode: measured[f"{url}/webhook"] for mode, (url, _) in servers.items()}
+    print(f"{DELIVERIES} concurrent signed deliveries ({len(body) / 1024:.0f} KiB each), {rounds} rounds, to each "
+          f"handler in turn:")
+    bare50, bare99 = statistics.median(samples["bare"]), pct(samples["bare"], 99)
+    for mode, values in samples.items():
+        p50, p99 = statistics.median(values), pct(values, 99)
+        print(f"  {BARE_MODES[mode]:72s} p50 {p50:6.1f} ms ({p50 / bare50:.2f}x)   p99 {p99:6.1f} ms ({p99 / bare99:.2f}x)")
 
 
 BUSY_CLIENT = """
@@ -436,4 +514,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(floors() if sys.argv[1:] == ["floors"] else main())

@@ -52,3 +52,34 @@ def test_the_webhook_benchmark_bursts_to_foldbot_serve() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("60 mixed deliveries in a burst to foldbot serve: answered [202] in ")
     assert "report comments per CI PR [1] (exactly one each: True); 12 replies to 12 command comments" in result.stdout
+
+
+def test_the_webhook_benchmark_times_foldbot_the_bare_handler_and_the_floor() -> None:
+    """Its answer timing, one round: the three servers answer every delivery 202 (the
+    client stops at any other status) and the ratios are printed."""
+    code = "import asyncio, runpy; asyncio.run(runpy.run_path('bench/webhook.py', run_name='bench')['latency'](1))"
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == ("200 concurrent signed deliveries (14 KiB each), 1 rounds, to each server in turn; each server "
+                        "in a process of its own, the client in another:")
+    assert [line.split(" p50 ")[0].strip() for line in lines[1:4]] == [
+        "bare handler (checks the HMAC, answers 202)",
+        "floor: the bare handler, answering once the journal holds the delivery",
+        "foldbot serve as deployed (journal, checks, its worker process)"]
+    assert lines[4].startswith("  foldbot / bare: p50 ") and "; floor / bare: p50 " in lines[4] \
+        and "; foldbot / floor: p50 " in lines[4]
+
+
+def test_the_webhook_benchmark_times_what_a_wait_before_the_answer_costs() -> None:
+    """`bench/webhook.py floors`, one round: every handler mode answers every delivery 202."""
+    code = "import asyncio, runpy; asyncio.run(runpy.run_path('bench/webhook.py', run_name='bench')['floors'](1))"
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "200 concurrent signed deliveries (14 KiB each), 1 rounds, to each handler in turn:"
+    assert [line.split(" p50 ")[0].strip() for line in lines[1:]] == [
+        "bare handler (checks the HMAC, answers 202)", "the bare handler, answering a turn of the loop later",
+        "... writing through the journal in the loop, no fsync",
+        "... writing through the journal's writer thread, no fsync",
+        "floor: the bare handler, answering once the journal holds the delivery"]
