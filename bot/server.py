@@ -129,6 +129,9 @@ class AppState:
     journal: Journal | RedisJournal
     #: Deliveries in the in-memory queue or being processed.
     in_flight: set[str] = field(default_factory=set)
+    #: Outcomes the journal refused (a disk or Redis failure), by delivery: their deliveries
+    #: stay in `in_flight`, so they are not run again, and the pump writes them again.
+    unrecorded: dict[str, str] = field(default_factory=dict)
     #: Journaled deliveries the in-memory queue had no room for: read back as it empties.
     backlog: bool = False
     store: Store = field(default_factory=Store)  # what handlers share
@@ -330,6 +333,7 @@ async def health(request: web.Request) -> web.Response:
     else:
         common["queue_depth"] = state.queue.qsize()
         common["rate_limited"] = state.pool.short_of_budget() if state.pool is not None else []
+        problem = problem or unrecorded_problem(len(state.unrecorded))
     if problem is not None:
         return _json(503, ok=False, status="degraded", reason=problem, **common)
     return _json(200, ok=True, status="ok", **common)
@@ -389,7 +393,8 @@ async def _process(state: AppState, item: Delivery) -> None:
     else:
         await _mark(state, delivery_id, "done")
     finally:
-        state.in_flight.discard(delivery_id)
+        if delivery_id not in state.unrecorded:
+            state.in_flight.discard(delivery_id)
         state.metrics.deliveries.labels(event=event.event, outcome=outcome).inc()
         state.metrics.processing.labels(event=event.event).observe(time.monotonic() - started)
 
@@ -397,17 +402,43 @@ async def _process(state: AppState, item: Delivery) -> None:
 async def _give_up(state: AppState, item: Delivery, mark: str, outcome: str) -> None:
     """A delivery whose handler does not run: marked `mark`, counted as `outcome`."""
     await _mark(state, item.id, mark)
-    state.in_flight.discard(item.id)
+    if item.id not in state.unrecorded:
+        state.in_flight.discard(item.id)
     state.metrics.deliveries.labels(event=event_label(item.event), outcome=outcome).inc()
 
 
 async def _mark(state: AppState, delivery_id: str, outcome: str) -> None:
-    """Record a delivery's outcome (`done`, `failed`, `set_aside`); a journal that fails
-    now leaves it queued (run again later)."""
+    """Record a delivery's outcome (`done`, `failed`, `set_aside`). One the journal refuses
+    is kept (`unrecorded`) and written again by the pump; meanwhile the delivery, still
+    queued in the journal, is not taken again, so its handler does not run again."""
     try:
         await state.journal.mark(delivery_id, outcome)
     except Exception as exc:
-        log.error("delivery %s: the journal cannot record its outcome: %s", delivery_id, exc)
+        state.unrecorded[delivery_id] = outcome
+        log.error("delivery %s: the journal cannot record its outcome (%s): %s; written again within a second, "
+                  "and not run again meanwhile", delivery_id, outcome, exc)
+
+
+def unrecorded_problem(count: int) -> str | None:
+    """What `/health` says while the journal refuses outcomes (None: it does not)."""
+    if not count:
+        return None
+    return (f"the journal refuses to record the outcomes of {count} deliveries (see the log); they are not run "
+            f"again, and are written again every second")
+
+
+async def record_outcomes(state: AppState) -> None:
+    """Write again the outcomes the journal refused, oldest first, until it refuses one."""
+    for delivery_id, outcome in list(state.unrecorded.items()):
+        try:
+            await state.journal.mark(delivery_id, outcome)
+        except Exception as exc:
+            log.error("journal: %d outcomes wait to be written (the journal refuses them: %s)",
+                      len(state.unrecorded), exc)
+            return
+        del state.unrecorded[delivery_id]
+        state.in_flight.discard(delivery_id)
+        log.info("delivery %s: its outcome (%s) is recorded now", delivery_id, outcome)
 
 
 async def check_credentials(state: AppState) -> None:
@@ -505,6 +536,8 @@ async def pump(state: AppState, every: float = 1.0) -> None:
         except asyncio.TimeoutError:
             pass
         state.wake.clear()
+        if state.unrecorded:
+            await record_outcomes(state)
         if state.accepting and state.queue.qsize() < state.queue.maxsize:
             try:
                 refill(state)
@@ -601,6 +634,11 @@ async def drain_work(state: AppState) -> None:
     except asyncio.TimeoutError:
         log.error("shutdown: %d deliveries were not processed in %.0fs; they stay in the journal for the next start",
                   state.queue.qsize(), state.settings.drain_seconds)
+    if state.unrecorded:
+        await record_outcomes(state)
+    if state.unrecorded:
+        log.error("shutdown: the journal refused the outcomes of %d deliveries (%s); they stay queued in it and run "
+                  "again at the next start", len(state.unrecorded), ", ".join(sorted(state.unrecorded)))
 
 
 async def stop(state: AppState) -> None:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from gidgethub import routing
 
-from .server import AppState, connect, drain_work, new_state, start_work, stop
+from .server import AppState, connect, drain_work, new_state, start_work, stop, unrecorded_problem
 from .settings import Settings
 
 log = logging.getLogger("foldbot.worker")
@@ -140,7 +140,8 @@ class WorkerLink:
         if age > STALE_SECONDS:
             return (f"the worker process (pid {self.process.pid}) has not reported for {age:.0f} s" if mine else
                     f"the worker process (pid {self.process.pid}) has not reported since it started {age:.0f} s ago")
-        return None
+        unrecorded = (state or {}).get("unrecorded") if mine else None
+        return unrecorded_problem(unrecorded if isinstance(unrecorded, int) else 0)
 
     def metrics(self) -> str | None:
         """The running worker's last metrics (none from a worker that is gone)."""
@@ -184,7 +185,8 @@ def publish(state: AppState) -> None:
     _write(directory / "worker.prom", f"# foldbot worker pid {os.getpid()}\n" + state.metrics.render()[0].decode())
     _write(directory / "worker.json", json.dumps({
         "pid": os.getpid(), "time": time.time(), "queue_depth": state.queue.qsize(),
-        "in_flight": len(state.in_flight), "credentials_problem": state.credentials_problem,
+        "in_flight": len(state.in_flight), "unrecorded": len(state.unrecorded),
+        "credentials_problem": state.credentials_problem,
         "rate_limited": state.pool.short_of_budget() if state.pool is not None else []}))
 
 

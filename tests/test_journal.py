@@ -238,6 +238,85 @@ async def test_starts_that_never_finish_are_counted_and_a_delivery_set_aside_sta
     assert journal.is_done("x")
 
 
+async def test_an_outcome_the_journal_refuses_is_written_again_and_its_delivery_not_run_again(
+        fake_github: FakeGitHub, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The disk refuses the outcome of a delivery whose handler ran: it stays queued in the
+    journal, but the pump does not take it again (its handler, and its GitHub calls, do not
+    run again); `/health` says why; once the disk takes writes again the outcome is written."""
+    world = sglang_world(fake_github, runs=1)
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    journal = bot.state.journal
+    assert isinstance(journal, Journal)
+    real = journal._finish
+
+    def refusing(*args: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    journal._finish = refusing  # type: ignore[method-assign]
+    try:
+        with caplog.at_level(logging.INFO, logger="foldbot.server"):
+            assert (await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery="out"))[0] == 202
+            for _ in range(200):
+                if "out" in bot.state.unrecorded:
+                    break
+                await asyncio.sleep(0.05)
+            assert bot.state.unrecorded == {"out": "done"} and journal.state("out") == "queued"
+            calls = len(fake_github.requests)
+            await asyncio.sleep(2.5)  # two rounds of the pump, the disk still refusing
+            assert len(fake_github.requests) == calls and journal.state("out") == "queued"
+            assert [(e.id, e.unfinished) for e in journal.pending(5)] == [("out", 1)]  # its handler started once
+            async with bot.session.get(f"{bot.url}/health") as response:
+                assert response.status == 503
+                assert (await response.json())["reason"] == (
+                    "the journal refuses to record the outcomes of 1 deliveries (see the log); they are not run "
+                    "again, and are written again every second")
+            journal._finish = real  # type: ignore[method-assign]
+            for _ in range(60):
+                if not bot.state.unrecorded:
+                    break
+                await asyncio.sleep(0.05)
+            assert journal.is_done("out") and "out" not in bot.state.in_flight
+            async with bot.session.get(f"{bot.url}/health") as response:
+                assert response.status == 200
+        assert len(fake_github.requests) == calls
+        messages = [r.getMessage() for r in caplog.records]
+        assert messages.count("delivery out: the journal cannot record its outcome (done): disk I/O error; written "
+                              "again within a second, and not run again meanwhile") == 1
+        assert "journal: 1 outcomes wait to be written (the journal refuses them: disk I/O error)" in messages
+        assert "delivery out: its outcome (done) is recorded now" in messages
+        number = world.runs[0]["pull_requests"][0]["number"]
+        assert len(bot_comments(fake_github, world, number)) == 1
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
+async def test_outcomes_still_refused_at_shutdown_are_named_and_their_deliveries_stay_queued(
+        fake_github: FakeGitHub, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    world = sglang_world(fake_github, runs=1)
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    journal = bot.state.journal
+    assert isinstance(journal, Journal)
+
+    def refusing(*args: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    journal._finish = refusing  # type: ignore[method-assign]
+    try:
+        assert (await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery="left"))[0] == 202
+        for _ in range(200):
+            if "left" in bot.state.unrecorded:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        await bot.session.close()
+        with caplog.at_level(logging.ERROR, logger="foldbot.server"):
+            await runner.cleanup()
+    assert ("shutdown: the journal refused the outcomes of 1 deliveries (left); they stay queued in it and run again "
+            "at the next start") in caplog.text
+    assert [e.id for e in Journal(tmp_path).pending(5)] == ["left"]
+
+
 def test_a_journal_written_before_starts_were_counted_is_read(tmp_path: Path) -> None:
     old = sqlite3.connect(tmp_path / "foldbot.sqlite3")
     old.executescript("""CREATE TABLE deliveries (id TEXT PRIMARY KEY, event TEXT NOT NULL, payload BLOB,

@@ -155,6 +155,31 @@ def test_worker_process_settings() -> None:
     assert Settings(webhook_secret="s").worker_process is False  # made in code (tests): one process
 
 
+async def test_health_speaks_for_a_worker_whose_journal_refuses_outcomes(tmp_path: Path) -> None:
+    """The worker's state file says how many outcomes its journal refused; the web
+    process's `/health` reason is read from it (only from the running worker's own)."""
+    import time
+
+    from bot.settings import Settings
+    from bot.workerproc import WorkerLink
+    link = WorkerLink(Settings(webhook_secret="s", data_dir=tmp_path))
+    link.process = await asyncio.create_subprocess_exec("sleep", "30")
+    try:
+        def report(pid: int, unrecorded: int) -> None:
+            (tmp_path / "worker.json").write_text(json.dumps({"pid": pid, "time": time.time(),
+                                                              "unrecorded": unrecorded}))
+        report(link.process.pid, 0)
+        assert link.problem() is None
+        report(link.process.pid, 2)
+        assert link.problem() == ("the journal refuses to record the outcomes of 2 deliveries (see the log); they are "
+                                  "not run again, and are written again every second")
+        report(link.process.pid + 1, 2)  # another worker's (an old one's) state
+        assert link.problem() is None
+    finally:
+        link.process.kill()
+        await link.process.wait()
+
+
 def test_merged_metrics_keep_each_process_counters_apart_and_each_gauge_from_its_process() -> None:
     web, worker = Metrics(), Metrics()
     web.deliveries.labels(event="workflow_run", outcome="journaled").inc(3)
