@@ -436,7 +436,7 @@ async def record_outcomes(state: AppState) -> None:
             log.error("journal: %d outcomes wait to be written (the journal refuses them: %s)",
                       len(state.unrecorded), exc)
             return
-        del state.unrecorded[delivery_id]
+        state.unrecorded.pop(delivery_id, None)  # (the pump and a shutdown may both write it)
         state.in_flight.discard(delivery_id)
         log.info("delivery %s: its outcome (%s) is recorded now", delivery_id, outcome)
 
