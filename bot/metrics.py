@@ -52,6 +52,8 @@ class Metrics:
                                               "x-ratelimit-remaining of the last GitHub response (absent until one "
                                               "said it)", self.registry)
         self.queue_depth = Gauge("foldbot_queue_depth", "Deliveries waiting to be processed", registry=self.registry)
+        self.unrecorded = Gauge("foldbot_unrecorded_outcomes", "Outcomes of processed deliveries the journal refused, "
+                                "waiting to be written again", registry=self.registry)
         self.credentials_ok = Gauge("foldbot_credentials_ok", "1 when GitHub accepted foldbot's credentials at the "
                                     "last check, else 0", registry=self.registry)
 

@@ -66,6 +66,24 @@ end
 return out
 """
 
+# KEYS: hash, leases, done counter; ARGV: id, state ('done' or 'failed'), now, keep seconds, attempts ('' or the
+# count to set: a delivery set aside). An outcome is written on a queued delivery only: written twice (a reply
+# lost after Redis applied it, then the write again) or late (another replica took the delivery over meanwhile,
+# and finished it), it changes nothing.
+_FINISH = """
+if redis.call('HGET', KEYS[1], 'state') ~= 'queued' then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'updated', ARGV[3])
+redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+if ARGV[2] == 'done' then
+  redis.call('HDEL', KEYS[1], 'payload')
+  redis.call('INCR', KEYS[3])
+end
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'attempts', ARGV[5], 'starts', 0) end
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 1
+"""
+
 # KEYS: hash: a start is counted on a delivery the journal has (one that expired, or was never
 # written, gets no new hash: it would have no expiry)
 _BEGIN = """
@@ -97,6 +115,7 @@ class RedisJournal:
         self._claim = self._redis.register_script(_CLAIM)
         self._expired = self._redis.register_script(_EXPIRED)
         self._begin = self._redis.register_script(_BEGIN)
+        self._finish = self._redis.register_script(_FINISH)
         self.leases, self.queue = f"{prefix}leases", f"{prefix}queue"
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
 
@@ -135,8 +154,8 @@ class RedisJournal:
         await asyncio.to_thread(self._begin, keys=[self._key(delivery)])
 
     def set_aside(self, delivery: str) -> None:
-        """Failed, its attempts used up (in the same transaction)."""
-        self.failed(delivery, then={"attempts": MAX_ATTEMPTS, "starts": 0})
+        """Failed, its attempts used up (in the same step)."""
+        self._finish_queued(delivery, "failed", MAX_ATTEMPTS)
 
     def lead(self, task: str, seconds: float) -> bool:
         """Whether this replica does `task` (asking GitHub for failed deliveries, reconciling)
@@ -156,24 +175,16 @@ class RedisJournal:
         pipe.execute()
 
     def done(self, delivery: str) -> None:
-        pipe = self._redis.pipeline()
-        pipe.hset(self._key(delivery), mapping={"state": "done", "updated": time.time()})
-        pipe.hdel(self._key(delivery), "payload")
-        pipe.hincrby(self._key(delivery), "attempts", 1)
-        pipe.expire(self._key(delivery), KEEP_DONE_SECONDS)
-        pipe.zrem(self.leases, delivery)
-        pipe.incr(f"{self.prefix}done")
-        pipe.execute()
+        self._finish_queued(delivery, "done")
 
-    def failed(self, delivery: str, then: dict[str, int] | None = None) -> None:
-        pipe = self._redis.pipeline()
-        pipe.hset(self._key(delivery), mapping={"state": "failed", "updated": time.time()})
-        pipe.hincrby(self._key(delivery), "attempts", 1)
-        if then:
-            pipe.hset(self._key(delivery), mapping=then)
-        pipe.expire(self._key(delivery), KEEP_DONE_SECONDS)
-        pipe.zrem(self.leases, delivery)
-        pipe.execute()
+    def failed(self, delivery: str) -> None:
+        self._finish_queued(delivery, "failed")
+
+    def _finish_queued(self, delivery: str, state: str, attempts: int | None = None) -> None:
+        """A queued delivery's outcome, in one step (`_FINISH`): its hold released, kept
+        KEEP_DONE_SECONDS; a delivery that is not queued any more is left as it is."""
+        self._finish(keys=[self._key(delivery), self.leases, f"{self.prefix}done"],
+                     args=[delivery, state, time.time(), KEEP_DONE_SECONDS, "" if attempts is None else attempts])
 
     def state(self, delivery: str) -> str | None:
         value = self._redis.hget(self._key(delivery), "state")

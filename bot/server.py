@@ -8,7 +8,8 @@ worker process of its own under `foldbot serve` (`bot.workerproc`; role `web` he
 runs when the queue has room; what a killed process left unfinished runs at the next
 start. A delivery id is processed once (the journal is the dedupe, across restarts);
 it is marked done only after its handler succeeded, so a redelivery of a failed one
-runs again. On shutdown the queue drains before the process exits.
+runs again (once the journal holds that failure: see `_mark`). On shutdown the queue
+drains before the process exits.
 """
 
 from __future__ import annotations
@@ -127,11 +128,13 @@ class AppState:
     metrics: Metrics
     queue: asyncio.Queue[Delivery]
     journal: Journal | RedisJournal
-    #: Deliveries in the in-memory queue or being processed.
+    #: Deliveries in the in-memory queue, being processed, or whose outcome waits in `unrecorded`.
     in_flight: set[str] = field(default_factory=set)
     #: Outcomes the journal refused (a disk or Redis failure), by delivery: their deliveries
     #: stay in `in_flight`, so they are not run again, and the pump writes them again.
     unrecorded: dict[str, str] = field(default_factory=dict)
+    #: Why the journal last refused one of them (logged once per reason).
+    unrecorded_reason: str | None = None
     #: Journaled deliveries the in-memory queue had no room for: read back as it empties.
     backlog: bool = False
     store: Store = field(default_factory=Store)  # what handlers share
@@ -238,6 +241,10 @@ async def webhook(request: web.Request) -> web.Response:
         state.metrics.deliveries.labels(event=event_name, outcome="bad_request").inc()
         log.warning("delivery %s: %s", delivery_id, exc)
         return _json(400, error=str(exc))
+    if state.unrecorded.get(delivery_id) in ("failed", "set_aside"):  # a redelivery to run it again, too early
+        state.metrics.deliveries.labels(event=event_name, outcome="journal_error").inc()
+        return _json(503, error="the journal has not taken this delivery's last failure yet (see /health); "
+                                "redeliver it once it has")
     if delivery_id in state.in_flight:
         state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
         return _json(202, duplicate=delivery_id, state="being processed")
@@ -410,11 +417,14 @@ async def _give_up(state: AppState, item: Delivery, mark: str, outcome: str) -> 
 async def _mark(state: AppState, delivery_id: str, outcome: str) -> None:
     """Record a delivery's outcome (`done`, `failed`, `set_aside`). One the journal refuses
     is kept (`unrecorded`) and written again by the pump; meanwhile the delivery, still
-    queued in the journal, is not taken again, so its handler does not run again."""
+    queued in the journal, stays in hand (`in_flight`), so its handler does not run again
+    (with Redis: while this replica's hold on it lasts, LEASE_SECONDS without Redis), and
+    a redelivery of a failed one is answered 503 until its failure is written."""
     try:
         await state.journal.mark(delivery_id, outcome)
     except Exception as exc:
         state.unrecorded[delivery_id] = outcome
+        state.metrics.unrecorded.set(len(state.unrecorded))
         log.error("delivery %s: the journal cannot record its outcome (%s): %s; written again within a second, "
                   "and not run again meanwhile", delivery_id, outcome, exc)
 
@@ -428,17 +438,27 @@ def unrecorded_problem(count: int) -> str | None:
 
 
 async def record_outcomes(state: AppState) -> None:
-    """Write again the outcomes the journal refused, oldest first, until it refuses one."""
-    for delivery_id, outcome in list(state.unrecorded.items()):
+    """Write again the outcomes the journal refused, oldest first, until it refuses one.
+    Each is taken out while it is written (the pump and a shutdown may both be here: an
+    outcome is written once, not twice) and put back if it is refused again."""
+    for delivery_id in list(state.unrecorded):
+        outcome = state.unrecorded.pop(delivery_id, None)
+        if outcome is None:  # written meanwhile
+            continue
         try:
             await state.journal.mark(delivery_id, outcome)
         except Exception as exc:
-            log.error("journal: %d outcomes wait to be written (the journal refuses them: %s)",
-                      len(state.unrecorded), exc)
+            state.unrecorded[delivery_id] = outcome
+            if str(exc) != state.unrecorded_reason:  # once per reason, not every second
+                state.unrecorded_reason = str(exc)
+                log.error("journal: %d outcomes wait to be written (the journal refuses them: %s)",
+                          len(state.unrecorded), exc)
             return
-        state.unrecorded.pop(delivery_id, None)  # (the pump and a shutdown may both write it)
+        finally:
+            state.metrics.unrecorded.set(len(state.unrecorded))
         state.in_flight.discard(delivery_id)
         log.info("delivery %s: its outcome (%s) is recorded now", delivery_id, outcome)
+    state.unrecorded_reason = None
 
 
 async def check_credentials(state: AppState) -> None:
@@ -629,16 +649,21 @@ def start_work(state: AppState) -> None:
 
 async def drain_work(state: AppState) -> None:
     state.accepting = False
+    deadline = time.monotonic() + state.settings.drain_seconds
     try:
         await asyncio.wait_for(state.queue.join(), timeout=state.settings.drain_seconds)
     except asyncio.TimeoutError:
         log.error("shutdown: %d deliveries were not processed in %.0fs; they stay in the journal for the next start",
                   state.queue.qsize(), state.settings.drain_seconds)
-    if state.unrecorded:
+    while state.unrecorded:  # a refusal of a moment does not make these run again (and count as unfinished)
         await record_outcomes(state)
+        if not state.unrecorded or time.monotonic() >= deadline:
+            break
+        await asyncio.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
     if state.unrecorded:
         log.error("shutdown: the journal refused the outcomes of %d deliveries (%s); they stay queued in it and run "
-                  "again at the next start", len(state.unrecorded), ", ".join(sorted(state.unrecorded)))
+                  "again (at the next start; with Redis, in any replica once this one's hold lapses)",
+                  len(state.unrecorded), ", ".join(sorted(state.unrecorded)))
 
 
 async def stop(state: AppState) -> None:

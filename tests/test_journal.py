@@ -19,7 +19,7 @@ import pytest
 
 from bot.journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Journal
 from tests.fakegithub import FakeGitHub
-from tests.harness import serve_process as _serve, sglang_world, sign, start_bot
+from tests.harness import World, serve_process as _serve, sglang_world, sign, start_bot
 from tests.test_app_serve import free_port
 from tests.test_app_workflow_run import bot_comments, dashboards
 
@@ -238,29 +238,39 @@ async def test_starts_that_never_finish_are_counted_and_a_delivery_set_aside_sta
     assert journal.is_done("x")
 
 
+def _refusing(*args: object) -> None:
+    raise sqlite3.OperationalError("disk I/O error")
+
+
+async def _refused(fake_github: FakeGitHub, tmp_path: Path, delivery: str, *, fail: bool = False,
+                   **settings: Any) -> tuple[World, Any, Any]:
+    """A bot whose journal refuses outcomes, once `delivery` was processed (its handler
+    failing, with `fail`) and its outcome refused."""
+    world = sglang_world(fake_github, runs=1)
+    if fail:  # a GitHub error: the delivery's outcome is `failed`
+        fake_github.fail_next(1, status=404, method="GET", path=r"/actions/runs/\d+/jobs$")
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path, **settings)
+    bot.state.journal._finish = _refusing
+    assert (await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery=delivery))[0] == 202
+    for _ in range(200):
+        if delivery in bot.state.unrecorded:
+            break
+        await asyncio.sleep(0.05)
+    assert bot.state.unrecorded == {delivery: "failed" if fail else "done"}
+    return world, bot, runner
+
+
 async def test_an_outcome_the_journal_refuses_is_written_again_and_its_delivery_not_run_again(
         fake_github: FakeGitHub, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """The disk refuses the outcome of a delivery whose handler ran: it stays queued in the
     journal, but the pump does not take it again (its handler, and its GitHub calls, do not
-    run again); `/health` says why; once the disk takes writes again the outcome is written."""
-    world = sglang_world(fake_github, runs=1)
-    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
-    journal = bot.state.journal
-    assert isinstance(journal, Journal)
-    real = journal._finish
-
-    def refusing(*args: object) -> None:
-        raise sqlite3.OperationalError("disk I/O error")
-
-    journal._finish = refusing  # type: ignore[method-assign]
-    try:
-        with caplog.at_level(logging.INFO, logger="foldbot.server"):
-            assert (await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery="out"))[0] == 202
-            for _ in range(200):
-                if "out" in bot.state.unrecorded:
-                    break
-                await asyncio.sleep(0.05)
-            assert bot.state.unrecorded == {"out": "done"} and journal.state("out") == "queued"
+    run again); `/health` and `/metrics` say so; once the disk takes writes again the
+    outcome is written."""
+    with caplog.at_level(logging.INFO, logger="foldbot.server"):
+        world, bot, runner = await _refused(fake_github, tmp_path, "out")
+        journal = bot.state.journal
+        try:
+            assert journal.state("out") == "queued"
             calls = len(fake_github.requests)
             await asyncio.sleep(2.5)  # two rounds of the pump, the disk still refusing
             assert len(fake_github.requests) == calls and journal.state("out") == "queued"
@@ -270,7 +280,8 @@ async def test_an_outcome_the_journal_refuses_is_written_again_and_its_delivery_
                 assert (await response.json())["reason"] == (
                     "the journal refuses to record the outcomes of 1 deliveries (see the log); they are not run "
                     "again, and are written again every second")
-            journal._finish = real  # type: ignore[method-assign]
+            assert "foldbot_unrecorded_outcomes 1.0" in await (await bot.session.get(f"{bot.url}/metrics")).text()
+            journal._finish = Journal._finish.__get__(journal)
             for _ in range(60):
                 if not bot.state.unrecorded:
                     break
@@ -278,43 +289,88 @@ async def test_an_outcome_the_journal_refuses_is_written_again_and_its_delivery_
             assert journal.is_done("out") and "out" not in bot.state.in_flight
             async with bot.session.get(f"{bot.url}/health") as response:
                 assert response.status == 200
-        assert len(fake_github.requests) == calls
-        messages = [r.getMessage() for r in caplog.records]
-        assert messages.count("delivery out: the journal cannot record its outcome (done): disk I/O error; written "
-                              "again within a second, and not run again meanwhile") == 1
-        assert "journal: 1 outcomes wait to be written (the journal refuses them: disk I/O error)" in messages
-        assert "delivery out: its outcome (done) is recorded now" in messages
+            assert "foldbot_unrecorded_outcomes 0.0" in await (await bot.session.get(f"{bot.url}/metrics")).text()
+            assert len(fake_github.requests) == calls
+            number = world.runs[0]["pull_requests"][0]["number"]
+            assert len(bot_comments(fake_github, world, number)) == 1
+        finally:
+            await bot.session.close()
+            await runner.cleanup()
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages.count("delivery out: the journal cannot record its outcome (done): disk I/O error; written "
+                          "again within a second, and not run again meanwhile") == 1
+    assert messages.count("journal: 1 outcomes wait to be written (the journal refuses them: disk I/O error)") == 1
+    assert "delivery out: its outcome (done) is recorded now" in messages
+
+
+async def test_an_outcome_is_written_once_when_the_pump_and_a_shutdown_write_at_once() -> None:
+    """(A second write would count a failure twice: one of MAX_ATTEMPTS used up for nothing.)"""
+    from types import SimpleNamespace
+
+    from bot.metrics import Metrics
+    from bot.server import record_outcomes
+    written: list[tuple[str, str]] = []
+
+    class Slow:
+        async def mark(self, delivery: str, outcome: str) -> None:
+            await asyncio.sleep(0.01)
+            written.append((delivery, outcome))
+
+    state = SimpleNamespace(unrecorded={"a": "failed", "b": "done"}, unrecorded_reason=None, in_flight={"a", "b"},
+                            journal=Slow(), metrics=Metrics())
+    await asyncio.gather(record_outcomes(state), record_outcomes(state))  # type: ignore[arg-type]
+    assert (sorted(written), state.unrecorded, state.in_flight) == ([("a", "failed"), ("b", "done")], {}, set())
+
+
+async def test_outcomes_still_refused_at_shutdown_are_tried_until_the_drain_ends_then_named(
+        fake_github: FakeGitHub, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    _, bot, runner = await _refused(fake_github, tmp_path, "left", drain_seconds=1.5)
+    await bot.session.close()
+    with caplog.at_level(logging.ERROR, logger="foldbot.server"):
+        await runner.cleanup()
+    assert ("shutdown: the journal refused the outcomes of 1 deliveries (left); they stay queued in it and run again "
+            "(at the next start; with Redis, in any replica once this one's hold lapses)") in caplog.text
+    assert [e.id for e in Journal(tmp_path).pending(5)] == ["left"]
+
+
+async def test_an_outcome_refused_for_a_moment_at_shutdown_is_written_before_the_process_ends(
+        fake_github: FakeGitHub, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    _, bot, runner = await _refused(fake_github, tmp_path, "brief")
+    journal = bot.state.journal
+    asyncio.get_running_loop().call_later(0.5, setattr, journal, "_finish", Journal._finish.__get__(journal))
+    await bot.session.close()
+    with caplog.at_level(logging.ERROR, logger="foldbot.server"):
+        await runner.cleanup()
+    assert "shutdown:" not in caplog.text
+    reopened = Journal(tmp_path)
+    assert reopened.is_done("brief") and reopened.pending(5) == []
+
+
+async def test_a_redelivery_of_a_failure_the_journal_has_not_taken_is_answered_503(
+        fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """GitHub (or you) redeliver a delivery whose handler failed, to run it again, while
+    the journal still refuses that failure: 503 (GitHub counts the attempt failed), not a
+    202 that would drop it; once the failure is written, the redelivery runs it."""
+    world, bot, runner = await _refused(fake_github, tmp_path, "again", fail=True)
+    payload = world.payload(world.runs[0]["id"])
+    try:
+        assert await bot.deliver("workflow_run", payload, delivery="again") == (503, {
+            "error": "the journal has not taken this delivery's last failure yet (see /health); redeliver it once "
+                     "it has"})
+        bot.state.journal._finish = Journal._finish.__get__(bot.state.journal)
+        for _ in range(60):
+            if not bot.state.unrecorded:
+                break
+            await asyncio.sleep(0.05)
+        assert bot.state.journal.state("again") == "failed"
+        assert (await bot.deliver("workflow_run", payload, delivery="again")) == (202, {"queued": "again"})
+        await bot.settle()
+        assert bot.state.journal.is_done("again")
         number = world.runs[0]["pull_requests"][0]["number"]
         assert len(bot_comments(fake_github, world, number)) == 1
     finally:
         await bot.session.close()
         await runner.cleanup()
-
-
-async def test_outcomes_still_refused_at_shutdown_are_named_and_their_deliveries_stay_queued(
-        fake_github: FakeGitHub, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    world = sglang_world(fake_github, runs=1)
-    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
-    journal = bot.state.journal
-    assert isinstance(journal, Journal)
-
-    def refusing(*args: object) -> None:
-        raise sqlite3.OperationalError("disk I/O error")
-
-    journal._finish = refusing  # type: ignore[method-assign]
-    try:
-        assert (await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery="left"))[0] == 202
-        for _ in range(200):
-            if "left" in bot.state.unrecorded:
-                break
-            await asyncio.sleep(0.05)
-    finally:
-        await bot.session.close()
-        with caplog.at_level(logging.ERROR, logger="foldbot.server"):
-            await runner.cleanup()
-    assert ("shutdown: the journal refused the outcomes of 1 deliveries (left); they stay queued in it and run again "
-            "at the next start") in caplog.text
-    assert [e.id for e in Journal(tmp_path).pending(5)] == ["left"]
 
 
 def test_a_journal_written_before_starts_were_counted_is_read(tmp_path: Path) -> None:

@@ -32,6 +32,25 @@ def test_two_replicas_share_one_dedupe_and_one_backlog(redis_url: str) -> None:
     assert (a.count("done"), a.path) == (1, redis_url.split("@")[-1])
 
 
+def test_an_outcome_written_twice_or_late_changes_nothing(redis_url: str) -> None:
+    """Written again after a lost reply, an outcome does not count twice; written late, after
+    another replica took the delivery over (the hold lapsed) and finished it, it is ignored."""
+    from bot.redisjournal import RedisJournal
+    a, b = RedisJournal(redis_url), RedisJournal(redis_url)
+    assert a.accept("t", "workflow_run", b"{}", 1) == "new"
+    a.failed("t")
+    a.failed("t")
+    assert a._redis.hget(a._key("t"), "attempts") == b"1"
+    assert a.accept("u", "workflow_run", b"{}", 1) == "new"
+    a._redis.zadd(a.leases, {"u": 0})  # a's hold lapsed (Redis was out of its reach)
+    assert [e.id for e in b.pending(5)] == ["u"]
+    b.done("u")
+    b.done("u")
+    a.failed("u")  # a's late outcome
+    assert a.state("u") == "done" and a.count("done") == 1
+    assert a._redis.hget(a._key("u"), "attempts") == b"1" and a._redis.ttl(a._key("u")) > 0
+
+
 def test_one_replica_leads_each_round_of_redelivery_and_a_dead_leaders_turn_lapses(redis_url: str) -> None:
     from bot.redisjournal import RedisJournal
     a, b = RedisJournal(redis_url), RedisJournal(redis_url)

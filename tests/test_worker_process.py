@@ -191,6 +191,8 @@ def test_merged_metrics_keep_each_process_counters_apart_and_each_gauge_from_its
     worker.credentials_ok.set(0)  # not the worker's to say
     worker.queue_depth.set(4)
     worker.rate_limit_remaining.set(4321)
+    web.unrecorded.set(7)  # not the web process's to say
+    worker.unrecorded.set(2)
     lines = web.render(worker.render()[0].decode())[0].decode().splitlines()
     assert [line for line in lines if not line.startswith("#") and not line.startswith("foldbot_processing")] == [
         'foldbot_deliveries_total{event="workflow_run",outcome="journaled",process="web"} 3.0',
@@ -202,6 +204,7 @@ def test_merged_metrics_keep_each_process_counters_apart_and_each_gauge_from_its
         'foldbot_redeliveries_total{process="worker"} 0.0',
         "foldbot_github_rate_limit_remaining 4321.0",
         "foldbot_queue_depth 4.0",
+        "foldbot_unrecorded_outcomes 2.0",
     ]
     alone = web.render("")[0].decode().splitlines()  # no worker (yet): the web's series keep their label
     assert 'foldbot_deliveries_total{event="workflow_run",outcome="journaled",process="web"} 3.0' in alone
