@@ -313,6 +313,7 @@ async def test_two_processes_writing_at_once_leave_one_comment_and_one_dashboard
                                           for i, gh in enumerate(ghs)))
         issues = await asyncio.gather(*(upsert_dashboard(RepoAPI(gh, repo), f"dashboard {i}\n{MARKER}", login)
                                         for i, gh in enumerate(ghs)))
+    assert fake_github.broken_meetings == []  # the two reads did overlap
     assert fake_github.count("POST", r"/issues/\d+/comments$") == 2 and fake_github.count("POST", r"/issues$") == 2
     (kept,) = bot_comments(fake_github, world, number)
     assert {w.number for w in comments} == {kept.id} and kept.body in ("report 0\n" + MARKER, "report 1\n" + MARKER)

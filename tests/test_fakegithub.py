@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import time
@@ -1026,3 +1027,18 @@ async def test_a_body_over_65536_characters_is_refused(world: World) -> None:
             await gh.post(url, data=data)
         assert refused.value.status_code == 422
         assert "body is too long (maximum is 65536 characters)" in str(refused.value.errors)
+
+
+async def test_a_meeting_holds_its_requests_until_all_came_and_a_broken_one_is_listed(world: World) -> None:
+    world.fake.meet(2, method="GET", path=r"/repos/[^/]+/[^/]+$", timeout=5)
+    first = asyncio.ensure_future(world.gh().getitem(REPO))
+    await asyncio.sleep(0.2)
+    assert not first.done()  # held until the second comes
+    second = await world.gh().getitem(REPO)
+    assert (await first)["full_name"] == second["full_name"] and world.fake.broken_meetings == []
+    world.fake.meet(2, method="GET", path=r"/repos/[^/]+/[^/]+$", timeout=0.2)
+    await world.gh().getitem(REPO)  # alone: it goes on after the timeout, and the meeting is listed
+    assert world.fake.broken_meetings == [r"meet(2) on GET /repos/[^/]+/[^/]+$: 1 of 2 arrived in 0.2 s"]
+    started = time.monotonic()
+    await world.gh().getitem(REPO)  # a broken meeting holds nothing more
+    assert time.monotonic() - started < 0.15

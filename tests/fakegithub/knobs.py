@@ -62,18 +62,36 @@ class _Latency:
 
 @dataclass
 class Meeting:
-    """The first `size` matching requests, each held until all of them have arrived."""
+    """The first `size` matching requests, each held until all of them have arrived (or
+    `timeout` passed: then the meeting is broken, matches no more, and the held requests go
+    on; the fake lists it in `broken_meetings` for the test to fail on)."""
 
     filter: RequestFilter
     size: int
+    timeout: float
     arrived: int = 0
+    broken: bool = False
     complete: asyncio.Event = field(default_factory=asyncio.Event)
 
-    async def attend(self, timeout: float) -> None:
+    def open(self) -> bool:
+        return not self.broken and self.arrived < self.size
+
+    async def attend(self) -> bool:
+        """Wait for the others; False when they did not all come in time."""
         self.arrived += 1
         if self.arrived == self.size:
             self.complete.set()
-        await asyncio.wait_for(self.complete.wait(), timeout)
+        try:
+            await asyncio.wait_for(self.complete.wait(), self.timeout)
+        except asyncio.TimeoutError:
+            self.broken = True
+            self.complete.set()  # the others held go on too
+            return False
+        return not self.broken
+
+    def __str__(self) -> str:
+        return (f"meet({self.size}) on {self.filter.method or '*'} {self.filter.path or '*'}: {self.arrived} of "
+                f"{self.size} arrived in {self.timeout:g} s")
 
 
 class Knobs:
@@ -154,20 +172,22 @@ class Knobs:
         """Delay matching responses by ``seconds`` (the latest matching setting wins)."""
         self._latencies.append(_Latency(RequestFilter(method, path), seconds))
 
-    def meet(self, size: int, *, method: str | None = None, path: str | None = None) -> None:
+    def meet(self, size: int, *, method: str | None = None, path: str | None = None, timeout: float = 30) -> None:
         """Hold the next ``size`` matching requests until all of them have arrived (for
         races that must overlap whatever the machine's load)."""
-        self._meetings.append(Meeting(RequestFilter(method, path), size))
+        self._meetings.append(Meeting(RequestFilter(method, path), size, timeout))
 
     def meeting_for(self, method: str, path: str) -> Meeting | None:
         for meeting in self._meetings:
-            if meeting.arrived < meeting.size and meeting.filter.matches(method, path):
+            if meeting.open() and meeting.filter.matches(method, path):
                 return meeting
         return None
 
     def clear(self) -> None:
         self._rules.clear()
         self._latencies.clear()
+        for meeting in self._meetings:  # what they hold goes on
+            meeting.complete.set()
         self._meetings.clear()
 
     def latency_for(self, method: str, path: str) -> float:

@@ -111,6 +111,8 @@ class FakeGitHub(GitHubState):
         self.manifest_registrations: list[routes_manifest.Registration] = []
         self.manifest_code_lifetime = routes_manifest.CODE_LIFETIME
         self.requests: list[RecordedRequest] = []
+        #: Meetings (`meet`) whose requests did not all come in time.
+        self.broken_meetings: list[str] = []
         self.request_log: list[LoggedRequest] = []
         self.render = Renderer(self)
         self.app = web.Application(client_max_size=100 * 1024 * 1024)
@@ -181,8 +183,8 @@ class FakeGitHub(GitHubState):
     ) -> None:
         self.knobs.set_latency(seconds, method=method, path=path)
 
-    def meet(self, size: int, *, method: str | None = None, path: str | None = None) -> None:
-        self.knobs.meet(size, method=method, path=path)
+    def meet(self, size: int, *, method: str | None = None, path: str | None = None, timeout: float = 30) -> None:
+        self.knobs.meet(size, method=method, path=path, timeout=timeout)
 
     def exhaust_rate_limit(self, reset_in: float = 60.0, *, status: int = 403) -> None:
         """Use up the primary rate limit of everyone for ``reset_in`` seconds."""
@@ -214,8 +216,8 @@ class FakeGitHub(GitHubState):
         raw_path = request.raw_path.split("?", 1)[0]
         body = await request.read()
         meeting = self.knobs.meeting_for(method, raw_path)
-        if meeting is not None:
-            await meeting.attend(timeout=30)
+        if meeting is not None and not await meeting.attend():
+            self.broken_meetings.append(str(meeting))
         delay = self.knobs.latency_for(method, raw_path)
         if delay > 0:
             await asyncio.sleep(delay)
