@@ -51,7 +51,9 @@ def pct(values: list[float], q: float) -> float:
 #: something before the answer, and nothing else (`floors` times them all):
 #: - `journal`: the floor of a server that answers once a delivery is on the disk: it writes the
 #:   delivery through foldbot's own journal first (`bot.journal.Journal.record`: the SQLite
-#:   file, WAL, an fsync per commit, group commits in a writer thread);
+#:   file, WAL, an fsync per commit, group commits in a writer thread), opened as foldbot's web
+#:   process opens it, without checkpoints; nothing else checkpoints it (foldbot's worker does,
+#:   in its own process), so the WAL grows by ~3 MB a round: a lower bound;
 #: - `journal-nofsync`: the same journal with no fsync per commit (`synchronous=NORMAL`);
 #: - `inline`: the same write without the writer thread, in the event loop, no fsync;
 #: - `turn`: no write, only a wait for the next turn of the event loop.
@@ -63,7 +65,7 @@ secret, port, mode = sys.argv[1].encode(), int(sys.argv[2]), sys.argv[3]
 if mode.startswith(("journal", "inline")):
     sys.path.insert(0, sys.argv[5])
     from bot.journal import Journal
-    journal = Journal(Path(sys.argv[4]), fsync=mode == "journal")
+    journal = Journal(Path(sys.argv[4]), fsync=mode == "journal", checkpoints=False)
 
 async def handler(request):
     body = await request.read()
@@ -103,7 +105,7 @@ async def start_bare(mode: str = "bare", data: Path | None = None) -> tuple[str,
     journal = [str(data), str(ROOT)] if data is not None else []
     process = await asyncio.create_subprocess_exec(sys.executable, "-c", BARE, SECRET, str(port), mode, *journal)
     url = f"http://127.0.0.1:{port}"
-    await wait_healthy(url, process)
+    await started(url, process)
     return url, process
 
 
@@ -111,6 +113,24 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+async def started(url: str, process: asyncio.subprocess.Process) -> None:
+    """`wait_healthy`, and a process that does not start is not left behind."""
+    try:
+        await wait_healthy(url, process)
+    except BaseException:
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
+        raise
+
+
+async def stop_all(processes: list[asyncio.subprocess.Process]) -> None:
+    for process in processes:
+        if process.returncode is None:
+            process.terminate()
+        await process.wait()
 
 
 async def wait_healthy(url: str, process: asyncio.subprocess.Process) -> None:
@@ -138,7 +158,7 @@ async def serve_foldbot(fake: FakeGitHub, data: Path, log: Path, **extra: str) -
            "FOLDBOT_RECONCILE_MINUTES": "0", "FOLDBOT_QUEUE_SIZE": "5000", **extra}
     process = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "serve", env=env, cwd=str(ROOT),
                                                    stdout=log.open("wb"), stderr=asyncio.subprocess.STDOUT)
-    await wait_healthy(f"http://127.0.0.1:{port}", process)
+    await started(f"http://127.0.0.1:{port}", process)
     return f"http://127.0.0.1:{port}", process
 
 
@@ -185,10 +205,14 @@ async def latency(rounds: int = 5) -> None:
         payload = world.payload(run["id"])
         body = json.dumps(payload).encode()
         with tempfile.TemporaryDirectory() as tmp:
-            bot_url, bot = await serve_foldbot(fake, Path(tmp) / "data", Path(tmp) / "serve.log")
-            bare_url, bare = await start_bare()
-            floor_url, floor = await start_bare("journal", Path(tmp) / "floor")
+            processes: list[asyncio.subprocess.Process] = []
             try:
+                bot_url, bot = await serve_foldbot(fake, Path(tmp) / "data", Path(tmp) / "serve.log")
+                processes.append(bot)
+                bare_url, bare = await start_bare()
+                processes.append(bare)
+                floor_url, floor = await start_bare("journal", Path(tmp) / "floor")
+                processes.append(floor)
                 async with aiohttp.ClientSession() as session:  # the run is reported; later deliveries of it are skipped
                     signature = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
                     async with session.post(f"{bot_url}/webhook", data=body, headers={
@@ -208,9 +232,7 @@ async def latency(rounds: int = 5) -> None:
                     stdout=asyncio.subprocess.PIPE)
                 output, _ = await client.communicate()
             finally:
-                for process in (bot, bare, floor):
-                    process.terminate()
-                    await process.wait()
+                await stop_all(processes)
     measured = json.loads(output)
     samples = {name: measured[url] for name, url in urls.items()}
     print(f"{DELIVERIES} concurrent signed deliveries ({len(body) / 1024:.0f} KiB each), {rounds} rounds, to each server "
@@ -238,8 +260,10 @@ async def floors(rounds: int = 10) -> None:
         world = sglang_world(fake)
         body = json.dumps(world.payload(world.runs[-1]["id"])).encode()
     with tempfile.TemporaryDirectory() as tmp:
-        servers = {mode: await start_bare(mode, Path(tmp) / mode) for mode in BARE_MODES}
+        servers: dict[str, tuple[str, asyncio.subprocess.Process]] = {}
         try:
+            for mode in BARE_MODES:
+                servers[mode] = await start_bare(mode, Path(tmp) / mode)
             file = Path(tmp) / "body.json"
             file.write_bytes(body)
             client = await asyncio.create_subprocess_exec(
@@ -247,9 +271,7 @@ async def floors(rounds: int = 10) -> None:
                 str(file), str(rounds), stdout=asyncio.subprocess.PIPE)
             output, _ = await client.communicate()
         finally:
-            for _, process in servers.values():
-                process.terminate()
-                await process.wait()
+            await stop_all([process for _, process in servers.values()])
     measured = json.loads(output)
     samples = {mode: measured[f"{url}/webhook"] for mode, (url, _) in servers.items()}
     print(f"{DELIVERIES} concurrent signed deliveries ({len(body) / 1024:.0f} KiB each), {rounds} rounds, to each "
