@@ -66,19 +66,19 @@ end
 return out
 """
 
-# KEYS: hash, leases, done counter; ARGV: id, state ('done' or 'failed'), now, keep seconds, attempts ('' or the
-# count to set: a delivery set aside). An outcome is written on a queued delivery only: written twice (a reply
+# KEYS: hash, leases, done counter; ARGV: id, state ('done' or 'failed'), now, keep seconds, attempts ('' or at
+# least this many: a delivery set aside, as in the SQLite journal). An outcome is written on a queued delivery only: written twice (a reply
 # lost after Redis applied it, then the write again) or late (another replica took the delivery over meanwhile,
 # and finished it), it changes nothing.
 _FINISH = """
 if redis.call('HGET', KEYS[1], 'state') ~= 'queued' then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'updated', ARGV[3])
-redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 if ARGV[2] == 'done' then
   redis.call('HDEL', KEYS[1], 'payload')
   redis.call('INCR', KEYS[3])
 end
-if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'attempts', ARGV[5], 'starts', 0) end
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'attempts', math.max(attempts, tonumber(ARGV[5])), 'starts', 0) end
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('ZREM', KEYS[2], ARGV[1])
 return 1

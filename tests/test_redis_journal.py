@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from bot.journal import MAX_ATTEMPTS
 from tests.fakegithub import FakeGitHub
 from tests.harness import sglang_world, start_bot
 from tests.test_app_workflow_run import bot_comments
@@ -147,6 +148,7 @@ async def test_starts_that_never_finish_are_counted_in_redis_too(redis_url: str)
     assert [(e.id, e.unfinished) for e in journal.pending(5)] == [("x", 2)]
     await journal.mark("x", "set_aside")
     assert journal.state("x") == "failed" and journal.pending(5) == []
+    assert journal._redis.hmget(journal._key("x"), "attempts", "starts") == [str(MAX_ATTEMPTS).encode(), b"0"]
     assert journal.accept("x", "workflow_run", b'{"again": 1}', 1) == "new"  # a redelivery: a clean slate
     journal.release("x")
     assert [(e.id, e.payload, e.unfinished) for e in journal.pending(5)] == [("x", b'{"again": 1}', 0)]
