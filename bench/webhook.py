@@ -193,6 +193,19 @@ asyncio.run(main())
 """ % (DELIVERIES, DELIVERIES)
 
 
+async def time_answers(servers: dict[str, str], body: bytes, rounds: int, tmp: Path) -> dict[str, list[float]]:
+    """The CLIENT in a process of its own, sending `body` to each server's /webhook in turn:
+    each server's answer times (ms), by name."""
+    file = tmp / "body.json"
+    file.write_bytes(body)
+    client = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", CLIENT, SECRET, ",".join(f"{url}/webhook" for url in servers.values()), str(file),
+        str(rounds), stdout=asyncio.subprocess.PIPE)
+    output, _ = await client.communicate()
+    measured = json.loads(output)
+    return {name: measured[f"{url}/webhook"] for name, url in servers.items()}
+
+
 async def latency(rounds: int = 5) -> None:
     """foldbot serve, the bare handler and the floor (the bare handler writing through the
     journal) each in a process of their own, the client in a fourth: rounds of 200
@@ -224,17 +237,10 @@ async def latency(rounds: int = 5) -> None:
                         if any(c.user == "foldbot[bot]" for c in fake.comments_on(world.repo, number)):
                             break
                         await asyncio.sleep(0.05)
-                file = Path(tmp) / "body.json"
-                file.write_bytes(body)
-                urls = {"bare": f"{bare_url}/webhook", "floor": f"{floor_url}/webhook", "foldbot": f"{bot_url}/webhook"}
-                client = await asyncio.create_subprocess_exec(
-                    sys.executable, "-c", CLIENT, SECRET, ",".join(urls.values()), str(file), str(rounds),
-                    stdout=asyncio.subprocess.PIPE)
-                output, _ = await client.communicate()
+                samples = await time_answers({"bare": bare_url, "floor": floor_url, "foldbot": bot_url}, body, rounds,
+                                             Path(tmp))
             finally:
                 await stop_all(processes)
-    measured = json.loads(output)
-    samples = {name: measured[url] for name, url in urls.items()}
     print(f"{DELIVERIES} concurrent signed deliveries ({len(body) / 1024:.0f} KiB each), {rounds} rounds, to each server "
           f"in turn; each server in a process of its own, the client in another:")
     labels = {"bare": BARE_MODES["bare"], "floor": BARE_MODES["journal"],
@@ -264,16 +270,9 @@ async def floors(rounds: int = 10) -> None:
         try:
             for mode in BARE_MODES:
                 servers[mode] = await start_bare(mode, Path(tmp) / mode)
-            file = Path(tmp) / "body.json"
-            file.write_bytes(body)
-            client = await asyncio.create_subprocess_exec(
-                sys.executable, "-c", CLIENT, SECRET, ",".join(f"{url}/webhook" for url, _ in servers.values()),
-                str(file), str(rounds), stdout=asyncio.subprocess.PIPE)
-            output, _ = await client.communicate()
+            samples = await time_answers({mode: url for mode, (url, _) in servers.items()}, body, rounds, Path(tmp))
         finally:
             await stop_all([process for _, process in servers.values()])
-    measured = json.loads(output)
-    samples = {mode: measured[f"{url}/webhook"] for mode, (url, _) in servers.items()}
     print(f"{DELIVERIES} concurrent signed deliveries ({len(body) / 1024:.0f} KiB each), {rounds} rounds, to each "
           f"handler in turn:")
     bare50, bare99 = statistics.median(samples["bare"]), pct(samples["bare"], 99)

@@ -265,3 +265,12 @@ async def serve_process(fake: FakeGitHub, data: Path, port: int, **extra: str) -
             await asyncio.sleep(0.05)
     os.killpg(process.pid, signal.SIGKILL)
     pytest.fail(f"foldbot serve did not start: {(await process.communicate())[0].decode()[-2000:]}")
+
+
+async def until(condition: Any, seconds: float = 20) -> None:
+    """Wait for `condition()` to hold, looking every 50 ms; AssertionError after `seconds`."""
+    for _ in range(int(seconds / 0.05)):
+        if condition():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("timed out")

@@ -19,7 +19,7 @@ import pytest
 
 from bot.journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Journal
 from tests.fakegithub import FakeGitHub
-from tests.harness import World, serve_process as _serve, sglang_world, sign, start_bot
+from tests.harness import World, serve_process as _serve, sglang_world, sign, start_bot, until
 from tests.test_app_serve import free_port
 from tests.test_app_workflow_run import bot_comments, dashboards
 
@@ -252,10 +252,7 @@ async def _refused(fake_github: FakeGitHub, tmp_path: Path, delivery: str, *, fa
     bot, runner = await start_bot(fake_github, data_dir=tmp_path, **settings)
     bot.state.journal._finish = _refusing
     assert (await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery=delivery))[0] == 202
-    for _ in range(200):
-        if delivery in bot.state.unrecorded:
-            break
-        await asyncio.sleep(0.05)
+    await until(lambda: delivery in bot.state.unrecorded, 10)
     assert bot.state.unrecorded == {delivery: "failed" if fail else "done"}
     return world, bot, runner
 
@@ -281,11 +278,8 @@ async def test_an_outcome_the_journal_refuses_is_written_again_and_its_delivery_
                     "the journal refuses to record the outcomes of 1 deliveries (see the log); they are not run "
                     "again, and are written again every second")
             assert "foldbot_unrecorded_outcomes 1.0" in await (await bot.session.get(f"{bot.url}/metrics")).text()
-            journal._finish = Journal._finish.__get__(journal)
-            for _ in range(60):
-                if not bot.state.unrecorded:
-                    break
-                await asyncio.sleep(0.05)
+            del journal._finish  # the disk takes writes again
+            await until(lambda: not bot.state.unrecorded, 3)
             assert journal.is_done("out") and "out" not in bot.state.in_flight
             async with bot.session.get(f"{bot.url}/health") as response:
                 assert response.status == 200
@@ -337,7 +331,7 @@ async def test_an_outcome_refused_for_a_moment_at_shutdown_is_written_before_the
         fake_github: FakeGitHub, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     _, bot, runner = await _refused(fake_github, tmp_path, "brief")
     journal = bot.state.journal
-    asyncio.get_running_loop().call_later(0.5, setattr, journal, "_finish", Journal._finish.__get__(journal))
+    asyncio.get_running_loop().call_later(0.5, delattr, journal, "_finish")  # the disk takes writes again
     await bot.session.close()
     with caplog.at_level(logging.ERROR, logger="foldbot.server"):
         await runner.cleanup()
@@ -357,11 +351,8 @@ async def test_a_redelivery_of_a_failure_the_journal_has_not_taken_is_answered_5
         assert await bot.deliver("workflow_run", payload, delivery="again") == (503, {
             "error": "the journal has not taken this delivery's last failure yet (see /health); redeliver it once "
                      "it has"})
-        bot.state.journal._finish = Journal._finish.__get__(bot.state.journal)
-        for _ in range(60):
-            if not bot.state.unrecorded:
-                break
-            await asyncio.sleep(0.05)
+        del bot.state.journal._finish  # the disk takes writes again
+        await until(lambda: not bot.state.unrecorded, 3)
         assert bot.state.journal.state("again") == "failed"
         assert (await bot.deliver("workflow_run", payload, delivery="again")) == (202, {"queued": "again"})
         await bot.settle()

@@ -18,7 +18,7 @@ import pytest
 from bot.journal import Journal
 from bot.metrics import Metrics
 from tests.fakegithub import FakeGitHub
-from tests.harness import World, serve_process as _serve, sglang_world, sign
+from tests.harness import World, serve_process as _serve, sglang_world, sign, until
 from tests.test_app_serve import free_port
 from tests.test_app_workflow_run import bot_comments, dashboards
 
@@ -53,14 +53,6 @@ def _gone(pid: int) -> bool:
         return True
 
 
-async def _until(condition: Any, seconds: float = 20) -> None:
-    for _ in range(int(seconds / 0.05)):
-        if condition():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("timed out")
-
-
 async def _stop(process: asyncio.subprocess.Process) -> str:
     process.terminate()
     output, _ = await asyncio.wait_for(process.communicate(), timeout=40)
@@ -76,7 +68,7 @@ async def test_the_worker_process_does_the_work_and_the_web_process_speaks_for_i
         worker = _worker_pid(web)
         async with aiohttp.ClientSession() as session:
             assert await _deliver(session, port, world, run, "one") == (202, {"queued": "one"})
-            await _until(lambda: Journal(tmp_path).is_done("one"))
+            await until(lambda: Journal(tmp_path).is_done("one"))
             assert len(bot_comments(fake_github, world, number)) == 1 and len(dashboards(fake_github, world)) == 1
             async with session.get(f"http://127.0.0.1:{port}/health") as response:
                 health = await response.json()
@@ -111,11 +103,11 @@ async def test_a_worker_that_dies_is_started_again_and_what_came_meanwhile_is_do
                 async with session.get(f"http://127.0.0.1:{port}/health") as response:
                     return response.status, await response.json()
 
-            await _until(lambda: _gone(first))
+            await until(lambda: _gone(first))
             status, answer = await health()
             assert status == 503 and answer["reason"].startswith("the worker process is not running (exit code -9)")
             assert await _deliver(session, port, world, run, "meanwhile") == (202, {"queued": "meanwhile"})
-            await _until(lambda: Journal(tmp_path).is_done("meanwhile"))
+            await until(lambda: Journal(tmp_path).is_done("meanwhile"))
             assert (await health())[0] == 200 and _worker_pid(web) != first
             assert len(bot_comments(fake_github, world, number)) == 1
     finally:
@@ -136,8 +128,8 @@ async def test_a_worker_whose_web_process_was_killed_finishes_and_the_next_one_w
         await web.wait()
         second = await _serve(fake_github, tmp_path, port)  # its worker waits for the lock
         try:
-            await _until(lambda: _gone(worker))  # the first worker finished and exited
-            await _until(lambda: Journal(tmp_path).is_done("held"))
+            await until(lambda: _gone(worker))  # the first worker finished and exited
+            await until(lambda: Journal(tmp_path).is_done("held"))
             assert await _deliver(session, port, world, run, "held") == (
                 200, {"duplicate": "held", "state": "already processed"})
         finally:
@@ -226,7 +218,7 @@ async def test_two_replicas_with_redis_answer_in_their_web_processes_and_work_on
             assert {status for status, _ in answers} <= {200, 202}
             from bot.redisjournal import RedisJournal
             journal = RedisJournal(redis_url)
-            await _until(lambda: all(journal.is_done(f"r-{i}") for i in range(6)), seconds=60)
+            await until(lambda: all(journal.is_done(f"r-{i}") for i in range(6)), seconds=60)
             for run in world.runs:
                 assert len(bot_comments(fake_github, world, run["pull_requests"][0]["number"])) == 1
     finally:
@@ -249,17 +241,17 @@ async def test_a_delivery_that_kills_the_worker_each_time_is_set_aside_and_the_o
     try:
         async with aiohttp.ClientSession() as session:
             assert await _deliver(session, port, world, run, "victim") == (202, {"queued": "victim"})
-            await _until(lambda: _starts(tmp_path, "victim") == 1)
+            await until(lambda: _starts(tmp_path, "victim") == 1)
             assert await _deliver(session, port, world, run, "bystander") == (202, {"queued": "bystander"})
-            await _until(lambda: _starts(tmp_path, "bystander") == 1)  # both in hand when the worker dies
+            await until(lambda: _starts(tmp_path, "bystander") == 1)  # both in hand when the worker dies
             for kills in range(1, 4):
                 worker = _worker_pid(web)
                 os.kill(worker, signal.SIGKILL)  # what an out-of-memory kill does, each time "victim" runs
-                await _until(lambda: _gone(worker))
+                await until(lambda: _gone(worker))
                 if kills < 3:  # the next worker runs "victim" alone: "bystander" is not started meanwhile
-                    await _until(lambda: _starts(tmp_path, "victim") == kills + 1)
+                    await until(lambda: _starts(tmp_path, "victim") == kills + 1)
             fake_github.set_latency(0, method="POST", path=r"/access_tokens$")
-            await _until(lambda: Journal(tmp_path).is_done("bystander"))
+            await until(lambda: Journal(tmp_path).is_done("bystander"))
             assert (_starts(tmp_path, "victim"), Journal(tmp_path).state("victim")) == (0, "failed")
             assert _starts(tmp_path, "bystander") == 2  # the one run that died beside "victim", and its own
             assert len(bot_comments(fake_github, world, number)) == 1
