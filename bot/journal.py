@@ -45,6 +45,7 @@ CREATE TABLE IF NOT EXISTS deliveries (
     state TEXT NOT NULL CHECK (state IN ('queued', 'done', 'failed')),
     attempts INTEGER NOT NULL DEFAULT 0,
     starts INTEGER NOT NULL DEFAULT 0,
+    again INTEGER NOT NULL DEFAULT 0,
     received REAL NOT NULL,
     updated REAL NOT NULL
 );
@@ -92,9 +93,10 @@ class Journal:
                 self._db.execute("PRAGMA wal_autocheckpoint=0")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(SCHEMA)
-        if "starts" not in {str(row[1]) for row in self._db.execute("PRAGMA table_info(deliveries)")}:
-            # a journal written before handler starts were counted
-            self._db.execute("ALTER TABLE deliveries ADD COLUMN starts INTEGER NOT NULL DEFAULT 0")
+        columns = {str(row[1]) for row in self._db.execute("PRAGMA table_info(deliveries)")}
+        for column in ("starts", "again"):  # a journal written before these were kept
+            if column not in columns:
+                self._db.execute(f"ALTER TABLE deliveries ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
         self._writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._closed = False
@@ -190,26 +192,29 @@ class Journal:
         here every process takes queued deliveries from the one file.)"""
         return str(await self._submit(self._accept, delivery, event, payload, installation, time.time()))
 
-    async def mark(self, delivery: str, state: str) -> None:
+    async def mark(self, delivery: str, state: str) -> bool:
         """`done` or `failed` (`set_aside`: failed, and not retried at start), committed by
-        the writer thread."""
+        the writer thread. True when a failed delivery was queued again instead: a copy of it
+        (a redelivery) came while its handler ran (see `_finish`)."""
         if state not in ("done", "failed", "set_aside"):
             raise ValueError(f"a delivery is marked done, failed or set_aside, not {state!r}")
-        await self._submit(self._finish, delivery, time.time(), state)
+        return bool(await self._submit(self._finish, delivery, time.time(), state))
 
     async def begin(self, delivery: str) -> None:
         """Its handler starts now (counted: a delivery that never finishes, because it kills
-        the worker, is set aside after MAX_UNFINISHED starts)."""
+        the worker, is set aside after MAX_UNFINISHED starts). This run serves every copy of
+        the delivery received so far."""
         await self._submit(self._begin, delivery)
 
     def _begin(self, delivery: str) -> None:
-        self._db.execute("UPDATE deliveries SET starts = starts + 1 WHERE id = ?", (delivery,))
+        self._db.execute("UPDATE deliveries SET starts = starts + 1, again = 0 WHERE id = ?", (delivery,))
 
     # --- one write each, the lock held ---------------------------------------------------
 
     def accept(self, delivery: str, event: str, payload: bytes, installation: int | None) -> str:
         """Write a delivery down: `new` when it was not known, else its state (`queued`,
-        `done`, `failed`). A known delivery that is not done is queued again."""
+        `done`, `failed`). A known delivery that is not done is queued again; a copy of one
+        that is queued is noted (`again`): if the handler running now fails, it runs again."""
         with self._lock:
             return self._accept(delivery, event, payload, installation, time.time())
 
@@ -224,6 +229,8 @@ class Journal:
         if state == "failed":  # run again, with a clean slate of unfinished starts
             self._db.execute("UPDATE deliveries SET state = 'queued', payload = ?, updated = ?, starts = attempts "
                              "WHERE id = ?", (payload, now, delivery))
+        elif state == "queued":
+            self._db.execute("UPDATE deliveries SET again = 1 WHERE id = ?", (delivery,))
         return state
 
     def renew(self, deliveries: set[str] | frozenset[str]) -> None:
@@ -240,19 +247,27 @@ class Journal:
         with self._lock:
             self._finish(delivery, time.time(), "done")
 
-    def failed(self, delivery: str) -> None:
+    def failed(self, delivery: str) -> bool:
         with self._lock:
-            self._finish(delivery, time.time(), "failed")
+            return self._finish(delivery, time.time(), "failed")
 
-    def _finish(self, delivery: str, now: float, state: str) -> None:
+    def _finish(self, delivery: str, now: float, state: str) -> bool:
         """A delivery's outcome; a done one's payload is not needed any more; one set aside
-        is failed with its attempts used up (not retried at start)."""
+        is failed with its attempts used up (not retried at start). A failed (or set aside)
+        delivery of which a copy came since its handler started (GitHub's redelivery, or
+        yours, answered 202 while it ran) is queued again instead, with a clean slate of
+        unfinished starts, as that copy would have been had it come a moment later: True."""
+        if state != "done" and self._db.execute(
+                "UPDATE deliveries SET state = 'queued', again = 0, attempts = attempts + 1, starts = attempts + 1, "
+                "updated = ? WHERE id = ? AND state = 'queued' AND again = 1", (now, delivery)).rowcount:
+            return True
         if state == "set_aside":
             self._db.execute("UPDATE deliveries SET state = 'failed', attempts = max(attempts + 1, ?), starts = 0, "
                              "updated = ? WHERE id = ?", (MAX_ATTEMPTS, now, delivery))
-            return
-        self._db.execute(f"UPDATE deliveries SET state = ?, attempts = attempts + 1, updated = ?"
+            return False
+        self._db.execute(f"UPDATE deliveries SET state = ?, attempts = attempts + 1, again = 0, updated = ?"
                          f"{', payload = NULL' if state == 'done' else ''} WHERE id = ?", (state, now, delivery))
+        return False
 
     def state(self, delivery: str) -> str | None:
         with self._lock:

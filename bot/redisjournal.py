@@ -42,7 +42,10 @@ if not state then
   return 'new'
 end
 if state == 'done' then return 'done' end
-if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 'leased' end
+if redis.call('ZSCORE', KEYS[2], ARGV[1]) then  -- a replica has it: if its handler runs now and fails, it runs again
+  redis.call('HSET', KEYS[1], 'again', 1)
+  return 'leased'
+end
 redis.call('LREM', KEYS[3], 0, ARGV[1])
 redis.call('HSET', KEYS[1], 'state', 'queued', 'payload', ARGV[3],
            'starts', redis.call('HGET', KEYS[1], 'attempts') or 0)
@@ -66,13 +69,21 @@ end
 return out
 """
 
-# KEYS: hash, leases, done counter; ARGV: id, state ('done' or 'failed'), now, keep seconds, attempts ('' or at
-# least this many: a delivery set aside, as in the SQLite journal). An outcome is written on a queued delivery only: written twice (a reply
-# lost after Redis applied it, then the write again) or late (another replica took the delivery over meanwhile,
-# and finished it), it changes nothing.
+# KEYS: hash, leases, done counter, queue; ARGV: id, state ('done' or 'failed'), now, keep seconds, attempts ('' or
+# at least this many: a delivery set aside, as in the SQLite journal). An outcome is written on a queued delivery
+# only: written twice (a reply lost after Redis applied it, then the write again) or late (another replica took the
+# delivery over meanwhile, and finished it), it changes nothing. A failure of a delivery a copy of which came while
+# its handler ran (`again`) puts it back on the shared list instead, with a clean slate of unfinished starts: 2.
 _FINISH = """
 if redis.call('HGET', KEYS[1], 'state') ~= 'queued' then return 0 end
-redis.call('HSET', KEYS[1], 'state', ARGV[2], 'updated', ARGV[3])
+if ARGV[2] ~= 'done' and redis.call('HGET', KEYS[1], 'again') == '1' then
+  local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+  redis.call('HSET', KEYS[1], 'again', 0, 'starts', attempts, 'updated', ARGV[3])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('RPUSH', KEYS[4], ARGV[1])
+  return 2
+end
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'updated', ARGV[3], 'again', 0)
 local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 if ARGV[2] == 'done' then
   redis.call('HDEL', KEYS[1], 'payload')
@@ -85,9 +96,12 @@ return 1
 """
 
 # KEYS: hash: a start is counted on a delivery the journal has (one that expired, or was never
-# written, gets no new hash: it would have no expiry)
+# written, gets no new hash: it would have no expiry); this run serves the copies received so far
 _BEGIN = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HINCRBY', KEYS[1], 'starts', 1) end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('HSET', KEYS[1], 'again', 0)
+  return redis.call('HINCRBY', KEYS[1], 'starts', 1)
+end
 return 0
 """
 
@@ -129,7 +143,8 @@ class RedisJournal:
                hold: bool = True) -> str:
         """`new` when this replica now holds the delivery (new, or waiting, or failed before;
         `hold=False`: it is on the shared list instead, in the same step), `leased` when
-        another replica holds it, `done` when it was processed."""
+        a replica holds it (noted: if its handler runs now and fails, it runs again), `done`
+        when it was processed."""
         now = time.time()
         result = self._accept(keys=[self._key(delivery), self.leases, self.queue],
                               args=[delivery, event, payload, "" if installation is None else installation, now,
@@ -142,20 +157,21 @@ class RedisJournal:
         whose work runs elsewhere): a new delivery goes to the shared list for any worker."""
         return await asyncio.to_thread(self.accept, delivery, event, payload, installation, hold=hold)
 
-    async def mark(self, delivery: str, state: str) -> None:
-        """`done` or `failed` (`set_aside`: failed, its attempts used up), off the event loop."""
+    async def mark(self, delivery: str, state: str) -> bool:
+        """`done` or `failed` (`set_aside`: failed, its attempts used up), off the event loop;
+        True when a failed delivery went back on the shared list instead (see `_FINISH`)."""
         if state not in ("done", "failed", "set_aside"):
             raise ValueError(f"a delivery is marked done, failed or set_aside, not {state!r}")
-        await asyncio.to_thread({"done": self.done, "failed": self.failed, "set_aside": self.set_aside}[state],
-                                delivery)
+        return await asyncio.to_thread({"done": self.done, "failed": self.failed, "set_aside": self.set_aside}[state],
+                                       delivery)
 
     async def begin(self, delivery: str) -> None:
         """Its handler starts now (see Journal.begin)."""
         await asyncio.to_thread(self._begin, keys=[self._key(delivery)])
 
-    def set_aside(self, delivery: str) -> None:
+    def set_aside(self, delivery: str) -> bool:
         """Failed, its attempts used up (in the same step)."""
-        self._finish_queued(delivery, "failed", MAX_ATTEMPTS)
+        return self._finish_queued(delivery, "failed", MAX_ATTEMPTS)
 
     def lead(self, task: str, seconds: float) -> bool:
         """Whether this replica does `task` (asking GitHub for failed deliveries, reconciling)
@@ -174,17 +190,19 @@ class RedisJournal:
         pipe.rpush(self.queue, delivery)
         pipe.execute()
 
-    def done(self, delivery: str) -> None:
-        self._finish_queued(delivery, "done")
+    def done(self, delivery: str) -> bool:
+        return self._finish_queued(delivery, "done")
 
-    def failed(self, delivery: str) -> None:
-        self._finish_queued(delivery, "failed")
+    def failed(self, delivery: str) -> bool:
+        return self._finish_queued(delivery, "failed")
 
-    def _finish_queued(self, delivery: str, state: str, attempts: int | None = None) -> None:
+    def _finish_queued(self, delivery: str, state: str, attempts: int | None = None) -> bool:
         """A queued delivery's outcome, in one step (`_FINISH`): its hold released, kept
-        KEEP_DONE_SECONDS; a delivery that is not queued any more is left as it is."""
-        self._finish(keys=[self._key(delivery), self.leases, f"{self.prefix}done"],
-                     args=[delivery, state, time.time(), KEEP_DONE_SECONDS, "" if attempts is None else attempts])
+        KEEP_DONE_SECONDS; a delivery that is not queued any more is left as it is. True:
+        queued again instead (a copy came while its handler ran)."""
+        return self._finish(keys=[self._key(delivery), self.leases, f"{self.prefix}done", self.queue],
+                            args=[delivery, state, time.time(), KEEP_DONE_SECONDS,
+                                  "" if attempts is None else attempts]) == 2
 
     def state(self, delivery: str) -> str | None:
         value = self._redis.hget(self._key(delivery), "state")

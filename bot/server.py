@@ -241,17 +241,11 @@ async def webhook(request: web.Request) -> web.Response:
         state.metrics.deliveries.labels(event=event_name, outcome="bad_request").inc()
         log.warning("delivery %s: %s", delivery_id, exc)
         return _json(400, error=str(exc))
-    if state.unrecorded.get(delivery_id) in ("failed", "set_aside"):  # a redelivery to run it again, too early
-        state.metrics.deliveries.labels(event=event_name, outcome="journal_error").inc()
-        return _json(503, error="the journal has not taken this delivery's last failure yet (see /health); "
-                                "redeliver it once it has")
-    if delivery_id in state.in_flight:
-        state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
-        return _json(202, duplicate=delivery_id, state="being processed")
     if not state.accepting and not state.journal.durable:
         return _json(503, error="shutting down; GitHub will redeliver")
     try:
-        # durable before the answer; a web process holds nothing: its worker process takes it from the journal
+        # durable before the answer; a web process holds nothing: its worker process takes it from the journal.
+        # A copy of a delivery in hand is written down too: should the handler running now fail, it runs again.
         known = await state.journal.record(delivery_id, event_name, body, installation_id, hold=state.role != "web")
     except Exception as exc:  # the disk or Redis failed: not accepted, so GitHub counts it failed (and it is redelivered)
         state.metrics.deliveries.labels(event=event_name, outcome="journal_error").inc()
@@ -418,15 +412,24 @@ async def _mark(state: AppState, delivery_id: str, outcome: str) -> None:
     """Record a delivery's outcome (`done`, `failed`, `set_aside`). One the journal refuses
     is kept (`unrecorded`) and written again by the pump; meanwhile the delivery, still
     queued in the journal, stays in hand (`in_flight`), so its handler does not run again
-    (with Redis: while this replica's hold on it lasts, LEASE_SECONDS without Redis), and
-    a redelivery of a failed one is answered 503 until its failure is written."""
+    (with Redis: while this replica's hold on it lasts, LEASE_SECONDS without Redis)."""
     try:
-        await state.journal.mark(delivery_id, outcome)
+        again = await state.journal.mark(delivery_id, outcome)
     except Exception as exc:
         state.unrecorded[delivery_id] = outcome
         state.metrics.unrecorded.set(len(state.unrecorded))
         log.error("delivery %s: the journal cannot record its outcome (%s): %s; written again within a second, "
                   "and not run again meanwhile", delivery_id, outcome, exc)
+        return
+    _queued_again(state, delivery_id, again)
+
+
+def _queued_again(state: AppState, delivery_id: str, again: bool) -> None:
+    """A failed delivery the journal queued again (`again`: a copy of it came while its
+    handler ran) is taken from the journal at once, once out of hand."""
+    if again:
+        log.info("delivery %s: it was delivered again while its handler ran; it runs again", delivery_id)
+        state.wake.set()
 
 
 def unrecorded_problem(count: int) -> str | None:
@@ -446,7 +449,7 @@ async def record_outcomes(state: AppState) -> None:
         if outcome is None:  # written meanwhile
             continue
         try:
-            await state.journal.mark(delivery_id, outcome)
+            again = await state.journal.mark(delivery_id, outcome)
         except Exception as exc:
             state.unrecorded[delivery_id] = outcome
             if str(exc) != state.unrecorded_reason:  # once per reason, not every second
@@ -458,6 +461,7 @@ async def record_outcomes(state: AppState) -> None:
             state.metrics.unrecorded.set(len(state.unrecorded))
         state.in_flight.discard(delivery_id)
         log.info("delivery %s: its outcome (%s) is recorded now", delivery_id, outcome)
+        _queued_again(state, delivery_id, again)
     state.unrecorded_reason = None
 
 

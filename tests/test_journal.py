@@ -73,7 +73,7 @@ async def test_a_burst_is_committed_in_groups_and_every_write_is_on_disk(tmp_pat
     assert states == ["new"] * 300
     assert journal.grouped == 300 and journal.commits < 100  # one fsync served many deliveries
     assert await asyncio.gather(journal.record("d7", "workflow_run", b"{}", 7), journal.mark("d8", "done"),
-                                journal.record("d8", "workflow_run", b"{}", 8)) == ["queued", None, "done"]
+                                journal.record("d8", "workflow_run", b"{}", 8)) == ["queued", False, "done"]
     journal.close()
     reopened = sqlite3.connect(tmp_path / "foldbot.sqlite3")
     assert reopened.execute("SELECT count(*), sum(state = 'done') FROM deliveries").fetchone() == (300, 1)
@@ -340,23 +340,71 @@ async def test_an_outcome_refused_for_a_moment_at_shutdown_is_written_before_the
     assert reopened.is_done("brief") and reopened.pending(5) == []
 
 
-async def test_a_redelivery_of_a_failure_the_journal_has_not_taken_is_answered_503(
-        fake_github: FakeGitHub, tmp_path: Path) -> None:
+async def test_a_redelivery_of_a_failure_the_journal_has_not_taken_yet_runs_it_once_it_has(
+        fake_github: FakeGitHub, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """GitHub (or you) redeliver a delivery whose handler failed, to run it again, while
-    the journal still refuses that failure: 503 (GitHub counts the attempt failed), not a
-    202 that would drop it; once the failure is written, the redelivery runs it."""
+    the journal still refuses that failure: the copy is written down (202: it is in hand),
+    and once the failure is written the delivery runs again, not dropped by the 202."""
     world, bot, runner = await _refused(fake_github, tmp_path, "again", fail=True)
     payload = world.payload(world.runs[0]["id"])
     try:
-        assert await bot.deliver("workflow_run", payload, delivery="again") == (503, {
-            "error": "the journal has not taken this delivery's last failure yet (see /health); redeliver it once "
-                     "it has"})
-        del bot.state.journal._finish  # the disk takes writes again
-        await until(lambda: not bot.state.unrecorded, 3)
-        assert bot.state.journal.state("again") == "failed"
-        assert (await bot.deliver("workflow_run", payload, delivery="again")) == (202, {"queued": "again"})
-        await bot.settle()
-        assert bot.state.journal.is_done("again")
+        with caplog.at_level(logging.INFO, logger="foldbot.server"):
+            assert await bot.deliver("workflow_run", payload, delivery="again") == (
+                202, {"duplicate": "again", "state": "being processed"})
+            calls = len(fake_github.requests)
+            await asyncio.sleep(1.5)  # the pump's round: still refused, nothing runs meanwhile
+            assert len(fake_github.requests) == calls and bot.state.unrecorded == {"again": "failed"}
+            del bot.state.journal._finish  # the disk takes writes again
+            await until(lambda: bot.state.journal.is_done("again"), 10)
+        number = world.runs[0]["pull_requests"][0]["number"]
+        assert len(bot_comments(fake_github, world, number)) == 1
+        assert "delivery again: it was delivered again while its handler ran; it runs again" in caplog.messages
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
+async def test_a_journal_notes_a_copy_that_comes_while_the_handler_runs(tmp_path: Path) -> None:
+    """A copy that comes before the handler starts is served by that run; one that comes
+    while it runs makes a failure run it again (once, with a clean slate of unfinished
+    starts), not a success."""
+    journal = Journal(tmp_path)
+    for delivery in ("early", "late", "ok", "aside"):
+        assert journal.accept(delivery, "workflow_run", b"{}", 1) == "new"
+    assert journal.accept("early", "workflow_run", b"{}", 1) == "queued"  # before its handler starts
+    for delivery in ("early", "late", "ok"):
+        await journal.begin(delivery)
+    for delivery in ("late", "ok"):  # while they run
+        assert await journal.record(delivery, "workflow_run", b"{}", 1) == "queued"
+    assert [await journal.mark(d, s) for d, s in (("early", "failed"), ("late", "failed"), ("ok", "done"))] == [
+        False, True, False]
+    assert (journal.state("early"), journal.state("late"), journal.state("ok")) == ("failed", "queued", "done")
+    assert [(e.id, e.attempts, e.unfinished) for e in journal.pending(5)] == [("late", 1, 0), ("aside", 0, 0)]
+    await journal.begin("late")
+    assert await journal.mark("late", "failed") is False  # that copy was served: failed, as any failure
+    assert journal.state("late") == "failed"
+    assert journal.accept("aside", "workflow_run", b"{}", 1) == "queued"  # then set aside: run again all the same
+    assert await journal.mark("aside", "set_aside") is True
+    assert [(e.id, e.attempts, e.unfinished) for e in journal.pending(5)] == [("aside", 1, 0)]
+
+
+async def test_a_redelivery_while_the_handler_runs_and_fails_runs_it_again(
+        fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """The handler fails (a GitHub error) after a redelivery of its delivery came and was
+    answered 202 "being processed": it runs again, and the report is written once."""
+    world = sglang_world(fake_github, runs=1)
+    jobs = r"/actions/runs/\d+/jobs$"
+    fake_github.set_latency(1.0, method="GET", path=jobs)
+    fake_github.fail_next(1, status=404, method="GET", path=jobs)
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    journal, payload = bot.state.journal, world.payload(world.runs[0]["id"])
+    try:
+        assert (await bot.deliver("workflow_run", payload, delivery="twice"))[0] == 202
+        await until(lambda: [e.unfinished for e in journal.pending(5)] == [1], 10)  # its handler runs
+        assert await bot.deliver("workflow_run", payload, delivery="twice") == (
+            202, {"duplicate": "twice", "state": "being processed"})
+        await until(lambda: journal.is_done("twice"), 20)
+        assert [r.status for r in fake_github.requests if "/runs/" in r.path and "/jobs" in r.path] == [404, 200]  # failed, then run again
         number = world.runs[0]["pull_requests"][0]["number"]
         assert len(bot_comments(fake_github, world, number)) == 1
     finally:
@@ -364,14 +412,16 @@ async def test_a_redelivery_of_a_failure_the_journal_has_not_taken_is_answered_5
         await runner.cleanup()
 
 
-def test_a_journal_written_before_starts_were_counted_is_read(tmp_path: Path) -> None:
+def test_a_journal_written_before_starts_and_copies_were_counted_is_read(tmp_path: Path) -> None:
     old = sqlite3.connect(tmp_path / "foldbot.sqlite3")
     old.executescript("""CREATE TABLE deliveries (id TEXT PRIMARY KEY, event TEXT NOT NULL, payload BLOB,
         installation INTEGER, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, received REAL NOT NULL,
         updated REAL NOT NULL);
         INSERT INTO deliveries VALUES ('left', 'workflow_run', X'7B7D', 1, 'queued', 0, 1.0, 1.0);""")
     old.close()
-    assert [(e.id, e.payload, e.unfinished) for e in Journal(tmp_path).pending(5)] == [("left", b"{}", 0)]
+    journal = Journal(tmp_path)
+    assert [(e.id, e.payload, e.unfinished) for e in journal.pending(5)] == [("left", b"{}", 0)]
+    assert journal.accept("left", "workflow_run", b"{}", 1) == "queued"  # a copy is noted (`again`, added too)
 
 
 async def test_a_backlog_read_that_fails_loses_no_worker(fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch,

@@ -164,3 +164,26 @@ async def test_a_web_process_puts_what_it_accepts_on_the_shared_list_in_one_step
     assert web._redis.zscore(web.leases, "w") is None and web._redis.lrange(web.queue, 0, -1) == [b"w"]
     assert [(e.id, e.payload, e.installation) for e in worker.pending(5)] == [("w", b'{"x": 1}', 3)]
     assert await web.record("w", "workflow_run", b'{"x": 1}', 3, hold=False) == "leased"  # the worker has it
+
+
+async def test_a_copy_that_comes_while_a_replica_runs_the_handler_makes_a_failure_run_again(redis_url: str) -> None:
+    """As in the SQLite journal: a copy before the handler starts is served by that run; one
+    while it runs (`leased`) puts a failed delivery back on the shared list, for any replica,
+    with a clean slate of unfinished starts; a success is not run again."""
+    from bot.redisjournal import RedisJournal
+    web, worker = RedisJournal(redis_url), RedisJournal(redis_url)
+    for delivery in ("c-early", "c-late", "c-ok"):
+        assert await web.record(delivery, "workflow_run", b"{}", 1, hold=False) == "new"
+    assert [e.id for e in worker.pending(5)] == ["c-early", "c-late", "c-ok"]
+    assert await web.record("c-early", "workflow_run", b"{}", 1, hold=False) == "leased"  # before its handler starts
+    for delivery in ("c-early", "c-late", "c-ok"):
+        await worker.begin(delivery)
+    for delivery in ("c-late", "c-ok"):  # while they run
+        assert await web.record(delivery, "workflow_run", b"{}", 1, hold=False) == "leased"
+    assert [await worker.mark(d, s) for d, s in (("c-early", "failed"), ("c-late", "failed"), ("c-ok", "done"))] == [
+        False, True, False]
+    assert [worker.state(d) for d in ("c-early", "c-late", "c-ok")] == ["failed", "queued", "done"]
+    assert worker._redis.zscore(worker.leases, "c-late") is None
+    assert [(e.id, e.attempts, e.unfinished) for e in web.pending(5)] == [("c-late", 1, 0)]
+    await web.begin("c-late")
+    assert await web.mark("c-late", "failed") is False and web.state("c-late") == "failed"

@@ -115,6 +115,29 @@ async def test_a_worker_that_dies_is_started_again_and_what_came_meanwhile_is_do
     assert "the worker process exited with code -9; it is started again in 1 s" in output
 
 
+async def test_a_redelivery_the_web_process_takes_while_the_worker_runs_and_fails_runs_it_again(
+        fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """The web process answers a copy of a delivery the worker is running (202: it is in the
+    journal); the worker's handler then fails: the journal queues it again, the worker runs
+    it again, and the report is written once."""
+    world, run, number, port = _latest_run(fake_github)
+    jobs = rf"/actions/runs/{run['id']}/jobs$"
+    fake_github.set_latency(1.0, method="GET", path=jobs)
+    fake_github.fail_next(1, status=404, method="GET", path=jobs)
+    web = await _serve(fake_github, tmp_path, port)
+    try:
+        async with aiohttp.ClientSession() as session:
+            assert await _deliver(session, port, world, run, "w-twice") == (202, {"queued": "w-twice"})
+            await until(lambda: [e.unfinished for e in Journal(tmp_path).pending(5)] == [1])  # the worker runs it
+            assert await _deliver(session, port, world, run, "w-twice") == (202, {"queued": "w-twice"})
+            await until(lambda: Journal(tmp_path).is_done("w-twice"))
+        assert [r.status for r in fake_github.requests if f"/runs/{run['id']}/jobs" in r.path] == [404, 200]
+        assert len(bot_comments(fake_github, world, number)) == 1
+    finally:
+        output = await _stop(web)
+    assert "delivery w-twice: it was delivered again while its handler ran; it runs again" in output
+
+
 async def test_a_worker_whose_web_process_was_killed_finishes_and_the_next_one_waits_for_it(
         fake_github: FakeGitHub, tmp_path: Path) -> None:
     world, run, number, port = _latest_run(fake_github)
