@@ -96,7 +96,11 @@ class Journal:
         columns = {str(row[1]) for row in self._db.execute("PRAGMA table_info(deliveries)")}
         for column in ("starts", "again"):  # a journal written before these were kept
             if column not in columns:
-                self._db.execute(f"ALTER TABLE deliveries ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
+                try:
+                    self._db.execute(f"ALTER TABLE deliveries ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
+                except sqlite3.OperationalError as exc:  # another process opening the same file added it first
+                    if "duplicate column name" not in str(exc):
+                        raise
         self._writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._closed = False
@@ -192,10 +196,11 @@ class Journal:
         here every process takes queued deliveries from the one file.)"""
         return str(await self._submit(self._accept, delivery, event, payload, installation, time.time()))
 
-    async def mark(self, delivery: str, state: str) -> bool:
+    async def mark(self, delivery: str, state: str, *, write: str = "") -> bool:
         """`done` or `failed` (`set_aside`: failed, and not retried at start), committed by
         the writer thread. True when a failed delivery was queued again instead: a copy of it
-        (a redelivery) came while its handler ran (see `_finish`)."""
+        (a redelivery) came while its handler ran (see `_finish`). (`write`: see RedisJournal;
+        a commit here is applied or refused, so a refused one is simply written again.)"""
         if state not in ("done", "failed", "set_aside"):
             raise ValueError(f"a delivery is marked done, failed or set_aside, not {state!r}")
         return bool(await self._submit(self._finish, delivery, time.time(), state))
@@ -243,9 +248,9 @@ class Journal:
     def release(self, delivery: str) -> None:
         """The in-memory queue had no room for this delivery: it stays queued here."""
 
-    def done(self, delivery: str) -> None:
+    def done(self, delivery: str) -> bool:
         with self._lock:
-            self._finish(delivery, time.time(), "done")
+            return self._finish(delivery, time.time(), "done")
 
     def failed(self, delivery: str) -> bool:
         with self._lock:

@@ -1,7 +1,9 @@
 """The delivery journal in Redis (`FOLDBOT_REDIS_URL`), for several replicas behind one
 webhook URL: one dedupe and one backlog for all of them.
 
-Each delivery is a hash `<prefix>d:<id>` (event, payload, installation, state, attempts).
+Each delivery is a hash `<prefix>d:<id>` (event, payload, installation, state, attempts,
+starts: handler starts; again: a copy came while its handler ran; write, wrote: the last
+outcome written, by its write id, and what it did).
 A replica that accepts a delivery leases it (`<prefix>leases`, a sorted set of lease
 deadlines) and runs it from its own in-memory queue; a delivery no replica has room for
 waits in the shared list `<prefix>queue`, and any replica with room claims it. A lease
@@ -70,20 +72,25 @@ return out
 """
 
 # KEYS: hash, leases, done counter, queue; ARGV: id, state ('done' or 'failed'), now, keep seconds, attempts ('' or
-# at least this many: a delivery set aside, as in the SQLite journal). An outcome is written on a queued delivery
-# only: written twice (a reply lost after Redis applied it, then the write again) or late (another replica took the
-# delivery over meanwhile, and finished it), it changes nothing. A failure of a delivery a copy of which came while
-# its handler ran (`again`) puts it back on the shared list instead, with a clean slate of unfinished starts: 2.
+# at least this many: a delivery set aside, as in the SQLite journal), write id ('' or the same at each try of one
+# outcome). An outcome is written on a queued delivery only, and once per write id: written twice (a reply lost after
+# Redis applied it, then the write again) or late (another replica took the delivery over meanwhile, and finished
+# it), it changes nothing. A failure of a delivery a copy of which came while its handler ran (`again`) puts it
+# back on the shared list instead (once), with a clean slate of unfinished starts: 2.
 _FINISH = """
+if ARGV[6] ~= '' and redis.call('HGET', KEYS[1], 'write') == ARGV[6] then
+  return tonumber(redis.call('HGET', KEYS[1], 'wrote'))
+end
 if redis.call('HGET', KEYS[1], 'state') ~= 'queued' then return 0 end
 if ARGV[2] ~= 'done' and redis.call('HGET', KEYS[1], 'again') == '1' then
   local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
-  redis.call('HSET', KEYS[1], 'again', 0, 'starts', attempts, 'updated', ARGV[3])
+  redis.call('HSET', KEYS[1], 'again', 0, 'starts', attempts, 'updated', ARGV[3], 'write', ARGV[6], 'wrote', 2)
   redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('LREM', KEYS[4], 0, ARGV[1])
   redis.call('RPUSH', KEYS[4], ARGV[1])
   return 2
 end
-redis.call('HSET', KEYS[1], 'state', ARGV[2], 'updated', ARGV[3], 'again', 0)
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'updated', ARGV[3], 'again', 0, 'write', ARGV[6], 'wrote', 1)
 local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 if ARGV[2] == 'done' then
   redis.call('HDEL', KEYS[1], 'payload')
@@ -157,21 +164,20 @@ class RedisJournal:
         whose work runs elsewhere): a new delivery goes to the shared list for any worker."""
         return await asyncio.to_thread(self.accept, delivery, event, payload, installation, hold=hold)
 
-    async def mark(self, delivery: str, state: str) -> bool:
+    async def mark(self, delivery: str, state: str, *, write: str = "") -> bool:
         """`done` or `failed` (`set_aside`: failed, its attempts used up), off the event loop;
-        True when a failed delivery went back on the shared list instead (see `_FINISH`)."""
+        True when a failed delivery went back on the shared list instead (see `_FINISH`).
+        `write`: the same id at each try of one outcome, so a try Redis applied and whose
+        reply was lost is not applied again by the next."""
         if state not in ("done", "failed", "set_aside"):
             raise ValueError(f"a delivery is marked done, failed or set_aside, not {state!r}")
-        return await asyncio.to_thread({"done": self.done, "failed": self.failed, "set_aside": self.set_aside}[state],
-                                       delivery)
+        attempts = MAX_ATTEMPTS if state == "set_aside" else None
+        return await asyncio.to_thread(self._finish_queued, delivery, "done" if state == "done" else "failed",
+                                       attempts, write)
 
     async def begin(self, delivery: str) -> None:
         """Its handler starts now (see Journal.begin)."""
         await asyncio.to_thread(self._begin, keys=[self._key(delivery)])
-
-    def set_aside(self, delivery: str) -> bool:
-        """Failed, its attempts used up (in the same step)."""
-        return self._finish_queued(delivery, "failed", MAX_ATTEMPTS)
 
     def lead(self, task: str, seconds: float) -> bool:
         """Whether this replica does `task` (asking GitHub for failed deliveries, reconciling)
@@ -196,13 +202,13 @@ class RedisJournal:
     def failed(self, delivery: str) -> bool:
         return self._finish_queued(delivery, "failed")
 
-    def _finish_queued(self, delivery: str, state: str, attempts: int | None = None) -> bool:
+    def _finish_queued(self, delivery: str, state: str, attempts: int | None = None, write: str = "") -> bool:
         """A queued delivery's outcome, in one step (`_FINISH`): its hold released, kept
         KEEP_DONE_SECONDS; a delivery that is not queued any more is left as it is. True:
         queued again instead (a copy came while its handler ran)."""
         return self._finish(keys=[self._key(delivery), self.leases, f"{self.prefix}done", self.queue],
                             args=[delivery, state, time.time(), KEEP_DONE_SECONDS,
-                                  "" if attempts is None else attempts]) == 2
+                                  "" if attempts is None else attempts, write]) == 2
 
     def state(self, delivery: str) -> str | None:
         value = self._redis.hget(self._key(delivery), "state")

@@ -8,7 +8,8 @@ worker process of its own under `foldbot serve` (`bot.workerproc`; role `web` he
 runs when the queue has room; what a killed process left unfinished runs at the next
 start. A delivery id is processed once (the journal is the dedupe, across restarts);
 it is marked done only after its handler succeeded, so a redelivery of a failed one
-runs again (once the journal holds that failure: see `_mark`). On shutdown the queue
+runs it again, and so does a redelivery that came while its handler ran and failed
+(`Journal.accept`). On shutdown the queue
 drains before the process exits.
 """
 
@@ -22,6 +23,7 @@ import json
 import logging
 import re
 import time
+import uuid
 from datetime import timedelta
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -133,6 +135,9 @@ class AppState:
     #: Outcomes the journal refused (a disk or Redis failure), by delivery: their deliveries
     #: stay in `in_flight`, so they are not run again, and the pump writes them again.
     unrecorded: dict[str, str] = field(default_factory=dict)
+    #: Each of them's write id, the same at every try (a write Redis applied, its reply lost, is
+    #: not applied a second time).
+    unrecorded_ids: dict[str, str] = field(default_factory=dict)
     #: Why the journal last refused one of them (logged once per reason).
     unrecorded_reason: str | None = None
     #: Journaled deliveries the in-memory queue had no room for: read back as it empties.
@@ -254,7 +259,7 @@ async def webhook(request: web.Request) -> web.Response:
     if known == "done":
         state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
         return _json(200, duplicate=delivery_id, state="already processed")
-    if known == "leased" or delivery_id in state.in_flight:  # another replica has it, or a copy of it came meanwhile
+    if known == "leased" or delivery_id in state.in_flight:  # a replica (this one too) has it in hand
         state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
         return _json(202, duplicate=delivery_id, state="being processed")
     if state.link is not None:
@@ -413,10 +418,12 @@ async def _mark(state: AppState, delivery_id: str, outcome: str) -> None:
     is kept (`unrecorded`) and written again by the pump; meanwhile the delivery, still
     queued in the journal, stays in hand (`in_flight`), so its handler does not run again
     (with Redis: while this replica's hold on it lasts, LEASE_SECONDS without Redis)."""
+    write = uuid.uuid4().hex
     try:
-        again = await state.journal.mark(delivery_id, outcome)
+        again = await state.journal.mark(delivery_id, outcome, write=write)
     except Exception as exc:
         state.unrecorded[delivery_id] = outcome
+        state.unrecorded_ids[delivery_id] = write
         state.metrics.unrecorded.set(len(state.unrecorded))
         log.error("delivery %s: the journal cannot record its outcome (%s): %s; written again within a second, "
                   "and not run again meanwhile", delivery_id, outcome, exc)
@@ -449,7 +456,7 @@ async def record_outcomes(state: AppState) -> None:
         if outcome is None:  # written meanwhile
             continue
         try:
-            again = await state.journal.mark(delivery_id, outcome)
+            again = await state.journal.mark(delivery_id, outcome, write=state.unrecorded_ids.get(delivery_id, ""))
         except Exception as exc:
             state.unrecorded[delivery_id] = outcome
             if str(exc) != state.unrecorded_reason:  # once per reason, not every second
@@ -460,6 +467,7 @@ async def record_outcomes(state: AppState) -> None:
         finally:
             state.metrics.unrecorded.set(len(state.unrecorded))
         state.in_flight.discard(delivery_id)
+        state.unrecorded_ids.pop(delivery_id, None)
         log.info("delivery %s: its outcome (%s) is recorded now", delivery_id, outcome)
         _queued_again(state, delivery_id, again)
     state.unrecorded_reason = None

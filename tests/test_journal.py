@@ -306,14 +306,16 @@ async def test_an_outcome_is_written_once_when_the_pump_and_a_shutdown_write_at_
     written: list[tuple[str, str]] = []
 
     class Slow:
-        async def mark(self, delivery: str, outcome: str) -> None:
+        async def mark(self, delivery: str, outcome: str, *, write: str) -> bool:
             await asyncio.sleep(0.01)
-            written.append((delivery, outcome))
+            written.append((delivery, outcome, write))
+            return False
 
-    state = SimpleNamespace(unrecorded={"a": "failed", "b": "done"}, unrecorded_reason=None, in_flight={"a", "b"},
-                            journal=Slow(), metrics=Metrics())
+    state = SimpleNamespace(unrecorded={"a": "failed", "b": "done"}, unrecorded_ids={"a": "w-a", "b": "w-b"},
+                            unrecorded_reason=None, in_flight={"a", "b"}, journal=Slow(), metrics=Metrics())
     await asyncio.gather(record_outcomes(state), record_outcomes(state))  # type: ignore[arg-type]
-    assert (sorted(written), state.unrecorded, state.in_flight) == ([("a", "failed"), ("b", "done")], {}, set())
+    assert (sorted(written), state.unrecorded, state.in_flight, state.unrecorded_ids) == (
+        [("a", "failed", "w-a"), ("b", "done", "w-b")], {}, set(), {})  # each under the id of its first try
 
 
 async def test_outcomes_still_refused_at_shutdown_are_tried_until_the_drain_ends_then_named(
@@ -394,7 +396,7 @@ async def test_a_redelivery_while_the_handler_runs_and_fails_runs_it_again(
     answered 202 "being processed": it runs again, and the report is written once."""
     world = sglang_world(fake_github, runs=1)
     jobs = r"/actions/runs/\d+/jobs$"
-    fake_github.set_latency(1.0, method="GET", path=jobs)
+    fake_github.set_latency(2.0, method="GET", path=jobs)  # the copy comes while it runs
     fake_github.fail_next(1, status=404, method="GET", path=jobs)
     bot, runner = await start_bot(fake_github, data_dir=tmp_path)
     journal, payload = bot.state.journal, world.payload(world.runs[0]["id"])

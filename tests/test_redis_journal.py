@@ -187,3 +187,24 @@ async def test_a_copy_that_comes_while_a_replica_runs_the_handler_makes_a_failur
     assert [(e.id, e.attempts, e.unfinished) for e in web.pending(5)] == [("c-late", 1, 0)]
     await web.begin("c-late")
     assert await web.mark("c-late", "failed") is False and web.state("c-late") == "failed"
+
+
+async def test_a_failure_written_again_under_its_write_id_queues_the_delivery_again_once(redis_url: str) -> None:
+    """The reply to an outcome Redis applied can be lost (a timeout): the server (or redis-py)
+    writes it again under the same write id; the second write answers as the first and
+    changes nothing, so the delivery a copy asked to run again is not marked failed after
+    all. Nor is it put on the shared list twice when a lapsed hold already put it there."""
+    from bot.redisjournal import RedisJournal
+    web, a, c = RedisJournal(redis_url), RedisJournal(redis_url), RedisJournal(redis_url)
+    assert await web.record("w-once", "workflow_run", b"{}", 1, hold=False) == "new"
+    assert [e.id for e in a.pending(5)] == ["w-once"]
+    await a.begin("w-once")
+    assert await web.record("w-once", "workflow_run", b"{}", 1, hold=False) == "leased"  # a copy, while it runs
+    a._redis.zadd(a.leases, {"w-once": 0})  # a's hold lapsed meanwhile: back on the shared list
+    a._expired(keys=[a.leases, a.queue], args=[time.time()])
+    assert await a.mark("w-once", "failed", write="w1") is True
+    assert await a.mark("w-once", "failed", write="w1") is True  # the same write again
+    assert a.state("w-once") == "queued" and a._redis.lrange(a.queue, 0, -1) == [b"w-once"]
+    assert [(e.id, e.attempts) for e in c.pending(5)] == [("w-once", 1)]
+    await c.begin("w-once")
+    assert await c.mark("w-once", "failed", write="w2") is False and c.state("w-once") == "failed"

@@ -122,7 +122,7 @@ async def test_a_redelivery_the_web_process_takes_while_the_worker_runs_and_fail
     it again, and the report is written once."""
     world, run, number, port = _latest_run(fake_github)
     jobs = rf"/actions/runs/{run['id']}/jobs$"
-    fake_github.set_latency(1.0, method="GET", path=jobs)
+    fake_github.set_latency(2.0, method="GET", path=jobs)  # the copy comes while it runs
     fake_github.fail_next(1, status=404, method="GET", path=jobs)
     web = await _serve(fake_github, tmp_path, port)
     try:
