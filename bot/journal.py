@@ -196,20 +196,22 @@ class Journal:
         here every process takes queued deliveries from the one file.)"""
         return str(await self._submit(self._accept, delivery, event, payload, installation, time.time()))
 
-    async def mark(self, delivery: str, state: str, *, write: str = "") -> bool:
+    async def mark(self, delivery: str, state: str, *, write: str = "", run: int | None = None) -> bool:
         """`done` or `failed` (`set_aside`: failed, and not retried at start), committed by
         the writer thread. True when a failed delivery was queued again instead: a copy of it
-        (a redelivery) came while its handler ran (see `_finish`). (`write`: see RedisJournal;
-        a commit here is applied or refused, so a refused one is simply written again.)"""
+        (a redelivery) came while its handler ran (see `_finish`). (`write`, `run`: see
+        RedisJournal; a commit here is applied or refused, so a refused one is simply written
+        again, and one process at a time runs the file's deliveries, so no run is stale.)"""
         if state not in ("done", "failed", "set_aside"):
             raise ValueError(f"a delivery is marked done, failed or set_aside, not {state!r}")
         return bool(await self._submit(self._finish, delivery, time.time(), state))
 
-    async def begin(self, delivery: str) -> None:
+    async def begin(self, delivery: str) -> int | None:
         """Its handler starts now (counted: a delivery that never finishes, because it kills
         the worker, is set aside after MAX_UNFINISHED starts). This run serves every copy of
-        the delivery received so far."""
+        the delivery received so far. (None: runs are not numbered here; see RedisJournal.)"""
         await self._submit(self._begin, delivery)
+        return None
 
     def _begin(self, delivery: str) -> None:
         self._db.execute("UPDATE deliveries SET starts = starts + 1, again = 0 WHERE id = ?", (delivery,))

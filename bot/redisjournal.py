@@ -73,7 +73,9 @@ return out
 
 # KEYS: hash, leases, done counter, queue; ARGV: id, state ('done' or 'failed'), now, keep seconds, attempts ('' or
 # at least this many: a delivery set aside, as in the SQLite journal), write id ('' or the same at each try of one
-# outcome). An outcome is written on a queued delivery only, and once per write id: written twice (a reply lost after
+# outcome), run ('' or the number `_BEGIN` gave the run it ends). An outcome is written on a queued delivery only, and
+# once per write id; a failure only by the latest run (a replica whose hold lapsed while its handler ran fails late:
+# the replica that took the delivery over decides): written twice (a reply lost after
 # Redis applied it, then the write again) or late (another replica took the delivery over meanwhile, and finished
 # it), it changes nothing. A failure of a delivery a copy of which came while its handler ran (`again`) puts it
 # back on the shared list instead (once), with a clean slate of unfinished starts: 2.
@@ -82,6 +84,7 @@ if ARGV[6] ~= '' and redis.call('HGET', KEYS[1], 'write') == ARGV[6] then
   return tonumber(redis.call('HGET', KEYS[1], 'wrote'))
 end
 if redis.call('HGET', KEYS[1], 'state') ~= 'queued' then return 0 end
+if ARGV[2] ~= 'done' and ARGV[7] ~= '' and redis.call('HGET', KEYS[1], 'starts') ~= ARGV[7] then return 0 end
 if ARGV[2] ~= 'done' and redis.call('HGET', KEYS[1], 'again') == '1' then
   local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
   redis.call('HSET', KEYS[1], 'again', 0, 'starts', attempts, 'updated', ARGV[3], 'write', ARGV[6], 'wrote', 2)
@@ -164,20 +167,22 @@ class RedisJournal:
         whose work runs elsewhere): a new delivery goes to the shared list for any worker."""
         return await asyncio.to_thread(self.accept, delivery, event, payload, installation, hold=hold)
 
-    async def mark(self, delivery: str, state: str, *, write: str = "") -> bool:
+    async def mark(self, delivery: str, state: str, *, write: str = "", run: int | None = None) -> bool:
         """`done` or `failed` (`set_aside`: failed, its attempts used up), off the event loop;
         True when a failed delivery went back on the shared list instead (see `_FINISH`).
         `write`: the same id at each try of one outcome, so a try Redis applied and whose
-        reply was lost is not applied again by the next."""
+        reply was lost is not applied again by the next. `run`: the number `begin` gave the
+        run it ends; the failure of a run that is not the latest changes nothing."""
         if state not in ("done", "failed", "set_aside"):
             raise ValueError(f"a delivery is marked done, failed or set_aside, not {state!r}")
         attempts = MAX_ATTEMPTS if state == "set_aside" else None
         return await asyncio.to_thread(self._finish_queued, delivery, "done" if state == "done" else "failed",
-                                       attempts, write)
+                                       attempts, write, run)
 
-    async def begin(self, delivery: str) -> None:
-        """Its handler starts now (see Journal.begin)."""
-        await asyncio.to_thread(self._begin, keys=[self._key(delivery)])
+    async def begin(self, delivery: str) -> int | None:
+        """Its handler starts now (see Journal.begin): this run's number (None: Redis no longer
+        has the delivery)."""
+        return int(await asyncio.to_thread(self._begin, keys=[self._key(delivery)])) or None
 
     def lead(self, task: str, seconds: float) -> bool:
         """Whether this replica does `task` (asking GitHub for failed deliveries, reconciling)
@@ -202,13 +207,14 @@ class RedisJournal:
     def failed(self, delivery: str) -> bool:
         return self._finish_queued(delivery, "failed")
 
-    def _finish_queued(self, delivery: str, state: str, attempts: int | None = None, write: str = "") -> bool:
+    def _finish_queued(self, delivery: str, state: str, attempts: int | None = None, write: str = "",
+                       run: int | None = None) -> bool:
         """A queued delivery's outcome, in one step (`_FINISH`): its hold released, kept
         KEEP_DONE_SECONDS; a delivery that is not queued any more is left as it is. True:
         queued again instead (a copy came while its handler ran)."""
         return self._finish(keys=[self._key(delivery), self.leases, f"{self.prefix}done", self.queue],
                             args=[delivery, state, time.time(), KEEP_DONE_SECONDS,
-                                  "" if attempts is None else attempts, write]) == 2
+                                  "" if attempts is None else attempts, write, "" if run is None else run]) == 2
 
     def state(self, delivery: str) -> str | None:
         value = self._redis.hget(self._key(delivery), "state")

@@ -136,8 +136,8 @@ class AppState:
     #: stay in `in_flight`, so they are not run again, and the pump writes them again.
     unrecorded: dict[str, str] = field(default_factory=dict)
     #: Each of them's write id, the same at every try (a write Redis applied, its reply lost, is
-    #: not applied a second time).
-    unrecorded_ids: dict[str, str] = field(default_factory=dict)
+    #: not applied a second time), and the number of the run it ends (`Journal.begin`).
+    unrecorded_ids: dict[str, tuple[str, int | None]] = field(default_factory=dict)
     #: Why the journal last refused one of them (logged once per reason).
     unrecorded_reason: str | None = None
     #: Journaled deliveries the in-memory queue had no room for: read back as it empties.
@@ -373,8 +373,9 @@ async def _process(state: AppState, item: Delivery) -> None:
         log.error("delivery %s (%s): cannot be read: %s", delivery_id, item.event, exc)
         await _give_up(state, item, "failed", "error")
         return
+    run: int | None = None
     try:
-        await state.journal.begin(delivery_id)
+        run = await state.journal.begin(delivery_id)
     except Exception as exc:  # the journal unreachable: it runs all the same, uncounted
         log.error("delivery %s: the journal cannot count its start (a worker it kills is not noticed): %s",
                   delivery_id, exc)
@@ -391,13 +392,13 @@ async def _process(state: AppState, item: Delivery) -> None:
     except GitHubError as exc:
         outcome = "github_error"
         log.error("delivery %s (%s): GitHub call failed: %s", delivery_id, event.event, exc)
-        await _mark(state, delivery_id, "failed")
+        await _mark(state, delivery_id, "failed", run)
     except Exception:  # a bug: keep the worker alive, keep the traceback for the operator
         outcome = "error"
         log.exception("delivery %s (%s): handler failed", delivery_id, event.event)
-        await _mark(state, delivery_id, "failed")
+        await _mark(state, delivery_id, "failed", run)
     else:
-        await _mark(state, delivery_id, "done")
+        await _mark(state, delivery_id, "done", run)
     finally:
         if delivery_id not in state.unrecorded:
             state.in_flight.discard(delivery_id)
@@ -413,17 +414,17 @@ async def _give_up(state: AppState, item: Delivery, mark: str, outcome: str) -> 
     state.metrics.deliveries.labels(event=event_label(item.event), outcome=outcome).inc()
 
 
-async def _mark(state: AppState, delivery_id: str, outcome: str) -> None:
+async def _mark(state: AppState, delivery_id: str, outcome: str, run: int | None = None) -> None:
     """Record a delivery's outcome (`done`, `failed`, `set_aside`). One the journal refuses
     is kept (`unrecorded`) and written again by the pump; meanwhile the delivery, still
     queued in the journal, stays in hand (`in_flight`), so its handler does not run again
     (with Redis: while this replica's hold on it lasts, LEASE_SECONDS without Redis)."""
     write = uuid.uuid4().hex
     try:
-        again = await state.journal.mark(delivery_id, outcome, write=write)
+        again = await state.journal.mark(delivery_id, outcome, write=write, run=run)
     except Exception as exc:
         state.unrecorded[delivery_id] = outcome
-        state.unrecorded_ids[delivery_id] = write
+        state.unrecorded_ids[delivery_id] = (write, run)
         state.metrics.unrecorded.set(len(state.unrecorded))
         log.error("delivery %s: the journal cannot record its outcome (%s): %s; written again within a second, "
                   "and not run again meanwhile", delivery_id, outcome, exc)
@@ -456,7 +457,8 @@ async def record_outcomes(state: AppState) -> None:
         if outcome is None:  # written meanwhile
             continue
         try:
-            again = await state.journal.mark(delivery_id, outcome, write=state.unrecorded_ids.get(delivery_id, ""))
+            write, run = state.unrecorded_ids.get(delivery_id, ("", None))
+            again = await state.journal.mark(delivery_id, outcome, write=write, run=run)
         except Exception as exc:
             state.unrecorded[delivery_id] = outcome
             if str(exc) != state.unrecorded_reason:  # once per reason, not every second

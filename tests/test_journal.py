@@ -306,12 +306,12 @@ async def test_an_outcome_is_written_once_when_the_pump_and_a_shutdown_write_at_
     written: list[tuple[str, str]] = []
 
     class Slow:
-        async def mark(self, delivery: str, outcome: str, *, write: str) -> bool:
+        async def mark(self, delivery: str, outcome: str, *, write: str, run: int | None) -> bool:
             await asyncio.sleep(0.01)
             written.append((delivery, outcome, write))
             return False
 
-    state = SimpleNamespace(unrecorded={"a": "failed", "b": "done"}, unrecorded_ids={"a": "w-a", "b": "w-b"},
+    state = SimpleNamespace(unrecorded={"a": "failed", "b": "done"}, unrecorded_ids={"a": ("w-a", 1), "b": ("w-b", None)},
                             unrecorded_reason=None, in_flight={"a", "b"}, journal=Slow(), metrics=Metrics())
     await asyncio.gather(record_outcomes(state), record_outcomes(state))  # type: ignore[arg-type]
     assert (sorted(written), state.unrecorded, state.in_flight, state.unrecorded_ids) == (

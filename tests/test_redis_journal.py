@@ -208,3 +208,23 @@ async def test_a_failure_written_again_under_its_write_id_queues_the_delivery_ag
     assert [(e.id, e.attempts) for e in c.pending(5)] == [("w-once", 1)]
     await c.begin("w-once")
     assert await c.mark("w-once", "failed", write="w2") is False and c.state("w-once") == "failed"
+
+
+async def test_the_late_failure_of_a_run_that_is_not_the_latest_changes_nothing(redis_url: str) -> None:
+    """Replica a's hold lapsed while its handler ran (Redis out of its reach); b took the
+    delivery over and runs it; a copy came. a's late failure neither queues the delivery a
+    third time nor marks it failed: b's run decides."""
+    from bot.redisjournal import RedisJournal
+    web, a, b, c = (RedisJournal(redis_url) for _ in range(4))
+    assert await web.record("stale", "workflow_run", b"{}", 1, hold=False) == "new"
+    assert [e.id for e in a.pending(5)] == ["stale"]
+    first = await a.begin("stale")
+    a._redis.zadd(a.leases, {"stale": 0})  # a's hold lapsed
+    assert [e.id for e in b.pending(5)] == ["stale"]
+    second = await b.begin("stale")
+    assert (first, second) == (1, 2)
+    assert await web.record("stale", "workflow_run", b"{}", 1, hold=False) == "leased"  # a copy, while b runs
+    assert await a.mark("stale", "failed", write="a1", run=first) is False
+    assert b.state("stale") == "queued" and c.pending(5) == [] and b._redis.zscore(b.leases, "stale") is not None
+    assert await b.mark("stale", "failed", write="b1", run=second) is True  # b's failure, the copy noted: again
+    assert [(e.id, e.attempts) for e in c.pending(5)] == [("stale", 1)]
