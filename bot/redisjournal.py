@@ -73,25 +73,28 @@ return out
 
 # KEYS: hash, leases, done counter, queue; ARGV: id, state ('done' or 'failed'), now, keep seconds, attempts ('' or
 # at least this many: a delivery set aside, as in the SQLite journal), write id ('' or the same at each try of one
-# outcome), run ('' or the number `_BEGIN` gave the run it ends). An outcome is written on a queued delivery only, and
-# once per write id; a failure only by the latest run (a replica whose hold lapsed while its handler ran fails late:
-# the replica that took the delivery over decides): written twice (a reply lost after
-# Redis applied it, then the write again) or late (another replica took the delivery over meanwhile, and finished
-# it), it changes nothing. A failure of a delivery a copy of which came while its handler ran (`again`) puts it
-# back on the shared list instead (once), with a clean slate of unfinished starts: 2.
+# outcome), run ('' or the number `_BEGIN` gave the run it ends). What changes nothing (0, or the first answer):
+# - the same write again (a reply lost after Redis applied it, then the try again);
+# - an outcome of a delivery that is not queued any more (another replica took it over, and finished it);
+# - a failure of a run that is not the latest (a replica whose hold lapsed while its handler ran, failing late: the
+#   replica that took the delivery over decides).
+# A failure of a delivery a copy of which came while its handler ran (`again`) puts it back on the shared list
+# instead, with a clean slate of unfinished starts: 2.
 _FINISH = """
 if ARGV[6] ~= '' and redis.call('HGET', KEYS[1], 'write') == ARGV[6] then
   return tonumber(redis.call('HGET', KEYS[1], 'wrote'))
 end
 if redis.call('HGET', KEYS[1], 'state') ~= 'queued' then return 0 end
-if ARGV[2] ~= 'done' and ARGV[7] ~= '' and redis.call('HGET', KEYS[1], 'starts') ~= ARGV[7] then return 0 end
-if ARGV[2] ~= 'done' and redis.call('HGET', KEYS[1], 'again') == '1' then
-  local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
-  redis.call('HSET', KEYS[1], 'again', 0, 'starts', attempts, 'updated', ARGV[3], 'write', ARGV[6], 'wrote', 2)
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  redis.call('LREM', KEYS[4], 0, ARGV[1])
-  redis.call('RPUSH', KEYS[4], ARGV[1])
-  return 2
+if ARGV[2] ~= 'done' then
+  if ARGV[7] ~= '' and redis.call('HGET', KEYS[1], 'starts') ~= ARGV[7] then return 0 end
+  if redis.call('HGET', KEYS[1], 'again') == '1' then
+    local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+    redis.call('HSET', KEYS[1], 'again', 0, 'starts', attempts, 'updated', ARGV[3], 'write', ARGV[6], 'wrote', 2)
+    redis.call('ZREM', KEYS[2], ARGV[1])
+    redis.call('LREM', KEYS[4], 0, ARGV[1])
+    redis.call('RPUSH', KEYS[4], ARGV[1])
+    return 2
+  end
 end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'updated', ARGV[3], 'again', 0, 'write', ARGV[6], 'wrote', 1)
 local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)

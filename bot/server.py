@@ -9,8 +9,7 @@ runs when the queue has room; what a killed process left unfinished runs at the 
 start. A delivery id is processed once (the journal is the dedupe, across restarts);
 it is marked done only after its handler succeeded, so a redelivery of a failed one
 runs it again, and so does a redelivery that came while its handler ran and failed
-(`Journal.accept`). On shutdown the queue
-drains before the process exits.
+(`Journal.accept`). On shutdown the queue drains before the process exits.
 """
 
 from __future__ import annotations
