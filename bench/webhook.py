@@ -163,8 +163,9 @@ async def serve_foldbot(fake: FakeGitHub, data: Path, log: Path, **extra: str) -
 
 
 CLIENT = """
-import asyncio, json, sys, time, uuid, hashlib, hmac
+import asyncio, gc, json, sys, time, uuid, hashlib, hmac
 import aiohttp
+gc.disable()  # the yardstick's own collections would stall whichever server it is timing then
 secret, urls, body_file, rounds = sys.argv[1], sys.argv[2].split(","), sys.argv[3], int(sys.argv[4])
 body = open(body_file, "rb").read()
 signature = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
@@ -282,8 +283,9 @@ async def floors(rounds: int = 10) -> None:
 
 
 BUSY_CLIENT = """
-import asyncio, json, sys, time, uuid, hashlib, hmac
+import asyncio, gc, json, sys, time, uuid, hashlib, hmac
 import aiohttp
+gc.disable()  # the yardstick's own collections would stall whichever server it is timing then
 secret, url, bodies_file = sys.argv[1], sys.argv[2], sys.argv[3]
 bodies = json.load(open(bodies_file))
 probe, work = bodies["probe"].encode(), [b.encode() for b in bodies["work"]]

@@ -10,7 +10,8 @@ directory is given (tests, `foldbot serve` never).
 The server writes through `record` and `mark`, which a writer thread commits in
 groups: every write that arrives while one commit's fsync runs goes into the next
 commit, so a burst of deliveries costs a few fsyncs, not one each, and the event loop
-never waits for the disk."""
+never waits for the disk. A worker process's journal has no fsync to wait for: each of
+its writes is committed where it is asked for (the handoff to a thread cost more)."""
 
 from __future__ import annotations
 
@@ -101,6 +102,9 @@ class Journal:
                 except sqlite3.OperationalError as exc:  # another process opening the same file added it first
                     if "duplicate column name" not in str(exc):
                         raise
+        #: Writes wait for the disk (an fsync per commit), so a writer thread commits them in groups;
+        #: else (a worker process's outcomes; in memory) each is committed where it is asked for.
+        self._grouped = self.path is not None and fsync
         self._writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._closed = False
@@ -126,9 +130,11 @@ class Journal:
     async def _submit(self, apply: Callable[..., Any], *args: Any) -> Any:
         if self._closed:
             raise sqlite3.ProgrammingError("the journal is closed")
-        if self.path is None:  # in memory: no disk to wait for
-            with self._lock:
-                return apply(*args)
+        if not self._grouped:  # no fsync to wait for: a handoff to the writer thread would cost more than the write
+            [(ok, value)] = self._commit([(apply, args)])
+            if not ok:
+                raise value
+            return value
         if self._writer is None or not self._writer.is_alive():
             self._writer = threading.Thread(target=self._write_groups, name="foldbot-journal", daemon=True)
             self._writer.start()
@@ -153,7 +159,7 @@ class Journal:
                     group.append(item)
             outcomes: list[tuple[bool, Any]] = []
             try:
-                outcomes = self._commit(group)
+                outcomes = self._commit([(write.apply, write.args) for write in group])
             except BaseException as exc:  # whatever happened, every write of the group gets an answer
                 outcomes = [(False, exc if isinstance(exc, Exception) else RuntimeError(str(exc)))] * len(group)
                 raise
@@ -162,11 +168,11 @@ class Journal:
             if stop:
                 return
 
-    def _commit(self, group: list[_Write]) -> list[tuple[bool, Any]]:
+    def _commit(self, group: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> list[tuple[bool, Any]]:
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
-                results = [write.apply(*write.args) for write in group]
+                results = [apply(*args) for apply, args in group]
                 self._db.execute("COMMIT")  # the fsync of the whole group
             except Exception as exc:  # the disk failed: every write of the group is refused
                 try:
