@@ -66,6 +66,7 @@ if mode.startswith(("journal", "inline")):
     sys.path.insert(0, sys.argv[5])
     from bot.journal import Journal
     journal = Journal(Path(sys.argv[4]), fsync=mode == "journal", checkpoints=False)
+    journal._in_place = False  # every write through the writer thread, as foldbot's web process writes
 
 async def handler(request):
     body = await request.read()

@@ -10,8 +10,12 @@ directory is given (tests, `foldbot serve` never).
 The server writes through `record` and `mark`, which a writer thread commits in
 groups: every write that arrives while one commit's fsync runs goes into the next
 commit, so a burst of deliveries costs a few fsyncs, not one each, and the event loop
-never waits for the disk. A worker process's journal has no fsync to wait for: each of
-its writes is committed where it is asked for (the handoff to a thread cost more)."""
+never waits for the disk.
+
+A worker process's journal has no fsync to wait for, so its writes are committed in its
+event loop (a handoff to the thread costs more CPU than the write) whenever the file is
+free at once; when the web process holds the file, a write waits in the writer thread,
+never in the loop. Its checkpoints run in the writer thread too."""
 
 from __future__ import annotations
 
@@ -36,6 +40,11 @@ MAX_ATTEMPTS = 3
 MAX_UNFINISHED = 3
 #: Done deliveries are remembered (their ids, for the dedupe) this long.
 KEEP_DONE_SECONDS = 14 * 24 * 3600
+#: A journal that commits in its event loop checkpoints its WAL (in its writer thread)
+#: after this many commits (SQLite's automatic checkpoint would run in a commit, in the loop).
+CHECKPOINT_EVERY = 250
+#: How long a write waits for another connection (the other process) to free the file.
+BUSY_MS = 5000
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS deliveries (
@@ -69,7 +78,11 @@ class Entry:
 class _Write:
     apply: Callable[..., Any]
     args: tuple[Any, ...]
-    future: asyncio.Future[Any]
+    future: asyncio.Future[Any] | None  # None: committed in the event loop, nobody waits
+
+
+#: Asks the writer thread for a checkpoint.
+_CHECKPOINT = object()
 
 
 class Journal:
@@ -90,9 +103,9 @@ class Journal:
             # a delivery again, which the exactly-once records in GitHub absorb; the web process's next
             # commit puts them on the disk too.
             self._db.execute("PRAGMA synchronous=FULL" if fsync else "PRAGMA synchronous=NORMAL")
-            if not checkpoints:  # another connection copies the WAL back into the file (a web process's worker)
-                self._db.execute("PRAGMA wal_autocheckpoint=0")
-        self._db.execute("PRAGMA busy_timeout=5000")
+            if not checkpoints or not fsync:  # another connection checkpoints (a web process's worker), or the
+                self._db.execute("PRAGMA wal_autocheckpoint=0")  # writer thread does (see _transaction)
+        self._db.execute(f"PRAGMA busy_timeout={BUSY_MS}")
         self._db.executescript(SCHEMA)
         columns = {str(row[1]) for row in self._db.execute("PRAGMA table_info(deliveries)")}
         for column in ("starts", "again"):  # a journal written before these were kept
@@ -102,10 +115,11 @@ class Journal:
                 except sqlite3.OperationalError as exc:  # another process opening the same file added it first
                     if "duplicate column name" not in str(exc):
                         raise
-        #: Writes wait for the disk (an fsync per commit), so a writer thread commits them in groups;
-        #: else (a worker process's outcomes; in memory) each is committed where it is asked for.
-        self._grouped = self.path is not None and fsync
-        self._writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
+        #: Commits in the event loop when the file is free (no fsync to wait for: a worker process's journal).
+        self._in_place = self.path is not None and not fsync
+        #: Commits since the last checkpoint, when the writer thread runs them (else None).
+        self._uncheckpointed: int | None = 0 if self._in_place and checkpoints else None
+        self._writes: queue.SimpleQueue[_Write | None | object] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._closed = False
         #: How many commits the writer made, and how many writes they held (for the benchmark).
@@ -130,36 +144,75 @@ class Journal:
     async def _submit(self, apply: Callable[..., Any], *args: Any) -> Any:
         if self._closed:
             raise sqlite3.ProgrammingError("the journal is closed")
-        if not self._grouped:  # no fsync to wait for: a handoff to the writer thread would cost more than the write
-            [(ok, value)] = self._commit([(apply, args)])
-            if not ok:
-                raise value
-            return value
-        if self._writer is None or not self._writer.is_alive():
-            self._writer = threading.Thread(target=self._write_groups, name="foldbot-journal", daemon=True)
-            self._writer.start()
+        if self.path is None:  # in memory: no disk to wait for
+            with self._lock:
+                return apply(*args)
+        if self._in_place:
+            outcome = self._commit_now(apply, args)
+            if outcome is not None:
+                ok, value = outcome
+                if not ok:
+                    raise value
+                return value
+        self._start_writer()
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._writes.put(_Write(apply, args, future))
         return await future
+
+    def _start_writer(self) -> None:
+        if self._writer is None or not self._writer.is_alive():
+            self._writer = threading.Thread(target=self._write_groups, name="foldbot-journal", daemon=True)
+            self._writer.start()
+
+    def _commit_now(self, apply: Callable[..., Any], args: tuple[Any, ...]) -> tuple[bool, Any] | None:
+        """The write committed here, if the connection and the file are free at once (None:
+        the writer thread or the other process has them; the write waits in the thread)."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            self._db.execute("PRAGMA busy_timeout=0")
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY:  # and its extended codes
+                    return None
+                return False, exc
+            finally:
+                self._db.execute(f"PRAGMA busy_timeout={BUSY_MS}")
+            [outcome] = self._transaction([_Write(apply, args, None)])
+            return outcome
+        finally:
+            self._lock.release()
 
     def _write_groups(self) -> None:
         while True:
             first = self._writes.get()
             if first is None:
                 return
-            group, stop = [first], False
+            group: list[_Write] = []
+            stop = checkpoint = False
+            item: _Write | None | object = first
             while not stop:  # everything that waits now goes into this commit
+                if item is None:
+                    stop = True
+                elif item is _CHECKPOINT:
+                    checkpoint = True
+                else:
+                    assert isinstance(item, _Write)
+                    group.append(item)
                 try:
                     item = self._writes.get_nowait()
                 except queue.Empty:
                     break
-                if item is None:
-                    stop = True
-                else:
-                    group.append(item)
+            if checkpoint:
+                self._checkpoint()
+            if not group:
+                if stop:
+                    return
+                continue
             outcomes: list[tuple[bool, Any]] = []
             try:
-                outcomes = self._commit([(write.apply, write.args) for write in group])
+                outcomes = self._commit(group)
             except BaseException as exc:  # whatever happened, every write of the group gets an answer
                 outcomes = [(False, exc if isinstance(exc, Exception) else RuntimeError(str(exc)))] * len(group)
                 raise
@@ -168,28 +221,53 @@ class Journal:
             if stop:
                 return
 
-    def _commit(self, group: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> list[tuple[bool, Any]]:
+    def _commit(self, group: list[_Write]) -> list[tuple[bool, Any]]:
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
-                results = [apply(*args) for apply, args in group]
-                self._db.execute("COMMIT")  # the fsync of the whole group
-            except Exception as exc:  # the disk failed: every write of the group is refused
-                try:
-                    if self._db.in_transaction:
-                        self._db.execute("ROLLBACK")
-                except sqlite3.Error as rollback:  # the writes are refused all the same, for the first reason
-                    log.error("journal: the rollback after %s failed too: %s", exc, rollback)
+            except Exception as exc:  # the disk failed, or the other process held the file too long
                 return [(False, exc)] * len(group)
+            return self._transaction(group)
+
+    def _transaction(self, group: list[_Write]) -> list[tuple[bool, Any]]:
+        """The group's writes and the COMMIT, in the transaction begun (the lock held)."""
+        try:
+            results = [write.apply(*write.args) for write in group]
+            self._db.execute("COMMIT")  # with FULL, the fsync of the whole group
+        except BaseException as exc:  # the disk failed: every write of the group is refused
+            try:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+            except sqlite3.Error as rollback:  # the writes are refused all the same, for the first reason
+                log.error("journal: the rollback after %s failed too: %s", exc, rollback)
+            if not isinstance(exc, Exception):
+                raise
+            return [(False, exc)] * len(group)
         self.commits += 1
         self.grouped += len(group)
+        if self._uncheckpointed is not None:
+            self._uncheckpointed += 1
+            if self._uncheckpointed >= CHECKPOINT_EVERY:
+                self._uncheckpointed = 0
+                self._writes.put(_CHECKPOINT)
+                self._start_writer()
         return [(True, result) for result in results]
+
+    def _checkpoint(self) -> None:
+        """Copy the WAL back into the file (as SQLite's automatic checkpoint does: PASSIVE,
+        it waits for nobody), in the writer thread."""
+        with self._lock:
+            try:
+                self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            except sqlite3.Error as exc:  # the next one copies what this one could not
+                log.error("journal: a checkpoint failed: %s", exc)
 
     @staticmethod
     def _answer(group: list[_Write], outcomes: list[tuple[bool, Any]]) -> None:
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
         for write, (ok, value) in zip(group, outcomes):
-            by_loop.setdefault(write.future.get_loop(), []).append((write.future, ok, value))
+            if write.future is not None:
+                by_loop.setdefault(write.future.get_loop(), []).append((write.future, ok, value))
         for loop, settled in by_loop.items():
             try:
                 loop.call_soon_threadsafe(_settle, settled)

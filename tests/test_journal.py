@@ -92,8 +92,61 @@ def test_each_process_opens_the_journal_as_its_part_needs() -> None:
             pragmas[role] = (journal._db.execute("PRAGMA synchronous").fetchone()[0],
                              journal._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
             journal.close()
-    # FULL = 2, NORMAL = 1: the answering process's commits wait for the disk; the worker copies the WAL back
-    assert pragmas == {"all": (2, 1000), "web": (2, 0), "worker": (1, 1000)}
+    # FULL = 2, NORMAL = 1: the answering process's commits wait for the disk; the worker copies the WAL
+    # back, in its writer thread, not in a commit (SQLite's automatic checkpoint would be in its event loop)
+    assert pragmas == {"all": (2, 1000), "web": (2, 0), "worker": (1, 0)}
+
+
+async def test_a_worker_journal_commits_in_its_loop_and_waits_in_its_thread_while_the_web_process_holds_the_file(
+        tmp_path: Path) -> None:
+    web = Journal(tmp_path, fsync=True, checkpoints=False)
+    worker = Journal(tmp_path, fsync=False)
+    try:
+        await web.record("d1", "workflow_run", b"{}", 1)
+        await web.record("d2", "workflow_run", b"{}", 1)
+        await worker.begin("d1")
+        assert await worker.mark("d1", "done") is False
+        assert worker._writer is None  # the file was free: committed in place, no thread woken
+        other = sqlite3.connect(tmp_path / "foldbot.sqlite3", isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # the web process holds the file for half a second
+        asyncio.get_running_loop().call_later(0.5, other.execute, "COMMIT")
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+        ticking = asyncio.create_task(tick())
+        await worker.mark("d2", "done")
+        ticking.cancel()
+        assert ticks >= 20  # the wait was in the writer thread: the worker's loop went on
+        assert web.state("d2") == "done" and web.state("d1") == "done"
+        other.close()
+    finally:
+        worker.close()
+        web.close()
+
+
+async def test_a_worker_journal_checkpoints_in_its_writer_thread(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("bot.journal.CHECKPOINT_EVERY", 3)
+    web = Journal(tmp_path, fsync=True, checkpoints=False)
+    worker = Journal(tmp_path, fsync=False)
+    file = tmp_path / "foldbot.sqlite3"
+    try:
+        for i in range(3):
+            await web.record(f"d{i}", "workflow_run", b"x" * 50_000, 1)
+        before = file.stat().st_size
+        for i in range(2):
+            await worker.mark(f"d{i}", "done")
+        await asyncio.sleep(0.3)
+        assert file.stat().st_size == before  # nothing copies the WAL back before the third commit
+        await worker.mark("d2", "done")
+        await until(lambda: file.stat().st_size > before + 100_000, seconds=5)  # the payloads are in the file
+    finally:
+        worker.close()
+        web.close()
 
 
 async def test_a_group_that_cannot_be_written_refuses_each_of_its_writes_and_the_next_group_goes_on(
