@@ -3,13 +3,17 @@ timeout, a 5xx, foldbot down): at start and every `FOLDBOT_REDELIVER_MINUTES`, f
 lists the App's deliveries of the last `FOLDBOT_REDELIVER_WINDOW_HOURS` and asks GitHub
 to send again each event foldbot handles that no attempt delivered (no 2xx) and whose
 GUID the journal does not know. A redelivery keeps the GUID as `X-GitHub-Delivery`, so
-the journal's dedupe holds."""
+the journal's dedupe holds.
+
+No storm and no loop: at most MAX_PER_PASS are asked for in a pass; a GUID GitHub tried
+MAX_TRIES times is left to a person; one GitHub refuses (a 4xx) is not asked for again
+while the window holds it; a rate limit (403/429) ends the pass."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Container, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
@@ -25,20 +29,32 @@ def delivered(item: dict[str, Any]) -> bool:
 
 #: A GUID asked for is not asked for again within this many seconds (its redelivery may be on its way).
 ASK_AGAIN_SECONDS = 3600
+#: A GUID with this many attempts (the delivery and its redeliveries), none delivered, is not
+#: asked for again: what fails this often (a payload foldbot answers 400, a wrong secret) needs a person.
+MAX_TRIES = 4
+#: At most this many redeliveries are asked for in one pass; the rest, in the next.
+MAX_PER_PASS = 100
 
 
-def to_redeliver(items: Iterable[dict[str, Any]], events: Iterable[str], known: Callable[[list[str]], set[str]],
-                 asked: Container[str]) -> list[dict[str, Any]]:
-    """One delivery (the newest attempt) per GUID that no attempt delivered, of an event
-    foldbot handles, that the journal does not know and that was not asked for lately."""
+def _attempts(items: Iterable[dict[str, Any]], events: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+    """The attempts of each GUID of an event foldbot handles that no attempt delivered."""
     wanted = set(events)
     attempts: dict[str, list[dict[str, Any]]] = {}
     for item in items:
         guid = item.get("guid")
         if isinstance(guid, str) and guid and type(item.get("id")) is int:
             attempts.setdefault(guid, []).append(item)
-    failed = {guid: max(tries, key=lambda t: t["id"]) for guid, tries in attempts.items()
-              if not any(delivered(t) for t in tries) and tries[0].get("event") in wanted and guid not in asked}
+    return {guid: tries for guid, tries in attempts.items()
+            if not any(delivered(t) for t in tries) and tries[0].get("event") in wanted}
+
+
+def to_redeliver(items: Iterable[dict[str, Any]], events: Iterable[str], known: Callable[[list[str]], set[str]],
+                 asked: Container[str]) -> list[dict[str, Any]]:
+    """One delivery (the newest attempt) per GUID that no attempt delivered, of an event
+    foldbot handles, tried fewer than MAX_TRIES times, that the journal does not know and
+    that was not asked for lately, oldest first."""
+    failed = {guid: max(tries, key=lambda t: t["id"]) for guid, tries in _attempts(items, events).items()
+              if len(tries) < MAX_TRIES and guid not in asked}
     seen = known(sorted(failed))
     return [failed[guid] for guid in sorted(failed, key=lambda g: failed[g]["id"]) if guid not in seen]
 
@@ -48,27 +64,43 @@ class Outcome:
     listed: int
     asked: list[str]
     refused: list[str]
+    #: GUIDs tried MAX_TRIES times, none delivered: not asked for again
+    given_up: list[str] = field(default_factory=list)
+    #: why the pass ended before asking for all it chose (None: it did not)
+    stopped: str | None = None
 
 
 async def redeliver_failed(pool: GitHubPool, events: Iterable[str], known: Callable[[list[str]], set[str]],
                            asked: dict[str, float], window: timedelta, now: datetime | None = None) -> Outcome:
     """List the App's deliveries within `window`, and ask for those `to_redeliver` picks
-    (`asked`: GUID -> when it was asked for; one is asked for again after ASK_AGAIN_SECONDS)."""
+    (`asked`: GUID -> until when it is not asked for: ASK_AGAIN_SECONDS after it was asked
+    for; the whole window after GitHub refused it)."""
     moment = now or datetime.now(timezone.utc)
-    for guid, when in list(asked.items()):
-        if moment.timestamp() - when >= ASK_AGAIN_SECONDS:
+    for guid, until in list(asked.items()):
+        if moment.timestamp() >= until:
             del asked[guid]
     items = await pool.hook_deliveries(moment - window)
     outcome = Outcome(len(items), [], [])
-    for item in to_redeliver(items, events, known, asked):
+    outcome.given_up = sorted(guid for guid, tries in _attempts(items, events).items()
+                              if len(tries) >= MAX_TRIES and not known([guid]))
+    chosen = to_redeliver(items, events, known, asked)
+    for item in chosen:
         guid = str(item["guid"])
+        if len(outcome.asked) >= MAX_PER_PASS:
+            outcome.stopped = f"{MAX_PER_PASS} asked for in this pass; the other {len(chosen) - MAX_PER_PASS} next time"
+            break
         try:
             await pool.redeliver(int(item["id"]))
         except GitHubError as exc:
             outcome.refused.append(guid)
             log.warning("redelivery of %s (%s, delivery %s) refused: %s", guid, item.get("event"), item["id"], exc)
+            if exc.status in (403, 429):  # a rate limit: asking for more now would only deepen it
+                outcome.stopped = f"GitHub answered {exc.status}; the rest wait for the next pass"
+                break
+            if 400 <= exc.status < 500:  # e.g. 422, 404: asking again would be refused again
+                asked[guid] = moment.timestamp() + window.total_seconds()
             continue
-        asked[guid] = moment.timestamp()
+        asked[guid] = moment.timestamp() + ASK_AGAIN_SECONDS
         outcome.asked.append(guid)
         log.info("asked GitHub to redeliver %s (%s, failed with %s %s)", guid, item.get("event"),
                  item.get("status_code"), item.get("status"))

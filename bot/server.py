@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from .workerproc import WorkerLink
 from .metrics import Metrics
 from .reconcile import Missed, find_missed
-from .redeliver import redeliver_failed
+from .redeliver import MAX_TRIES, redeliver_failed
 from .payload import FIELDS, PayloadError, check, parse
 from .settings import Settings
 
@@ -150,7 +150,8 @@ class AppState:
     credentials_problem: str | None = "not checked yet"
     credentials_checked: asyncio.Event = field(default_factory=asyncio.Event)
     background: list[asyncio.Task[None]] = field(default_factory=list)
-    #: GUIDs this process asked GitHub to redeliver, and when (epoch seconds).
+    #: GUIDs this process asked GitHub to redeliver (or GitHub refused), and until when (epoch seconds)
+    #: they are not asked for again.
     redelivery_asked: dict[str, float] = field(default_factory=dict)
     #: `all`: this process answers and works; `web`: it answers, a worker process works
     #: (`bot.workerproc`); `worker`: it works and answers nothing.
@@ -511,6 +512,12 @@ async def redeliver_loop(state: AppState) -> None:
                 state.metrics.redeliveries.inc(len(outcome.asked))
                 log.info("redelivery: %d deliveries listed, %d asked again%s", outcome.listed, len(outcome.asked),
                          f", {len(outcome.refused)} refused" if outcome.refused else "")
+                if outcome.stopped:
+                    log.warning("redelivery: the pass stopped early: %s", outcome.stopped)
+                if outcome.given_up:
+                    log.warning("redelivery: %d deliveries failed %d times and are not asked for again (%s); "
+                                "once the cause is fixed, redeliver them from the App's advanced settings",
+                                len(outcome.given_up), MAX_TRIES, ", ".join(outcome.given_up[:10]))
             except (GitHubError, aiohttp.ClientError, asyncio.TimeoutError) as exc:
                 log.error("redelivery: could not list the App's deliveries: %s", exc)
         await asyncio.sleep(settings.redeliver_minutes * 60)

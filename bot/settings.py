@@ -75,7 +75,7 @@ class Settings:
             data_dir=Path(env.get("FOLDBOT_DATA_DIR") or "data"),
             redeliver_minutes=_int(env, "FOLDBOT_REDELIVER_MINUTES", 10, 0, 24 * 60),
             reconcile_minutes=_int(env, "FOLDBOT_RECONCILE_MINUTES", 30, 0, 24 * 60),
-            redeliver_window_hours=_int(env, "FOLDBOT_REDELIVER_WINDOW_HOURS", 24, 1, 72),
+            redeliver_window_hours=_int(env, "FOLDBOT_REDELIVER_WINDOW_HOURS", 24, 1, 70),
             redis_url=env.get("FOLDBOT_REDIS_URL") or None,
             worker_process=_choice(env, "FOLDBOT_WORKER_PROCESS", "yes", ("yes", "no")) == "yes",
         )

@@ -172,3 +172,97 @@ async def test_a_guid_asked_for_is_asked_again_after_an_hour(fake_github: FakeGi
             assert outcome.asked == expected
         await asyncio.gather(*hook.tasks)
     assert fake_github.count("POST", r"/attempts$") == 2
+
+
+def _failed(hook: Any, guid: str, tries: int = 1) -> None:
+    for _ in range(tries):
+        hook.record("workflow_run", {"action": "completed"}, guid=guid, status_code=0, status="failed to connect")
+
+
+async def _pass(pool: Any, asked: dict[str, float], now: datetime, later: float = 0) -> Any:
+    from bot.redeliver import redeliver_failed
+    return await redeliver_failed(pool, ["workflow_run"], lambda guids: set(), asked, timedelta(hours=2),
+                                  now=now + timedelta(seconds=later))
+
+
+async def test_a_redelivery_github_refuses_is_not_asked_for_again_while_the_window_holds_it(
+        fake_github: FakeGitHub) -> None:
+    from bot.redeliver import ASK_AGAIN_SECONDS
+    hook = app_hook(fake_github)
+    hook.configure("http://127.0.0.1:9/webhook", SECRET)  # nothing listens: every redelivery fails
+    _failed(hook, "refused")
+    _failed(hook, "sent")
+    fake_github.fail_next(1, 422, method="POST", path=r"/attempts$")
+    asked: dict[str, float] = {}
+    now = datetime.now(timezone.utc)
+    async with aiohttp.ClientSession() as session:
+        pool = app_pool(fake_github, session)
+        first = await _pass(pool, asked, now)
+        assert (first.asked, first.refused, first.stopped) == (["sent"], ["refused"], None)
+        later = await _pass(pool, asked, now, ASK_AGAIN_SECONDS + 1)
+        assert (later.asked, later.refused) == (["sent"], [])  # the refused one is not asked for again
+        await asyncio.gather(*hook.tasks)
+    assert fake_github.count("POST", r"/attempts$") == 3
+
+
+async def test_a_rate_limit_ends_the_pass_and_the_rest_wait_for_the_next(fake_github: FakeGitHub) -> None:
+    hook = app_hook(fake_github)
+    hook.configure("http://127.0.0.1:9/webhook", SECRET)
+    for i in range(5):
+        _failed(hook, f"g{i}")
+    fake_github.secondary_rate_limit(1, retry_after=600, method="POST", path=r"/attempts$")  # longer than foldbot waits
+    asked: dict[str, float] = {}
+    now = datetime.now(timezone.utc)
+    async with aiohttp.ClientSession() as session:
+        pool = app_pool(fake_github, session)
+        limited = await _pass(pool, asked, now)
+        assert (limited.asked, limited.refused) == ([], ["g0"])
+        assert limited.stopped == "GitHub answered 403; the rest wait for the next pass"
+        assert fake_github.count("POST", r"/attempts$") == 1  # nothing more was asked for while limited
+        following = await _pass(pool, asked, now, 600)
+        assert following.asked == ["g0", "g1", "g2", "g3", "g4"] and following.stopped is None
+        await asyncio.gather(*hook.tasks)
+
+
+async def test_a_guid_github_tried_max_tries_times_is_left_to_a_person(fake_github: FakeGitHub) -> None:
+    from bot.redeliver import MAX_TRIES
+    hook = app_hook(fake_github)
+    hook.configure("http://127.0.0.1:9/webhook", SECRET)
+    _failed(hook, "hopeless", MAX_TRIES)
+    _failed(hook, "once-more", MAX_TRIES - 1)
+    async with aiohttp.ClientSession() as session:
+        outcome = await _pass(app_pool(fake_github, session), {}, datetime.now(timezone.utc))
+        await asyncio.gather(*hook.tasks)
+    assert (outcome.asked, outcome.given_up) == (["once-more"], ["hopeless"])
+
+
+async def test_a_pass_asks_for_at_most_max_per_pass(fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("bot.redeliver.MAX_PER_PASS", 2)
+    hook = app_hook(fake_github)
+    hook.configure("http://127.0.0.1:9/webhook", SECRET)
+    for i in range(3):
+        _failed(hook, f"g{i}")
+    asked: dict[str, float] = {}
+    now = datetime.now(timezone.utc)
+    async with aiohttp.ClientSession() as session:
+        pool = app_pool(fake_github, session)
+        first = await _pass(pool, asked, now)
+        assert first.asked == ["g0", "g1"] and first.stopped == "2 asked for in this pass; the other 1 next time"
+        second = await _pass(pool, asked, now, 600)
+        assert second.asked == ["g2"] and second.stopped is None
+        await asyncio.gather(*hook.tasks)
+
+
+async def test_the_fake_keeps_deliveries_three_days(fake_github: FakeGitHub) -> None:
+    hook = app_hook(fake_github)
+    hook.configure("http://127.0.0.1:9/webhook", SECRET)
+    old = hook.record("workflow_run", {"action": "completed"}, guid="old", delivered_at=time.time() - 4 * 24 * 3600)
+    hook.record("workflow_run", {"action": "completed"}, guid="new")
+    async with aiohttp.ClientSession() as session:
+        pool = app_pool(fake_github, session)
+        listed = await pool.hook_deliveries(datetime.now(timezone.utc) - timedelta(days=10))
+        assert [item["guid"] for item in listed] == ["new"]
+        from bot.github import GitHubError
+        with pytest.raises(GitHubError) as refused:
+            await pool.redeliver(old.id)
+        assert refused.value.status == 422

@@ -112,11 +112,16 @@ def app_hook(fake: Any) -> AppHook:
     return hook
 
 
+#: GitHub keeps an App's deliveries this long: older ones are not listed, nor redelivered.
+RETENTION_SECONDS = 3 * 24 * 3600
+
+
 def list_deliveries(call: Call) -> Reply:
     hook = app_hook(call.fake)
     raw = call.query.get("per_page", "")
     per_page = min(max(int(raw), 1), MAX_PER_PAGE) if raw.isdigit() and raw != "0" else DEFAULT_PER_PAGE
-    items = sorted(hook.deliveries, key=lambda d: d.id, reverse=True)  # newest first
+    kept = [d for d in hook.deliveries if d.delivered_at >= time.time() - RETENTION_SECONDS]
+    items = sorted(kept, key=lambda d: d.id, reverse=True)  # newest first
     cursor = call.query.get("cursor")
     if cursor:
         if not cursor.startswith("v1_") or not cursor[3:].isdigit():
@@ -139,6 +144,8 @@ def redeliver(call: Call) -> Reply:
         raise not_found()
     if hook.url is None:
         raise ApiError(422, "The webhook has no URL")
+    if original.delivered_at < time.time() - RETENTION_SECONDS:  # (GitHub's exact answer here is not documented)
+        raise ApiError(422, "This delivery is too old to be redelivered")
     task = asyncio.get_running_loop().create_task(
         _redeliver(hook, original))  # GitHub answers at once and delivers after
     hook.tasks.add(task)
