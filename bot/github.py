@@ -99,9 +99,13 @@ class RetryingGitHubAPI(GitHubAPI):
     its message) waits as told; an exhausted primary limit waits for its reset."""
 
     def __init__(self, session: aiohttp.ClientSession, *args: Any, metrics: Metrics | None = None,
-                 max_attempts: int = 6, max_wait: float = 60.0, base_delay: float = 0.5, **kwargs: Any) -> None:
+                 max_attempts: int = 6, max_wait: float = 60.0, base_delay: float = 0.5,
+                 jwt: Callable[[], str] | None = None, **kwargs: Any) -> None:
         super().__init__(session, *args, **kwargs)
         self.metrics = metrics
+        #: Signs a new App JWT: each request of this client that carries one is sent with a new one (a
+        #: JWT lasts minutes; a long listing's later pages, or a retry after a wait, would carry a stale one).
+        self.jwt = jwt
         self.max_attempts = max_attempts
         self.max_wait = max_wait
         self.base_delay = base_delay
@@ -116,6 +120,8 @@ class RetryingGitHubAPI(GitHubAPI):
     async def _request(self, method: str, url: str, headers: Any, body: bytes = b"") -> tuple[int, Any, bytes]:
         path = _path(url)
         for attempt in range(1, self.max_attempts + 1):
+            if self.jwt is not None and str(headers.get("authorization", "")).startswith("bearer "):
+                headers = {**headers, "authorization": f"bearer {self.jwt()}"}
             try:
                 status, response_headers, data = await super()._request(method, url, headers, body)
             except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
@@ -264,7 +270,8 @@ class GitHubPool:
         if api is None:
             api = RetryingGitHubAPI(self.session, USER_AGENT, cache=cachetools.LRUCache(maxsize=self.cache_size),
                                     base_url=self.base_url, metrics=self.metrics, max_wait=self.max_wait,
-                                    base_delay=self.base_delay)
+                                    base_delay=self.base_delay,
+                                    jwt=self.credentials.jwt if self.credentials.is_app else None)
             self._clients[key] = api
         return api
 

@@ -266,3 +266,34 @@ async def test_the_fake_keeps_deliveries_three_days(fake_github: FakeGitHub) -> 
         with pytest.raises(GitHubError) as refused:
             await pool.redeliver(old.id)
         assert refused.value.status == 422
+
+
+async def test_a_listing_longer_than_a_jwt_lasts_signs_each_page_anew(fake_github: FakeGitHub,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.fakegithub import server as fake_server
+    hook = app_hook(fake_github)
+    for i in range(800):
+        hook.record("workflow_run", {"action": "completed"}, guid=f"g{i}", status_code=0, status="timed out")
+    real = time.time
+    pages = 0
+
+    class Clock:  # the fake's clock: 2 minutes more at each page (a slow listing, rate-limit waits)
+        def time(self) -> float:
+            return real() + 120 * pages
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(time, name)
+
+    signed = fake_github._app_principal
+
+    def page(credential: str) -> Any:
+        nonlocal pages
+        principal = signed(credential)
+        pages += 1
+        return principal
+    monkeypatch.setattr(fake_github, "_app_principal", page)
+    monkeypatch.setattr(fake_server, "time", Clock())
+    monkeypatch.setattr("gidgethub.apps.time", Clock())  # the JWT's iat and exp, on the same clock
+    async with aiohttp.ClientSession() as session:
+        listed = await app_pool(fake_github, session).hook_deliveries(datetime.now(timezone.utc) - timedelta(days=1))
+    assert len(listed) == 800 and pages == 8  # 16 minutes: a JWT signed once lasts 9
