@@ -316,9 +316,10 @@ class GitHubPool:
             return f"{what} answered something unexpected: {exc!r}"[:300]
         return None
 
-    async def hook_deliveries(self, newer_than: datetime) -> list[dict[str, Any]]:
-        """The App's webhook deliveries delivered after `newer_than` (`GET /app/hook/deliveries`
-        with the App's JWT, newest first, 100 a page, following the `cursor` links)."""
+    async def hook_deliveries(self, newer_than: datetime, after: int | None = None) -> list[dict[str, Any]]:
+        """The App's webhook deliveries delivered after `newer_than` (and with an id above
+        `after`: listed before) (`GET /app/hook/deliveries` with the App's JWT, newest first,
+        100 a page, following the `cursor` links)."""
         api = self._api("hook")
         found: list[dict[str, Any]] = []
         url = "/app/hook/deliveries?per_page=100"
@@ -326,6 +327,8 @@ class GitHubPool:
             async for item in api.getiter(url, jwt=self.credentials.jwt()):
                 when = _parse_time(item.get("delivered_at")) if isinstance(item, dict) else None
                 if when is not None and when <= newer_than:
+                    break
+                if after is not None and isinstance(item, dict) and type(item.get("id")) is int and item["id"] <= after:
                     break
                 found.append(item)
         except HTTPException as exc:

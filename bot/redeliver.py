@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
-from .github import GitHubError, GitHubPool
+from .github import GitHubError, GitHubPool, _parse_time
 
 log = logging.getLogger("foldbot.redeliver")
 
@@ -60,6 +60,25 @@ def to_redeliver(items: Iterable[dict[str, Any]], events: Iterable[str], known: 
 
 
 @dataclass
+class Memory:
+    """What this process's earlier rounds listed, so that a round lists only what is newer:
+    the newest delivery id seen, and the attempts of each GUID of a handled event that no
+    attempt has delivered yet (within the window)."""
+    newest: int | None = None
+    undelivered: list[dict[str, Any]] = field(default_factory=list)
+
+    def merge(self, listed: list[dict[str, Any]], events: Iterable[str], newer_than: datetime) -> list[dict[str, Any]]:
+        """The attempts to consider now: those remembered and those just listed, within the window."""
+        ids = [item["id"] for item in listed if type(item.get("id")) is int]
+        if ids:
+            self.newest = max([*ids, *([self.newest] if self.newest is not None else [])])
+        kept = [item for item in self.undelivered
+                if (when := _parse_time(item.get("delivered_at"))) is None or when > newer_than]
+        self.undelivered = [item for tries in _attempts([*listed, *kept], events).values() for item in tries]
+        return [*listed, *kept]
+
+
+@dataclass
 class Outcome:
     listed: int
     asked: list[str]
@@ -71,18 +90,25 @@ class Outcome:
 
 
 async def redeliver_failed(pool: GitHubPool, events: Iterable[str], known: Callable[[list[str]], set[str]],
-                           asked: dict[str, float], window: timedelta, now: datetime | None = None) -> Outcome:
+                           asked: dict[str, float], window: timedelta, now: datetime | None = None,
+                           memory: Memory | None = None) -> Outcome:
     """List the App's deliveries within `window`, and ask for those `to_redeliver` picks
     (`asked`: GUID -> until when it is not asked for: ASK_AGAIN_SECONDS after it was asked
-    for; the whole window after GitHub refused it)."""
+    for; the whole window after GitHub refused it. `memory`: what earlier rounds listed; this
+    round lists only what is newer.)"""
     moment = now or datetime.now(timezone.utc)
     for guid, until in list(asked.items()):
         if moment.timestamp() >= until:
             del asked[guid]
-    items = await pool.hook_deliveries(moment - window)
-    outcome = Outcome(len(items), [], [])
-    outcome.given_up = sorted(guid for guid, tries in _attempts(items, events).items()
-                              if len(tries) >= MAX_TRIES and not known([guid]))
+    events = list(events)
+    listed = await pool.hook_deliveries(moment - window, after=memory.newest if memory else None)
+    outcome = Outcome(len(listed), [], [])
+    items = memory.merge(listed, events, moment - window) if memory is not None else listed
+    hopeless = [guid for guid, tries in _attempts(items, events).items() if len(tries) >= MAX_TRIES]
+    seen = known(hopeless) if hopeless else set()
+    outcome.given_up = sorted(guid for guid in hopeless if guid not in seen and guid not in asked)
+    for guid in outcome.given_up:  # named once, not every round
+        asked[guid] = moment.timestamp() + window.total_seconds()
     chosen = to_redeliver(items, events, known, asked)
     for item in chosen:
         guid = str(item["guid"])

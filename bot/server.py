@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from .workerproc import WorkerLink
 from .metrics import Metrics
 from .reconcile import Missed, find_missed
-from .redeliver import MAX_TRIES, redeliver_failed
+from .redeliver import MAX_TRIES, Memory, redeliver_failed
 from .payload import FIELDS, PayloadError, check, parse
 from .settings import Settings
 
@@ -153,6 +153,8 @@ class AppState:
     #: GUIDs this process asked GitHub to redeliver (or GitHub refused), and until when (epoch seconds)
     #: they are not asked for again.
     redelivery_asked: dict[str, float] = field(default_factory=dict)
+    #: What this process's earlier redelivery rounds listed (a round lists only what is newer).
+    redelivery_memory: Memory = field(default_factory=Memory)
     #: `all`: this process answers and works; `web`: it answers, a worker process works
     #: (`bot.workerproc`); `worker`: it works and answers nothing.
     role: str = "all"
@@ -508,7 +510,8 @@ async def redeliver_loop(state: AppState) -> None:
         if state.credentials_problem is None and state.journal.lead("redeliver", settings.redeliver_minutes * 60 * 0.9):
             try:
                 outcome = await redeliver_failed(state.pool, REQUIRED, state.journal.known, state.redelivery_asked,
-                                                 timedelta(hours=settings.redeliver_window_hours))
+                                                 timedelta(hours=settings.redeliver_window_hours),
+                                                 memory=state.redelivery_memory)
                 state.metrics.redeliveries.inc(len(outcome.asked))
                 log.info("redelivery: %d deliveries listed, %d asked again%s", outcome.listed, len(outcome.asked),
                          f", {len(outcome.refused)} refused" if outcome.refused else "")

@@ -179,10 +179,10 @@ def _failed(hook: Any, guid: str, tries: int = 1) -> None:
         hook.record("workflow_run", {"action": "completed"}, guid=guid, status_code=0, status="failed to connect")
 
 
-async def _pass(pool: Any, asked: dict[str, float], now: datetime, later: float = 0) -> Any:
+async def _pass(pool: Any, asked: dict[str, float], now: datetime, later: float = 0, memory: Any = None) -> Any:
     from bot.redeliver import redeliver_failed
     return await redeliver_failed(pool, ["workflow_run"], lambda guids: set(), asked, timedelta(hours=2),
-                                  now=now + timedelta(seconds=later))
+                                  now=now + timedelta(seconds=later), memory=memory)
 
 
 async def test_a_redelivery_github_refuses_is_not_asked_for_again_while_the_window_holds_it(
@@ -297,3 +297,30 @@ async def test_a_listing_longer_than_a_jwt_lasts_signs_each_page_anew(fake_githu
     async with aiohttp.ClientSession() as session:
         listed = await app_pool(fake_github, session).hook_deliveries(datetime.now(timezone.utc) - timedelta(days=1))
     assert len(listed) == 800 and pages == 8  # 16 minutes: a JWT signed once lasts 9
+
+
+async def test_a_round_lists_only_what_is_newer_than_the_last_and_remembers_what_waits(
+        fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.redeliver import ASK_AGAIN_SECONDS, Memory
+    monkeypatch.setattr("bot.redeliver.MAX_PER_PASS", 1)
+    hook = app_hook(fake_github)
+    hook.configure("http://127.0.0.1:9/webhook", SECRET)  # nothing listens: every redelivery fails
+    _failed(hook, "w1")
+    _failed(hook, "w2")
+    for i in range(250):
+        hook.record("workflow_run", {"action": "completed"}, guid=f"ok{i}", status_code=202, status="OK")
+    memory, asked, now = Memory(), {}, datetime.now(timezone.utc)
+    async with aiohttp.ClientSession() as session:
+        pool = app_pool(fake_github, session)
+        first = await _pass(pool, asked, now, memory=memory)
+        assert (first.listed, first.asked) == (252, ["w1"]) and fake_github.count("GET", "^/app/hook/deliveries$") == 3
+        await asyncio.gather(*hook.tasks)  # w1's redelivery failed: a new attempt, the newest delivery
+        second = await _pass(pool, asked, now, 600, memory=memory)
+        assert (second.listed, second.asked) == (1, ["w2"])  # w2 waited in memory, not listed again
+        assert fake_github.count("GET", "^/app/hook/deliveries$") == 4  # one page, not three
+        await asyncio.gather(*hook.tasks)
+        hook.record("workflow_run", {"action": "completed"}, guid="w2", status_code=202, status="OK")  # it got through
+        third = await _pass(pool, asked, now, 600 + ASK_AGAIN_SECONDS + 1, memory=memory)
+        assert third.asked == ["w1"]
+        assert {item["guid"] for item in memory.undelivered} == {"w1"}
+        await asyncio.gather(*hook.tasks)
