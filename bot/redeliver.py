@@ -110,10 +110,10 @@ async def redeliver_failed(pool: GitHubPool, events: Iterable[str], known: Calla
     for guid in outcome.given_up:  # named once, not every round
         asked[guid] = moment.timestamp() + window.total_seconds()
     chosen = to_redeliver(items, events, known, asked)
-    for item in chosen:
+    for index, item in enumerate(chosen):
         guid = str(item["guid"])
         if len(outcome.asked) >= MAX_PER_PASS:
-            outcome.stopped = f"{MAX_PER_PASS} asked for in this pass; the other {len(chosen) - MAX_PER_PASS} next time"
+            outcome.stopped = f"{MAX_PER_PASS} asked for in this pass; the other {len(chosen) - index} next time"
             break
         try:
             await pool.redeliver(int(item["id"]))
