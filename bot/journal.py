@@ -192,10 +192,11 @@ class Journal:
             group: list[_Write] = []
             stop = checkpoint = False
             item: _Write | None | object = first
-            while not stop:  # everything that waits now goes into this commit
-                if item is None:
+            while True:  # everything that waits now goes into this commit
+                if item is None:  # close(): nothing comes after it
                     stop = True
-                elif item is _CHECKPOINT:
+                    break
+                if item is _CHECKPOINT:
                     checkpoint = True
                 else:
                     assert isinstance(item, _Write)
