@@ -53,7 +53,13 @@ def to_redeliver(items: Iterable[dict[str, Any]], events: Iterable[str], known: 
     """One delivery (the newest attempt) per GUID that no attempt delivered, of an event
     foldbot handles, tried fewer than MAX_TRIES times, that the journal does not know and
     that was not asked for lately, oldest first."""
-    failed = {guid: max(tries, key=lambda t: t["id"]) for guid, tries in _attempts(items, events).items()
+    return _choose(_attempts(items, events), known, asked)
+
+
+def _choose(attempts: dict[str, list[dict[str, Any]]], known: Callable[[list[str]], set[str]],
+            asked: Container[str]) -> list[dict[str, Any]]:
+    """`to_redeliver`, from the attempts already grouped by GUID (`_attempts`)."""
+    failed = {guid: max(tries, key=lambda t: t["id"]) for guid, tries in attempts.items()
               if len(tries) < MAX_TRIES and guid not in asked}
     seen = known(sorted(failed))
     return [failed[guid] for guid in sorted(failed, key=lambda g: failed[g]["id"]) if guid not in seen]
@@ -67,15 +73,18 @@ class Memory:
     newest: int | None = None
     undelivered: list[dict[str, Any]] = field(default_factory=list)
 
-    def merge(self, listed: list[dict[str, Any]], events: Iterable[str], newer_than: datetime) -> list[dict[str, Any]]:
-        """The attempts to consider now: those remembered and those just listed, within the window."""
+    def merge(self, listed: list[dict[str, Any]], events: Iterable[str],
+              newer_than: datetime) -> dict[str, list[dict[str, Any]]]:
+        """The undelivered GUIDs' attempts to consider now (`_attempts`): those remembered and
+        those just listed, within the window."""
         ids = [item["id"] for item in listed if type(item.get("id")) is int]
         if ids:
-            self.newest = max([*ids, *([self.newest] if self.newest is not None else [])])
+            self.newest = max(ids) if self.newest is None else max(self.newest, *ids)
         kept = [item for item in self.undelivered
                 if (when := _parse_time(item.get("delivered_at"))) is None or when > newer_than]
-        self.undelivered = [item for tries in _attempts([*listed, *kept], events).values() for item in tries]
-        return [*listed, *kept]
+        attempts = _attempts([*listed, *kept], events)
+        self.undelivered = [item for tries in attempts.values() for item in tries]
+        return attempts
 
 
 @dataclass
@@ -103,13 +112,13 @@ async def redeliver_failed(pool: GitHubPool, events: Iterable[str], known: Calla
     events = list(events)
     listed = await pool.hook_deliveries(moment - window, after=memory.newest if memory else None)
     outcome = Outcome(len(listed), [], [])
-    items = memory.merge(listed, events, moment - window) if memory is not None else listed
-    hopeless = [guid for guid, tries in _attempts(items, events).items() if len(tries) >= MAX_TRIES]
+    attempts = memory.merge(listed, events, moment - window) if memory is not None else _attempts(listed, events)
+    hopeless = [guid for guid, tries in attempts.items() if len(tries) >= MAX_TRIES]
     seen = known(hopeless) if hopeless else set()
     outcome.given_up = sorted(guid for guid in hopeless if guid not in seen and guid not in asked)
     for guid in outcome.given_up:  # named once, not every round
         asked[guid] = moment.timestamp() + window.total_seconds()
-    chosen = to_redeliver(items, events, known, asked)
+    chosen = _choose(attempts, known, asked)
     for index, item in enumerate(chosen):
         guid = str(item["guid"])
         if len(outcome.asked) >= MAX_PER_PASS:
