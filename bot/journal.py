@@ -60,6 +60,11 @@ CREATE TABLE IF NOT EXISTS deliveries (
     updated REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS deliveries_state ON deliveries (state, received);
+CREATE TABLE IF NOT EXISTS notes (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    until REAL NOT NULL
+);
 """
 
 
@@ -331,6 +336,25 @@ class Journal:
     def lead(self, task: str, seconds: float) -> bool:
         """One process works on a journal file (the worker's lock): it always leads."""
         return True
+
+    def keep_lead(self, task: str, seconds: float) -> bool:
+        """One process works on a journal file: its lead never lapses."""
+        return True
+
+    def note(self, name: str) -> str | None:
+        """What `keep_note` kept under `name`, while it lasts."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM notes WHERE name = ? AND until > ?",
+                                   (name, time.time())).fetchone()
+        return str(row[0]) if row else None
+
+    async def keep_note(self, name: str, value: str, seconds: float) -> None:
+        """Keep `value` under `name` for `seconds` (what a task needs from its last round)."""
+        await self._submit(self._keep_note, name, value, time.time() + seconds)
+
+    def _keep_note(self, name: str, value: str, until: float) -> None:
+        self._db.execute("DELETE FROM notes WHERE until <= ?", (time.time(),))
+        self._db.execute("INSERT OR REPLACE INTO notes (name, value, until) VALUES (?, ?, ?)", (name, value, until))
 
     def release(self, delivery: str) -> None:
         """The in-memory queue had no room for this delivery: it stays queued here."""

@@ -11,6 +11,7 @@ while the window holds it; a rate limit (403/429) ends the pass."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
@@ -65,13 +66,46 @@ def _choose(attempts: dict[str, list[dict[str, Any]]], known: Callable[[list[str
     return [failed[guid] for guid in sorted(failed, key=lambda g: failed[g]["id"]) if guid not in seen]
 
 
+#: What Memory keeps of a listed attempt (what the choice, the window and the log read).
+KEPT = ("id", "guid", "event", "status_code", "status", "delivered_at")
+
+
 @dataclass
 class Memory:
-    """What this process's earlier rounds listed, so that a round lists only what is newer:
-    the newest delivery id seen, and the attempts of each GUID of a handled event that no
-    attempt has delivered yet (within the window)."""
+    """What earlier rounds listed, so that a round lists only what is newer: the newest
+    delivery id seen, and the attempts of each GUID of a handled event that no attempt has
+    delivered yet (within the window). Kept in the journal between rounds (`dumps`,
+    `loads`), with the GUIDs asked for, so that neither a restart nor the next round's
+    replica lists the whole window again, or asks again for what was just asked for."""
     newest: int | None = None
     undelivered: list[dict[str, Any]] = field(default_factory=list)
+    #: when it was last kept (epoch seconds): of two memories, the later one is the truth
+    kept: float = 0.0
+
+    def dumps(self, asked: dict[str, float]) -> str:
+        return json.dumps({"newest": self.newest, "undelivered": self.undelivered, "asked": asked,
+                           "kept": self.kept}, separators=(",", ":"))
+
+    @classmethod
+    def loads(cls, text: str) -> tuple[Memory, dict[str, float]]:
+        """The memory and the asked GUIDs `dumps` wrote; ValueError saying what is wrong."""
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        newest, undelivered, asked, kept = data.get("newest"), data.get("undelivered"), data.get("asked"), \
+            data.get("kept")
+        if newest is not None and type(newest) is not int:
+            raise ValueError("`newest` is not a delivery id")
+        if not isinstance(undelivered, list) or not all(
+                isinstance(item, dict) and type(item.get("id")) is int and isinstance(item.get("guid"), str)
+                for item in undelivered):
+            raise ValueError("`undelivered` is not a list of attempts with an id and a GUID")
+        if not isinstance(asked, dict) or not all(
+                isinstance(until, (int, float)) and not isinstance(until, bool) for until in asked.values()):
+            raise ValueError("`asked` is not a map of GUIDs to times")
+        if not isinstance(kept, (int, float)) or isinstance(kept, bool):
+            raise ValueError("`kept` is not a time")
+        return cls(newest, undelivered, float(kept)), {str(guid): float(until) for guid, until in asked.items()}
 
     def merge(self, listed: list[dict[str, Any]], events: Iterable[str],
               newer_than: datetime) -> dict[str, list[dict[str, Any]]]:
@@ -80,10 +114,11 @@ class Memory:
         ids = [item["id"] for item in listed if type(item.get("id")) is int]
         if ids:
             self.newest = max(ids) if self.newest is None else max(self.newest, *ids)
-        kept = [item for item in self.undelivered
-                if (when := _parse_time(item.get("delivered_at"))) is None or when > newer_than]
-        attempts = _attempts([*listed, *kept], events)
-        self.undelivered = [item for tries in attempts.values() for item in tries]
+        remembered = [item for item in self.undelivered
+                      if (when := _parse_time(item.get("delivered_at"))) is None or when > newer_than]
+        attempts = _attempts([*listed, *remembered], events)
+        self.undelivered = [{key: item[key] for key in KEPT if key in item} for tries in attempts.values()
+                            for item in tries]
         return attempts
 
 

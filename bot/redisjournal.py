@@ -19,6 +19,7 @@ import asyncio
 import os
 import socket
 import time
+import uuid
 
 import redis
 
@@ -128,6 +129,17 @@ end
 return #ids
 """
 
+# KEYS: a task's lead; ARGV: owner, milliseconds. The owner's turn lasts at least that much more.
+_KEEP = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 1
+"""
+
 
 class RedisJournal:
     durable = True
@@ -144,7 +156,8 @@ class RedisJournal:
         self._begin = self._redis.register_script(_BEGIN)
         self._finish = self._redis.register_script(_FINISH)
         self.leases, self.queue = f"{prefix}leases", f"{prefix}queue"
-        self.owner = f"{socket.gethostname()}:{os.getpid()}"
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"  # one per journal
+        self._keep = self._redis.register_script(_KEEP)
 
     def _key(self, delivery: str) -> str:
         return f"{self.prefix}d:{delivery}"
@@ -191,6 +204,21 @@ class RedisJournal:
         """Whether this replica does `task` (asking GitHub for failed deliveries, reconciling)
         this time: the first to ask in each `seconds` does; a dead leader's turn lapses."""
         return bool(self._redis.set(f"{self.prefix}lead:{task}", self.owner, nx=True, ex=max(1, int(seconds))))
+
+    def keep_lead(self, task: str, seconds: float) -> bool:
+        """While this replica's round of `task` runs: its turn lasts at least `seconds` more,
+        so that a round longer than the turn does not let another replica start one beside
+        it. False: the turn is not this replica's any more (it lapsed and another took it)."""
+        return bool(self._keep(keys=[f"{self.prefix}lead:{task}"], args=[self.owner, max(1, int(seconds * 1000))]))
+
+    def note(self, name: str) -> str | None:
+        """What `keep_note` kept under `name` (by any replica), while it lasts."""
+        value = self._redis.get(f"{self.prefix}note:{name}")
+        return value.decode() if isinstance(value, bytes) else value
+
+    async def keep_note(self, name: str, value: str, seconds: float) -> None:
+        """Keep `value` under `name` for `seconds`, for whichever replica does the task next."""
+        await asyncio.to_thread(self._redis.set, f"{self.prefix}note:{name}", value, ex=max(1, int(seconds)))
 
     def renew(self, deliveries: set[str] | frozenset[str]) -> None:
         """Extend this replica's hold on the deliveries it has (those still leased to it)."""

@@ -502,16 +502,19 @@ async def check_credentials(state: AppState) -> None:
 async def redeliver_loop(state: AppState) -> None:
     """At start (once the server listens) and every `redeliver_minutes`: ask GitHub to
     redeliver the failed deliveries foldbot has not processed (`bot.redeliver`); with
-    several replicas, one of them each time (`lead`)."""
+    several replicas, one of them each time (`lead`). What a round listed and asked for is
+    kept in the journal for the next round, whichever process or replica runs it."""
     assert state.pool is not None
     settings = state.settings
+    window = timedelta(hours=settings.redeliver_window_hours)
     await asyncio.sleep(settings.redeliver_first_seconds)
     while True:
         if state.credentials_problem is None and state.journal.lead("redeliver", settings.redeliver_minutes * 60 * 0.9):
+            recall_redelivery(state)
             try:
-                outcome = await redeliver_failed(state.pool, REQUIRED, state.journal.known, state.redelivery_asked,
-                                                 timedelta(hours=settings.redeliver_window_hours),
-                                                 memory=state.redelivery_memory)
+                async with holding_lead(state, "redeliver"):
+                    outcome = await redeliver_failed(state.pool, REQUIRED, state.journal.known, state.redelivery_asked,
+                                                     window, memory=state.redelivery_memory)
                 state.metrics.redeliveries.inc(len(outcome.asked))
                 log.info("redelivery: %d deliveries listed, %d asked again%s", outcome.listed, len(outcome.asked),
                          f", {len(outcome.refused)} refused" if outcome.refused else "")
@@ -523,7 +526,74 @@ async def redeliver_loop(state: AppState) -> None:
                                 len(outcome.given_up), MAX_TRIES, ", ".join(outcome.given_up[:10]))
             except (GitHubError, aiohttp.ClientError, asyncio.TimeoutError) as exc:
                 log.error("redelivery: could not list the App's deliveries: %s", exc)
+            finally:  # what it asked for before a failure is kept too
+                await keep_redelivery(state, window + timedelta(minutes=settings.redeliver_minutes))
         await asyncio.sleep(settings.redeliver_minutes * 60)
+
+
+#: The note in the journal where a redelivery round leaves what the next one needs.
+REDELIVERY_NOTE = "redeliver"
+
+
+def recall_redelivery(state: AppState) -> None:
+    """What the last round kept in the journal (it may have run in another process or
+    replica, or before a restart) replaces this process's own memory of it."""
+    try:
+        text = state.journal.note(REDELIVERY_NOTE)
+    except Exception as exc:  # the disk or Redis failed
+        log.error("redelivery: cannot read what the last round kept (%s); this round goes by this process's memory",
+                  exc)
+        return
+    if text is None:
+        return
+    try:
+        memory, asked = Memory.loads(text)
+    except ValueError as exc:  # the next keep_redelivery writes it anew
+        log.error("redelivery: what the last round kept is unreadable (%s); this round goes by this process's memory "
+                  "(after a restart: it lists the whole window)", exc)
+        return
+    if memory.kept < state.redelivery_memory.kept:  # this process kept a later one, which the journal refused
+        return
+    state.redelivery_memory = memory
+    state.redelivery_asked.clear()
+    state.redelivery_asked.update(asked)
+
+
+async def keep_redelivery(state: AppState, lasting: timedelta) -> None:
+    state.redelivery_memory.kept = time.time()
+    try:
+        await state.journal.keep_note(REDELIVERY_NOTE, state.redelivery_memory.dumps(state.redelivery_asked),
+                                      lasting.total_seconds())
+    except Exception as exc:  # the next round here goes by this process's memory; another replica's lists anew
+        log.error("redelivery: cannot keep what this round listed and asked for: %s", exc)
+
+
+#: While a round of a led task runs, its turn is extended this often, to last LEAD_HOLD_SECONDS more.
+LEAD_RENEW_SECONDS = 30.0
+LEAD_HOLD_SECONDS = 90
+
+
+@contextlib.asynccontextmanager
+async def holding_lead(state: AppState, task: str) -> AsyncIterator[None]:
+    """The turn at `task` lasts as long as the round does (with several replicas, another
+    one would start a round beside a long one once the turn's time ran out)."""
+    async def keep() -> None:
+        while True:
+            await asyncio.sleep(LEAD_RENEW_SECONDS)
+            try:
+                if not state.journal.keep_lead(task, LEAD_HOLD_SECONDS):
+                    log.warning("%s: this replica's turn lapsed while its round ran; another replica may run one too",
+                                task)
+                    return
+            except Exception as exc:  # Redis is away: the turn lasts its own time
+                log.error("%s: cannot extend this replica's turn: %s", task, exc)
+
+    keeping = asyncio.create_task(keep())
+    try:
+        yield
+    finally:
+        keeping.cancel()
+        await asyncio.gather(keeping, return_exceptions=True)
 
 
 async def reconcile_loop(state: AppState) -> None:
@@ -537,7 +607,8 @@ async def reconcile_loop(state: AppState) -> None:
     while True:
         if state.credentials_problem is None and state.journal.lead("reconcile", settings.reconcile_minutes * 60 * 0.9):
             try:
-                found = await find_missed(state.pool, await state.pool.bot_login(), log=log.warning)
+                async with holding_lead(state, "reconcile"):
+                    found = await find_missed(state.pool, await state.pool.bot_login(), log=log.warning)
             except (GitHubError, aiohttp.ClientError, asyncio.TimeoutError) as exc:
                 log.error("reconcile: could not list the installations' lane runs: %s", exc)
                 found = []

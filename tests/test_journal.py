@@ -11,6 +11,7 @@ import os
 import signal
 import sqlite3
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,22 @@ def test_old_done_deliveries_are_forgotten(tmp_path: Path) -> None:
     import time
     assert journal.forget_old(now=time.time() + KEEP_DONE_SECONDS + 1) == 1
     assert (journal.state("old"), journal.state("new")) == (None, "queued")
+
+
+async def test_a_note_lasts_its_time_and_survives_a_restart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    journal = Journal(tmp_path)
+    await journal.keep_note("redeliver", "first", 60)
+    await journal.keep_note("redeliver", "second", 60)
+    await journal.keep_note("brief", "gone soon", 1)
+    journal.close()
+    again = Journal(tmp_path)
+    assert (again.note("redeliver"), again.note("brief"), again.note("never")) == ("second", "gone soon", None)
+    later = time.time() + 2
+    monkeypatch.setattr("bot.journal.time.time", lambda: later)
+    assert (again.note("redeliver"), again.note("brief")) == ("second", None)
+    await again.keep_note("redeliver", "third", 60)  # a write drops what has lapsed
+    assert [row[0] for row in again._db.execute("SELECT name FROM notes")] == ["redeliver"]
+    again.close()
 
 
 async def test_a_burst_is_committed_in_groups_and_every_write_is_on_disk(tmp_path: Path) -> None:

@@ -324,3 +324,88 @@ async def test_a_round_lists_only_what_is_newer_than_the_last_and_remembers_what
         assert third.asked == ["w1"]
         assert {item["guid"] for item in memory.undelivered} == {"w1"}
         await asyncio.gather(*hook.tasks)
+
+
+def test_what_a_round_listed_and_asked_for_is_kept_as_text_and_read_back() -> None:
+    from bot.redeliver import Memory
+    memory = Memory(7, [{"id": 7, "guid": "g", "event": "workflow_run", "status_code": 502}], 1.5)
+    again, asked = Memory.loads(memory.dumps({"g": 99.0}))
+    assert (again, asked) == (memory, {"g": 99.0})
+    for text, why in (("[]", "not a JSON object"),
+                      ('{"newest": "7", "undelivered": [], "asked": {}, "kept": 0}', "`newest` is not a delivery id"),
+                      ('{"newest": null, "undelivered": [{"guid": "g"}], "asked": {}, "kept": 0}',
+                       "`undelivered` is not a list of attempts with an id and a GUID"),
+                      ('{"newest": null, "undelivered": [], "asked": {"g": true}, "kept": 0}',
+                       "`asked` is not a map of GUIDs to times"),
+                      ('{"newest": null, "undelivered": [], "asked": {}}', "`kept` is not a time")):
+        with pytest.raises(ValueError) as error:
+            Memory.loads(text)
+        assert str(error.value) == why
+
+
+async def _kept_after(bot: Any, when: float) -> Any:
+    """What the bot's journal keeps of its redelivery rounds, once a round after `when` kept it."""
+    from bot.redeliver import Memory
+    from bot.server import REDELIVERY_NOTE
+    for _ in range(200):
+        text = bot.state.journal.note(REDELIVERY_NOTE)
+        try:
+            kept = Memory.loads(text) if text is not None else None
+        except ValueError:  # not written by a round yet
+            kept = None
+        if kept is not None and kept[0].kept > when:
+            return kept
+        await asyncio.sleep(0.05)
+    raise AssertionError("no redelivery round kept its memory")
+
+
+async def test_after_a_restart_a_round_lists_only_what_is_new_and_does_not_ask_again_for_what_was_just_asked_for(
+        fake_github: FakeGitHub, tmp_path: Any) -> None:
+    hook = app_hook(fake_github)
+    hook.configure("http://127.0.0.1:9/webhook", SECRET)  # nothing listens: every redelivery fails
+    for i in range(250):
+        hook.record("workflow_run", {"action": "completed"}, guid=f"ok{i}", status_code=202, status="OK")
+    _failed(hook, "w1")
+    settings = {"data_dir": tmp_path, "redeliver_minutes": 60, "redeliver_first_seconds": 0.05}
+    first, runner = await start_bot(fake_github, **settings)
+    try:
+        (memory, asked) = await _kept_after(first, 0)
+    finally:
+        await first.session.close()
+        await runner.cleanup()
+    await asyncio.gather(*hook.tasks)  # the redelivery failed: w1's newest attempt
+    assert list(asked) == ["w1"] and [item["guid"] for item in memory.undelivered] == ["w1"]
+    assert fake_github.count("GET", "^/app/hook/deliveries$") == 3 and fake_github.count("POST", "/attempts$") == 1
+    second, runner = await start_bot(fake_github, **settings)
+    try:
+        (later, asked_later) = await _kept_after(second, memory.kept)
+    finally:
+        await second.session.close()
+        await runner.cleanup()
+    assert fake_github.count("GET", "^/app/hook/deliveries$") == 4  # one page: what came after the first round
+    assert fake_github.count("POST", "/attempts$") == 1  # w1 was asked for minutes ago, before the restart
+    assert asked_later == asked and later.newest == hook.deliveries[-1].id
+    assert sorted(item["id"] for item in later.undelivered) == [d.id for d in hook.deliveries if d.guid == "w1"]
+
+
+async def test_an_unreadable_note_of_the_last_round_is_named_and_the_round_goes_on(
+        fake_github: FakeGitHub, tmp_path: Any, caplog: pytest.LogCaptureFixture) -> None:
+    from bot.journal import Journal
+    from bot.server import REDELIVERY_NOTE
+    journal = Journal(tmp_path)
+    await journal.keep_note(REDELIVERY_NOTE, "{not json", 3600)
+    journal.close()
+    hook = app_hook(fake_github)
+    hook.configure("http://127.0.0.1:9/webhook", SECRET)
+    _failed(hook, "w1")
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path, redeliver_minutes=60, redeliver_first_seconds=0.05)
+    try:
+        (_, asked) = await _kept_after(bot, 0)
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+        await asyncio.gather(*hook.tasks)
+    assert list(asked) == ["w1"] and fake_github.count("POST", "/attempts$") == 1
+    [unreadable] = [r.getMessage() for r in caplog.records if "unreadable" in r.getMessage()]
+    assert unreadable.startswith("redelivery: what the last round kept is unreadable (Expecting property name")
+    assert unreadable.endswith("this round goes by this process's memory (after a restart: it lists the whole window)")

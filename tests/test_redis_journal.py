@@ -228,3 +228,33 @@ async def test_the_late_failure_of_a_run_that_is_not_the_latest_changes_nothing(
     assert b.state("stale") == "queued" and c.pending(5) == [] and b._redis.zscore(b.leases, "stale") is not None
     assert await b.mark("stale", "failed", write="b1", run=second) is True  # b's failure, the copy noted: again
     assert [(e.id, e.attempts) for e in c.pending(5)] == [("stale", 1)]
+
+
+async def test_the_replicas_share_one_note_and_only_the_leader_keeps_its_turn(redis_url: str) -> None:
+    from bot.redisjournal import RedisJournal
+    a, b = RedisJournal(redis_url), RedisJournal(redis_url)
+    await a.keep_note("redeliver", "what a's round listed", 60)
+    assert b.note("redeliver") == "what a's round listed" and b.note("reconcile") is None
+    assert 55 <= b._redis.ttl(f"{b.prefix}note:redeliver") <= 60
+    assert a.lead("redeliver", 1) and not b.keep_lead("redeliver", 30)  # b is not the leader
+    assert a.keep_lead("redeliver", 30) and 29_000 < b._redis.pttl(f"{b.prefix}lead:redeliver") <= 30_000
+    assert a.keep_lead("redeliver", 5) and b._redis.pttl(f"{b.prefix}lead:redeliver") > 29_000  # never shortened
+    assert not b.lead("redeliver", 1)
+
+
+async def test_a_round_longer_than_its_turn_keeps_the_turn_until_it_ends(redis_url: str,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from bot.redisjournal import RedisJournal
+    from bot.server import holding_lead
+    monkeypatch.setattr("bot.server.LEAD_RENEW_SECONDS", 0.3)
+    monkeypatch.setattr("bot.server.LEAD_HOLD_SECONDS", 1)
+    a, b = RedisJournal(redis_url), RedisJournal(redis_url)
+    assert a.lead("redeliver", 1)
+    async with holding_lead(SimpleNamespace(journal=a), "redeliver"):  # type: ignore[arg-type]
+        for _ in range(6):  # 1.8 s: the turn alone would have lapsed after 1
+            await asyncio.sleep(0.3)
+            assert not b.lead("redeliver", 1)
+    await asyncio.sleep(1.2)  # the round ended: nobody extends the turn
+    assert b.lead("redeliver", 1)
