@@ -341,7 +341,7 @@ class Journal:
         """One process works on a journal file: its lead never lapses."""
         return True
 
-    def note(self, name: str) -> str | None:
+    async def note(self, name: str) -> str | None:
         """What `keep_note` kept under `name`, while it lasts."""
         with self._lock:
             row = self._db.execute("SELECT value FROM notes WHERE name = ? AND until > ?",

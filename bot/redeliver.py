@@ -68,6 +68,9 @@ def _choose(attempts: dict[str, list[dict[str, Any]]], known: Callable[[list[str
 
 #: What Memory keeps of a listed attempt (what the choice, the window and the log read).
 KEPT = ("id", "guid", "event", "status_code", "status", "delivered_at")
+#: A memory of more undelivered attempts than this (a long outage) is not kept in the journal:
+#: the next round lists the whole window instead (the GUIDs asked for are kept all the same).
+MAX_KEPT_ATTEMPTS = 5000
 
 
 @dataclass
@@ -79,19 +82,27 @@ class Memory:
     replica lists the whole window again, or asks again for what was just asked for."""
     newest: int | None = None
     undelivered: list[dict[str, Any]] = field(default_factory=list)
-    #: when it was last kept (epoch seconds): of two memories, the later one is the truth
+    #: when it was kept (epoch seconds; for people and tests: replicas' clocks differ)
     kept: float = 0.0
 
-    def dumps(self, asked: dict[str, float]) -> str:
-        return json.dumps({"newest": self.newest, "undelivered": self.undelivered, "asked": asked,
+    def dumps(self, asked: dict[str, float], source: str) -> str:
+        """As text, with the asked GUIDs, for the App `source` names (its API and id: the ids
+        of another App's deliveries, or another GitHub's, mean nothing here)."""
+        newest, undelivered = self.newest, self.undelivered
+        if len(undelivered) > MAX_KEPT_ATTEMPTS:
+            newest, undelivered = None, []
+        return json.dumps({"source": source, "newest": newest, "undelivered": undelivered, "asked": asked,
                            "kept": self.kept}, separators=(",", ":"))
 
     @classmethod
-    def loads(cls, text: str) -> tuple[Memory, dict[str, float]]:
-        """The memory and the asked GUIDs `dumps` wrote; ValueError saying what is wrong."""
+    def loads(cls, text: str, source: str) -> tuple[Memory, dict[str, float]] | None:
+        """The memory and the asked GUIDs `dumps` wrote (None: it was written for another
+        App); ValueError saying what is wrong."""
         data = json.loads(text)
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
+        if data.get("source") != source:
+            return None
         newest, undelivered, asked, kept = data.get("newest"), data.get("undelivered"), data.get("asked"), \
             data.get("kept")
         if newest is not None and type(newest) is not int:

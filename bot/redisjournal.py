@@ -211,9 +211,9 @@ class RedisJournal:
         it. False: the turn is not this replica's any more (it lapsed and another took it)."""
         return bool(self._keep(keys=[f"{self.prefix}lead:{task}"], args=[self.owner, max(1, int(seconds * 1000))]))
 
-    def note(self, name: str) -> str | None:
-        """What `keep_note` kept under `name` (by any replica), while it lasts."""
-        value = self._redis.get(f"{self.prefix}note:{name}")
+    async def note(self, name: str) -> str | None:
+        """What `keep_note` kept under `name` (by any replica), while it lasts (off the event loop)."""
+        value = await asyncio.to_thread(self._redis.get, f"{self.prefix}note:{name}")
         return value.decode() if isinstance(value, bytes) else value
 
     async def keep_note(self, name: str, value: str, seconds: float) -> None:

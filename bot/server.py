@@ -155,6 +155,8 @@ class AppState:
     redelivery_asked: dict[str, float] = field(default_factory=dict)
     #: What this process's earlier redelivery rounds listed (a round lists only what is newer).
     redelivery_memory: Memory = field(default_factory=Memory)
+    #: The journal refused this process's last redelivery memory: its own is later than the journal's.
+    redelivery_unkept: bool = False
     #: `all`: this process answers and works; `web`: it answers, a worker process works
     #: (`bot.workerproc`); `worker`: it works and answers nothing.
     role: str = "all"
@@ -509,12 +511,16 @@ async def redeliver_loop(state: AppState) -> None:
     window = timedelta(hours=settings.redeliver_window_hours)
     await asyncio.sleep(settings.redeliver_first_seconds)
     while True:
-        if state.credentials_problem is None and state.journal.lead("redeliver", settings.redeliver_minutes * 60 * 0.9):
-            recall_redelivery(state)
-            try:
-                async with holding_lead(state, "redeliver"):
-                    outcome = await redeliver_failed(state.pool, REQUIRED, state.journal.known, state.redelivery_asked,
-                                                     window, memory=state.redelivery_memory)
+        try:
+            if state.credentials_problem is None and \
+                    state.journal.lead("redeliver", settings.redeliver_minutes * 60 * 0.9):
+                await recall_redelivery(state)
+                try:
+                    async with holding_lead(state, "redeliver"):
+                        outcome = await redeliver_failed(state.pool, REQUIRED, state.journal.known,
+                                                         state.redelivery_asked, window, memory=state.redelivery_memory)
+                finally:  # what it asked for before a failure is kept too
+                    await keep_redelivery(state, window + timedelta(minutes=settings.redeliver_minutes))
                 state.metrics.redeliveries.inc(len(outcome.asked))
                 log.info("redelivery: %d deliveries listed, %d asked again%s", outcome.listed, len(outcome.asked),
                          f", {len(outcome.refused)} refused" if outcome.refused else "")
@@ -524,10 +530,10 @@ async def redeliver_loop(state: AppState) -> None:
                     log.warning("redelivery: %d deliveries failed %d times and are not asked for again (%s); "
                                 "once the cause is fixed, redeliver them from the App's advanced settings",
                                 len(outcome.given_up), MAX_TRIES, ", ".join(outcome.given_up[:10]))
-            except (GitHubError, aiohttp.ClientError, asyncio.TimeoutError) as exc:
-                log.error("redelivery: could not list the App's deliveries: %s", exc)
-            finally:  # what it asked for before a failure is kept too
-                await keep_redelivery(state, window + timedelta(minutes=settings.redeliver_minutes))
+        except (GitHubError, aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            log.error("redelivery: could not list the App's deliveries: %s", exc)
+        except Exception:  # the journal (Redis away), or a bug: the next round comes all the same
+            log.exception("redelivery: the round failed; the next one in %g minutes", settings.redeliver_minutes)
         await asyncio.sleep(settings.redeliver_minutes * 60)
 
 
@@ -535,11 +541,20 @@ async def redeliver_loop(state: AppState) -> None:
 REDELIVERY_NOTE = "redeliver"
 
 
-def recall_redelivery(state: AppState) -> None:
+def redelivery_source(state: AppState) -> str:
+    """Which App's deliveries a redelivery memory is of (its ids mean nothing to another)."""
+    assert state.pool is not None
+    return f"{state.settings.api_url} app {state.pool.credentials.app_id}"
+
+
+async def recall_redelivery(state: AppState) -> None:
     """What the last round kept in the journal (it may have run in another process or
-    replica, or before a restart) replaces this process's own memory of it."""
+    replica, or before a restart) replaces this process's own memory of it, unless this
+    process could not keep its own last time (then its own is the later)."""
+    if state.redelivery_unkept:
+        return
     try:
-        text = state.journal.note(REDELIVERY_NOTE)
+        text = await state.journal.note(REDELIVERY_NOTE)
     except Exception as exc:  # the disk or Redis failed
         log.error("redelivery: cannot read what the last round kept (%s); this round goes by this process's memory",
                   exc)
@@ -547,14 +562,15 @@ def recall_redelivery(state: AppState) -> None:
     if text is None:
         return
     try:
-        memory, asked = Memory.loads(text)
+        recalled = Memory.loads(text, redelivery_source(state))
     except ValueError as exc:  # the next keep_redelivery writes it anew
         log.error("redelivery: what the last round kept is unreadable (%s); this round goes by this process's memory "
                   "(after a restart: it lists the whole window)", exc)
         return
-    if memory.kept < state.redelivery_memory.kept:  # this process kept a later one, which the journal refused
+    if recalled is None:
+        log.info("redelivery: what the journal kept is of another App or GitHub; this round lists the whole window")
         return
-    state.redelivery_memory = memory
+    state.redelivery_memory, asked = recalled
     state.redelivery_asked.clear()
     state.redelivery_asked.update(asked)
 
@@ -562,10 +578,14 @@ def recall_redelivery(state: AppState) -> None:
 async def keep_redelivery(state: AppState, lasting: timedelta) -> None:
     state.redelivery_memory.kept = time.time()
     try:
-        await state.journal.keep_note(REDELIVERY_NOTE, state.redelivery_memory.dumps(state.redelivery_asked),
+        await state.journal.keep_note(REDELIVERY_NOTE, state.redelivery_memory.dumps(state.redelivery_asked,
+                                                                                      redelivery_source(state)),
                                       lasting.total_seconds())
     except Exception as exc:  # the next round here goes by this process's memory; another replica's lists anew
         log.error("redelivery: cannot keep what this round listed and asked for: %s", exc)
+        state.redelivery_unkept = True
+    else:
+        state.redelivery_unkept = False
 
 
 #: While a round of a led task runs, its turn is extended this often, to last LEAD_HOLD_SECONDS more.
@@ -581,7 +601,7 @@ async def holding_lead(state: AppState, task: str) -> AsyncIterator[None]:
         while True:
             await asyncio.sleep(LEAD_RENEW_SECONDS)
             try:
-                if not state.journal.keep_lead(task, LEAD_HOLD_SECONDS):
+                if not await asyncio.to_thread(state.journal.keep_lead, task, LEAD_HOLD_SECONDS):
                     log.warning("%s: this replica's turn lapsed while its round ran; another replica may run one too",
                                 task)
                     return
@@ -605,18 +625,20 @@ async def reconcile_loop(state: AppState) -> None:
     settings = state.settings
     await asyncio.sleep(settings.redeliver_first_seconds + settings.reconcile_minutes * 60 / 10)
     while True:
-        if state.credentials_problem is None and state.journal.lead("reconcile", settings.reconcile_minutes * 60 * 0.9):
-            try:
+        try:
+            if state.credentials_problem is None and \
+                    state.journal.lead("reconcile", settings.reconcile_minutes * 60 * 0.9):
                 async with holding_lead(state, "reconcile"):
                     found = await find_missed(state.pool, await state.pool.bot_login(), log=log.warning)
-            except (GitHubError, aiohttp.ClientError, asyncio.TimeoutError) as exc:
-                log.error("reconcile: could not list the installations' lane runs: %s", exc)
-                found = []
-            for item in found:
-                accept_synthetic(state, "workflow_run", reconcile_delivery(item), item.installation_id,
-                                 f"reconcile-{item.run['id']}-{item.run.get('run_attempt') or 1}")
-            if found:
-                log.warning("reconcile: %d lane runs were never delivered; they are reported now", len(found))
+                for item in found:
+                    accept_synthetic(state, "workflow_run", reconcile_delivery(item), item.installation_id,
+                                     f"reconcile-{item.run['id']}-{item.run.get('run_attempt') or 1}")
+                if found:
+                    log.warning("reconcile: %d lane runs were never delivered; they are reported now", len(found))
+        except (GitHubError, aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            log.error("reconcile: could not list the installations' lane runs: %s", exc)
+        except Exception:  # the journal (Redis away), or a bug: the next round comes all the same
+            log.exception("reconcile: the round failed; the next one in %g minutes", settings.reconcile_minutes)
         await asyncio.sleep(settings.reconcile_minutes * 60)
 
 

@@ -75,10 +75,11 @@ async def test_a_note_lasts_its_time_and_survives_a_restart(tmp_path: Path, monk
     await journal.keep_note("brief", "gone soon", 1)
     journal.close()
     again = Journal(tmp_path)
-    assert (again.note("redeliver"), again.note("brief"), again.note("never")) == ("second", "gone soon", None)
+    assert (await again.note("redeliver"), await again.note("brief"), await again.note("never")) == (
+        "second", "gone soon", None)
     later = time.time() + 2
     monkeypatch.setattr("bot.journal.time.time", lambda: later)
-    assert (again.note("redeliver"), again.note("brief")) == ("second", None)
+    assert (await again.note("redeliver"), await again.note("brief")) == ("second", None)
     await again.keep_note("redeliver", "third", 60)  # a write drops what has lapsed
     assert [row[0] for row in again._db.execute("SELECT name FROM notes")] == ["redeliver"]
     again.close()

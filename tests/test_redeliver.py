@@ -327,10 +327,12 @@ async def test_a_round_lists_only_what_is_newer_than_the_last_and_remembers_what
 
 
 def test_what_a_round_listed_and_asked_for_is_kept_as_text_and_read_back() -> None:
-    from bot.redeliver import Memory
+    from bot.redeliver import MAX_KEPT_ATTEMPTS, Memory
     memory = Memory(7, [{"id": 7, "guid": "g", "event": "workflow_run", "status_code": 502}], 1.5)
-    again, asked = Memory.loads(memory.dumps({"g": 99.0}))
-    assert (again, asked) == (memory, {"g": 99.0})
+    text = memory.dumps({"g": 99.0}, "https://api.github.com app 1")
+    assert Memory.loads(text, "https://api.github.com app 1") == (memory, {"g": 99.0})
+    assert Memory.loads(text, "https://ghe.example/api/v3 app 1") is None  # another GitHub's ids mean nothing
+    assert Memory.loads(text, "https://api.github.com app 2") is None
     for text, why in (("[]", "not a JSON object"),
                       ('{"newest": "7", "undelivered": [], "asked": {}, "kept": 0}', "`newest` is not a delivery id"),
                       ('{"newest": null, "undelivered": [{"guid": "g"}], "asked": {}, "kept": 0}',
@@ -339,18 +341,20 @@ def test_what_a_round_listed_and_asked_for_is_kept_as_text_and_read_back() -> No
                        "`asked` is not a map of GUIDs to times"),
                       ('{"newest": null, "undelivered": [], "asked": {}}', "`kept` is not a time")):
         with pytest.raises(ValueError) as error:
-            Memory.loads(text)
+            Memory.loads(text.replace("{", '{"source": "s", ', 1) if text != "[]" else text, "s")
         assert str(error.value) == why
+    outage = Memory(9000, [{"id": i, "guid": f"g{i}"} for i in range(MAX_KEPT_ATTEMPTS + 1)], 2.0)
+    assert Memory.loads(outage.dumps({"g1": 5.0}, "s"), "s") == (Memory(None, [], 2.0), {"g1": 5.0})  # lists anew
 
 
 async def _kept_after(bot: Any, when: float) -> Any:
     """What the bot's journal keeps of its redelivery rounds, once a round after `when` kept it."""
     from bot.redeliver import Memory
-    from bot.server import REDELIVERY_NOTE
+    from bot.server import REDELIVERY_NOTE, redelivery_source
     for _ in range(200):
-        text = bot.state.journal.note(REDELIVERY_NOTE)
+        text = await bot.state.journal.note(REDELIVERY_NOTE)
         try:
-            kept = Memory.loads(text) if text is not None else None
+            kept = Memory.loads(text, redelivery_source(bot.state)) if text is not None else None
         except ValueError:  # not written by a round yet
             kept = None
         if kept is not None and kept[0].kept > when:
@@ -409,3 +413,31 @@ async def test_an_unreadable_note_of_the_last_round_is_named_and_the_round_goes_
     [unreadable] = [r.getMessage() for r in caplog.records if "unreadable" in r.getMessage()]
     assert unreadable.startswith("redelivery: what the last round kept is unreadable (Expecting property name")
     assert unreadable.endswith("this round goes by this process's memory (after a restart: it lists the whole window)")
+
+
+async def test_a_round_the_journal_fails_is_named_and_the_next_round_comes(
+        fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    hook = app_hook(fake_github)
+    hook.configure("http://127.0.0.1:9/webhook", SECRET)
+    _failed(hook, "w1")
+    bot, runner = await start_bot(fake_github, redeliver_minutes=0.005, redeliver_first_seconds=0.2)
+    known, calls = bot.state.journal.known, []
+
+    def failing_once(guids: list[str]) -> set[str]:
+        calls.append(guids)
+        if len(calls) == 1:
+            raise ConnectionError("the journal is away")
+        return known(guids)
+    monkeypatch.setattr(bot.state.journal, "known", failing_once)
+    try:
+        for _ in range(200):
+            if fake_github.count("POST", "/attempts$"):
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+        await asyncio.gather(*hook.tasks)
+    assert fake_github.count("POST", "/attempts$") >= 1 and len(calls) >= 2
+    failed = [r for r in caplog.records if r.getMessage() == "redelivery: the round failed; the next one in 0.005 minutes"]
+    assert len(failed) == 1 and failed[0].exc_info is not None and "the journal is away" in str(failed[0].exc_info[1])

@@ -234,7 +234,7 @@ async def test_the_replicas_share_one_note_and_only_the_leader_keeps_its_turn(re
     from bot.redisjournal import RedisJournal
     a, b = RedisJournal(redis_url), RedisJournal(redis_url)
     await a.keep_note("redeliver", "what a's round listed", 60)
-    assert b.note("redeliver") == "what a's round listed" and b.note("reconcile") is None
+    assert await b.note("redeliver") == "what a's round listed" and await b.note("reconcile") is None
     assert 55 <= b._redis.ttl(f"{b.prefix}note:redeliver") <= 60
     assert a.lead("redeliver", 1) and not b.keep_lead("redeliver", 30)  # b is not the leader
     assert a.keep_lead("redeliver", 30) and 29_000 < b._redis.pttl(f"{b.prefix}lead:redeliver") <= 30_000
@@ -248,13 +248,47 @@ async def test_a_round_longer_than_its_turn_keeps_the_turn_until_it_ends(redis_u
 
     from bot.redisjournal import RedisJournal
     from bot.server import holding_lead
-    monkeypatch.setattr("bot.server.LEAD_RENEW_SECONDS", 0.3)
-    monkeypatch.setattr("bot.server.LEAD_HOLD_SECONDS", 1)
+    monkeypatch.setattr("bot.server.LEAD_RENEW_SECONDS", 0.2)
+    monkeypatch.setattr("bot.server.LEAD_HOLD_SECONDS", 2)
     a, b = RedisJournal(redis_url), RedisJournal(redis_url)
     assert a.lead("redeliver", 1)
     async with holding_lead(SimpleNamespace(journal=a), "redeliver"):  # type: ignore[arg-type]
-        for _ in range(6):  # 1.8 s: the turn alone would have lapsed after 1
+        for _ in range(10):  # 3 s: the turn alone would have lapsed after 1
             await asyncio.sleep(0.3)
             assert not b.lead("redeliver", 1)
-    await asyncio.sleep(1.2)  # the round ended: nobody extends the turn
+    await asyncio.sleep(2.2)  # the round ended: nobody extends the turn
     assert b.lead("redeliver", 1)
+
+
+async def test_the_next_rounds_replica_goes_by_what_the_last_one_kept_unless_its_own_is_later(
+        redis_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from datetime import timedelta
+    from types import SimpleNamespace
+
+    from bot.redeliver import Memory
+    from bot.redisjournal import RedisJournal
+    from bot.server import keep_redelivery, recall_redelivery
+
+    def replica(app_id: str = "7") -> SimpleNamespace:
+        return SimpleNamespace(journal=RedisJournal(redis_url), redelivery_memory=Memory(), redelivery_asked={},
+                               redelivery_unkept=False, settings=SimpleNamespace(api_url="https://api.github.com"),
+                               pool=SimpleNamespace(credentials=SimpleNamespace(app_id=app_id)))
+    caplog.set_level("INFO", "foldbot")
+    a, b, other = replica(), replica(), replica("8")
+    a.redelivery_memory, a.redelivery_asked = Memory(200, [{"id": 150, "guid": "g1"}]), {"g1": 1e12}
+    await keep_redelivery(a, timedelta(hours=1))  # type: ignore[arg-type]
+    await recall_redelivery(b)  # type: ignore[arg-type]
+    assert (b.redelivery_memory, b.redelivery_asked) == (a.redelivery_memory, {"g1": 1e12})
+    await recall_redelivery(other)  # type: ignore[arg-type]
+    assert (other.redelivery_memory, other.redelivery_asked) == (Memory(), {})
+    assert "redelivery: what the journal kept is of another App or GitHub; this round lists the whole window" in [
+        r.getMessage() for r in caplog.records]
+
+    async def refused(*args: object) -> None:
+        raise ConnectionError("Redis is away")
+    b.redelivery_memory, b.redelivery_asked = Memory(300), {"g1": 1e12, "g2": 1e12}
+    monkeypatch.setattr(b.journal, "keep_note", refused)
+    await keep_redelivery(b, timedelta(hours=1))  # type: ignore[arg-type]
+    assert b.redelivery_unkept
+    await recall_redelivery(b)  # the journal holds a's older memory: b keeps its own
+    assert (b.redelivery_memory.newest, sorted(b.redelivery_asked)) == (300, ["g1", "g2"])
