@@ -33,6 +33,7 @@ test: $(VENV)/.installed redis-server
 bench: $(VENV)/.installed
 	$(BIN)/python bench/analysis.py
 	$(BIN)/python bench/webhook.py
+	$(BIN)/python bench/journal_commit.py
 
 screenshots: $(VENV)/.installed
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)

@@ -256,6 +256,19 @@ async def latency(rounds: int = 5) -> None:
         return f"p50 {p50:.2f}x, p99 {p99:.2f}x"
     print(f"  foldbot / bare: {ratios('foldbot', 'bare')} (target <= 1.5x); "
           f"floor / bare: {ratios('floor', 'bare')}; foldbot / floor: {ratios('foldbot', 'floor')}")
+    slowest = {name: bursts(values) for name, values in samples.items()}
+
+    def paired(name: str, base: str) -> str:
+        return f"{statistics.median(a / b for a, b in zip(slowest[name], slowest[base])):.2f}x"
+    print(f"  by burst (a burst's last answer; one client sends and reads them all, so they come back close "
+          f"together, and the p99 is the slowest burst or two): median of the same round's ratio foldbot / bare "
+          f"{paired('foldbot', 'bare')}, floor / bare {paired('floor', 'bare')}; slowest burst: "
+          + ", ".join(f"{name} {max(values):.0f} ms" for name, values in slowest.items()))
+
+
+def bursts(values: list[float]) -> list[float]:
+    """Each round's slowest answer (the client times the rounds' answers in order)."""
+    return [max(values[start:start + DELIVERIES]) for start in range(0, len(values), DELIVERIES)]
 
 
 async def floors(rounds: int = 10) -> None:

@@ -69,6 +69,9 @@ def test_the_webhook_benchmark_times_foldbot_the_bare_handler_and_the_floor() ->
         "foldbot serve as deployed (journal, checks, its worker process)"]
     assert lines[4].startswith("  foldbot / bare: p50 ") and "; floor / bare: p50 " in lines[4] \
         and "; foldbot / floor: p50 " in lines[4]
+    assert lines[5].startswith("  by burst (a burst's last answer;") and ": median of the same round's ratio foldbot / " \
+        "bare " in lines[5] and ", floor / bare " in lines[5] and "; slowest burst: bare " in lines[5]
+    assert ", floor " in lines[5] and lines[5].endswith(" ms") and ", foldbot " in lines[5]
 
 
 def test_the_webhook_benchmark_times_what_a_wait_before_the_answer_costs() -> None:
@@ -83,3 +86,13 @@ def test_the_webhook_benchmark_times_what_a_wait_before_the_answer_costs() -> No
         "... writing through the journal in the loop, no fsync",
         "... writing through the journal's writer thread, no fsync",
         "floor: the bare handler, answering once the journal holds the delivery"]
+
+
+def test_the_journal_commit_benchmark_prints_each_group_size() -> None:
+    result = subprocess.run([sys.executable, "bench/journal_commit.py", "64"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "64 deliveries of 14 KiB committed through the journal (WAL, synchronous=FULL), by group size:"
+    assert [line.split(" a commit:")[0].strip() for line in lines[1:]] == ["1", "4", "8", "16", "32", "64"]
+    assert all(" µs wall, " in line and line.endswith(" µs CPU") for line in lines[1:])
