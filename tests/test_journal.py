@@ -68,8 +68,10 @@ def test_old_done_deliveries_are_forgotten(tmp_path: Path) -> None:
     assert (journal.state("old"), journal.state("new")) == (None, "queued")
 
 
-async def test_a_note_lasts_its_time_and_survives_a_restart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    journal = Journal(tmp_path)
+@pytest.mark.parametrize("fsync", [True, False], ids=["web process", "worker process"])
+async def test_a_note_lasts_its_time_and_survives_a_restart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            fsync: bool) -> None:
+    journal = Journal(tmp_path, fsync=fsync)  # the worker's commits in its loop when the file is free
     await journal.keep_note("redeliver", "first", 60)
     await journal.keep_note("redeliver", "second", 60)
     await journal.keep_note("brief", "gone soon", 1)
