@@ -260,7 +260,7 @@ async def latency(rounds: int = 5) -> None:
 
     def paired(name: str, base: str) -> str:
         return f"{statistics.median(a / b for a, b in zip(slowest[name], slowest[base])):.2f}x"
-    print(f"  by burst (a burst's last answer; one client sends and reads them all, so they come back close "
+    print(f"  by burst (a round's slowest answer; one client sends and reads them all, so they come back close "
           f"together, and the p99 is the slowest burst or two): median of the same round's ratio foldbot / bare "
           f"{paired('foldbot', 'bare')}, floor / bare {paired('floor', 'bare')}; slowest burst: "
           + ", ".join(f"{name} {max(values):.0f} ms" for name, values in slowest.items()))

@@ -118,6 +118,12 @@ class Memory:
             raise ValueError("`kept` is not a time")
         return cls(newest, undelivered, float(kept)), {str(guid): float(until) for guid, until in asked.items()}
 
+    def union(self, other: Memory) -> Memory:
+        """What both remember, erring towards listing more: the older cursor, every attempt."""
+        newest = None if self.newest is None or other.newest is None else min(self.newest, other.newest)
+        attempts = {item["id"]: item for item in [*self.undelivered, *other.undelivered]}
+        return Memory(newest, [attempts[key] for key in sorted(attempts)], max(self.kept, other.kept))
+
     def merge(self, listed: list[dict[str, Any]], events: Iterable[str],
               newer_than: datetime) -> dict[str, list[dict[str, Any]]]:
         """The undelivered GUIDs' attempts to consider now (`_attempts`): those remembered and

@@ -155,7 +155,7 @@ class AppState:
     redelivery_asked: dict[str, float] = field(default_factory=dict)
     #: What this process's earlier redelivery rounds listed (a round lists only what is newer).
     redelivery_memory: Memory = field(default_factory=Memory)
-    #: The journal refused this process's last redelivery memory: its own is later than the journal's.
+    #: The journal refused this process's last redelivery memory: the next round joins it to the journal's.
     redelivery_unkept: bool = False
     #: `all`: this process answers and works; `web`: it answers, a worker process works
     #: (`bot.workerproc`); `worker`: it works and answers nothing.
@@ -513,7 +513,7 @@ async def redeliver_loop(state: AppState) -> None:
     while True:
         try:
             if state.credentials_problem is None and \
-                    state.journal.lead("redeliver", settings.redeliver_minutes * 60 * 0.9):
+                    await asyncio.to_thread(state.journal.lead, "redeliver", settings.redeliver_minutes * 60 * 0.9):
                 await recall_redelivery(state)
                 try:
                     async with holding_lead(state, "redeliver"):
@@ -549,10 +549,9 @@ def redelivery_source(state: AppState) -> str:
 
 async def recall_redelivery(state: AppState) -> None:
     """What the last round kept in the journal (it may have run in another process or
-    replica, or before a restart) replaces this process's own memory of it, unless this
-    process could not keep its own last time (then its own is the later)."""
-    if state.redelivery_unkept:
-        return
+    replica, or before a restart) replaces this process's own memory of it; when this
+    process could not keep its own last time, the two are joined (`Memory.union`, and
+    every GUID asked for by either), as either may be the later."""
     try:
         text = await state.journal.note(REDELIVERY_NOTE)
     except Exception as exc:  # the disk or Redis failed
@@ -570,7 +569,12 @@ async def recall_redelivery(state: AppState) -> None:
     if recalled is None:
         log.info("redelivery: what the journal kept is of another App or GitHub; this round lists the whole window")
         return
-    state.redelivery_memory, asked = recalled
+    memory, asked = recalled
+    if state.redelivery_unkept:
+        memory = memory.union(state.redelivery_memory)
+        for guid, until in state.redelivery_asked.items():
+            asked[guid] = max(until, asked.get(guid, until))
+    state.redelivery_memory = memory
     state.redelivery_asked.clear()
     state.redelivery_asked.update(asked)
 
@@ -627,7 +631,7 @@ async def reconcile_loop(state: AppState) -> None:
     while True:
         try:
             if state.credentials_problem is None and \
-                    state.journal.lead("reconcile", settings.reconcile_minutes * 60 * 0.9):
+                    await asyncio.to_thread(state.journal.lead, "reconcile", settings.reconcile_minutes * 60 * 0.9):
                 async with holding_lead(state, "reconcile"):
                     found = await find_missed(state.pool, await state.pool.bot_login(), log=log.warning)
                 for item in found:

@@ -69,7 +69,7 @@ def test_the_webhook_benchmark_times_foldbot_the_bare_handler_and_the_floor() ->
         "foldbot serve as deployed (journal, checks, its worker process)"]
     assert lines[4].startswith("  foldbot / bare: p50 ") and "; floor / bare: p50 " in lines[4] \
         and "; foldbot / floor: p50 " in lines[4]
-    assert lines[5].startswith("  by burst (a burst's last answer;") and ": median of the same round's ratio foldbot / " \
+    assert lines[5].startswith("  by burst (a round's slowest answer;") and ": median of the same round's ratio foldbot / " \
         "bare " in lines[5] and ", floor / bare " in lines[5] and "; slowest burst: bare " in lines[5]
     assert ", floor " in lines[5] and lines[5].endswith(" ms") and ", foldbot " in lines[5]
 

@@ -286,9 +286,17 @@ async def test_the_next_rounds_replica_goes_by_what_the_last_one_kept_unless_its
 
     async def refused(*args: object) -> None:
         raise ConnectionError("Redis is away")
-    b.redelivery_memory, b.redelivery_asked = Memory(300), {"g1": 1e12, "g2": 1e12}
+    b.redelivery_memory, b.redelivery_asked = Memory(300, [{"id": 250, "guid": "g2"}]), {"g1": 1e12, "g2": 2e12}
     monkeypatch.setattr(b.journal, "keep_note", refused)
     await keep_redelivery(b, timedelta(hours=1))  # type: ignore[arg-type]
     assert b.redelivery_unkept
-    await recall_redelivery(b)  # the journal holds a's older memory: b keeps its own
-    assert (b.redelivery_memory.newest, sorted(b.redelivery_asked)) == (300, ["g1", "g2"])
+    a.redelivery_asked["g3"] = 3e12  # meanwhile a's next round asked for g3, and kept it
+    await keep_redelivery(a, timedelta(hours=1))  # type: ignore[arg-type]
+    await recall_redelivery(b)  # either may be the later: b joins both, erring towards listing more
+    assert (b.redelivery_memory.newest, [item["id"] for item in b.redelivery_memory.undelivered]) == (200, [150, 250])
+    assert b.redelivery_asked == {"g1": 1e12, "g2": 2e12, "g3": 3e12}
+    monkeypatch.undo()
+    await keep_redelivery(b, timedelta(hours=1))  # type: ignore[arg-type]
+    assert not b.redelivery_unkept
+    await recall_redelivery(a)  # what b kept now holds everything either asked for
+    assert sorted(a.redelivery_asked) == ["g1", "g2", "g3"]
