@@ -11,6 +11,7 @@ while the window holds it; a rate limit (403/429) ends the pass."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Container, Iterable
@@ -165,12 +166,13 @@ async def redeliver_failed(pool: GitHubPool, events: Iterable[str], known: Calla
     listed = await pool.hook_deliveries(moment - window, after=memory.newest if memory else None)
     outcome = Outcome(len(listed), [], [])
     attempts = memory.merge(listed, events, moment - window) if memory is not None else _attempts(listed, events)
+    # which of them the journal has, asked once and off the event loop (Redis: one pipelined round trip)
+    seen = await asyncio.to_thread(known, sorted(attempts)) if attempts else set()
     hopeless = [guid for guid, tries in attempts.items() if len(tries) >= MAX_TRIES]
-    seen = known(hopeless) if hopeless else set()
     outcome.given_up = sorted(guid for guid in hopeless if guid not in seen and guid not in asked)
     for guid in outcome.given_up:  # named once, not every round
         asked[guid] = moment.timestamp() + window.total_seconds()
-    chosen = _choose(attempts, known, asked)
+    chosen = _choose(attempts, lambda guids: seen, asked)
     for index, item in enumerate(chosen):
         guid = str(item["guid"])
         if len(outcome.asked) >= MAX_PER_PASS:

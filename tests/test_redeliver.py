@@ -441,3 +441,25 @@ async def test_a_round_the_journal_fails_is_named_and_the_next_round_comes(
     assert fake_github.count("POST", "/attempts$") >= 1 and len(calls) >= 2
     failed = [r for r in caplog.records if r.getMessage() == "redelivery: the round failed; the next one in 0.005 minutes"]
     assert len(failed) == 1 and failed[0].exc_info is not None and "the journal is away" in str(failed[0].exc_info[1])
+
+
+async def test_the_journal_is_asked_once_a_round_and_off_the_event_loop(fake_github: FakeGitHub) -> None:
+    import threading
+
+    from bot.redeliver import MAX_TRIES, redeliver_failed
+    hook = app_hook(fake_github)
+    hook.configure("http://127.0.0.1:9/webhook", SECRET)
+    _failed(hook, "hopeless", MAX_TRIES)
+    _failed(hook, "w1")
+    _failed(hook, "seen")
+    asked_in: list[tuple[str, list[str]]] = []
+
+    def known(guids: list[str]) -> set[str]:  # as Redis answers it: a blocking round trip
+        asked_in.append((threading.current_thread().name, guids))
+        return {"seen"} & set(guids)
+    async with aiohttp.ClientSession() as session:
+        outcome = await redeliver_failed(app_pool(fake_github, session), ["workflow_run"], known, {}, timedelta(hours=1))
+        await asyncio.gather(*hook.tasks)
+    assert (outcome.asked, outcome.given_up) == (["w1"], ["hopeless"])
+    [(thread, guids)] = asked_in
+    assert thread != threading.main_thread().name and guids == ["hopeless", "seen", "w1"]
