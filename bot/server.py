@@ -26,7 +26,7 @@ import uuid
 from datetime import timedelta
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import aiohttp
 from aiohttp import web
@@ -133,10 +133,7 @@ class AppState:
     in_flight: set[str] = field(default_factory=set)
     #: Outcomes the journal refused (a disk or Redis failure), by delivery: their deliveries
     #: stay in `in_flight`, so they are not run again, and the pump writes them again.
-    unrecorded: dict[str, str] = field(default_factory=dict)
-    #: Each of them's write id, the same at every try (a write Redis applied, its reply lost, is
-    #: not applied a second time), and the number of the run it ends (`Journal.begin`).
-    unrecorded_ids: dict[str, tuple[str, int | None]] = field(default_factory=dict)
+    unrecorded: dict[str, "Unrecorded"] = field(default_factory=dict)
     #: Why the journal last refused one of them (logged once per reason).
     unrecorded_reason: str | None = None
     #: Journaled deliveries the in-memory queue had no room for: read back as it empties.
@@ -204,6 +201,15 @@ class Exclusive:
                 self._running -= 1
                 self._alone = False
                 self._changed.notify_all()
+
+
+class Unrecorded(NamedTuple):
+    """An outcome the journal refused, to be written again."""
+    outcome: str  # done, failed, set_aside
+    #: the same at every try (a write Redis applied, its reply lost, is not applied a second time)
+    write: str
+    #: the number of the run it ends (`Journal.begin`)
+    run: int | None
 
 
 STATE = web.AppKey("foldbot", AppState)
@@ -427,8 +433,7 @@ async def _mark(state: AppState, delivery_id: str, outcome: str, run: int | None
     try:
         again = await state.journal.mark(delivery_id, outcome, write=write, run=run)
     except Exception as exc:
-        state.unrecorded[delivery_id] = outcome
-        state.unrecorded_ids[delivery_id] = (write, run)
+        state.unrecorded[delivery_id] = Unrecorded(outcome, write, run)
         state.metrics.unrecorded.set(len(state.unrecorded))
         log.error("delivery %s: the journal cannot record its outcome (%s): %s; written again within a second, "
                   "and not run again meanwhile", delivery_id, outcome, exc)
@@ -457,14 +462,13 @@ async def record_outcomes(state: AppState) -> None:
     Each is taken out while it is written (the pump and a shutdown may both be here: an
     outcome is written once, not twice) and put back if it is refused again."""
     for delivery_id in list(state.unrecorded):
-        outcome = state.unrecorded.pop(delivery_id, None)
-        if outcome is None:  # written meanwhile
+        pending = state.unrecorded.pop(delivery_id, None)
+        if pending is None:  # written meanwhile
             continue
         try:
-            write, run = state.unrecorded_ids.get(delivery_id, ("", None))
-            again = await state.journal.mark(delivery_id, outcome, write=write, run=run)
+            again = await state.journal.mark(delivery_id, pending.outcome, write=pending.write, run=pending.run)
         except Exception as exc:
-            state.unrecorded[delivery_id] = outcome
+            state.unrecorded[delivery_id] = pending
             if str(exc) != state.unrecorded_reason:  # once per reason, not every second
                 state.unrecorded_reason = str(exc)
                 log.error("journal: %d outcomes wait to be written (the journal refuses them: %s)",
@@ -473,8 +477,7 @@ async def record_outcomes(state: AppState) -> None:
         finally:
             state.metrics.unrecorded.set(len(state.unrecorded))
         state.in_flight.discard(delivery_id)
-        state.unrecorded_ids.pop(delivery_id, None)
-        log.info("delivery %s: its outcome (%s) is recorded now", delivery_id, outcome)
+        log.info("delivery %s: its outcome (%s) is recorded now", delivery_id, pending.outcome)
         _queued_again(state, delivery_id, again)
     state.unrecorded_reason = None
 

@@ -326,7 +326,8 @@ async def _refused(fake_github: FakeGitHub, tmp_path: Path, delivery: str, *, fa
     bot.state.journal._finish = _refusing
     assert (await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery=delivery))[0] == 202
     await until(lambda: delivery in bot.state.unrecorded, 10)
-    assert bot.state.unrecorded == {delivery: "failed" if fail else "done"}
+    assert {key: pending.outcome for key, pending in bot.state.unrecorded.items()} == {
+        delivery: "failed" if fail else "done"}
     return world, bot, runner
 
 
@@ -375,7 +376,7 @@ async def test_an_outcome_is_written_once_when_the_pump_and_a_shutdown_write_at_
     from types import SimpleNamespace
 
     from bot.metrics import Metrics
-    from bot.server import record_outcomes
+    from bot.server import Unrecorded, record_outcomes
     written: list[tuple[str, str]] = []
 
     class Slow:
@@ -384,11 +385,11 @@ async def test_an_outcome_is_written_once_when_the_pump_and_a_shutdown_write_at_
             written.append((delivery, outcome, write))
             return False
 
-    state = SimpleNamespace(unrecorded={"a": "failed", "b": "done"}, unrecorded_ids={"a": ("w-a", 1), "b": ("w-b", None)},
+    state = SimpleNamespace(unrecorded={"a": Unrecorded("failed", "w-a", 1), "b": Unrecorded("done", "w-b", None)},
                             unrecorded_reason=None, in_flight={"a", "b"}, journal=Slow(), metrics=Metrics())
     await asyncio.gather(record_outcomes(state), record_outcomes(state))  # type: ignore[arg-type]
-    assert (sorted(written), state.unrecorded, state.in_flight, state.unrecorded_ids) == (
-        [("a", "failed", "w-a"), ("b", "done", "w-b")], {}, set(), {})  # each under the id of its first try
+    assert (sorted(written), state.unrecorded, state.in_flight) == (
+        [("a", "failed", "w-a"), ("b", "done", "w-b")], {}, set())  # each under the id of its first try
 
 
 async def test_outcomes_still_refused_at_shutdown_are_tried_until_the_drain_ends_then_named(
@@ -428,7 +429,8 @@ async def test_a_redelivery_of_a_failure_the_journal_has_not_taken_yet_runs_it_o
                 202, {"duplicate": "again", "state": "being processed"})
             calls = len(fake_github.requests)
             await asyncio.sleep(1.5)  # the pump's round: still refused, nothing runs meanwhile
-            assert len(fake_github.requests) == calls and bot.state.unrecorded == {"again": "failed"}
+            assert len(fake_github.requests) == calls and [
+                (key, pending.outcome) for key, pending in bot.state.unrecorded.items()] == [("again", "failed")]
             del bot.state.journal._finish  # the disk takes writes again
             await until(lambda: bot.state.journal.is_done("again"), 10)
         number = world.runs[0]["pull_requests"][0]["number"]
