@@ -319,7 +319,9 @@ class GitHubPool:
     async def hook_deliveries(self, newer_than: datetime, after: int | None = None) -> list[dict[str, Any]]:
         """The App's webhook deliveries delivered after `newer_than` (and with an id above
         `after`: listed before) (`GET /app/hook/deliveries` with the App's JWT, newest first,
-        100 a page, following the `cursor` links)."""
+        100 a page, following the `cursor` links). All of them: GitHub's `status=failure`
+        filter keeps only status codes 400-599, and a delivery that never reached foldbot (it
+        was down, or too slow: no status code, 0) is the one to ask for most."""
         api = self._api("hook")
         found: list[dict[str, Any]] = []
         url = "/app/hook/deliveries?per_page=100"
