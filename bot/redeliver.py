@@ -134,7 +134,10 @@ class Memory:
             self.newest = max(ids) if self.newest is None else max(self.newest, *ids)
         remembered = [item for item in self.undelivered
                       if (when := _parse_time(item.get("delivered_at"))) is None or when > newer_than]
-        attempts = _attempts([*listed, *remembered], events)
+        # an attempt listed again (the cursor of a joined memory is the older one) counts once
+        unique = {item["id"]: item for item in [*remembered, *listed] if isinstance(item, dict)
+                  and type(item.get("id")) is int}
+        attempts = _attempts(unique.values(), events)
         self.undelivered = [{key: item[key] for key in KEPT if key in item} for tries in attempts.values()
                             for item in tries]
         return attempts

@@ -570,7 +570,8 @@ async def recall_redelivery(state: AppState) -> None:
                   "(after a restart: it lists the whole window)", exc)
         return
     if recalled is None:
-        log.info("redelivery: what the journal kept is of another App or GitHub; this round lists the whole window")
+        log.info("redelivery: what the journal kept is of another App or GitHub; this round goes by this process's "
+                 "memory (after a restart: it lists the whole window)")
         return
     memory, asked = recalled
     if state.redelivery_unkept:

@@ -463,3 +463,21 @@ async def test_the_journal_is_asked_once_a_round_and_off_the_event_loop(fake_git
     assert (outcome.asked, outcome.given_up) == (["w1"], ["hopeless"])
     [(thread, guids)] = asked_in
     assert thread != threading.main_thread().name and guids == ["hopeless", "seen", "w1"]
+
+
+async def test_an_attempt_listed_again_after_memories_were_joined_counts_once(fake_github: FakeGitHub) -> None:
+    """A joined memory (a process whose keep failed, `Memory.union`) takes the older cursor:
+    the round lists again attempts it also remembers. g2 failed twice, not four times."""
+    from bot.redeliver import Memory
+    hook = app_hook(fake_github)
+    hook.configure("http://127.0.0.1:9/webhook", SECRET)
+    _failed(hook, "g2", 2)
+    async with aiohttp.ClientSession() as session:
+        pool = app_pool(fake_github, session)
+        listed = await pool.hook_deliveries(datetime.now(timezone.utc) - timedelta(hours=1))
+        joined = Memory(None, [dict(item) for item in listed]).union(Memory(listed[0]["id"], []))
+        assert joined.newest is None and len(joined.undelivered) == 2
+        outcome = await _pass(pool, {}, datetime.now(timezone.utc), memory=joined)
+        await asyncio.gather(*hook.tasks)
+    assert (outcome.asked, outcome.given_up) == (["g2"], [])
+    assert sorted(item["id"] for item in joined.undelivered) == sorted(item["id"] for item in listed)

@@ -281,7 +281,8 @@ async def test_the_next_rounds_replica_goes_by_what_the_last_one_kept_unless_its
     assert (b.redelivery_memory, b.redelivery_asked) == (a.redelivery_memory, {"g1": 1e12})
     await recall_redelivery(other)  # type: ignore[arg-type]
     assert (other.redelivery_memory, other.redelivery_asked) == (Memory(), {})
-    assert "redelivery: what the journal kept is of another App or GitHub; this round lists the whole window" in [
+    assert "redelivery: what the journal kept is of another App or GitHub; this round goes by this process's memory " \
+        "(after a restart: it lists the whole window)" in [
         r.getMessage() for r in caplog.records]
 
     async def refused(*args: object) -> None:
