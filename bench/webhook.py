@@ -14,11 +14,13 @@
 
     .venv/bin/python bench/webhook.py          # all of it (`make bench`)
     .venv/bin/python bench/webhook.py floors   # what a wait before the answer costs a bare handler
+    .venv/bin/python bench/webhook.py paced    # the three servers of 1., one delivery at a time
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
@@ -28,6 +30,7 @@ import socket
 import statistics
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
@@ -195,60 +198,86 @@ asyncio.run(main())
 """ % (DELIVERIES, DELIVERIES)
 
 
-async def time_answers(servers: dict[str, str], body: bytes, rounds: int, tmp: Path) -> dict[str, list[float]]:
-    """The CLIENT in a process of its own, sending `body` to each server's /webhook in turn:
-    each server's answer times (ms), by name."""
+#: One delivery at a time to each server in turn, one every 20 ms: the answer without a queue.
+PACED_CLIENT = CLIENT.split("async def main():")[0] + """async def main():
+    out = {url: [] for url in urls}
+    async with aiohttp.ClientSession() as session:
+        for url in urls:
+            for _ in range(10):  # warm-up: the connection, caches
+                await one(session, url)
+        for _ in range(rounds):
+            for url in urls:
+                out[url].append(await one(session, url))
+            await asyncio.sleep(0.02)
+    print(json.dumps(out))
+
+asyncio.run(main())
+"""
+
+
+async def time_answers(servers: dict[str, str], body: bytes, rounds: int, tmp: Path,
+                       client_source: str = CLIENT) -> dict[str, list[float]]:
+    """The client (CLIENT: bursts; PACED_CLIENT: one at a time) in a process of its own,
+    sending `body` to each server's /webhook in turn: each server's answer times (ms), by name."""
     file = tmp / "body.json"
     file.write_bytes(body)
     client = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", CLIENT, SECRET, ",".join(f"{url}/webhook" for url in servers.values()), str(file),
+        sys.executable, "-c", client_source, SECRET, ",".join(f"{url}/webhook" for url in servers.values()), str(file),
         str(rounds), stdout=asyncio.subprocess.PIPE)
     output, _ = await client.communicate()
     measured = json.loads(output)
     return {name: measured[f"{url}/webhook"] for name, url in servers.items()}
 
 
-async def latency(rounds: int = 5) -> None:
+@contextlib.asynccontextmanager
+async def three_servers(tmp: Path) -> AsyncIterator[tuple[dict[str, str], bytes]]:
     """foldbot serve, the bare handler and the floor (the bare handler writing through the
-    journal) each in a process of their own, the client in a fourth: rounds of 200
-    concurrent signed deliveries to each in turn."""
-    import tempfile
-
+    journal), each in a process of its own, and the delivery to send them: one of a run
+    foldbot has reported already (so its worker skips each copy, as it would a duplicate)."""
     async with FakeGitHub() as fake:
         world = sglang_world(fake)
         run = world.runs[-1]
-        payload = world.payload(run["id"])
-        body = json.dumps(payload).encode()
-        with tempfile.TemporaryDirectory() as tmp:
-            processes: list[asyncio.subprocess.Process] = []
-            try:
-                bot_url, bot = await serve_foldbot(fake, Path(tmp) / "data", Path(tmp) / "serve.log")
-                processes.append(bot)
-                bare_url, bare = await start_bare()
-                processes.append(bare)
-                floor_url, floor = await start_bare("journal", Path(tmp) / "floor")
-                processes.append(floor)
-                async with aiohttp.ClientSession() as session:  # the run is reported; later deliveries of it are skipped
-                    signature = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
-                    async with session.post(f"{bot_url}/webhook", data=body, headers={
-                            "X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": "first",
-                            "X-Hub-Signature-256": signature}) as response:
-                        assert response.status == 202, response.status
-                    number = run["pull_requests"][0]["number"]
-                    for _ in range(600):
-                        if any(c.user == "foldbot[bot]" for c in fake.comments_on(world.repo, number)):
-                            break
-                        await asyncio.sleep(0.05)
-                samples = await time_answers({"bare": bare_url, "floor": floor_url, "foldbot": bot_url}, body, rounds,
-                                             Path(tmp))
-            finally:
-                await stop_all(processes)
+        body = json.dumps(world.payload(run["id"])).encode()
+        processes: list[asyncio.subprocess.Process] = []
+        try:
+            bot_url, bot = await serve_foldbot(fake, tmp / "data", tmp / "serve.log")
+            processes.append(bot)
+            bare_url, bare = await start_bare()
+            processes.append(bare)
+            floor_url, floor = await start_bare("journal", tmp / "floor")
+            processes.append(floor)
+            async with aiohttp.ClientSession() as session:  # the run is reported; later deliveries of it are skipped
+                signature = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+                async with session.post(f"{bot_url}/webhook", data=body, headers={
+                        "X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": "first",
+                        "X-Hub-Signature-256": signature}) as response:
+                    assert response.status == 202, response.status
+                number = run["pull_requests"][0]["number"]
+                for _ in range(600):
+                    if any(c.user == "foldbot[bot]" for c in fake.comments_on(world.repo, number)):
+                        break
+                    await asyncio.sleep(0.05)
+            yield {"bare": bare_url, "floor": floor_url, "foldbot": bot_url}, body
+        finally:
+            await stop_all(processes)
+
+
+THREE = {"bare": BARE_MODES["bare"], "floor": BARE_MODES["journal"],
+         "foldbot": "foldbot serve as deployed (journal, checks, its worker process)"}
+
+
+async def latency(rounds: int = 5) -> None:
+    """The three servers (`three_servers`), the client in a fourth process: rounds of 200
+    concurrent signed deliveries to each in turn."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        async with three_servers(Path(tmp)) as (servers, body):
+            samples = await time_answers(servers, body, rounds, Path(tmp))
     print(f"{DELIVERIES} concurrent signed deliveries ({len(body) / 1024:.0f} KiB each), {rounds} rounds, to each server "
           f"in turn; each server in a process of its own, the client in another:")
-    labels = {"bare": BARE_MODES["bare"], "floor": BARE_MODES["journal"],
-              "foldbot": "foldbot serve as deployed (journal, checks, its worker process)"}
     for name, values in samples.items():
-        print(f"  {labels[name]:72s} p50 {statistics.median(values):6.1f} ms   p99 {pct(values, 99):6.1f} ms")
+        print(f"  {THREE[name]:72s} p50 {statistics.median(values):6.1f} ms   p99 {pct(values, 99):6.1f} ms")
 
     def ratios(name: str, base: str) -> str:
         p50 = statistics.median(samples[name]) / statistics.median(samples[base])
@@ -269,6 +298,22 @@ async def latency(rounds: int = 5) -> None:
 def bursts(values: list[float]) -> list[float]:
     """Each round's slowest answer (the client times the rounds' answers in order)."""
     return [max(values[start:start + DELIVERIES]) for start in range(0, len(values), DELIVERIES)]
+
+
+async def paced(deliveries: int = 300) -> None:
+    """The three servers of `latency`, one delivery at a time (one every 20 ms, to each in
+    turn): what a durable answer costs with no queue (`python bench/webhook.py paced`)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        async with three_servers(Path(tmp)) as (servers, body):
+            samples = await time_answers(servers, body, deliveries, Path(tmp), PACED_CLIENT)
+    print(f"{deliveries} signed deliveries ({len(body) / 1024:.0f} KiB each) to each server, one at a time, "
+          f"one every 20 ms:")
+    bare50, bare99 = statistics.median(samples["bare"]), pct(samples["bare"], 99)
+    for name, values in samples.items():
+        p50, p99 = statistics.median(values), pct(values, 99)
+        print(f"  {THREE[name]:72s} p50 {p50:5.2f} ms ({p50 / bare50:.2f}x)   p99 {p99:5.2f} ms ({p99 / bare99:.2f}x)")
 
 
 async def floors(rounds: int = 10) -> None:
@@ -551,4 +596,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(floors() if sys.argv[1:] == ["floors"] else main())
+    asyncio.run({"floors": floors, "paced": paced}.get(sys.argv[1] if len(sys.argv) > 1 else "", main)())

@@ -96,3 +96,17 @@ def test_the_journal_commit_benchmark_prints_each_group_size() -> None:
     assert lines[0] == "64 deliveries of 14 KiB committed through the journal (WAL, synchronous=FULL), by group size:"
     assert [line.split(" a commit:")[0].strip() for line in lines[1:]] == ["1", "4", "8", "16", "32", "64"]
     assert all(" µs wall, " in line and line.endswith(" µs CPU") for line in lines[1:])
+
+
+def test_the_webhook_benchmark_times_one_delivery_at_a_time() -> None:
+    """`bench/webhook.py paced`, 20 deliveries: the three servers answer each 202, and each line has its ratio."""
+    code = "import asyncio, runpy; asyncio.run(runpy.run_path('bench/webhook.py', run_name='bench')['paced'](20))"
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "20 signed deliveries (14 KiB each) to each server, one at a time, one every 20 ms:"
+    assert [line.split(" p50 ")[0].strip() for line in lines[1:]] == [
+        "bare handler (checks the HMAC, answers 202)",
+        "floor: the bare handler, answering once the journal holds the delivery",
+        "foldbot serve as deployed (journal, checks, its worker process)"]
+    assert "(1.00x)" in lines[1] and all(" ms (" in line and line.endswith("x)") for line in lines[1:])
