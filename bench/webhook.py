@@ -310,10 +310,7 @@ async def paced(deliveries: int = 300) -> None:
             samples = await time_answers(servers, body, deliveries, Path(tmp), PACED_CLIENT)
     print(f"{deliveries} signed deliveries ({len(body) / 1024:.0f} KiB each) to each server, one at a time, "
           f"one every 20 ms:")
-    bare50, bare99 = statistics.median(samples["bare"]), pct(samples["bare"], 99)
-    for name, values in samples.items():
-        p50, p99 = statistics.median(values), pct(values, 99)
-        print(f"  {THREE[name]:72s} p50 {p50:5.2f} ms ({p50 / bare50:.2f}x)   p99 {p99:5.2f} ms ({p99 / bare99:.2f}x)")
+    print_against_bare(samples, THREE, "5.2f")
 
 
 async def floors(rounds: int = 10) -> None:
@@ -335,10 +332,16 @@ async def floors(rounds: int = 10) -> None:
             await stop_all([process for _, process in servers.values()])
     print(f"{DELIVERIES} concurrent signed deliveries ({len(body) / 1024:.0f} KiB each), {rounds} rounds, to each "
           f"handler in turn:")
+    print_against_bare(samples, BARE_MODES, "6.1f")
+
+
+def print_against_bare(samples: dict[str, list[float]], labels: dict[str, str], style: str) -> None:
+    """A line per server: its p50 and p99 (ms, in `style`) and each as a multiple of bare's."""
     bare50, bare99 = statistics.median(samples["bare"]), pct(samples["bare"], 99)
-    for mode, values in samples.items():
+    for name, values in samples.items():
         p50, p99 = statistics.median(values), pct(values, 99)
-        print(f"  {BARE_MODES[mode]:72s} p50 {p50:6.1f} ms ({p50 / bare50:.2f}x)   p99 {p99:6.1f} ms ({p99 / bare99:.2f}x)")
+        print(f"  {labels[name]:72s} p50 {p50:{style}} ms ({p50 / bare50:.2f}x)   "
+              f"p99 {p99:{style}} ms ({p99 / bare99:.2f}x)")
 
 
 BUSY_CLIENT = """

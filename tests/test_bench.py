@@ -57,10 +57,7 @@ def test_the_webhook_benchmark_bursts_to_foldbot_serve() -> None:
 def test_the_webhook_benchmark_times_foldbot_the_bare_handler_and_the_floor() -> None:
     """Its answer timing, one round: the three servers answer every delivery 202 (the
     client stops at any other status) and the ratios are printed."""
-    code = "import asyncio, runpy; asyncio.run(runpy.run_path('bench/webhook.py', run_name='bench')['latency'](1))"
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
-    assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
+    lines = webhook_bench("latency", 1)
     assert lines[0] == ("200 concurrent signed deliveries (14 KiB each), 1 rounds, to each server in turn; each server "
                         "in a process of its own, the client in another:")
     assert [line.split(" p50 ")[0].strip() for line in lines[1:4]] == [
@@ -74,12 +71,17 @@ def test_the_webhook_benchmark_times_foldbot_the_bare_handler_and_the_floor() ->
     assert ", floor " in lines[5] and lines[5].endswith(" ms") and ", foldbot " in lines[5]
 
 
-def test_the_webhook_benchmark_times_what_a_wait_before_the_answer_costs() -> None:
-    """`bench/webhook.py floors`, one round: every handler mode answers every delivery 202."""
-    code = "import asyncio, runpy; asyncio.run(runpy.run_path('bench/webhook.py', run_name='bench')['floors'](1))"
+def webhook_bench(function: str, argument: int) -> list[str]:
+    """What one function of bench/webhook.py prints, run in a process of its own (it fails the test if it fails)."""
+    code = f"import asyncio, runpy; asyncio.run(runpy.run_path('bench/webhook.py', run_name='bench')['{function}']({argument}))"
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
+    return result.stdout.splitlines()
+
+
+def test_the_webhook_benchmark_times_what_a_wait_before_the_answer_costs() -> None:
+    """`bench/webhook.py floors`, one round: every handler mode answers every delivery 202."""
+    lines = webhook_bench("floors", 1)
     assert lines[0] == "200 concurrent signed deliveries (14 KiB each), 1 rounds, to each handler in turn:"
     assert [line.split(" p50 ")[0].strip() for line in lines[1:]] == [
         "bare handler (checks the HMAC, answers 202)", "the bare handler, answering a turn of the loop later",
@@ -100,10 +102,7 @@ def test_the_journal_commit_benchmark_prints_each_group_size() -> None:
 
 def test_the_webhook_benchmark_times_one_delivery_at_a_time() -> None:
     """`bench/webhook.py paced`, 20 deliveries: the three servers answer each 202, and each line has its ratio."""
-    code = "import asyncio, runpy; asyncio.run(runpy.run_path('bench/webhook.py', run_name='bench')['paced'](20))"
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
-    assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
+    lines = webhook_bench("paced", 20)
     assert lines[0] == "20 signed deliveries (14 KiB each) to each server, one at a time, one every 20 ms:"
     assert [line.split(" p50 ")[0].strip() for line in lines[1:]] == [
         "bare handler (checks the HMAC, answers 202)",
