@@ -416,6 +416,10 @@ class Journal:
         return [Entry(str(row[0]), str(row[1]), bytes(row[2]), row[3], int(row[4]), max(0, int(row[5])))
                 for row in rows if row[2] is not None]
 
+    def waiting(self, exclude: set[str] | frozenset[str] = frozenset()) -> bool:
+        """Whether a queued delivery not in `exclude` waits (nothing is taken)."""
+        return bool(self.pending(1, exclude))
+
     def requeue_failed(self) -> int:
         """At start: deliveries whose handler failed fewer than MAX_ATTEMPTS times are queued again."""
         with self._lock:

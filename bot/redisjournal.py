@@ -278,6 +278,11 @@ class RedisJournal:
                              max(0, int(starts or 0) - finished)))
         return out
 
+    def waiting(self, exclude: set[str] | frozenset[str] = frozenset()) -> bool:
+        """Whether a delivery waits on the shared list, for any replica (nothing is taken: `pending`
+        would hold what this replica has no room for until the hold lapsed, and nobody renews it)."""
+        return bool(self._redis.llen(self.queue))
+
     def requeue_failed(self) -> int:
         """Failed deliveries are run again when GitHub redelivers them (not scanned at start)."""
         return 0

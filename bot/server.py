@@ -316,7 +316,7 @@ def refill(state: AppState) -> int:
                 return moved
             moved += 1
         if len(entries) < room or room <= 0:
-            if room <= 0 and state.journal.pending(1, exclude=state.in_flight):
+            if room <= 0 and state.journal.waiting(exclude=state.in_flight):
                 state.backlog = True
             return moved
 

@@ -301,3 +301,22 @@ async def test_the_next_rounds_replica_goes_by_what_the_last_one_kept_unless_its
     assert not b.redelivery_unkept
     await recall_redelivery(a)  # what b kept now holds everything either asked for
     assert sorted(a.redelivery_asked) == ["g1", "g2", "g3"]
+
+
+async def test_a_full_queue_sees_the_backlog_without_taking_any_of_it(redis_url: str) -> None:
+    """The backlog check of a replica whose queue is full leaves the shared list as it is:
+    another replica with room takes those deliveries now, not once a hold nobody renews lapses."""
+    from types import SimpleNamespace
+
+    from bot.metrics import Metrics
+    from bot.redisjournal import RedisJournal
+    from bot.server import Delivery, refill
+    full, other = RedisJournal(redis_url), RedisJournal(redis_url)
+    for delivery in ("w1", "w2"):
+        full.accept(delivery, "workflow_run", b"{}", 1, hold=False)  # as a web process journals: on the shared list
+    queue: asyncio.Queue[Delivery] = asyncio.Queue(maxsize=1)
+    queue.put_nowait(Delivery("busy", "workflow_run", b"{}", 1))
+    state = SimpleNamespace(backlog=False, queue=queue, journal=full, in_flight={"busy"}, metrics=Metrics())
+    assert refill(state) == 0 and state.backlog  # type: ignore[arg-type]
+    assert full._redis.lrange(full.queue, 0, -1) == [b"w1", b"w2"] and full._redis.zcard(full.leases) == 0
+    assert [entry.id for entry in other.pending(5)] == ["w1", "w2"]
