@@ -55,15 +55,16 @@ def to_redeliver(items: Iterable[dict[str, Any]], events: Iterable[str], known: 
     """One delivery (the newest attempt) per GUID that no attempt delivered, of an event
     foldbot handles, tried fewer than MAX_TRIES times, that the journal does not know and
     that was not asked for lately, oldest first."""
-    return _choose(_attempts(items, events), known, asked)
+    attempts = _attempts(items, events)
+    return _choose(attempts, known(sorted(attempts)), asked)
 
 
-def _choose(attempts: dict[str, list[dict[str, Any]]], known: Callable[[list[str]], set[str]],
+def _choose(attempts: dict[str, list[dict[str, Any]]], seen: Container[str],
             asked: Container[str]) -> list[dict[str, Any]]:
-    """`to_redeliver`, from the attempts already grouped by GUID (`_attempts`)."""
+    """`to_redeliver`, from the attempts already grouped by GUID (`_attempts`) and the GUIDs
+    the journal has (`seen`)."""
     failed = {guid: max(tries, key=lambda t: t["id"]) for guid, tries in attempts.items()
               if len(tries) < MAX_TRIES and guid not in asked}
-    seen = known(sorted(failed))
     return [failed[guid] for guid in sorted(failed, key=lambda g: failed[g]["id"]) if guid not in seen]
 
 
@@ -175,7 +176,7 @@ async def redeliver_failed(pool: GitHubPool, events: Iterable[str], known: Calla
     outcome.given_up = sorted(guid for guid in hopeless if guid not in seen and guid not in asked)
     for guid in outcome.given_up:  # named once, not every round
         asked[guid] = moment.timestamp() + window.total_seconds()
-    chosen = _choose(attempts, lambda guids: seen, asked)
+    chosen = _choose(attempts, seen, asked)
     for index, item in enumerate(chosen):
         guid = str(item["guid"])
         if len(outcome.asked) >= MAX_PER_PASS:
