@@ -138,6 +138,8 @@ class AppState:
     unrecorded_reason: str | None = None
     #: Journaled deliveries the in-memory queue had no room for: read back as it empties.
     backlog: bool = False
+    #: Held while the journal is read for the queue (`refill`): one reader at a time.
+    refilling: asyncio.Lock = field(default_factory=asyncio.Lock)
     store: Store = field(default_factory=Store)  # what handlers share
     pool: GitHubPool | None = None
     session: aiohttp.ClientSession | None = None
@@ -278,11 +280,11 @@ async def webhook(request: web.Request) -> web.Response:
                                         outcome="journaled" if known in ("new", "failed") else "duplicate").inc()
         return _json(202, queued=delivery_id)
     if not state.accepting:
-        state.journal.release(delivery_id)  # with Redis: another replica may take it now
+        await asyncio.to_thread(state.journal.release, delivery_id)  # with Redis: another replica may take it now
         state.metrics.deliveries.labels(event=event_name, outcome="journaled").inc()
         return _json(202, queued=delivery_id, after="restart")
     if not enqueue(state, Delivery(delivery_id, event_name, body, installation_id)):
-        state.journal.release(delivery_id)
+        await asyncio.to_thread(state.journal.release, delivery_id)
         state.metrics.deliveries.labels(event=event_name, outcome="backlog").inc()
         log.warning("delivery %s: the queue is full; journaled, it runs when the queue has room", delivery_id)
         return _json(202, queued=delivery_id, backlog=True)
@@ -302,23 +304,40 @@ def enqueue(state: AppState, item: Delivery) -> bool:
     return True
 
 
-def refill(state: AppState) -> int:
+async def refill(state: AppState) -> int:
     """Move journaled deliveries that are not in memory onto the queue while it has
-    room (at start: what a killed process left; later: the backlog). How many moved."""
-    state.backlog = False
-    moved = 0
-    while True:
-        room = state.queue.maxsize - state.queue.qsize()
-        entries = state.journal.pending(room, exclude=state.in_flight)
-        for entry in entries:
-            if not enqueue(state, Delivery(entry.id, entry.event, entry.payload, entry.installation, entry.unfinished)):
-                state.journal.release(entry.id)
+    room (at start: what a killed process left; later: the backlog). How many moved.
+    The journal is read in a thread (Redis may hang for its socket timeout; the answers
+    and `/health` do not wait for it), one refill at a time."""
+    async with state.refilling:
+        state.backlog = False
+        moved = 0
+        while True:
+            room = state.queue.maxsize - state.queue.qsize()
+            if room <= 0:
+                if await asyncio.to_thread(state.journal.waiting, frozenset(state.in_flight)):
+                    state.backlog = True
                 return moved
-            moved += 1
-        if len(entries) < room or room <= 0:
-            if room <= 0 and state.journal.waiting(exclude=state.in_flight):
-                state.backlog = True
-            return moved
+            entries = await asyncio.to_thread(state.journal.pending, room, frozenset(state.in_flight))
+            left = []
+            for entry in entries:
+                if entry.id in state.in_flight:  # a copy was answered and queued while the journal was read
+                    continue
+                if left or not enqueue(state, Delivery(entry.id, entry.event, entry.payload, entry.installation,
+                                                       entry.unfinished)):
+                    left.append(entry.id)  # the queue filled meanwhile: these wait for any replica
+                    continue
+                moved += 1
+            if left:
+                await asyncio.to_thread(_release, state.journal, left)
+                return moved
+            if len(entries) < room:
+                return moved
+
+
+def _release(journal: "Journal | RedisJournal", deliveries: list[str]) -> None:
+    for delivery in deliveries:
+        journal.release(delivery)
 
 
 async def index(request: web.Request) -> web.Response:
@@ -639,8 +658,8 @@ async def reconcile_loop(state: AppState) -> None:
                 async with holding_lead(state, "reconcile"):
                     found = await find_missed(state.pool, await state.pool.bot_login(), log=log.warning)
                 for item in found:
-                    accept_synthetic(state, "workflow_run", reconcile_delivery(item), item.installation_id,
-                                     f"reconcile-{item.run['id']}-{item.run.get('run_attempt') or 1}")
+                    await accept_synthetic(state, "workflow_run", reconcile_delivery(item), item.installation_id,
+                                           f"reconcile-{item.run['id']}-{item.run.get('run_attempt') or 1}")
                 if found:
                     log.warning("reconcile: %d lane runs were never delivered; they are reported now", len(found))
         except (GitHubError, aiohttp.ClientError, asyncio.TimeoutError) as exc:
@@ -657,16 +676,18 @@ def reconcile_delivery(item: Missed) -> dict[str, Any]:
             "installation": {"id": item.installation_id}}
 
 
-def accept_synthetic(state: AppState, event: str, data: dict[str, Any], installation_id: int, delivery_id: str) -> bool:
+async def accept_synthetic(state: AppState, event: str, data: dict[str, Any], installation_id: int,
+                           delivery_id: str) -> bool:
     """Journal and queue a delivery foldbot makes itself, as a webhook delivery is; False
     when it was processed already (or another replica has it)."""
     if delivery_id in state.in_flight:  # queued from the last round, not processed yet
         return False
     body = json.dumps(data).encode()
-    if state.journal.accept(delivery_id, event, body, installation_id) in ("done", "leased"):
+    if await state.journal.record(delivery_id, event, body, installation_id) in ("done", "leased") or \
+            delivery_id in state.in_flight:  # (or queued by the pump while it was written)
         return False
     if not enqueue(state, Delivery(delivery_id, event, body, installation_id)):
-        state.journal.release(delivery_id)
+        await asyncio.to_thread(state.journal.release, delivery_id)
     return True
 
 
@@ -684,7 +705,7 @@ async def pump(state: AppState, every: float = 1.0) -> None:
             await record_outcomes(state)
         if state.accepting and state.queue.qsize() < state.queue.maxsize:
             try:
-                refill(state)
+                await refill(state)
             except Exception as exc:  # the journal's store unreachable for a moment: try again
                 log.error("journal: cannot read the backlog: %s", exc)
 
@@ -709,7 +730,7 @@ async def worker(state: AppState) -> None:
             if state.backlog and state.accepting:  # before task_done: the queue never looks finished while the
                 # journal holds more (when stopping, what waits there stays for the next start)
                 try:
-                    refill(state)
+                    await refill(state)
                 except Exception as exc:  # the journal unreadable for a moment: the pump tries again within 1 s
                     log.error("journal: cannot read the backlog: %s", exc)
             state.queue.task_done()
@@ -752,12 +773,12 @@ async def connect(state: AppState, pool_factory: PoolFactory | None = None) -> N
         pass
 
 
-def start_work(state: AppState) -> None:
+async def start_work(state: AppState) -> None:
     """Resume what the journal holds, and start the workers and the loops that feed them."""
     settings = state.settings
     assert state.pool is not None
     forgotten, retried = state.journal.forget_old(), state.journal.requeue_failed()
-    resumed = refill(state)
+    resumed = await refill(state)
     if resumed or retried or forgotten:
         log.info("journal %s: %d unfinished deliveries resumed (%d of them failed before), %d old ones forgotten",
                  state.journal.path or "(in memory)", resumed, retried, forgotten)
@@ -820,7 +841,7 @@ def create_app(settings: Settings, router: routing.Router, *,
             state.link = WorkerLink(settings)
             await state.link.start()
         else:
-            start_work(state)
+            await start_work(state)
 
     async def drain(app: web.Application) -> None:
         if state.link is not None:

@@ -248,7 +248,7 @@ async def run_worker(settings: Settings, router: routing.Router) -> None:
     state = new_state(settings, router, "worker")
     try:
         await connect(state)
-        start_work(state)
+        await start_work(state)
         state.background.append(asyncio.create_task(_publishing(state)))
         log.info("worker: pid %d takes its work from the journal %s", os.getpid(),
                  state.journal.path or settings.redis_url)

@@ -19,7 +19,7 @@ import pytest
 
 from tests.fakegithub import fake_github  # noqa: F401  (the shared fake GitHub fixture)
 from tests.harness import bot  # noqa: F401  (a running foldbot wired to it)
-from tests.redisfix import redis_server, redis_url  # noqa: F401  (a real redis-server)
+from tests.redisfix import own_redis, redis_server, redis_url  # noqa: F401  (a real redis-server)
 from tests.paths import AMD, BEFORE, FIXTURES, ROCM720, SGLANG
 
 NEEDED = (FIXTURES / "github", SGLANG)

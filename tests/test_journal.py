@@ -5,12 +5,12 @@ what a killed process left unfinished (a real `python -m bot serve`, killed -9).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import os
 import signal
 import sqlite3
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from bot import server
 from bot.journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Journal
 from tests.fakegithub import FakeGitHub
 from tests.harness import World, serve_process as _serve, sglang_world, sign, start_bot, until
@@ -507,12 +508,19 @@ async def test_a_backlog_read_that_fails_loses_no_worker(fake_github: FakeGitHub
     fake_github.set_latency(0.05, method="GET", path=r"/pulls/\d+/files$")
     bot, runner = await start_bot(fake_github, queue_size=1, workers=1)
     real, failures = bot.state.journal.pending, [sqlite3.OperationalError("disk I/O error")]
+    worker_reads: contextvars.ContextVar[bool] = contextvars.ContextVar("worker_reads", default=False)
+    real_refill = server.refill
+
+    async def marked_refill(state: Any) -> int:  # the worker's read, after a delivery, is marked (the read runs
+        worker_reads.set(asyncio.current_task() in state.workers)  # in a thread, with a copy of this context)
+        return await real_refill(state)
 
     def flaky(limit: int, exclude: Any = frozenset()) -> Any:
-        if failures and sys._getframe(2).f_code.co_name == "worker":  # the worker's read, after a delivery
+        if failures and worker_reads.get():
             raise failures.pop()
         return real(limit, exclude)
 
+    monkeypatch.setattr(server, "refill", marked_refill)
     monkeypatch.setattr(bot.state.journal, "pending", flaky)
     try:
         with caplog.at_level(logging.ERROR, logger="foldbot.server"):

@@ -5,7 +5,10 @@ fail under CI and are skipped, with the reason, elsewhere."""
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
 import time
+import urllib.request
 
 import pytest
 
@@ -316,7 +319,40 @@ async def test_a_full_queue_sees_the_backlog_without_taking_any_of_it(redis_url:
         full.accept(delivery, "workflow_run", b"{}", 1, hold=False)  # as a web process journals: on the shared list
     queue: asyncio.Queue[Delivery] = asyncio.Queue(maxsize=1)
     queue.put_nowait(Delivery("busy", "workflow_run", b"{}", 1))
-    state = SimpleNamespace(backlog=False, queue=queue, journal=full, in_flight={"busy"}, metrics=Metrics())
-    assert refill(state) == 0 and state.backlog  # type: ignore[arg-type]
+    state = SimpleNamespace(backlog=False, queue=queue, journal=full, in_flight={"busy"}, metrics=Metrics(),
+                            refilling=asyncio.Lock())
+    assert await refill(state) == 0 and state.backlog  # type: ignore[arg-type]
     assert full._redis.lrange(full.queue, 0, -1) == [b"w1", b"w2"] and full._redis.zcard(full.leases) == 0
     assert [entry.id for entry in other.pending(5)] == ["w1", "w2"]
+
+
+async def test_a_redis_that_hangs_stalls_no_answer_while_the_pump_waits_for_it(
+        fake_github: FakeGitHub, own_redis: tuple[str, subprocess.Popen[bytes]]) -> None:
+    """Redis that stops answering (not refusing: a stopped server, a network partition)
+    holds each call for its 5 s socket timeout. The pump asks it every second: it asks from a
+    thread, so `/health` and `/metrics` answer at once all the while."""
+    url, server = own_redis
+    bot, runner = await start_bot(fake_github, redis_url=url)
+
+    def slowest_answer(seconds: float) -> float:  # asked from a thread: the bot's event loop is this test's too
+        slowest, until = 0.0, time.monotonic() + seconds
+        while time.monotonic() < until:
+            for path in ("/health", "/metrics"):
+                started = time.monotonic()
+                with urllib.request.urlopen(f"{bot.url}{path}", timeout=30) as response:
+                    assert response.status == 200
+                    response.read()
+                slowest = max(slowest, time.monotonic() - started)
+            time.sleep(0.05)
+        return slowest
+
+    try:
+        server.send_signal(signal.SIGSTOP)
+        try:
+            slowest = await asyncio.to_thread(slowest_answer, 3.0)  # three turns of the pump
+        finally:
+            server.send_signal(signal.SIGCONT)
+        assert slowest < 0.5, f"an answer waited {slowest:.2f} s for Redis"
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
