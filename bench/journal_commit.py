@@ -2,7 +2,9 @@
 committed as the web process's writer thread commits them (`Journal._commit`: BEGIN
 IMMEDIATE, the INSERTs, a `synchronous=FULL` COMMIT with its fsync), in this thread, with
 nothing else running. Prints, per group size, the wall and CPU time per commit and per
-delivery: a commit's fixed cost (the fsync) against each row's.
+delivery: a commit's fixed cost (the fsync) against each row's. Then the disk by itself: an
+`fdatasync` of one 14 KiB append, one at a time: the least a durable answer waits for, with
+no queue, whatever writes it.
 
     .venv/bin/python bench/journal_commit.py [deliveries]
 
@@ -41,6 +43,22 @@ def measure(directory: Path, group: int, deliveries: int, body: bytes) -> tuple[
         journal.close()
 
 
+def fdatasync_times(directory: Path, count: int, body: bytes) -> list[float]:
+    """Seconds each `fdatasync` of one appended `body` took, `count` of them, 5 ms apart."""
+    times = []
+    descriptor = os.open(directory / "appended", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        for _ in range(count):
+            os.write(descriptor, body)
+            started = time.perf_counter()
+            os.fdatasync(descriptor)
+            times.append(time.perf_counter() - started)
+            time.sleep(0.005)
+    finally:
+        os.close(descriptor)
+    return sorted(times)
+
+
 def main(deliveries: int = 2048) -> None:
     body = os.urandom(7 * 1024).hex().encode()  # 14 KiB, as the latency benchmark's delivery
     print(f"{deliveries} deliveries of 14 KiB committed through the journal (WAL, synchronous=FULL), by group size:")
@@ -51,6 +69,12 @@ def main(deliveries: int = 2048) -> None:
         rows = commits * group
         print(f"  {group:3d} a commit: per commit {wall / commits * 1e6:6.0f} µs wall, {cpu / commits * 1e6:6.0f} µs CPU;"
               f" per delivery {wall / rows * 1e6:5.0f} µs wall, {cpu / rows * 1e6:4.0f} µs CPU")
+    count = max(20, min(400, deliveries // 4))
+    with tempfile.TemporaryDirectory(dir=os.environ.get("FOLDBOT_BENCH_DIR")) as tmp:
+        times = fdatasync_times(Path(tmp), count, body)
+    p50, p99 = times[len(times) // 2], times[min(len(times) - 1, int(len(times) * 0.99))]
+    print(f"the disk alone: an fdatasync of one 14 KiB append, {count} one at a time: "
+          f"p50 {p50 * 1e3:.2f} ms, p99 {p99 * 1e3:.2f} ms, max {times[-1] * 1e3:.2f} ms")
 
 
 if __name__ == "__main__":
