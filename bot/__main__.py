@@ -16,6 +16,7 @@ from . import __version__
 from .analysis import AnalysisError, Unmeasured, analyze
 from .config import CONFIG_PATH, DEFAULT_STEP_RULES, ConfigError, RepoConfig, effective_settings, parse_config
 from .edit import EditError, VerificationError
+from .journal import JournalUnavailable
 from .logs import LogError, ShardLog, parse_log
 from .report import to_json, to_markdown
 from .timing import BundleError, workflow_path_of
@@ -418,7 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _USER_ERRORS = (CliError, AnalysisError, BundleError, ConfigError, WorkflowError, EditError, VerificationError,
-                PatchCheckError, LogError)
+                PatchCheckError, LogError, JournalUnavailable)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

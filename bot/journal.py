@@ -90,12 +90,35 @@ class _Write:
 _CHECKPOINT = object()
 
 
+class JournalUnavailable(Exception):
+    """The journal cannot be opened (a data directory that cannot be written, a Redis that
+    cannot be reached): foldbot could accept no delivery, so it does not start."""
+
+
 class Journal:
     """One SQLite connection, guarded by a lock: the event loop reads it (each call one
     short transaction), the writer thread commits `record` and `mark` in groups."""
 
     def __init__(self, directory: Path | None, *, fsync: bool = True, checkpoints: bool = True) -> None:
         self.path = (directory / "foldbot.sqlite3") if directory is not None else None
+        try:
+            self._open(directory, fsync, checkpoints)
+        except (OSError, sqlite3.Error) as exc:
+            opened = getattr(self, "_db", None)
+            if opened is not None:
+                opened.close()
+            raise JournalUnavailable(f"cannot open the journal in {directory} (FOLDBOT_DATA_DIR): {exc}") from exc
+        #: Commits in the event loop when the file is free (no fsync to wait for: a worker process's journal).
+        self._in_place = self.path is not None and not fsync
+        #: Commits since the last checkpoint, when the writer thread runs them (else None).
+        self._uncheckpointed: int | None = 0 if self._in_place and checkpoints else None
+        self._writes: queue.SimpleQueue[_Write | None | object] = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
+        self._closed = False
+        #: How many commits the writer made, and how many writes they held (for the benchmark).
+        self.commits = self.grouped = 0
+
+    def _open(self, directory: Path | None, fsync: bool, checkpoints: bool) -> None:
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(self.path) if self.path else ":memory:", isolation_level=None,
@@ -120,19 +143,15 @@ class Journal:
                 except sqlite3.OperationalError as exc:  # another process opening the same file added it first
                     if "duplicate column name" not in str(exc):
                         raise
-        #: Commits in the event loop when the file is free (no fsync to wait for: a worker process's journal).
-        self._in_place = self.path is not None and not fsync
-        #: Commits since the last checkpoint, when the writer thread runs them (else None).
-        self._uncheckpointed: int | None = 0 if self._in_place and checkpoints else None
-        self._writes: queue.SimpleQueue[_Write | None | object] = queue.SimpleQueue()
-        self._writer: threading.Thread | None = None
-        self._closed = False
-        #: How many commits the writer made, and how many writes they held (for the benchmark).
-        self.commits = self.grouped = 0
 
     @property
     def durable(self) -> bool:
         return self.path is not None
+
+    @property
+    def where(self) -> str:
+        """The journal, for people (log lines, `/health`)."""
+        return str(self.path) if self.path is not None else "in memory"
 
     def close(self) -> None:
         """Finish the writes already asked for, then close; later writes are refused."""

@@ -23,7 +23,7 @@ import uuid
 
 import redis
 
-from .journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Entry
+from .journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Entry, JournalUnavailable
 
 #: How long a replica's hold on a delivery lasts unless renewed: the replica renews what it
 #: holds every RENEW_SECONDS, so a dead replica's (or a killed worker's) deliveries are taken
@@ -146,10 +146,14 @@ class RedisJournal:
 
     def __init__(self, url: str, *, prefix: str = "foldbot:") -> None:
         self.url = url
-        self.path = url.split("@")[-1]  # for log lines: never the password
+        self.path = url.split("://", 1)[-1].split("@")[-1]  # host:port/db, for people: never the password
         self.prefix = prefix
         self._redis = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
-        self._redis.ping()
+        try:
+            self._redis.ping()
+        except redis.RedisError as exc:
+            self._redis.close()
+            raise JournalUnavailable(f"cannot reach Redis at {self.path} (FOLDBOT_REDIS_URL): {exc}") from exc
         self._accept = self._redis.register_script(_ACCEPT)
         self._claim = self._redis.register_script(_CLAIM)
         self._expired = self._redis.register_script(_EXPIRED)
@@ -158,6 +162,11 @@ class RedisJournal:
         self.leases, self.queue = f"{prefix}leases", f"{prefix}queue"
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"  # one per journal
         self._keep = self._redis.register_script(_KEEP)
+
+    @property
+    def where(self) -> str:
+        """The journal, for people (log lines, `/health`): never the password."""
+        return f"Redis at {self.path}"
 
     def _key(self, delivery: str) -> str:
         return f"{self.prefix}d:{delivery}"

@@ -140,6 +140,8 @@ class AppState:
     backlog: bool = False
     #: Held while the journal is read for the queue (`refill`): one reader at a time.
     refilling: asyncio.Lock = field(default_factory=asyncio.Lock)
+    #: Why the journal cannot be read or written now (None: it can); `watch_journal` clears it.
+    journal_problem: str | None = None
     store: Store = field(default_factory=Store)  # what handlers share
     pool: GitHubPool | None = None
     session: aiohttp.ClientSession | None = None
@@ -267,6 +269,7 @@ async def webhook(request: web.Request) -> web.Response:
     except Exception as exc:  # the disk or Redis failed: not accepted, so GitHub counts it failed (and it is redelivered)
         state.metrics.deliveries.labels(event=event_name, outcome="journal_error").inc()
         log.error("delivery %s: the journal cannot record it: %s", delivery_id, exc)
+        journal_failed(state, "record deliveries", exc)
         return _json(503, error="foldbot cannot record the delivery now; it is redelivered later")
     if known == "done":
         state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
@@ -361,14 +364,18 @@ async def health(request: web.Request) -> web.Response:
     common: dict[str, Any] = {"version": __version__, "accepting": state.accepting}
     problem = state.credentials_problem
     if state.link is not None:
-        common["queue_depth"] = await asyncio.to_thread(state.journal.count, "queued")
+        try:
+            common["queue_depth"] = await asyncio.to_thread(state.journal.count, "queued")
+        except Exception as exc:  # the disk or Redis: said below, as the reason
+            journal_failed(state, "be read", exc)
+            common["queue_depth"] = None
         common["worker"] = state.link.status()
         common["rate_limited"] = (state.link.state() or {}).get("rate_limited", [])
-        problem = problem or state.link.problem()
+        problem = problem or state.journal_problem or state.link.problem()
     else:
         common["queue_depth"] = state.queue.qsize()
         common["rate_limited"] = state.pool.short_of_budget() if state.pool is not None else []
-        problem = problem or unrecorded_problem(len(state.unrecorded))
+        problem = problem or state.journal_problem or unrecorded_problem(len(state.unrecorded))
     if problem is not None:
         return _json(503, ok=False, status="degraded", reason=problem, **common)
     return _json(200, ok=True, status="ok", **common)
@@ -466,6 +473,36 @@ def _queued_again(state: AppState, delivery_id: str, again: bool) -> None:
     if again:
         log.info("delivery %s: it was delivered again while its handler ran; it runs again", delivery_id)
         state.wake.set()
+
+
+def journal_failed(state: AppState, doing: str, exc: Exception) -> None:
+    """The journal failed at `doing`: `/health` says degraded, with why, until
+    `watch_journal` finds it answering again (logged once, not at every failure)."""
+    problem = f"the journal ({state.journal.where}) cannot {doing}: {exc}"
+    if state.journal_problem is None:
+        log.error("%s (/health says degraded until it answers again)", problem)
+    state.journal_problem = problem
+
+
+#: How often `watch_journal` looks, and tries a journal that failed.
+JOURNAL_WATCH_SECONDS = 1.0
+
+
+async def watch_journal(state: AppState) -> None:
+    """While the journal is failing: try a write and a read of it every second; once both
+    go through, it is well again (logged, and `/health` says ok)."""
+    while True:
+        await asyncio.sleep(JOURNAL_WATCH_SECONDS)
+        if state.journal_problem is None:
+            continue
+        try:
+            await state.journal.keep_note("journal-probe", f"{time.time():.3f}", 60)
+            await asyncio.to_thread(state.journal.waiting, frozenset())
+        except Exception as exc:
+            state.journal_problem = f"the journal ({state.journal.where}) cannot be written or read: {exc}"
+            continue
+        log.info("the journal (%s) answers again", state.journal.where)
+        state.journal_problem = None
 
 
 def unrecorded_problem(count: int) -> str | None:
@@ -707,7 +744,7 @@ async def pump(state: AppState, every: float = 1.0) -> None:
             try:
                 await refill(state)
             except Exception as exc:  # the journal's store unreachable for a moment: try again
-                log.error("journal: cannot read the backlog: %s", exc)
+                journal_failed(state, "be read", exc)
 
 
 async def renew_leases(state: AppState) -> None:
@@ -732,7 +769,7 @@ async def worker(state: AppState) -> None:
                 try:
                     await refill(state)
                 except Exception as exc:  # the journal unreadable for a moment: the pump tries again within 1 s
-                    log.error("journal: cannot read the backlog: %s", exc)
+                    journal_failed(state, "be read", exc)
             state.queue.task_done()
             state.metrics.queue_depth.set(state.queue.qsize())
 
@@ -778,12 +815,17 @@ async def start_work(state: AppState) -> None:
     settings = state.settings
     assert state.pool is not None
     forgotten, retried = state.journal.forget_old(), state.journal.requeue_failed()
-    resumed = await refill(state)
+    try:
+        resumed = await refill(state)
+    except Exception as exc:  # Redis went away since the journal was opened: the pump reads it again
+        journal_failed(state, "be read", exc)
+        resumed = 0
     if resumed or retried or forgotten:
         log.info("journal %s: %d unfinished deliveries resumed (%d of them failed before), %d old ones forgotten",
-                 state.journal.path or "(in memory)", resumed, retried, forgotten)
+                 state.journal.where, resumed, retried, forgotten)
     state.workers = [asyncio.create_task(worker(state)) for _ in range(settings.workers)]
     state.background.append(asyncio.create_task(pump(state)))
+    state.background.append(asyncio.create_task(watch_journal(state)))
     if settings.redis_url:
         state.background.append(asyncio.create_task(renew_leases(state)))
     if state.pool.credentials.is_app and settings.redeliver_minutes > 0:
@@ -840,6 +882,7 @@ def create_app(settings: Settings, router: routing.Router, *,
             from .workerproc import WorkerLink
             state.link = WorkerLink(settings)
             await state.link.start()
+            state.background.append(asyncio.create_task(watch_journal(state)))
         else:
             await start_work(state)
 

@@ -140,6 +140,9 @@ class WorkerLink:
         if age > STALE_SECONDS:
             return (f"the worker process (pid {self.process.pid}) has not reported for {age:.0f} s" if mine else
                     f"the worker process (pid {self.process.pid}) has not reported since it started {age:.0f} s ago")
+        journal = (state or {}).get("journal_problem") if mine else None
+        if isinstance(journal, str):
+            return f"in the worker process: {journal}"
         unrecorded = (state or {}).get("unrecorded") if mine else None
         return unrecorded_problem(unrecorded if isinstance(unrecorded, int) else 0)
 
@@ -186,6 +189,7 @@ def publish(state: AppState) -> None:
     _write(directory / "worker.json", json.dumps({
         "pid": os.getpid(), "time": time.time(), "queue_depth": state.queue.qsize(),
         "in_flight": len(state.in_flight), "unrecorded": len(state.unrecorded),
+        "journal_problem": state.journal_problem,
         "credentials_problem": state.credentials_problem,
         "rate_limited": state.pool.short_of_budget() if state.pool is not None else []}))
 
@@ -251,7 +255,7 @@ async def run_worker(settings: Settings, router: routing.Router) -> None:
         await start_work(state)
         state.background.append(asyncio.create_task(_publishing(state)))
         log.info("worker: pid %d takes its work from the journal %s", os.getpid(),
-                 state.journal.path or settings.redis_url)
+                 state.journal.where)
         why = await _until_told_to_stop(state)
         log.info("worker: stopping (%s); finishing what it holds", why)
         await drain_work(state)

@@ -293,7 +293,44 @@ async def test_a_journal_that_cannot_write_answers_503_without_a_traceback(
     assert (status, answer) == (503, {"error": "foldbot cannot record the delivery now; it is redelivered later"})
     assert "Traceback" not in caplog.text and "disk" not in bot.state.in_flight
     assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == [
-        "delivery disk: the journal cannot record it: disk I/O error"]
+        "delivery disk: the journal cannot record it: disk I/O error",
+        "the journal (in memory) cannot record deliveries: disk I/O error (/health says degraded until it answers "
+        "again)"]
+
+
+async def test_a_journal_that_cannot_write_is_said_on_health_until_it_writes_again(
+        fake_github: FakeGitHub, bot, caplog: pytest.LogCaptureFixture,  # noqa: ANN001
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk: every write refused. `/health` says so, with the reason, from the first refused
+    delivery until a write goes through again (tried every second, and logged once each way)."""
+    world = sglang_world(fake_github, runs=1)
+    payload = world.payload(world.runs[0]["id"])
+
+    def full(*args: object) -> str:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    async def health() -> tuple[int, dict[str, Any]]:
+        async with bot.session.get(f"{bot.url}/health") as response:
+            return response.status, await response.json()
+
+    assert (await health())[0] == 200
+    monkeypatch.setattr(bot.state.journal, "_accept", full)
+    monkeypatch.setattr(bot.state.journal, "_keep_note", full)
+    with caplog.at_level("INFO", logger="foldbot.server"):
+        for attempt in range(3):
+            assert (await bot.deliver("workflow_run", payload, delivery=f"full-{attempt}"))[0] == 503
+        await asyncio.sleep(1.5)  # the journal is tried again, and refuses again
+        status, answer = await health()
+        assert (status, answer["status"], answer["reason"]) == (
+            503, "degraded", "the journal (in memory) cannot be written or read: database or disk is full")
+        monkeypatch.undo()
+        await until(lambda: bot.state.journal_problem is None, seconds=5)
+        assert (await health())[0] == 200
+        assert (await bot.deliver("workflow_run", payload, delivery="full-0"))[0] == 202
+    assert [r.getMessage() for r in caplog.records if "/health" in r.getMessage() or "answers again" in
+            r.getMessage()] == [
+        "the journal (in memory) cannot record deliveries: database or disk is full (/health says degraded until "
+        "it answers again)", "the journal (in memory) answers again"]
 
 
 async def test_starts_that_never_finish_are_counted_and_a_delivery_set_aside_stays_failed(tmp_path: Path) -> None:
@@ -531,7 +568,7 @@ async def test_a_backlog_read_that_fails_loses_no_worker(fake_github: FakeGitHub
                     break
                 await asyncio.sleep(0.05)
         assert all(f"b-{i}" in bot.state.done for i in range(4)) and not failures
-        assert "journal: cannot read the backlog: disk I/O error" in caplog.text
+        assert "the journal (in memory) cannot be read: disk I/O error (/health says degraded" in caplog.text
         assert [task.exception() if task.done() else None for task in bot.state.workers] == [None]  # still there
     finally:
         await bot.session.close()

@@ -5,16 +5,24 @@ fail under CI and are skipped, with the reason, elsewhere."""
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
+import os
 import signal
 import subprocess
+import sys
 import time
 import urllib.request
+from pathlib import Path
+from typing import Any
 
+import aiohttp
 import pytest
 
 from bot.journal import MAX_ATTEMPTS
 from tests.fakegithub import FakeGitHub
-from tests.harness import sglang_world, start_bot
+from tests.harness import SECRET, serve_process, sglang_world, start_bot, until
+from tests.paths import ROOT
 from tests.test_app_workflow_run import bot_comments
 
 
@@ -33,7 +41,8 @@ def test_two_replicas_share_one_dedupe_and_one_backlog(redis_url: str) -> None:
     b.failed("d2")
     assert a.accept("d2", "issue_comment", b'{"y": 3}', None) == "new"  # a redelivery of a failed one runs again
     assert a.known(["d1", "d2", "d3"]) == {"d1", "d2"}
-    assert (a.count("done"), a.path) == (1, redis_url.split("@")[-1])
+    assert (a.count("done"), a.path, a.where) == (1, redis_url.removeprefix("redis://"),
+                                                  f"Redis at {redis_url.removeprefix('redis://')}")
 
 
 def test_an_outcome_written_twice_or_late_changes_nothing(redis_url: str) -> None:
@@ -356,3 +365,129 @@ async def test_a_redis_that_hangs_stalls_no_answer_while_the_pump_waits_for_it(
     finally:
         await bot.session.close()
         await runner.cleanup()
+
+
+def _restart(server: subprocess.Popen[bytes]) -> subprocess.Popen[bytes]:
+    """The same `redis-server` again, on its port (empty: it saves nothing), once it answers."""
+    import redis
+    again = subprocess.Popen(server.args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    client = redis.Redis.from_url(server_url(server))
+    for _ in range(100):
+        try:
+            client.ping()
+            return again
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    again.kill()
+    raise AssertionError("redis-server did not start again")
+
+
+def server_url(server: subprocess.Popen[bytes]) -> str:
+    args = list(server.args)  # type: ignore[arg-type]
+    return f"redis://127.0.0.1:{args[args.index('--port') + 1]}/0"
+
+
+async def _health(session: aiohttp.ClientSession, base: str) -> tuple[int, dict[str, Any]]:
+    async with session.get(f"{base}/health") as response:
+        return response.status, await response.json()
+
+
+async def test_a_redis_that_goes_away_is_said_on_health_and_so_is_its_return(
+        fake_github: FakeGitHub, own_redis: tuple[str, subprocess.Popen[bytes]],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Redis stops (refusing connections): deliveries are answered 503 (GitHub counts them failed,
+    and they are asked for again), `/health` says degraded with the reason, and the pump's failing
+    reads are logged once, not every second. Redis back: ok again, and deliveries are taken."""
+    url, server = own_redis
+    world = sglang_world(fake_github, runs=1)
+    bot, runner = await start_bot(fake_github, redis_url=url)
+    where = url.removeprefix("redis://")
+    again = None
+    try:
+        with caplog.at_level(logging.INFO, logger="foldbot.server"):
+            server.terminate()
+            server.wait(timeout=10)
+            await until(lambda: bot.state.journal_problem is not None, seconds=5)
+            status, health = await _health(bot.session, bot.url)
+            assert (status, health["status"]) == (503, "degraded")
+            assert health["reason"].startswith(f"the journal (Redis at {where}) cannot be ")
+            assert "Connection refused" in health["reason"]
+            status, answer = await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery="away")
+            assert (status, answer) == (503, {"error": "foldbot cannot record the delivery now; it is redelivered "
+                                                       "later"})
+            await asyncio.sleep(2.5)  # the pump fails twice more, the watcher as often
+            again = _restart(server)
+            await until(lambda: bot.state.journal_problem is None, seconds=5)
+            assert (await _health(bot.session, bot.url))[0] == 200
+            assert (await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery="away"))[0] == 202
+            await until(lambda: "away" in bot.state.done)
+        said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("the journal (")]
+        assert len(said) == 2 and said[0].endswith(" (/health says degraded until it answers again)"), said
+        assert said[1] == f"the journal (Redis at {where}) answers again"
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+        if again is not None:
+            again.terminate()
+            again.wait(timeout=10)
+
+
+async def test_with_a_worker_process_a_redis_that_goes_away_is_said_on_health_without_a_traceback(
+        fake_github: FakeGitHub, own_redis: tuple[str, subprocess.Popen[bytes]], tmp_path: Path) -> None:
+    """`foldbot serve` as deployed (its worker process) when Redis goes away: `/health` answers 503
+    degraded with the reason (it answered 500, with a traceback each time); a worker process
+    started meanwhile exits with one line saying why, and is started again; Redis back: ok."""
+    from tests.test_app_serve import free_port
+    url, server = own_redis
+    port = free_port()
+    process = await serve_process(fake_github, tmp_path / "data", port, FOLDBOT_REDIS_URL=url,
+                                  FOLDBOT_WORKER_PROCESS="yes")
+    base, where, again = f"http://127.0.0.1:{port}", url.removeprefix("redis://"), None
+    try:
+        async with aiohttp.ClientSession() as session:
+            await until(lambda: (tmp_path / "data" / "worker.json").exists())  # the worker is at work
+            server.terminate()
+            server.wait(timeout=10)
+            os.kill(json.loads((tmp_path / "data" / "worker.json").read_text())["pid"], signal.SIGKILL)
+            for _ in range(3):  # the web process's own read, then the restarted worker's failure
+                status, health = await _health(session, base)
+                assert (status, health["status"]) == (503, "degraded")
+                assert health["reason"].startswith(f"the journal (Redis at {where}) cannot be read: ")
+                assert health["queue_depth"] is None
+                await asyncio.sleep(1)
+            again = _restart(server)
+            for _ in range(100):
+                if (await _health(session, base))[0] == 200:
+                    break
+                await asyncio.sleep(0.1)
+            else:
+                pytest.fail(f"/health did not come back: {await _health(session, base)}")
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        output = (await asyncio.wait_for(process.communicate(), timeout=60))[0].decode()
+        if again is not None:
+            again.terminate()
+            again.wait(timeout=10)
+    assert "Traceback" not in output, output[-3000:]
+    assert f"foldbot: error: cannot reach Redis at {where} (FOLDBOT_REDIS_URL): Error 111 connecting to " \
+           f"127.0.0.1:{where.split(':')[1].split('/')[0]}. Connection refused." in output, output[-3000:]
+    assert "the worker process exited with code 2" in output
+
+
+def test_serve_that_cannot_open_its_journal_says_why_in_one_line(tmp_path: Path) -> None:
+    from tests.test_app_serve import free_port
+    (tmp_path / "a-file").write_text("")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FOLDBOT_"))},
+           "GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_TOKEN": "t", "PORT": str(free_port())}
+    closed = free_port()  # nothing listens there
+    cases = [({"FOLDBOT_REDIS_URL": f"redis://127.0.0.1:{closed}/0", "FOLDBOT_DATA_DIR": str(tmp_path / "data")},
+              f"foldbot: error: cannot reach Redis at 127.0.0.1:{closed}/0 (FOLDBOT_REDIS_URL): Error 111 connecting "
+              f"to 127.0.0.1:{closed}. Connection refused."),
+             ({"FOLDBOT_DATA_DIR": str(tmp_path / "a-file")},
+              f"foldbot: error: cannot open the journal in {tmp_path / 'a-file'} (FOLDBOT_DATA_DIR): [Errno 17] File "
+              f"exists: '{tmp_path / 'a-file'}'")]
+    for extra, said in cases:
+        result = subprocess.run([sys.executable, "-m", "bot", "serve"], env={**env, **extra}, cwd=ROOT,
+                                capture_output=True, text=True, timeout=60)
+        assert (result.returncode, result.stderr.strip().splitlines()[-1]) == (2, said), result.stderr
+        assert "Traceback" not in result.stderr
