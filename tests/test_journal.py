@@ -5,13 +5,16 @@ what a killed process left unfinished (a real `python -m bot serve`, killed -9).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import json
 import logging
 import os
 import signal
 import sqlite3
+import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -331,6 +334,76 @@ async def test_a_journal_that_cannot_write_is_said_on_health_until_it_writes_aga
             r.getMessage()] == [
         "the journal (in memory) cannot record deliveries: database or disk is full (/health says degraded until "
         "it answers again)", "the journal (in memory) answers again"]
+
+
+@contextlib.contextmanager
+def small_disk(folder: Path, size: str) -> Iterator[Path]:
+    """A filesystem of its own (tmpfs, `size`) at `folder`, to fill up; skipped, saying why,
+    where this machine does not let the tests mount one (not root)."""
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                             capture_output=True, text=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small filesystem to fill up here: {mounted.stderr.strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+async def test_a_full_disk_as_deployed_answers_503_says_so_and_loses_nothing_once_freed(
+        fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """`foldbot serve` (its worker process) with its data directory on a disk that fills up: a
+    delivery is answered 503, not 202 and lost; `/health` says why; once space is freed it says ok
+    without a restart, and the deliveries GitHub (here: the test) sends again are each reported once."""
+    world = sglang_world(fake_github, runs=3)
+    port = free_port()
+
+    async def post(session: aiohttp.ClientSession, i: int) -> int:
+        body = json.dumps(world.payload(world.runs[i]["id"])).encode()
+        async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers={
+                "X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": f"full-{i}",
+                "X-Hub-Signature-256": sign(body)}) as response:
+            return response.status
+
+    async def health(session: aiohttp.ClientSession) -> tuple[int, dict[str, Any]]:
+        async with session.get(f"http://127.0.0.1:{port}/health") as response:
+            return response.status, await response.json()
+
+    with small_disk(tmp_path / "disk", "3m") as disk:
+        process = await _serve(fake_github, disk / "data", port)
+        try:
+            async with aiohttp.ClientSession() as session:
+                assert await post(session, 0) == 202
+                await until(lambda: len(bot_comments(fake_github, world, world.runs[0]["pull_requests"][0]["number"])))
+                with open(disk / "filler", "wb") as filler:
+                    with pytest.raises(OSError, match="No space left on device"):
+                        while True:
+                            filler.write(b"x" * 65536)
+                            filler.flush()
+                assert [await post(session, 1), await post(session, 2)] == [503, 503]
+                status, said = await health(session)
+                assert (status, said["status"]) == (503, "degraded")
+                assert said["reason"].startswith(f"the journal ({disk / 'data' / 'foldbot.sqlite3'}) cannot ")
+                assert said["reason"].endswith(": database or disk is full")
+                (disk / "filler").unlink()
+                for _ in range(100):
+                    if (await health(session))[0] == 200:
+                        break
+                    await asyncio.sleep(0.1)
+                else:
+                    pytest.fail(f"/health did not come back: {await health(session)}")
+                assert [await post(session, 1), await post(session, 2)] == [202, 202]  # as redelivered
+                for run in world.runs:
+                    number = run["pull_requests"][0]["number"]
+                    await until(lambda: len(bot_comments(fake_github, world, number)) > 0)  # noqa: B023
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            output = (await asyncio.wait_for(process.communicate(), timeout=60))[0].decode()
+    assert process.returncode == 0, output
+    assert "Traceback" not in output, output
+    assert [len(bot_comments(fake_github, world, run["pull_requests"][0]["number"])) for run in world.runs] == [1, 1, 1]
+    assert output.count("cannot record deliveries: database or disk is full (/health says degraded") == 1, output
 
 
 async def test_starts_that_never_finish_are_counted_and_a_delivery_set_aside_stays_failed(tmp_path: Path) -> None:
