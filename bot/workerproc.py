@@ -138,8 +138,16 @@ class WorkerLink:
         since = float(state.get("time", 0)) if mine else self.started_at  # type: ignore[union-attr,arg-type]
         age = time.time() - since
         if age > STALE_SECONDS:
-            return (f"the worker process (pid {self.process.pid}) has not reported for {age:.0f} s" if mine else
-                    f"the worker process (pid {self.process.pid}) has not reported since it started {age:.0f} s ago")
+            if mine:
+                return f"the worker process (pid {self.process.pid}) has not reported for {age:.0f} s"
+            reported = float(state.get("time", 0)) if state is not None else 0.0  # type: ignore[arg-type]
+            if time.time() - reported <= STALE_SECONDS:  # another worker reports on this directory: this one
+                assert state is not None  # waits for the lock that one holds
+                return (f"the worker process (pid {self.process.pid}) has waited {age:.0f} s for another foldbot's "
+                        f"worker (pid {state.get('pid')}) that works on this data directory ({self.directory}); "
+                        f"are two deployments sharing one FOLDBOT_DATA_DIR? (the deliveries this one accepts are "
+                        f"done by that one)")
+            return f"the worker process (pid {self.process.pid}) has not reported since it started {age:.0f} s ago"
         journal = (state or {}).get("journal_problem") if mine else None
         if isinstance(journal, str):
             return f"in the worker process: {journal}"

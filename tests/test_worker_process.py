@@ -195,6 +195,52 @@ async def test_health_speaks_for_a_worker_whose_journal_refuses_outcomes(tmp_pat
         await link.process.wait()
 
 
+async def test_health_names_another_worker_that_holds_the_data_directory(tmp_path: Path) -> None:
+    """Two deployments on one data directory: the second's worker waits for the lock the first's
+    holds, and that first worker keeps reporting. After 30 s the second's `/health` says so, not
+    only that its worker has not reported."""
+    import time
+
+    from bot.settings import Settings
+    from bot.workerproc import STALE_SECONDS, WorkerLink
+    link = WorkerLink(Settings(webhook_secret="s", data_dir=tmp_path))
+    link.process = await asyncio.create_subprocess_exec("sleep", "30")
+    try:
+        link.started_at = time.time() - STALE_SECONDS - 10
+        (tmp_path / "worker.json").write_text(json.dumps({"pid": 4242, "time": time.time() - 1}))
+        assert link.problem() == (
+            f"the worker process (pid {link.process.pid}) has waited 40 s for another foldbot's worker (pid 4242) "
+            f"that works on this data directory ({tmp_path}); are two deployments sharing one FOLDBOT_DATA_DIR? "
+            f"(the deliveries this one accepts are done by that one)")
+        (tmp_path / "worker.json").write_text(json.dumps({"pid": 4242, "time": time.time() - STALE_SECONDS - 5}))
+        assert link.problem() == f"the worker process (pid {link.process.pid}) has not reported since it started " \
+                                 f"40 s ago"
+    finally:
+        link.process.kill()
+        await link.process.wait()
+
+
+async def test_two_deployments_on_one_data_directory_lose_nothing_and_do_nothing_twice(
+        fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """A mistaken double deploy: both web processes journal into one file; one worker holds it
+    (the other waits for its lock) and does what either accepted, each once."""
+    world = sglang_world(fake_github, runs=4)
+    first_port, second_port = free_port(), free_port()
+    first = await _serve(fake_github, tmp_path, first_port)
+    second = await _serve(fake_github, tmp_path, second_port)
+    try:
+        async with aiohttp.ClientSession() as session:
+            for i, run in enumerate(world.runs):
+                for port in (first_port, second_port):  # each delivery to both, as a retry behind a balancer
+                    assert (await _deliver(session, port, world, run, f"both-{i}"))[0] in (200, 202)
+            await until(lambda: all(Journal(tmp_path).is_done(f"both-{i}") for i in range(4)))
+    finally:
+        outputs = [await _stop(first), await _stop(second)]  # (the second's worker then takes the lock, and stops)
+    numbers = [run["pull_requests"][0]["number"] for run in world.runs]
+    assert [len(bot_comments(fake_github, world, number)) for number in numbers] == [1] * 4
+    assert "worker: waiting for the previous worker process to finish" in outputs[1]
+
+
 def test_merged_metrics_keep_each_process_counters_apart_and_each_gauge_from_its_process() -> None:
     web, worker = Metrics(), Metrics()
     web.deliveries.labels(event="workflow_run", outcome="journaled").inc(3)
