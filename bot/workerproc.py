@@ -23,6 +23,7 @@ import fcntl
 import json
 import logging
 import os
+import select
 import signal
 import sys
 import time
@@ -211,17 +212,36 @@ async def _publishing(state: AppState) -> None:
         await asyncio.sleep(PUBLISH_SECONDS)
 
 
-async def _lock(directory: Path) -> int:
+#: How often a worker that waits for the data directory's lock tries it again.
+LOCK_POLL_SECONDS = 0.2
+
+
+async def _lock(directory: Path) -> int | None:
     """An exclusive lock on `worker.lock`: one worker per journal (a new one waits for
-    the old one to finish)."""
+    the old one to finish). None: its web process closed the pipe while it waited (it is
+    stopping), so it does not start."""
     directory.mkdir(parents=True, exist_ok=True)
     descriptor = os.open(directory / "worker.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        log.info("worker: waiting for the previous worker process to finish")
-        await asyncio.to_thread(fcntl.flock, descriptor, fcntl.LOCK_EX)
-    return descriptor
+    waiting = False
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return descriptor
+        except BlockingIOError:
+            if not waiting:
+                log.info("worker: waiting for the previous worker process to finish")
+                waiting = True
+        if _stdin_closed():
+            os.close(descriptor)
+            return None
+        await asyncio.sleep(LOCK_POLL_SECONDS)
+
+
+def _stdin_closed() -> bool:
+    """Whether the web process closed this worker's stdin (a wake-up byte waiting is read
+    and dropped: the worker reads the whole journal when it starts)."""
+    readable, _, _ = select.select([sys.stdin], [], [], 0)
+    return bool(readable) and os.read(sys.stdin.fileno(), 4096) == b""
 
 
 async def _until_told_to_stop(state: AppState) -> str:
@@ -253,6 +273,9 @@ async def run_worker(settings: Settings, router: routing.Router) -> None:
     os.nice(WORKER_NICENESS)  # when the CPUs are short, the answers go first
     parent = os.getppid()
     descriptor = await _lock(settings.data_dir)
+    if descriptor is None:
+        log.info("worker: its web process stops; it does not start")
+        return
     if os.getppid() != parent:  # its web process died while it waited for the lock: nobody will wake it
         log.info("worker: its web process is gone; it does not start")
         os.close(descriptor)

@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -235,10 +236,14 @@ async def test_two_deployments_on_one_data_directory_lose_nothing_and_do_nothing
                     assert (await _deliver(session, port, world, run, f"both-{i}"))[0] in (200, 202)
             await until(lambda: all(Journal(tmp_path).is_done(f"both-{i}") for i in range(4)))
     finally:
-        outputs = [await _stop(first), await _stop(second)]  # (the second's worker then takes the lock, and stops)
+        started = time.monotonic()
+        outputs = [await _stop(second), await _stop(first)]
     numbers = [run["pull_requests"][0]["number"] for run in world.runs]
     assert [len(bot_comments(fake_github, world, number)) for number in numbers] == [1] * 4
-    assert "worker: waiting for the previous worker process to finish" in outputs[1]
+    assert "worker: waiting for the previous worker process to finish" in outputs[0]
+    # the worker waiting for the lock stops with its web process, at once, not killed after the drain time
+    assert "worker: its web process stops; it does not start" in outputs[0] and "killed" not in outputs[0]
+    assert time.monotonic() - started < 15
 
 
 def test_merged_metrics_keep_each_process_counters_apart_and_each_gauge_from_its_process() -> None:
