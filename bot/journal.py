@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import queue
 import sqlite3
 import threading
@@ -117,6 +118,8 @@ class Journal:
         self._closed = False
         #: How many commits the writer made, and how many writes they held (for the benchmark).
         self.commits = self.grouped = 0
+        #: The file this connection writes (see `lost`).
+        self._inode = os.stat(self.path).st_ino if self.path is not None else None
 
     def _open(self, directory: Path | None, fsync: bool, checkpoints: bool) -> None:
         if directory is not None:
@@ -152,6 +155,21 @@ class Journal:
     def where(self) -> str:
         """The journal, for people (log lines, `/health`)."""
         return str(self.path) if self.path is not None else "in memory"
+
+    def lost(self) -> str | None:
+        """Why what this connection writes is not in the journal file any more (None: it is):
+        the file was deleted or replaced under it (SQLite goes on writing to the deleted one)."""
+        if self.path is None:
+            return None
+        try:
+            inode = os.stat(self.path).st_ino
+        except FileNotFoundError:
+            inode = None
+        if inode == self._inode:
+            return None
+        return (f"the journal file {self.path} was {'deleted' if inode is None else 'replaced'} while foldbot ran: "
+                f"what it writes now is lost when it stops; restart foldbot (all its processes) to open the "
+                f"journal again")
 
     def close(self) -> None:
         """Finish the writes already asked for, then close; later writes are refused."""

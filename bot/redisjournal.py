@@ -168,6 +168,10 @@ class RedisJournal:
         """The journal, for people (log lines, `/health`): never the password."""
         return f"Redis at {self.path}"
 
+    def lost(self) -> str | None:
+        """(A journal in Redis has no file to lose.)"""
+        return None
+
     def _key(self, delivery: str) -> str:
         return f"{self.prefix}d:{delivery}"
 

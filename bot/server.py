@@ -142,6 +142,9 @@ class AppState:
     refilling: asyncio.Lock = field(default_factory=asyncio.Lock)
     #: Why the journal cannot be read or written now (None: it can); `watch_journal` clears it.
     journal_problem: str | None = None
+    #: The journal's file was deleted or replaced under this process (`Journal.lost`): nothing
+    #: is accepted until a restart opens it again.
+    journal_lost: str | None = None
     store: Store = field(default_factory=Store)  # what handlers share
     pool: GitHubPool | None = None
     session: aiohttp.ClientSession | None = None
@@ -262,6 +265,9 @@ async def webhook(request: web.Request) -> web.Response:
         return _json(400, error=str(exc))
     if not state.accepting and not state.journal.durable:
         return _json(503, error="shutting down; GitHub will redeliver")
+    if state.journal_lost is not None:  # a 202 would promise what a restart loses
+        state.metrics.deliveries.labels(event=event_name, outcome="journal_error").inc()
+        return _json(503, error="foldbot cannot record the delivery now; it is redelivered later")
     try:
         # durable before the answer; a web process holds nothing: its worker process takes it from the journal.
         # A copy of a delivery in hand is written down too: should the handler running now fail, it runs again.
@@ -489,10 +495,18 @@ JOURNAL_WATCH_SECONDS = 1.0
 
 
 async def watch_journal(state: AppState) -> None:
-    """While the journal is failing: try a write and a read of it every second; once both
-    go through, it is well again (logged, and `/health` says ok)."""
+    """Every second: whether the journal's file is still there (deleted under a running
+    foldbot, it is lost for good: `/health` says so until a restart); while the journal is
+    failing, a write and a read of it: once both go through, it is well again (logged, and
+    `/health` says ok)."""
     while True:
         await asyncio.sleep(JOURNAL_WATCH_SECONDS)
+        lost = state.journal.lost()
+        if lost is not None:
+            if state.journal_lost is None:
+                log.error("%s; until then deliveries are answered 503 (and asked for again after the restart)", lost)
+            state.journal_problem = state.journal_lost = lost
+            continue
         if state.journal_problem is None:
             continue
         try:

@@ -336,6 +336,42 @@ async def test_a_journal_that_cannot_write_is_said_on_health_until_it_writes_aga
         "it answers again)", "the journal (in memory) answers again"]
 
 
+async def test_a_journal_file_deleted_under_foldbot_is_said_and_nothing_more_is_accepted(
+        fake_github: FakeGitHub, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """An operator deletes the journal file of a running foldbot: SQLite goes on writing to the
+    deleted file, so a 202 now would be lost at the restart. Within a second `/health` says so and
+    deliveries are answered 503 (GitHub counts them failed; they are asked for after the restart)."""
+    world = sglang_world(fake_github, runs=1)
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    try:
+        with caplog.at_level(logging.ERROR, logger="foldbot.server"):
+            for name in ("foldbot.sqlite3", "foldbot.sqlite3-wal", "foldbot.sqlite3-shm"):
+                (tmp_path / name).unlink(missing_ok=True)
+            await until(lambda: bot.state.journal_lost is not None, seconds=5)
+            async with bot.session.get(f"{bot.url}/health") as response:
+                assert (response.status, (await response.json())["reason"]) == (
+                    503, f"the journal file {tmp_path / 'foldbot.sqlite3'} was deleted while foldbot ran: what it "
+                         f"writes now is lost when it stops; restart foldbot (all its processes) to open the journal "
+                         f"again")
+            assert (await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery="late"))[0] == 503
+            await asyncio.sleep(1.5)  # still lost: said once
+        assert [r.getMessage() for r in caplog.records].count(
+            f"the journal file {tmp_path / 'foldbot.sqlite3'} was deleted while foldbot ran: what it writes now is "
+            f"lost when it stops; restart foldbot (all its processes) to open the journal again; until then "
+            f"deliveries are answered 503 (and asked for again after the restart)") == 1
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+    second, runner = await start_bot(fake_github, data_dir=tmp_path)  # the restart: a new journal, and well
+    try:
+        async with second.session.get(f"{second.url}/health") as response:
+            assert response.status == 200
+        assert (await second.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery="late"))[0] == 202
+    finally:
+        await second.session.close()
+        await runner.cleanup()
+
+
 @contextlib.contextmanager
 def small_disk(folder: Path, size: str) -> Iterator[Path]:
     """A filesystem of its own (tmpfs, `size`) at `folder`, to fill up; skipped, saying why,
