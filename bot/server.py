@@ -363,6 +363,10 @@ async def index(request: web.Request) -> web.Response:
         "GITHUB_PRIVATE_KEY and GITHUB_WEBHOOK_SECRET). `foldbot register --url URL` does all of this by itself.\n"))
 
 
+#: How long `/health` waits for the journal's count (a web process's; it says degraded past it).
+HEALTH_READ_SECONDS = 1.0
+
+
 async def health(request: web.Request) -> web.Response:
     """200 while GitHub accepts foldbot's credentials (and the worker process runs, when
     there is one), else 503 `degraded` with the reason."""
@@ -370,11 +374,15 @@ async def health(request: web.Request) -> web.Response:
     common: dict[str, Any] = {"version": __version__, "accepting": state.accepting}
     problem = state.credentials_problem
     if state.link is not None:
-        try:
-            common["queue_depth"] = await asyncio.to_thread(state.journal.count, "queued")
-        except Exception as exc:  # the disk or Redis: said below, as the reason
-            journal_failed(state, "be read", exc)
-            common["queue_depth"] = None
+        common["queue_depth"] = None
+        if state.journal_problem is None:  # (a failing journal is not asked again here)
+            try:
+                common["queue_depth"] = await asyncio.wait_for(asyncio.to_thread(state.journal.count, "queued"),
+                                                               HEALTH_READ_SECONDS)
+            except asyncio.TimeoutError:  # a Redis that hangs: `/health` does not wait for its socket timeout
+                journal_failed(state, "be read", TimeoutError(f"no answer within {HEALTH_READ_SECONDS:g} s"))
+            except Exception as exc:  # the disk or Redis: said below, as the reason
+                journal_failed(state, "be read", exc)
         common["worker"] = state.link.status()
         common["rate_limited"] = (state.link.state() or {}).get("rate_limited", [])
         problem = problem or state.journal_problem or state.link.problem()

@@ -452,8 +452,8 @@ async def test_with_a_worker_process_a_redis_that_goes_away_is_said_on_health_wi
             for _ in range(3):  # the web process's own read, then the restarted worker's failure
                 status, health = await _health(session, base)
                 assert (status, health["status"]) == (503, "degraded")
-                assert health["reason"].startswith(f"the journal (Redis at {where}) cannot be read: ")
-                assert health["queue_depth"] is None
+                assert health["reason"].startswith(f"the journal (Redis at {where}) cannot be ")
+                assert health["reason"].endswith(". Connection refused.") and health["queue_depth"] is None
                 await asyncio.sleep(1)
             again = _restart(server)
             for _ in range(100):
@@ -491,3 +491,37 @@ def test_serve_that_cannot_open_its_journal_says_why_in_one_line(tmp_path: Path)
                                 capture_output=True, text=True, timeout=60)
         assert (result.returncode, result.stderr.strip().splitlines()[-1]) == (2, said), result.stderr
         assert "Traceback" not in result.stderr
+
+
+async def test_with_a_worker_process_a_redis_that_hangs_is_said_on_health_within_a_second(
+        fake_github: FakeGitHub, own_redis: tuple[str, subprocess.Popen[bytes]], tmp_path: Path) -> None:
+    """As deployed, `/health` reads the queue's depth from Redis: a Redis that hangs does not hold
+    it for the 5 s socket timeout; it says degraded after 1 s, then at once; ok once Redis answers."""
+    from tests.test_app_serve import free_port
+    url, server = own_redis
+    port = free_port()
+    process = await serve_process(fake_github, tmp_path / "data", port, FOLDBOT_REDIS_URL=url,
+                                  FOLDBOT_WORKER_PROCESS="yes")
+    base, where = f"http://127.0.0.1:{port}", url.removeprefix("redis://")
+    try:
+        async with aiohttp.ClientSession() as session:
+            server.send_signal(signal.SIGSTOP)
+            try:
+                for _ in range(3):
+                    started = time.monotonic()
+                    status, health = await _health(session, base)
+                    assert time.monotonic() - started < 2
+                    assert (status, health["reason"]) == (
+                        503, f"the journal (Redis at {where}) cannot be read: no answer within 1 s")
+            finally:
+                server.send_signal(signal.SIGCONT)
+            for _ in range(100):
+                if (await _health(session, base))[0] == 200:
+                    break
+                await asyncio.sleep(0.1)
+            else:
+                pytest.fail(f"/health did not come back: {await _health(session, base)}")
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        output = (await asyncio.wait_for(process.communicate(), timeout=60))[0].decode()
+    assert "Traceback" not in output, output[-3000:]
