@@ -146,9 +146,12 @@ class RedisJournal:
 
     def __init__(self, url: str, *, prefix: str = "foldbot:") -> None:
         self.url = url
-        self.path = url.split("://", 1)[-1].split("@")[-1]  # host:port/db, for people: never the password
         self.prefix = prefix
         self._redis = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+        server = self._redis.connection_pool.connection_kwargs  # (never the URL: a password may be anywhere in it)
+        #: host:port/db (or the socket's path), for people
+        self.path = (f"{server['path']}" if server.get("path") else
+                     f"{server.get('host')}:{server.get('port') or 6379}") + f"/{server.get('db') or 0}"
         try:
             self._redis.ping()
         except redis.RedisError as exc:
@@ -276,15 +279,16 @@ class RedisJournal:
 
     def pending(self, limit: int, exclude: set[str] | frozenset[str] = frozenset()) -> list[Entry]:
         """Claim up to `limit` waiting deliveries for this replica (after putting back those
-        whose lease ran out)."""
+        whose lease ran out). Every delivery claimed is returned, leased to this replica: the
+        caller skips those it has in hand by then (a renewal that came late), and queues the
+        rest (`exclude`, a snapshot taken before this call, would drop one it let go meanwhile:
+        a failure queued again, left leased to nobody's queue until the lease lapsed)."""
         if limit <= 0:
             return []
         self._expired(keys=[self.leases, self.queue], args=[time.time()])
         rows = self._claim(keys=[self.leases, self.queue], args=[limit, time.time() + LEASE_SECONDS, self.prefix])
         out = []
         for delivery, event, payload, installation, attempts, starts in rows:
-            if delivery.decode() in exclude:  # already in this replica's hands (a renewal came late): leased again
-                continue
             installation_id = int(installation) if installation not in (None, b"") else None
             finished = int(attempts or 0)
             out.append(Entry(delivery.decode(), event.decode(), bytes(payload), installation_id, finished,

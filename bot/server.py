@@ -319,6 +319,8 @@ async def refill(state: AppState) -> int:
     The journal is read in a thread (Redis may hang for its socket timeout; the answers
     and `/health` do not wait for it), one refill at a time."""
     async with state.refilling:
+        if not state.accepting:  # (a worker that waited for the lock while the drain began)
+            return 0
         state.backlog = False
         moved = 0
         while True:
@@ -500,6 +502,8 @@ def journal_failed(state: AppState, doing: str, exc: Exception) -> None:
 
 #: How often `watch_journal` looks, and tries a journal that failed.
 JOURNAL_WATCH_SECONDS = 1.0
+#: What it writes to try it: as large as a delivery (a full disk may still take a small write).
+PROBE_NOTE = "x" * 16384
 
 
 async def watch_journal(state: AppState) -> None:
@@ -518,7 +522,7 @@ async def watch_journal(state: AppState) -> None:
         if state.journal_problem is None:
             continue
         try:
-            await state.journal.keep_note("journal-probe", f"{time.time():.3f}", 60)
+            await state.journal.keep_note("journal-probe", PROBE_NOTE, 60)  # as large as a delivery
             await asyncio.to_thread(state.journal.waiting, frozenset())
         except Exception as exc:
             state.journal_problem = f"the journal ({state.journal.where}) cannot be written or read: {exc}"

@@ -96,8 +96,71 @@ def test_a_replica_does_not_take_back_what_it_has_in_hand_when_its_renewal_came_
     monkeypatch.setattr(redisjournal, "LEASE_SECONDS", 1)
     assert a.accept("late", "workflow_run", b"{}", 1) == "new"
     time.sleep(1.1)  # no renewal: the lease lapsed while a still works on it
-    assert a.pending(5, exclude={"late"}) == []  # not a second copy in a's queue
-    assert a.accept("late", "workflow_run", b"{}", 1) == "leased"  # and still a's: nobody else takes it
+    assert [entry.id for entry in a.pending(5)] == ["late"]  # a claims it back (refill skips what it has in hand)
+    assert a.accept("late", "workflow_run", b"{}", 1) == "leased"  # and it is a's: nobody else takes it
+
+
+async def test_refill_skips_what_this_replica_has_in_hand_and_queues_what_it_let_go_during_the_read(
+        redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The read runs in a thread, with a snapshot of what is in hand taken before it. `held` is
+    still in hand: claimed back, not queued twice. `failed`'s handler ended meanwhile and Redis
+    queued it again (a copy came while it ran): it is queued now, not left leased to this replica
+    and in nobody's queue until the lease lapses."""
+    from types import SimpleNamespace
+
+    from bot import redisjournal
+    from bot.metrics import Metrics
+    from bot.server import Delivery, refill
+    journal = redisjournal.RedisJournal(redis_url)
+    monkeypatch.setattr(redisjournal, "LEASE_SECONDS", 1)
+    for delivery in ("held", "failed"):
+        assert journal.accept(delivery, "workflow_run", b"{}", 1) == "new"
+    time.sleep(1.1)  # both leases lapse (no renewal came): the read puts them back on the list and claims them
+    monkeypatch.setattr(redisjournal, "LEASE_SECONDS", 120)
+    queue: asyncio.Queue[Delivery] = asyncio.Queue(maxsize=3)
+    state = SimpleNamespace(backlog=False, queue=queue, journal=journal, in_flight={"held", "failed"},
+                            metrics=Metrics(), refilling=asyncio.Lock(), accepting=True)
+    real = journal.pending
+
+    def read(limit: int, exclude: frozenset[str] = frozenset()) -> list[Any]:
+        state.in_flight.discard("failed")  # its handler ended while the journal was read
+        return real(limit, exclude)
+
+    monkeypatch.setattr(journal, "pending", read)
+    assert await refill(state) == 1  # type: ignore[arg-type]
+    assert [queue.get_nowait().id] == ["failed"] and queue.empty() and state.in_flight == {"held", "failed"}
+    assert journal.accept("held", "workflow_run", b"{}", 1) == "leased"  # still this replica's
+
+
+async def test_refill_releases_everything_the_queue_has_no_room_for_once_the_read_is_back(
+        redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A delivery answered while the journal was read filled the queue: of what the read claimed,
+    all that does not fit goes back on the shared list at once (not only the first of them)."""
+    from types import SimpleNamespace
+
+    from bot.metrics import Metrics
+    from bot.redisjournal import RedisJournal
+    from bot.server import Delivery, refill
+    journal = RedisJournal(redis_url)
+    for delivery in ("w1", "w2", "w3"):
+        journal.accept(delivery, "workflow_run", b"{}", 1, hold=False)
+    queue: asyncio.Queue[Delivery] = asyncio.Queue(maxsize=3)
+    state = SimpleNamespace(backlog=False, queue=queue, journal=journal, in_flight=set(), metrics=Metrics(),
+                            refilling=asyncio.Lock(), accepting=True)
+    real = journal.pending
+
+    def read(limit: int, exclude: frozenset[str] = frozenset()) -> list[Any]:
+        entries = real(limit, exclude)
+        for answered in ("a1", "a2"):  # (in the event loop, meanwhile: two deliveries answered and queued)
+            queue.put_nowait(Delivery(answered, "workflow_run", b"{}", 1))
+            state.in_flight.add(answered)
+        return entries
+
+    monkeypatch.setattr(journal, "pending", read)
+    assert await refill(state) == 1  # type: ignore[arg-type]
+    assert [queue.get_nowait().id for _ in range(3)] == ["a1", "a2", "w1"]
+    assert journal._redis.lrange(journal.queue, 0, -1) == [b"w2", b"w3"]  # for any replica, now
+    assert journal._redis.zrange(journal.leases, 0, -1) == [b"w1"]  # the one this replica queued
 
 
 def test_a_dead_replicas_lease_runs_out_and_another_takes_it(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -329,7 +392,7 @@ async def test_a_full_queue_sees_the_backlog_without_taking_any_of_it(redis_url:
     queue: asyncio.Queue[Delivery] = asyncio.Queue(maxsize=1)
     queue.put_nowait(Delivery("busy", "workflow_run", b"{}", 1))
     state = SimpleNamespace(backlog=False, queue=queue, journal=full, in_flight={"busy"}, metrics=Metrics(),
-                            refilling=asyncio.Lock())
+                            refilling=asyncio.Lock(), accepting=True)
     assert await refill(state) == 0 and state.backlog  # type: ignore[arg-type]
     assert full._redis.lrange(full.queue, 0, -1) == [b"w1", b"w2"] and full._redis.zcard(full.leases) == 0
     assert [entry.id for entry in other.pending(5)] == ["w1", "w2"]
@@ -472,6 +535,22 @@ async def test_with_a_worker_process_a_redis_that_goes_away_is_said_on_health_wi
     assert f"foldbot: error: cannot reach Redis at {where} (FOLDBOT_REDIS_URL): Error 111 connecting to " \
            f"127.0.0.1:{where.split(':')[1].split('/')[0]}. Connection refused." in output, output[-3000:]
     assert "the worker process exited with code 2" in output
+
+
+def test_no_redis_password_is_ever_said(redis_url: str) -> None:
+    """Where the journal is, as `/health` and the log lines say it: host, port and database, not
+    the password, wherever the URL has it (`user:password@`, `?password=`)."""
+    from bot.journal import JournalUnavailable
+    from bot.redisjournal import RedisJournal
+    from tests.test_app_serve import free_port
+    closed = free_port()
+    for url in (f"redis://:s3cr3t@127.0.0.1:{closed}/2", f"redis://127.0.0.1:{closed}/2?password=s3cr3t",
+                f"redis://user:s3cr3t@127.0.0.1:{closed}/2?password=s3cr3t"):
+        with pytest.raises(JournalUnavailable) as refused:
+            RedisJournal(url)
+        assert "s3cr3t" not in str(refused.value)
+        assert str(refused.value).startswith(f"cannot reach Redis at 127.0.0.1:{closed}/2 (FOLDBOT_REDIS_URL): ")
+    assert RedisJournal(redis_url).where == f"Redis at {redis_url.removeprefix('redis://')}"
 
 
 def test_serve_that_cannot_open_its_journal_says_why_in_one_line(tmp_path: Path) -> None:
