@@ -524,8 +524,8 @@ async def watch_journal(state: AppState) -> None:
         try:
             await state.journal.keep_note("journal-probe", PROBE_NOTE, 60)  # as large as a delivery
             await asyncio.to_thread(state.journal.waiting, frozenset())
-        except Exception as exc:
-            state.journal_problem = f"the journal ({state.journal.where}) cannot be written or read: {exc}"
+        except Exception as exc:  # (still failing: said already)
+            journal_failed(state, "be written or read", exc)
             continue
         log.info("the journal (%s) answers again", state.journal.where)
         state.journal_problem = None

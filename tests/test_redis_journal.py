@@ -455,6 +455,15 @@ async def _health(session: aiohttp.ClientSession, base: str) -> tuple[int, dict[
         return response.status, await response.json()
 
 
+async def _health_comes_back(session: aiohttp.ClientSession, base: str) -> None:
+    """`/health` says ok again within 10 s."""
+    for _ in range(100):
+        if (await _health(session, base))[0] == 200:
+            return
+        await asyncio.sleep(0.1)
+    pytest.fail(f"/health did not come back: {await _health(session, base)}")
+
+
 async def test_a_redis_that_goes_away_is_said_on_health_and_so_is_its_return(
         fake_github: FakeGitHub, own_redis: tuple[str, subprocess.Popen[bytes]],
         caplog: pytest.LogCaptureFixture) -> None:
@@ -519,12 +528,7 @@ async def test_with_a_worker_process_a_redis_that_goes_away_is_said_on_health_wi
                 assert health["reason"].endswith(". Connection refused.") and health["queue_depth"] is None
                 await asyncio.sleep(1)
             again = _restart(server)
-            for _ in range(100):
-                if (await _health(session, base))[0] == 200:
-                    break
-                await asyncio.sleep(0.1)
-            else:
-                pytest.fail(f"/health did not come back: {await _health(session, base)}")
+            await _health_comes_back(session, base)
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         output = (await asyncio.wait_for(process.communicate(), timeout=60))[0].decode()
@@ -594,12 +598,7 @@ async def test_with_a_worker_process_a_redis_that_hangs_is_said_on_health_within
                         503, f"the journal (Redis at {where}) cannot be read: no answer within 1 s")
             finally:
                 server.send_signal(signal.SIGCONT)
-            for _ in range(100):
-                if (await _health(session, base))[0] == 200:
-                    break
-                await asyncio.sleep(0.1)
-            else:
-                pytest.fail(f"/health did not come back: {await _health(session, base)}")
+            await _health_comes_back(session, base)
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         output = (await asyncio.wait_for(process.communicate(), timeout=60))[0].decode()
