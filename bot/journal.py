@@ -96,6 +96,11 @@ class JournalUnavailable(Exception):
     cannot be reached): foldbot could accept no delivery, so it does not start."""
 
 
+class JournalLost(Exception):
+    """A write refused because the journal's file was deleted or replaced under foldbot
+    (see `Journal.lost`): it would be gone at the next stop."""
+
+
 class Journal:
     """One SQLite connection, guarded by a lock: the event loop reads it (each call one
     short transaction), the writer thread commits `record` and `mark` in groups."""
@@ -118,8 +123,8 @@ class Journal:
         self._closed = False
         #: How many commits the writer made, and how many writes they held (for the benchmark).
         self.commits = self.grouped = 0
-        #: The file this connection writes (see `lost`).
-        self._inode = os.stat(self.path).st_ino if self.path is not None else None
+        #: The files this connection writes (the journal, its WAL and its shared memory), by inode (see `lost`).
+        self._inodes = self._files() if self.path is not None else {}
 
     def _open(self, directory: Path | None, fsync: bool, checkpoints: bool) -> None:
         if directory is not None:
@@ -156,20 +161,29 @@ class Journal:
         """The journal, for people (log lines, `/health`)."""
         return str(self.path) if self.path is not None else "in memory"
 
+    def _files(self) -> dict[str, int | None]:
+        assert self.path is not None
+        inodes: dict[str, int | None] = {}
+        for path in (str(self.path), f"{self.path}-wal", f"{self.path}-shm"):
+            try:
+                inodes[path] = os.stat(path).st_ino
+            except FileNotFoundError:
+                inodes[path] = None
+        return inodes
+
     def lost(self) -> str | None:
-        """Why what this connection writes is not in the journal file any more (None: it is):
-        the file was deleted or replaced under it (SQLite goes on writing to the deleted one)."""
+        """Why what this connection writes is not in the journal's files any more (None: it is):
+        the file, its WAL or its shared memory was deleted or replaced under it (SQLite goes on
+        writing to the deleted one; a commit in a deleted WAL is gone at the next stop).
+        A few microseconds: the writer thread asks before and after each commit."""
         if self.path is None:
             return None
-        try:
-            inode = os.stat(self.path).st_ino
-        except FileNotFoundError:
-            inode = None
-        if inode == self._inode:
-            return None
-        return (f"the journal file {self.path} was {'deleted' if inode is None else 'replaced'} while foldbot ran: "
-                f"what it writes now is lost when it stops; restart foldbot (all its processes) to open the "
-                f"journal again")
+        for path, inode in self._files().items():
+            if inode != self._inodes[path]:
+                return (f"the journal file {path} was {'deleted' if inode is None else 'replaced'} while foldbot ran: "
+                        f"what it writes now is lost when it stops; restart foldbot (all its processes) to open the "
+                        f"journal again")
+        return None
 
     def close(self) -> None:
         """Finish the writes already asked for, then close; later writes are refused."""
@@ -275,8 +289,12 @@ class Journal:
     def _transaction(self, group: list[_Write]) -> list[tuple[bool, Any]]:
         """The group's writes and the COMMIT, in the transaction begun (the lock held)."""
         try:
+            if (gone := self.lost()) is not None:  # do not write into a deleted file
+                raise JournalLost(gone)
             results = [write.apply(*write.args) for write in group]
             self._db.execute("COMMIT")  # with FULL, the fsync of the whole group
+            if (gone := self.lost()) is not None:  # deleted during the commit: the 202 would promise what is lost
+                return [(False, JournalLost(gone))] * len(group)
         except BaseException as exc:  # the disk failed: every write of the group is refused
             try:
                 if self._db.in_transaction:

@@ -36,7 +36,7 @@ from gidgethub import routing, sansio
 from . import __version__, logfmt
 from .github import Credentials, GitHubError, GitHubPool
 from .context import Context, Store
-from .journal import MAX_UNFINISHED, Journal
+from .journal import MAX_UNFINISHED, Journal, JournalLost
 
 if TYPE_CHECKING:
     from .redisjournal import RedisJournal
@@ -275,7 +275,10 @@ async def webhook(request: web.Request) -> web.Response:
     except Exception as exc:  # the disk or Redis failed: not accepted, so GitHub counts it failed (and it is redelivered)
         state.metrics.deliveries.labels(event=event_name, outcome="journal_error").inc()
         log.error("delivery %s: the journal cannot record it: %s", delivery_id, exc)
-        journal_failed(state, "record deliveries", exc)
+        if isinstance(exc, JournalLost):  # its file deleted since the watcher last looked
+            journal_gone(state, str(exc))
+        else:
+            journal_failed(state, "record deliveries", exc)
         return _json(503, error="foldbot cannot record the delivery now; it is redelivered later")
     if known == "done":
         state.metrics.deliveries.labels(event=event_name, outcome="duplicate").inc()
@@ -500,6 +503,14 @@ def journal_failed(state: AppState, doing: str, exc: Exception) -> None:
     state.journal_problem = problem
 
 
+def journal_gone(state: AppState, lost: str) -> None:
+    """The journal's file was deleted or replaced under foldbot (`Journal.lost`): until a
+    restart `/health` says so and deliveries are answered 503 (logged once)."""
+    if state.journal_lost is None:
+        log.error("%s; until then deliveries are answered 503 (and asked for again after the restart)", lost)
+    state.journal_problem = state.journal_lost = lost
+
+
 #: How often `watch_journal` looks, and tries a journal that failed.
 JOURNAL_WATCH_SECONDS = 1.0
 #: What it writes to try it: as large as a delivery (a full disk may still take a small write).
@@ -515,9 +526,7 @@ async def watch_journal(state: AppState) -> None:
         await asyncio.sleep(JOURNAL_WATCH_SECONDS)
         lost = state.journal.lost()
         if lost is not None:
-            if state.journal_lost is None:
-                log.error("%s; until then deliveries are answered 503 (and asked for again after the restart)", lost)
-            state.journal_problem = state.journal_lost = lost
+            journal_gone(state, lost)
             continue
         if state.journal_problem is None:
             continue

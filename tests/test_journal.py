@@ -22,7 +22,7 @@ import aiohttp
 import pytest
 
 from bot import server
-from bot.journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Journal
+from bot.journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Journal, JournalLost, _Write
 from tests.fakegithub import FakeGitHub
 from tests.harness import World, serve_process as _serve, sglang_world, sign, start_bot, until
 from tests.test_app_serve import free_port
@@ -370,6 +370,67 @@ async def test_a_journal_file_deleted_under_foldbot_is_said_and_nothing_more_is_
     finally:
         await second.session.close()
         await runner.cleanup()
+
+
+@pytest.mark.parametrize("deleted", ["foldbot.sqlite3-wal", "foldbot.sqlite3-shm"])
+async def test_only_the_wal_or_shared_memory_deleted_under_foldbot_is_said_too(
+        fake_github: FakeGitHub, tmp_path: Path, deleted: str) -> None:
+    """The journal file stays, its `-wal` (or `-shm`) goes: SQLite goes on committing into the
+    deleted WAL, so every 202 since would be lost at the next stop. Said as the file's loss is."""
+    world = sglang_world(fake_github, runs=1)
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    try:
+        (tmp_path / deleted).unlink()
+        await until(lambda: bot.state.journal_lost is not None, seconds=5)
+        async with bot.session.get(f"{bot.url}/health") as response:
+            assert (response.status, (await response.json())["reason"]) == (
+                503, f"the journal file {tmp_path / deleted} was deleted while foldbot ran: what it writes now is "
+                     f"lost when it stops; restart foldbot (all its processes) to open the journal again")
+        assert (await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery="late"))[0] == 503
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
+async def test_a_delivery_in_the_second_before_the_watcher_looks_is_refused_not_lost(
+        fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """The watcher looks once a second; a delivery that comes between the deletion and its look
+    is refused by the commit itself (which checks the files before and after it), not answered
+    202 into a deleted file."""
+    world = sglang_world(fake_github, runs=1)
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    try:
+        (tmp_path / "foldbot.sqlite3").unlink()
+        assert bot.state.journal_lost is None  # the watcher has not looked yet
+        status, body = await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery="in-the-gap")
+        assert (status, body) == (503, {"error": "foldbot cannot record the delivery now; it is redelivered later"})
+        assert bot.state.journal_lost == (
+            f"the journal file {tmp_path / 'foldbot.sqlite3'} was deleted while foldbot ran: what it writes now is "
+            f"lost when it stops; restart foldbot (all its processes) to open the journal again")
+        assert bot.state.journal.state("in-the-gap") is None  # nothing written into the deleted file
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
+def test_a_commit_during_which_the_file_goes_is_refused(tmp_path: Path) -> None:
+    """Deleted between the check before the writes and the COMMIT's fsync: the commit went into
+    the deleted file, so its writes are refused (a 503), not reported as written."""
+    journal = Journal(tmp_path)
+    try:
+        def accept_then_delete(*args: object) -> str:
+            outcome = journal._accept(*args)  # noqa: SLF001 - the write, then the operator's rm
+            (tmp_path / "foldbot.sqlite3").unlink()
+            return outcome
+
+        with journal._lock:  # noqa: SLF001
+            journal._db.execute("BEGIN IMMEDIATE")  # noqa: SLF001
+            [(ok, value)] = journal._transaction(  # noqa: SLF001
+                [_Write(accept_then_delete, ("d1", "workflow_run", b"{}", 1, time.time()), None)])
+        assert not ok and isinstance(value, JournalLost)
+        assert str(value).startswith(f"the journal file {tmp_path / 'foldbot.sqlite3'} was deleted while foldbot ran")
+    finally:
+        journal.close()
 
 
 @contextlib.contextmanager
