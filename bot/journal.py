@@ -151,6 +151,13 @@ class Journal:
                 except sqlite3.OperationalError as exc:  # another process opening the same file added it first
                     if "duplicate column name" not in str(exc):
                         raise
+        # SQLite opens a file it may not write read-only, without a word: a write (of nothing) says so now,
+        # not the first delivery's.
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute("DELETE FROM notes WHERE 0")
+        finally:
+            self._db.execute("ROLLBACK")
 
     @property
     def durable(self) -> bool:

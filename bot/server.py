@@ -145,6 +145,8 @@ class AppState:
     #: The journal's file was deleted or replaced under this process (`Journal.lost`): nothing
     #: is accepted until a restart opens it again.
     journal_lost: str | None = None
+    #: A worker process that cannot write its metrics and state files (None: it can).
+    files_problem: str | None = None
     store: Store = field(default_factory=Store)  # what handlers share
     pool: GitHubPool | None = None
     session: aiohttp.ClientSession | None = None
@@ -849,12 +851,12 @@ async def start_work(state: AppState) -> None:
     """Resume what the journal holds, and start the workers and the loops that feed them."""
     settings = state.settings
     assert state.pool is not None
-    forgotten, retried = state.journal.forget_old(), state.journal.requeue_failed()
+    forgotten = retried = resumed = 0
     try:
+        forgotten, retried = state.journal.forget_old(), state.journal.requeue_failed()
         resumed = await refill(state)
-    except Exception as exc:  # Redis went away since the journal was opened: the pump reads it again
-        journal_failed(state, "be read", exc)
-        resumed = 0
+    except Exception as exc:  # Redis went away since the journal was opened (or the disk failed): said on
+        journal_failed(state, "be read or written", exc)  # `/health`; the pump reads it again every second
     if resumed or retried or forgotten:
         log.info("journal %s: %d unfinished deliveries resumed (%d of them failed before), %d old ones forgotten",
                  state.journal.where, resumed, retried, forgotten)

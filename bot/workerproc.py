@@ -31,6 +31,7 @@ from pathlib import Path
 
 from gidgethub import routing
 
+from .journal import JournalUnavailable
 from .server import AppState, connect, drain_work, new_state, start_work, stop, unrecorded_problem
 from .settings import Settings
 
@@ -61,6 +62,10 @@ class WorkerLink:
         self._wake_pending = False
         self.started_at = time.time()
         self.spawn_error: str | None = None
+        #: The running worker's last report on its stdout (see `publish`), and why the last one
+        #: could not start (its last words before exit code 2).
+        self.reported: dict[str, object] | None = None
+        self.cannot_start: str | None = None
 
     async def start(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -74,9 +79,11 @@ class WorkerLink:
         backoff = 1.0
         while not self._stopping:
             self.started_at = time.time()
+            self.reported = None
             try:
                 self.process = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "work",
-                                                                    stdin=asyncio.subprocess.PIPE)
+                                                                    stdin=asyncio.subprocess.PIPE,
+                                                                    stdout=asyncio.subprocess.PIPE)
             except OSError as exc:  # no process could be made (memory, process or file limits)
                 self.process, self.spawn_error = None, str(exc)
                 log.error("the worker process could not be started: %s; trying again in %.0f s (the deliveries "
@@ -85,18 +92,44 @@ class WorkerLink:
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
                 continue
-            self.spawn_error = None
+            self.spawn_error = self.cannot_start = None
             self._spawned.set()
+            listening = asyncio.create_task(self._listen(self.process))
             code = await self.process.wait()
+            await listening  # (its last words, if any, are read by now: the pipe closed with the process)
             if self._stopping:
                 return
             self.exits.append(code)
             if time.time() - self.started_at > 60:
                 backoff = 1.0
-            log.error("the worker process exited with code %s; it is started again in %.0f s (its deliveries wait "
-                      "in the journal)", code, backoff)
+            log.error("the worker process exited with code %s%s; it is started again in %.0f s (its deliveries "
+                      "wait in the journal)", code, f" ({self.cannot_start})" if self.cannot_start else "", backoff)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+
+    async def _listen(self, process: asyncio.subprocess.Process) -> None:
+        """Keep the worker's reports, a line of JSON each, until its stdout closes."""
+        assert process.stdout is not None
+        while True:
+            try:
+                line = await process.stdout.readline()
+            except ValueError as exc:  # a line over the reader's limit (64 KiB): not a report; the next one counts
+                log.error("the worker process (pid %d) wrote a line too long to be its report: %s", process.pid, exc)
+                continue
+            if not line:
+                return
+            try:
+                report = json.loads(line)
+            except ValueError:
+                log.error("the worker process (pid %d) wrote what is not a report: %r", process.pid, line[:200])
+                continue
+            if not isinstance(report, dict) or report.get("pid") != process.pid:
+                log.error("the worker process (pid %d) wrote what is not its report: %r", process.pid, line[:200])
+                continue
+            if isinstance(report.get("cannot_start"), str):
+                self.cannot_start = report["cannot_start"]
+            else:
+                self.reported = report
 
     def running(self) -> bool:
         return self.process is not None and self.process.returncode is None
@@ -116,6 +149,10 @@ class WorkerLink:
             process.stdin.write(b"\n")
 
     def state(self) -> dict[str, object] | None:
+        """The running worker's last report; before it has one (it waits for the lock another
+        worker holds), the state in the data directory, which may be that other worker's."""
+        if self.reported is not None and self.process is not None and self.reported.get("pid") == self.process.pid:
+            return self.reported
         try:
             return dict(json.loads((self.directory / "worker.json").read_text(encoding="utf-8")))
         except (OSError, ValueError):
@@ -127,7 +164,10 @@ class WorkerLink:
             return f"running (pid {self.process.pid})"
         if self.spawn_error is not None:
             return f"not running (it could not be started: {self.spawn_error}); being started again"
-        return f"not running (exit code {self.exits[-1]}); being started again" if self.exits else "starting"
+        if not self.exits:
+            return "starting"
+        why = f": {self.cannot_start}" if self.cannot_start else ""
+        return f"not running (exit code {self.exits[-1]}{why}); being started again"
 
     def problem(self) -> str | None:
         """Why the work does not go on, or None."""
@@ -153,7 +193,9 @@ class WorkerLink:
         if isinstance(journal, str):
             return f"in the worker process: {journal}"
         unrecorded = (state or {}).get("unrecorded") if mine else None
-        return unrecorded_problem(unrecorded if isinstance(unrecorded, int) else 0)
+        files = (state or {}).get("files_problem") if mine else None
+        return (unrecorded_problem(unrecorded if isinstance(unrecorded, int) else 0)
+                or (f"the worker process {files}" if isinstance(files, str) else None))
 
     def metrics(self) -> str | None:
         """The running worker's last metrics (none from a worker that is gone)."""
@@ -192,23 +234,43 @@ def _write(path: Path, text: str) -> None:
 
 
 def publish(state: AppState) -> None:
+    """The worker's state to its web process (a line on its stdout: it does not need the
+    disk), and its metrics and state in the data directory (for `/metrics`, and for another
+    deployment's web process that shares the directory). A directory it cannot write is
+    said in the line, and logged once."""
     directory = state.settings.data_dir
     assert directory is not None
-    _write(directory / "worker.prom", f"# foldbot worker pid {os.getpid()}\n" + state.metrics.render()[0].decode())
-    _write(directory / "worker.json", json.dumps({
+    report: dict[str, object] = {
         "pid": os.getpid(), "time": time.time(), "queue_depth": state.queue.qsize(),
         "in_flight": len(state.in_flight), "unrecorded": len(state.unrecorded),
         "journal_problem": state.journal_problem,
         "credentials_problem": state.credentials_problem,
-        "rate_limited": state.pool.short_of_budget() if state.pool is not None else []}))
+        "rate_limited": state.pool.short_of_budget() if state.pool is not None else []}
+    try:
+        _write(directory / "worker.prom", f"# foldbot worker pid {os.getpid()}\n" + state.metrics.render()[0].decode())
+        _write(directory / "worker.json", json.dumps(report))
+    except OSError as exc:
+        report["files_problem"] = f"cannot write its metrics and state in {directory} (FOLDBOT_DATA_DIR): {exc}"
+    if report.get("files_problem") != state.files_problem:
+        if report.get("files_problem"):
+            log.error("worker: %s", report["files_problem"])
+        else:
+            log.info("worker: writes its metrics and state in %s again", directory)
+        state.files_problem = report.get("files_problem")  # type: ignore[assignment]
+    _report(report)
+
+
+def _report(report: dict[str, object]) -> None:
+    """One line of JSON to the web process (the worker's stdout is its pipe)."""
+    try:
+        os.write(sys.stdout.fileno(), json.dumps(report).encode() + b"\n")
+    except OSError as exc:  # the web process is gone (it stops this worker too: its stdin closes)
+        log.warning("worker: cannot report to its web process: %s", exc)
 
 
 async def _publishing(state: AppState) -> None:
     while True:
-        try:
-            publish(state)
-        except OSError as exc:
-            log.error("worker: cannot write its metrics and state in %s: %s", state.settings.data_dir, exc)
+        publish(state)
         await asyncio.sleep(PUBLISH_SECONDS)
 
 
@@ -220,8 +282,11 @@ async def _lock(directory: Path) -> int | None:
     """An exclusive lock on `worker.lock`: one worker per journal (a new one waits for
     the old one to finish). None: its web process closed the pipe while it waited (it is
     stopping), so it does not start."""
-    directory.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(directory / "worker.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(directory / "worker.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise JournalUnavailable(f"cannot take the worker's lock in {directory} (FOLDBOT_DATA_DIR): {exc}") from exc
     waiting = False
     while True:
         try:
@@ -272,15 +337,23 @@ async def run_worker(settings: Settings, router: routing.Router) -> None:
     assert settings.data_dir is not None
     os.nice(WORKER_NICENESS)  # when the CPUs are short, the answers go first
     parent = os.getppid()
-    descriptor = await _lock(settings.data_dir)
-    if descriptor is None:
-        log.info("worker: its web process stops; it does not start")
-        return
-    if os.getppid() != parent:  # its web process died while it waited for the lock: nobody will wake it
-        log.info("worker: its web process is gone; it does not start")
-        os.close(descriptor)
-        return
-    state = new_state(settings, router, "worker")
+    try:
+        descriptor = await _lock(settings.data_dir)
+        if descriptor is None:
+            log.info("worker: its web process stops; it does not start")
+            return
+        if os.getppid() != parent:  # its web process died while it waited for the lock: nobody will wake it
+            log.info("worker: its web process is gone; it does not start")
+            os.close(descriptor)
+            return
+        try:
+            state = new_state(settings, router, "worker")
+        except JournalUnavailable:
+            os.close(descriptor)
+            raise
+    except JournalUnavailable as exc:  # said on the web process's `/health` (and printed, by `main`: exit 2)
+        _report({"pid": os.getpid(), "time": time.time(), "cannot_start": str(exc)})
+        raise
     try:
         await connect(state)
         await start_work(state)
@@ -292,8 +365,5 @@ async def run_worker(settings: Settings, router: routing.Router) -> None:
         await drain_work(state)
     finally:
         await stop(state)
-        try:
-            publish(state)
-        except OSError as exc:
-            log.error("worker: cannot write its last metrics and state: %s", exc)
+        publish(state)
         os.close(descriptor)

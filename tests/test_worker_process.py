@@ -6,10 +6,13 @@ loses nothing, and the worker ends with its web process."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
+import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -362,3 +365,96 @@ async def test_a_handler_that_runs_alone_waits_for_the_others_and_holds_back_the
     alone_may_end.set()
     await asyncio.gather(first, suspect, later)
     assert order == ["first starts", "first ends", "suspect starts", "suspect ends", "later starts", "later ends"]
+
+
+@contextlib.contextmanager
+def immutable(*paths: Path) -> Iterator[None]:
+    """`chattr +i`: not even root may write, create or delete there (writes through files open
+    already fail too); skipped, saying why, where this machine does not allow it (not root, or a
+    filesystem without the attribute)."""
+    made = subprocess.run(["chattr", "+i", *map(str, paths)], capture_output=True, text=True, check=False)
+    if made.returncode != 0:
+        subprocess.run(["chattr", "-i", *map(str, paths)], capture_output=True, check=False)
+        pytest.skip(f"cannot make files immutable here: {made.stderr.strip()}")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", *map(str, paths)], check=True)
+
+
+async def _health(session: aiohttp.ClientSession, port: int) -> tuple[int, dict[str, Any]]:
+    async with session.get(f"http://127.0.0.1:{port}/health") as response:
+        return response.status, await response.json()
+
+
+async def _health_until(session: aiohttp.ClientSession, port: int, wanted: Any, seconds: float = 20) -> dict[str, Any]:
+    """`/health`'s answer once `wanted(status, answer)` holds (it fails the test, with the last
+    answer, after `seconds`)."""
+    said: tuple[int, dict[str, Any]] = (0, {})
+    for _ in range(int(seconds / 0.1)):
+        said = await _health(session, port)
+        if wanted(*said):
+            return said[1]
+        await asyncio.sleep(0.1)
+    pytest.fail(f"/health did not come to that: {said}")
+
+
+@pytest.mark.parametrize("frozen", ["journal", "lock"])
+async def test_a_worker_started_again_on_a_data_directory_it_cannot_write_says_why_and_waits(
+        fake_github: FakeGitHub, tmp_path: Path, frozen: str) -> None:
+    """The worker dies (here: killed) while its data directory cannot be written: each new one
+    exits 2 with one line, no traceback, and the web process's `/health` says why; once the
+    directory can be written again the next one runs and does what was answered meanwhile."""
+    world, run, number, port = _latest_run(fake_github)
+    data = tmp_path / "data"
+    process = await _serve(fake_github, data, port)
+    try:
+        async with aiohttp.ClientSession() as session:
+            first = _worker_pid(process)
+            await until(lambda: (data / "worker.json").exists())  # it has taken its lock and opened the journal
+            files = [data, *sorted(data.glob("foldbot.sqlite3*"))] if frozen == "journal" else [data / "worker.lock"]
+            with immutable(*files):
+                os.kill(first, signal.SIGKILL)
+                said = await _health_until(session, port, lambda status, said: "exit code 2" in said.get("reason", ""))
+                if frozen == "journal":
+                    why = (f"cannot open the journal in {data} (FOLDBOT_DATA_DIR): attempt to write a readonly "
+                           f"database")
+                else:
+                    why = (f"cannot take the worker's lock in {data} (FOLDBOT_DATA_DIR): [Errno 1] Operation not "
+                           f"permitted: '{data / 'worker.lock'}'")
+                assert said["reason"] == f"the worker process is not running (exit code 2: {why}); being started again"
+                if frozen == "lock":  # the journal itself takes deliveries meanwhile; they wait for a worker
+                    assert (await _deliver(session, port, world, run, "meanwhile"))[0] == 202
+            await _health_until(session, port, lambda status, said: status == 200, seconds=40)
+            if frozen == "lock":
+                await until(lambda: len(bot_comments(fake_github, world, number)) == 1)
+    finally:
+        output = await _stop(process)
+    assert "Traceback" not in output, output
+    assert f"foldbot: error: {why}" in output, output
+
+
+async def test_a_worker_that_cannot_write_its_state_files_says_so_on_health_at_once(
+        fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """The data directory stops taking new files (the journal's own files, open already, still
+    take writes): the worker cannot write `worker.json`. `/health` says so within a publish
+    (2 s) from the worker's report on its pipe, not "has not reported" 30 s later; and ok again
+    once it can."""
+    _, _, _, port = _latest_run(fake_github)
+    data = tmp_path / "data"
+    process = await _serve(fake_github, data, port)
+    try:
+        async with aiohttp.ClientSession() as session:
+            worker = _worker_pid(process)
+            await until(lambda: (data / "worker.json").exists())  # it has taken its lock and opened the journal
+            with immutable(data):
+                said = await _health_until(session, port, lambda status, said: status == 503, seconds=5)
+                assert said["reason"] == (
+                    f"the worker process cannot write its metrics and state in {data} (FOLDBOT_DATA_DIR): [Errno 1] "
+                    f"Operation not permitted: '{data / 'worker.prom.tmp'}'")
+                assert said["worker"] == f"running (pid {worker})"
+            await _health_until(session, port, lambda status, said: status == 200, seconds=5)
+    finally:
+        output = await _stop(process)
+    assert output.count("cannot write its metrics and state in") == 1, output
+    assert output.count(f"worker: writes its metrics and state in {data} again") == 1, output
