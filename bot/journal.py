@@ -57,6 +57,7 @@ CREATE TABLE IF NOT EXISTS deliveries (
     attempts INTEGER NOT NULL DEFAULT 0,
     starts INTEGER NOT NULL DEFAULT 0,
     again INTEGER NOT NULL DEFAULT 0,
+    aside INTEGER NOT NULL DEFAULT 0,
     received REAL NOT NULL,
     updated REAL NOT NULL
 );
@@ -144,7 +145,7 @@ class Journal:
         self._db.execute(f"PRAGMA busy_timeout={BUSY_MS}")
         self._db.executescript(SCHEMA)
         columns = {str(row[1]) for row in self._db.execute("PRAGMA table_info(deliveries)")}
-        for column in ("starts", "again"):  # a journal written before these were kept
+        for column in ("starts", "again", "aside"):  # a journal written before these were kept
             if column not in columns:
                 try:
                     self._db.execute(f"ALTER TABLE deliveries ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
@@ -386,8 +387,8 @@ class Journal:
         row = self._db.execute("SELECT state FROM deliveries WHERE id = ?", (delivery,)).fetchone()
         state = str(row[0])
         if state == "failed":  # run again, with a clean slate of unfinished starts
-            self._db.execute("UPDATE deliveries SET state = 'queued', payload = ?, updated = ?, starts = attempts "
-                             "WHERE id = ?", (payload, now, delivery))
+            self._db.execute("UPDATE deliveries SET state = 'queued', payload = ?, updated = ?, starts = attempts, "
+                             "aside = 0 WHERE id = ?", (payload, now, delivery))
         elif state == "queued":
             self._db.execute("UPDATE deliveries SET again = 1 WHERE id = ?", (delivery,))
         return state
@@ -441,7 +442,7 @@ class Journal:
             return True
         if state == "set_aside":
             self._db.execute("UPDATE deliveries SET state = 'failed', attempts = max(attempts + 1, ?), starts = 0, "
-                             "updated = ? WHERE id = ?", (MAX_ATTEMPTS, now, delivery))
+                             "updated = ?, aside = ? WHERE id = ?", (MAX_ATTEMPTS, now, int(now), delivery))
             return False
         self._db.execute(f"UPDATE deliveries SET state = ?, attempts = attempts + 1, again = 0, updated = ?"
                          f"{', payload = NULL' if state == 'done' else ''} WHERE id = ?", (state, now, delivery))
@@ -481,6 +482,14 @@ class Journal:
     def waiting(self, exclude: set[str] | frozenset[str] = frozenset()) -> bool:
         """Whether a queued delivery not in `exclude` waits (nothing is taken)."""
         return bool(self.pending(1, exclude))
+
+    def set_aside(self, since: float) -> list[tuple[str, str]]:
+        """The deliveries set aside (their handler cut short MAX_UNFINISHED times) since then,
+        and not delivered again: (id, event), the latest first."""
+        with self._lock:
+            return [(str(row[0]), str(row[1])) for row in self._db.execute(
+                "SELECT id, event FROM deliveries WHERE state = 'failed' AND aside > 0 AND aside >= ? "
+                "ORDER BY aside DESC", (since,))]
 
     def requeue_failed(self) -> int:
         """At start: deliveries whose handler failed fewer than MAX_ATTEMPTS times are queued again."""

@@ -31,7 +31,7 @@ from .journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Entry, JournalUnavailable
 LEASE_SECONDS = 2 * 60
 RENEW_SECONDS = 30
 
-# KEYS: hash, leases, queue; ARGV: id, event, payload, installation, now, deadline, hold (1: leased to
+# KEYS: hash, leases, queue, set aside; ARGV: id, event, payload, installation, now, deadline, hold (1: leased to
 # this replica; 0: on the shared list for any worker)
 _ACCEPT = """
 local function place()
@@ -41,6 +41,7 @@ local state = redis.call('HGET', KEYS[1], 'state')
 if not state then
   redis.call('HSET', KEYS[1], 'event', ARGV[2], 'payload', ARGV[3], 'installation', ARGV[4], 'state', 'queued',
              'attempts', 0, 'received', ARGV[5])
+  redis.call('ZREM', KEYS[4], ARGV[1])  -- (set aside once, then expired)
   place()
   return 'new'
 end
@@ -50,6 +51,7 @@ if redis.call('ZSCORE', KEYS[2], ARGV[1]) then  -- a replica has it: if its hand
   return 'leased'
 end
 redis.call('LREM', KEYS[3], 0, ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('HSET', KEYS[1], 'state', 'queued', 'payload', ARGV[3],
            'starts', redis.call('HGET', KEYS[1], 'attempts') or 0)
 place()
@@ -72,7 +74,7 @@ end
 return out
 """
 
-# KEYS: hash, leases, done counter, queue; ARGV: id, state ('done' or 'failed'), now, keep seconds, attempts ('' or
+# KEYS: hash, leases, done counter, queue, set aside (by when); ARGV: id, state ('done' or 'failed'), now, keep seconds, attempts ('' or
 # at least this many: a delivery set aside, as in the SQLite journal), write id ('' or the same at each try of one
 # outcome), run ('' or the number `_BEGIN` gave the run it ends). What changes nothing (0, or the first answer):
 # - the same write again (a reply lost after Redis applied it, then the try again);
@@ -103,7 +105,10 @@ if ARGV[2] == 'done' then
   redis.call('HDEL', KEYS[1], 'payload')
   redis.call('INCR', KEYS[3])
 end
-if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'attempts', math.max(attempts, tonumber(ARGV[5])), 'starts', 0) end
+if ARGV[5] ~= '' then
+  redis.call('HSET', KEYS[1], 'attempts', math.max(attempts, tonumber(ARGV[5])), 'starts', 0)
+  redis.call('ZADD', KEYS[5], ARGV[3], ARGV[1])
+end
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
@@ -162,7 +167,7 @@ class RedisJournal:
         self._expired = self._redis.register_script(_EXPIRED)
         self._begin = self._redis.register_script(_BEGIN)
         self._finish = self._redis.register_script(_FINISH)
-        self.leases, self.queue = f"{prefix}leases", f"{prefix}queue"
+        self.leases, self.queue, self.aside = f"{prefix}leases", f"{prefix}queue", f"{prefix}aside"
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"  # one per journal
         self._keep = self._redis.register_script(_KEEP)
 
@@ -188,7 +193,7 @@ class RedisJournal:
         a replica holds it (noted: if its handler runs now and fails, it runs again), `done`
         when it was processed."""
         now = time.time()
-        result = self._accept(keys=[self._key(delivery), self.leases, self.queue],
+        result = self._accept(keys=[self._key(delivery), self.leases, self.queue, self.aside],
                               args=[delivery, event, payload, "" if installation is None else installation, now,
                                     now + LEASE_SECONDS, 1 if hold else 0])
         return result.decode() if isinstance(result, bytes) else str(result)
@@ -259,7 +264,7 @@ class RedisJournal:
         """A queued delivery's outcome, in one step (`_FINISH`): its hold released, kept
         KEEP_DONE_SECONDS; a delivery that is not queued any more is left as it is. True:
         queued again instead (a copy came while its handler ran)."""
-        return self._finish(keys=[self._key(delivery), self.leases, f"{self.prefix}done", self.queue],
+        return self._finish(keys=[self._key(delivery), self.leases, f"{self.prefix}done", self.queue, self.aside],
                             args=[delivery, state, time.time(), KEEP_DONE_SECONDS,
                                   "" if attempts is None else attempts, write, "" if run is None else run]) == 2
 
@@ -299,6 +304,19 @@ class RedisJournal:
         """Whether a delivery waits on the shared list, for any replica (nothing is taken: `pending`
         would hold what this replica has no room for until the hold lapsed, and nobody renews it)."""
         return bool(self._redis.llen(self.queue))
+
+    def set_aside(self, since: float) -> list[tuple[str, str]]:
+        """As Journal.set_aside, for every replica (ids older than KEEP_DONE_SECONDS are dropped:
+        their deliveries have expired)."""
+        pipe = self._redis.pipeline()
+        pipe.zremrangebyscore(self.aside, "-inf", time.time() - KEEP_DONE_SECONDS)
+        pipe.zrevrangebyscore(self.aside, "+inf", since)
+        ids = [i.decode() if isinstance(i, bytes) else str(i) for i in pipe.execute()[1]]
+        pipe = self._redis.pipeline()
+        for delivery in ids:
+            pipe.hget(self._key(delivery), "event")
+        return [(delivery, event.decode() if isinstance(event, bytes) else str(event))
+                for delivery, event in zip(ids, pipe.execute()) if event is not None]
 
     def requeue_failed(self) -> int:
         """Failed deliveries are run again when GitHub redelivers them (not scanned at start)."""

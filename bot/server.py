@@ -145,6 +145,9 @@ class AppState:
     #: The journal's file was deleted or replaced under this process (`Journal.lost`): nothing
     #: is accepted until a restart opens it again.
     journal_lost: str | None = None
+    #: Deliveries set aside (their handler cut short MAX_UNFINISHED times) in the last
+    #: SET_ASIDE_SAID_SECONDS and not delivered again: (id, event), as the journal last said.
+    set_aside: list[tuple[str, str]] = field(default_factory=list)
     #: A worker process that cannot write its metrics and state files (None: it can).
     files_problem: str | None = None
     store: Store = field(default_factory=Store)  # what handlers share
@@ -396,7 +399,8 @@ async def health(request: web.Request) -> web.Response:
     else:
         common["queue_depth"] = state.queue.qsize()
         common["rate_limited"] = state.pool.short_of_budget() if state.pool is not None else []
-        problem = problem or state.journal_problem or unrecorded_problem(len(state.unrecorded))
+        problem = (problem or state.journal_problem or unrecorded_problem(len(state.unrecorded))
+                   or set_aside_problem(state.set_aside))
     if problem is not None:
         return _json(503, ok=False, status="degraded", reason=problem, **common)
     return _json(200, ok=True, status="ok", **common)
@@ -417,6 +421,9 @@ async def process(state: AppState, item: Delivery) -> None:
                   "the cause is fixed, redeliver it (the App's advanced settings) to run it", delivery_id, item.event,
                   item.unfinished)
         await _give_up(state, item, "set_aside", "set_aside")
+        if (delivery_id, item.event) not in state.set_aside:  # said at once (the journal is read again in 10 s)
+            state.set_aside.insert(0, (delivery_id, item.event))
+            state.metrics.set_aside.set(len(state.set_aside))
         return
     async with state.handlers.hold(alone=item.unfinished > 0):
         await _process(state, item)
@@ -515,6 +522,10 @@ def journal_gone(state: AppState, lost: str) -> None:
 
 #: How often `watch_journal` looks, and tries a journal that failed.
 JOURNAL_WATCH_SECONDS = 1.0
+#: How long a delivery set aside is said on `/health` (unless delivered again), and how
+#: often the journal is asked which were.
+SET_ASIDE_SAID_SECONDS = 24 * 3600
+SET_ASIDE_READ_SECONDS = 10.0
 #: What it writes to try it: as large as a delivery (a full disk may still take a small write).
 PROBE_NOTE = "x" * 16384
 
@@ -523,9 +534,14 @@ async def watch_journal(state: AppState) -> None:
     """Every second: whether the journal's file is still there (deleted under a running
     foldbot, it is lost for good: `/health` says so until a restart); while the journal is
     failing, a write and a read of it: once both go through, it is well again (logged, and
-    `/health` says ok)."""
+    `/health` says ok). Where deliveries are run, every 10 s: which were set aside."""
+    ticks = 0
     while True:
         await asyncio.sleep(JOURNAL_WATCH_SECONDS)
+        ticks += 1
+        if state.role != "web" and state.journal_problem is None and \
+                ticks % round(SET_ASIDE_READ_SECONDS / JOURNAL_WATCH_SECONDS) == 1:
+            await read_set_aside(state)
         lost = state.journal.lost()
         if lost is not None:
             journal_gone(state, lost)
@@ -540,6 +556,27 @@ async def watch_journal(state: AppState) -> None:
             continue
         log.info("the journal (%s) answers again", state.journal.where)
         state.journal_problem = None
+
+
+async def read_set_aside(state: AppState) -> None:
+    """`state.set_aside` from the journal (which every process and replica writes)."""
+    try:
+        state.set_aside = await asyncio.to_thread(state.journal.set_aside, time.time() - SET_ASIDE_SAID_SECONDS)
+    except Exception as exc:  # said on `/health`; the watcher tries the journal every second
+        journal_failed(state, "be read", exc)
+        return
+    state.metrics.set_aside.set(len(state.set_aside))
+
+
+def set_aside_problem(set_aside: list[tuple[str, str]]) -> str | None:
+    """What `/health` says of deliveries set aside (None: there are none)."""
+    if not set_aside:
+        return None
+    named = ", ".join(f"{delivery} ({event})" for delivery, event in set_aside[:5])
+    more = f" and {len(set_aside) - 5} more" if len(set_aside) > 5 else ""
+    return (f"{len(set_aside)} deliveries were set aside in the last 24 h, their handler cut short "
+            f"{MAX_UNFINISHED} times each (the worker process died: out of memory, or a crash?): {named}{more}; "
+            f"see the log, and once the cause is fixed redeliver them (the App's advanced settings)")
 
 
 def unrecorded_problem(count: int) -> str | None:
@@ -857,6 +894,7 @@ async def start_work(state: AppState) -> None:
         resumed = await refill(state)
     except Exception as exc:  # Redis went away since the journal was opened (or the disk failed): said on
         journal_failed(state, "be read or written", exc)  # `/health`; the pump reads it again every second
+    await read_set_aside(state)
     if resumed or retried or forgotten:
         log.info("journal %s: %d unfinished deliveries resumed (%d of them failed before), %d old ones forgotten",
                  state.journal.where, resumed, retried, forgotten)

@@ -32,7 +32,8 @@ from pathlib import Path
 from gidgethub import routing
 
 from .journal import JournalUnavailable
-from .server import AppState, connect, drain_work, new_state, start_work, stop, unrecorded_problem
+from .server import (AppState, connect, drain_work, new_state, set_aside_problem, start_work, stop,
+                     unrecorded_problem)
 from .settings import Settings
 
 log = logging.getLogger("foldbot.worker")
@@ -194,8 +195,10 @@ class WorkerLink:
             return f"in the worker process: {journal}"
         unrecorded = (state or {}).get("unrecorded") if mine else None
         files = (state or {}).get("files_problem") if mine else None
+        aside = (state or {}).get("set_aside") if mine else None
         return (unrecorded_problem(unrecorded if isinstance(unrecorded, int) else 0)
-                or (f"the worker process {files}" if isinstance(files, str) else None))
+                or (f"the worker process {files}" if isinstance(files, str) else None)
+                or set_aside_problem([(str(d), str(e)) for d, e in aside] if isinstance(aside, list) else []))
 
     def metrics(self) -> str | None:
         """The running worker's last metrics (none from a worker that is gone)."""
@@ -244,6 +247,7 @@ def publish(state: AppState) -> None:
         "pid": os.getpid(), "time": time.time(), "queue_depth": state.queue.qsize(),
         "in_flight": len(state.in_flight), "unrecorded": len(state.unrecorded),
         "journal_problem": state.journal_problem,
+        "set_aside": state.set_aside,
         "credentials_problem": state.credentials_problem,
         "rate_limited": state.pool.short_of_budget() if state.pool is not None else []}
     try:

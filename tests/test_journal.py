@@ -512,11 +512,57 @@ async def test_starts_that_never_finish_are_counted_and_a_delivery_set_aside_sta
     await journal.mark("x", "set_aside")
     assert journal.state("x") == "failed" and journal.pending(5) == []
     assert journal.requeue_failed() == 0  # not at the next start either
+    assert journal.set_aside(time.time() - 60) == [("x", "workflow_run")]  # for /health
+    assert journal.set_aside(time.time() + 60) == []  # (only those set aside since then)
     assert journal.accept("x", "workflow_run", b'{"again": 1}', 1) == "failed"  # a redelivery: a clean slate
+    assert journal.set_aside(time.time() - 60) == []
     assert [(e.id, e.payload, e.unfinished) for e in journal.pending(5)] == [("x", b'{"again": 1}', 0)]
     await journal.begin("x")
     await journal.mark("x", "done")
     assert journal.is_done("x")
+
+
+def test_a_journal_written_before_set_aside_deliveries_were_kept_opens_and_gets_the_column(tmp_path: Path) -> None:
+    with sqlite3.connect(tmp_path / "foldbot.sqlite3") as db:  # as foldbot wrote it before `aside`
+        db.execute("CREATE TABLE deliveries (id TEXT PRIMARY KEY, event TEXT NOT NULL, payload BLOB, installation "
+                   "INTEGER, state TEXT NOT NULL CHECK (state IN ('queued', 'done', 'failed')), attempts INTEGER NOT "
+                   "NULL DEFAULT 0, starts INTEGER NOT NULL DEFAULT 0, again INTEGER NOT NULL DEFAULT 0, received "
+                   "REAL NOT NULL, updated REAL NOT NULL)")
+        db.execute("INSERT INTO deliveries (id, event, payload, state, attempts, received, updated) VALUES "
+                   "('old', 'workflow_run', NULL, 'failed', 3, 1, 1)")
+    journal = Journal(tmp_path)
+    try:
+        assert journal.set_aside(0) == []  # (one set aside before: not known as such, not said)
+        assert journal.state("old") == "failed"
+    finally:
+        journal.close()
+
+
+async def test_a_delivery_set_aside_in_one_process_is_said_on_health_even_after_a_restart(
+        fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """Three starts that never finished (three processes died running it): at the next start it
+    is set aside, and `/health` says so (it was answered 202: nobody else will), in this
+    process and in the next one, which reads it from the journal."""
+    world = sglang_world(fake_github, runs=1)
+    journal = Journal(tmp_path)
+    journal.accept("doomed", "workflow_run", json.dumps(world.payload(world.runs[0]["id"])).encode(), 1)
+    for _ in range(3):
+        await journal.begin("doomed")
+    journal.close()
+    reason = ("1 deliveries were set aside in the last 24 h, their handler cut short 3 times each (the worker process "
+              "died: out of memory, or a crash?): doomed (workflow_run); see the log, and once the cause is fixed "
+              "redeliver them (the App's advanced settings)")
+    for _ in range(2):  # the process that sets it aside, then the next one
+        bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+        try:
+            await until(lambda: bot.state.journal.state("doomed") == "failed")  # noqa: B023
+            async with bot.session.get(f"{bot.url}/health") as response:
+                assert (response.status, (await response.json())["reason"]) == (503, reason)
+            async with bot.session.get(f"{bot.url}/metrics") as response:
+                assert "foldbot_set_aside_deliveries 1.0" in (await response.text()).splitlines()
+        finally:
+            await bot.session.close()
+            await runner.cleanup()
 
 
 def _refusing(*args: object) -> None:

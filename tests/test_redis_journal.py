@@ -224,7 +224,10 @@ async def test_starts_that_never_finish_are_counted_in_redis_too(redis_url: str)
     await journal.mark("x", "set_aside")
     assert journal.state("x") == "failed" and journal.pending(5) == []
     assert journal._redis.hmget(journal._key("x"), "attempts", "starts") == [str(MAX_ATTEMPTS).encode(), b"0"]
+    assert journal.set_aside(time.time() - 60) == [("x", "workflow_run")]  # for /health, from any replica
+    assert journal.set_aside(time.time() + 60) == []  # (only those set aside since then)
     assert journal.accept("x", "workflow_run", b'{"again": 1}', 1) == "new"  # a redelivery: a clean slate
+    assert journal.set_aside(time.time() - 60) == []
     journal.release("x")
     assert [(e.id, e.payload, e.unfinished) for e in journal.pending(5)] == [("x", b'{"again": 1}', 0)]
     await journal.begin("gone")  # a delivery Redis no longer has (expired): no hash made, none left without expiry

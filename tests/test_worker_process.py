@@ -262,6 +262,8 @@ def test_merged_metrics_keep_each_process_counters_apart_and_each_gauge_from_its
     worker.rate_limit_remaining.set(4321)
     web.unrecorded.set(7)  # not the web process's to say
     worker.unrecorded.set(2)
+    web.set_aside.set(5)  # not the web process's to say
+    worker.set_aside.set(1)
     lines = web.render(worker.render()[0].decode())[0].decode().splitlines()
     assert [line for line in lines if not line.startswith("#") and not line.startswith("foldbot_processing")] == [
         'foldbot_deliveries_total{event="workflow_run",outcome="journaled",process="web"} 3.0',
@@ -274,6 +276,7 @@ def test_merged_metrics_keep_each_process_counters_apart_and_each_gauge_from_its
         "foldbot_github_rate_limit_remaining 4321.0",
         "foldbot_queue_depth 4.0",
         "foldbot_unrecorded_outcomes 2.0",
+        "foldbot_set_aside_deliveries 1.0",
     ]
     alone = web.render("")[0].decode().splitlines()  # no worker (yet): the web's series keep their label
     assert 'foldbot_deliveries_total{event="workflow_run",outcome="journaled",process="web"} 3.0' in alone
@@ -332,6 +335,16 @@ async def test_a_delivery_that_kills_the_worker_each_time_is_set_aside_and_the_o
             assert (_starts(tmp_path, "victim"), Journal(tmp_path).state("victim")) == (0, "failed")
             assert _starts(tmp_path, "bystander") == 2  # the one run that died beside "victim", and its own
             assert len(bot_comments(fake_github, world, number)) == 1
+            said = await _health_until(session, port, lambda status, said: status == 503, seconds=5)
+            assert said["reason"] == (  # not a silent ok: it was answered 202, and GitHub will not send it again
+                "1 deliveries were set aside in the last 24 h, their handler cut short 3 times each (the worker "
+                "process died: out of memory, or a crash?): victim (workflow_run); see the log, and once the cause "
+                "is fixed redeliver them (the App's advanced settings)")
+            async with session.get(f"http://127.0.0.1:{port}/metrics") as response:
+                assert "foldbot_set_aside_deliveries 1.0" in (await response.text()).splitlines()
+            assert await _deliver(session, port, world, run, "victim") == (202, {"queued": "victim"})  # redelivered
+            await until(lambda: Journal(tmp_path).is_done("victim"))
+            await _health_until(session, port, lambda status, said: status == 200, seconds=15)
     finally:
         output = await _stop(web)
     assert ("delivery victim (workflow_run): its handler started 3 times and never finished (the worker process "
