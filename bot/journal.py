@@ -97,6 +97,11 @@ class JournalUnavailable(Exception):
     cannot be reached): foldbot could accept no delivery, so it does not start."""
 
 
+class NotQueued(Exception):
+    """`begin` of a delivery that is not queued any more: a copy of it ran and finished
+    meanwhile (the refill read it as queued, in its thread, just before). Not run again."""
+
+
 class JournalLost(Exception):
     """A write refused because the journal's file was deleted or replaced under foldbot
     (see `Journal.lost`): it would be gone at the next stop."""
@@ -362,12 +367,19 @@ class Journal:
     async def begin(self, delivery: str) -> int | None:
         """Its handler starts now (counted: a delivery that never finishes, because it kills
         the worker, is set aside after MAX_UNFINISHED starts). This run serves every copy of
-        the delivery received so far. (None: runs are not numbered here; see RedisJournal.)"""
-        await self._submit(self._begin, delivery)
+        the delivery received so far. (None: runs are not numbered here; see RedisJournal.)
+        NotQueued: it is done or failed already; it does not run."""
+        finished = await self._submit(self._begin, delivery)
+        if finished is not None:
+            raise NotQueued(f"it is {finished} already")
         return None
 
-    def _begin(self, delivery: str) -> None:
-        self._db.execute("UPDATE deliveries SET starts = starts + 1, again = 0 WHERE id = ?", (delivery,))
+    def _begin(self, delivery: str) -> str | None:
+        if self._db.execute("UPDATE deliveries SET starts = starts + 1, again = 0 WHERE id = ? AND state = 'queued'",
+                            (delivery,)).rowcount:
+            return None
+        row = self._db.execute("SELECT state FROM deliveries WHERE id = ?", (delivery,)).fetchone()
+        return str(row[0]) if row else None  # (one the journal does not have: run, uncounted)
 
     # --- one write each, the lock held ---------------------------------------------------
 

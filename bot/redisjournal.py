@@ -23,7 +23,7 @@ import uuid
 
 import redis
 
-from .journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Entry, JournalUnavailable
+from .journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Entry, JournalUnavailable, NotQueued
 
 #: How long a replica's hold on a delivery lasts unless renewed: the replica renews what it
 #: holds every RENEW_SECONDS, so a dead replica's (or a killed worker's) deliveries are taken
@@ -117,11 +117,11 @@ return 1
 # KEYS: hash: a start is counted on a delivery the journal has (one that expired, or was never
 # written, gets no new hash: it would have no expiry); this run serves the copies received so far
 _BEGIN = """
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('HSET', KEYS[1], 'again', 0)
-  return redis.call('HINCRBY', KEYS[1], 'starts', 1)
-end
-return 0
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return 0 end
+if state ~= 'queued' then return -1 end  -- finished meanwhile (by a copy): not run again
+redis.call('HSET', KEYS[1], 'again', 0)
+return redis.call('HINCRBY', KEYS[1], 'starts', 1)
 """
 
 # KEYS: leases, queue; ARGV: now
@@ -218,8 +218,11 @@ class RedisJournal:
 
     async def begin(self, delivery: str) -> int | None:
         """Its handler starts now (see Journal.begin): this run's number (None: Redis no longer
-        has the delivery)."""
-        return int(await asyncio.to_thread(self._begin, keys=[self._key(delivery)])) or None
+        has the delivery). NotQueued: it is done or failed already; it does not run."""
+        run = int(await asyncio.to_thread(self._begin, keys=[self._key(delivery)]))
+        if run < 0:
+            raise NotQueued("it is done or failed already")
+        return run or None
 
     def lead(self, task: str, seconds: float) -> bool:
         """Whether this replica does `task` (asking GitHub for failed deliveries, reconciling)

@@ -36,7 +36,7 @@ from gidgethub import routing, sansio
 from . import __version__, logfmt
 from .github import Credentials, GitHubError, GitHubPool
 from .context import Context, Store
-from .journal import MAX_UNFINISHED, Journal, JournalLost
+from .journal import MAX_UNFINISHED, Journal, JournalLost, NotQueued
 
 if TYPE_CHECKING:
     from .redisjournal import RedisJournal
@@ -440,6 +440,11 @@ async def _process(state: AppState, item: Delivery) -> None:
     run: int | None = None
     try:
         run = await state.journal.begin(delivery_id)
+    except NotQueued as exc:  # a copy of it ran and finished since it was read from the journal
+        log.info("delivery %s (%s): not run: %s", delivery_id, item.event, exc)
+        state.in_flight.discard(delivery_id)
+        state.metrics.deliveries.labels(event=event.event, outcome="duplicate").inc()
+        return
     except Exception as exc:  # the journal unreachable: it runs all the same, uncounted
         log.error("delivery %s: the journal cannot count its start (a worker it kills is not noticed): %s",
                   delivery_id, exc)

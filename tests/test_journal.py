@@ -22,7 +22,7 @@ import aiohttp
 import pytest
 
 from bot import server
-from bot.journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Journal, JournalLost, _Write
+from bot.journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Journal, JournalLost, NotQueued, _Write
 from tests.fakegithub import FakeGitHub
 from tests.harness import World, serve_process as _serve, sglang_world, sign, start_bot, until
 from tests.test_app_serve import free_port
@@ -520,6 +520,48 @@ async def test_starts_that_never_finish_are_counted_and_a_delivery_set_aside_sta
     await journal.begin("x")
     await journal.mark("x", "done")
     assert journal.is_done("x")
+
+
+async def test_a_delivery_done_since_the_refill_read_it_does_not_run_again(
+        fake_github: FakeGitHub, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The refill reads queued deliveries in a thread; within that read a copy of one can be
+    answered, run and marked done. The refill then queues it a second time: its start (`begin`)
+    finds it done and it does not run (no GitHub call, nothing left in hand)."""
+    world = sglang_world(fake_github, runs=1)
+    body = json.dumps(world.payload(world.runs[0]["id"])).encode()
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    try:
+        assert (await bot.post(body, {"X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": "twice",
+                                      "X-Hub-Signature-256": sign(body)}))[0] == 202
+        await bot.settle()
+        assert bot.state.journal.is_done("twice")
+        calls = len(fake_github.request_log)
+        with caplog.at_level(logging.INFO, logger="foldbot.server"):
+            assert server.enqueue(bot.state, server.Delivery("twice", "workflow_run", body, 1))  # the refill's copy
+            await bot.settle()
+        assert len(fake_github.request_log) == calls and "twice" not in bot.state.in_flight
+        assert "delivery twice (workflow_run): not run: it is done already" in caplog.messages
+        assert len(bot_comments(fake_github, world, world.runs[0]["pull_requests"][0]["number"])) == 1
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
+async def test_begin_counts_only_a_delivery_still_queued(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    try:
+        journal.accept("d", "workflow_run", b"{}", 1)
+        await journal.begin("d")
+        await journal.mark("d", "done")
+        with pytest.raises(NotQueued, match="^it is done already$"):
+            await journal.begin("d")
+        assert await journal.begin("never-written") is None  # (not the journal's: it runs, uncounted)
+        journal.accept("f", "workflow_run", b"{}", 1)
+        await journal.mark("f", "failed")
+        with pytest.raises(NotQueued, match="^it is failed already$"):
+            await journal.begin("f")
+    finally:
+        journal.close()
 
 
 def test_a_journal_written_before_set_aside_deliveries_were_kept_opens_and_gets_the_column(tmp_path: Path) -> None:

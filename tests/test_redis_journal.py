@@ -232,6 +232,13 @@ async def test_starts_that_never_finish_are_counted_in_redis_too(redis_url: str)
     assert [(e.id, e.payload, e.unfinished) for e in journal.pending(5)] == [("x", b'{"again": 1}', 0)]
     await journal.begin("gone")  # a delivery Redis no longer has (expired): no hash made, none left without expiry
     assert journal._redis.exists(journal._key("gone")) == 0
+    await journal.begin("x")
+    await journal.mark("x", "done")
+    starts = journal._redis.hget(journal._key("x"), "starts")
+    from bot.journal import NotQueued
+    with pytest.raises(NotQueued, match="^it is done or failed already$"):  # finished by a copy meanwhile
+        await journal.begin("x")
+    assert journal._redis.hget(journal._key("x"), "starts") == starts  # (not counted)
 
 
 async def test_a_web_process_puts_what_it_accepts_on_the_shared_list_in_one_step(redis_url: str) -> None:
