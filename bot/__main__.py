@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import re
 import sys
@@ -250,6 +251,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.port is not None:
         settings = replace(settings, port=args.port)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    faulthandler.enable()  # a process killed by a fault (SIGBUS: a file SQLite maps made unwritable) says where
     _freeze_heap()
     # A listen backlog for GitHub's bursts (aiohttp's default, 128, drops connections past it: a 1 s retry)
     web.run_app(create_app(settings, router), host=settings.host, port=settings.port, backlog=1024, access_log=None,
@@ -274,6 +276,7 @@ def cmd_work(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         raise CliError(str(exc)) from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    faulthandler.enable()
     asyncio.run(run_worker(settings, router))
     return 0
 

@@ -471,3 +471,21 @@ async def test_a_worker_that_cannot_write_its_state_files_says_so_on_health_at_o
         output = await _stop(process)
     assert output.count("cannot write its metrics and state in") == 1, output
     assert output.count(f"worker: writes its metrics and state in {data} again") == 1, output
+
+
+async def test_a_process_killed_by_a_fault_says_where_it_was(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """A SIGBUS (what a write to a page of the journal's shared memory gets once an operator made
+    that file immutable) kills a process without a Python traceback; `faulthandler` writes each
+    thread's stack first, so the log says what happened. Here the worker, then the web process."""
+    _, _, _, port = _latest_run(fake_github)
+    process = await _serve(fake_github, tmp_path / "data", port)
+    worker = _worker_pid(process)
+    await until(lambda: (tmp_path / "data" / "worker.json").exists())  # (it runs: its handler is in place)
+    os.kill(worker, signal.SIGBUS)
+    await until(lambda: _gone(worker))
+    await asyncio.sleep(0.5)
+    os.kill(process.pid, signal.SIGBUS)
+    output = (await asyncio.wait_for(process.communicate(), timeout=30))[0].decode()
+    assert process.returncode == -signal.SIGBUS, output
+    assert output.count("Fatal Python error: Bus error") == 2, output
+    assert "the worker process exited with code -7" in output, output
