@@ -11,6 +11,7 @@ Pure: text in, text and a diff out.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import difflib
 import hashlib
 import itertools
@@ -267,11 +268,9 @@ _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when P
 
 def _yaml_scalar(text: str) -> str:
     """`text` as a YAML scalar that reads back as itself."""
-    try:
+    with contextlib.suppress(yaml.YAMLError):  # text YAML cannot read plain is quoted below
         if yaml.load(f"k: {text}", Loader=_SAFE_LOADER) == {"k": text}:
             return text
-    except yaml.YAMLError:
-        pass
     return "'" + text.replace("'", "''") + "'"
 
 

@@ -812,10 +812,8 @@ async def pump(state: AppState, every: float = 1.0) -> None:
     replicas had no room for, and what a dead replica's lease left; in a worker process,
     what its web process journaled (it wakes this at once)."""
     while True:
-        try:
+        with contextlib.suppress(asyncio.TimeoutError):  # woken, or a second passed: either way, look
             await asyncio.wait_for(state.wake.wait(), timeout=every)
-        except asyncio.TimeoutError:
-            pass
         state.wake.clear()
         if state.unrecorded:
             await record_outcomes(state)
@@ -883,10 +881,8 @@ async def connect(state: AppState, pool_factory: PoolFactory | None = None) -> N
     if settings.log_format == "json" or settings.log_level:
         logfmt.configure(settings.log_format, settings.log_level or "INFO")
     state.background.append(asyncio.create_task(check_credentials(state)))
-    try:  # the first answer, before the first request
-        await asyncio.wait_for(state.credentials_checked.wait(), timeout=20)
-    except asyncio.TimeoutError:
-        pass
+    with contextlib.suppress(asyncio.TimeoutError):  # the first answer before the first request, or after 20 s
+        await asyncio.wait_for(state.credentials_checked.wait(), timeout=20)  # `/health` says it is not checked yet
 
 
 async def start_work(state: AppState) -> None:

@@ -10,6 +10,7 @@ Everything here is pure: text in, values out.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import re
@@ -380,10 +381,8 @@ def timeout_minutes(value: Any, labels: tuple[str, ...] = ()) -> float | None:
     if isinstance(value, (int, float)):
         return float(value)
     text = str(value).strip()
-    try:
+    with contextlib.suppress(ValueError):  # a number as text; else an expression, read below
         return float(text)
-    except ValueError:
-        pass
     exprs = expressions(text) or [text]
     expr = exprs[0]
     branch = re.search(r"==\s*'([^']*)'\s*&&\s*(\d+(?:\.\d+)?)\s*\|\|\s*(\d+(?:\.\d+)?)", expr)
