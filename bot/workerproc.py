@@ -122,10 +122,10 @@ class WorkerLink:
             try:
                 report = json.loads(line)
             except ValueError:
-                log.error("the worker process (pid %d) wrote what is not a report: %r", process.pid, line[:200])
-                continue
-            if not isinstance(report, dict) or report.get("pid") != process.pid:
-                log.error("the worker process (pid %d) wrote what is not its report: %r", process.pid, line[:200])
+                report = None
+            if not isinstance(report, dict) or report.get("pid") != process.pid:  # (a library's print: passed on)
+                log.warning("the worker process (pid %d) printed: %s", process.pid,
+                            line[:1000].decode(errors="replace").rstrip())
                 continue
             if isinstance(report.get("cannot_start"), str):
                 self.cannot_start = report["cannot_start"]

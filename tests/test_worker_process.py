@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -489,3 +490,34 @@ async def test_a_process_killed_by_a_fault_says_where_it_was(fake_github: FakeGi
     assert process.returncode == -signal.SIGBUS, output
     assert output.count("Fatal Python error: Bus error") == 2, output
     assert "the worker process exited with code -7" in output, output
+
+
+async def test_the_web_process_keeps_the_worker_reports_and_passes_on_anything_else_it_prints(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The worker's stdout is its report pipe: a line of JSON with its pid is a report; anything
+    else (a library's print, a line over the reader's 64 KiB) is logged and the reading goes on."""
+    import sys
+
+    from bot.settings import Settings
+    from bot.workerproc import WorkerLink
+    link = WorkerLink(Settings(webhook_secret="s", data_dir=tmp_path))
+    script = ("import json, os, sys\n"
+              "pid = os.getpid()\n"
+              "print('hello from a library')\n"
+              "print(json.dumps({'pid': pid + 1, 'unrecorded': 9}))\n"  # not its own
+              "print('x' * 70000)\n"
+              "print(json.dumps({'pid': pid, 'time': 1.0, 'unrecorded': 2}))\n"
+              "print(json.dumps({'pid': pid, 'cannot_start': 'cannot open the journal in /d: no'}))\n")
+    process = await asyncio.create_subprocess_exec(sys.executable, "-c", script, stdout=asyncio.subprocess.PIPE)
+    link.process = process
+    with caplog.at_level(logging.WARNING, logger="foldbot.worker"):
+        await asyncio.wait_for(link._listen(process), timeout=10)
+    await process.wait()
+    assert link.reported == {"pid": process.pid, "time": 1.0, "unrecorded": 2}
+    assert link.cannot_start == "cannot open the journal in /d: no"
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages[0] == f"the worker process (pid {process.pid}) printed: hello from a library"
+    assert messages[1] == f"the worker process (pid {process.pid}) printed: " + json.dumps(
+        {"pid": process.pid + 1, "unrecorded": 9})
+    assert messages[2].startswith(f"the worker process (pid {process.pid}) wrote a line too long to be its report")
+    assert len(messages) == 3
