@@ -33,9 +33,12 @@ from typing import Any
 
 log = logging.getLogger("foldbot.journal")
 
-#: A delivery whose handler failed this many times is not retried at start again
-#: (GitHub's redelivery of it, or a manual one, still runs it).
+#: A delivery whose handler failed this many times is set aside: not run again (GitHub's
+#: redelivery of it, or a manual one, still runs it).
 MAX_ATTEMPTS = 3
+#: A delivery whose handler failed runs again this long after its first failure, and after its
+#: second (a GitHub outage of a few minutes is ridden out; a restart runs them at once).
+RETRY_AFTER_SECONDS = (120.0, 900.0)
 #: A delivery whose handler started this many times and never finished (the worker process
 #: died each time: out of memory, a crash in a library) is set aside as failed, not run again.
 MAX_UNFINISHED = 3
@@ -444,7 +447,8 @@ class Journal:
 
     def _finish(self, delivery: str, now: float, state: str) -> bool:
         """A delivery's outcome; a done one's payload is not needed any more; one set aside
-        is failed with its attempts used up (not retried at start). A failed (or set aside)
+        (or failed for the MAX_ATTEMPTS-th time) is failed with its attempts used up, and when
+        noted (`aside`); a failed one runs again after its wait (`requeue_due`). A failed (or set aside)
         delivery of which a copy came since its handler started (GitHub's redelivery, or
         yours, answered 202 while it ran) is queued again instead, with a clean slate of
         unfinished starts, as that copy would have been had it come a moment later: True."""
@@ -456,8 +460,13 @@ class Journal:
             self._db.execute("UPDATE deliveries SET state = 'failed', attempts = max(attempts + 1, ?), starts = 0, "
                              "updated = ?, aside = ? WHERE id = ?", (MAX_ATTEMPTS, now, int(now), delivery))
             return False
-        self._db.execute(f"UPDATE deliveries SET state = ?, attempts = attempts + 1, again = 0, updated = ?"
-                         f"{', payload = NULL' if state == 'done' else ''} WHERE id = ?", (state, now, delivery))
+        if state == "failed":  # the last attempt: set aside (said on `/health`)
+            self._db.execute("UPDATE deliveries SET state = 'failed', attempts = attempts + 1, again = 0, updated = ?, "
+                             "aside = CASE WHEN attempts + 1 >= ? THEN ? ELSE 0 END WHERE id = ?",
+                             (now, MAX_ATTEMPTS, int(now), delivery))
+            return False
+        self._db.execute("UPDATE deliveries SET state = 'done', attempts = attempts + 1, again = 0, updated = ?, "
+                         "payload = NULL WHERE id = ?", (now, delivery))
         return False
 
     def state(self, delivery: str) -> str | None:
@@ -496,12 +505,21 @@ class Journal:
         return bool(self.pending(1, exclude))
 
     def set_aside(self, since: float) -> list[tuple[str, str]]:
-        """The deliveries set aside (their handler cut short MAX_UNFINISHED times) since then,
-        and not delivered again: (id, event), the latest first."""
+        """The deliveries set aside (their handler failed MAX_ATTEMPTS times, or was cut short
+        MAX_UNFINISHED times) since then, and not delivered again: (id, event), the latest first."""
         with self._lock:
             return [(str(row[0]), str(row[1])) for row in self._db.execute(
                 "SELECT id, event FROM deliveries WHERE state = 'failed' AND aside > 0 AND aside >= ? "
                 "ORDER BY aside DESC", (since,))]
+
+    def requeue_due(self, now: float) -> int:
+        """Failed deliveries whose wait (RETRY_AFTER_SECONDS) is over are queued again: how many."""
+        first, second = RETRY_AFTER_SECONDS
+        with self._lock:
+            return self._db.execute(
+                "UPDATE deliveries SET state = 'queued', starts = attempts WHERE state = 'failed' AND aside = 0 "
+                "AND attempts < ? AND payload IS NOT NULL AND updated <= CASE attempts WHEN 1 THEN ? ELSE ? END",
+                (MAX_ATTEMPTS, now - first, now - second)).rowcount
 
     def requeue_failed(self) -> int:
         """At start: deliveries whose handler failed fewer than MAX_ATTEMPTS times are queued again."""

@@ -55,7 +55,7 @@ class Metrics:
         self.unrecorded = Gauge("foldbot_unrecorded_outcomes", "Outcomes of processed deliveries the journal refused, "
                                 "waiting to be written again", registry=self.registry)
         self.set_aside = Gauge("foldbot_set_aside_deliveries", "Deliveries set aside in the last 24 h (their handler "
-                               "was cut short 3 times) and not delivered again", registry=self.registry)
+                               "failed or was cut short 3 times) and not delivered again", registry=self.registry)
         self.credentials_ok = Gauge("foldbot_credentials_ok", "1 when GitHub accepted foldbot's credentials at the "
                                     "last check, else 0", registry=self.registry)
 

@@ -23,7 +23,7 @@ import uuid
 
 import redis
 
-from .journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Entry, JournalUnavailable, NotQueued
+from .journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, RETRY_AFTER_SECONDS, Entry, JournalUnavailable, NotQueued
 
 #: How long a replica's hold on a delivery lasts unless renewed: the replica renews what it
 #: holds every RENEW_SECONDS, so a dead replica's (or a killed worker's) deliveries are taken
@@ -74,9 +74,10 @@ end
 return out
 """
 
-# KEYS: hash, leases, done counter, queue, set aside (by when); ARGV: id, state ('done' or 'failed'), now, keep seconds, attempts ('' or
+# KEYS: hash, leases, done counter, queue, set aside (by when), retry (by when due); ARGV: id, state ('done' or 'failed'), now, keep seconds, attempts ('' or
 # at least this many: a delivery set aside, as in the SQLite journal), write id ('' or the same at each try of one
-# outcome), run ('' or the number `_BEGIN` gave the run it ends). What changes nothing (0, or the first answer):
+# outcome), run ('' or the number `_BEGIN` gave the run it ends), MAX_ATTEMPTS, RETRY_AFTER_SECONDS (two). What
+# changes nothing (0, or the first answer):
 # - the same write again (a reply lost after Redis applied it, then the try again);
 # - an outcome of a delivery that is not queued any more (another replica took it over, and finished it);
 # - a failure of a run that is not the latest (a replica whose hold lapsed while its handler ran, failing late: the
@@ -108,6 +109,12 @@ end
 if ARGV[5] ~= '' then
   redis.call('HSET', KEYS[1], 'attempts', math.max(attempts, tonumber(ARGV[5])), 'starts', 0)
   redis.call('ZADD', KEYS[5], ARGV[3], ARGV[1])
+elseif ARGV[2] == 'failed' then  -- run again after a wait; the last attempt: set aside
+  if attempts >= tonumber(ARGV[8]) then
+    redis.call('ZADD', KEYS[5], ARGV[3], ARGV[1])
+  else
+    redis.call('ZADD', KEYS[6], tonumber(ARGV[3]) + tonumber(attempts == 1 and ARGV[9] or ARGV[10]), ARGV[1])
+  end
 end
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('ZREM', KEYS[2], ARGV[1])
@@ -122,6 +129,24 @@ if not state then return 0 end
 if state ~= 'queued' then return -1 end  -- finished meanwhile (by a copy): not run again
 redis.call('HSET', KEYS[1], 'again', 0)
 return redis.call('HINCRBY', KEYS[1], 'starts', 1)
+"""
+
+# KEYS: retry, queue; ARGV: now, prefix. Failed deliveries whose wait is over go back on the shared list (one
+# delivered again meanwhile is queued, or done, already: left as it is).
+_DUE = """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+local moved = 0
+for _, id in ipairs(ids) do
+  redis.call('ZREM', KEYS[1], id)
+  local key = ARGV[2] .. 'd:' .. id
+  local fields = redis.call('HMGET', key, 'state', 'attempts')
+  if fields[1] == 'failed' and redis.call('HEXISTS', key, 'payload') == 1 then
+    redis.call('HSET', key, 'state', 'queued', 'starts', fields[2] or 0)
+    redis.call('RPUSH', KEYS[2], id)
+    moved = moved + 1
+  end
+end
+return moved
 """
 
 # KEYS: leases, queue; ARGV: now
@@ -168,6 +193,8 @@ class RedisJournal:
         self._begin = self._redis.register_script(_BEGIN)
         self._finish = self._redis.register_script(_FINISH)
         self.leases, self.queue, self.aside = f"{prefix}leases", f"{prefix}queue", f"{prefix}aside"
+        self.retry = f"{prefix}retry"
+        self._due = self._redis.register_script(_DUE)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"  # one per journal
         self._keep = self._redis.register_script(_KEEP)
 
@@ -267,9 +294,11 @@ class RedisJournal:
         """A queued delivery's outcome, in one step (`_FINISH`): its hold released, kept
         KEEP_DONE_SECONDS; a delivery that is not queued any more is left as it is. True:
         queued again instead (a copy came while its handler ran)."""
-        return self._finish(keys=[self._key(delivery), self.leases, f"{self.prefix}done", self.queue, self.aside],
+        return self._finish(keys=[self._key(delivery), self.leases, f"{self.prefix}done", self.queue, self.aside,
+                                  self.retry],
                             args=[delivery, state, time.time(), KEEP_DONE_SECONDS,
-                                  "" if attempts is None else attempts, write, "" if run is None else run]) == 2
+                                  "" if attempts is None else attempts, write, "" if run is None else run,
+                                  MAX_ATTEMPTS, *RETRY_AFTER_SECONDS]) == 2
 
     def state(self, delivery: str) -> str | None:
         value = self._redis.hget(self._key(delivery), "state")
@@ -320,6 +349,10 @@ class RedisJournal:
             pipe.hget(self._key(delivery), "event")
         return [(delivery, event.decode() if isinstance(event, bytes) else str(event))
                 for delivery, event in zip(ids, pipe.execute()) if event is not None]
+
+    def requeue_due(self, now: float) -> int:
+        """As Journal.requeue_due, for every replica (in one step: each is moved once)."""
+        return int(self._due(keys=[self.retry, self.queue], args=[now, self.prefix]))
 
     def requeue_failed(self) -> int:
         """Failed deliveries are run again when GitHub redelivers them (not scanned at start)."""

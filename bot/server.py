@@ -36,7 +36,7 @@ from gidgethub import routing, sansio
 from . import __version__, logfmt
 from .github import Credentials, GitHubError, GitHubPool
 from .context import Context, Store
-from .journal import MAX_UNFINISHED, Journal, JournalLost, NotQueued
+from .journal import MAX_ATTEMPTS, MAX_UNFINISHED, Journal, JournalLost, NotQueued
 
 if TYPE_CHECKING:
     from .redisjournal import RedisJournal
@@ -527,10 +527,11 @@ def journal_gone(state: AppState, lost: str) -> None:
 
 #: How often `watch_journal` looks, and tries a journal that failed.
 JOURNAL_WATCH_SECONDS = 1.0
-#: How long a delivery set aside is said on `/health` (unless delivered again), and how
-#: often the journal is asked which were.
+#: How long a delivery set aside is said on `/health` (unless delivered again).
 SET_ASIDE_SAID_SECONDS = 24 * 3600
-SET_ASIDE_READ_SECONDS = 10.0
+#: How often failed deliveries whose wait is over are queued again, and the journal asked
+#: which were set aside.
+UPKEEP_SECONDS = 10.0
 #: What it writes to try it: as large as a delivery (a full disk may still take a small write).
 PROBE_NOTE = "x" * 16384
 
@@ -539,13 +540,14 @@ async def watch_journal(state: AppState) -> None:
     """Every second: whether the journal's file is still there (deleted under a running
     foldbot, it is lost for good: `/health` says so until a restart); while the journal is
     failing, a write and a read of it: once both go through, it is well again (logged, and
-    `/health` says ok). Where deliveries are run, every 10 s: which were set aside."""
-    ticks = 0
+    `/health` says ok). Where deliveries are run, every 10 s: failed deliveries whose wait
+    is over are queued again, and which were set aside is read."""
+    upkeep = time.monotonic() + UPKEEP_SECONDS  # (start_work has just done it)
     while True:
         await asyncio.sleep(JOURNAL_WATCH_SECONDS)
-        ticks += 1
-        if state.role != "web" and state.journal_problem is None and \
-                ticks % round(SET_ASIDE_READ_SECONDS / JOURNAL_WATCH_SECONDS) == 1:
+        if state.role != "web" and state.journal_problem is None and time.monotonic() >= upkeep:
+            upkeep = time.monotonic() + UPKEEP_SECONDS
+            await retry_due(state)
             await read_set_aside(state)
         lost = state.journal.lost()
         if lost is not None:
@@ -561,6 +563,18 @@ async def watch_journal(state: AppState) -> None:
             continue
         log.info("the journal (%s) answers again", state.journal.where)
         state.journal_problem = None
+
+
+async def retry_due(state: AppState) -> None:
+    """Failed deliveries whose wait (RETRY_AFTER_SECONDS) is over are queued again, and run."""
+    try:
+        moved = await asyncio.to_thread(state.journal.requeue_due, time.time())
+    except Exception as exc:  # said on `/health`; the watcher tries the journal every second
+        journal_failed(state, "be written", exc)
+        return
+    if moved:
+        log.info("journal: %d failed deliveries run again now (their wait is over)", moved)
+        state.wake.set()
 
 
 async def read_set_aside(state: AppState) -> None:
@@ -579,9 +593,9 @@ def set_aside_problem(set_aside: list[tuple[str, str]]) -> str | None:
         return None
     named = ", ".join(f"{delivery} ({event})" for delivery, event in set_aside[:5])
     more = f" and {len(set_aside) - 5} more" if len(set_aside) > 5 else ""
-    return (f"{len(set_aside)} deliveries were set aside in the last 24 h, their handler cut short "
-            f"{MAX_UNFINISHED} times each (the worker process died: out of memory, or a crash?): {named}{more}; "
-            f"see the log, and once the cause is fixed redeliver them (the App's advanced settings)")
+    return (f"{len(set_aside)} deliveries were set aside in the last 24 h, their handler failed, or was cut "
+            f"short (the worker process died), {MAX_ATTEMPTS} times each: {named}{more}; see the log, and once "
+            f"the cause is fixed redeliver them (the App's advanced settings)")
 
 
 def unrecorded_problem(count: int) -> str | None:

@@ -45,6 +45,8 @@ STALE_SECONDS = 30.0
 #: The worker's scheduling priority below the web process's (`nice`): on a busy machine the
 #: web process's answers, which GitHub times out after 10 s, get the CPU first.
 WORKER_NICENESS = 10
+#: The longest line the web process reads from its worker as a report.
+REPORT_LIMIT = 65536
 #: Waits before starting a worker that exited: 1 s, doubling, at most this.
 MAX_BACKOFF_SECONDS = 30.0
 
@@ -109,28 +111,38 @@ class WorkerLink:
             backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
 
     async def _listen(self, process: asyncio.subprocess.Process) -> None:
-        """Keep the worker's reports, a line of JSON each, until its stdout closes."""
+        """Keep the worker's reports, a line of JSON each, until its stdout closes. A line
+        longer than REPORT_LIMIT is not a report: it is dropped (said once), up to its end."""
         assert process.stdout is not None
-        while True:
-            try:
-                line = await process.stdout.readline()
-            except ValueError as exc:  # a line over the reader's limit (64 KiB): not a report; the next one counts
-                log.error("the worker process (pid %d) wrote a line too long to be its report: %s", process.pid, exc)
-                continue
-            if not line:
-                return
-            try:
-                report = json.loads(line)
-            except ValueError:
-                report = None
-            if not isinstance(report, dict) or report.get("pid") != process.pid:  # (a library's print: passed on)
-                log.warning("the worker process (pid %d) printed: %s", process.pid,
-                            line[:1000].decode(errors="replace").rstrip())
-                continue
-            if isinstance(report.get("cannot_start"), str):
-                self.cannot_start = report["cannot_start"]
-            else:
-                self.reported = report
+        pending, overlong = bytearray(), False
+        while chunk := await process.stdout.read(65536):
+            pending += chunk
+            while (end := pending.find(b"\n")) >= 0:
+                line = bytes(pending[:end])
+                del pending[:end + 1]
+                if overlong:  # the end of a line too long to be a report
+                    overlong = False
+                    continue
+                self._heard(process, line)
+            if len(pending) > REPORT_LIMIT:
+                if not overlong:
+                    log.error("the worker process (pid %d) wrote a line of over %d bytes: not a report, dropped",
+                              process.pid, REPORT_LIMIT)
+                pending.clear()
+                overlong = True
+
+    def _heard(self, process: asyncio.subprocess.Process, line: bytes) -> None:
+        try:
+            report = json.loads(line)
+        except ValueError:
+            report = None
+        if not isinstance(report, dict) or report.get("pid") != process.pid:  # (a library's print: passed on)
+            log.warning("the worker process (pid %d) printed: %s", process.pid,
+                        line[:1000].decode(errors="replace").rstrip())
+        elif isinstance(report.get("cannot_start"), str):
+            self.cannot_start = report["cannot_start"]
+        else:
+            self.reported = report
 
     def running(self) -> bool:
         return self.process is not None and self.process.returncode is None

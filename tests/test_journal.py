@@ -22,7 +22,8 @@ import aiohttp
 import pytest
 
 from bot import server
-from bot.journal import KEEP_DONE_SECONDS, MAX_ATTEMPTS, Journal, JournalLost, NotQueued, _Write
+from bot.journal import (KEEP_DONE_SECONDS, MAX_ATTEMPTS, RETRY_AFTER_SECONDS, Journal, JournalLost, NotQueued,
+                         _Write)
 from tests.fakegithub import FakeGitHub
 from tests.harness import World, serve_process as _serve, sglang_world, sign, start_bot, until
 from tests.test_app_serve import free_port
@@ -59,6 +60,24 @@ def test_failed_deliveries_are_retried_at_start_a_bounded_number_of_times(tmp_pa
         journal.failed("x")
         assert journal.requeue_failed() == (1 if attempt < MAX_ATTEMPTS else 0)
     assert journal.state("x") == "failed"
+
+
+def test_a_failed_delivery_runs_again_after_its_wait_and_is_set_aside_after_the_last(tmp_path: Path) -> None:
+    """While foldbot runs (not only at the next start): 2 min after the first failure, 15 min
+    after the second; the third sets it aside (said on `/health`), and nothing runs it again."""
+    journal = Journal(tmp_path)
+    journal.accept("x", "workflow_run", b"{}", 1)
+    for attempt, wait in ((1, RETRY_AFTER_SECONDS[0]), (2, RETRY_AFTER_SECONDS[1])):
+        journal._db.execute("UPDATE deliveries SET starts = starts + 1")  # noqa: SLF001 - its handler started
+        failed_at = time.time()
+        journal.failed("x")
+        assert journal.requeue_due(failed_at + wait - 5) == 0
+        assert journal.requeue_due(failed_at + wait + 1) == 1
+        assert [(e.id, e.attempts, e.unfinished) for e in journal.pending(5)] == [("x", attempt, 0)]
+        assert journal.set_aside(0) == []
+    journal.failed("x")
+    assert journal.requeue_due(time.time() + 10 ** 6) == 0 and journal.state("x") == "failed"
+    assert journal.set_aside(time.time() - 60) == [("x", "workflow_run")]
 
 
 def test_old_done_deliveries_are_forgotten(tmp_path: Path) -> None:
@@ -547,6 +566,31 @@ async def test_a_delivery_done_since_the_refill_read_it_does_not_run_again(
         await runner.cleanup()
 
 
+async def test_a_delivery_whose_handler_failed_runs_again_while_foldbot_runs(
+        fake_github: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GitHub failed it (500s past the retries): it is not left failed until a restart or a
+    manual redelivery; after its wait it runs again, and reports once."""
+    monkeypatch.setattr("bot.journal.RETRY_AFTER_SECONDS", (1.0, 1.0))
+    monkeypatch.setattr(server, "UPKEEP_SECONDS", 0.5)
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    number = last["pull_requests"][0]["number"]
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    try:
+        fake_github.set_error_rate(1.0, status=500, path=r"/pulls/\d+/files$")
+        assert (await bot.deliver("workflow_run", world.payload(last["id"]), delivery="outage"))[0] == 202
+        await until(lambda: bot.state.journal.state("outage") == "failed")
+        assert bot_comments(fake_github, world, number) == []
+        fake_github.set_error_rate(0.0)  # GitHub is back
+        await until(lambda: bot.state.journal.is_done("outage"), seconds=10)
+        assert len(bot_comments(fake_github, world, number)) == 1
+        async with bot.session.get(f"{bot.url}/health") as response:
+            assert response.status == 200
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
 async def test_begin_counts_only_a_delivery_still_queued(tmp_path: Path) -> None:
     journal = Journal(tmp_path)
     try:
@@ -591,8 +635,8 @@ async def test_a_delivery_set_aside_in_one_process_is_said_on_health_even_after_
     for _ in range(3):
         await journal.begin("doomed")
     journal.close()
-    reason = ("1 deliveries were set aside in the last 24 h, their handler cut short 3 times each (the worker process "
-              "died: out of memory, or a crash?): doomed (workflow_run); see the log, and once the cause is fixed "
+    reason = ("1 deliveries were set aside in the last 24 h, their handler failed, or was cut short (the "
+              "worker process died), 3 times each: doomed (workflow_run); see the log, and once the cause is fixed "
               "redeliver them (the App's advanced settings)")
     for _ in range(2):  # the process that sets it aside, then the next one
         bot, runner = await start_bot(fake_github, data_dir=tmp_path)

@@ -241,6 +241,29 @@ async def test_starts_that_never_finish_are_counted_in_redis_too(redis_url: str)
     assert journal._redis.hget(journal._key("x"), "starts") == starts  # (not counted)
 
 
+async def test_a_failed_delivery_goes_back_on_the_shared_list_after_its_wait_in_redis_too(redis_url: str) -> None:
+    from bot.journal import RETRY_AFTER_SECONDS
+    from bot.redisjournal import RedisJournal
+    web, a, b = RedisJournal(redis_url), RedisJournal(redis_url), RedisJournal(redis_url)
+    assert await web.record("r", "workflow_run", b"{}", 1, hold=False) == "new"
+    for attempt, wait in ((1, RETRY_AFTER_SECONDS[0]), (2, RETRY_AFTER_SECONDS[1])):
+        assert [e.id for e in a.pending(5)] == ["r"]
+        run = await a.begin("r")
+        failed_at = time.time()
+        assert await a.mark("r", "failed", write=f"w{attempt}", run=run) is False
+        assert a.state("r") == "failed"
+        assert b.requeue_due(failed_at + wait - 5) == 0
+        assert b.requeue_due(failed_at + wait + 1) == 1  # any replica moves it, once
+        assert a.requeue_due(failed_at + wait + 1) == 0
+        assert [(e.id, e.attempts, e.unfinished) for e in b.pending(5)] == [("r", attempt, 0)]
+        b.release("r")  # (back on the shared list: a takes it next)
+    assert [e.id for e in a.pending(5)] == ["r"]
+    run = await a.begin("r")
+    assert await a.mark("r", "failed", write="w3", run=run) is False
+    assert a.requeue_due(time.time() + 10 ** 6) == 0 and a.state("r") == "failed"
+    assert a.set_aside(time.time() - 60) == [("r", "workflow_run")]
+
+
 async def test_a_web_process_puts_what_it_accepts_on_the_shared_list_in_one_step(redis_url: str) -> None:
     from bot.redisjournal import RedisJournal
     web, worker = RedisJournal(redis_url), RedisJournal(redis_url)
