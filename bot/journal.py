@@ -358,7 +358,7 @@ class Journal:
         return str(await self._submit(self._accept, delivery, event, payload, installation, time.time()))
 
     async def mark(self, delivery: str, state: str, *, write: str = "", run: int | None = None) -> bool:
-        """`done` or `failed` (`set_aside`: failed, and not retried at start), committed by
+        """`done` or `failed` (`set_aside`: failed, and not run again), committed by
         the writer thread. True when a failed delivery was queued again instead: a copy of it
         (a redelivery) came while its handler ran (see `_finish`). (`write`, `run`: see
         RedisJournal; a commit here is applied or refused, so a refused one is simply written

@@ -355,7 +355,7 @@ class RedisJournal:
         return int(self._due(keys=[self.retry, self.queue], args=[now, self.prefix]))
 
     def requeue_failed(self) -> int:
-        """Failed deliveries are run again when GitHub redelivers them (not scanned at start)."""
+        """Failed deliveries run again after their wait (`requeue_due`) or when redelivered; not scanned at start."""
         return 0
 
     def forget_old(self, now: float | None = None) -> int:

@@ -396,6 +396,14 @@ def immutable(*paths: Path) -> Iterator[None]:
         subprocess.run(["chattr", "-i", *map(str, paths)], check=True)
 
 
+async def _serve_working(fake: FakeGitHub, data: Path, port: int) -> tuple[asyncio.subprocess.Process, int]:
+    """`foldbot serve`, once its worker has taken its lock and opened the journal (it has
+    published its state): the web process, and its worker's pid."""
+    process = await _serve(fake, data, port)
+    await until(lambda: (data / "worker.json").exists())
+    return process, _worker_pid(process)
+
+
 async def _health(session: aiohttp.ClientSession, port: int) -> tuple[int, dict[str, Any]]:
     async with session.get(f"http://127.0.0.1:{port}/health") as response:
         return response.status, await response.json()
@@ -421,11 +429,9 @@ async def test_a_worker_started_again_on_a_data_directory_it_cannot_write_says_w
     directory can be written again the next one runs and does what was answered meanwhile."""
     world, run, number, port = _latest_run(fake_github)
     data = tmp_path / "data"
-    process = await _serve(fake_github, data, port)
+    process, first = await _serve_working(fake_github, data, port)
     try:
         async with aiohttp.ClientSession() as session:
-            first = _worker_pid(process)
-            await until(lambda: (data / "worker.json").exists())  # it has taken its lock and opened the journal
             files = [data, *sorted(data.glob("foldbot.sqlite3*"))] if frozen == "journal" else [data / "worker.lock"]
             with immutable(*files):
                 os.kill(first, signal.SIGKILL)
@@ -456,11 +462,9 @@ async def test_a_worker_that_cannot_write_its_state_files_says_so_on_health_at_o
     once it can."""
     _, _, _, port = _latest_run(fake_github)
     data = tmp_path / "data"
-    process = await _serve(fake_github, data, port)
+    process, worker = await _serve_working(fake_github, data, port)
     try:
         async with aiohttp.ClientSession() as session:
-            worker = _worker_pid(process)
-            await until(lambda: (data / "worker.json").exists())  # it has taken its lock and opened the journal
             with immutable(data):
                 said = await _health_until(session, port, lambda status, said: status == 503, seconds=5)
                 assert said["reason"] == (
@@ -479,9 +483,7 @@ async def test_a_process_killed_by_a_fault_says_where_it_was(fake_github: FakeGi
     that file immutable) kills a process without a Python traceback; `faulthandler` writes each
     thread's stack first, so the log says what happened. Here the worker, then the web process."""
     _, _, _, port = _latest_run(fake_github)
-    process = await _serve(fake_github, tmp_path / "data", port)
-    worker = _worker_pid(process)
-    await until(lambda: (tmp_path / "data" / "worker.json").exists())  # (it runs: its handler is in place)
+    process, worker = await _serve_working(fake_github, tmp_path / "data", port)  # (its fault handler in place)
     os.kill(worker, signal.SIGBUS)
     await until(lambda: _gone(worker))
     await asyncio.sleep(0.5)
