@@ -105,8 +105,8 @@ class WorkerLink:
             self.exits.append(code)
             if time.time() - self.started_at > 60:
                 backoff = 1.0
-            log.error("the worker process exited with code %s%s; it is started again in %.0f s (its deliveries "
-                      "wait in the journal)", code, f" ({self.cannot_start})" if self.cannot_start else "", backoff)
+            log.error("the worker process is %s in %.0f s (its deliveries wait in the journal)",
+                      self.status().removesuffix("; being started again") + "; it is started again", backoff)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
 
@@ -179,8 +179,14 @@ class WorkerLink:
             return f"not running (it could not be started: {self.spawn_error}); being started again"
         if not self.exits:
             return "starting"
-        why = f": {self.cannot_start}" if self.cannot_start else ""
-        return f"not running (exit code {self.exits[-1]}{why}); being started again"
+        code = self.exits[-1]
+        if self.cannot_start:
+            why = f": {self.cannot_start}"
+        elif code < 0 and code in {-s.value for s in signal.Signals}:
+            why = f": killed by {signal.Signals(-code).name}"
+        else:
+            why = ""
+        return f"not running (exit code {code}{why}); being started again"
 
     def problem(self) -> str | None:
         """Why the work does not go on, or None."""
@@ -202,6 +208,8 @@ class WorkerLink:
                         f"are two deployments sharing one FOLDBOT_DATA_DIR? (the deliveries this one accepts are "
                         f"done by that one)")
             return f"the worker process (pid {self.process.pid}) has not reported since it started {age:.0f} s ago"
+        if not mine:  # (what the last one said, a delivery set aside say, is not known to hold until it reports)
+            return f"the worker process (pid {self.process.pid}) is starting"
         journal = (state or {}).get("journal_problem") if mine else None
         if isinstance(journal, str):
             return f"in the worker process: {journal}"

@@ -243,9 +243,11 @@ def current_world(fake: FakeGitHub, *, logs: bool = True, config: str | None = N
     return world, texts
 
 
-async def serve_process(fake: FakeGitHub, data: Path, port: int, **extra: str) -> asyncio.subprocess.Process:
+async def serve_process(fake: FakeGitHub, data: Path, port: int, *, healthy: bool = True,
+                        **extra: str) -> asyncio.subprocess.Process:
     """`python -m bot serve` against the fake, journal in `data`, answering once `/health` says ok (its
-    worker process in its process group: `os.killpg` is a host going down)."""
+    worker process in its process group: `os.killpg` is a host going down); `healthy=False`: once it
+    answers at all (its worker waits for another's lock, say)."""
     env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FOLDBOT_"))},
            "GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_APP_ID": str(fake.app_id),
            "GITHUB_PRIVATE_KEY": fake.private_key_pem, "GITHUB_API_URL": fake.base_url, "PORT": str(port),
@@ -258,7 +260,7 @@ async def serve_process(fake: FakeGitHub, data: Path, port: int, **extra: str) -
         for _ in range(200):
             try:
                 async with session.get(f"http://127.0.0.1:{port}/health") as response:
-                    if response.status == 200:
+                    if response.status == 200 or not healthy:
                         return process
             except aiohttp.ClientConnectionError:
                 pass

@@ -43,15 +43,19 @@ async def test_serve_answers_health_and_a_signed_ping(fake_github: FakeGitHub, t
                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
     try:
         async with aiohttp.ClientSession() as session:
-            for _ in range(100):
+            health: dict = {}
+            for _ in range(100):  # until its worker has started (`/health` says "is starting" meanwhile)
                 try:
                     async with session.get(f"http://127.0.0.1:{port}/health") as response:
                         health = await response.json()
-                        break
-                except aiohttp.ClientConnectionError:
-                    await asyncio.sleep(0.1)
+                except aiohttp.ClientConnectionError:  # not listening yet
+                    health = {}
+                if health.get("ok"):
+                    break
+                assert not health or health["reason"].endswith(" is starting"), health
+                await asyncio.sleep(0.1)
             else:
-                pytest.fail("foldbot serve did not start")
+                pytest.fail(f"foldbot serve did not start: {health}")
             assert health["ok"] is True
             body = json.dumps({"zen": "Design for failure.", "hook_id": 7}).encode()
             async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers={

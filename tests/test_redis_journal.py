@@ -571,7 +571,7 @@ async def test_with_a_worker_process_a_redis_that_goes_away_is_said_on_health_wi
     assert "Traceback" not in output, output[-3000:]
     assert f"foldbot: error: cannot reach Redis at {where} (FOLDBOT_REDIS_URL): Error 111 connecting to " \
            f"127.0.0.1:{where.split(':')[1].split('/')[0]}. Connection refused." in output, output[-3000:]
-    assert "the worker process exited with code 2" in output
+    assert "the worker process is not running (exit code 2: cannot reach Redis at " in output
 
 
 def test_no_redis_password_is_ever_said(redis_url: str) -> None:
