@@ -59,7 +59,8 @@ class WorkerLink:
         self.settings = settings
         self.directory = settings.data_dir
         self.process: asyncio.subprocess.Process | None = None
-        self.exits: list[int] = []
+        #: How the last worker process ended ("exit code -9: killed by SIGKILL"), once one has.
+        self.ended: str | None = None
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
         self._wake_pending = False
@@ -102,7 +103,7 @@ class WorkerLink:
             await listening  # (its last words, if any, are read by now: the pipe closed with the process)
             if self._stopping:
                 return
-            self.exits.append(code)
+            self.ended = self._ending(code)
             if time.time() - self.started_at > 60:
                 backoff = 1.0
             log.error("the worker process is %s in %.0f s (its deliveries wait in the journal)",
@@ -177,16 +178,19 @@ class WorkerLink:
             return f"running (pid {self.process.pid})"
         if self.spawn_error is not None:
             return f"not running (it could not be started: {self.spawn_error}); being started again"
-        if not self.exits:
-            return "starting"
-        code = self.exits[-1]
+        if self.process is not None:  # it ended (its last words may still be read: said as they are so far)
+            assert self.process.returncode is not None
+            return f"not running ({self._ending(self.process.returncode)}); being started again"
+        return "starting"
+
+    def _ending(self, code: int) -> str:
         if self.cannot_start:
             why = f": {self.cannot_start}"
         elif code < 0 and code in {-s.value for s in signal.Signals}:
             why = f": killed by {signal.Signals(-code).name}"
         else:
             why = ""
-        return f"not running (exit code {code}{why}); being started again"
+        return f"exit code {code}{why}"
 
     def problem(self) -> str | None:
         """Why the work does not go on, or None."""
@@ -209,7 +213,8 @@ class WorkerLink:
                         f"done by that one)")
             return f"the worker process (pid {self.process.pid}) has not reported since it started {age:.0f} s ago"
         if not mine:  # (what the last one said, a delivery set aside say, is not known to hold until it reports)
-            return f"the worker process (pid {self.process.pid}) is starting"
+            return (f"the worker process (pid {self.process.pid}) is starting"
+                    + (f" (the one before it: {self.ended})" if self.ended else ""))
         journal = (state or {}).get("journal_problem") if mine else None
         if isinstance(journal, str):
             return f"in the worker process: {journal}"

@@ -10,6 +10,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import time
@@ -106,8 +107,10 @@ async def test_a_worker_that_dies_is_started_again_and_what_came_meanwhile_is_do
         async with aiohttp.ClientSession() as session:
             await until(lambda: _gone(first))
             answer = await _health_until(session, port, lambda status, said: status == 503, seconds=5)  # (once the
-            assert answer["reason"].startswith(  # web process has reaped it)
-                "the worker process is not running (exit code -9: killed by SIGKILL)")
+            assert re.fullmatch(  # web process has reaped it; a second later it starts the next one)
+                r"the worker process is not running \(exit code -9: killed by SIGKILL\); being started again|"
+                r"the worker process \(pid \d+\) is starting \(the one before it: exit code -9: killed by SIGKILL\)",
+                answer["reason"]), answer
             assert await _deliver(session, port, world, run, "meanwhile") == (202, {"queued": "meanwhile"})
             await until(lambda: Journal(tmp_path).is_done("meanwhile"))
             await _health_until(session, port, lambda status, said: status == 200, seconds=5)  # (its first report)
@@ -194,6 +197,9 @@ async def test_health_speaks_for_a_worker_whose_journal_refuses_outcomes(tmp_pat
                                   "not run again, and are written again every second")
         report(link.process.pid + 1, 2)  # another worker's (an old one's) state: its own is not known yet
         assert link.problem() == f"the worker process (pid {link.process.pid}) is starting"
+        link.ended = link._ending(-signal.SIGKILL)  # it was started again: how the one before it ended is said
+        assert link.problem() == (f"the worker process (pid {link.process.pid}) is starting (the one before it: exit "
+                                  f"code -9: killed by SIGKILL)")
     finally:
         link.process.kill()
         await link.process.wait()
