@@ -136,6 +136,8 @@ class AppState:
     unrecorded: dict[str, "Unrecorded"] = field(default_factory=dict)
     #: Why the journal last refused one of them (logged once per reason).
     unrecorded_reason: str | None = None
+    #: Those of them being written now (by the pump, or a shutdown): each is written once at a time.
+    recording: set[str] = field(default_factory=set)
     #: Journaled deliveries the in-memory queue had no room for: read back as it empties.
     backlog: bool = False
     #: Held while the journal is read for the queue (`refill`): one reader at a time.
@@ -608,23 +610,26 @@ def unrecorded_problem(count: int) -> str | None:
 
 async def record_outcomes(state: AppState) -> None:
     """Write again the outcomes the journal refused, oldest first, until it refuses one.
-    Each is taken out while it is written (the pump and a shutdown may both be here: an
-    outcome is written once, not twice) and put back if it is refused again."""
+    Each stays in `unrecorded` until it is written (`/health` and a shutdown see it while it
+    is), and is written by one caller at a time (the pump and a shutdown may both be here:
+    an outcome is written once, not twice)."""
     for delivery_id in list(state.unrecorded):
-        pending = state.unrecorded.pop(delivery_id, None)
-        if pending is None:  # written meanwhile
+        pending = state.unrecorded.get(delivery_id)
+        if pending is None or delivery_id in state.recording:  # written meanwhile, or being written
             continue
+        state.recording.add(delivery_id)
         try:
             again = await state.journal.mark(delivery_id, pending.outcome, write=pending.write, run=pending.run)
         except Exception as exc:
-            state.unrecorded[delivery_id] = pending
             if str(exc) != state.unrecorded_reason:  # once per reason, not every second
                 state.unrecorded_reason = str(exc)
                 log.error("journal: %d outcomes wait to be written (the journal refuses them: %s)",
                           len(state.unrecorded), exc)
             return
         finally:
-            state.metrics.unrecorded.set(len(state.unrecorded))
+            state.recording.discard(delivery_id)
+        del state.unrecorded[delivery_id]
+        state.metrics.unrecorded.set(len(state.unrecorded))
         state.in_flight.discard(delivery_id)
         log.info("delivery %s: its outcome (%s) is recorded now", delivery_id, pending.outcome)
         _queued_again(state, delivery_id, again)

@@ -711,6 +711,33 @@ async def test_an_outcome_the_journal_refuses_is_written_again_and_its_delivery_
     assert "delivery out: its outcome (done) is recorded now" in messages
 
 
+async def test_an_outcome_being_written_again_is_still_said_until_it_is_written() -> None:
+    """While the pump writes a refused outcome again, `/health` (which counts `unrecorded`)
+    still says it waits, and a shutdown still waits for it; it was taken out of
+    `unrecorded` for the write, so `/health` said ok for that moment, and a shutdown
+    stopped without waiting for it."""
+    from types import SimpleNamespace
+
+    from bot.metrics import Metrics
+    from bot.server import Unrecorded, record_outcomes, unrecorded_problem
+    writing, refuse = asyncio.Event(), asyncio.Event()
+
+    class Refusing:
+        async def mark(self, delivery: str, outcome: str, *, write: str, run: int | None) -> bool:
+            writing.set()
+            await refuse.wait()
+            raise sqlite3.OperationalError("disk I/O error")
+
+    state = SimpleNamespace(unrecorded={"a": Unrecorded("done", "w-a", None)}, unrecorded_reason=None,
+                            recording=set(), in_flight={"a"}, journal=Refusing(), metrics=Metrics())
+    pump = asyncio.create_task(record_outcomes(state))  # type: ignore[arg-type]
+    await writing.wait()
+    assert unrecorded_problem(len(state.unrecorded)) is not None and state.recording == {"a"}
+    refuse.set()
+    await pump
+    assert (list(state.unrecorded), state.recording, state.in_flight) == (["a"], set(), {"a"})
+
+
 async def test_an_outcome_is_written_once_when_the_pump_and_a_shutdown_write_at_once() -> None:
     """(A second write would count a failure twice: one of MAX_ATTEMPTS used up for nothing.)"""
     from types import SimpleNamespace
@@ -726,7 +753,8 @@ async def test_an_outcome_is_written_once_when_the_pump_and_a_shutdown_write_at_
             return False
 
     state = SimpleNamespace(unrecorded={"a": Unrecorded("failed", "w-a", 1), "b": Unrecorded("done", "w-b", None)},
-                            unrecorded_reason=None, in_flight={"a", "b"}, journal=Slow(), metrics=Metrics())
+                            unrecorded_reason=None, recording=set(), in_flight={"a", "b"}, journal=Slow(),
+                            metrics=Metrics())
     await asyncio.gather(record_outcomes(state), record_outcomes(state))  # type: ignore[arg-type]
     assert (sorted(written), state.unrecorded, state.in_flight) == (
         [("a", "failed", "w-a"), ("b", "done", "w-b")], {}, set())  # each under the id of its first try
