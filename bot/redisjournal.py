@@ -109,12 +109,16 @@ end
 if ARGV[5] ~= '' then
   redis.call('HSET', KEYS[1], 'attempts', math.max(attempts, tonumber(ARGV[5])), 'starts', 0)
   redis.call('ZADD', KEYS[5], ARGV[3], ARGV[1])
+  redis.call('ZREM', KEYS[6], ARGV[1])  -- (the wait of an earlier failure, a copy having run it since)
 elseif ARGV[2] == 'failed' then  -- run again after a wait; the last attempt: set aside
   if attempts >= tonumber(ARGV[8]) then
     redis.call('ZADD', KEYS[5], ARGV[3], ARGV[1])
+    redis.call('ZREM', KEYS[6], ARGV[1])
   else
     redis.call('ZADD', KEYS[6], tonumber(ARGV[3]) + tonumber(attempts == 1 and ARGV[9] or ARGV[10]), ARGV[1])
   end
+else
+  redis.call('ZREM', KEYS[6], ARGV[1])
 end
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('ZREM', KEYS[2], ARGV[1])
@@ -131,8 +135,9 @@ redis.call('HSET', KEYS[1], 'again', 0)
 return redis.call('HINCRBY', KEYS[1], 'starts', 1)
 """
 
-# KEYS: retry, queue; ARGV: now, prefix. Failed deliveries whose wait is over go back on the shared list (one
-# delivered again meanwhile is queued, or done, already: left as it is).
+# KEYS: retry, queue, set aside; ARGV: now, prefix, MAX_ATTEMPTS. Failed deliveries whose wait is over go back on
+# the shared list (one delivered again meanwhile is queued, or done, already, and one set aside stays so: left as
+# they are).
 _DUE = """
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 local moved = 0
@@ -140,7 +145,8 @@ for _, id in ipairs(ids) do
   redis.call('ZREM', KEYS[1], id)
   local key = ARGV[2] .. 'd:' .. id
   local fields = redis.call('HMGET', key, 'state', 'attempts')
-  if fields[1] == 'failed' and redis.call('HEXISTS', key, 'payload') == 1 then
+  if fields[1] == 'failed' and tonumber(fields[2] or 0) < tonumber(ARGV[3])
+     and not redis.call('ZSCORE', KEYS[3], id) and redis.call('HEXISTS', key, 'payload') == 1 then
     redis.call('HSET', key, 'state', 'queued', 'starts', fields[2] or 0)
     redis.call('RPUSH', KEYS[2], id)
     moved = moved + 1
@@ -346,13 +352,13 @@ class RedisJournal:
         ids = [i.decode() if isinstance(i, bytes) else str(i) for i in pipe.execute()[1]]
         pipe = self._redis.pipeline()
         for delivery in ids:
-            pipe.hget(self._key(delivery), "event")
-        return [(delivery, event.decode() if isinstance(event, bytes) else str(event))
-                for delivery, event in zip(ids, pipe.execute()) if event is not None]
+            pipe.hmget(self._key(delivery), "event", "state")
+        return [(delivery, event.decode()) for delivery, (event, state) in zip(ids, pipe.execute())
+                if event is not None and state == b"failed"]  # (not one delivered again and run since)
 
     def requeue_due(self, now: float) -> int:
         """As Journal.requeue_due, for every replica (in one step: each is moved once)."""
-        return int(self._due(keys=[self.retry, self.queue], args=[now, self.prefix]))
+        return int(self._due(keys=[self.retry, self.queue, self.aside], args=[now, self.prefix, MAX_ATTEMPTS]))
 
     def requeue_failed(self) -> int:
         """Failed deliveries run again after their wait (`requeue_due`) or when redelivered; not scanned at start."""

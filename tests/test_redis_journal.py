@@ -264,6 +264,40 @@ async def test_a_failed_delivery_goes_back_on_the_shared_list_after_its_wait_in_
     assert a.set_aside(time.time() - 60) == [("r", "workflow_run")]
 
 
+async def test_a_delivery_set_aside_after_copies_came_between_its_failures_is_not_run_again(redis_url: str) -> None:
+    """Fail, a copy, fail, a copy, fail: set aside. The wait of an earlier failure does not
+    put it back on the shared list, and once a redelivery runs it to the end it is not said
+    as set aside any more."""
+    from bot.redisjournal import RedisJournal
+    web, worker = RedisJournal(redis_url), RedisJournal(redis_url)
+    assert await web.record("s", "workflow_run", b"{}", 1, hold=False) == "new"
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        assert [e.id for e in worker.pending(5)] == ["s"]
+        run = await worker.begin("s")
+        assert await worker.mark("s", "failed", write=f"w{attempt}", run=run) is False
+        if attempt < MAX_ATTEMPTS:  # a copy (a redelivery) before its wait is over
+            assert await web.record("s", "workflow_run", b"{}", 1, hold=False) == "new"
+    assert worker.state("s") == "failed" and worker.set_aside(time.time() - 60) == [("s", "workflow_run")]
+    assert worker.requeue_due(time.time() + 10 ** 6) == 0
+    assert worker.state("s") == "failed" and worker.pending(5) == []
+    assert worker._redis.zscore(worker.retry, "s") is None
+    # the same for one set aside at once (its handler cut short), after a first failure
+    assert await web.record("t", "workflow_run", b"{}", 1, hold=False) == "new"
+    assert [e.id for e in worker.pending(5)] == ["t"]
+    await worker.mark("t", "failed", run=await worker.begin("t"))
+    assert await web.record("t", "workflow_run", b"{}", 1, hold=False) == "new"
+    assert [e.id for e in worker.pending(5)] == ["t"]
+    await worker.mark("t", "set_aside")
+    assert worker.requeue_due(time.time() + 10 ** 6) == 0 and worker.pending(5) == []
+    # a delivery the journal lists as set aside but that was done since (by any way) is not said
+    worker._redis.zadd(worker.aside, {"u": time.time()})
+    assert await web.record("u", "workflow_run", b"{}", 1, hold=False) == "new"
+    worker._redis.zadd(worker.aside, {"u": time.time()})
+    assert [e.id for e in worker.pending(5)] == ["u"]
+    await worker.mark("u", "done", run=await worker.begin("u"))
+    assert [d for d, _ in worker.set_aside(time.time() - 60)] == ["t", "s"]
+
+
 async def test_a_web_process_puts_what_it_accepts_on_the_shared_list_in_one_step(redis_url: str) -> None:
     from bot.redisjournal import RedisJournal
     web, worker = RedisJournal(redis_url), RedisJournal(redis_url)
