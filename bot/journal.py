@@ -458,15 +458,15 @@ class Journal:
             return True
         if state == "set_aside":
             self._db.execute("UPDATE deliveries SET state = 'failed', attempts = max(attempts + 1, ?), starts = 0, "
-                             "updated = ?, aside = ? WHERE id = ?", (MAX_ATTEMPTS, now, int(now), delivery))
+                             "updated = ?, aside = ? WHERE id = ? AND state = 'queued'", (MAX_ATTEMPTS, now, int(now), delivery))
             return False
         if state == "failed":  # the last attempt: set aside (said on `/health`)
             self._db.execute("UPDATE deliveries SET state = 'failed', attempts = attempts + 1, again = 0, updated = ?, "
-                             "aside = CASE WHEN attempts + 1 >= ? THEN ? ELSE 0 END WHERE id = ?",
+                             "aside = CASE WHEN attempts + 1 >= ? THEN ? ELSE 0 END WHERE id = ? AND state = 'queued'",
                              (now, MAX_ATTEMPTS, int(now), delivery))
             return False
         self._db.execute("UPDATE deliveries SET state = 'done', attempts = attempts + 1, again = 0, updated = ?, "
-                         "payload = NULL WHERE id = ?", (now, delivery))
+                         "payload = NULL WHERE id = ? AND state = 'queued'", (now, delivery))
         return False
 
     def state(self, delivery: str) -> str | None:

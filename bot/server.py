@@ -423,9 +423,7 @@ async def process(state: AppState, item: Delivery) -> None:
                   "the cause is fixed, redeliver it (the App's advanced settings) to run it", delivery_id, item.event,
                   item.unfinished)
         await _give_up(state, item, "set_aside", "set_aside")
-        if (delivery_id, item.event) not in state.set_aside:  # said at once (the journal is read again in 10 s)
-            state.set_aside.insert(0, (delivery_id, item.event))
-            state.metrics.set_aside.set(len(state.set_aside))
+        await read_set_aside(state)  # said at once, as the journal has it (not if a copy came and queued it again)
         return
     async with state.handlers.hold(alone=item.unfinished > 0):
         await _process(state, item)

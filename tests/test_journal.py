@@ -522,6 +522,26 @@ async def test_a_full_disk_as_deployed_answers_503_says_so_and_loses_nothing_onc
     assert output.count("cannot record deliveries: database or disk is full (/health says degraded") == 1, output
 
 
+async def test_the_outcome_of_a_delivery_that_is_not_queued_any_more_changes_nothing(tmp_path: Path) -> None:
+    """A stale copy read before a copy of it ran to the end (the refill's read, in memory
+    while the other ran) ends late: its failure or setting aside does not undo `done`, and
+    a late `done` does not take a set-aside delivery's payload (as in Redis)."""
+    journal = Journal(tmp_path)
+    for delivery in ("ok", "aside"):
+        journal.accept(delivery, "workflow_run", b"{}", 1)
+    await journal.mark("ok", "done")
+    for outcome in ("set_aside", "failed", "done"):
+        assert await journal.mark("ok", outcome) is False
+        assert journal.state("ok") == "done" and journal.set_aside(0) == []
+    await journal.mark("aside", "set_aside")
+    aside = journal.set_aside(0)
+    for outcome in ("done", "failed", "set_aside"):
+        assert await journal.mark("aside", outcome) is False
+    assert journal.state("aside") == "failed" and journal.set_aside(0) == aside == [("aside", "workflow_run")]
+    assert sqlite3.connect(journal.path).execute("SELECT payload FROM deliveries WHERE id = 'aside'").fetchone() == (
+        b"{}",)  # (kept, for a run after a redelivery)
+
+
 async def test_starts_that_never_finish_are_counted_and_a_delivery_set_aside_stays_failed(tmp_path: Path) -> None:
     journal = Journal(tmp_path)
     journal.accept("x", "workflow_run", b"{}", 1)
@@ -649,6 +669,33 @@ async def test_a_delivery_set_aside_in_one_process_is_said_on_health_even_after_
         finally:
             await bot.session.close()
             await runner.cleanup()
+
+
+async def test_a_delivery_about_to_be_set_aside_that_was_delivered_again_runs_and_is_not_said_set_aside(
+        fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """Three starts that never finished, then a copy (a redelivery) before the next start:
+    the copy's clean slate wins, it runs once, and `/health` never names it as set aside."""
+    world = sglang_world(fake_github, runs=1)
+    run = world.runs[0]
+    journal = Journal(tmp_path)
+    payload = world.payload(run["id"])
+    body, installation = json.dumps(payload).encode(), payload["installation"]["id"]
+    journal.accept("saved", "workflow_run", body, installation)
+    for _ in range(3):
+        await journal.begin("saved")
+    assert journal.accept("saved", "workflow_run", body, installation) == "queued"  # the redelivery
+    journal.close()
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    try:
+        await until(lambda: bot.state.journal.state("saved") == "done")
+        await bot.settle()
+        assert bot.state.set_aside == []
+        async with bot.session.get(f"{bot.url}/health") as response:
+            assert response.status == 200, await response.text()
+        assert len(bot_comments(fake_github, world, run["pull_requests"][0]["number"])) == 1
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
 
 
 def _refusing(*args: object) -> None:
