@@ -7,7 +7,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test bench lock screenshots clean
+.PHONY: run test bench lock screenshots clean redis-server chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,13 @@ redis-server:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null; } || \
 		echo "make: redis-server is not installed and could not be; the Redis tests are skipped (they fail under CI=true)"
 
-test: $(VENV)/.installed redis-server
+# The real-browser test of `foldbot register` needs Debian's chromium (headless), the same way.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; } || \
+		echo "make: chromium is not installed and could not be; the real-browser test is skipped (it fails under CI=true)"
+
+test: $(VENV)/.installed redis-server chromium
 	$(BIN)/python -m pytest -q -n auto
 
 bench: $(VENV)/.installed
@@ -35,8 +41,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/webhook.py
 	$(BIN)/python bench/journal_commit.py
 
-screenshots: $(VENV)/.installed
-	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+screenshots: $(VENV)/.installed chromium
 	$(BIN)/python scripts/screenshots.py
 
 lock: $(VENV)/.installed
