@@ -396,11 +396,14 @@ async def health(request: web.Request) -> web.Response:
             except Exception as exc:  # the disk or Redis: said below, as the reason
                 journal_failed(state, "be read", exc)
         common["worker"] = state.link.status()
-        common["rate_limited"] = (state.link.state() or {}).get("rate_limited", [])
+        reported = state.link.state() or {}
+        common["rate_limited"] = reported.get("rate_limited", [])
+        common["rate_limited_clients"] = reported.get("rate_limited_clients", len(common["rate_limited"]))
         problem = problem or state.journal_problem or state.link.problem()
     else:
         common["queue_depth"] = state.queue.qsize()
-        common["rate_limited"] = state.pool.short_of_budget() if state.pool is not None else []
+        short = state.pool.short_of_budget() if state.pool is not None else []
+        common["rate_limited"], common["rate_limited_clients"] = short[:RATE_LIMITED_SHOWN], len(short)
         problem = (problem or state.journal_problem or unrecorded_problem(len(state.unrecorded))
                    or set_aside_problem(state.set_aside))
     if problem is not None:
@@ -529,6 +532,10 @@ def journal_gone(state: AppState, lost: str) -> None:
 JOURNAL_WATCH_SECONDS = 1.0
 #: How long a delivery set aside is said on `/health` (unless delivered again).
 SET_ASIDE_SAID_SECONDS = 24 * 3600
+#: How many of them `/health` names (the latest; the rest are counted).
+SET_ASIDE_NAMED = 5
+#: How many of the clients short of their rate limit `/health` lists (the rest are counted).
+RATE_LIMITED_SHOWN = 20
 #: How often failed deliveries whose wait is over are queued again, and the journal asked
 #: which were set aside.
 UPKEEP_SECONDS = 10.0
@@ -587,13 +594,16 @@ async def read_set_aside(state: AppState) -> None:
     state.metrics.set_aside.set(len(state.set_aside))
 
 
-def set_aside_problem(set_aside: list[tuple[str, str]]) -> str | None:
-    """What `/health` says of deliveries set aside (None: there are none)."""
-    if not set_aside:
+def set_aside_problem(set_aside: list[tuple[str, str]], count: int | None = None) -> str | None:
+    """What `/health` says of deliveries set aside (None: there are none): the latest
+    SET_ASIDE_NAMED of them named, out of `count` (all of `set_aside` when not given)."""
+    count = len(set_aside) if count is None else max(count, len(set_aside))
+    if not count:
         return None
-    named = ", ".join(f"{delivery} ({event})" for delivery, event in set_aside[:5])
-    more = f" and {len(set_aside) - 5} more" if len(set_aside) > 5 else ""
-    return (f"{len(set_aside)} deliveries were set aside in the last 24 h, their handler failed, or was cut "
+    named = ", ".join(f"{delivery} ({event})" for delivery, event in set_aside[:SET_ASIDE_NAMED])
+    shown = min(len(set_aside), SET_ASIDE_NAMED)
+    more = f" and {count - shown} more" if count > shown else ""
+    return (f"{count} deliveries were set aside in the last 24 h, their handler failed, or was cut "
             f"short (the worker process died), {MAX_ATTEMPTS} times each: {named}{more}; see the log, and once "
             f"the cause is fixed redeliver them (the App's advanced settings)")
 

@@ -32,8 +32,8 @@ from pathlib import Path
 from gidgethub import routing
 
 from .journal import JournalUnavailable
-from .server import (AppState, connect, drain_work, new_state, set_aside_problem, start_work, stop,
-                     unrecorded_problem)
+from .server import (RATE_LIMITED_SHOWN, SET_ASIDE_NAMED, AppState, connect, drain_work, new_state,
+                     set_aside_problem, start_work, stop, unrecorded_problem)
 from .settings import Settings
 
 log = logging.getLogger("foldbot.worker")
@@ -221,9 +221,11 @@ class WorkerLink:
         unrecorded = (state or {}).get("unrecorded") if mine else None
         files = (state or {}).get("files_problem") if mine else None
         aside = (state or {}).get("set_aside") if mine else None
+        count = (state or {}).get("set_aside_count") if mine else None
         return (unrecorded_problem(unrecorded if isinstance(unrecorded, int) else 0)
                 or (f"the worker process {files}" if isinstance(files, str) else None)
-                or set_aside_problem([(str(d), str(e)) for d, e in aside] if isinstance(aside, list) else []))
+                or set_aside_problem([(str(d), str(e)) for d, e in aside] if isinstance(aside, list) else [],
+                                     count if isinstance(count, int) else None))
 
     def metrics(self) -> str | None:
         """The running worker's last metrics (none from a worker that is gone)."""
@@ -268,13 +270,14 @@ def publish(state: AppState) -> None:
     said in the line, and logged once."""
     directory = state.settings.data_dir
     assert directory is not None
-    report: dict[str, object] = {
+    short = state.pool.short_of_budget() if state.pool is not None else []
+    report: dict[str, object] = {  # (lists cut to what `/health` shows: a line over REPORT_LIMIT is dropped)
         "pid": os.getpid(), "time": time.time(), "queue_depth": state.queue.qsize(),
         "in_flight": len(state.in_flight), "unrecorded": len(state.unrecorded),
         "journal_problem": state.journal_problem,
-        "set_aside": state.set_aside,
+        "set_aside": state.set_aside[:SET_ASIDE_NAMED], "set_aside_count": len(state.set_aside),
         "credentials_problem": state.credentials_problem,
-        "rate_limited": state.pool.short_of_budget() if state.pool is not None else []}
+        "rate_limited": short[:RATE_LIMITED_SHOWN], "rate_limited_clients": len(short)}
     try:
         _write(directory / "worker.prom", f"# foldbot worker pid {os.getpid()}\n" + state.metrics.render()[0].decode())
         _write(directory / "worker.json", json.dumps(report))

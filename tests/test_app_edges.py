@@ -83,10 +83,22 @@ async def test_health_shows_the_installation_whose_rate_limit_holds_the_work_bac
     assert code == 200 and health["queue_depth"] == 0  # taken off the queue, waiting
     limited = {entry.pop("client"): entry for entry in health["rate_limited"]}
     assert set(limited) <= {INSTALLATION, "app"} and limited[INSTALLATION]["remaining"] == 0
+    assert health["rate_limited_clients"] == len(limited)
     assert limited[INSTALLATION]["waiting_calls"] == 1
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", limited[INSTALLATION]["until"])
     await bot.settle()  # the limit reset: the work went on
     assert "limited" in bot.state.done and (await _health(bot))[1]["rate_limited"] == []
+
+
+async def test_health_lists_twenty_clients_short_of_their_limit_and_counts_them_all(
+        bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An organisation's worth of installations short of their limit at once: `/health` stays small."""
+    short = [{"client": n, "remaining": 0, "waiting_calls": 1, "until": "2026-12-05T10:00:00Z"} for n in range(300)]
+    pool = bot.app[STATE].pool
+    assert pool is not None
+    monkeypatch.setattr(pool, "short_of_budget", lambda: short)
+    code, health = await _health(bot)
+    assert code == 200 and health["rate_limited"] == short[:20] and health["rate_limited_clients"] == 300
 
 
 async def _health(bot: Bot) -> tuple[int, dict[str, Any]]:
@@ -144,7 +156,7 @@ async def test_health_is_ok_with_a_token_github_accepts(fake_github: FakeGitHub)
     try:
         assert await _health(bot) == (200, {"ok": True, "status": "ok", "version": bot.app[STATE].metrics and
                                             (await _health(bot))[1]["version"], "queue_depth": 0, "accepting": True,
-                                            "rate_limited": []})
+                                            "rate_limited": [], "rate_limited_clients": 0})
         assert fake_github.count("GET", r"^/user$") >= 1
     finally:
         await bot.session.close()

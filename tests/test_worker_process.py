@@ -359,6 +359,36 @@ async def test_a_delivery_that_kills_the_worker_each_time_is_set_aside_and_the_o
     assert journal.requeue_failed() == 0  # not retried at the next start either
 
 
+async def test_many_deliveries_set_aside_are_said_with_their_count_and_the_worker_still_reports(
+        fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """1,500 deliveries set aside (a bad day): the worker's report names the latest five and
+    counts the rest, so its line stays under the report limit and `/health` says why it is
+    degraded, not that the worker stopped reporting."""
+    from bot.workerproc import REPORT_LIMIT
+    _, _, _, port = _latest_run(fake_github)
+    journal = Journal(tmp_path)
+    ids = [f"aside-{n:04d}-{'x' * 36}" for n in range(1500)]  # as long as GitHub's GUIDs, and more
+    for delivery in ids:
+        journal.accept(delivery, "workflow_run", b"{}", 1)
+    await asyncio.gather(*(journal.mark(delivery, "set_aside") for delivery in ids))
+    journal.close()
+    web = await _serve(fake_github, tmp_path, port, healthy=False)
+    try:
+        async with aiohttp.ClientSession() as session:
+            said = await _health_until(session, port, lambda status, said: "set aside" in said.get("reason", ""))
+            assert re.fullmatch(r"1500 deliveries were set aside in the last 24 h, their handler failed, or was cut "
+                                r"short \(the worker process died\), 3 times each: (aside-\d{4}-x{36} \(workflow_run\), "
+                                r"){4}aside-\d{4}-x{36} \(workflow_run\) and 1495 more; see the log, and once the cause "
+                                r"is fixed redeliver them \(the App's advanced settings\)", said["reason"]), said
+            report = (tmp_path / "worker.json").read_text()
+            assert len(report) < REPORT_LIMIT // 8 and json.loads(report)["set_aside_count"] == 1500
+            await asyncio.sleep(3)  # reports keep coming (one every 2 s), none dropped
+            assert (await _health(session, port))[1]["reason"] == said["reason"]
+    finally:
+        output = await _stop(web)
+    assert "dropped" not in output and "has not reported" not in output, output
+
+
 async def test_a_handler_that_runs_alone_waits_for_the_others_and_holds_back_the_next() -> None:
     from bot.server import Exclusive
     handlers, order = Exclusive(), []
