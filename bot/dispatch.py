@@ -226,6 +226,15 @@ def run_title(plan: DispatchPlan) -> str:
     return f"[{stage}] {plan.head_sha}" if "pr_head_sha" in plan.inputs else f"[{stage}]"
 
 
+def untitled_lane(plan: DispatchPlan) -> str:
+    """What to do about a lane whose dispatched runs foldbot cannot recognise by their title."""
+    return (f"(`{plan.lane.path}` does not title a dispatched run `{run_title(plan)}`: after a crash in the middle "
+            f"of a dispatch foldbot could not tell whether it had started the run. Give the lane SGLang's title: "
+            f"`run-name: ${{{{ (inputs.target_stage || inputs.target_stage_select) && (inputs.pr_head_sha && "
+            f"format('[{{0}}] {{1}}', inputs.target_stage || inputs.target_stage_select, inputs.pr_head_sha) || "
+            f"format('[{{0}}]', inputs.target_stage || inputs.target_stage_select)) || '' }}}}`.)")
+
+
 def latest_run(runs: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     """The newest of a lane's runs for a commit that was not itself a dispatch."""
     candidates = [r for r in runs if r.get("event") != "workflow_dispatch"]
@@ -247,4 +256,5 @@ def describe(error: GitHubError) -> str:
 
 
 __all__ = ["DispatchPlan", "DispatchRead", "LaneInfo", "LaneRunNeeded", "Refusal", "cooldown_left", "decide",
-           "describe", "dispatched_message", "filter_skipped", "gate_failure", "lanes_of", "latest_run", "run_title"]
+           "describe", "dispatched_message", "filter_skipped", "gate_failure", "lanes_of", "latest_run", "run_title",
+           "untitled_lane"]

@@ -12,10 +12,12 @@ from typing import Any
 from bot.api import RepoAPI
 from bot.commands import Command
 from bot.context import Context, PullRead
-from bot.dispatch import DispatchPlan, DispatchRead, LaneInfo, LaneRunNeeded, decide, describe, dispatched_message, latest_run, run_title
+from bot.dispatch import (DispatchPlan, DispatchRead, LaneInfo, LaneRunNeeded, decide, describe, dispatched_message,
+                          latest_run, run_title, untitled_lane)
 from bot.github import GitHubError
 from bot.permissions import Allowance, effective_role, parse_ci_permissions
-from bot.replies import ROCKET, Outcome, Refusal
+from bot.replies import ROCKET, Outcome, Refusal, dispatched_head
+from bot.report import md_escape
 
 
 async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> Outcome:
@@ -36,6 +38,8 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     assert isinstance(decision, DispatchPlan)
     # write (or, resuming after a crash, find the run this command may have started already)
     started = await already_started(api, decision, pull) if pull.resuming else None
+    if isinstance(started, Refusal):
+        return Outcome.refused(started)
     if started is None:
         try:
             started = await send(api, decision)
@@ -43,7 +47,10 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
             return Outcome.refused(Refusal(describe(exc)))
     if started:
         ctx.state.cache[("dispatch", api.repo, int(started["id"]))] = pull.number
-    return Outcome(dispatched_message(decision, started), ROCKET,
+    message = dispatched_message(decision, started)
+    if not started or started.get("display_title") != run_title(decision):
+        message += " " + untitled_lane(decision)
+    return Outcome(message, ROCKET,
                    {"lane": decision.lane.name, "run_id": int(started["id"]) if started else None,
                     "targets": decision.targets, "sha": decision.head_sha})
 
@@ -80,12 +87,27 @@ def _ours(run: dict[str, Any], plan: DispatchPlan) -> bool:
     return run.get("display_title") == run_title(plan) and run.get("head_branch") in (None, plan.ref)
 
 
-async def already_started(api: RepoAPI, plan: DispatchPlan, pull: PullRead) -> dict[str, Any] | None:
-    """The run a dispatch for this plan started since the command was written, if any."""
+async def already_started(api: RepoAPI, plan: DispatchPlan, pull: PullRead) -> dict[str, Any] | Refusal | None:
+    """The run a dispatch for this plan started since the command was written, if any. A
+    Refusal when foldbot cannot tell: the lane does not title its runs `[<stage>] <sha>`,
+    and foldbot has dispatched it since (that run may be this command's: not sent again)."""
     written = str(pull.comment["created_at"])
-    found = [r for r in await api.runs(plan.lane.file, event="workflow_dispatch", count=30)
-             if _ours(r, plan) and str(r.get("created_at") or "") >= written]
-    return max(found, key=lambda r: r["id"]) if found else None
+    since = [r for r in await api.runs(plan.lane.file, event="workflow_dispatch", count=30)
+             if str(r.get("created_at") or "") >= written and r.get("head_branch") in (None, plan.ref)]
+    found = [r for r in since if _ours(r, plan)]
+    if found:
+        return max(found, key=lambda r: r["id"])
+    untold = [r for r in since if str((r.get("triggering_actor") or r.get("actor") or {}).get("login")) == pull.login
+              and not dispatched_head(r)[1]]
+    if not untold:
+        return None
+    runs = ", ".join(f"[run {r['id']}]({r.get('html_url')})" for r in sorted(untold, key=lambda r: r["id"]))
+    return Refusal(f"foldbot was stopped while it dispatched this command, and cannot tell whether it started a run: "
+                   f"since this command foldbot dispatched `{plan.lane.path}` on `{md_escape(plan.ref)}` ({runs}), "
+                   f"and the lane does not title its runs `{run_title(plan)}`. Not dispatched again, so that GPU time "
+                   f"is not spent twice: if no run is this command's, comment the command again. "
+                   + untitled_lane(plan))
+
 
 
 async def send(api: RepoAPI, plan: DispatchPlan, *, attempts: int = 10, wait: float = 1.0) -> dict[str, Any] | None:

@@ -3,8 +3,14 @@ assertions on the fake GitHub's dispatches, reactions, replies, refs and PRs."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import signal
 from dataclasses import replace
+from pathlib import Path
 
+import aiohttp
 import pytest
 import yaml
 
@@ -14,7 +20,9 @@ from bot.report import state_block
 from bot.states import ReportState
 from tests.paths import AMD, BEFORE, ROCM720
 from tests.fakegithub import FakeGitHub
-from tests.harness import Bot, comment_payload, pr_with_lane_run, sglang_world, start_bot
+from tests.harness import (Bot, comment_payload, pr_with_lane_run, serve_process, sglang_world, sign, start_bot,
+                           until)
+from tests.test_app_serve import free_port
 
 LOGIN = "foldbot[bot]"
 
@@ -38,13 +46,8 @@ def skipped_targets() -> list[str]:
 
 def without_run_details(fake: FakeGitHub) -> None:
     """GitHub answers a dispatch with 204 and no run id (older servers); the dispatched run
-    is titled as the lane's `run-name:` says, `[<stage>] <sha>`."""
+    is titled as the lane's own `run-name:` says (the fake evaluates it), `[<stage>] <sha>`."""
     fake.dispatch_returns_run_details = False
-
-    def title(dispatch, run) -> None:  # noqa: ANN001
-        run["display_title"] = f"[{dispatch.inputs['target_stage']}] {dispatch.inputs['pr_head_sha']}"
-
-    fake.on_dispatch = title
 
 
 async def say(bot: Bot, world, number: int, body: str, login: str, **kwargs) -> int:  # noqa: ANN001
@@ -464,3 +467,79 @@ async def test_a_closed_pull_request_is_not_handed_back(fake_github: FakeGitHub,
     assert "This patch was merged already: https://github.com/sgl-project/sglang/pull/" in \
         replies(fake_github, world, number)[-1].body
     assert len([p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]) == 2
+
+
+def _untitled(world) -> None:  # noqa: ANN001
+    """The rocm720 lane on main without its `run-name:` (its dispatched runs are titled with its name)."""
+    text = world.repo.files_at("main")[ROCM720]
+    lines = [line for line in text.splitlines(keepends=True) if not line.startswith("run-name:")]
+    assert len(lines) == len(text.splitlines()) - 1
+    world.repo.put_files("main", {ROCM720: "".join(lines)}, message="no run-name")
+
+
+@pytest.mark.parametrize("titled", [True, False], ids=["sglangs-run-name", "no-run-name"])
+async def test_kill_9_as_github_accepts_a_dispatch_then_the_restart_does_not_dispatch_again(
+        fake_github: FakeGitHub, tmp_path: Path, titled: bool) -> None:
+    """`foldbot serve` (its web process and worker) is killed -9 at the moment GitHub accepts
+    the dispatch, before it hears the answer. The restarted foldbot resumes the delivery from
+    its journal, finds its pending reply, and looks for the run: SGLang's lane titles it
+    `[<stage>] <sha>` (its own `run-name:`, evaluated by the fake as GitHub does), so the
+    reply is finished with that run; a lane without that title cannot be told apart, so
+    foldbot says so and does not dispatch again. Either way: one GPU run, one reply."""
+    world = sglang_world(fake_github, runs=1)
+    if not titled:
+        _untitled(world)
+    number, sha = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    payload = comment_payload(world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
+    body = json.dumps(payload).encode()
+    headers = {"X-GitHub-Event": "issue_comment", "X-GitHub-Delivery": "crash-dispatch",
+               "X-Hub-Signature-256": sign(body)}
+    port = free_port()
+    first = await serve_process(fake_github, tmp_path, port)
+    fake_github.on_dispatch = lambda dispatch, run: os.killpg(first.pid, signal.SIGKILL)
+    async with aiohttp.ClientSession() as session:
+        async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers=headers) as response:
+            assert response.status == 202
+        await asyncio.wait_for(first.wait(), 30)
+    fake_github.on_dispatch = None
+    (dispatch,) = fake_github.dispatches
+    title = fake_github.run(dispatch.run_id)["display_title"]
+    assert title == (f"[stage-a-test-1-gpu-small-amd-rocm720] {sha}" if titled else "PR Test ROCm 7.2 (AMD)")
+    (reply,) = replies(fake_github, world, number)
+    assert read_state(reply.body)["pending"] is True
+    second = await serve_process(fake_github, tmp_path, port)
+    try:
+        await until(lambda: not read_state(replies(fake_github, world, number)[0].body)["pending"], 30)
+    finally:
+        second.terminate()
+        output, _ = await asyncio.wait_for(second.communicate(), 30)
+    assert second.returncode == 0, output.decode()
+    assert len(fake_github.dispatches) == 1
+    (reply,) = replies(fake_github, world, number)
+    if titled:
+        assert f"Dispatched `{ROCM720}` on `amd/change-{number}` with " in reply.body
+        assert read_state(reply.body)["commands"][0]["run_id"] == dispatch.run_id
+        assert "does not title" not in reply.body
+    else:
+        assert ("foldbot was stopped while it dispatched this command, and cannot tell whether it started a run: since "
+                f"this command foldbot dispatched `{ROCM720}` on `amd/change-{number}` ([run {dispatch.run_id}](") in reply.body
+        assert (f"and the lane does not title its runs `[stage-a-test-1-gpu-small-amd-rocm720] {sha}`. Not dispatched "
+                "again, so that GPU time is not spent twice: if no run is this command's, comment the command again.") in reply.body
+        assert "Give the lane SGLang's title: `run-name: ${{ (inputs.target_stage" in reply.body
+
+
+async def test_a_dispatch_reply_says_when_the_lane_does_not_title_its_runs(fake_github: FakeGitHub, bot: Bot) -> None:
+    """A lane without `[<stage>] <sha>` titles dispatches as asked; its reply says what that
+    costs (a crash in the middle could not be told apart) and how to fix it."""
+    world = sglang_world(fake_github, runs=1)
+    _untitled(world)
+    number, _ = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    await say(bot, world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
+    (dispatch,) = fake_github.dispatches
+    (reply,) = replies(fake_github, world, number)
+    assert f"[run {dispatch.run_id}](" in reply.body
+    assert (f"(`{ROCM720}` does not title a dispatched run `[stage-a-test-1-gpu-small-amd-rocm720] "
+            f"{dispatch.inputs['pr_head_sha']}`: after a crash in the middle of a dispatch foldbot could not tell whether "
+            "it had started the run. Give the lane SGLang's title: `run-name: ") in reply.body

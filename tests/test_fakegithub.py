@@ -1042,3 +1042,43 @@ async def test_a_meeting_holds_its_requests_until_all_came_and_a_broken_one_is_l
     started = time.monotonic()
     await world.gh().getitem(REPO)  # a broken meeting holds nothing more
     assert time.monotonic() - started < 0.15
+
+
+def test_run_names_are_github_expressions() -> None:
+    """`run-name` is evaluated as GitHub does: `&&` and `||` give an operand, `format`
+    fills its slots, strings compare without case, an unknown context is null."""
+    from tests.fakegithub.expressions import ExpressionError, evaluate, interpolate
+    from tests.fakegithub.workflow_yaml import DispatchRejected, run_name
+
+    assert [evaluate(e, {"inputs": {"a": "x", "n": 0}}) for e in (
+        "inputs.a && 'yes' || 'no'", "inputs.n && 'yes' || 'no'", "inputs.missing || inputs['a']",
+        "format('[{0}] {1}{{}}', 'a', 3)", "'ABC' == 'abc'", "1 == '1'", "!inputs.n", "github.actor",
+        "startsWith('rocm720', 'ROCM')", "contains('a,b', 'b') && !endsWith('a', 'b')", "(1 < 2) == true",
+    )] == ["yes", "no", "x", "[a] 3{}", True, True, True, None, True, True, True]
+    assert interpolate("AMD ${{ inputs.lane }} on ${{ inputs.n }}", {"inputs": {"lane": "rocm720", "n": 2}}) == (
+        "AMD rocm720 on 2")
+    for bad in ("inputs.a &&", "format('{1}', 'x')", "nope('x')", "'open"):
+        with pytest.raises(ExpressionError):
+            evaluate(bad, {"inputs": {}})
+    with pytest.raises(DispatchRejected, match="^The workflow's run-name is not valid: "):
+        run_name({"run-name": "${{ inputs.a && }}"}, {}, "AMD")
+    assert run_name({"run-name": "${{ inputs.a || '' }}"}, {}, "AMD") == "AMD"  # nothing: the workflow's name
+
+
+@pytest.mark.needs_fixtures
+def test_sglangs_lanes_title_a_dispatched_run_stage_and_sha() -> None:
+    """SGLang's real `run-name:` (both AMD lanes): `[<stage>] <sha>` with a head SHA,
+    `[<stage>]` without, and the workflow's name when no stage is given."""
+    import yaml
+
+    from tests.fakegithub.workflow_yaml import run_name
+    from tests.paths import SGLANG
+
+    sha = "0123456789abcdef" * 2 + "01234567"
+    for lane in ("pr-test-amd.yml", "pr-test-amd-rocm720.yml"):
+        document = yaml.safe_load((SGLANG / "workflows" / lane).read_text())
+        assert run_name(document, {"target_stage": "a,b", "pr_head_sha": sha}, "AMD") == f"[a,b] {sha}"
+        assert run_name(document, {"target_stage_select": "unit-test", "pr_head_sha": sha}, "AMD") == (
+            f"[unit-test] {sha}")
+        assert run_name(document, {"target_stage_select": "unit-test"}, "AMD") == "[unit-test]"
+        assert run_name(document, {"target_stage_select": "", "pr_head_sha": sha}, "AMD") == "AMD"

@@ -214,9 +214,10 @@ def dispatch(call: Call) -> Reply:
         if spec is None:
             raise DispatchRejected("Workflow does not have 'workflow_dispatch' trigger")
         resolved = resolve_inputs(spec, inputs)
+        name = fake.workflow_name(repo, workflow, sha)
+        title = run_name(document, resolved, name, call.principal.login or fake.bot.login)
     except DispatchRejected as exc:
         raise _dispatch_error(str(exc)) from exc
-    name = fake.workflow_name(repo, workflow, sha)
     branch = full_ref.removeprefix("refs/heads/").removeprefix("refs/tags/")
     run = fake.add_run(
         repo,
@@ -226,7 +227,7 @@ def dispatch(call: Call) -> Reply:
         head_branch=branch,
         head_sha=sha,
         status="queued",
-        display_title=run_name(document, resolved, name),
+        display_title=title,
         actor=call.principal.login or fake.bot.login,
     )
     record = Dispatch(

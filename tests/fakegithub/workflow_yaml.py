@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import yaml
+
+from .expressions import ExpressionError, interpolate
 
 
 class DispatchRejected(Exception):
@@ -83,23 +84,22 @@ def resolve_inputs(
     return resolved
 
 
-_EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
-
-
-def run_name(document: Mapping[Any, Any], inputs: Mapping[str, Any], fallback: str) -> str:
-    """The run's ``display_title``: ``run-name`` with input expressions, else ``fallback``."""
+def run_name(document: Mapping[Any, Any], inputs: Mapping[str, Any], fallback: str, actor: str = "") -> str:
+    """The run's ``display_title``: ``run-name`` with its expressions evaluated (GitHub's
+    expression language: SGLang's lanes use ``&&``, ``||`` and ``format``), else, when there
+    is none or it comes to nothing, ``fallback``. One that is not a valid expression is
+    refused, as GitHub refuses the dispatch."""
     template = document.get("run-name")
     if not isinstance(template, str):
         return fallback
-
-    def substitute(match: re.Match[str]) -> str:
-        expression = match.group(1)
-        for prefix in ("inputs.", "github.event.inputs."):
-            if expression.startswith(prefix):
-                return _as_text(inputs.get(expression[len(prefix) :], ""))
-        return ""
-
-    return _EXPRESSION.sub(substitute, template)
+    contexts = {"inputs": dict(inputs), "github": {"event_name": "workflow_dispatch", "actor": actor,
+                                                   "triggering_actor": actor,
+                                                   "event": {"inputs": {k: _as_text(v) for k, v in inputs.items()}}}}
+    try:
+        title = interpolate(template, contexts).strip()
+    except ExpressionError as exc:
+        raise DispatchRejected(f"The workflow's run-name is not valid: {exc}") from exc
+    return title or fallback
 
 
 def workflow_name(document: Mapping[Any, Any]) -> str | None:
