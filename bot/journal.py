@@ -437,6 +437,10 @@ class Journal:
     def release(self, delivery: str) -> None:
         """The in-memory queue had no room for this delivery: it stays queued here."""
 
+    def hand_back(self, deliveries: list[str]) -> int:
+        """(At a stop: what this process holds stays queued in the file, for the next start.)"""
+        return 0
+
     def done(self, delivery: str) -> bool:
         with self._lock:
             return self._finish(delivery, time.time(), "done")

@@ -155,6 +155,22 @@ end
 return moved
 """
 
+# KEYS: leases, queue; ARGV: prefix, ids. A replica that stops hands back what it holds: each delivery still leased
+# and queued goes to the shared list (once), for the next replica now rather than when its hold lapses.
+_HAND_BACK = """
+local moved = 0
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  if redis.call('ZSCORE', KEYS[1], id) and redis.call('HGET', ARGV[1] .. 'd:' .. id, 'state') == 'queued' then
+    redis.call('ZREM', KEYS[1], id)
+    redis.call('LREM', KEYS[2], 0, id)
+    redis.call('RPUSH', KEYS[2], id)
+    moved = moved + 1
+  end
+end
+return moved
+"""
+
 # KEYS: leases, queue; ARGV: now
 _EXPIRED = """
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
@@ -203,6 +219,7 @@ class RedisJournal:
         self._due = self._redis.register_script(_DUE)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"  # one per journal
         self._keep = self._redis.register_script(_KEEP)
+        self._hand_back = self._redis.register_script(_HAND_BACK)
 
     @property
     def where(self) -> str:
@@ -288,6 +305,13 @@ class RedisJournal:
         pipe.zrem(self.leases, delivery)
         pipe.rpush(self.queue, delivery)
         pipe.execute()
+
+    def hand_back(self, deliveries: list[str]) -> int:
+        """This replica stops: the deliveries it holds (not run, or cut short) go back on the
+        shared list at once, for any replica (not when their hold lapses): how many did."""
+        if not deliveries:
+            return 0
+        return int(self._hand_back(keys=[self.leases, self.queue], args=[self.prefix, *deliveries]))
 
     def done(self, delivery: str) -> bool:
         return self._finish_queued(delivery, "done")

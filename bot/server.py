@@ -943,8 +943,9 @@ async def drain_work(state: AppState) -> None:
     try:
         await asyncio.wait_for(state.queue.join(), timeout=state.settings.drain_seconds)
     except asyncio.TimeoutError:
-        log.error("shutdown: %d deliveries were not processed in %.0fs; they stay in the journal for the next start",
-                  state.queue.qsize(), state.settings.drain_seconds)
+        log.error("shutdown: %d deliveries were not processed in %g s; they stay queued in the journal (%s), with "
+                  "those whose handler is cut short now", state.queue.qsize(), state.settings.drain_seconds,
+                  state.journal.where)
     while state.unrecorded:  # a refusal of a moment does not make these run again (and count as unfinished)
         await record_outcomes(state)
         if not state.unrecorded or time.monotonic() >= deadline:
@@ -957,13 +958,39 @@ async def drain_work(state: AppState) -> None:
 
 
 async def stop(state: AppState) -> None:
+    held = state.in_flight - set(state.unrecorded)  # (before the handlers cut short let go of theirs)
     for task in state.workers + state.background:
         task.cancel()
     await asyncio.gather(*state.workers, *state.background, return_exceptions=True)
+    await hand_back(state, held)
     if state.journal.durable:  # an in-memory one stays readable (tests look at it)
         state.journal.close()
     if state.session is not None:
         await state.session.close()
+
+
+async def hand_back(state: AppState, deliveries: set[str]) -> None:
+    """At a stop, what this process held (queued here, or its handler cut short by the
+    drain's deadline) goes back to the shared queue for the other replicas at once, instead
+    of when its hold lapses (LEASE_SECONDS); one finished meanwhile is not queued. Not those
+    whose outcome the journal refused: their handler ran to the end (they run again only once
+    the hold lapses, as said)."""
+    held = sorted(deliveries)
+    if not held:
+        return
+    try:
+        moved = await asyncio.wait_for(asyncio.to_thread(state.journal.hand_back, held), HAND_BACK_SECONDS)
+    except Exception as exc:  # (Redis gone or hung): they run again once the hold lapses
+        log.error("shutdown: cannot hand back the %d deliveries this process holds (%s): %s; another replica takes "
+                  "them once their hold lapses", len(held), ", ".join(held[:10]), exc or type(exc).__name__)
+        return
+    if moved:
+        log.info("shutdown: %d deliveries this process held went back to the shared queue for the other replicas",
+                 moved)
+
+
+#: How long a stop waits for the journal to take back what the process holds.
+HAND_BACK_SECONDS = 5.0
 
 
 def create_app(settings: Settings, router: routing.Router, *,

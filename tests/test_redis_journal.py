@@ -204,6 +204,52 @@ async def test_replicas_behind_one_url_process_each_delivery_once(fake_github: F
             await runner.cleanup()
 
 
+def test_a_replica_that_stops_hands_back_only_what_it_still_holds(redis_url: str) -> None:
+    from bot.redisjournal import RedisJournal
+    a = RedisJournal(redis_url)
+    for delivery in ("held", "done", "waiting"):
+        assert a.accept(delivery, "workflow_run", b"{}", 1, hold=delivery != "waiting") == "new"
+    a.done("done")
+    assert a.hand_back(["held", "done", "waiting", "unknown"]) == 1
+    assert a._redis.zrange(a.leases, 0, -1) == [] and a._redis.lrange(a.queue, 0, -1) == [b"waiting", b"held"]
+    assert a.hand_back(["held"]) == 0 and a.hand_back([]) == 0  # once
+
+
+async def test_a_replica_stopped_during_a_burst_hands_its_deliveries_to_the_others_at_once(
+        fake_github: FakeGitHub, redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """SIGTERM with work in hand and a drain that runs out (a hung GitHub call): what the
+    stopping replica holds, started or not, goes back to the shared queue as it stops, and
+    the other replica does it now, not once the hold lapses (2 minutes); one comment each."""
+    world = sglang_world(fake_github, runs=3)
+    fake_github.set_latency(5, method="GET", path=r"/pulls/\d+/files$")  # (more than the drain's 0.5 s)
+    stopping, runner_a = await start_bot(fake_github, redis_url=redis_url, queue_size=4, workers=1, drain_seconds=0.5)
+    other, runner_b = None, None
+    try:
+        for i, run in enumerate(world.runs):
+            assert (await stopping.deliver("workflow_run", world.payload(run["id"]), delivery=f"burst-{i}"))[0] == 202
+        journal = stopping.state.journal
+        await until(lambda: journal._redis.hget(journal._key("burst-0"), "starts") == b"1")  # its handler runs
+        await asyncio.sleep(0.5)  # (into its slow call)
+        assert stopping.state.in_flight == {"burst-0", "burst-1", "burst-2"}
+        with caplog.at_level(logging.INFO):
+            await stopping.session.close()
+            await runner_a.cleanup()
+        assert ("shutdown: 3 deliveries this process held went back to the shared queue for the other replicas"
+                in caplog.messages)
+        assert journal._redis.zcard(journal.leases) == 0 and journal._redis.llen(journal.queue) == 3
+        fake_github.set_latency(0, method="GET", path=r"/pulls/\d+/files$")
+        started = time.monotonic()
+        other, runner_b = await start_bot(fake_github, redis_url=redis_url)
+        await until(lambda: all(f"burst-{i}" in other.state.done for i in range(3)), 30)
+        assert time.monotonic() - started < 30  # (not after a lease of 2 minutes)
+        for run in world.runs:
+            assert len(bot_comments(fake_github, world, run["pull_requests"][0]["number"])) == 1
+    finally:
+        if other is not None:
+            await other.session.close()
+            await runner_b.cleanup()
+
+
 def test_the_redis_setting_comes_from_the_environment() -> None:
     from bot.settings import Settings
     settings = Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t",
