@@ -349,3 +349,24 @@ async def test_a_run_of_a_thousand_jobs_still_gets_its_report(fake_github: FakeG
     (comment,) = bot_comments(fake_github, world, number)
     assert len(comment.body) <= 65536 and read_state(comment.body)["patch_id"] == state["patch_id"]
     assert "@octocat" not in dashboard.body
+
+
+async def test_writes_github_carried_out_but_answered_502_or_lost_leave_one_comment_and_one_dashboard(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """GitHub creates the comment and the dashboard issue, then answers 502 (or the connection
+    is lost after it did the work); foldbot's retry creates a second of each, which it finds
+    and removes (the comment) or closes (the issue): one comment and one open dashboard.
+    Reads cut off (no answer, or half a body) are read again."""
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    number = last["pull_requests"][0]["number"]
+    fake_github.fail_after(1, 502, method="POST", path=rf"/issues/{number}/comments$")
+    fake_github.cut_next(1, "drop_after", method="POST", path=r"/issues$")
+    fake_github.cut_next(1, "truncate", method="GET", path=r"/actions/runs/\d+/jobs$")
+    fake_github.cut_next(1, "drop", method="GET", path=r"/contents/")
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    assert [r.status for r in fake_github.requests].count(0) == 3
+    comments = bot_comments(fake_github, world, number)
+    assert len(comments) == 1 and "**Fold** `multimodal-gen-unit-test-amd-rocm720`" in comments[0].body
+    assert len([i for i in dashboards(fake_github, world) if i.state == "open"]) == 1

@@ -1082,3 +1082,26 @@ def test_sglangs_lanes_title_a_dispatched_run_stage_and_sha() -> None:
             f"[unit-test] {sha}")
         assert run_name(document, {"target_stage_select": "unit-test"}, "AMD") == "[unit-test]"
         assert run_name(document, {"target_stage_select": "", "pr_head_sha": sha}, "AMD") == "AMD"
+
+
+async def test_connections_cut_before_or_after_the_work_and_answers_cut_halfway(world: World) -> None:
+    """`cut_next`: `drop` loses the connection before the request is carried out, `drop_after`
+    after it (the caller cannot tell which), `truncate` sends half the answer's body."""
+    import aiohttp
+
+    gh = world.gh()
+    url = f"{REPO}/issues"
+    world.fake.cut_next(1, "drop", method="POST", path=r"/issues$")
+    with pytest.raises(aiohttp.ServerDisconnectedError):
+        await gh.post(url, data={"title": "lost"})
+    world.fake.cut_next(1, "drop_after", method="POST", path=r"/issues$")
+    with pytest.raises(aiohttp.ServerDisconnectedError):
+        await gh.post(url, data={"title": "made"})
+    titles = [issue["title"] for issue in await gh.getitem(f"{url}?state=all")]
+    assert "made" in titles and "lost" not in titles
+    world.fake.cut_next(1, "truncate", method="GET", path=r"/issues$")
+    with pytest.raises(aiohttp.ClientPayloadError, match="Not enough data to satisfy content length"):
+        await gh.getitem(url)
+    assert [r.status for r in world.fake.requests[-4:]] == [0, 0, 200, 0]
+    with pytest.raises(ValueError, match="how is drop, drop_after or truncate, not 'slow'"):
+        world.fake.cut_next(1, "slow")

@@ -100,6 +100,8 @@ class Knobs:
     def __init__(self, *, seed: int = 0) -> None:
         self.random = random.Random(seed)
         self._rules: list[_Rule] = []
+        self._after: list[_Rule] = []  # failures answered after the request was carried out
+        self._cuts: list[tuple[RequestFilter, str, list[int]]] = []  # (which, how, [how many left])
         self._latencies: list[_Latency] = []
         self._meetings: list[Meeting] = []
 
@@ -116,6 +118,40 @@ class Knobs:
         self._rules.append(
             _Rule(RequestFilter(method, path), lambda: Injected(status, message), remaining=n)
         )
+
+    def fail_after(
+        self,
+        n: int = 1,
+        status: int = 502,
+        *,
+        method: str | None = None,
+        path: str | None = None,
+    ) -> None:
+        """The next ``n`` matching requests are carried out, and then answered ``status``
+        (GitHub's edge giving up on a backend that did the work: the caller cannot tell)."""
+        self._after.append(_Rule(RequestFilter(method, path), lambda: Injected(status, None), remaining=n))
+
+    def cut_next(self, n: int = 1, how: str = "drop", *, method: str | None = None, path: str | None = None) -> None:
+        """The next ``n`` matching requests lose their connection: ``drop`` closes it before the
+        request is carried out, ``drop_after`` after (no answer either way), ``truncate`` sends
+        the answer's headers and half its body, then closes it (a transfer cut short)."""
+        if how not in ("drop", "drop_after", "truncate"):
+            raise ValueError(f"cut_next: how is drop, drop_after or truncate, not {how!r}")
+        self._cuts.append((RequestFilter(method, path), how, [n]))
+
+    def take_cut(self, method: str, path: str) -> str | None:
+        for which, how, left in self._cuts:
+            if left[0] > 0 and which.matches(method, path):
+                left[0] -= 1
+                return how
+        return None
+
+    def take_failure_after(self, method: str, path: str) -> Injected | None:
+        for rule in self._after:
+            if rule.filter.matches(method, path) and rule.remaining:
+                rule.remaining -= 1
+                return rule.make()
+        return None
 
     def set_error_rate(
         self,
@@ -185,6 +221,8 @@ class Knobs:
 
     def clear(self) -> None:
         self._rules.clear()
+        self._after.clear()
+        self._cuts.clear()
         self._latencies.clear()
         for meeting in self._meetings:  # what they hold goes on
             meeting.complete.set()

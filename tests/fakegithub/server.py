@@ -160,6 +160,16 @@ class FakeGitHub(GitHubState):
         """The next ``n`` matching requests fail with ``status`` (``path``: a regex)."""
         self.knobs.fail_next(n, status, method=method, path=path)
 
+    def cut_next(self, n: int = 1, how: str = "drop", *, method: str | None = None, path: str | None = None) -> None:
+        """The next ``n`` matching requests lose their connection (``drop``, ``drop_after``, ``truncate``)."""
+        self.knobs.cut_next(n, how, method=method, path=path)
+
+    def fail_after(
+        self, n: int = 1, status: int = 502, *, method: str | None = None, path: str | None = None
+    ) -> None:
+        """The next ``n`` matching requests are carried out, then answered ``status``."""
+        self.knobs.fail_after(n, status, method=method, path=path)
+
     def set_error_rate(
         self, rate: float, status: int = 502, *, method: str | None = None, path: str | None = None
     ) -> None:
@@ -221,6 +231,10 @@ class FakeGitHub(GitHubState):
         delay = self.knobs.latency_for(method, raw_path)
         if delay > 0:
             await asyncio.sleep(delay)
+        cut = self.knobs.take_cut(method, raw_path)
+        if cut == "drop":  # the connection is lost before the request is carried out
+            self.requests.append(RecordedRequest(method, raw_path, 0))
+            return self._cut(request, None)
         request_id = f"FE{next(self._request_ids):X}:{len(self.requests):X}:{int(time.time()):X}"
         if raw_path.startswith("/_blob/"):
             response = self._blob(method, raw_path, request)
@@ -230,6 +244,9 @@ class FakeGitHub(GitHubState):
         else:
             outcome = self._handle(method, raw_path, request, body, request_id)
             response = self._respond(method, request, outcome, request_id)
+        if cut is not None:  # carried out; the answer is lost, whole or halfway
+            self.requests.append(RecordedRequest(method, raw_path, 0))
+            return await self._cut_answer(request, response) if cut == "truncate" else self._cut(request, None)
         self.requests.append(RecordedRequest(method, raw_path, response.status))
         self.request_log.append(
             LoggedRequest(
@@ -242,6 +259,23 @@ class FakeGitHub(GitHubState):
             )
         )
         return response
+
+    @staticmethod
+    def _cut(request: web.Request, response: web.StreamResponse | None) -> web.StreamResponse:
+        """Close the connection: the client sees it lost (ServerDisconnected, or a payload cut short)."""
+        if request.transport is not None:
+            request.transport.close()
+        return response if response is not None else web.Response(status=502)  # (never sent)
+
+    async def _cut_answer(self, request: web.Request, response: web.Response) -> web.StreamResponse:
+        """The answer's headers and half its body, then the connection closed."""
+        body = bytes(response.body or b"")  # type: ignore[arg-type]
+        stream = web.StreamResponse(status=response.status, headers={
+            k: v for k, v in response.headers.items() if k.lower() not in ("content-length", "transfer-encoding")})
+        stream.content_length = len(body)
+        await stream.prepare(request)
+        await stream.write(body[: len(body) // 2])
+        return self._cut(request, stream)
 
     def _blob(self, method: str, raw_path: str, request: web.Request) -> web.Response:
         """The storage host a log redirect points at: a signed URL, no GitHub token (a
@@ -289,6 +323,9 @@ class FakeGitHub(GitHubState):
                     Reply(limited.status, limited.body()), principal, match.route, False
                 )
             reply = match.route.handler(self._call(method, match, request, body, principal))
+            after = self.knobs.take_failure_after(method, raw_path)
+            if after is not None:  # carried out, and answered as a failure
+                return _Outcome(self._injected_reply(after, request_id), principal, match.route, True)
         except ApiError as error:
             reply = Reply(error.status, error.body(), headers=error.headers)
         return _Outcome(reply, principal, match.route, True)
