@@ -9,7 +9,7 @@ import base64
 from typing import Any, Callable
 from urllib.parse import quote
 
-from .github import GitHub, GitHubError
+from .github import NOT_TWICE, GitHub, GitHubError
 
 PAGE = "per_page=100"
 
@@ -95,9 +95,15 @@ class RepoAPI:
         return list(listing.get("workflow_runs", []))
 
     async def dispatch(self, workflow_file: str, ref: str, inputs: dict[str, str]) -> Any:
-        """`workflow_dispatch`; GitHub answers the new run's id when it can (`return_run_details`)."""
-        return await self.gh.post(f"{self.base}/actions/workflows/{_q(workflow_file)}/dispatches",
-                                  {"ref": ref, "inputs": inputs, "return_run_details": True})
+        """`workflow_dispatch`; GitHub answers the new run's id when it can (`return_run_details`).
+        Sent once: a 5xx or a lost answer is a GitHubError (status 0 or 5xx), not retried (see
+        NOT_TWICE): the caller finds out whether a run started."""
+        once = NOT_TWICE.set(True)
+        try:
+            return await self.gh.post(f"{self.base}/actions/workflows/{_q(workflow_file)}/dispatches",
+                                      {"ref": ref, "inputs": inputs, "return_run_details": True})
+        finally:
+            NOT_TWICE.reset(once)
 
     async def job_log(self, job_id: int, max_bytes: int) -> str:
         """A job's log as text (`bot.github.JobLogError` says why not)."""

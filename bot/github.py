@@ -9,6 +9,7 @@ The rest of foldbot sees `GitHub`: a small client bound to one installation
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import re
@@ -93,6 +94,12 @@ class Token:
     expires_at: float  # epoch seconds
 
 
+#: True while a call runs that must not be sent twice (a dispatch: each one is a GPU run). A
+#: 5xx, or a connection lost once the request may have left, is then not retried: GitHub may
+#: have carried it out. (A connection never made, or a rate limit, is retried as always.)
+NOT_TWICE: contextvars.ContextVar[bool] = contextvars.ContextVar("foldbot_not_twice", default=False)
+
+
 class RetryingGitHubAPI(GitHubAPI):
     """gidgethub's aiohttp client with bounded retries: 5xx and connection errors
     back off exponentially; a secondary rate limit (403/429 with Retry-After or
@@ -129,6 +136,9 @@ class RetryingGitHubAPI(GitHubAPI):
                     self.metrics.github_calls.labels(status="error").inc()
                 if attempt == self.max_attempts:
                     raise GitHubError(0, f"connection failed: {exc!r}", method, url) from exc
+                if NOT_TWICE.get() and not isinstance(exc, aiohttp.ClientConnectorError):
+                    raise GitHubError(0, f"no answer (not sent again: it may have been carried out): {exc!r}",
+                                      method, url) from exc
                 delay = self.backoff(attempt)
                 log.warning("github %s %s: %r; retrying in %.1fs (attempt %d)%s", method, path, exc, delay, attempt,
                             delivery_note(), extra={"method": method, "path": path, "status": 0, "attempt": attempt,
@@ -163,6 +173,10 @@ class RetryingGitHubAPI(GitHubAPI):
         headers = exception.headers or {}
         wait: float | None = None
         if isinstance(exception, GitHubBroken):
+            if NOT_TWICE.get():
+                log.warning("github %s %s: %s; not sent again (it may have been carried out)%s", method, _path(url),
+                            status, delivery_note(), extra=fields)
+                return False
             wait = self.backoff(attempt)
         elif status in (403, 429):
             retry_after = headers.get("retry-after")

@@ -5,6 +5,7 @@ change filter skipped. Read (role, allowlist, the lane's latest run), decide
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import replace
 from typing import Any
@@ -42,13 +43,15 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
         return Outcome.refused(started)
     if started is None:
         try:
-            started = await send(api, decision)
+            started = await send(api, decision, pull.login, ctx.log)
         except GitHubError as exc:
             return Outcome.refused(Refusal(describe(exc)))
+        if isinstance(started, Refusal):
+            return Outcome.refused(started)
     if started:
         ctx.state.cache[("dispatch", api.repo, int(started["id"]))] = pull.number
     message = dispatched_message(decision, started)
-    if not started or started.get("display_title") != run_title(decision):
+    if started and started.get("display_title") != run_title(decision):
         message += " " + untitled_lane(decision)
     return Outcome(message, ROCKET,
                    {"lane": decision.lane.name, "run_id": int(started["id"]) if started else None,
@@ -88,39 +91,76 @@ def _ours(run: dict[str, Any], plan: DispatchPlan) -> bool:
 
 
 async def already_started(api: RepoAPI, plan: DispatchPlan, pull: PullRead) -> dict[str, Any] | Refusal | None:
-    """The run a dispatch for this plan started since the command was written, if any. A
-    Refusal when foldbot cannot tell: the lane does not title its runs `[<stage>] <sha>`,
-    and foldbot has dispatched it since (that run may be this command's: not sent again)."""
-    written = str(pull.comment["created_at"])
-    since = [r for r in await api.runs(plan.lane.file, event="workflow_dispatch", count=30)
-             if str(r.get("created_at") or "") >= written and r.get("head_branch") in (None, plan.ref)]
-    found = [r for r in since if _ours(r, plan)]
+    """The run a dispatch for this plan started since the command was written, if any (see
+    `started_since`)."""
+    return await started_since(api, plan, str(pull.comment["created_at"]), pull.login,
+                               "foldbot was stopped while it dispatched this command")
+
+
+async def started_since(api: RepoAPI, plan: DispatchPlan, since: str, login: str,
+                        what: str) -> dict[str, Any] | Refusal | None:
+    """The run a dispatch for this plan started since `since`, found by its title. A Refusal
+    (it begins with `what` happened) when foldbot cannot tell: the lane does not title its runs
+    `[<stage>] <sha>`, and foldbot (`login`) has dispatched it since: that run may be this
+    command's, so it is not sent again."""
+    runs = [r for r in await api.runs(plan.lane.file, event="workflow_dispatch", count=30)
+            if str(r.get("created_at") or "") >= since and r.get("head_branch") in (None, plan.ref)]
+    found = [r for r in runs if _ours(r, plan)]
     if found:
         return max(found, key=lambda r: r["id"])
-    untold = [r for r in since if str((r.get("triggering_actor") or r.get("actor") or {}).get("login")) == pull.login
+    untold = [r for r in runs if str((r.get("triggering_actor") or r.get("actor") or {}).get("login")) == login
               and not dispatched_head(r)[1]]
     if not untold:
         return None
-    runs = ", ".join(f"[run {r['id']}]({r.get('html_url')})" for r in sorted(untold, key=lambda r: r["id"]))
-    return Refusal(f"foldbot was stopped while it dispatched this command, and cannot tell whether it started a run: "
-                   f"since this command foldbot dispatched `{plan.lane.path}` on `{md_escape(plan.ref)}` ({runs}), "
-                   f"and the lane does not title its runs `{run_title(plan)}`. Not dispatched again, so that GPU time "
-                   f"is not spent twice: if no run is this command's, comment the command again. "
-                   + untitled_lane(plan))
+    named = ", ".join(f"[run {r['id']}]({r.get('html_url')})" for r in sorted(untold, key=lambda r: r["id"]))
+    return Refusal(f"{what}, and foldbot cannot tell whether it started a run: since this command foldbot dispatched "
+                   f"`{plan.lane.path}` on `{md_escape(plan.ref)}` ({named}), and the lane does not title its runs "
+                   f"`{run_title(plan)}`. Not dispatched again, so that GPU time is not spent twice: if no run is this "
+                   f"command's, comment the command again. " + untitled_lane(plan))
 
 
+#: How many times (a second apart) a dispatch GitHub did not answer looks for the run it may have started.
+UNANSWERED_LOOKS = 5
 
-async def send(api: RepoAPI, plan: DispatchPlan, *, attempts: int = 10, wait: float = 1.0) -> dict[str, Any] | None:
-    """Dispatch, and find the run it created: GitHub returns its id (`return_run_details`),
-    else it is the newest dispatch run titled `[<stage>] <sha>`."""
+
+async def send(api: RepoAPI, plan: DispatchPlan, login: str, log: logging.LoggerAdapter, *, attempts: int = 10,
+               wait: float = 1.0) -> dict[str, Any] | Refusal | None:
+    """Dispatch, once, and find the run it created: GitHub returns its id (`return_run_details`),
+    else it is the newest dispatch run titled `[<stage>] <sha>`. GitHubError: GitHub refused it
+    (nothing started). A 5xx or no answer may have started a run: it is looked for, not sent
+    again (a Refusal says what is known)."""
     sent = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))  # GitHub's clock may differ a little
-    answer = await api.dispatch(plan.lane.file, plan.ref, plan.inputs)
-    if isinstance(answer, dict) and answer.get("workflow_run_id"):
-        return await api.run(int(answer["workflow_run_id"]))
-    for _ in range(attempts):
-        found = [r for r in await api.runs(plan.lane.file, event="workflow_dispatch", count=20)
-                 if _ours(r, plan) and str(r.get("created_at") or "") >= sent]
-        if found:
-            return max(found, key=lambda r: r["id"])
-        await asyncio.sleep(wait)
+    try:
+        answer = await api.dispatch(plan.lane.file, plan.ref, plan.inputs)
+    except GitHubError as exc:
+        if 0 < exc.status < 500:
+            raise
+        log.warning("%s: the dispatch of %s got no answer (%s); looking for the run it may have started", api.repo,
+                    plan.lane.file, exc)
+        what = f"GitHub did not answer the dispatch ({exc.status or 'connection lost'})"
+        for attempt in range(UNANSWERED_LOOKS):
+            try:
+                found = await started_since(api, plan, sent, login, what)
+            except GitHubError as lost:
+                return Refusal(f"{what}, and foldbot cannot look for the run it may have started ({lost.status}): "
+                               "see the lane's runs in the Actions tab before you comment the command again.")
+            if found is not None:
+                return found
+            if attempt + 1 < UNANSWERED_LOOKS:
+                await asyncio.sleep(wait)
+        return Refusal(f"{what}, and no run titled `{run_title(plan)}` appeared since: nothing was started. "
+                       "Comment the command again.")
+    # dispatched: from here a failed call only means the run is not known (never "refused": that
+    # would invite the same command again, and a second GPU run)
+    try:
+        if isinstance(answer, dict) and answer.get("workflow_run_id"):
+            return await api.run(int(answer["workflow_run_id"]))
+        for _ in range(attempts):
+            found = [r for r in await api.runs(plan.lane.file, event="workflow_dispatch", count=20)
+                     if _ours(r, plan) and str(r.get("created_at") or "") >= sent]
+            if found:
+                return max(found, key=lambda r: r["id"])
+            await asyncio.sleep(wait)
+    except GitHubError as exc:
+        log.warning("%s: dispatched %s, but cannot read the run it started: %s", api.repo, plan.lane.file, exc)
     return None

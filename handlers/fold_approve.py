@@ -115,4 +115,10 @@ async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, p
     if merged is not None:
         return Refusal(f"This patch was merged already: {merged.get('html_url')} (#{merged['number']}).")
     # none, or only closed ones without merging: a new pull request for this approval
-    return Committed(branch, commit_sha, await api.open_pull(title, branch, default_branch, body), True)
+    try:
+        return Committed(branch, commit_sha, await api.open_pull(title, branch, default_branch, body), True)
+    except GitHubError as exc:  # 422 "already exists": opened since the look (a killed process's call, landing)
+        opened = [p for p in await api.pulls_from(api.repo.split("/", 1)[0], branch) if p.get("state") == "open"]
+        if exc.status != 422 or not opened:
+            raise
+        return Committed(branch, commit_sha, opened[0], False)

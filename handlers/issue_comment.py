@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from dataclasses import replace
 from typing import Any, Awaitable, Callable
 
@@ -66,6 +67,10 @@ async def on_created(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
         await run_commands(RepoAPI(gh, repo), ctx, int(issue["number"]), comment, commands)
 
 
+#: Marks the pending reply with the run that wrote it (see `run_commands`).
+WRITER_MARK = "<!-- foldbot:writer "
+
+
 async def run_commands(api: RepoAPI, ctx: Context, number: int, comment: dict[str, Any],
                        commands: list[Command]) -> None:
     login = await ctx.pool.bot_login()
@@ -83,8 +88,23 @@ async def run_commands(api: RepoAPI, ctx: Context, number: int, comment: dict[st
     if mine is None:  # the reply is written first: a redelivery after a crash resumes from it
         await api.react(comment_id, EYES)
         pending = CommentReply(comment_id, True, tuple(base))
-        reply_id = int((await api.create_comment(number, reply_body([(c.line, PENDING) for c in shown], pending,
-                                                                   note)))["id"])
+        writer = f"{WRITER_MARK}{uuid.uuid4().hex} -->"  # this run's, in its pending reply only
+        body = reply_body([(c.line, PENDING) for c in shown], pending, note) + writer + "\n"
+        reply_id = int((await api.create_comment(number, body))["id"])
+        # Another reply to this comment, older: GitHub made it and answered 5xx, so the same call
+        # was sent again (it carries this run's mark: this run goes on with it), or another
+        # replica answers the same comment at this moment (that one goes on, this one stops).
+        twins = sorted((int(c["id"]), writer in str(c.get("body") or "")) for c, r in
+                       await our_replies(api, number, login) if r.comment_id == comment_id)
+        if twins and twins[0][0] < reply_id:
+            await api.delete_comment(reply_id)
+            ctx.log.warning("%s#%d: reply %s removed, a second reply to comment %s", api.repo, number, reply_id,
+                            comment_id)
+            if not twins[0][1]:
+                ctx.log.warning("%s#%d: comment %s is answered by another foldbot at this moment", api.repo, number,
+                                comment_id)
+                return
+            reply_id = twins[0][0]
         granted = ctx.state.take_commands(api.repo, user, sum(1 for c in shown if not c.error), MAX_PER_HOUR,
                                           time.time())
     else:
@@ -110,7 +130,8 @@ async def run_commands(api: RepoAPI, ctx: Context, number: int, comment: dict[st
                 outcome = Outcome(f"foldbot cannot read this repository's CI files: {md_escape(str(exc))}", CONFUSED)
             except GitHubError as exc:
                 ctx.log.error("%s#%d: `%s` failed: %s", api.repo, number, command.line, exc)
-                outcome = Outcome(f"A GitHub call failed ({exc.status}); nothing was changed. Try again later.", CONFUSED)
+                outcome = Outcome(f"A GitHub call failed ({exc.status}). Try again later: the command picks up where "
+                                  "this one stopped (nothing it did is done twice).", CONFUSED)
         states.append(replace(state, **{k: tuple(v) if k == "targets" else v for k, v in outcome.state.items()}))
         sections.append((command.line, outcome.message))
         reactions.append(outcome.reaction)

@@ -522,7 +522,8 @@ async def test_kill_9_as_github_accepts_a_dispatch_then_the_restart_does_not_dis
         assert read_state(reply.body)["commands"][0]["run_id"] == dispatch.run_id
         assert "does not title" not in reply.body
     else:
-        assert ("foldbot was stopped while it dispatched this command, and cannot tell whether it started a run: since "
+        assert ("foldbot was stopped while it dispatched this command, and foldbot cannot tell whether it started a "
+                "run: since "
                 f"this command foldbot dispatched `{ROCM720}` on `amd/change-{number}` ([run {dispatch.run_id}](") in reply.body
         assert (f"and the lane does not title its runs `[stage-a-test-1-gpu-small-amd-rocm720] {sha}`. Not dispatched "
                 "again, so that GPU time is not spent twice: if no run is this command's, comment the command again.") in reply.body
@@ -543,3 +544,161 @@ async def test_a_dispatch_reply_says_when_the_lane_does_not_title_its_runs(fake_
     assert (f"(`{ROCM720}` does not title a dispatched run `[stage-a-test-1-gpu-small-amd-rocm720] "
             f"{dispatch.inputs['pr_head_sha']}`: after a crash in the middle of a dispatch foldbot could not tell whether "
             "it had started the run. Give the lane SGLang's title: `run-name: ") in reply.body
+
+
+async def test_kill_9_between_the_approval_branch_and_its_pull_request_leaves_nothing_half_made(
+        fake_github: FakeGitHub, bot: Bot, tmp_path: Path) -> None:
+    """`foldbot serve` is killed -9 after it pushed the approval's branch and while GitHub
+    opens the pull request. The restarted foldbot resumes the comment from its journal: the
+    branch is the one it made (same tree), so it is kept, not made again, and the pull request
+    is opened once; one reply, finished."""
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    branch = f"foldbot/fold-{patch_id}"
+    payload = comment_payload(world, number, f"/fold approve {patch_id}", "lead")
+    body = json.dumps(payload).encode()
+    headers = {"X-GitHub-Event": "issue_comment", "X-GitHub-Delivery": "crash-approve",
+               "X-Hub-Signature-256": sign(body)}
+    port = free_port()
+    fake_github.set_latency(30, method="POST", path=r"/pulls$")
+    first = await serve_process(fake_github, tmp_path, port)
+    async with aiohttp.ClientSession() as session:
+        async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers=headers) as response:
+            assert response.status == 202
+    await until(lambda: world.repo.branch_sha(branch) is not None, 30)
+    made = world.repo.branch_sha(branch)
+    await asyncio.sleep(0.5)  # into the pull request's call
+    os.killpg(first.pid, signal.SIGKILL)
+    await asyncio.wait_for(first.wait(), 30)
+    fake_github.set_latency(0, method="POST", path=r"/pulls$")
+    assert not [p for p in world.repo.pulls.values() if p.head_ref == branch]
+    (reply,) = replies(fake_github, world, number)
+    assert read_state(reply.body)["pending"] is True
+    second = await serve_process(fake_github, tmp_path, port)
+    try:
+        await until(lambda: not read_state(replies(fake_github, world, number)[0].body)["pending"], 30)
+    finally:
+        second.terminate()
+        output, _ = await asyncio.wait_for(second.communicate(), 30)
+    assert second.returncode == 0, output.decode()
+    (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == branch]
+    assert world.repo.branch_sha(branch) == made and fake_github.count("POST", r"/git/refs$") == 1
+    (reply,) = replies(fake_github, world, number)
+    assert f"Opened https://github.com/sgl-project/sglang/pull/{pull.number}" in reply.body
+
+
+async def test_a_pull_request_opened_by_a_killed_call_meanwhile_is_linked_not_refused(
+        fake_github: FakeGitHub, bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a crash, GitHub may finish the killed process's `POST /pulls` just after the
+    resumed approval looked for a pull request: its own is refused (422, one already exists).
+    That one is linked: one pull request, and a reply that names it, not an error."""
+    from bot.api import RepoAPI
+
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    branch = f"foldbot/fold-{patch_id}"
+    looked = RepoAPI.pulls_from
+
+    async def then_opened(self, owner, name, **kwargs):  # noqa: ANN001, ANN202
+        found = await looked(self, owner, name, **kwargs)
+        if name == branch and not found:  # the dead process's call lands now
+            fake_github.add_pull(world.repo, head_ref=branch, head_sha=world.repo.branch_sha(branch),
+                                 title="the killed call's")
+        return found
+
+    monkeypatch.setattr(RepoAPI, "pulls_from", then_opened)
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == branch]
+    (reply,) = replies(fake_github, world, number)
+    assert f"https://github.com/sgl-project/sglang/pull/{pull.number}" in reply.body, reply.body
+    assert "GitHub refused" not in reply.body and fake_github.count("POST", r"/pulls$") == 1
+
+
+async def test_a_dispatch_github_accepted_is_never_said_refused_when_its_run_cannot_be_read(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """GitHub accepted the dispatch, then reading the run it started fails for good: the
+    reply says it was dispatched (the run unknown), not "refused", which would invite the
+    same command again and a second GPU run."""
+    world = sglang_world(fake_github, runs=1)
+    number, _ = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    fake_github.fail_next(20, status=502, method="GET", path=r"/actions/runs/\d+$")
+    comment_id = await say(bot, world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
+    assert len(fake_github.dispatches) == 1
+    (reply,) = replies(fake_github, world, number)
+    assert (f"Dispatched `{ROCM720}` on `amd/change-{number}` with `target_stage=stage-a-test-1-gpu-small-amd-rocm720`"
+            ) in reply.body and "a run (GitHub did not say which; see the Actions tab)" in reply.body
+    assert "refused" not in reply.body and reactions(fake_github, world, comment_id) == ["eyes", "rocket"]
+
+
+@pytest.mark.parametrize("titled", [True, False], ids=["sglangs-run-name", "no-run-name"])
+async def test_a_dispatch_github_carried_out_but_answered_502_is_not_sent_again(
+        fake_github: FakeGitHub, bot: Bot, titled: bool) -> None:
+    """GitHub starts the run and answers 502 (its edge gave up): a retry would start a second
+    GPU run. foldbot does not retry the dispatch; it looks for the run it may have started:
+    found by its title, the reply names it; on a lane without that title it cannot tell, and
+    says so (with the run it may have started), rather than dispatch again."""
+    world = sglang_world(fake_github, runs=1)
+    if not titled:
+        _untitled(world)
+    number, sha = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    fake_github.fail_after(1, 502, method="POST", path=r"/dispatches$")
+    await say(bot, world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
+    (dispatch,) = fake_github.dispatches
+    (reply,) = replies(fake_github, world, number)
+    if titled:
+        assert f"Dispatched `{ROCM720}` on `amd/change-{number}` with " in reply.body
+        assert f": [run {dispatch.run_id}](" in reply.body
+        assert read_state(reply.body)["commands"][0]["run_id"] == dispatch.run_id
+    else:
+        assert ("GitHub did not answer the dispatch (502), and foldbot cannot tell whether it started a run: since "
+                f"this command foldbot dispatched `{ROCM720}` on `amd/change-{number}` ([run {dispatch.run_id}](") in reply.body
+        assert "Not dispatched again, so that GPU time is not spent twice" in reply.body
+
+
+async def test_a_dispatch_github_refused_with_a_502_before_doing_it_says_so_and_starts_nothing(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """A 502 and no run appears: nothing started; the reply says to comment the command again."""
+    world = sglang_world(fake_github, runs=1)
+    number, sha = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    fake_github.fail_next(1, 502, method="POST", path=r"/dispatches$")
+    await say(bot, world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
+    assert fake_github.dispatches == []
+    (reply,) = replies(fake_github, world, number)
+    assert (f"GitHub did not answer the dispatch (502), and no run titled `[stage-a-test-1-gpu-small-amd-rocm720] {sha}` "
+            "appeared since: nothing was started. Comment the command again.") in reply.body
+
+
+async def test_a_reply_github_created_but_answered_502_is_not_left_twice(fake_github: FakeGitHub, bot: Bot) -> None:
+    """The pending reply is created, GitHub answers 502, foldbot's retry creates another:
+    one reply stays, with the outcome."""
+    world = sglang_world(fake_github, runs=1)
+    number = world.runs[-1]["pull_requests"][0]["number"]
+    fake_github.fail_after(1, 502, method="POST", path=rf"/issues/{number}/comments$")
+    await say(bot, world, number, "/fold help", "passer-by")
+    (reply,) = replies(fake_github, world, number)
+    assert "foldbot's commands on a pull request" in reply.body
+
+
+async def test_a_comment_another_foldbot_answers_at_the_same_moment_is_answered_once(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """Two replicas take the same comment (two deliveries of it) at once: each writes its
+    pending reply, sees the other's older one; the younger stops and removes its own."""
+    world = sglang_world(fake_github, runs=1)
+    number, _ = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    payload = comment_payload(world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
+    fake_github.meet(2, method="POST", path=rf"/issues/{number}/comments$")  # both write their reply together
+    other, runner = await start_bot(fake_github)
+    try:
+        answers = await asyncio.gather(bot.deliver("issue_comment", payload, delivery="one"),
+                                       other.deliver("issue_comment", payload, delivery="two"))
+        assert [status for status, _ in answers] == [202, 202]
+        await asyncio.gather(bot.settle(), other.settle())
+    finally:
+        await other.session.close()
+        await runner.cleanup()
+    assert not fake_github.broken_meetings
+    assert len(fake_github.dispatches) == 1
+    (reply,) = replies(fake_github, world, number)
+    assert "Dispatched `" in reply.body and "foldbot:writer" not in reply.body
