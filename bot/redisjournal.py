@@ -32,10 +32,15 @@ LEASE_SECONDS = 2 * 60
 RENEW_SECONDS = 30
 
 # KEYS: hash, leases, queue, set aside; ARGV: id, event, payload, installation, now, deadline, hold (1: leased to
-# this replica; 0: on the shared list for any worker)
+# this replica; 0: on the shared list for any worker), this replica (who holds it)
 _ACCEPT = """
 local function place()
-  if ARGV[7] == '1' then redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1]) else redis.call('RPUSH', KEYS[3], ARGV[1]) end
+  if ARGV[7] == '1' then
+    redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1])
+    redis.call('HSET', KEYS[1], 'holder', ARGV[8])
+  else
+    redis.call('RPUSH', KEYS[3], ARGV[1])
+  end
 end
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then
@@ -58,7 +63,7 @@ place()
 return 'new'
 """
 
-# KEYS: leases, queue; ARGV: limit, deadline, prefix
+# KEYS: leases, queue; ARGV: limit, deadline, prefix, this replica (who holds what it claims)
 _CLAIM = """
 local out = {}
 while #out < tonumber(ARGV[1]) do
@@ -68,6 +73,7 @@ while #out < tonumber(ARGV[1]) do
   local fields = redis.call('HMGET', key, 'state', 'event', 'payload', 'installation', 'attempts', 'starts')
   if fields[1] == 'queued' and fields[3] then
     redis.call('ZADD', KEYS[1], ARGV[2], id)
+    redis.call('HSET', key, 'holder', ARGV[4])
     table.insert(out, {id, fields[2], fields[3], fields[4], fields[5], fields[6]})
   end
 end
@@ -155,13 +161,15 @@ end
 return moved
 """
 
-# KEYS: leases, queue; ARGV: prefix, ids. A replica that stops hands back what it holds: each delivery still leased
-# and queued goes to the shared list (once), for the next replica now rather than when its hold lapses.
+# KEYS: leases, queue; ARGV: prefix, this replica, ids. A replica that stops hands back what it holds: each
+# delivery still leased to it (not one whose hold lapsed and another replica took over) and queued goes to the shared
+# list (once), for the next replica now rather than when its hold lapses.
 _HAND_BACK = """
 local moved = 0
-for i = 2, #ARGV do
+for i = 3, #ARGV do
   local id = ARGV[i]
-  if redis.call('ZSCORE', KEYS[1], id) and redis.call('HGET', ARGV[1] .. 'd:' .. id, 'state') == 'queued' then
+  local fields = redis.call('HMGET', ARGV[1] .. 'd:' .. id, 'state', 'holder')
+  if redis.call('ZSCORE', KEYS[1], id) and fields[1] == 'queued' and fields[2] == ARGV[2] then
     redis.call('ZREM', KEYS[1], id)
     redis.call('LREM', KEYS[2], 0, id)
     redis.call('RPUSH', KEYS[2], id)
@@ -245,7 +253,7 @@ class RedisJournal:
         now = time.time()
         result = self._accept(keys=[self._key(delivery), self.leases, self.queue, self.aside],
                               args=[delivery, event, payload, "" if installation is None else installation, now,
-                                    now + LEASE_SECONDS, 1 if hold else 0])
+                                    now + LEASE_SECONDS, 1 if hold else 0, self.owner])
         return result.decode() if isinstance(result, bytes) else str(result)
 
     async def record(self, delivery: str, event: str, payload: bytes, installation: int | None, *,
@@ -311,7 +319,7 @@ class RedisJournal:
         shared list at once, for any replica (not when their hold lapses): how many did."""
         if not deliveries:
             return 0
-        return int(self._hand_back(keys=[self.leases, self.queue], args=[self.prefix, *deliveries]))
+        return int(self._hand_back(keys=[self.leases, self.queue], args=[self.prefix, self.owner, *deliveries]))
 
     def done(self, delivery: str) -> bool:
         return self._finish_queued(delivery, "done")
@@ -353,7 +361,8 @@ class RedisJournal:
         if limit <= 0:
             return []
         self._expired(keys=[self.leases, self.queue], args=[time.time()])
-        rows = self._claim(keys=[self.leases, self.queue], args=[limit, time.time() + LEASE_SECONDS, self.prefix])
+        rows = self._claim(keys=[self.leases, self.queue],
+                           args=[limit, time.time() + LEASE_SECONDS, self.prefix, self.owner])
         out = []
         for delivery, event, payload, installation, attempts, starts in rows:
             installation_id = int(installation) if installation not in (None, b"") else None

@@ -16,6 +16,8 @@ EYES, ROCKET, THUMBS_UP, CONFUSED = "eyes", "rocket", "+1", "confused"
 PENDING = "Working on it: this reply is edited with the outcome."
 #: A run a dispatch started is titled `[<stage>] <sha>` (the lanes' `run-name:`).
 _DISPATCHED_TITLE = re.compile(r"\[[^\]]*\] ([0-9a-f]{7,40})$")
+#: ... or `[<stage>]` on a lane without a `pr_head_sha` input.
+_STAGE_TITLE = re.compile(r"\[[^\]]*\](?: [0-9a-f]{7,40})?$")
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,11 @@ def dispatched_head(run: Mapping[str, Any]) -> tuple[str, bool]:
     """The head a run ran for, and whether its title says a dispatch started it."""
     match = _DISPATCHED_TITLE.match(str(run.get("display_title") or ""))
     return (match.group(1), True) if match else (str(run.get("head_sha")), False)
+
+
+def titled_as_dispatched(run: Mapping[str, Any]) -> bool:
+    """Whether a run's title is one a lane with foldbot's `run-name` gives a dispatched run."""
+    return bool(_STAGE_TITLE.match(str(run.get("display_title") or "")))
 
 
 def completed_reply(body: str, run: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]]) -> str:

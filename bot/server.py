@@ -138,6 +138,8 @@ class AppState:
     unrecorded_reason: str | None = None
     #: Those of them being written now (by the pump, or a shutdown): each is written once at a time.
     recording: set[str] = field(default_factory=set)
+    #: Deliveries whose outcome a handler is writing now (in a thread, which a stop does not cancel).
+    marking: set[str] = field(default_factory=set)
     #: Journaled deliveries the in-memory queue had no room for: read back as it empties.
     backlog: bool = False
     #: Held while the journal is read for the queue (`refill`): one reader at a time.
@@ -492,6 +494,7 @@ async def _mark(state: AppState, delivery_id: str, outcome: str, run: int | None
     queued in the journal, stays in hand (`in_flight`), so its handler does not run again
     (with Redis: while this replica's hold on it lasts, LEASE_SECONDS without Redis)."""
     write = uuid.uuid4().hex
+    state.marking.add(delivery_id)
     try:
         again = await state.journal.mark(delivery_id, outcome, write=write, run=run)
     except Exception as exc:
@@ -500,6 +503,8 @@ async def _mark(state: AppState, delivery_id: str, outcome: str, run: int | None
         log.error("delivery %s: the journal cannot record its outcome (%s): %s; written again within a second, "
                   "and not run again meanwhile", delivery_id, outcome, exc)
         return
+    finally:
+        state.marking.discard(delivery_id)
     _queued_again(state, delivery_id, again)
 
 
@@ -943,9 +948,9 @@ async def drain_work(state: AppState) -> None:
     try:
         await asyncio.wait_for(state.queue.join(), timeout=state.settings.drain_seconds)
     except asyncio.TimeoutError:
-        log.error("shutdown: %d deliveries were not processed in %g s; they stay queued in the journal (%s), with "
-                  "those whose handler is cut short now", state.queue.qsize(), state.settings.drain_seconds,
-                  state.journal.where)
+        log.error("shutdown: %d deliveries were not processed in %g s (%d of them not started); they stay queued "
+                  "in the journal (%s)", len(state.in_flight - set(state.unrecorded) - state.marking),
+                  state.settings.drain_seconds, state.queue.qsize(), state.journal.where)
     while state.unrecorded:  # a refusal of a moment does not make these run again (and count as unfinished)
         await record_outcomes(state)
         if not state.unrecorded or time.monotonic() >= deadline:
@@ -958,7 +963,9 @@ async def drain_work(state: AppState) -> None:
 
 
 async def stop(state: AppState) -> None:
-    held = state.in_flight - set(state.unrecorded)  # (before the handlers cut short let go of theirs)
+    # (taken before the handlers cut short let go of theirs; not those whose outcome is being written: it lands, or
+    # their hold lapses)
+    held = state.in_flight - set(state.unrecorded) - state.marking
     for task in state.workers + state.background:
         task.cancel()
     await asyncio.gather(*state.workers, *state.background, return_exceptions=True)

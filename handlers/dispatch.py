@@ -17,7 +17,7 @@ from bot.dispatch import (DispatchPlan, DispatchRead, LaneInfo, LaneRunNeeded, d
                           latest_run, run_title, untitled_lane)
 from bot.github import GitHubError
 from bot.permissions import Allowance, effective_role, parse_ci_permissions
-from bot.replies import ROCKET, Outcome, Refusal, dispatched_head
+from bot.replies import ROCKET, Outcome, Refusal, titled_as_dispatched
 from bot.report import md_escape
 
 
@@ -109,7 +109,7 @@ async def started_since(api: RepoAPI, plan: DispatchPlan, since: str, login: str
     if found:
         return max(found, key=lambda r: r["id"])
     untold = [r for r in runs if str((r.get("triggering_actor") or r.get("actor") or {}).get("login")) == login
-              and not dispatched_head(r)[1]]
+              and not titled_as_dispatched(r)]
     if not untold:
         return None
     named = ", ".join(f"[run {r['id']}]({r.get('html_url')})" for r in sorted(untold, key=lambda r: r["id"]))

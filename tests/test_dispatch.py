@@ -47,3 +47,28 @@ def test_effective_roles_and_the_allowlist() -> None:
     assert effective_role({"permission": "write", "role_name": "ci-runner"}) == "write"  # a custom role
     allow = parse_ci_permissions('{"Alice": {"can_rerun_stage": true, "cooldown_interval_minutes": 5}, "bob": 3}')
     assert allow["alice"].can_rerun_stage and allow["alice"].cooldown_minutes == 5 and "bob" not in allow
+
+
+def test_after_a_crash_a_lane_titled_without_a_sha_is_not_taken_for_an_untitled_one() -> None:
+    """A lane without a `pr_head_sha` input titles a dispatched run `[<stage>]` (SGLang's run-name).
+    After a crash, foldbot's dispatch of another stage on the branch since the command is
+    another command's run, not a sign that the lane cannot be told apart: the command is sent.
+    (A reviewer's reproduction.)"""
+    import asyncio
+    from types import SimpleNamespace
+
+    from bot.dispatch import DispatchPlan, run_title
+    from handlers.dispatch import already_started
+
+    class Api:
+        async def runs(self, workflow: str, **kwargs: object) -> list[dict[str, object]]:
+            return [{"id": 7, "display_title": "[a]", "head_branch": "amd/change-1", "event": "workflow_dispatch",
+                     "created_at": "2026-07-01T10:00:05Z", "triggering_actor": {"login": "foldbot[bot]"},
+                     "html_url": "https://github.com/o/r/actions/runs/7"}]
+
+    lane = SimpleNamespace(name="rocm720", path=".github/workflows/pr-test-amd-rocm720.yml",
+                           file="pr-test-amd-rocm720.yml")
+    plan = DispatchPlan(lane, "amd/change-1", {"target_stage": "b"}, ("b",), "0123456789abcdef" * 2 + "01234567", 1)
+    assert run_title(plan) == "[b]"
+    pull = SimpleNamespace(comment={"created_at": "2026-07-01T10:00:00Z"}, login="foldbot[bot]")
+    assert asyncio.run(already_started(Api(), plan, pull)) is None

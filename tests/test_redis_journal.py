@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -716,3 +717,70 @@ async def test_with_a_worker_process_a_redis_that_hangs_is_said_on_health_within
         os.killpg(process.pid, signal.SIGTERM)
         output = (await asyncio.wait_for(process.communicate(), timeout=60))[0].decode()
     assert "Traceback" not in output, output[-3000:]
+
+
+def test_a_stopping_replica_does_not_hand_back_what_another_replica_took_over(redis_url: str) -> None:
+    """A's hold lapsed (no renewal for 2 minutes, say a network split) and B took the delivery
+    over and runs it; A then stops: it does not hand back B's delivery (C would run it beside B)."""
+    from bot.redisjournal import RedisJournal
+    a, b, c = RedisJournal(redis_url), RedisJournal(redis_url), RedisJournal(redis_url)
+    assert a.accept("d", "workflow_run", b"{}", 1) == "new"  # leased to A
+    a._redis.zadd(a.leases, {"d": time.time() - 1})  # A's hold lapsed
+    assert [e.id for e in b.pending(5)] == ["d"]  # B takes it over
+    assert a.hand_back(["d"]) == 0 and c.pending(5) == []
+    assert b.hand_back(["d"]) == 1 and [e.id for e in c.pending(5)] == ["d"]  # (B's to hand back)
+
+
+async def test_a_delivery_whose_outcome_is_being_written_at_the_stop_is_not_handed_back(
+        fake_github: FakeGitHub, redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """The drain's deadline passes while a worker waits for `journal.mark` (a thread: the cancel
+    does not stop it): its handler ran to the end, so it is not handed back (another replica
+    would run it again before the 'done' lands). (A reviewer's reproduction.)"""
+    world = sglang_world(fake_github, runs=1)
+    bot, runner = await start_bot(fake_github, redis_url=redis_url, workers=1, drain_seconds=0.3)
+    journal = bot.state.journal
+    real = journal._finish_queued
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(*args, **kwargs):  # noqa: ANN002, ANN003
+        entered.set()
+        release.wait(10)  # (Redis slow to answer, a GC pause...)
+        return real(*args, **kwargs)
+
+    journal._finish_queued = slow
+    try:
+        run = world.runs[0]
+        assert (await bot.deliver("workflow_run", world.payload(run["id"]), delivery="d-1"))[0] == 202
+        await until(lambda: entered.is_set())  # the handler finished; its outcome is being written
+        with caplog.at_level(logging.INFO):
+            await bot.session.close()
+            await runner.cleanup()  # drain times out (0.3 s), stop(): snapshot, cancel, hand_back
+        from bot.redisjournal import RedisJournal
+        other = RedisJournal(redis_url)
+        claimed = [e.id for e in other.pending(5)]
+        started = await other.begin("d-1") if claimed else None
+        assert claimed == [], (f"the finished delivery was handed back and claimed again (run {started}) by "
+                               f"another replica; log: {[m for m in caplog.messages if 'shutdown' in m]}")
+    finally:
+        release.set()
+        await asyncio.sleep(0.5)
+
+
+async def test_the_drain_log_counts_the_delivery_whose_handler_it_cuts_short(
+        fake_github: FakeGitHub, redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """One delivery, its handler in a hung GitHub call when the drain runs out: the operator is
+    told 1 delivery was not processed (not '0': the queue alone), then that it was handed back."""
+    world = sglang_world(fake_github, runs=1)
+    fake_github.set_latency(5, method="GET", path=r"/pulls/\d+/files$")
+    bot, runner = await start_bot(fake_github, redis_url=redis_url, workers=1, drain_seconds=0.3)
+    journal = bot.state.journal
+    assert (await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery="hung"))[0] == 202
+    await until(lambda: journal._redis.hget(journal._key("hung"), "starts") == b"1")
+    await asyncio.sleep(0.3)
+    with caplog.at_level(logging.INFO):
+        await bot.session.close()
+        await runner.cleanup()
+    said = [m for m in caplog.messages if m.startswith("shutdown:")]
+    assert said == [f"shutdown: 1 deliveries were not processed in 0.3 s (0 of them not started); they stay queued in "
+                    f"the journal ({journal.where})",
+                    "shutdown: 1 deliveries this process held went back to the shared queue for the other replicas"]
