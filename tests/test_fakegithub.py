@@ -1050,16 +1050,24 @@ def test_run_names_are_github_expressions() -> None:
     from tests.fakegithub.expressions import ExpressionError, evaluate, interpolate
     from tests.fakegithub.workflow_yaml import DispatchRejected, run_name
 
-    assert [evaluate(e, {"inputs": {"a": "x", "n": 0}}) for e in (
+    assert [evaluate(e, {"inputs": {"a": "x", "n": 0}, "github": {}}) for e in (
         "inputs.a && 'yes' || 'no'", "inputs.n && 'yes' || 'no'", "inputs.missing || inputs['a']",
         "format('[{0}] {1}{{}}', 'a', 3)", "'ABC' == 'abc'", "1 == '1'", "!inputs.n", "github.actor",
         "startsWith('rocm720', 'ROCM')", "contains('a,b', 'b') && !endsWith('a', 'b')", "(1 < 2) == true",
     )] == ["yes", "no", "x", "[a] 3{}", True, True, True, None, True, True, True]
     assert interpolate("AMD ${{ inputs.lane }} on ${{ inputs.n }}", {"inputs": {"lane": "rocm720", "n": 2}}) == (
         "AMD rocm720 on 2")
-    for bad in ("inputs.a &&", "format('{1}', 'x')", "nope('x')", "'open"):
-        with pytest.raises(ExpressionError):
+    for bad in ("inputs.a &&", "format('{1}', 'x')", "nope('x')", "'open", "input.a || 'x'"):
+        with pytest.raises(ExpressionError):  # (`input`: GitHub's "Unrecognized named-value")
             evaluate(bad, {"inputs": {}})
+    # ordering: null and booleans as numbers, strings upper-cased ('A' is 65, '_' is 95)
+    assert [evaluate(e, {"inputs": {}}) for e in ("inputs.a <= inputs.b", "inputs.a < inputs.b", "'a' < '_'",
+                                                  "true > false")] == [True, False, True, True]
+    # a `}}` in a literal does not end the expression, as GitHub's template reader skips literals
+    assert interpolate("${{ format('{{{0}}}', inputs.x) }} and ${{ 'a}}b' }}", {"inputs": {"x": "x"}}) == (
+        "{x} and a}}b")
+    with pytest.raises(ExpressionError, match="an expression is not closed"):
+        interpolate("${{ inputs.x ", {"inputs": {}})
     with pytest.raises(DispatchRejected, match="^The workflow's run-name is not valid: "):
         run_name({"run-name": "${{ inputs.a && }}"}, {}, "AMD")
     assert run_name({"run-name": "${{ inputs.a || '' }}"}, {}, "AMD") == "AMD"  # nothing: the workflow's name

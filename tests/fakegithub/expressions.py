@@ -7,8 +7,11 @@ booleans, numbers, ``'strings'`` with ``''`` for a quote), contexts (``inputs.x`
 ``endsWith`` and ``join``. ``&&`` and ``||`` give one of their operands, not a boolean (so
 ``a && b || c`` is a conditional); falsy are ``false``, ``0``, ``-0``, ``''``, ``null`` and
 ``NaN``; strings compare without regard to case; a comparison of mixed types compares numbers.
-A context this fake does not model (``github.actor``, say) is ``null``; a syntax error raises
-``ExpressionError``, as GitHub fails the run's creation.
+A property this fake does not model (``github.repository``, say) is ``null``; a named value
+other than ``github``, ``inputs`` and ``vars`` (a typo: ``input.x``), or a syntax error, raises
+``ExpressionError``, as GitHub refuses the workflow. Ordering compares strings upper-cased (.NET's
+OrdinalIgnoreCase) and treats ``null`` and booleans as numbers. A ``}}`` inside a string literal
+does not end a ``${{ }}``, as GitHub's template reader skips literals.
 """
 
 from __future__ import annotations
@@ -89,9 +92,11 @@ def _number(value: Any) -> float:
 
 def _compare(left: Any, right: Any) -> tuple[Any, Any]:
     if isinstance(left, str) and isinstance(right, str):
-        return left.casefold(), right.casefold()
-    if type(left) is type(right) and not isinstance(left, (dict, list)):
+        return left.upper(), right.upper()
+    if type(left) is type(right) and isinstance(left, float):
         return left, right
+    if type(left) is type(right) and isinstance(left, (dict, list)):
+        return id(left), id(right)  # (objects are equal only to themselves)
     return _number(left), _number(right)
 
 
@@ -223,6 +228,8 @@ class _Parser:
                     return function(*args)
                 except TypeError as exc:
                     raise ExpressionError(f"{value}: wrong arguments") from exc
+            if value not in self.contexts:
+                raise ExpressionError(f"Unrecognized named-value: '{value}'")
             return self.contexts.get(value)
         raise ExpressionError(f"unexpected {value!r}")
 
@@ -236,12 +243,22 @@ def evaluate(expression: str, contexts: Mapping[str, Any]) -> Any:
     return value
 
 
-_INTERPOLATION = re.compile(r"\$\{\{(.*?)\}\}", re.S)
-
-
 def interpolate(template: str, contexts: Mapping[str, Any]) -> str:
-    """A string with ``${{ }}`` expressions in it, each written as text."""
-    return _INTERPOLATION.sub(lambda match: text(evaluate(match.group(1), contexts)), template)
+    """A string with ``${{ }}`` expressions in it, each written as text (the closing ``}}`` is
+    looked for outside ``'...'`` literals, as GitHub's template reader does)."""
+    out, at = [], 0
+    while (start := template.find("${{", at)) >= 0:
+        out.append(template[at:start])
+        position, quoted = start + 3, False
+        while position < len(template) and (quoted or not template.startswith("}}", position)):
+            if template[position] == "'":
+                quoted = not quoted  # ('' inside a literal: out and back in)
+            position += 1
+        if position >= len(template):
+            raise ExpressionError(f"an expression is not closed: {template[start:start + 30]!r}")
+        out.append(text(evaluate(template[start + 3:position], contexts)))
+        at = position + 2
+    return "".join(out) + template[at:]
 
 
 __all__ = ["ExpressionError", "evaluate", "interpolate", "text", "truthy"]

@@ -92,7 +92,7 @@ def run_name(document: Mapping[Any, Any], inputs: Mapping[str, Any], fallback: s
     template = document.get("run-name")
     if not isinstance(template, str):
         return fallback
-    contexts = {"inputs": dict(inputs), "github": {"event_name": "workflow_dispatch", "actor": actor,
+    contexts = {"inputs": dict(inputs), "vars": {}, "github": {"event_name": "workflow_dispatch", "actor": actor,
                                                    "triggering_actor": actor,
                                                    "event": {"inputs": {k: _as_text(v) for k, v in inputs.items()}}}}
     try:
