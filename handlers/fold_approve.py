@@ -101,12 +101,17 @@ async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, p
     commit_sha = await api.create_commit(message, tree, [base_sha])
     present = await api.branch_sha(branch)
     created = present is None
+    if present is None:
+        try:
+            await api.create_branch(branch, commit_sha)
+        except GitHubError as exc:  # 422 "Reference already exists": made since the look (a call GitHub carried
+            present = await api.branch_sha(branch)  # out and answered 5xx, so it was sent again; a killed one)
+            if exc.status != 422 or present is None:
+                raise
     if present is not None:
         if (await api.commit(present))["tree"]["sha"] != tree:
             return approve.branch_conflict(branch)
         commit_sha = present
-    else:
-        await api.create_branch(branch, commit_sha)
     pulls = await api.pulls_from(api.repo.split("/", 1)[0], branch, state="all")
     open_pull = next((p for p in pulls if p.get("state") == "open"), None)
     if open_pull is not None:

@@ -702,3 +702,16 @@ async def test_a_comment_another_foldbot_answers_at_the_same_moment_is_answered_
     assert len(fake_github.dispatches) == 1
     (reply,) = replies(fake_github, world, number)
     assert "Dispatched `" in reply.body and "foldbot:writer" not in reply.body
+
+
+async def test_an_approval_whose_branch_github_made_but_answered_502_goes_on(fake_github: FakeGitHub,
+                                                                              bot: Bot) -> None:
+    """GitHub creates the branch and answers 502; the retry is refused (422: it exists). It is
+    foldbot's own (the same tree): the approval goes on to open the pull request, once."""
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    branch = f"foldbot/fold-{patch_id}"
+    fake_github.fail_after(1, 502, method="POST", path=r"/git/refs$")
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == branch]
+    assert f"Opened https://github.com/sgl-project/sglang/pull/{pull.number}" in replies(fake_github, world, number)[0].body
+    assert [r.status for r in fake_github.requests if r.method == "POST" and r.path.endswith("/git/refs")] == [502, 422]
