@@ -253,8 +253,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     faulthandler.enable()  # a process killed by a fault (SIGBUS: a file SQLite maps made unwritable) says where
     _freeze_heap()
+    app = create_app(settings, router)
+
+    async def stopping(app: web.Application) -> None:
+        """Once stopping, another SIGTERM or SIGINT (a second `docker stop`, a supervisor's
+        repeat) does not cut the drain short: aiohttp's handler would end it at once, before
+        what this process holds is handed back or its outcomes written. kill -9 still stops it."""
+        import asyncio
+        import signal
+
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, logging.getLogger("foldbot").warning,
+                                    "shutdown: already stopping (signal %s ignored; the drain goes on for up to %g s)",
+                                    signal.Signals(signum).name, settings.drain_seconds)
+
+    app.on_shutdown.insert(0, stopping)
     # A listen backlog for GitHub's bursts (aiohttp's default, 128, drops connections past it: a 1 s retry)
-    web.run_app(create_app(settings, router), host=settings.host, port=settings.port, backlog=1024, access_log=None,
+    web.run_app(app, host=settings.host, port=settings.port, backlog=1024, access_log=None,
                 shutdown_timeout=settings.drain_seconds,
                 print=lambda message: logging.getLogger("foldbot").info(message))
     return 0

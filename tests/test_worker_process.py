@@ -560,3 +560,25 @@ async def test_the_web_process_keeps_the_worker_reports_and_passes_on_anything_e
     assert messages[2] == f"the worker process (pid {process.pid}) wrote a line of over 65536 bytes: not a report, " \
                           f"dropped"
     assert len(messages) == 3
+
+
+async def test_a_second_sigterm_does_not_cut_the_drain_short(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """SIGTERM, then another 0.2 s later (a supervisor's repeat): the second is said and
+    ignored; the delivery in hand is finished, the process and its worker exit 0 (aiohttp's own
+    handler ended the process at once, exit 1, leaving the worker behind)."""
+    world, run, number, port = _latest_run(fake_github)
+    fake_github.set_latency(1.5, method="POST", path=r"/access_tokens$")  # the work is in hand at the signal
+    web = await _serve(fake_github, tmp_path, port)
+    worker = _worker_pid(web)
+    async with aiohttp.ClientSession() as session:
+        assert await _deliver(session, port, world, run, "in-hand") == (202, {"queued": "in-hand"})
+    await until(lambda: _starts(tmp_path, "in-hand") == 1)
+    web.send_signal(signal.SIGTERM)
+    await asyncio.sleep(0.2)
+    web.send_signal(signal.SIGTERM)
+    output, _ = await asyncio.wait_for(web.communicate(), timeout=40)
+    text = output.decode()
+    assert web.returncode == 0, text
+    assert "shutdown: already stopping (signal SIGTERM ignored; the drain goes on for up to 25 s)" in text
+    await until(lambda: _gone(worker))
+    assert Journal(tmp_path).is_done("in-hand") and len(bot_comments(fake_github, world, number)) == 1
