@@ -514,7 +514,7 @@ class Journal:
         with self._lock:
             return [(str(row[0]), str(row[1])) for row in self._db.execute(
                 "SELECT id, event FROM deliveries WHERE state = 'failed' AND aside > 0 AND aside >= ? "
-                "ORDER BY aside DESC", (since,))]
+                "ORDER BY aside DESC, updated DESC", (since,))]  # (aside is to the second: the latest first)
 
     def requeue_due(self, now: float) -> int:
         """Failed deliveries whose wait (RETRY_AFTER_SECONDS) is over are queued again: how many."""

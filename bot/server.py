@@ -951,7 +951,9 @@ async def drain_work(state: AppState) -> None:
         log.error("shutdown: %d deliveries were not processed in %g s (%d of them not started); they stay queued "
                   "in the journal (%s)", len(state.in_flight - set(state.unrecorded) - state.marking),
                   state.settings.drain_seconds, state.queue.qsize(), state.journal.where)
-    while state.unrecorded:  # a refusal of a moment does not make these run again (and count as unfinished)
+    # a refusal of a moment does not make these run again (and count as unfinished); not past the deadline (a hung
+    # Redis would add its socket timeout to every stop)
+    while state.unrecorded and time.monotonic() < deadline:
         await record_outcomes(state)
         if not state.unrecorded or time.monotonic() >= deadline:
             break
@@ -988,8 +990,10 @@ async def hand_back(state: AppState, deliveries: set[str]) -> None:
     try:
         moved = await asyncio.wait_for(asyncio.to_thread(state.journal.hand_back, held), HAND_BACK_SECONDS)
     except Exception as exc:  # (Redis gone or hung): they run again once the hold lapses
-        log.error("shutdown: cannot hand back the %d deliveries this process holds (%s): %s; another replica takes "
-                  "them once their hold lapses", len(held), ", ".join(held[:10]), exc or type(exc).__name__)
+        more = f" and {len(held) - 10} more" if len(held) > 10 else ""
+        log.error("shutdown: cannot hand back the %d deliveries this process holds (%s%s): %s; another replica takes "
+                  "them once their hold lapses", len(held), ", ".join(held[:10]), more,
+                  str(exc) or f"{type(exc).__name__}, within {HAND_BACK_SECONDS:g} s")
         return
     if moved:
         log.info("shutdown: %d deliveries this process held went back to the shared queue for the other replicas",
@@ -997,7 +1001,7 @@ async def hand_back(state: AppState, deliveries: set[str]) -> None:
 
 
 #: How long a stop waits for the journal to take back what the process holds.
-HAND_BACK_SECONDS = 5.0
+HAND_BACK_SECONDS = 2.0
 
 
 def create_app(settings: Settings, router: routing.Router, *,

@@ -535,6 +535,14 @@ async def test_the_outcome_of_a_delivery_that_is_not_queued_any_more_changes_not
         assert journal.state("ok") == "done" and journal.set_aside(0) == []
     await journal.mark("aside", "set_aside")
     aside = journal.set_aside(0)
+    for later in ("aside-2", "aside-3"):  # within the same second: still the latest first
+        journal.accept(later, "workflow_run", b"{}", 1)
+        await journal.mark(later, "set_aside")
+    assert [d for d, _ in journal.set_aside(0)] == ["aside-3", "aside-2", "aside"]
+    for later in ("aside-2", "aside-3"):
+        journal.accept(later, "workflow_run", b"{}", 1)  # (delivered again: not set aside any more)
+    await journal.mark("aside-2", "done")
+    await journal.mark("aside-3", "done")
     for outcome in ("done", "failed", "set_aside"):
         assert await journal.mark("aside", outcome) is False
     assert journal.state("aside") == "failed" and journal.set_aside(0) == aside == [("aside", "workflow_run")]

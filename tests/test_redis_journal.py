@@ -784,3 +784,31 @@ async def test_the_drain_log_counts_the_delivery_whose_handler_it_cuts_short(
     assert said == [f"shutdown: 1 deliveries were not processed in 0.3 s (0 of them not started); they stay queued in "
                     f"the journal ({journal.where})",
                     "shutdown: 1 deliveries this process held went back to the shared queue for the other replicas"]
+
+
+async def test_a_stop_while_redis_hangs_says_what_it_could_not_hand_back_and_keeps_to_its_time(
+        fake_github: FakeGitHub, own_redis: tuple[str, subprocess.Popen[bytes]],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Redis stops answering (SIGSTOP) just as a replica with work in hand is stopped: the stop
+    takes the drain's time and the hand-back's 2 s, not Redis's socket timeouts on top, and its
+    log names what it could not hand back, and why (an operator probe saw a blank reason)."""
+    url, server = own_redis
+    world = sglang_world(fake_github, runs=3)
+    fake_github.set_latency(5, method="GET", path=r"/pulls/\d+/files$")
+    bot, runner = await start_bot(fake_github, redis_url=url, queue_size=4, workers=1, drain_seconds=0.5)
+    journal = bot.state.journal
+    for i, run in enumerate(world.runs):
+        assert (await bot.deliver("workflow_run", world.payload(run["id"]), delivery=f"hang-{i}"))[0] == 202
+    await until(lambda: journal._redis.hget(journal._key("hang-0"), "starts") == b"1")
+    server.send_signal(signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        with caplog.at_level(logging.INFO):
+            await bot.session.close()
+            await runner.cleanup()
+        took = time.monotonic() - started
+    finally:
+        server.send_signal(signal.SIGCONT)
+    assert took < 0.5 + 2 + 1.5, took
+    assert ("shutdown: cannot hand back the 3 deliveries this process holds (hang-0, hang-1, hang-2): TimeoutError, "
+            "within 2 s; another replica takes them once their hold lapses") in caplog.messages
