@@ -469,6 +469,20 @@ async def test_a_closed_pull_request_is_not_handed_back(fake_github: FakeGitHub,
     assert len([p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]) == 2
 
 
+async def restart_and_finish_the_reply(fake: FakeGitHub, world, number: int, data: Path, port: int) -> None:  # noqa: ANN001
+    """After a kill -9 the reply is pending; `foldbot serve` started again on the same journal
+    resumes the delivery and finishes it (and stops cleanly)."""
+    (reply,) = replies(fake, world, number)
+    assert read_state(reply.body)["pending"] is True
+    second = await serve_process(fake, data, port)
+    try:
+        await until(lambda: not read_state(replies(fake, world, number)[0].body)["pending"], 30)
+    finally:
+        second.terminate()
+        output, _ = await asyncio.wait_for(second.communicate(), 30)
+    assert second.returncode == 0, output.decode()
+
+
 def _untitled(world) -> None:  # noqa: ANN001
     """The rocm720 lane on main without its `run-name:` (its dispatched runs are titled with its name)."""
     text = world.repo.files_at("main")[ROCM720]
@@ -506,15 +520,7 @@ async def test_kill_9_as_github_accepts_a_dispatch_then_the_restart_does_not_dis
     (dispatch,) = fake_github.dispatches
     title = fake_github.run(dispatch.run_id)["display_title"]
     assert title == (f"[stage-a-test-1-gpu-small-amd-rocm720] {sha}" if titled else "PR Test ROCm 7.2 (AMD)")
-    (reply,) = replies(fake_github, world, number)
-    assert read_state(reply.body)["pending"] is True
-    second = await serve_process(fake_github, tmp_path, port)
-    try:
-        await until(lambda: not read_state(replies(fake_github, world, number)[0].body)["pending"], 30)
-    finally:
-        second.terminate()
-        output, _ = await asyncio.wait_for(second.communicate(), 30)
-    assert second.returncode == 0, output.decode()
+    await restart_and_finish_the_reply(fake_github, world, number, tmp_path, port)
     assert len(fake_github.dispatches) == 1
     (reply,) = replies(fake_github, world, number)
     if titled:
@@ -571,15 +577,7 @@ async def test_kill_9_between_the_approval_branch_and_its_pull_request_leaves_no
     await asyncio.wait_for(first.wait(), 30)
     fake_github.set_latency(0, method="POST", path=r"/pulls$")
     assert not [p for p in world.repo.pulls.values() if p.head_ref == branch]
-    (reply,) = replies(fake_github, world, number)
-    assert read_state(reply.body)["pending"] is True
-    second = await serve_process(fake_github, tmp_path, port)
-    try:
-        await until(lambda: not read_state(replies(fake_github, world, number)[0].body)["pending"], 30)
-    finally:
-        second.terminate()
-        output, _ = await asyncio.wait_for(second.communicate(), 30)
-    assert second.returncode == 0, output.decode()
+    await restart_and_finish_the_reply(fake_github, world, number, tmp_path, port)
     (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == branch]
     assert world.repo.branch_sha(branch) == made and fake_github.count("POST", r"/git/refs$") == 1
     (reply,) = replies(fake_github, world, number)  # (opened by the restarted foldbot, or by the killed call)
