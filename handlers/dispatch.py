@@ -37,8 +37,12 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     if isinstance(decision, Refusal):
         return Outcome.refused(decision)
     assert isinstance(decision, DispatchPlan)
-    # write (or, resuming after a crash, find the run this command may have started already)
-    started = await already_started(api, decision, pull) if pull.resuming else None
+    # write (or, resuming after a crash, find the run this command may have started already: once a dispatch the
+    # stopped process may have sent has landed)
+    started = None
+    if pull.resuming:
+        await asyncio.sleep(IN_FLIGHT_SECONDS)
+        started = await already_started(api, decision, pull)
     if isinstance(started, Refusal):
         return Outcome.refused(started)
     if started is None:
@@ -118,6 +122,11 @@ async def started_since(api: RepoAPI, plan: DispatchPlan, since: str, login: str
                    f"`{run_title(plan)}`. Not dispatched again, so that GPU time is not spent twice: if no run is this "
                    f"command's, comment the command again. " + untitled_lane(plan))
 
+
+#: How long a call the stopped process sent may still be carried out: GitHub ends a REST request that takes more
+#: than 10 seconds ("Timeouts", in its REST API's troubleshooting). A resumed dispatch waits this long before it
+#: looks for the run that call may have started, so a late one is found, not dispatched beside.
+IN_FLIGHT_SECONDS = 10.0
 
 #: How many times (a second apart) a dispatch GitHub did not answer looks for the run it may have started.
 UNANSWERED_LOOKS = 5

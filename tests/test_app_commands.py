@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import signal
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -715,3 +716,36 @@ async def test_an_approval_whose_branch_github_made_but_answered_502_goes_on(fak
     (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == branch]
     assert f"Opened https://github.com/sgl-project/sglang/pull/{pull.number}" in replies(fake_github, world, number)[0].body
     assert [r.status for r in fake_github.requests if r.method == "POST" and r.path.endswith("/git/refs")] == [502, 422]
+
+
+async def test_a_dispatch_the_killed_process_sent_that_lands_after_the_restart_is_found_not_sent_again(
+        fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """`foldbot serve` is killed -9 while its dispatch call is on its way (GitHub carries it out
+    6 s later); the restart resumes at once. It waits for what the stopped process sent to land
+    (GitHub ends a request after 10 s) before it looks for the run: it finds it, one GPU run.
+    (An operator probe got two: the restart looked, found nothing, and dispatched.)"""
+    world = sglang_world(fake_github, runs=1)
+    number, sha = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    payload = comment_payload(world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
+    body = json.dumps(payload).encode()
+    headers = {"X-GitHub-Event": "issue_comment", "X-GitHub-Delivery": "late-dispatch",
+               "X-Hub-Signature-256": sign(body)}
+    port = free_port()
+    fake_github.set_latency(6, method="POST", path=r"/dispatches$")
+    first = await serve_process(fake_github, tmp_path, port)
+    async with aiohttp.ClientSession() as session:
+        async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers=headers) as response:
+            assert response.status == 202
+    await until(lambda: bool(replies(fake_github, world, number)))
+    await asyncio.sleep(1)  # (the dispatch call is on its way)
+    os.killpg(first.pid, signal.SIGKILL)
+    killed = time.monotonic()
+    await asyncio.wait_for(first.wait(), 30)
+    assert fake_github.dispatches == []
+    fake_github.set_latency(0, method="POST", path=r"/dispatches$")
+    await restart_and_finish_the_reply(fake_github, world, number, tmp_path, port)
+    await asyncio.sleep(max(0.0, killed + 7 - time.monotonic()))  # (the killed call has landed by now)
+    (dispatch,) = fake_github.dispatches
+    (reply,) = replies(fake_github, world, number)
+    assert f"[run {dispatch.run_id}](" in reply.body and read_state(reply.body)["commands"][0]["run_id"] == dispatch.run_id
