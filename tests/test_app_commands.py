@@ -470,6 +470,15 @@ async def test_a_closed_pull_request_is_not_handed_back(fake_github: FakeGitHub,
     assert len([p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]) == 2
 
 
+async def post_comment(port: int, payload: dict, delivery: str) -> None:
+    """A signed `issue_comment` delivery to a running `foldbot serve`: answered 202."""
+    body = json.dumps(payload).encode()
+    headers = {"X-GitHub-Event": "issue_comment", "X-GitHub-Delivery": delivery, "X-Hub-Signature-256": sign(body)}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers=headers) as response:
+            assert response.status == 202
+
+
 async def restart_and_finish_the_reply(fake: FakeGitHub, world, number: int, data: Path, port: int) -> None:  # noqa: ANN001
     """After a kill -9 the reply is pending; `foldbot serve` started again on the same journal
     resumes the delivery and finishes it (and stops cleanly)."""
@@ -507,16 +516,11 @@ async def test_kill_9_as_github_accepts_a_dispatch_then_the_restart_does_not_dis
     number, sha = pr_with_lane_run(world)
     fake_github.set_permission(world.repo, "writer", "write")
     payload = comment_payload(world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
-    body = json.dumps(payload).encode()
-    headers = {"X-GitHub-Event": "issue_comment", "X-GitHub-Delivery": "crash-dispatch",
-               "X-Hub-Signature-256": sign(body)}
     port = free_port()
     first = await serve_process(fake_github, tmp_path, port)
     fake_github.on_dispatch = lambda dispatch, run: os.killpg(first.pid, signal.SIGKILL)
-    async with aiohttp.ClientSession() as session:
-        async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers=headers) as response:
-            assert response.status == 202
-        await asyncio.wait_for(first.wait(), 30)
+    await post_comment(port, payload, "crash-dispatch")
+    await asyncio.wait_for(first.wait(), 30)
     fake_github.on_dispatch = None
     (dispatch,) = fake_github.dispatches
     title = fake_github.run(dispatch.run_id)["display_title"]
@@ -562,15 +566,10 @@ async def test_kill_9_between_the_approval_branch_and_its_pull_request_leaves_no
     world, number, patch_id, _ = await reported_pr(fake_github, bot)
     branch = f"foldbot/fold-{patch_id}"
     payload = comment_payload(world, number, f"/fold approve {patch_id}", "lead")
-    body = json.dumps(payload).encode()
-    headers = {"X-GitHub-Event": "issue_comment", "X-GitHub-Delivery": "crash-approve",
-               "X-Hub-Signature-256": sign(body)}
     port = free_port()
     fake_github.set_latency(4, method="POST", path=r"/pulls$")  # (the killed call lands after 4 s, as GitHub's would)
     first = await serve_process(fake_github, tmp_path, port)
-    async with aiohttp.ClientSession() as session:
-        async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers=headers) as response:
-            assert response.status == 202
+    await post_comment(port, payload, "crash-approve")
     await until(lambda: world.repo.branch_sha(branch) is not None, 30)
     made = world.repo.branch_sha(branch)
     await asyncio.sleep(0.5)  # into the pull request's call
@@ -728,15 +727,10 @@ async def test_a_dispatch_the_killed_process_sent_that_lands_after_the_restart_i
     number, sha = pr_with_lane_run(world)
     fake_github.set_permission(world.repo, "writer", "write")
     payload = comment_payload(world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
-    body = json.dumps(payload).encode()
-    headers = {"X-GitHub-Event": "issue_comment", "X-GitHub-Delivery": "late-dispatch",
-               "X-Hub-Signature-256": sign(body)}
     port = free_port()
     fake_github.set_latency(6, method="POST", path=r"/dispatches$")
     first = await serve_process(fake_github, tmp_path, port)
-    async with aiohttp.ClientSession() as session:
-        async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers=headers) as response:
-            assert response.status == 202
+    await post_comment(port, payload, "late-dispatch")
     await until(lambda: bool(replies(fake_github, world, number)))
     await asyncio.sleep(1)  # (the dispatch call is on its way)
     os.killpg(first.pid, signal.SIGKILL)
