@@ -408,8 +408,9 @@ class Journal:
             self._db.execute("UPDATE deliveries SET again = 1 WHERE id = ?", (delivery,))
         return state
 
-    def renew(self, deliveries: set[str] | frozenset[str]) -> None:
-        """Nothing to renew: a journal file has one worker (the lock), and no leases."""
+    def renew(self, deliveries: set[str] | frozenset[str]) -> list[str]:
+        """Nothing to renew, and no hold lapses: a journal file has one worker (the lock), and no leases."""
+        return []
 
     def lead(self, task: str, seconds: float) -> bool:
         """One process works on a journal file (the worker's lock): it always leads."""

@@ -179,6 +179,34 @@ end
 return moved
 """
 
+# KEYS: leases; ARGV: prefix, this replica, deadline, ids. Extends this replica's hold on each delivery it still
+# holds; returns the queued others (their hold lapsed, and another replica may run them too): not this replica's to
+# extend. (One finished meanwhile is nobody's.)
+_RENEW = """
+local lost = {}
+for i = 4, #ARGV do
+  local id = ARGV[i]
+  local fields = redis.call('HMGET', ARGV[1] .. 'd:' .. id, 'state', 'holder')
+  if redis.call('ZSCORE', KEYS[1], id) and fields[2] == ARGV[2] then
+    redis.call('ZADD', KEYS[1], ARGV[3], id)
+  elseif fields[1] == 'queued' then
+    table.insert(lost, id)
+  end
+end
+return lost
+"""
+
+# KEYS: leases, queue; ARGV: prefix, this replica, id. A delivery this replica holds goes on the shared list (one
+# whose hold lapsed and that another replica took over is that replica's, not put there beside it): 1 if it did.
+_RELEASE = """
+if redis.call('ZSCORE', KEYS[1], ARGV[3]) and redis.call('HGET', ARGV[1] .. 'd:' .. ARGV[3], 'holder') == ARGV[2] then
+  redis.call('ZREM', KEYS[1], ARGV[3])
+  redis.call('RPUSH', KEYS[2], ARGV[3])
+  return 1
+end
+return 0
+"""
+
 # KEYS: leases, queue; ARGV: now
 _EXPIRED = """
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
@@ -228,6 +256,8 @@ class RedisJournal:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"  # one per journal
         self._keep = self._redis.register_script(_KEEP)
         self._hand_back = self._redis.register_script(_HAND_BACK)
+        self._renew = self._redis.register_script(_RENEW)
+        self._release = self._redis.register_script(_RELEASE)
 
     @property
     def where(self) -> str:
@@ -302,17 +332,18 @@ class RedisJournal:
         """Keep `value` under `name` for `seconds`, for whichever replica does the task next."""
         await asyncio.to_thread(self._redis.set, f"{self.prefix}note:{name}", value, ex=max(1, int(seconds)))
 
-    def renew(self, deliveries: set[str] | frozenset[str]) -> None:
-        """Extend this replica's hold on the deliveries it has (those still leased to it)."""
-        if deliveries:
-            self._redis.zadd(self.leases, {d: time.time() + LEASE_SECONDS for d in deliveries}, xx=True)
+    def renew(self, deliveries: set[str] | frozenset[str]) -> list[str]:
+        """Extend this replica's hold on the deliveries it has that are still leased to it;
+        the others (their hold lapsed: another replica may have taken them over), sorted."""
+        if not deliveries:
+            return []
+        lost = self._renew(keys=[self.leases], args=[self.prefix, self.owner, time.time() + LEASE_SECONDS,
+                                                     *sorted(deliveries)])
+        return sorted(d.decode() if isinstance(d, bytes) else str(d) for d in lost)
 
     def release(self, delivery: str) -> None:
         """This replica has no room for a delivery it holds: it waits for any replica."""
-        pipe = self._redis.pipeline()
-        pipe.zrem(self.leases, delivery)
-        pipe.rpush(self.queue, delivery)
-        pipe.execute()
+        self._release(keys=[self.leases, self.queue], args=[self.prefix, self.owner, delivery])
 
     def hand_back(self, deliveries: list[str]) -> int:
         """This replica stops: the deliveries it holds (not run, or cut short) go back on the

@@ -858,13 +858,21 @@ async def pump(state: AppState, every: float = 1.0) -> None:
 
 async def renew_leases(state: AppState) -> None:
     """With Redis: keep this replica's hold on the deliveries it has queued or in hand."""
-    from .redisjournal import RENEW_SECONDS
+    from .redisjournal import LEASE_SECONDS, RENEW_SECONDS
+    said: set[str] = set()  # lapsed holds already in the log
     while True:
         await asyncio.sleep(RENEW_SECONDS)
         try:
-            await asyncio.to_thread(state.journal.renew, frozenset(state.in_flight))
+            lapsed = await asyncio.to_thread(state.journal.renew, frozenset(state.in_flight))
         except Exception as exc:  # Redis unreachable for a moment: the leases last LEASE_SECONDS
             log.error("journal: cannot renew the leases of %d deliveries: %s", len(state.in_flight), exc)
+            continue
+        said &= state.in_flight
+        if new := [d for d in lapsed if d not in said and d in state.in_flight]:  # (not one let go meanwhile)
+            said.update(new)
+            log.warning("journal: this replica's hold on %d deliveries it has in hand lapsed (not renewed within "
+                        "%d s: Redis or this process was stalled), so another replica may run them too: %s",
+                        len(new), LEASE_SECONDS, ", ".join(new))
 
 
 async def worker(state: AppState) -> None:

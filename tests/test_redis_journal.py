@@ -90,6 +90,52 @@ def test_a_renewed_lease_holds_and_only_the_holders_leases_are_renewed(redis_url
     assert [entry.id for entry in b.pending(5)] == ["r1"]
 
 
+def test_a_replica_renews_and_releases_only_what_it_still_holds(redis_url: str) -> None:
+    """A's hold lapsed and B took the delivery over: A's renewal does not extend B's hold (it
+    names the delivery as lapsed), and A's release does not put it on the shared list beside
+    B's run (a third replica would run it too). A finished delivery is nobody's: not named."""
+    from bot.redisjournal import RedisJournal
+    a, b, c = RedisJournal(redis_url), RedisJournal(redis_url), RedisJournal(redis_url)
+    assert a.accept("x", "workflow_run", b"{}", 1) == "new" and a.accept("y", "workflow_run", b"{}", 1) == "new"
+    a._redis.zadd(a.leases, {"x": 0})  # a's hold on x lapsed (a stalled)
+    assert [entry.id for entry in b.pending(5)] == ["x"]  # b takes it over
+    b_hold = a._redis.zscore(a.leases, "x")
+    assert a.renew({"x", "y"}) == ["x"] and a._redis.zscore(a.leases, "x") == b_hold
+    a.release("x")
+    assert a._redis.zscore(a.leases, "x") == b_hold and c.pending(5) == []  # still b's alone
+    assert b.renew({"x"}) == [] and a._redis.zscore(a.leases, "x") > b_hold
+    b.done("x")
+    assert a.renew({"x"}) == [] and b.renew({"x"}) == []
+    a.release("y")  # a's own: on the shared list
+    assert [entry.id for entry in c.pending(5)] == ["y"]
+
+
+async def test_a_replica_whose_hold_lapsed_says_so_once(fake_github: FakeGitHub, redis_url: str,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    """The delivery a replica works on was taken over (its renewals did not come in time): the
+    log says, once, that another replica may run it too."""
+    from bot import redisjournal
+    monkeypatch.setattr(redisjournal, "RENEW_SECONDS", 0.1)
+    world = sglang_world(fake_github, runs=1)
+    fake_github.set_latency(2, method="GET", path=r"/pulls/\d+/files$")
+    bot, runner = await start_bot(fake_github, redis_url=redis_url, workers=1)
+    try:
+        journal = bot.state.journal
+        with caplog.at_level(logging.WARNING):
+            assert (await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery="slow"))[0] == 202
+            await until(lambda: journal._redis.hget(journal._key("slow"), "starts") == b"1")
+            journal._redis.zadd(journal.leases, {"slow": 0})  # its hold lapsed; another replica takes it over
+            assert [entry.id for entry in redisjournal.RedisJournal(redis_url).pending(5)] == ["slow"]
+            await asyncio.sleep(0.5)  # (several rounds of renewal)
+        lapsed = [m for m in caplog.messages if "lapsed" in m]
+        assert lapsed == ["journal: this replica's hold on 1 deliveries it has in hand lapsed (not renewed within 120 s: "
+                          "Redis or this process was stalled), so another replica may run them too: slow"]
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
 def test_a_replica_does_not_take_back_what_it_has_in_hand_when_its_renewal_came_late(
         redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from bot import redisjournal
