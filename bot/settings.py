@@ -78,6 +78,7 @@ class Settings:
             redeliver_window_hours=_int(env, "FOLDBOT_REDELIVER_WINDOW_HOURS", 24, 1, 70),
             redis_url=env.get("FOLDBOT_REDIS_URL") or None,
             worker_process=_choice(env, "FOLDBOT_WORKER_PROCESS", "yes", ("yes", "no")) == "yes",
+            drain_seconds=float(_int(env, "FOLDBOT_DRAIN_SECONDS", 25, 1, 3600)),
         )
 
 

@@ -73,6 +73,8 @@ async def test_serve_answers_health_and_a_signed_ping(fake_github: FakeGitHub, t
     ({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_APP_ID": "x", "GITHUB_PRIVATE_KEY": "k"}, "numeric id"),
     ({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY_PATH": "/nope"}, "cannot read /nope"),
     ({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t", "PORT": "http"}, "PORT must be a whole number"),
+    ({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t", "FOLDBOT_DRAIN_SECONDS": "0"},
+     "FOLDBOT_DRAIN_SECONDS must be a whole number from 1 to 3600, not '0'"),
 ])
 def test_settings_errors(env: dict[str, str], message: str) -> None:
     with pytest.raises(SettingsError) as error:
@@ -82,7 +84,9 @@ def test_settings_errors(env: dict[str, str], message: str) -> None:
 
 def test_settings_with_a_token() -> None:
     settings = Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t", "GITHUB_API_URL": "http://x/"})
-    assert (settings.token, settings.api_url, settings.port) == ("t", "http://x", 8080)
+    assert (settings.token, settings.api_url, settings.port, settings.drain_seconds) == ("t", "http://x", 8080, 25.0)
+    assert Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t",
+                              "FOLDBOT_DRAIN_SECONDS": "8"}).drain_seconds == 8.0
 
 
 async def test_find_reads_no_page_past_the_match_or_the_limit(fake_github: FakeGitHub) -> None:

@@ -812,6 +812,57 @@ async def test_a_delivery_whose_outcome_is_being_written_at_the_stop_is_not_hand
         await asyncio.sleep(0.5)
 
 
+@pytest.mark.parametrize("stopped", ["web process", "process group"])
+async def test_serve_as_deployed_hands_back_what_its_worker_did_not_finish_when_stopped(
+        fake_github: FakeGitHub, redis_url: str, tmp_path: Path, stopped: str) -> None:
+    """`foldbot serve` as deployed (a web process and its worker process), SIGTERM to the web
+    process (`docker stop`) or to both (a host going down, Heroku) while a handler hangs in a
+    GitHub call: within the drain (FOLDBOT_DRAIN_SECONDS=1) and the hand-back, it exits and
+    what its worker held is on the shared list; another replica finishes it, one comment each."""
+    from bot.redisjournal import RedisJournal
+    from tests.harness import sign
+    from tests.test_app_serve import free_port
+    world = sglang_world(fake_github, runs=3)
+    fake_github.set_latency(5, method="GET", path=r"/pulls/\d+/files$")  # (more than the drain's 1 s)
+    port, journal = free_port(), RedisJournal(redis_url)
+    process = await serve_process(fake_github, tmp_path / "data", port, FOLDBOT_REDIS_URL=redis_url,
+                                  FOLDBOT_WORKER_PROCESS="yes", FOLDBOT_DRAIN_SECONDS="1", FOLDBOT_WORKERS="1")
+    other, runner = None, None
+    try:
+        async with aiohttp.ClientSession() as session:
+            for i, run in enumerate(world.runs):
+                body = json.dumps(world.payload(run["id"])).encode()
+                async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers={
+                        "X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": f"deploy-{i}",
+                        "X-Hub-Signature-256": sign(body)}) as response:
+                    assert response.status == 202
+        await until(lambda: journal._redis.hget(journal._key("deploy-0"), "starts") == b"1")
+        await until(lambda: journal._redis.zcard(journal.leases) == 3)  # the worker holds all three
+        started = time.monotonic()
+        if stopped == "web process":
+            process.send_signal(signal.SIGTERM)
+        else:
+            os.killpg(process.pid, signal.SIGTERM)
+        output = (await asyncio.wait_for(process.communicate(), timeout=30))[0].decode()
+        took = time.monotonic() - started
+        assert process.returncode == 0 and took < 6, (took, output[-3000:])  # (1 s drain, at most 2 s hand-back)
+        assert "shutdown: 3 deliveries this process held went back to the shared queue for the other replicas" in output
+        assert "Traceback" not in output, output[-3000:]
+        assert journal._redis.zcard(journal.leases) == 0 and journal._redis.llen(journal.queue) == 3
+        fake_github.set_latency(0, method="GET", path=r"/pulls/\d+/files$")
+        other, runner = await start_bot(fake_github, redis_url=redis_url)
+        await until(lambda: all(f"deploy-{i}" in other.state.done for i in range(3)), 30)
+        for run in world.runs:
+            assert len(bot_comments(fake_github, world, run["pull_requests"][0]["number"])) == 1
+    finally:
+        if process.returncode is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()
+        if other is not None:
+            await other.session.close()
+            await runner.cleanup()
+
+
 async def test_the_drain_log_counts_the_delivery_whose_handler_it_cuts_short(
         fake_github: FakeGitHub, redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
     """One delivery, its handler in a hung GitHub call when the drain runs out: the operator is
