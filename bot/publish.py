@@ -67,10 +67,15 @@ async def upsert_comment(api: RepoAPI, number: int, body: str, login: str) -> Wr
 
 
 async def find_dashboard(api: RepoAPI, login: str) -> dict[str, Any] | None:
-    """foldbot's open dashboard issue: the oldest, should there ever be two."""
-    issues = await api.issues(label=DASHBOARD_LABEL, creator=login)
+    """foldbot's dashboard issue: the oldest open one, should there ever be two; else the
+    latest closed one (a maintainer closed it: foldbot goes on editing it, closed, and does not
+    open another each run). A duplicate foldbot closed no longer carries the marker."""
+    issues = await api.issues(label=DASHBOARD_LABEL, creator=login, state="all")
     ours = [i for i in issues if is_ours(i, login) and not i.get("pull_request")]
-    return min(ours, key=lambda i: int(i["number"])) if ours else None
+    opened = [i for i in ours if i.get("state") != "closed"]
+    if opened:
+        return min(opened, key=lambda i: int(i["number"]))
+    return max(ours, key=lambda i: int(i["number"])) if ours else None
 
 
 async def upsert_dashboard(api: RepoAPI, body: str, login: str) -> Written:

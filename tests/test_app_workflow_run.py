@@ -106,6 +106,24 @@ async def test_a_second_run_edits_the_same_comment_and_issue(fake_github: FakeGi
     assert fake_github.count("PATCH", rf"/issues/comments/{comment_id}$") == 1
 
 
+async def test_a_dashboard_a_maintainer_closed_is_edited_closed_not_opened_again(fake_github: FakeGitHub,
+                                                                                 bot: Bot) -> None:
+    """A maintainer closes the dashboard issue: the next runs do not open another (one a run
+    would be spam, which closing it said no to); the closed one still carries the latest report
+    (the PR comments link to it), and stays closed."""
+    world = sglang_world(fake_github)
+    first, second = world.runs[-2], world.runs[-1]
+    await bot.deliver("workflow_run", world.payload(first["id"]))
+    await bot.settle()
+    (issue,) = dashboards(fake_github, world)
+    issue.state, issue.state_reason, before = "closed", "completed", issue.body
+    await bot.deliver("workflow_run", world.payload(second["id"]))
+    await bot.settle()
+    assert dashboards(fake_github, world) == [issue] and fake_github.count("POST", r"/issues$") == 1
+    assert (issue.state, issue.state_reason) == ("closed", "completed")
+    assert issue.body != before and str(second["id"]) in issue.body
+
+
 async def test_the_same_delivery_five_times_is_processed_once(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github)
     last = world.runs[-1]
