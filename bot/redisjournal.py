@@ -131,12 +131,20 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
 """
 
-# KEYS: hash: a start is counted on a delivery the journal has (one that expired, or was never
-# written, gets no new hash: it would have no expiry); this run serves the copies received so far
+# KEYS: hash, leases, queue; ARGV: id, this replica, deadline. A start is counted on a delivery the journal has (one
+# that expired, or was never written, gets no new hash: it would have no expiry); this run serves the copies received
+# so far. One another replica holds now (this replica's hold lapsed before its handler started, and that replica took
+# it over) is not started here: -2. One whose hold lapsed and that waits on the shared list is taken back.
 _BEGIN = """
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 0 end
 if state ~= 'queued' then return -1 end  -- finished meanwhile (by a copy): not run again
+if redis.call('HGET', KEYS[1], 'holder') ~= ARGV[2] or not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+  if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return -2 end
+  redis.call('LREM', KEYS[3], 0, ARGV[1])
+  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+  redis.call('HSET', KEYS[1], 'holder', ARGV[2])
+end
 redis.call('HSET', KEYS[1], 'again', 0)
 return redis.call('HINCRBY', KEYS[1], 'starts', 1)
 """
@@ -307,7 +315,10 @@ class RedisJournal:
     async def begin(self, delivery: str) -> int | None:
         """Its handler starts now (see Journal.begin): this run's number (None: Redis no longer
         has the delivery). NotQueued: it is done or failed already; it does not run."""
-        run = int(await asyncio.to_thread(self._begin, keys=[self._key(delivery)]))
+        run = int(await asyncio.to_thread(self._begin, keys=[self._key(delivery), self.leases, self.queue],
+                                          args=[delivery, self.owner, time.time() + LEASE_SECONDS]))
+        if run == -2:
+            raise NotQueued("another replica took it over (this one's hold lapsed before its handler started)")
         if run < 0:
             raise NotQueued("it is done or failed already")
         return run or None

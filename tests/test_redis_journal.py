@@ -110,6 +110,24 @@ def test_a_replica_renews_and_releases_only_what_it_still_holds(redis_url: str) 
     assert [entry.id for entry in c.pending(5)] == ["y"]
 
 
+async def test_a_delivery_another_replica_took_over_before_its_handler_started_is_not_started_here(
+        redis_url: str) -> None:
+    """A's hold on a delivery it has queued lapsed (A stalled) and B took it over: A does not
+    start it beside B's run. One whose hold lapsed and that nobody took yet, A takes back."""
+    from bot.journal import NotQueued
+    from bot.redisjournal import RedisJournal
+    a, b, c = RedisJournal(redis_url), RedisJournal(redis_url), RedisJournal(redis_url)
+    for delivery in ("taken", "waiting"):
+        assert a.accept(delivery, "workflow_run", b"{}", 1) == "new"
+    a._redis.zadd(a.leases, {"taken": 0, "waiting": 0})
+    assert [entry.id for entry in b.pending(1)] == ["taken"]  # (the lapsed ones on the shared list; b takes one)
+    with pytest.raises(NotQueued, match="another replica took it over"):
+        await a.begin("taken")
+    assert await b.begin("taken") == 1
+    assert await a.begin("waiting") == 1  # a takes it back from the shared list
+    assert c.pending(5) == [] and a.renew({"waiting"}) == []
+
+
 async def test_a_replica_whose_hold_lapsed_says_so_once(fake_github: FakeGitHub, redis_url: str,
                                                         monkeypatch: pytest.MonkeyPatch,
                                                         caplog: pytest.LogCaptureFixture) -> None:
@@ -310,9 +328,11 @@ async def test_starts_that_never_finish_are_counted_in_redis_too(redis_url: str)
     from bot.redisjournal import RedisJournal
     journal = RedisJournal(redis_url)
     assert journal.accept("x", "workflow_run", b"{}", 1) == "new"
-    journal.release("x")
     await journal.begin("x")
+    journal._redis.zadd(journal.leases, {"x": 0})  # the worker died in its handler: its hold lapses
+    assert [(e.id, e.unfinished) for e in journal.pending(5)] == [("x", 1)]  # (another worker takes it)
     await journal.begin("x")
+    journal.release("x")  # (a replica with no room for it)
     assert [(e.id, e.unfinished) for e in journal.pending(5)] == [("x", 2)]
     await journal.mark("x", "set_aside")
     assert journal.state("x") == "failed" and journal.pending(5) == []
