@@ -133,18 +133,20 @@ return 1
 
 # KEYS: hash, leases, queue; ARGV: id, this replica, deadline. A start is counted on a delivery the journal has (one
 # that expired, or was never written, gets no new hash: it would have no expiry); this run serves the copies received
-# so far. One another replica holds now (this replica's hold lapsed before its handler started, and that replica took
-# it over) is not started here: -2. One whose hold lapsed and that waits on the shared list is taken back.
+# so far, and its hold is renewed. One another replica holds now (this replica's hold lapsed before its handler
+# started, and that replica took it over) is not started here: -2. One whose hold lapsed and that waits on the shared
+# list is taken back.
 _BEGIN = """
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 0 end
 if state ~= 'queued' then return -1 end  -- finished meanwhile (by a copy): not run again
-if redis.call('HGET', KEYS[1], 'holder') ~= ARGV[2] or not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
-  if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return -2 end
+local held = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if held and redis.call('HGET', KEYS[1], 'holder') ~= ARGV[2] then return -2 end
+if not held then
   redis.call('LREM', KEYS[3], 0, ARGV[1])
-  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
   redis.call('HSET', KEYS[1], 'holder', ARGV[2])
 end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 redis.call('HSET', KEYS[1], 'again', 0)
 return redis.call('HINCRBY', KEYS[1], 'starts', 1)
 """

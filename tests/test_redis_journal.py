@@ -126,6 +126,10 @@ async def test_a_delivery_another_replica_took_over_before_its_handler_started_i
     assert await b.begin("taken") == 1
     assert await a.begin("waiting") == 1  # a takes it back from the shared list
     assert c.pending(5) == [] and a.renew({"waiting"}) == []
+    assert a.accept("stale", "workflow_run", b"{}", 1) == "new"
+    a._redis.zadd(a.leases, {"stale": 0})  # a's hold ran out, and nobody has moved it yet
+    assert await a.begin("stale") == 1  # its start renews it: it is not handed to another replica beside this run
+    assert c.pending(5) == []
 
 
 async def test_a_replica_whose_hold_lapsed_says_so_once(fake_github: FakeGitHub, redis_url: str,
