@@ -269,6 +269,16 @@ async def serve_process(fake: FakeGitHub, data: Path, port: int, *, healthy: boo
     pytest.fail(f"foldbot serve did not start: {(await process.communicate())[0].decode()[-2000:]}")
 
 
+async def post_run(session: aiohttp.ClientSession, port: int, world: World, run: dict[str, Any],
+                   delivery: str) -> tuple[int, Any]:
+    """A signed `workflow_run` delivery of `run` to a running `foldbot serve`: its status and answer."""
+    body = json.dumps(world.payload(run["id"])).encode()
+    async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers={
+            "X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": delivery,
+            "X-Hub-Signature-256": sign(body)}) as response:
+        return response.status, await response.json()
+
+
 async def until(condition: Any, seconds: float = 20) -> None:
     """Wait for `condition()` to hold, looking every 50 ms; AssertionError after `seconds`."""
     for _ in range(int(seconds / 0.05)):

@@ -844,7 +844,7 @@ async def test_serve_as_deployed_hands_back_what_its_worker_did_not_finish_when_
     GitHub call: within the drain (FOLDBOT_DRAIN_SECONDS=1) and the hand-back, it exits and
     what its worker held is on the shared list; another replica finishes it, one comment each."""
     from bot.redisjournal import RedisJournal
-    from tests.harness import sign
+    from tests.harness import post_run
     from tests.test_app_serve import free_port
     world = sglang_world(fake_github, runs=3)
     fake_github.set_latency(5, method="GET", path=r"/pulls/\d+/files$")  # (more than the drain's 1 s)
@@ -855,11 +855,7 @@ async def test_serve_as_deployed_hands_back_what_its_worker_did_not_finish_when_
     try:
         async with aiohttp.ClientSession() as session:
             for i, run in enumerate(world.runs):
-                body = json.dumps(world.payload(run["id"])).encode()
-                async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers={
-                        "X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": f"deploy-{i}",
-                        "X-Hub-Signature-256": sign(body)}) as response:
-                    assert response.status == 202
+                assert (await post_run(session, port, world, run, f"deploy-{i}"))[0] == 202
         await until(lambda: journal._redis.hget(journal._key("deploy-0"), "starts") == b"1")
         await until(lambda: journal._redis.zcard(journal.leases) == 3)  # the worker holds all three
         started = time.monotonic()

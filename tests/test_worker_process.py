@@ -24,7 +24,7 @@ import pytest
 from bot.journal import Journal
 from bot.metrics import Metrics
 from tests.fakegithub import FakeGitHub
-from tests.harness import World, serve_process as _serve, sglang_world, sign, until
+from tests.harness import World, post_run, serve_process as _serve, sglang_world, until
 from tests.test_app_serve import free_port
 from tests.test_app_workflow_run import bot_comments, dashboards
 
@@ -33,15 +33,6 @@ def _worker_pid(web: asyncio.subprocess.Process) -> int:
     children = Path(f"/proc/{web.pid}/task/{web.pid}/children").read_text().split()
     assert len(children) == 1, children
     return int(children[0])
-
-
-async def _deliver(session: aiohttp.ClientSession, port: int, world: World, run: dict[str, Any],
-                   delivery: str) -> tuple[int, Any]:
-    body = json.dumps(world.payload(run["id"])).encode()
-    async with session.post(f"http://127.0.0.1:{port}/webhook", data=body, headers={
-            "X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": delivery,
-            "X-Hub-Signature-256": sign(body)}) as response:
-        return response.status, await response.json()
 
 
 def _latest_run(fake: FakeGitHub) -> tuple[World, dict[str, Any], int, int]:
@@ -73,7 +64,7 @@ async def test_the_worker_process_does_the_work_and_the_web_process_speaks_for_i
     try:
         worker = _worker_pid(web)
         async with aiohttp.ClientSession() as session:
-            assert await _deliver(session, port, world, run, "one") == (202, {"queued": "one"})
+            assert await post_run(session, port, world, run, "one") == (202, {"queued": "one"})
             await until(lambda: Journal(tmp_path).is_done("one"))
             assert len(bot_comments(fake_github, world, number)) == 1 and len(dashboards(fake_github, world)) == 1
             async with session.get(f"http://127.0.0.1:{port}/health") as response:
@@ -111,7 +102,7 @@ async def test_a_worker_that_dies_is_started_again_and_what_came_meanwhile_is_do
                 r"the worker process is not running \(exit code -9: killed by SIGKILL\); being started again|"
                 r"the worker process \(pid \d+\) is starting \(the one before it: exit code -9: killed by SIGKILL\)",
                 answer["reason"]), answer
-            assert await _deliver(session, port, world, run, "meanwhile") == (202, {"queued": "meanwhile"})
+            assert await post_run(session, port, world, run, "meanwhile") == (202, {"queued": "meanwhile"})
             await until(lambda: Journal(tmp_path).is_done("meanwhile"))
             await _health_until(session, port, lambda status, said: status == 200, seconds=5)  # (its first report)
             assert _worker_pid(web) != first
@@ -134,9 +125,9 @@ async def test_a_redelivery_the_web_process_takes_while_the_worker_runs_and_fail
     web = await _serve(fake_github, tmp_path, port)
     try:
         async with aiohttp.ClientSession() as session:
-            assert await _deliver(session, port, world, run, "w-twice") == (202, {"queued": "w-twice"})
+            assert await post_run(session, port, world, run, "w-twice") == (202, {"queued": "w-twice"})
             await until(lambda: [e.unfinished for e in Journal(tmp_path).pending(5)] == [1])  # the worker runs it
-            assert await _deliver(session, port, world, run, "w-twice") == (202, {"queued": "w-twice"})
+            assert await post_run(session, port, world, run, "w-twice") == (202, {"queued": "w-twice"})
             await until(lambda: Journal(tmp_path).is_done("w-twice"))
         assert [r.status for r in fake_github.requests if f"/runs/{run['id']}/jobs" in r.path] == [404, 200]
         assert len(bot_comments(fake_github, world, number)) == 1
@@ -152,7 +143,7 @@ async def test_a_worker_whose_web_process_was_killed_finishes_and_the_next_one_w
     web = await _serve(fake_github, tmp_path, port)
     worker = _worker_pid(web)
     async with aiohttp.ClientSession() as session:
-        assert await _deliver(session, port, world, run, "held") == (202, {"queued": "held"})
+        assert await post_run(session, port, world, run, "held") == (202, {"queued": "held"})
         await asyncio.sleep(0.5)
         web.send_signal(signal.SIGKILL)  # the web process only: its pipe to the worker closes
         await web.wait()
@@ -160,7 +151,7 @@ async def test_a_worker_whose_web_process_was_killed_finishes_and_the_next_one_w
         try:
             await until(lambda: _gone(worker))  # the first worker finished and exited
             await until(lambda: Journal(tmp_path).is_done("held"))
-            assert await _deliver(session, port, world, run, "held") == (
+            assert await post_run(session, port, world, run, "held") == (
                 200, {"duplicate": "held", "state": "already processed"})
         finally:
             await _stop(second)
@@ -242,7 +233,7 @@ async def test_two_deployments_on_one_data_directory_lose_nothing_and_do_nothing
         async with aiohttp.ClientSession() as session:
             for i, run in enumerate(world.runs):
                 for port in (first_port, second_port):  # each delivery to both, as a retry behind a balancer
-                    assert (await _deliver(session, port, world, run, f"both-{i}"))[0] in (200, 202)
+                    assert (await post_run(session, port, world, run, f"both-{i}"))[0] in (200, 202)
             await until(lambda: all(Journal(tmp_path).is_done(f"both-{i}") for i in range(4)))
     finally:
         started = time.monotonic()
@@ -299,8 +290,8 @@ async def test_two_replicas_with_redis_answer_in_their_web_processes_and_work_on
         async with aiohttp.ClientSession() as session:
             answers = []
             for i, run in enumerate(world.runs):
-                answers.append(await _deliver(session, ports[i % 2], world, run, f"r-{i}"))
-                answers.append(await _deliver(session, ports[(i + 1) % 2], world, run, f"r-{i}"))  # GitHub retried
+                answers.append(await post_run(session, ports[i % 2], world, run, f"r-{i}"))
+                answers.append(await post_run(session, ports[(i + 1) % 2], world, run, f"r-{i}"))  # GitHub retried
             assert {status for status, _ in answers} <= {200, 202}
             from bot.redisjournal import RedisJournal
             journal = RedisJournal(redis_url)
@@ -326,9 +317,9 @@ async def test_a_delivery_that_kills_the_worker_each_time_is_set_aside_and_the_o
     web = await _serve(fake_github, tmp_path, port)
     try:
         async with aiohttp.ClientSession() as session:
-            assert await _deliver(session, port, world, run, "victim") == (202, {"queued": "victim"})
+            assert await post_run(session, port, world, run, "victim") == (202, {"queued": "victim"})
             await until(lambda: _starts(tmp_path, "victim") == 1)
-            assert await _deliver(session, port, world, run, "bystander") == (202, {"queued": "bystander"})
+            assert await post_run(session, port, world, run, "bystander") == (202, {"queued": "bystander"})
             await until(lambda: _starts(tmp_path, "bystander") == 1)  # both in hand when the worker dies
             for kills in range(1, 4):
                 worker = _worker_pid(web)
@@ -348,7 +339,7 @@ async def test_a_delivery_that_kills_the_worker_each_time_is_set_aside_and_the_o
                 "redeliver them (the App's advanced settings)")
             async with session.get(f"http://127.0.0.1:{port}/metrics") as response:
                 assert "foldbot_set_aside_deliveries 1.0" in (await response.text()).splitlines()
-            assert await _deliver(session, port, world, run, "victim") == (202, {"queued": "victim"})  # redelivered
+            assert await post_run(session, port, world, run, "victim") == (202, {"queued": "victim"})  # redelivered
             await until(lambda: Journal(tmp_path).is_done("victim"))
             await _health_until(session, port, lambda status, said: status == 200, seconds=15)
     finally:
@@ -479,7 +470,7 @@ async def test_a_worker_started_again_on_a_data_directory_it_cannot_write_says_w
                            f"permitted: '{data / 'worker.lock'}'")
                 assert said["reason"] == f"the worker process is not running (exit code 2: {why}); being started again"
                 if frozen == "lock":  # the journal itself takes deliveries meanwhile; they wait for a worker
-                    assert (await _deliver(session, port, world, run, "meanwhile"))[0] == 202
+                    assert (await post_run(session, port, world, run, "meanwhile"))[0] == 202
             await _health_until(session, port, lambda status, said: status == 200, seconds=40)
             if frozen == "lock":
                 await until(lambda: len(bot_comments(fake_github, world, number)) == 1)
@@ -571,7 +562,7 @@ async def test_a_second_sigterm_does_not_cut_the_drain_short(fake_github: FakeGi
     web = await _serve(fake_github, tmp_path, port)
     worker = _worker_pid(web)
     async with aiohttp.ClientSession() as session:
-        assert await _deliver(session, port, world, run, "in-hand") == (202, {"queued": "in-hand"})
+        assert await post_run(session, port, world, run, "in-hand") == (202, {"queued": "in-hand"})
     await until(lambda: _starts(tmp_path, "in-hand") == 1)
     web.send_signal(signal.SIGTERM)
     await asyncio.sleep(0.2)
