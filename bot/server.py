@@ -131,6 +131,8 @@ class AppState:
     journal: Journal | RedisJournal
     #: Deliveries in the in-memory queue, being processed, or whose outcome waits in `unrecorded`.
     in_flight: set[str] = field(default_factory=set)
+    #: Those of them whose handler runs now (started in the journal, not finished).
+    running: set[str] = field(default_factory=set)
     #: Outcomes the journal refused (a disk or Redis failure), by delivery: their deliveries
     #: stay in `in_flight`, so they are not run again, and the pump writes them again.
     unrecorded: dict[str, "Unrecorded"] = field(default_factory=dict)
@@ -461,6 +463,7 @@ async def _process(state: AppState, item: Delivery) -> None:
     context = Context(state.pool, state.metrics, delivery_id, state.store, adapter)
     started = time.monotonic()
     outcome = "ok"
+    state.running.add(delivery_id)
     try:
         await state.router.dispatch(event, gh, context)
     except GitHubError as exc:
@@ -474,6 +477,7 @@ async def _process(state: AppState, item: Delivery) -> None:
     else:
         await _mark(state, delivery_id, "done", run)
     finally:
+        state.running.discard(delivery_id)
         if delivery_id not in state.unrecorded:
             state.in_flight.discard(delivery_id)
         state.metrics.deliveries.labels(event=event.event, outcome=outcome).inc()
@@ -859,20 +863,31 @@ async def pump(state: AppState, every: float = 1.0) -> None:
 async def renew_leases(state: AppState) -> None:
     """With Redis: keep this replica's hold on the deliveries it has queued or in hand."""
     from .redisjournal import LEASE_SECONDS, RENEW_SECONDS
-    said: set[str] = set()  # lapsed holds already in the log
+    said: dict[bool, set[str]] = {True: set(), False: set()}  # lapsed holds in the log: of running, of waiting ones
     while True:
         await asyncio.sleep(RENEW_SECONDS)
+        running = frozenset(state.running)  # (one started after this holds again: `begin` renews or refuses it)
         try:
             lapsed = await asyncio.to_thread(state.journal.renew, frozenset(state.in_flight))
         except Exception as exc:  # Redis unreachable for a moment: the leases last LEASE_SECONDS
             log.error("journal: cannot renew the leases of %d deliveries: %s", len(state.in_flight), exc)
             continue
-        said &= state.in_flight
-        if new := [d for d in lapsed if d not in said and d in state.in_flight]:  # (not one let go meanwhile)
-            said.update(new)
-            log.warning("journal: this replica's hold on %d deliveries it has in hand lapsed (not renewed within "
-                        "%d s: Redis or this process was stalled), so another replica may run them too: %s",
-                        len(new), LEASE_SECONDS, ", ".join(new))
+        for ids in said.values():
+            ids &= state.in_flight
+        # (not one let go meanwhile; each named once as waiting, and once more if it lapses again once started)
+        new = [d for d in lapsed if d in state.in_flight and d not in said[d in running]]
+        for d in new:
+            said[d in running].add(d)
+        # one whose handler runs may run beside another replica's; one not started yet is started
+        # here only if no other replica took it over (`begin`)
+        if at_risk := [d for d in new if d in running]:
+            log.warning("journal: this replica's hold on %d deliveries whose handlers run here lapsed (not renewed "
+                        "within %d s: Redis or this process was stalled), so another replica may run them too: %s",
+                        len(at_risk), LEASE_SECONDS, ", ".join(at_risk))
+        if waiting := [d for d in new if d not in running]:
+            log.info("journal: this replica's hold on %d deliveries queued here lapsed before their handlers "
+                     "started (not renewed within %d s); each is started here only if no other replica took it "
+                     "over: %s", len(waiting), LEASE_SECONDS, ", ".join(waiting))
 
 
 async def worker(state: AppState) -> None:

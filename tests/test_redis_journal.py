@@ -135,24 +135,34 @@ async def test_a_delivery_another_replica_took_over_before_its_handler_started_i
 async def test_a_replica_whose_hold_lapsed_says_so_once(fake_github: FakeGitHub, redis_url: str,
                                                         monkeypatch: pytest.MonkeyPatch,
                                                         caplog: pytest.LogCaptureFixture) -> None:
-    """The delivery a replica works on was taken over (its renewals did not come in time): the
-    log says, once, that another replica may run it too."""
+    """The deliveries a replica holds were taken over (its renewals did not come in time). The
+    one whose handler runs may run twice: a warning says so, once. The one still waiting its
+    turn is not started here (another replica holds it): an info line names it, no alarm."""
     from bot import redisjournal
     monkeypatch.setattr(redisjournal, "RENEW_SECONDS", 0.1)
-    world = sglang_world(fake_github, runs=1)
+    world = sglang_world(fake_github, runs=2)
     fake_github.set_latency(2, method="GET", path=r"/pulls/\d+/files$")
     bot, runner = await start_bot(fake_github, redis_url=redis_url, workers=1)
     try:
         journal = bot.state.journal
-        with caplog.at_level(logging.WARNING):
-            assert (await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery="slow"))[0] == 202
+        with caplog.at_level(logging.INFO, logger="foldbot"):
+            for delivery, run in (("slow", world.runs[0]), ("waiting", world.runs[1])):
+                assert (await bot.deliver("workflow_run", world.payload(run["id"]), delivery=delivery))[0] == 202
             await until(lambda: journal._redis.hget(journal._key("slow"), "starts") == b"1")
-            journal._redis.zadd(journal.leases, {"slow": 0})  # its hold lapsed; another replica takes it over
-            assert [entry.id for entry in redisjournal.RedisJournal(redis_url).pending(5)] == ["slow"]
-            await asyncio.sleep(0.5)  # (several rounds of renewal)
-        lapsed = [m for m in caplog.messages if "lapsed" in m]
-        assert lapsed == ["journal: this replica's hold on 1 deliveries it has in hand lapsed (not renewed within 120 s: "
-                          "Redis or this process was stalled), so another replica may run them too: slow"]
+            journal._redis.zadd(journal.leases, {"slow": 0, "waiting": 0})  # lapsed; another replica takes them
+            assert sorted(entry.id for entry in redisjournal.RedisJournal(redis_url).pending(5)) == ["slow", "waiting"]
+            await until(lambda: "waiting" not in bot.state.in_flight, 10)
+            await asyncio.sleep(0.3)  # (several more rounds of renewal)
+        lapsed = [(r.levelname, r.getMessage()) for r in caplog.records if "lapsed" in r.getMessage()]
+        assert lapsed == [
+            ("WARNING", "journal: this replica's hold on 1 deliveries whose handlers run here lapsed (not renewed "
+                        "within 120 s: Redis or this process was stalled), so another replica may run them too: slow"),
+            ("INFO", "journal: this replica's hold on 1 deliveries queued here lapsed before their handlers started "
+                     "(not renewed within 120 s); each is started here only if no other replica took it over: "
+                     "waiting"),
+            ("INFO", "delivery waiting (workflow_run): not run: another replica took it over (this one's hold lapsed "
+                     "before its handler started)")]
+        assert journal._redis.hget(journal._key("waiting"), "starts") is None  # never started here
     finally:
         await bot.session.close()
         await runner.cleanup()
