@@ -39,10 +39,7 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     assert isinstance(decision, DispatchPlan)
     # write (or, resuming after a crash, find the run this command may have started already: once a dispatch the
     # stopped process may have sent has landed)
-    started = None
-    if pull.resuming:
-        await asyncio.sleep(IN_FLIGHT_SECONDS)
-        started = await already_started(api, decision, pull)
+    started = await resumed(api, decision, pull) if pull.resuming else None
     if isinstance(started, Refusal):
         return Outcome.refused(started)
     if started is None:
@@ -94,11 +91,19 @@ def _ours(run: dict[str, Any], plan: DispatchPlan) -> bool:
     return run.get("display_title") == run_title(plan) and run.get("head_branch") in (None, plan.ref)
 
 
-async def already_started(api: RepoAPI, plan: DispatchPlan, pull: PullRead) -> dict[str, Any] | Refusal | None:
-    """The run a dispatch for this plan started since the command was written, if any (see
-    `started_since`)."""
-    return await started_since(api, plan, str(pull.comment["created_at"]), pull.login,
-                               "foldbot was stopped while it dispatched this command")
+async def resumed(api: RepoAPI, plan: DispatchPlan, pull: PullRead) -> dict[str, Any] | Refusal | None:
+    """The run a dispatch the stopped process may have sent for this plan started, if any (see
+    `started_since`). Looked for every LOOK_EVERY_SECONDS until that dispatch, still in flight
+    when the process stopped, has landed (IN_FLIGHT_SECONDS) and GitHub lists the run it
+    created (LISTED_SECONDS): found early, it is taken at once."""
+    deadline = time.monotonic() + IN_FLIGHT_SECONDS + LISTED_SECONDS
+    while True:
+        found = await started_since(api, plan, str(pull.comment["created_at"]), pull.login,
+                                    "foldbot was stopped while it dispatched this command")
+        left = deadline - time.monotonic()
+        if found is not None or left <= 0:
+            return found
+        await asyncio.sleep(min(LOOK_EVERY_SECONDS, left))
 
 
 async def started_since(api: RepoAPI, plan: DispatchPlan, since: str, login: str,
@@ -127,6 +132,12 @@ async def started_since(api: RepoAPI, plan: DispatchPlan, since: str, login: str
 #: than 10 seconds ("Timeouts", in its REST API's troubleshooting). A resumed dispatch waits this long before it
 #: looks for the run that call may have started, so a late one is found, not dispatched beside.
 IN_FLIGHT_SECONDS = 10.0
+
+#: How long GitHub may take to list the run a dispatch created: answering 204 (no `return_run_details`), it creates
+#: the run after. `send` looks for it that long (`attempts` x `wait`), and so does a resumed dispatch.
+LISTED_SECONDS = 10.0
+#: How often a resumed dispatch looks for the run meanwhile.
+LOOK_EVERY_SECONDS = 2.0
 
 #: How many times (a second apart) a dispatch GitHub did not answer looks for the run it may have started.
 UNANSWERED_LOOKS = 5

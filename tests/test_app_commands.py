@@ -398,6 +398,42 @@ async def test_a_dispatch_interrupted_after_github_accepted_it_is_not_sent_twice
     assert read_state(reply.body)["commands"][0]["run_id"] == dispatch.run_id
 
 
+async def test_a_resumed_dispatch_waits_for_github_to_list_the_run_it_created(
+        fake_github: FakeGitHub, bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GitHub answers a dispatch 204 and creates its run after: here the run is listed 1.5 s
+    after the dispatch. foldbot stops right after the dispatch (its next calls fail), so its
+    reply stays pending. The redelivered comment looks for the run more than once, until
+    GitHub lists it, instead of looking once and dispatching a second GPU run."""
+    import handlers.dispatch
+
+    monkeypatch.setattr(handlers.dispatch, "IN_FLIGHT_SECONDS", 0.1)
+    monkeypatch.setattr(handlers.dispatch, "LISTED_SECONDS", 4.0)
+    monkeypatch.setattr(handlers.dispatch, "LOOK_EVERY_SECONDS", 0.2)
+    world = sglang_world(fake_github, runs=1)
+    number, _ = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    without_run_details(fake_github)
+    fake_github.dispatch_listing_lag = 1.5
+
+    def stop_here(dispatch: object, run: object) -> None:  # what the process does after the dispatch fails
+        fake_github.fail_next(1, status=404, method="GET", path=r"/actions/workflows/[^/]+/runs$")
+        fake_github.fail_next(6, status=502, method="PATCH", path=r"/issues/comments/\d+$")
+
+    fake_github.on_dispatch = stop_here
+    payload = comment_payload(world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
+    await bot.deliver("issue_comment", payload, delivery="first")
+    await bot.settle()
+    fake_github.on_dispatch = None
+    (dispatch,) = fake_github.dispatches
+    assert read_state(replies(fake_github, world, number)[0].body)["pending"] is True
+    await bot.deliver("issue_comment", payload, delivery="first")  # GitHub's redelivery keeps the id
+    await bot.settle()
+    assert len(fake_github.dispatches) == 1
+    (reply,) = replies(fake_github, world, number)
+    assert read_state(reply.body)["commands"][0]["run_id"] == dispatch.run_id
+    assert f"[run {dispatch.run_id}](" in reply.body and read_state(reply.body)["pending"] is False
+
+
 async def test_a_flood_of_commands_gets_one_reply_and_bounded_work(fake_github: FakeGitHub, bot: Bot) -> None:
     """One comment of 3,333 `/dispatch` lines from a reader: one reply, five commands
     read, the rest named in one line; a bounded number of GitHub calls."""

@@ -58,7 +58,7 @@ def test_after_a_crash_a_lane_titled_without_a_sha_is_not_taken_for_an_untitled_
     from types import SimpleNamespace
 
     from bot.dispatch import DispatchPlan, run_title
-    from handlers.dispatch import already_started
+    from handlers.dispatch import started_since
 
     class Api:
         async def runs(self, workflow: str, **kwargs: object) -> list[dict[str, object]]:
@@ -70,5 +70,4 @@ def test_after_a_crash_a_lane_titled_without_a_sha_is_not_taken_for_an_untitled_
                            file="pr-test-amd-rocm720.yml")
     plan = DispatchPlan(lane, "amd/change-1", {"target_stage": "b"}, ("b",), "0123456789abcdef" * 2 + "01234567", 1)
     assert run_title(plan) == "[b]"
-    pull = SimpleNamespace(comment={"created_at": "2026-07-01T10:00:00Z"}, login="foldbot[bot]")
-    assert asyncio.run(already_started(Api(), plan, pull)) is None
+    assert asyncio.run(started_since(Api(), plan, "2026-07-01T10:00:00Z", "foldbot[bot]", "stopped")) is None

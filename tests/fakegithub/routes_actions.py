@@ -81,10 +81,12 @@ def _filtered_runs(call: Call, runs: Iterable[dict[str, Any]]) -> list[dict[str,
         "check_suite_id": lambda run, value: str(run.get("check_suite_id")) == value,
         "status": lambda run, value: value in (run.get("status"), run.get("conclusion")),
     }
+    now, unlisted = time.monotonic(), call.fake.unlisted_until
     selected = [
         run
         for run in runs
         if all(check(run, query[name]) for name, check in checks.items() if query.get(name))
+        and unlisted.get(int(run["id"]), 0.0) <= now
     ]
     # Newest first, like GitHub.
     return sorted(
@@ -236,7 +238,10 @@ def dispatch(call: Call) -> Reply:
     fake.dispatches.append(record)
     if fake.on_dispatch is not None:
         fake.on_dispatch(record, run)
-    if body.get("return_run_details") is True and fake.dispatch_returns_run_details:
+    details = body.get("return_run_details") is True and fake.dispatch_returns_run_details
+    if not details and fake.dispatch_listing_lag > 0:
+        fake.unlisted_until[int(run["id"])] = time.monotonic() + fake.dispatch_listing_lag
+    if details:
         rendered = fake.render.run(repo, run)
         return Reply(
             200,

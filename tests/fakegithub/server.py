@@ -107,6 +107,10 @@ class FakeGitHub(GitHubState):
         )
         self.rate_limit_status = 403
         self.dispatch_returns_run_details = dispatch_returns_run_details
+        #: Seconds a run dispatched without `return_run_details` stays out of the run listings
+        #: (GitHub answers 204 and creates the run after), and until when each such run does.
+        self.dispatch_listing_lag = 0.0
+        self.unlisted_until: dict[int, float] = {}
         # The App manifest flow (routes_manifest): each form post, and how long its code lasts.
         self.manifest_registrations: list[routes_manifest.Registration] = []
         self.manifest_code_lifetime = routes_manifest.CODE_LIFETIME
