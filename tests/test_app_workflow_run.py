@@ -106,6 +106,25 @@ async def test_a_second_run_edits_the_same_comment_and_issue(fake_github: FakeGi
     assert fake_github.count("PATCH", rf"/issues/comments/{comment_id}$") == 1
 
 
+async def test_a_report_comment_someone_deleted_is_written_again_at_the_next_run(fake_github: FakeGitHub,
+                                                                                bot: Bot) -> None:
+    """A maintainer deletes foldbot's report comment: the PR's next run writes it again, once
+    (it carries the state `/fold approve` reads; `comment_on: none` is how to have none)."""
+    world = sglang_world(fake_github)
+    first, second = world.runs[-2], world.runs[-1]
+    number = second["pull_requests"][0]["number"]
+    await bot.deliver("workflow_run", world.payload(first["id"], pull_requests=second["pull_requests"]))
+    await bot.settle()
+    (deleted,) = bot_comments(fake_github, world, number)
+    del world.repo.comments[deleted.id]
+    world.repo.issues[number].comment_ids.remove(deleted.id)
+    await bot.deliver("workflow_run", world.payload(second["id"]))
+    await bot.settle()
+    (comment,) = bot_comments(fake_github, world, number)
+    assert comment.id != deleted.id and f"As of `{second['head_sha'][:12]}`" in comment.body
+    assert fake_github.count("PATCH", rf"/issues/comments/{deleted.id}$") == 0
+
+
 async def test_a_dashboard_a_maintainer_closed_is_edited_closed_not_opened_again(fake_github: FakeGitHub,
                                                                                  bot: Bot) -> None:
     """A maintainer closes the dashboard issue: the next runs do not open another (one a run
