@@ -18,6 +18,14 @@ def _q(value: str, safe: str = "") -> str:
     return quote(str(value), safe=safe)
 
 
+class NotText(ValueError):
+    """A file foldbot reads as text (its config, a lane workflow, an allowlist) that is not UTF-8."""
+
+    def __init__(self, path: str, where: str) -> None:
+        super().__init__(f"`{path}` is not UTF-8 text ({where}): save it as UTF-8")
+        self.where = where
+
+
 class RepoAPI:
     def __init__(self, gh: GitHub, repo: str) -> None:
         self.gh = gh
@@ -52,7 +60,11 @@ class RepoAPI:
         data = await self._none_if_missing(f"{self.base}/contents/{_q(path, '/')}?ref={_q(ref)}")
         if not isinstance(data, dict) or data.get("type") != "file":
             return None
-        return base64.b64decode(data.get("content") or "").decode("utf-8"), str(data["sha"])
+        raw = base64.b64decode(data.get("content") or "")
+        try:
+            return raw.decode("utf-8"), str(data["sha"])
+        except UnicodeDecodeError as exc:  # (NotText: the caller says which file it is to the user)
+            raise NotText(path, f"byte {exc.start} is {raw[exc.start]:#04x}") from None
 
     async def directory(self, path: str, ref: str) -> list[dict[str, Any]]:
         """The entries of a directory at `ref`; empty when it does not exist."""

@@ -8,7 +8,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from .api import RepoAPI
 from .replies import REPLY_MARKER
@@ -78,25 +78,29 @@ async def find_dashboard(api: RepoAPI, login: str) -> dict[str, Any] | None:
     return max(ours, key=lambda i: int(i["number"])) if ours else None
 
 
-async def upsert_dashboard(api: RepoAPI, body: str, login: str) -> Written:
+async def upsert_dashboard(api: RepoAPI, body: str | Callable[[dict[str, Any] | None], str], login: str) -> Written:
+    """Write the dashboard issue (`body`: its text, or made from the issue found, None if none)."""
+    compose = body if callable(body) else (lambda _: body)
     existing = await find_dashboard(api, login)
     if existing is None:
-        created = await api.create_issue(DASHBOARD_TITLE, body, [DASHBOARD_LABEL])
+        text = compose(None)
+        created = await api.create_issue(DASHBOARD_TITLE, text, [DASHBOARD_LABEL])
         # As for comments: of two created at once the oldest stays; an issue cannot be
         # deleted, so the younger one is closed as a duplicate, pointing at it.
         listed = await find_dashboard(api, login)
         oldest = min([created, *([listed] if listed else [])], key=lambda i: int(i["number"]))
         if int(oldest["number"]) == int(created["number"]):
-            return Written("issue", int(created["number"]), "created", body, created.get("html_url"))
+            return Written("issue", int(created["number"]), "created", text, created.get("html_url"))
         await api.update_issue(created["number"], state="closed", state_reason="not_planned",
                                body=f"A duplicate of #{oldest['number']}, written at the same time; foldbot reports there.")
         log.warning("%s: dashboard issue #%s closed, a duplicate of #%s written at the same time", api.repo,
                     created["number"], oldest["number"])
         existing = oldest
-    if existing.get("body") == body:
-        return Written("issue", int(existing["number"]), "unchanged", body, existing.get("html_url"))
-    await api.update_issue(existing["number"], body=body)
-    return Written("issue", int(existing["number"]), "updated", body, existing.get("html_url"))
+    text = compose(existing)
+    if existing.get("body") == text:
+        return Written("issue", int(existing["number"]), "unchanged", text, existing.get("html_url"))
+    await api.update_issue(existing["number"], body=text)
+    return Written("issue", int(existing["number"]), "updated", text, existing.get("html_url"))
 
 
 _STATE = re.compile(re.escape(STATE_OPEN) + r"(\{.*?\})" + re.escape(STATE_CLOSE), re.S)

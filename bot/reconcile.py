@@ -3,14 +3,15 @@ redeliver on its own, and a delivery can be lost before foldbot ever saw it) is 
 and reported all the same.
 
 For each repository of each installation: the latest completed run of each lane is
-compared with the dashboard issue's state block. A run is missed when the dashboard
-has no state, or it reports that lane and its runs do not include the run, or it
-reports another lane and was last written before the run completed. A missed run is
-reported as its delivery would have been (`report`).
+compared with the dashboard issue's state block, which names the runs reported of every
+lane (`ReportState.reported`). A run is missed when the dashboard has no state, or its
+state does not name that run and attempt. A missed run is reported as its delivery
+would have been (`report`).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
@@ -19,6 +20,9 @@ from .config import ConfigError
 from .github import GitHubError, GitHubPool
 from .publish import find_dashboard, read_report
 from .repo import read_config, read_lanes
+from .workflow import WorkflowError
+
+logger = logging.getLogger("foldbot.reconcile")
 
 
 @dataclass(frozen=True)
@@ -30,13 +34,13 @@ class Missed:
 
 
 def missed(run: dict[str, Any], lane: str, dashboard: dict[str, Any] | None) -> bool:
-    """Whether the dashboard does not account for this completed run of `lane`."""
+    """Whether the dashboard's state does not name this completed run (and attempt) of `lane`
+    among those reported: whichever lane the dashboard shows, and whatever runs that
+    report's history read (a lost run newer than the run reported is among those)."""
     state = read_report(dashboard.get("body") or "") if dashboard else None
-    if dashboard is None or state is None:
+    if state is None:
         return True
-    if state.workflow == lane:
-        return int(run["id"]) not in state.runs
-    return str(run.get("updated_at") or "") > str(dashboard.get("updated_at") or "")
+    return (int(run["id"]), int(run.get("run_attempt") or 1)) not in state.reported.get(lane, ())
 
 
 async def find_missed(pool: GitHubPool, login: str, *, log: Callable[[str], None] = lambda _: None) -> list[Missed]:
@@ -54,8 +58,10 @@ async def find_missed(pool: GitHubPool, login: str, *, log: Callable[[str], None
             api = RepoAPI(pool.for_installation(installation_id), str(repository["full_name"]))
             try:
                 out += await _missed_in(api, installation_id, str(repository["default_branch"]), login)
-            except (GitHubError, ConfigError) as exc:
+            except (GitHubError, ConfigError, WorkflowError) as exc:  # (the dashboard says what to fix)
                 log(f"{api.repo}: not reconciled: {exc}")
+            except Exception as exc:  # a bug: this repository's, not the other repositories' round
+                logger.exception("%s: not reconciled: %r", api.repo, exc)
     return out
 
 

@@ -11,8 +11,9 @@ from typing import Any, MutableMapping
 
 import cachetools
 
-from .api import RepoAPI
-from .config import CONFIG_PATH, RepoConfig, parse_config
+from .api import NotText, RepoAPI
+from .config import CONFIG_PATH, ConfigError, RepoConfig, parse_config
+from .workflow import WorkflowError
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,10 @@ async def read_config(api: RepoAPI, ref: str, cache: MutableMapping[Any, Any] | 
     key = ("config", api.repo, ref)
     found = cache.get(key) if cache is not None else None
     if found is None:
-        read = await api.file(CONFIG_PATH, ref)
+        try:
+            read = await api.file(CONFIG_PATH, ref)
+        except NotText as exc:
+            raise ConfigError(f"not UTF-8 text ({exc.where}): save it as UTF-8") from None
         found = read[0] if read else _NONE
         if cache is not None:
             cache[key] = found
@@ -67,7 +71,10 @@ async def read_lanes(api: RepoAPI, ref: str, config: RepoConfig, also: tuple[str
         known = cache.get(key) if cache is not None and blob else None
         if known is not None:
             return known, blob
-        item = await api.file(path, ref)
+        try:
+            item = await api.file(path, ref)
+        except NotText as exc:
+            raise WorkflowError(str(exc)) from None
         if item is not None and cache is not None:
             cache[("blob", api.repo, item[1])] = item[0]
         return item

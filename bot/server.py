@@ -809,11 +809,11 @@ async def reconcile_loop(state: AppState) -> None:
                     await asyncio.to_thread(state.journal.lead, "reconcile", settings.reconcile_minutes * 60 * 0.9):
                 async with holding_lead(state, "reconcile"):
                     found = await find_missed(state.pool, await state.pool.bot_login(), log=log.warning)
-                for item in found:
-                    await accept_synthetic(state, "workflow_run", reconcile_delivery(item), item.installation_id,
-                                           f"reconcile-{item.run['id']}-{item.run.get('run_attempt') or 1}")
-                if found:
-                    log.warning("reconcile: %d lane runs were never delivered; they are reported now", len(found))
+                taken = [item for item in found if await accept_synthetic(
+                    state, "workflow_run", reconcile_delivery(item), item.installation_id,
+                    f"reconcile-{item.run['id']}-{item.run.get('run_attempt') or 1}")]
+                if taken:  # (not those reconciled already, whose report did not count them: not a lane any more, ...)
+                    log.warning("reconcile: %d lane runs were never delivered; they are reported now", len(taken))
         except (GitHubError, aiohttp.ClientError, asyncio.TimeoutError) as exc:
             log.error("reconcile: could not list the installations' lane runs: %s", exc)
         except Exception:  # the journal (Redis away), or a bug: the next round comes all the same

@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import zlib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .edit import patch_id as compute_patch_id
@@ -55,6 +55,23 @@ def _str(value: Any, name: str) -> str:
     return value
 
 
+#: Completions the dashboard's `reported` keeps per lane (reconciling needs only the latest).
+REPORTED_KEPT = 20
+
+
+def _reported(data: Any) -> dict[str, tuple[tuple[int, int], ...]]:
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise StateError("`reported` is not an object")
+    out = {}
+    for lane, items in data.items():
+        if not isinstance(items, list) or not all(isinstance(item, list) and len(item) == 2 for item in items):
+            raise StateError("`reported` is not a list of [run id, attempt] per lane")
+        out[_str(lane, "reported")] = tuple((_int(i, "reported"), _int(a, "reported")) for i, a in items)
+    return out
+
+
 @dataclass(frozen=True)
 class ReportState:
     workflow: str  # the measured lane file
@@ -68,6 +85,16 @@ class ReportState:
     pr: int | None = None  # the PR whose comment this is; None on the dashboard
     #: Each suggestion's own (patch id, patch, summary), approvable alone.
     suggestions: tuple[tuple[str, str, str], ...] = ()
+    #: On the dashboard: per lane file, the (run id, attempt) of the latest completions foldbot
+    #: reported, oldest first (`REPORTED_KEPT` a lane), every lane's, whichever the report shows:
+    #: what reconciling compares a lane's latest run with (`runs` is the history read, newer
+    #: runs included, not what was reported).
+    reported: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+
+    def reporting(self, lane: str, run_id: int, attempt: int) -> dict[str, tuple[tuple[int, int], ...]]:
+        """`reported` with this completion added to `lane`'s."""
+        kept = tuple(item for item in self.reported.get(lane, ()) if item != (run_id, attempt))
+        return {**self.reported, lane: (*kept, (run_id, attempt))[-REPORTED_KEPT:]}
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"v": VERSION, "workflow": self.workflow, "base_sha": self.base_sha,
@@ -81,6 +108,8 @@ class ReportState:
             data["pr"] = self.pr
         if self.suggestions:
             data["suggestions_z"] = _pack(json.dumps([list(item) for item in self.suggestions]))
+        if self.reported:
+            data["reported"] = {lane: [list(item) for item in items] for lane, items in self.reported.items()}
         return data
 
     @classmethod
@@ -106,6 +135,7 @@ class ReportState:
             summary=_unpack(data.get("summary_z")),
             pr=None if pr is None else _int(pr, "pr"),
             suggestions=_suggestions(data.get("suggestions_z")),
+            reported=_reported(data.get("reported")),
         )
 
     @property

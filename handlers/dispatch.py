@@ -69,12 +69,10 @@ async def allowance_of(api: RepoAPI, ctx: Context, pull: PullRead) -> Allowance 
     path = pull.config.ci_permissions_file
     if not path:
         return None
-    found = await api.file(path, pull.base_sha)
-    if found is None:
-        return None
     try:
-        return parse_ci_permissions(found[0]).get(pull.user.lower())
-    except ValueError as exc:
+        found = await api.file(path, pull.base_sha)
+        return parse_ci_permissions(found[0]).get(pull.user.lower()) if found else None
+    except ValueError as exc:  # (a NotText too)
         ctx.log.warning("%s: %s is not usable: %s", api.repo, path, exc)
         return None
 

@@ -20,14 +20,16 @@ from bot.config import ConfigError
 from bot.context import Context
 from bot.github import GitHub
 from bot.joblogs import read_logs
-from bot.publish import our_replies, upsert_comment, upsert_dashboard
+from bot.publish import our_replies, read_report, upsert_comment, upsert_dashboard
 from bot.replies import completed_reply, dispatched_head
 from bot.report import pull_summary, suggestion_states, to_markdown
 from bot.reporting import PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, skipped_note
 from bot.config import RepoConfig
-from bot.repo import history, pull_requests_of_run, read_config, read_lanes, touches_ci, workflow_listing
+from bot.repo import (LaneFiles, history, pull_requests_of_run, read_config, read_lanes, touches_ci,
+                      workflow_listing)
 from bot.states import ReportState
 from bot.verify import check_patch
+from bot.workflow import WorkflowError
 
 router = routing.Router()
 
@@ -82,9 +84,13 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
     bundles = bundles[-config.history_runs:]
     policies = {n: comment_policy(config, forced=n == force_comment) for n in {*prs, *([force_comment] if force_comment else [])}}
     lanes, changed = await asyncio.gather(
-        read_lanes(api, head, config, also=(path,), listing=listing, cache=ctx.state.files),
+        _lanes(api, head, config, path, listing, ctx),
         asyncio.gather(*(api.pull_files(n) for n, policy in policies.items() if policy == "if-ci")),
     )
+    if isinstance(lanes, WorkflowError):  # a lane file that is not text
+        await upsert_dashboard(api, error_body(repo, str(lanes)), login)
+        ctx.log.warning("%s: %s", repo, lanes)
+        return
     touched = dict(zip((n for n, policy in policies.items() if policy == "if-ci"), changed))
     if path not in lanes.files:
         ctx.log.info("%s: %s is not on the default branch (yet); nothing to patch", repo, path)
@@ -105,7 +111,14 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
     numbers = [n for n, policy in policies.items()
                if policy == "always" or (policy == "if-ci" and touches_ci(touched[n], config))]
     # write: the dashboard, then the PRs' comments (which link it) at once
-    dashboard = await upsert_dashboard(api, to_markdown(analysis, checks=check_text, state=state.to_json()), login)
+    completion = (int(run["id"]), int(run.get("run_attempt") or 1))
+
+    def dashboard_body(existing: dict[str, Any] | None) -> str:  # with every lane's reported runs, and this one
+        previous = read_report(str(existing.get("body") or "")) if existing else None
+        reported = replace(state, reported=previous.reported if previous else {}).reporting(path, *completion)
+        return to_markdown(analysis, checks=check_text, state=replace(state, reported=reported).to_json())
+
+    dashboard = await upsert_dashboard(api, dashboard_body, login)
     ctx.log.info("%s: dashboard issue #%d %s", repo, dashboard.number, dashboard.action)
     bodies = {n: to_markdown(analysis, checks=check_text, state=replace(state, pr=n).to_json(), title=PR_REPORT_TITLE,
                              skipped_note=skipped_note(analysis), dashboard=dashboard.url or f"#{dashboard.number}")
@@ -136,6 +149,14 @@ async def _config(api: RepoAPI, head: str, ctx: Context) -> RepoConfig | ConfigE
     try:
         return await read_config(api, head, ctx.state.cache)
     except ConfigError as exc:
+        return exc
+
+
+async def _lanes(api: RepoAPI, head: str, config: RepoConfig, path: str, listing: list[dict[str, Any]],
+                 ctx: Context) -> LaneFiles | WorkflowError:
+    try:
+        return await read_lanes(api, head, config, also=(path,), listing=listing, cache=ctx.state.files)
+    except WorkflowError as exc:
         return exc
 
 

@@ -14,7 +14,7 @@ import pytest
 from bot.api import RepoAPI
 from bot.states import ReportState
 from bot.publish import DASHBOARD_LABEL, DASHBOARD_TITLE, read_state, upsert_comment, upsert_dashboard
-from bot.report import MARKER
+from bot.report import MARKER, md_escape
 from tests.paths import AMD, ROCM720
 from tests.fakegithub import FakeGitHub, blob_sha
 from tests.harness import INSTALLATION, Bot, app_pool, sglang_world
@@ -141,6 +141,26 @@ async def test_a_dashboard_a_maintainer_closed_is_edited_closed_not_opened_again
     assert dashboards(fake_github, world) == [issue] and fake_github.count("POST", r"/issues$") == 1
     assert (issue.state, issue.state_reason) == ("closed", "completed")
     assert issue.body != before and str(second["id"]) in issue.body
+
+
+@pytest.mark.parametrize("path", [".github/foldbot.yml", ROCM720], ids=["config", "lane"])
+async def test_a_config_or_lane_file_that_is_not_utf8_is_named_on_the_dashboard(fake_github: FakeGitHub, bot: Bot,
+                                                                                 path: str) -> None:
+    """A file saved in Latin-1 (a Windows editor): the delivery is handled, and the
+    dashboard names the file and what to do; no PR comment, no handler failure."""
+    world = sglang_world(fake_github)
+    before = world.repo.blobs_at("main")[path] if path == ROCM720 else b"history_runs: 5\n"
+    world.repo.put_files("main", {path: b"# caf\xe9\n" + before})
+    run = world.runs[-1]
+    await bot.deliver("workflow_run", world.payload(run["id"]))
+    await bot.settle()
+    (issue,) = dashboards(fake_github, world)
+    said = (".github/foldbot.yml: not UTF-8 text (byte 5 is 0xe9): save it as UTF-8" if path != ROCM720 else
+            f"`{ROCM720}` is not UTF-8 text (byte 5 is 0xe9): save it as UTF-8")
+    assert f"foldbot could not analyse sgl-project/sglang: {md_escape(said)}\n" in issue.body
+    assert bot_comments(fake_github, world, run["pull_requests"][0]["number"]) == []
+    assert 'outcome="ok"' in (text := await (await bot.session.get(f"{bot.url}/metrics")).text()) and \
+        'outcome="error"' not in text and 'outcome="github_error"' not in text
 
 
 async def test_the_same_delivery_five_times_is_processed_once(fake_github: FakeGitHub, bot: Bot) -> None:

@@ -4,17 +4,24 @@ state) and reported all the same; once reported, it is not found again."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
+import time
+
+import pytest
 
 from bot.context import Context
 from bot.reconcile import Missed, reconcile
 from handlers.workflow_run import report_run
 from bot.api import RepoAPI
 from bot.publish import DASHBOARD_LABEL, read_report
+from bot.reconcile import find_missed
 from tests.fakegithub import FakeGitHub
-from tests.harness import ROCM720_ID, Bot, sglang_world
-from tests.paths import ROCM720
+from tests.fakegithub.state import iso
+from tests.harness import AMD_ID, ROCM720_ID, Bot, sglang_world, start_bot
+from tests.paths import AMD, ROCM720
+from tests.test_app_workflow_run import bot_comments
 
 
 def dashboard_state(world):  # noqa: ANN001, ANN201
@@ -45,6 +52,7 @@ async def test_a_run_whose_delivery_never_came_is_reported(fake_github: FakeGitH
     found = await reconcile(state.pool, report, lines.append)
     assert [(m.repo, m.run["id"]) for m in found] == [("sgl-project/sglang", lost["id"])]
     assert lost["id"] in dashboard_state(world).runs
+    assert dashboard_state(world).reported[ROCM720][-1] == (lost["id"], 1)
     assert any(f"run {lost['id']}" in line and "never reported" in line for line in lines)
     assert await reconcile(state.pool, report, lines.append) == []  # once reported, found no more
 
@@ -97,3 +105,85 @@ async def test_an_installation_that_cannot_be_read_does_not_stop_the_others(fake
 
 async def _no_report(item: Missed) -> None:
     del item
+
+
+def _lost_run(fake: FakeGitHub, world, path: str, workflow_id: int, completed: float) -> dict:  # noqa: ANN001
+    """A completed run of the lane like the world's newest, whose delivery never comes."""
+    template = world.runs[-1]
+    run = {k: v for k, v in copy.deepcopy(template).items() if k not in ("id", "node_id", "run_number")}
+    run.update(created_at=iso(completed - 3600), updated_at=iso(completed), run_started_at=iso(completed - 3600),
+               workflow_id=workflow_id, path=path)
+    lost = fake.add_run(world.repo, run)
+    fake.add_jobs(lost["id"], [{k: v for k, v in j.items() if k not in ("id", "run_id", "node_id")}
+                               for j in fake.jobs_of(template["id"])])
+    return lost
+
+
+async def test_a_lost_run_of_a_lane_the_dashboard_does_not_show_is_found(fake_github: FakeGitHub, bot: Bot) -> None:
+    """A run of `pr-test-amd.yml` completes and its delivery is lost; then a rocm720 run is
+    reported, and the dashboard shows rocm720, written after the lost run completed. The
+    dashboard's state names the runs reported of each lane: the amd run is not among them.
+    (Before, a lane the dashboard did not show was judged by the issue's `updated_at`.)"""
+    world = sglang_world(fake_github)
+    lost = _lost_run(fake_github, world, AMD, AMD_ID, time.time() - 600)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    assert dashboard_state(world).workflow == ROCM720
+    found = await find_missed(bot.state.pool, await bot.state.pool.bot_login())
+    assert [(m.run["id"], m.run["path"]) for m in found] == [(lost["id"], AMD)]
+
+
+async def test_a_lost_run_an_older_runs_report_had_read_still_gets_its_pr_comment(
+        fake_github: FakeGitHub, caplog: pytest.LogCaptureFixture) -> None:
+    """The lane's newest run (its own PR) completes; its delivery never comes. Then an older
+    run's delivery is reported: that report's history reads the newest run too, but the newest
+    run was not reported. `foldbot serve` reconciles it: its PR gets its comment, once, and the
+    log says so once."""
+    caplog.set_level(logging.INFO, logger="foldbot")
+    world = sglang_world(fake_github)
+    lost = world.runs[-1]
+    number = lost["pull_requests"][0]["number"]
+    first, runner = await start_bot(fake_github)
+    try:
+        await first.deliver("workflow_run", world.payload(world.runs[-2]["id"]))
+        await first.settle()
+    finally:
+        await first.session.close()
+        await runner.cleanup()
+    assert lost["id"] in dashboard_state(world).runs and bot_comments(fake_github, world, number) == []
+    bot, runner = await start_bot(fake_github, reconcile_minutes=0.01, redeliver_first_seconds=0.05)
+    try:
+        for _ in range(100):
+            await asyncio.sleep(0.1)
+            await bot.settle()
+            if bot_comments(fake_github, world, number):
+                break
+        await asyncio.sleep(1)  # more rounds: nothing more
+        await bot.settle()
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+    assert len(bot_comments(fake_github, world, number)) == 1
+    assert dashboard_state(world).reported[ROCM720] == ((world.runs[-2]["id"], 1), (lost["id"], 1))
+    said = [r.getMessage() for r in caplog.records if "never delivered" in r.getMessage()]
+    assert said == ["reconcile: 1 lane runs were never delivered; they are reported now"]
+
+
+@pytest.mark.parametrize(("path", "text", "said"), [
+    (".github/foldbot.yml", "lanes: ['x']\n".encode("utf-16"),
+     ".github/foldbot.yml: not UTF-8 text (byte 0 is 0xff): save it as UTF-8"),
+    (".github/foldbot.yml", b"# caf\xe9\nhistory_runs: 5\n",
+     ".github/foldbot.yml: not UTF-8 text (byte 5 is 0xe9): save it as UTF-8"),
+    (".github/workflows/pr-test-amd.yml", b"# caf\xe9\non: [push]\njobs: {}\n",
+     "`.github/workflows/pr-test-amd.yml` is not UTF-8 text (byte 5 is 0xe9): save it as UTF-8"),
+], ids=["utf16-config", "latin1-config", "latin1-lane"])
+async def test_a_repository_whose_files_are_not_utf8_is_named_and_the_others_are_reconciled(
+        fake_github: FakeGitHub, bot: Bot, path: str, text: bytes, said: str) -> None:
+    broken = fake_github.add_repo("aaa", "broken")
+    broken.put_files("main", {".github/workflows/pr-test-amd.yml": "on: [push]\njobs: {}\n", path: text})
+    fake_github.add_installation(5, [broken])
+    sglang_world(fake_github)
+    lines: list[str] = []
+    found = await find_missed(bot.state.pool, await bot.state.pool.bot_login(), log=lines.append)
+    assert [m.repo for m in found] == ["sgl-project/sglang"]
+    assert lines == [f"aaa/broken: not reconciled: {said}"]
