@@ -33,7 +33,12 @@ def delivered(item: dict[str, Any]) -> bool:
 ASK_AGAIN_SECONDS = 3600
 #: A GUID with this many attempts (the delivery and its redeliveries), none delivered, is not
 #: asked for again: what fails this often (a payload foldbot answers 400, a wrong secret) needs a person.
+#: Counted from the attempts listed and from foldbot's own asks (`Memory.asks`): a window shorter
+#: than the tries take would otherwise never hold MAX_TRIES of them, and the newest attempt, asked
+#: for again, keeps the GUID in GitHub's retention: asked for every hour, for ever.
 MAX_TRIES = 4
+#: GitHub keeps a delivery this long (its docs: "the past 3 days"); an ask is remembered as long.
+RETENTION = timedelta(days=3)
 #: At most this many redeliveries are asked for in one pass; the rest, in the next.
 MAX_PER_PASS = 100
 
@@ -59,12 +64,18 @@ def to_redeliver(items: Iterable[dict[str, Any]], events: Iterable[str], known: 
     return _choose(attempts, known(sorted(attempts)), asked)
 
 
+def _tries(listed: list[dict[str, Any]], asks: dict[str, tuple[int, float]], guid: str) -> int:
+    """How many times GitHub has tried a GUID: the attempts listed, or more (the delivery and
+    each redelivery foldbot asked for, some of them out of the window now)."""
+    return max(len(listed), asks[guid][0] + 1 if guid in asks else 0)
+
+
 def _choose(attempts: dict[str, list[dict[str, Any]]], seen: Container[str],
-            asked: Container[str]) -> list[dict[str, Any]]:
-    """`to_redeliver`, from the attempts already grouped by GUID (`_attempts`) and the GUIDs
-    the journal has (`seen`)."""
+            asked: Container[str], asks: dict[str, tuple[int, float]] | None = None) -> list[dict[str, Any]]:
+    """`to_redeliver`, from the attempts already grouped by GUID (`_attempts`), the GUIDs
+    the journal has (`seen`) and how often foldbot asked for each (`asks`)."""
     failed = {guid: max(tries, key=lambda t: t["id"]) for guid, tries in attempts.items()
-              if len(tries) < MAX_TRIES and guid not in asked}
+              if _tries(tries, asks or {}, guid) < MAX_TRIES and guid not in asked}
     return [failed[guid] for guid in sorted(failed, key=lambda g: failed[g]["id"]) if guid not in seen]
 
 
@@ -86,6 +97,16 @@ class Memory:
     undelivered: list[dict[str, Any]] = field(default_factory=list)
     #: when it was kept (epoch seconds; for people and tests: replicas' clocks differ)
     kept: float = 0.0
+    #: GUID -> how many times foldbot asked GitHub to redeliver it, and when it last did (epoch
+    #: seconds), for RETENTION: what MAX_TRIES counts beside the attempts listed.
+    asks: dict[str, tuple[int, float]] = field(default_factory=dict)
+
+    def asked_for(self, guid: str, moment: float) -> None:
+        self.asks[guid] = (self.asks[guid][0] + 1 if guid in self.asks else 1, moment)
+
+    def forget_asks(self, before: float) -> None:
+        """The asks last made before `before` (GitHub no longer keeps their GUIDs)."""
+        self.asks = {guid: ask for guid, ask in self.asks.items() if ask[1] >= before}
 
     def dumps(self, asked: dict[str, float], source: str) -> str:
         """As text, with the asked GUIDs, for the App `source` names (its API and id: the ids
@@ -93,8 +114,10 @@ class Memory:
         newest, undelivered = self.newest, self.undelivered
         if len(undelivered) > MAX_KEPT_ATTEMPTS:
             newest, undelivered = None, []
+        asks = dict(sorted(self.asks.items(), key=lambda item: item[1][1])[-MAX_KEPT_ATTEMPTS:])  # the latest
         return json.dumps({"source": source, "newest": newest, "undelivered": undelivered, "asked": asked,
-                           "kept": self.kept}, separators=(",", ":"))
+                           "kept": self.kept, "asks": {guid: list(ask) for guid, ask in asks.items()}},
+                          separators=(",", ":"))
 
     @classmethod
     def loads(cls, text: str, source: str) -> tuple[Memory, dict[str, float]] | None:
@@ -118,13 +141,23 @@ class Memory:
             raise ValueError("`asked` is not a map of GUIDs to times")
         if not isinstance(kept, (int, float)) or isinstance(kept, bool):
             raise ValueError("`kept` is not a time")
-        return cls(newest, undelivered, float(kept)), {str(guid): float(until) for guid, until in asked.items()}
+        asks = data.get("asks") or {}  # (kept by a foldbot before it counted its asks: none)
+        if not isinstance(asks, dict) or not all(
+                isinstance(ask, list) and len(ask) == 2 and type(ask[0]) is int
+                and isinstance(ask[1], (int, float)) and not isinstance(ask[1], bool) for ask in asks.values()):
+            raise ValueError("`asks` is not a map of GUIDs to [count, time]")
+        return (cls(newest, undelivered, float(kept), {str(guid): (n, float(t)) for guid, (n, t) in asks.items()}),
+                {str(guid): float(until) for guid, until in asked.items()})
 
     def union(self, other: Memory) -> Memory:
         """What both remember, erring towards listing more: the older cursor, every attempt."""
         newest = None if self.newest is None or other.newest is None else min(self.newest, other.newest)
         attempts = {item["id"]: item for item in [*self.undelivered, *other.undelivered]}
-        return Memory(newest, [attempts[key] for key in sorted(attempts)], max(self.kept, other.kept))
+        asks = dict(self.asks)
+        for guid, (count, when) in other.asks.items():
+            mine = asks.get(guid, (0, 0.0))
+            asks[guid] = (max(mine[0], count), max(mine[1], when))
+        return Memory(newest, [attempts[key] for key in sorted(attempts)], max(self.kept, other.kept), asks)
 
     def merge(self, listed: list[dict[str, Any]], events: Iterable[str],
               newer_than: datetime) -> dict[str, list[dict[str, Any]]]:
@@ -170,13 +203,17 @@ async def redeliver_failed(pool: GitHubPool, events: Iterable[str], known: Calla
     listed = await pool.hook_deliveries(moment - window, after=memory.newest if memory else None)
     outcome = Outcome(len(listed), [], [])
     attempts = memory.merge(listed, events, moment - window) if memory is not None else _attempts(listed, events)
+    asks: dict[str, tuple[int, float]] = {}
+    if memory is not None:
+        memory.forget_asks(before=(moment - RETENTION).timestamp())
+        asks = memory.asks
     # which of them the journal has, asked once and off the event loop (Redis: one pipelined round trip)
     seen = await asyncio.to_thread(known, sorted(attempts)) if attempts else set()
-    hopeless = [guid for guid, tries in attempts.items() if len(tries) >= MAX_TRIES]
+    hopeless = [guid for guid, tries in attempts.items() if _tries(tries, asks, guid) >= MAX_TRIES]
     outcome.given_up = sorted(guid for guid in hopeless if guid not in seen and guid not in asked)
     for guid in outcome.given_up:  # named once, not every round
         asked[guid] = moment.timestamp() + window.total_seconds()
-    chosen = _choose(attempts, seen, asked)
+    chosen = _choose(attempts, seen, asked, asks)
     for index, item in enumerate(chosen):
         guid = str(item["guid"])
         if len(outcome.asked) >= MAX_PER_PASS:
@@ -194,6 +231,8 @@ async def redeliver_failed(pool: GitHubPool, events: Iterable[str], known: Calla
                 asked[guid] = moment.timestamp() + window.total_seconds()
             continue
         asked[guid] = moment.timestamp() + ASK_AGAIN_SECONDS
+        if memory is not None:
+            memory.asked_for(guid, moment.timestamp())
         outcome.asked.append(guid)
         log.info("asked GitHub to redeliver %s (%s, failed with %s %s)", guid, item.get("event"),
                  item.get("status_code"), item.get("status"))

@@ -328,7 +328,7 @@ async def test_a_round_lists_only_what_is_newer_than_the_last_and_remembers_what
 
 def test_what_a_round_listed_and_asked_for_is_kept_as_text_and_read_back() -> None:
     from bot.redeliver import MAX_KEPT_ATTEMPTS, Memory
-    memory = Memory(7, [{"id": 7, "guid": "g", "event": "workflow_run", "status_code": 502}], 1.5)
+    memory = Memory(7, [{"id": 7, "guid": "g", "event": "workflow_run", "status_code": 502}], 1.5, {"g": (2, 50.0)})
     text = memory.dumps({"g": 99.0}, "https://api.github.com app 1")
     assert Memory.loads(text, "https://api.github.com app 1") == (memory, {"g": 99.0})
     assert Memory.loads(text, "https://ghe.example/api/v3 app 1") is None  # another GitHub's ids mean nothing
@@ -339,12 +339,52 @@ def test_what_a_round_listed_and_asked_for_is_kept_as_text_and_read_back() -> No
                        "`undelivered` is not a list of attempts with an id and a GUID"),
                       ('{"newest": null, "undelivered": [], "asked": {"g": true}, "kept": 0}',
                        "`asked` is not a map of GUIDs to times"),
-                      ('{"newest": null, "undelivered": [], "asked": {}}', "`kept` is not a time")):
+                      ('{"newest": null, "undelivered": [], "asked": {}}', "`kept` is not a time"),
+                      ('{"newest": null, "undelivered": [], "asked": {}, "kept": 0, "asks": {"g": [1.5, 2]}}',
+                       "`asks` is not a map of GUIDs to [count, time]")):
         with pytest.raises(ValueError) as error:
             Memory.loads(text.replace("{", '{"source": "s", ', 1) if text != "[]" else text, "s")
         assert str(error.value) == why
     outage = Memory(9000, [{"id": i, "guid": f"g{i}"} for i in range(MAX_KEPT_ATTEMPTS + 1)], 2.0)
     assert Memory.loads(outage.dumps({"g1": 5.0}, "s"), "s") == (Memory(None, [], 2.0), {"g1": 5.0})  # lists anew
+    many = Memory(asks={f"g{i}": (1, float(i)) for i in range(MAX_KEPT_ATTEMPTS + 1)})
+    kept, _ = Memory.loads(many.dumps({}, "s"), "s")
+    assert len(kept.asks) == MAX_KEPT_ATTEMPTS and "g0" not in kept.asks  # the latest asks are kept
+    older = '{"source": "s", "newest": 3, "undelivered": [], "asked": {}, "kept": 1}'  # before asks were counted
+    assert Memory.loads(older, "s") == (Memory(3, [], 1.0), {})
+    assert Memory(asks={"a": (1, 5.0), "b": (3, 1.0)}).union(Memory(asks={"a": (2, 4.0)})).asks == \
+        {"a": (2, 5.0), "b": (3, 1.0)}
+
+
+@pytest.mark.parametrize("hours", [2, 24])
+async def test_a_delivery_that_always_fails_is_tried_max_tries_times_whatever_the_window(
+        fake_github: FakeGitHub, hours: int) -> None:
+    """Rounds every 10 minutes for 12 hours; every redelivery of `poison` fails. foldbot asks
+    for it until GitHub has tried it MAX_TRIES times, then names it as left to a person, once.
+    A window shorter than the tries take (2 h: an ask an hour) holds only two attempts at a
+    time; foldbot counts its own asks, so it stops all the same (before, it asked every hour,
+    for ever: the newest attempt kept the GUID in GitHub's retention)."""
+    from bot.redeliver import MAX_TRIES, Memory, redeliver_failed
+    hook = app_hook(fake_github)
+    hook.configure("http://127.0.0.1:9/webhook", SECRET)  # every redelivery fails
+    hook.record("workflow_run", {"action": "completed"}, guid="poison", status_code=400,
+                status="Invalid HTTP Response: 400")
+    asked: dict[str, float] = {}
+    memory, start, step = Memory(), datetime.now(timezone.utc), 600
+    given_up: list[str] = []
+    async with aiohttp.ClientSession() as session:
+        pool = app_pool(fake_github, session)
+        for round_ in range(12 * 3600 // step):
+            now = start + timedelta(seconds=round_ * step)
+            outcome = await redeliver_failed(pool, ["workflow_run"], lambda guids: set(), asked,
+                                             timedelta(hours=hours), now=now, memory=memory)
+            given_up += outcome.given_up
+            tried = len(hook.deliveries)
+            await asyncio.gather(*hook.tasks)
+            for delivery in hook.deliveries[tried:]:  # a redelivery is made at the round's time
+                delivery.delivered_at = now.timestamp()
+    assert [d.guid for d in hook.deliveries].count("poison") == MAX_TRIES
+    assert given_up == ["poison"]
 
 
 async def _kept_after(bot: Any, when: float) -> Any:
