@@ -17,7 +17,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import urljoin
 
@@ -34,6 +34,11 @@ from .metrics import Metrics
 log = logging.getLogger("foldbot.github")
 
 USER_AGENT = f"foldbot/{__version__}"
+#: A round of redelivery lists again the deliveries made this many seconds before the newest it
+#: listed last time: one GitHub was still trying then (it waits 10 s for an answer) may be listed
+#: only after deliveries made after it.
+LATE_SECONDS = 60
+
 #: A token is used until this many seconds before GitHub says it expires.
 TOKEN_MARGIN_SECONDS = 300
 
@@ -331,21 +336,27 @@ class GitHubPool:
         return None
 
     async def hook_deliveries(self, newer_than: datetime, after: int | None = None) -> list[dict[str, Any]]:
-        """The App's webhook deliveries delivered after `newer_than` (and with an id above
-        `after`: listed before) (`GET /app/hook/deliveries` with the App's JWT, newest first,
-        100 a page, following the `cursor` links). All of them: GitHub's `status=failure`
-        filter keeps only status codes 400-599, and a delivery that never reached foldbot (it
-        was down, or too slow: no status code, 0) is the one to ask for most."""
+        """The App's webhook deliveries delivered after `newer_than`, and, with `after` (the
+        newest id listed before), those with a higher id or delivered at most LATE_SECONDS
+        before the first with a lower one (`GET /app/hook/deliveries` with the App's JWT,
+        newest first, 100 a page, following the `cursor` links). All of them: GitHub's
+        `status=failure` filter keeps only status codes 400-599, and a delivery that never
+        reached foldbot (it was down, or too slow: no status code, 0) is the one to ask for most."""
         api = self._api("hook")
         found: list[dict[str, Any]] = []
         url = "/app/hook/deliveries?per_page=100"
+        edge: datetime | None = None  # when the first delivery listed before was delivered
         try:
             async for item in api.getiter(url, jwt=self.credentials.jwt()):
                 when = _parse_time(item.get("delivered_at")) if isinstance(item, dict) else None
                 if when is not None and when <= newer_than:
                     break
                 if after is not None and isinstance(item, dict) and type(item.get("id")) is int and item["id"] <= after:
-                    break
+                    # listed before; but one GitHub was still trying when the last round listed may have
+                    # been listed after deliveries with higher ids: those of the last LATE_SECONDS again
+                    edge = edge or when
+                    if when is None or edge is None or when < edge - timedelta(seconds=LATE_SECONDS):
+                        break
                 found.append(item)
         except HTTPException as exc:
             raise GitHubError(int(exc.status_code), str(exc), "GET", url) from None

@@ -307,8 +307,9 @@ async def test_a_round_lists_only_what_is_newer_than_the_last_and_remembers_what
     hook.configure("http://127.0.0.1:9/webhook", SECRET)  # nothing listens: every redelivery fails
     _failed(hook, "w1")
     _failed(hook, "w2")
-    for i in range(250):
-        hook.record("workflow_run", {"action": "completed"}, guid=f"ok{i}", status_code=202, status="OK")
+    for i in range(250):  # 20 s apart, the last 2,020 s ago
+        hook.record("workflow_run", {"action": "completed"}, guid=f"ok{i}", status_code=202, status="OK",
+                    delivered_at=time.time() - 7000 + 20 * i)
     memory, asked, now = Memory(), {}, datetime.now(timezone.utc)
     async with aiohttp.ClientSession() as session:
         pool = app_pool(fake_github, session)
@@ -316,13 +317,40 @@ async def test_a_round_lists_only_what_is_newer_than_the_last_and_remembers_what
         assert (first.listed, first.asked) == (252, ["w1"]) and fake_github.count("GET", "^/app/hook/deliveries$") == 3
         await asyncio.gather(*hook.tasks)  # w1's redelivery failed: a new attempt, the newest delivery
         second = await _pass(pool, asked, now, 600, memory=memory)
-        assert (second.listed, second.asked) == (1, ["w2"])  # w2 waited in memory, not listed again
+        # listed: w1's new attempt, and again the deliveries of the 60 s (LATE_SECONDS) before the
+        # newest one listed last time (ok246..ok249); w2 waited in memory, not listed again
+        assert (second.listed, second.asked) == (5, ["w2"])
         assert fake_github.count("GET", "^/app/hook/deliveries$") == 4  # one page, not three
         await asyncio.gather(*hook.tasks)
         hook.record("workflow_run", {"action": "completed"}, guid="w2", status_code=202, status="OK")  # it got through
         third = await _pass(pool, asked, now, 600 + ASK_AGAIN_SECONDS + 1, memory=memory)
         assert third.asked == ["w1"]
         assert {item["guid"] for item in memory.undelivered} == {"w1"}
+        await asyncio.gather(*hook.tasks)
+
+
+async def test_a_delivery_listed_after_a_newer_one_is_not_skipped(fake_github: FakeGitHub) -> None:
+    """GitHub may list a delivery it was still trying (it waits 10 s for an answer) only after
+    deliveries made after it, with higher ids. The next round does not stop at the newest id
+    it listed before: it lists again what was delivered up to 60 s before that one, and finds
+    the late one."""
+    from bot.redeliver import Memory
+    hook = app_hook(fake_github)
+    hook.configure("http://127.0.0.1:9/webhook", SECRET)  # nothing listens: every redelivery fails
+    hook.record("workflow_run", {"action": "completed"}, guid="old", status_code=202, status="OK",
+                delivered_at=time.time() - 600)
+    late = hook.record("workflow_run", {"action": "completed"}, guid="late", status_code=0,
+                       status="failed to connect", delivered_at=time.time() - 8)
+    hook.deliveries.remove(late)  # made before `newer`, not listed yet
+    newer = hook.record("workflow_run", {"action": "completed"}, guid="newer", status_code=202, status="OK")
+    memory, asked, now = Memory(), {}, datetime.now(timezone.utc)
+    async with aiohttp.ClientSession() as session:
+        pool = app_pool(fake_github, session)
+        first = await _pass(pool, asked, now, memory=memory)
+        assert (first.listed, first.asked, memory.newest) == (2, [], newer.id)
+        hook.deliveries.append(late)  # listed now
+        second = await _pass(pool, asked, now, 600, memory=memory)
+        assert (second.listed, second.asked) == (2, ["late"])  # `newer` again, and `late`; not `old`
         await asyncio.gather(*hook.tasks)
 
 
@@ -407,8 +435,9 @@ async def test_after_a_restart_a_round_lists_only_what_is_new_and_does_not_ask_a
         fake_github: FakeGitHub, tmp_path: Any) -> None:
     hook = app_hook(fake_github)
     hook.configure("http://127.0.0.1:9/webhook", SECRET)  # nothing listens: every redelivery fails
-    for i in range(250):
-        hook.record("workflow_run", {"action": "completed"}, guid=f"ok{i}", status_code=202, status="OK")
+    for i in range(250):  # 20 s apart, the last 2,020 s ago
+        hook.record("workflow_run", {"action": "completed"}, guid=f"ok{i}", status_code=202, status="OK",
+                    delivered_at=time.time() - 7000 + 20 * i)
     _failed(hook, "w1")
     settings = {"data_dir": tmp_path, "redeliver_minutes": 60, "redeliver_first_seconds": 0.05}
     first, runner = await start_bot(fake_github, **settings)
