@@ -11,9 +11,12 @@ would have been (`report`).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
+
+import aiohttp
 
 from .api import RepoAPI
 from .config import ConfigError
@@ -38,9 +41,15 @@ def missed(run: dict[str, Any], lane: str, dashboard: dict[str, Any] | None) -> 
     among those reported: whichever lane the dashboard shows, and whatever runs that
     report's history read (a lost run newer than the run reported is among those)."""
     state = read_report(dashboard.get("body") or "") if dashboard else None
-    if state is None:
+    if dashboard is None or state is None:
         return True
-    return (int(run["id"]), int(run.get("run_attempt") or 1)) not in state.reported.get(lane, ())
+    if state.reported:
+        return (int(run["id"]), int(run.get("run_attempt") or 1)) not in state.reported.get(lane, ())
+    # written by a foldbot before it kept the runs reported: the report of that lane names its
+    # runs; another lane's, when it was written (the next report keeps them: `dashboard_body`)
+    if state.workflow == lane:
+        return int(run["id"]) not in state.runs
+    return str(run.get("updated_at") or "") > str(dashboard.get("updated_at") or "")
 
 
 async def find_missed(pool: GitHubPool, login: str, *, log: Callable[[str], None] = lambda _: None) -> list[Missed]:
@@ -60,6 +69,8 @@ async def find_missed(pool: GitHubPool, login: str, *, log: Callable[[str], None
                 out += await _missed_in(api, installation_id, str(repository["default_branch"]), login)
             except (GitHubError, ConfigError, WorkflowError) as exc:  # (the dashboard says what to fix)
                 log(f"{api.repo}: not reconciled: {exc}")
+            except (aiohttp.ClientError, asyncio.TimeoutError):  # GitHub unreachable: the round ends, said once
+                raise
             except Exception as exc:  # a bug: this repository's, not the other repositories' round
                 logger.exception("%s: not reconciled: %r", api.repo, exc)
     return out

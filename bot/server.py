@@ -813,7 +813,9 @@ async def reconcile_loop(state: AppState) -> None:
                     state, "workflow_run", reconcile_delivery(item), item.installation_id,
                     f"reconcile-{item.run['id']}-{item.run.get('run_attempt') or 1}")]
                 if taken:  # (not those reconciled already, whose report did not count them: not a lane any more, ...)
-                    log.warning("reconcile: %d lane runs were never delivered; they are reported now", len(taken))
+                    log.warning("reconcile: %d lane runs are not among the runs the dashboard says were reported "
+                                "(their delivery never came, or two replicas wrote the dashboard at once); they are "
+                                "reported now: %s", len(taken), ", ".join(f"{m.repo} run {m.run['id']}" for m in taken))
         except (GitHubError, aiohttp.ClientError, asyncio.TimeoutError) as exc:
             log.error("reconcile: could not list the installations' lane runs: %s", exc)
         except Exception:  # the journal (Redis away), or a bug: the next round comes all the same
@@ -866,7 +868,9 @@ async def renew_leases(state: AppState) -> None:
     said: dict[bool, set[str]] = {True: set(), False: set()}  # lapsed holds in the log: of running, of waiting ones
     while True:
         await asyncio.sleep(RENEW_SECONDS)
-        running = frozenset(state.running)  # (one started after this holds again: `begin` renews or refuses it)
+        # started here: running, or finished with its outcome not written yet (one started after this
+        # snapshot holds again: `begin` renews or refuses it)
+        running = frozenset(state.running) | frozenset(state.unrecorded)
         try:
             lapsed = await asyncio.to_thread(state.journal.renew, frozenset(state.in_flight))
         except Exception as exc:  # Redis unreachable for a moment: the leases last LEASE_SECONDS
@@ -881,8 +885,9 @@ async def renew_leases(state: AppState) -> None:
         # one whose handler runs may run beside another replica's; one not started yet is started
         # here only if no other replica took it over (`begin`)
         if at_risk := [d for d in new if d in running]:
-            log.warning("journal: this replica's hold on %d deliveries whose handlers run here lapsed (not renewed "
-                        "within %d s: Redis or this process was stalled), so another replica may run them too: %s",
+            log.warning("journal: this replica's hold on %d deliveries whose handlers started here lapsed (not "
+                        "renewed within %d s: Redis or this process was stalled), so another replica may run them "
+                        "too: %s",
                         len(at_risk), LEASE_SECONDS, ", ".join(at_risk))
         if waiting := [d for d in new if d not in running]:
             log.info("journal: this replica's hold on %d deliveries queued here lapsed before their handlers "

@@ -132,7 +132,7 @@ async def started_since(api: RepoAPI, plan: DispatchPlan, since: str, login: str
 IN_FLIGHT_SECONDS = 10.0
 
 #: How long GitHub may take to list the run a dispatch created: answering 204 (no `return_run_details`), it creates
-#: the run after. `send` looks for it that long (`attempts` x `wait`), and so does a resumed dispatch.
+#: the run after. `send` looks for it that long, and so does a resumed dispatch.
 LISTED_SECONDS = 10.0
 #: How often a resumed dispatch looks for the run meanwhile.
 LOOK_EVERY_SECONDS = 2.0
@@ -141,7 +141,7 @@ LOOK_EVERY_SECONDS = 2.0
 UNANSWERED_LOOKS = 5
 
 
-async def send(api: RepoAPI, plan: DispatchPlan, login: str, log: logging.LoggerAdapter, *, attempts: int = 10,
+async def send(api: RepoAPI, plan: DispatchPlan, login: str, log: logging.LoggerAdapter, *,
                wait: float = 1.0) -> dict[str, Any] | Refusal | None:
     """Dispatch, once, and find the run it created: GitHub returns its id (`return_run_details`),
     else it is the newest dispatch run titled `[<stage>] <sha>`. GitHubError: GitHub refused it
@@ -173,7 +173,7 @@ async def send(api: RepoAPI, plan: DispatchPlan, login: str, log: logging.Logger
     try:
         if isinstance(answer, dict) and answer.get("workflow_run_id"):
             return await api.run(int(answer["workflow_run_id"]))
-        for _ in range(attempts):
+        for _ in range(max(round(LISTED_SECONDS / wait), 1)):  # (a look a `wait`, for LISTED_SECONDS)
             found = [r for r in await api.runs(plan.lane.file, event="workflow_dispatch", count=20)
                      if _ours(r, plan) and str(r.get("created_at") or "") >= sent]
             if found:

@@ -115,7 +115,10 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
 
     def dashboard_body(existing: dict[str, Any] | None) -> str:  # with every lane's reported runs, and this one
         previous = read_report(str(existing.get("body") or "")) if existing else None
-        reported = replace(state, reported=previous.reported if previous else {}).reporting(path, *completion)
+        known = previous.reported if previous else {}
+        if previous and not known:  # written before reported runs were kept: its lane's runs were, as it said
+            known = {previous.workflow: tuple((r, 1) for r in previous.runs)}
+        reported = replace(state, reported=known).reporting(path, *completion)
         return to_markdown(analysis, checks=check_text, state=replace(state, reported=reported).to_json())
 
     dashboard = await upsert_dashboard(api, dashboard_body, login)

@@ -165,8 +165,10 @@ async def test_a_lost_run_an_older_runs_report_had_read_still_gets_its_pr_commen
         await runner.cleanup()
     assert len(bot_comments(fake_github, world, number)) == 1
     assert dashboard_state(world).reported[ROCM720] == ((world.runs[-2]["id"], 1), (lost["id"], 1))
-    said = [r.getMessage() for r in caplog.records if "never delivered" in r.getMessage()]
-    assert said == ["reconcile: 1 lane runs were never delivered; they are reported now"]
+    said = [r.getMessage() for r in caplog.records if "dashboard says were reported" in r.getMessage()]
+    assert said == ["reconcile: 1 lane runs are not among the runs the dashboard says were reported (their delivery "
+                    "never came, or two replicas wrote the dashboard at once); they are reported now: "
+                    f"sgl-project/sglang run {lost['id']}"]
 
 
 @pytest.mark.parametrize(("path", "text", "said"), [
@@ -187,3 +189,34 @@ async def test_a_repository_whose_files_are_not_utf8_is_named_and_the_others_are
     found = await find_missed(bot.state.pool, await bot.state.pool.bot_login(), log=lines.append)
     assert [m.repo for m in found] == ["sgl-project/sglang"]
     assert lines == [f"aaa/broken: not reconciled: {said}"]
+
+
+async def test_a_dashboard_written_before_reported_runs_were_kept_is_judged_by_its_runs(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """A dashboard an older foldbot wrote has no `reported`: its lane's runs (`runs`) and, for
+    another lane, when it was written, say what was reported, as before; the next report keeps
+    its lane's runs as reported. So an upgrade does not report every lane's latest run again."""
+    import json
+    import re
+
+    from bot.report import STATE_CLOSE, STATE_OPEN
+
+    world = sglang_world(fake_github)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    (issue,) = [i for i in world.repo.issues.values() if not i.is_pull and DASHBOARD_LABEL in i.labels]
+    block = re.compile(re.escape(STATE_OPEN) + r"(\{.*?\})" + re.escape(STATE_CLOSE), re.S)
+    data = json.loads(block.findall(issue.body)[-1])
+    del data["reported"]
+    issue.body = block.sub(lambda _: STATE_OPEN + json.dumps(data) + STATE_CLOSE, issue.body)
+    old = dashboard_state(world)
+    assert old.reported == {}
+    assert await find_missed(bot.state.pool, await bot.state.pool.bot_login()) == []
+    # the next report (another lane's) keeps what the old one said of its lane
+    amd = _lost_run(fake_github, world, AMD, AMD_ID, time.time())
+    await bot.deliver("workflow_run", world.payload(amd["id"]))
+    await bot.settle()
+    assert dashboard_state(world).reported == {ROCM720: tuple((r, 1) for r in old.runs), AMD: ((amd["id"], 1),)}
+    assert await find_missed(bot.state.pool, await bot.state.pool.bot_login()) == []
+    lost = _lost_run(fake_github, world, ROCM720, ROCM720_ID, time.time())  # completed after: missed
+    assert [m.run["id"] for m in await find_missed(bot.state.pool, await bot.state.pool.bot_login())] == [lost["id"]]

@@ -132,6 +132,21 @@ async def test_a_delivery_another_replica_took_over_before_its_handler_started_i
     assert c.pending(5) == []
 
 
+def take_over(journal: Any, redis_url: str, ids: set[str]) -> None:
+    """The hold of `journal`'s replica on `ids` lapses and another replica takes them over. (A
+    renewal that comes between the lapse and the take keeps a delivery where it is, as it
+    should: then it lapses again.)"""
+    from bot import redisjournal
+    other, taken = redisjournal.RedisJournal(redis_url), set()
+    for _ in range(50):
+        journal._redis.zadd(journal.leases, {i: 0 for i in ids - taken})
+        taken |= {entry.id for entry in other.pending(5)}
+        if taken >= ids:
+            assert taken == ids
+            return
+    raise AssertionError(f"not taken over: {sorted(ids - taken)}")
+
+
 async def test_a_replica_whose_hold_lapsed_says_so_once(fake_github: FakeGitHub, redis_url: str,
                                                         monkeypatch: pytest.MonkeyPatch,
                                                         caplog: pytest.LogCaptureFixture) -> None:
@@ -149,13 +164,12 @@ async def test_a_replica_whose_hold_lapsed_says_so_once(fake_github: FakeGitHub,
             for delivery, run in (("slow", world.runs[0]), ("waiting", world.runs[1])):
                 assert (await bot.deliver("workflow_run", world.payload(run["id"]), delivery=delivery))[0] == 202
             await until(lambda: journal._redis.hget(journal._key("slow"), "starts") == b"1")
-            journal._redis.zadd(journal.leases, {"slow": 0, "waiting": 0})  # lapsed; another replica takes them
-            assert sorted(entry.id for entry in redisjournal.RedisJournal(redis_url).pending(5)) == ["slow", "waiting"]
+            take_over(journal, redis_url, {"slow", "waiting"})  # lapsed; another replica takes them
             await until(lambda: "waiting" not in bot.state.in_flight, 10)
             await asyncio.sleep(0.3)  # (several more rounds of renewal)
         lapsed = [(r.levelname, r.getMessage()) for r in caplog.records if "lapsed" in r.getMessage()]
         assert lapsed == [
-            ("WARNING", "journal: this replica's hold on 1 deliveries whose handlers run here lapsed (not renewed "
+            ("WARNING", "journal: this replica's hold on 1 deliveries whose handlers started here lapsed (not renewed "
                         "within 120 s: Redis or this process was stalled), so another replica may run them too: slow"),
             ("INFO", "journal: this replica's hold on 1 deliveries queued here lapsed before their handlers started "
                      "(not renewed within 120 s); each is started here only if no other replica took it over: "
@@ -163,6 +177,38 @@ async def test_a_replica_whose_hold_lapsed_says_so_once(fake_github: FakeGitHub,
             ("INFO", "delivery waiting (workflow_run): not run: another replica took it over (this one's hold lapsed "
                      "before its handler started)")]
         assert journal._redis.hget(journal._key("waiting"), "starts") is None  # never started here
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
+async def test_a_hold_that_lapses_while_a_handled_deliverys_outcome_waits_to_be_written_warns(
+        fake_github: FakeGitHub, redis_url: str, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The handler ran, and Redis refused its outcome (kept in `unrecorded` to be written
+    again). Its hold lapses: another replica may run it a second time, and the warning says
+    so (it is not a delivery whose handler had not started)."""
+    from bot import redisjournal
+    monkeypatch.setattr(redisjournal, "RENEW_SECONDS", 0.1)
+    world = sglang_world(fake_github, runs=1)
+    bot, runner = await start_bot(fake_github, redis_url=redis_url, workers=1)
+    try:
+        journal = bot.state.journal
+
+        def refused(*args: object, **kwargs: object) -> None:
+            raise ConnectionError("Redis away")
+
+        with caplog.at_level(logging.INFO, logger="foldbot"):
+            monkeypatch.setattr(journal, "mark", refused)
+            assert (await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery="ran"))[0] == 202
+            await until(lambda: "ran" in bot.state.unrecorded)
+            take_over(journal, redis_url, {"ran"})  # lapsed; another replica takes it over
+            await asyncio.sleep(0.5)
+            monkeypatch.undo()
+        lapsed = [(r.levelname, r.getMessage()) for r in caplog.records if "lapsed" in r.getMessage()]
+        assert lapsed[0] == ("WARNING", "journal: this replica's hold on 1 deliveries whose handlers started here "
+                                        "lapsed (not renewed within 120 s: Redis or this process was stalled), so "
+                                        "another replica may run them too: ran")
     finally:
         await bot.session.close()
         await runner.cleanup()
