@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Sequence
 
 from .analysis import Analysis, SuggestionPatch, lane_savings
 from .edit import unified_diff
 from .plan import Finding, Fold, Reshard
+from .states import LaneFigures
 from .timing import RunTiming
 
 MARKER = "<!-- foldbot:report -->"
@@ -385,7 +386,8 @@ BODY_LIMIT = 65_000
 
 def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[str, Any] | None = None,
                 title: str = "foldbot: AMD CI setup report", skipped_note: str | None = None,
-                limit: int = BODY_LIMIT, dashboard: str | None = None) -> str:
+                limit: int = BODY_LIMIT, dashboard: str | None = None,
+                other_lanes: Sequence[tuple[str, LaneFigures]] = ()) -> str:
     """The report. One that would be over `limit` characters (a run of a thousand jobs)
     is trimmed, in this order, and says so with where the rest is: the job table and the
     chart keep the jobs with most setup, the "looked at" details go, then the patch text
@@ -394,17 +396,20 @@ def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[st
     `dashboard`: the URL of the lane's dashboard issue, for a PR's comment: that comment
     is about its PR's run (its jobs, the GPU jobs it skipped, the commands), and links
     the dashboard for the lane-wide diff and what was looked at, instead of repeating
-    them on every PR."""
+    them on every PR.
+
+    `other_lanes`: on the dashboard, the other lanes' headlines in their latest reports (the
+    dashboard holds the full report of the lane whose run came last)."""
     rows = job_rows(analysis)
     pr = dashboard is not None
     full = _render(analysis, rows, checks, state, title, skipped_note, details=not pr, patch=not pr, chart=not pr,
-                   dashboard=dashboard)
+                   dashboard=dashboard, other_lanes=other_lanes)
     if len(full) <= limit:
         return full
     shown, details, patch, lists = len(rows), not pr, not pr, 1000
     for _ in range(64):
         body = _render(analysis, rows, checks, state, title, skipped_note, shown=shown, details=details,
-                       patch=patch, lists=lists, chart=not pr, dashboard=dashboard)
+                       patch=patch, lists=lists, chart=not pr, dashboard=dashboard, other_lanes=other_lanes)
         if len(body) <= limit:
             return body
         if shown > 10:
@@ -425,7 +430,8 @@ def to_markdown(analysis: Analysis, *, checks: str | None = None, state: dict[st
 
 def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, state: dict[str, Any] | None,
             title: str, skipped_note: str | None, *, shown: int | None = None, details: bool = True,
-            patch: bool = True, lists: int = 1000, chart: bool = True, dashboard: str | None = None) -> str:
+            patch: bool = True, lists: int = 1000, chart: bool = True, dashboard: str | None = None,
+            other_lanes: Sequence[tuple[str, LaneFigures]] = ()) -> str:
     latest = analysis.latest
     t = totals(latest)
     trimmed = shown is not None and shown < len(rows)
@@ -456,6 +462,8 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
             f"on AMD runners); see *Could not measure* below."
         )
     out.append("")
+    if other_lanes:
+        out += [*_other_lanes_md(other_lanes), ""]
     if trimmed or (dashboard is None and (not patch or not details)):
         where = f"every job is on [the run's page]({latest.html_url})" if latest.html_url else "every job is in the run"
         out += [f"*Trimmed to fit GitHub's size limit: {_plural(len(rows), 'job')} with most setup of "
@@ -534,6 +542,19 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
     if state is not None:
         out += ["", state_block(state)]
     return "\n".join(out) + "\n"
+
+
+def _other_lanes_md(lanes: Sequence[tuple[str, LaneFigures]]) -> list[str]:
+    out = ["**The other lanes**, as of their latest reports (a lane's next run brings its full report here):", "",
+           "| lane | latest run | setup share | setup (runner-h) | tests (runner-h) | AMD jobs |",
+           "|---|---|---:|---:|---:|---:|"]
+    for path, f in lanes:
+        run = f"[{f.run_id}]({f.html_url})" if f.html_url else str(f.run_id)
+        total = f.setup_seconds + f.test_seconds
+        share = f"{f.setup_seconds / total:.0%}" if total else "not measured"
+        out.append(f"| {code(path.rsplit('/', 1)[-1])} | {run} | {share} | {_hours(f.setup_seconds)} | "
+                   f"{_hours(f.test_seconds)} | {f.jobs} |")
+    return out
 
 
 def state_block(state: dict[str, Any]) -> str:

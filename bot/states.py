@@ -16,7 +16,7 @@ import base64
 import json
 import zlib
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, NamedTuple
 
 from .edit import patch_id as compute_patch_id
 
@@ -59,6 +59,35 @@ def _str(value: Any, name: str) -> str:
 REPORTED_KEPT = 20
 
 
+class LaneFigures(NamedTuple):
+    """A lane's headline in its latest report: the dashboard shows every lane's, whichever
+    lane's full report it holds."""
+
+    run_id: int
+    html_url: str
+    head_sha: str
+    setup_seconds: float
+    test_seconds: float
+    jobs: int
+
+
+def _lanes(data: Any) -> dict[str, LaneFigures]:
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise StateError("`lanes` is not an object")
+    out = {}
+    for lane, item in data.items():
+        if not (isinstance(item, list) and len(item) == 6):
+            raise StateError("`lanes` is not a list of 6 figures per lane")
+        run_id, url, head, setup, test, jobs = item
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (setup, test)):
+            raise StateError("`lanes` has a time that is not a number")
+        out[_str(lane, "lanes")] = LaneFigures(_int(run_id, "lanes"), _str(url, "lanes"), _str(head, "lanes"),
+                                               float(setup), float(test), _int(jobs, "lanes"))
+    return out
+
+
 def _reported(data: Any) -> dict[str, tuple[tuple[int, int], ...]]:
     if data is None:
         return {}
@@ -90,6 +119,8 @@ class ReportState:
     #: what reconciling compares a lane's latest run with (`runs` is the history read, newer
     #: runs included, not what was reported).
     reported: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    #: On the dashboard: every lane's headline in its latest report (this lane's too).
+    lanes: dict[str, LaneFigures] = field(default_factory=dict)
 
     def reporting(self, lane: str, run_id: int, attempt: int) -> dict[str, tuple[tuple[int, int], ...]]:
         """`reported` with this completion added to `lane`'s."""
@@ -110,6 +141,8 @@ class ReportState:
             data["suggestions_z"] = _pack(json.dumps([list(item) for item in self.suggestions]))
         if self.reported:
             data["reported"] = {lane: [list(item) for item in items] for lane, items in self.reported.items()}
+        if self.lanes:
+            data["lanes"] = {lane: list(figures) for lane, figures in self.lanes.items()}
         return data
 
     @classmethod
@@ -136,6 +169,7 @@ class ReportState:
             pr=None if pr is None else _int(pr, "pr"),
             suggestions=_suggestions(data.get("suggestions_z")),
             reported=_reported(data.get("reported")),
+            lanes=_lanes(data.get("lanes")),
         )
 
     @property

@@ -22,12 +22,12 @@ from bot.github import GitHub
 from bot.joblogs import read_logs
 from bot.publish import our_replies, read_report, upsert_comment, upsert_dashboard
 from bot.replies import completed_reply, dispatched_head
-from bot.report import pull_summary, suggestion_states, to_markdown
+from bot.report import pull_summary, suggestion_states, to_markdown, totals
 from bot.reporting import PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, skipped_note
 from bot.config import RepoConfig
 from bot.repo import (LaneFiles, history, pull_requests_of_run, read_config, read_lanes, touches_ci,
                       workflow_listing)
-from bot.states import ReportState
+from bot.states import LaneFigures, ReportState
 from bot.verify import check_patch
 from bot.workflow import WorkflowError
 
@@ -113,13 +113,23 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
     # write: the dashboard, then the PRs' comments (which link it) at once
     completion = (int(run["id"]), int(run.get("run_attempt") or 1))
 
-    def dashboard_body(existing: dict[str, Any] | None) -> str:  # with every lane's reported runs, and this one
+    latest, figures = analysis.latest, totals(analysis.latest)
+    headline = LaneFigures(latest.run_id, latest.html_url or "", latest.head_sha, figures["setup_seconds"],
+                           figures["test_seconds"], figures["jobs"])
+
+    def dashboard_body(existing: dict[str, Any] | None) -> str:
+        """This lane's report, with every lane's runs reported and headline (kept for the lanes
+        still on the default branch)."""
         previous = read_report(str(existing.get("body") or "")) if existing else None
         known = previous.reported if previous else {}
         if previous and not known:  # written before reported runs were kept: its lane's runs were, as it said
             known = {previous.workflow: tuple((r, 1) for r in previous.runs)}
         reported = replace(state, reported=known).reporting(path, *completion)
-        return to_markdown(analysis, checks=check_text, state=replace(state, reported=reported).to_json())
+        lanes_now = {**(previous.lanes if previous else {}), path: headline}
+        board = replace(state, reported={p: r for p, r in reported.items() if p in lanes.files},
+                        lanes={p: f for p, f in sorted(lanes_now.items()) if p in lanes.files})
+        return to_markdown(analysis, checks=check_text, state=board.to_json(),
+                           other_lanes=[(p, f) for p, f in board.lanes.items() if p != path])
 
     dashboard = await upsert_dashboard(api, dashboard_body, login)
     ctx.log.info("%s: dashboard issue #%d %s", repo, dashboard.number, dashboard.action)

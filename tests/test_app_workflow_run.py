@@ -125,6 +125,47 @@ async def test_a_report_comment_someone_deleted_is_written_again_at_the_next_run
     assert fake_github.count("PATCH", rf"/issues/comments/{deleted.id}$") == 0
 
 
+async def test_the_dashboard_shows_the_other_lanes_headlines(fake_github: FakeGitHub, bot: Bot) -> None:
+    """The dashboard holds the full report of the lane whose run came last; SGLang has two
+    lanes, so the other lane's headline, as its own latest report gave it, stays in view (and
+    in the state, for the next report): nothing flips out of sight. PR comments do not have it."""
+    import re
+
+    import copy
+
+    from tests.harness import AMD_ID
+
+    world = sglang_world(fake_github)
+    rocm = world.runs[-1]
+    await bot.deliver("workflow_run", world.payload(rocm["id"]))
+    await bot.settle()
+    (issue,) = dashboards(fake_github, world)
+    assert "**The other lanes**" not in issue.body
+    share, setup, tests, jobs = re.search(r"\*\*(\d+%) of AMD runner time in the latest run was setup\*\*: "
+                                          r"([\d.]+) runner-hours of setup vs ([\d.]+) of tests over (\d+) jobs",
+                                          issue.body).groups()
+    template = {k: v for k, v in copy.deepcopy(rocm).items() if k not in ("id", "node_id", "run_number")}
+    amd = fake_github.add_run(world.repo, {**template, "workflow_id": AMD_ID, "path": AMD})
+    rocm_jobs = fake_github.jobs_of(rocm["id"])
+    fake_github.add_jobs(amd["id"], [{k: v for k, v in j.items() if k not in ("id", "run_id", "node_id")}
+                                     for j in rocm_jobs[: len(rocm_jobs) // 2]])  # figures of its own
+    await bot.deliver("workflow_run", world.payload(amd["id"]))
+    await bot.settle()
+    (issue,) = dashboards(fake_github, world)
+    assert f"(`{AMD}`), runs [{amd['id']}](" in issue.body  # the amd lane's full report, figures of its own
+    assert f"of tests over {jobs} jobs" not in issue.body
+    url = world.payload(rocm["id"])["workflow_run"]["html_url"]
+    assert ("**The other lanes**, as of their latest reports (a lane's next run brings its full report here):\n\n"
+            "| lane | latest run | setup share | setup (runner-h) | tests (runner-h) | AMD jobs |\n"
+            "|---|---|---:|---:|---:|---:|\n"
+            f"| `pr-test-amd-rocm720.yml` | [{rocm['id']}]({url}) | {share} | {setup} | {tests} | {jobs} |\n") \
+        in issue.body
+    state = ReportState.from_json(read_state(issue.body))
+    assert (state.workflow, sorted(state.lanes)) == (AMD, sorted([AMD, ROCM720]))
+    for comment in fake_github.comments_on(world.repo, rocm["pull_requests"][0]["number"]):
+        assert "The other lanes" not in comment.body
+
+
 async def test_a_dashboard_a_maintainer_closed_is_edited_closed_not_opened_again(fake_github: FakeGitHub,
                                                                                  bot: Bot) -> None:
     """A maintainer closes the dashboard issue: the next runs do not open another (one a run

@@ -184,3 +184,14 @@ def test_state_blocks_round_trip_and_refuse_what_they_are_not() -> None:
     # the blocks written before versions: the same shape, read as such
     old = {k: v for k, v in STATE.to_json().items() if k not in ("v", "patch_z", "summary_z")}
     assert ReportState.from_json(old) == replace(STATE, patch="", summary="")
+    # the dashboard's: every lane's runs reported and headline
+    from bot.states import LaneFigures
+    board = replace(STATE, reported={"a.yml": ((7, 1), (8, 2))},
+                    lanes={"a.yml": LaneFigures(8, "https://github.com/o/r/actions/runs/8", HEAD, 3600.0, 1800.5, 4)})
+    assert ReportState.from_json(board.to_json()) == board
+    assert board.reporting("a.yml", 7, 1) == {"a.yml": ((8, 2), (7, 1))}  # once, the latest last
+    assert board.reporting("b.yml", 9, 1) == {"a.yml": ((7, 1), (8, 2)), "b.yml": ((9, 1),)}
+    for bad in ({"reported": {"a.yml": [[7]]}}, {"reported": []}, {"lanes": {"a.yml": [8, "u", HEAD, "1", 2, 3]}},
+                {"lanes": {"a.yml": [8]}}):
+        with pytest.raises(StateError):
+            ReportState.from_json({**board.to_json(), **bad})
