@@ -164,8 +164,15 @@ class RepoAPI:
     async def update_comment(self, comment_id: int, body: str) -> None:
         await self.gh.patch(f"{self.base}/issues/comments/{int(comment_id)}", {"body": body})
 
-    async def delete_comment(self, comment_id: int) -> None:
-        await self.gh.delete(f"{self.base}/issues/comments/{int(comment_id)}")
+    async def delete_comment(self, comment_id: int) -> bool:
+        """Delete a comment; False when it is gone already (another process removed it)."""
+        try:
+            await self.gh.delete(f"{self.base}/issues/comments/{int(comment_id)}")
+        except GitHubError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
 
     async def react(self, comment_id: int, content: str) -> None:
         await self.gh.post(f"{self.base}/issues/comments/{int(comment_id)}/reactions", {"content": content})

@@ -51,14 +51,19 @@ async def upsert_comment(api: RepoAPI, number: int, body: str, login: str) -> Wr
     existing = await find_comment(api, number, login)
     if existing is None:
         created = await api.create_comment(number, body)
-        # Another foldbot process may have found none at the same moment and created one
-        # too: the oldest stays, and each process removes its own younger one.
-        oldest = min([created, *await _our_comments(api, number, login, MARKER)], key=lambda c: int(c["id"]))
+        # Another foldbot process may have found none at the same moment and created one too,
+        # or GitHub made this one more than once (it answered 5xx, and the call was sent again):
+        # the oldest stays; the younger copies of this text are removed (another process's
+        # copy of other text is that process's to remove).
+        copies = {int(c["id"]): c for c in [created, *await _our_comments(api, number, login, MARKER)]}
+        oldest = copies[min(copies)]
+        for younger in sorted(i for i in copies if i != int(oldest["id"])):
+            if int(younger) == int(created["id"]) or copies[younger].get("body") == body:
+                await api.delete_comment(younger)
+                log.warning("%s#%d: comment %s removed, a duplicate of %s written at the same time", api.repo,
+                            number, younger, oldest["id"])
         if int(oldest["id"]) == int(created["id"]):
             return Written("comment", int(created["id"]), "created", body, created.get("html_url"))
-        await api.delete_comment(created["id"])
-        log.warning("%s#%d: comment %s removed, a duplicate of %s written at the same time", api.repo, number,
-                    created["id"], oldest["id"])
         existing = oldest
     if existing.get("body") == body:
         return Written("comment", int(existing["id"]), "unchanged", body, existing.get("html_url"))
@@ -85,16 +90,22 @@ async def upsert_dashboard(api: RepoAPI, body: str | Callable[[dict[str, Any] | 
     if existing is None:
         text = compose(None)
         created = await api.create_issue(DASHBOARD_TITLE, text, [DASHBOARD_LABEL])
-        # As for comments: of two created at once the oldest stays; an issue cannot be
-        # deleted, so the younger one is closed as a duplicate, pointing at it.
-        listed = await find_dashboard(api, login)
-        oldest = min([created, *([listed] if listed else [])], key=lambda i: int(i["number"]))
+        # As for comments: of several created at once (or made more than once by GitHub) the
+        # oldest stays; an issue cannot be deleted, so each younger copy of this text is closed
+        # as a duplicate, pointing at it (with no marker: never found again).
+        listed = await api.issues(label=DASHBOARD_LABEL, creator=login, state="open")
+        copies = {int(i["number"]): i for i in [created, *listed] if i is created or
+                  (is_ours(i, login) and not i.get("pull_request"))}
+        oldest = copies[min(copies)]
+        for younger in sorted(n for n in copies if n != int(oldest["number"])):
+            if younger == int(created["number"]) or copies[younger].get("body") == text:
+                await api.update_issue(younger, state="closed", state_reason="not_planned",
+                                       body=f"A duplicate of #{oldest['number']}, written at the same time; foldbot "
+                                            "reports there.")
+                log.warning("%s: dashboard issue #%s closed, a duplicate of #%s written at the same time", api.repo,
+                            younger, oldest["number"])
         if int(oldest["number"]) == int(created["number"]):
             return Written("issue", int(created["number"]), "created", text, created.get("html_url"))
-        await api.update_issue(created["number"], state="closed", state_reason="not_planned",
-                               body=f"A duplicate of #{oldest['number']}, written at the same time; foldbot reports there.")
-        log.warning("%s: dashboard issue #%s closed, a duplicate of #%s written at the same time", api.repo,
-                    created["number"], oldest["number"])
         existing = oldest
     text = compose(existing)
     if existing.get("body") == text:

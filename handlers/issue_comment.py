@@ -94,17 +94,21 @@ async def run_commands(api: RepoAPI, ctx: Context, number: int, comment: dict[st
         # Another reply to this comment, older: GitHub made it and answered 5xx, so the same call
         # was sent again (it carries this run's mark: this run goes on with it), or another
         # replica answers the same comment at this moment (that one goes on, this one stops).
-        twins = sorted((int(c["id"]), writer in str(c.get("body") or "")) for c, r in
-                       await our_replies(api, number, login) if r.comment_id == comment_id)
-        if twins and twins[0][0] < reply_id:
-            await api.delete_comment(reply_id)
-            ctx.log.warning("%s#%d: reply %s removed, a second reply to comment %s", api.repo, number, reply_id,
-                            comment_id)
-            if not twins[0][1]:
-                ctx.log.warning("%s#%d: comment %s is answered by another foldbot at this moment", api.repo, number,
+        # (GitHub may have made it several times: every copy with this run's mark but the oldest reply goes.)
+        twins = dict(sorted({reply_id: True, **{int(c["id"]): writer in str(c.get("body") or "") for c, r in
+                                                await our_replies(api, number, login)
+                                                if r.comment_id == comment_id}}.items()))
+        (oldest, oldest_ours), *younger = twins.items()
+        for twin, ours in younger:
+            if ours:
+                await api.delete_comment(twin)
+                ctx.log.warning("%s#%d: reply %s removed, a second reply to comment %s", api.repo, number, twin,
                                 comment_id)
-                return
-            reply_id = twins[0][0]
+        if not oldest_ours:
+            ctx.log.warning("%s#%d: comment %s is answered by another foldbot at this moment", api.repo, number,
+                            comment_id)
+            return
+        reply_id = oldest
         granted = ctx.state.take_commands(api.repo, user, sum(1 for c in shown if not c.error), MAX_PER_HOUR,
                                           time.time())
     else:

@@ -705,15 +705,18 @@ async def test_a_dispatch_github_refused_with_a_502_before_doing_it_says_so_and_
             "appeared since: nothing was started. Comment the command again.") in reply.body
 
 
-async def test_a_reply_github_created_but_answered_502_is_not_left_twice(fake_github: FakeGitHub, bot: Bot) -> None:
-    """The pending reply is created, GitHub answers 502, foldbot's retry creates another:
-    one reply stays, with the outcome."""
+@pytest.mark.parametrize("times", [1, 2])
+async def test_a_reply_github_created_but_answered_502_is_not_left_twice(fake_github: FakeGitHub, bot: Bot,
+                                                                         times: int) -> None:
+    """The pending reply is created, GitHub answers 502, foldbot's retry creates another (and,
+    answered 502 again, a third): one reply stays, with the outcome, none left pending."""
     world = sglang_world(fake_github, runs=1)
     number = world.runs[-1]["pull_requests"][0]["number"]
-    fake_github.fail_after(1, 502, method="POST", path=rf"/issues/{number}/comments$")
+    fake_github.fail_after(times, 502, method="POST", path=rf"/issues/{number}/comments$")
     await say(bot, world, number, "/fold help", "passer-by")
     (reply,) = replies(fake_github, world, number)
-    assert "foldbot's commands on a pull request" in reply.body
+    assert "foldbot's commands on a pull request" in reply.body and read_state(reply.body)["pending"] is False
+    assert fake_github.count("POST", rf"/issues/{number}/comments$") == times + 1
 
 
 async def test_a_comment_another_foldbot_answers_at_the_same_moment_is_answered_once(

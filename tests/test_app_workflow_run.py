@@ -449,6 +449,27 @@ async def test_a_run_of_a_thousand_jobs_still_gets_its_report(fake_github: FakeG
     assert "@octocat" not in dashboard.body
 
 
+async def test_a_report_and_dashboard_github_made_three_times_are_left_once(fake_github: FakeGitHub,
+                                                                           bot: Bot) -> None:
+    """GitHub creates the report comment and the dashboard issue but answers 502 twice in a
+    row, so foldbot's retries make three of each: the oldest of each stays, the two younger
+    comments are removed and the two younger issues closed as duplicates."""
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    number = last["pull_requests"][0]["number"]
+    fake_github.fail_after(2, 502, method="POST", path=rf"/issues/{number}/comments$")
+    fake_github.fail_after(2, 502, method="POST", path=r"/issues$")
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    assert fake_github.count("POST", rf"/issues/{number}/comments$") == 3
+    (comment,) = bot_comments(fake_github, world, number)
+    issues = sorted(dashboards(fake_github, world), key=lambda i: i.number)
+    assert [i.state for i in issues] == ["open", "closed", "closed"]
+    assert MARKER in issues[0].body and all(i.body == f"A duplicate of #{issues[0].number}, written at the same "
+                                            "time; foldbot reports there." for i in issues[1:])
+    assert f"[the dashboard](https://github.com/sgl-project/sglang/issues/{issues[0].number})" in comment.body
+
+
 async def test_writes_github_carried_out_but_answered_502_or_lost_leave_one_comment_and_one_dashboard(
         fake_github: FakeGitHub, bot: Bot) -> None:
     """GitHub creates the comment and the dashboard issue, then answers 502 (or the connection
