@@ -686,13 +686,14 @@ async def redeliver_loop(state: AppState) -> None:
     await asyncio.sleep(settings.redeliver_first_seconds)
     while True:
         try:
-            if state.credentials_problem is None and \
+            if state.credentials_problem is None and state.accepting and \
                     await asyncio.to_thread(state.journal.lead, "redeliver", settings.redeliver_minutes * 60 * 0.9):
                 await recall_redelivery(state)
                 try:
-                    async with holding_lead(state, "redeliver"):
+                    async with holding_lead(state, "redeliver"):  # (stopping: a redelivery would find nobody)
                         outcome = await redeliver_failed(state.pool, REQUIRED, state.journal.known,
-                                                         state.redelivery_asked, window, memory=state.redelivery_memory)
+                                                         state.redelivery_asked, window, memory=state.redelivery_memory,
+                                                         keep_going=lambda: state.accepting)
                 finally:  # what it asked for before a failure is kept too
                     await keep_redelivery(state, window + timedelta(minutes=settings.redeliver_minutes))
                 state.metrics.redeliveries.inc(len(outcome.asked))
