@@ -93,9 +93,9 @@ async def upsert_dashboard(api: RepoAPI, body: str | Callable[[dict[str, Any] | 
         # As for comments: of several created at once (or made more than once by GitHub) the
         # oldest stays; an issue cannot be deleted, so each younger copy of this text is closed
         # as a duplicate, pointing at it (with no marker: never found again).
-        listed = await api.issues(label=DASHBOARD_LABEL, creator=login, state="open")
+        listed = await api.issues(label=DASHBOARD_LABEL, creator=login, state="all")  # (as `find_dashboard` lists)
         copies = {int(i["number"]): i for i in [created, *listed] if i is created or
-                  (is_ours(i, login) and not i.get("pull_request"))}
+                  (is_ours(i, login) and not i.get("pull_request") and i.get("state") != "closed")}
         oldest = copies[min(copies)]
         for younger in sorted(n for n in copies if n != int(oldest["number"])):
             if younger == int(created["number"]) or copies[younger].get("body") == text:

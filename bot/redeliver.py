@@ -17,7 +17,7 @@ import logging
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable
 
 from .github import GitHubError, GitHubPool, _parse_time
 
@@ -64,24 +64,14 @@ def to_redeliver(items: Iterable[dict[str, Any]], events: Iterable[str], known: 
     return _choose(attempts, known(sorted(attempts)), asked)
 
 
-class Ask(NamedTuple):
-    """What foldbot asked GitHub of one GUID: how many redeliveries, when last, and the
-    attempt that ask (or GitHub's refusal) was about: an attempt newer than that one is
-    GitHub's answer to it."""
-
-    count: int
-    at: float
-    attempt: int = 0
-
-
-def _tries(listed: list[dict[str, Any]], asks: dict[str, Ask], guid: str) -> int:
+def _tries(listed: list[dict[str, Any]], asks: dict[str, tuple[int, float]], guid: str) -> int:
     """How many times GitHub has tried a GUID: the attempts listed, or more (the delivery and
     each redelivery foldbot asked for, some of them out of the window now)."""
     return max(len(listed), asks[guid][0] + 1 if guid in asks else 0)
 
 
 def _choose(attempts: dict[str, list[dict[str, Any]]], seen: Container[str],
-            asked: Container[str], asks: dict[str, Ask] | None = None) -> list[dict[str, Any]]:
+            asked: Container[str], asks: dict[str, tuple[int, float]] | None = None) -> list[dict[str, Any]]:
     """`to_redeliver`, from the attempts already grouped by GUID (`_attempts`), the GUIDs
     the journal has (`seen`) and how often foldbot asked for each (`asks`)."""
     failed = {guid: max(tries, key=lambda t: t["id"]) for guid, tries in attempts.items()
@@ -109,13 +99,10 @@ class Memory:
     kept: float = 0.0
     #: GUID -> how many times foldbot asked GitHub to redeliver it, and when it last did (epoch
     #: seconds), for RETENTION: what MAX_TRIES counts beside the attempts listed.
-    asks: dict[str, Ask] = field(default_factory=dict)
+    asks: dict[str, tuple[int, float]] = field(default_factory=dict)
 
-    def asked_for(self, guid: str, moment: float, attempt: int) -> None:
-        self.asks[guid] = Ask(self.asks[guid].count + 1 if guid in self.asks else 1, moment, attempt)
-
-    def refused(self, guid: str, moment: float, attempt: int) -> None:
-        self.asks[guid] = Ask(self.asks[guid].count if guid in self.asks else 0, moment, attempt)
+    def asked_for(self, guid: str, moment: float) -> None:
+        self.asks[guid] = (self.asks[guid][0] + 1 if guid in self.asks else 1, moment)
 
     def forget_asks(self, before: float) -> None:
         """The asks last made before `before` (GitHub no longer keeps their GUIDs)."""
@@ -156,12 +143,10 @@ class Memory:
             raise ValueError("`kept` is not a time")
         asks = data.get("asks") or {}  # (kept by a foldbot before it counted its asks: none)
         if not isinstance(asks, dict) or not all(
-                isinstance(ask, list) and len(ask) in (2, 3) and type(ask[0]) is int
-                and isinstance(ask[1], (int, float)) and not isinstance(ask[1], bool)
-                and (len(ask) == 2 or type(ask[2]) is int) for ask in asks.values()):
-            raise ValueError("`asks` is not a map of GUIDs to [count, time, attempt]")
-        return (cls(newest, undelivered, float(kept), {str(guid): Ask(ask[0], float(ask[1]), *ask[2:])
-                                                       for guid, ask in asks.items()}),
+                isinstance(ask, list) and len(ask) == 2 and type(ask[0]) is int
+                and isinstance(ask[1], (int, float)) and not isinstance(ask[1], bool) for ask in asks.values()):
+            raise ValueError("`asks` is not a map of GUIDs to [count, time]")
+        return (cls(newest, undelivered, float(kept), {str(guid): (n, float(t)) for guid, (n, t) in asks.items()}),
                 {str(guid): float(until) for guid, until in asked.items()})
 
     def union(self, other: Memory) -> Memory:
@@ -169,9 +154,9 @@ class Memory:
         newest = None if self.newest is None or other.newest is None else min(self.newest, other.newest)
         attempts = {item["id"]: item for item in [*self.undelivered, *other.undelivered]}
         asks = dict(self.asks)
-        for guid, theirs in other.asks.items():
-            mine = asks.get(guid, Ask(0, 0.0))
-            asks[guid] = Ask(max(mine.count, theirs.count), max(mine.at, theirs.at), max(mine.attempt, theirs.attempt))
+        for guid, (count, when) in other.asks.items():
+            mine = asks.get(guid, (0, 0.0))
+            asks[guid] = (max(mine[0], count), max(mine[1], when))
         return Memory(newest, [attempts[key] for key in sorted(attempts)], max(self.kept, other.kept), asks)
 
     def merge(self, listed: list[dict[str, Any]], events: Iterable[str],
@@ -209,7 +194,8 @@ async def redeliver_failed(pool: GitHubPool, events: Iterable[str], known: Calla
     """List the App's deliveries within `window`, and ask for those `to_redeliver` picks
     (`asked`: GUID -> until when it is not asked for: ASK_AGAIN_SECONDS after it was asked
     for; the whole window after GitHub refused it. `memory`: what earlier rounds listed; this
-    round lists only what is newer.)"""
+    round lists only what is newer. `keep_going`: False once foldbot is stopping: nothing more is
+    asked for, as its redelivery would find nobody listening, and then wait as if on its way.)"""
     moment = now or datetime.now(timezone.utc)
     for guid, until in list(asked.items()):
         if moment.timestamp() >= until:
@@ -218,22 +204,16 @@ async def redeliver_failed(pool: GitHubPool, events: Iterable[str], known: Calla
     listed = await pool.hook_deliveries(moment - window, after=memory.newest if memory else None)
     outcome = Outcome(len(listed), [], [])
     attempts = memory.merge(listed, events, moment - window) if memory is not None else _attempts(listed, events)
-    asks: dict[str, Ask] = {}
+    asks: dict[str, tuple[int, float]] = {}
     if memory is not None:
         memory.forget_asks(before=(moment - RETENTION).timestamp())
         asks = memory.asks
-    for guid, tries in attempts.items():  # GitHub redelivered what was asked for, and it failed again: no wait
-        if guid in asked and guid in asks and asks[guid].attempt and \
-                max(t["id"] for t in tries) > asks[guid].attempt:
-            del asked[guid]
     # which of them the journal has, asked once and off the event loop (Redis: one pipelined round trip)
     seen = await asyncio.to_thread(known, sorted(attempts)) if attempts else set()
     hopeless = [guid for guid, tries in attempts.items() if _tries(tries, asks, guid) >= MAX_TRIES]
     outcome.given_up = sorted(guid for guid in hopeless if guid not in seen and guid not in asked)
     for guid in outcome.given_up:  # named once, not every round
         asked[guid] = moment.timestamp() + window.total_seconds()
-        if memory is not None:  # (its attempts so far are no news to the next round)
-            memory.refused(guid, moment.timestamp(), max(t["id"] for t in attempts[guid]))
     chosen = _choose(attempts, seen, asked, asks)
     for index, item in enumerate(chosen):
         guid = str(item["guid"])
@@ -253,12 +233,10 @@ async def redeliver_failed(pool: GitHubPool, events: Iterable[str], known: Calla
                 break
             if 400 <= exc.status < 500:  # e.g. 422, 404: asking again would be refused again
                 asked[guid] = moment.timestamp() + window.total_seconds()
-                if memory is not None:
-                    memory.refused(guid, moment.timestamp(), int(item["id"]))
             continue
         asked[guid] = moment.timestamp() + ASK_AGAIN_SECONDS
         if memory is not None:
-            memory.asked_for(guid, moment.timestamp(), int(item["id"]))
+            memory.asked_for(guid, moment.timestamp())
         outcome.asked.append(guid)
         log.info("asked GitHub to redeliver %s (%s, failed with %s %s)", guid, item.get("event"),
                  item.get("status_code"), item.get("status"))

@@ -356,9 +356,7 @@ async def test_a_delivery_listed_after_a_newer_one_is_not_skipped(fake_github: F
 
 def test_what_a_round_listed_and_asked_for_is_kept_as_text_and_read_back() -> None:
     from bot.redeliver import MAX_KEPT_ATTEMPTS, Memory
-    from bot.redeliver import Ask
-    memory = Memory(7, [{"id": 7, "guid": "g", "event": "workflow_run", "status_code": 502}], 1.5,
-                    {"g": Ask(2, 50.0, 7)})
+    memory = Memory(7, [{"id": 7, "guid": "g", "event": "workflow_run", "status_code": 502}], 1.5, {"g": (2, 50.0)})
     text = memory.dumps({"g": 99.0}, "https://api.github.com app 1")
     assert Memory.loads(text, "https://api.github.com app 1") == (memory, {"g": 99.0})
     assert Memory.loads(text, "https://ghe.example/api/v3 app 1") is None  # another GitHub's ids mean nothing
@@ -371,21 +369,19 @@ def test_what_a_round_listed_and_asked_for_is_kept_as_text_and_read_back() -> No
                        "`asked` is not a map of GUIDs to times"),
                       ('{"newest": null, "undelivered": [], "asked": {}}', "`kept` is not a time"),
                       ('{"newest": null, "undelivered": [], "asked": {}, "kept": 0, "asks": {"g": [1.5, 2]}}',
-                       "`asks` is not a map of GUIDs to [count, time, attempt]")):
+                       "`asks` is not a map of GUIDs to [count, time]")):
         with pytest.raises(ValueError) as error:
             Memory.loads(text.replace("{", '{"source": "s", ', 1) if text != "[]" else text, "s")
         assert str(error.value) == why
     outage = Memory(9000, [{"id": i, "guid": f"g{i}"} for i in range(MAX_KEPT_ATTEMPTS + 1)], 2.0)
     assert Memory.loads(outage.dumps({"g1": 5.0}, "s"), "s") == (Memory(None, [], 2.0), {"g1": 5.0})  # lists anew
-    many = Memory(asks={f"g{i}": Ask(1, float(i), i) for i in range(MAX_KEPT_ATTEMPTS + 1)})
+    many = Memory(asks={f"g{i}": (1, float(i)) for i in range(MAX_KEPT_ATTEMPTS + 1)})
     kept, _ = Memory.loads(many.dumps({}, "s"), "s")
     assert len(kept.asks) == MAX_KEPT_ATTEMPTS and "g0" not in kept.asks  # the latest asks are kept
     older = '{"source": "s", "newest": 3, "undelivered": [], "asked": {}, "kept": 1}'  # before asks were counted
     assert Memory.loads(older, "s") == (Memory(3, [], 1.0), {})
-    assert Memory(asks={"a": Ask(1, 5.0, 9), "b": Ask(3, 1.0)}).union(Memory(asks={"a": Ask(2, 4.0, 8)})).asks == \
-        {"a": Ask(2, 5.0, 9), "b": Ask(3, 1.0, 0)}
-    two = '{"source": "s", "newest": 3, "undelivered": [], "asked": {}, "kept": 1, "asks": {"g": [2, 5]}}'
-    assert Memory.loads(two, "s")[0].asks == {"g": Ask(2, 5.0, 0)}  # kept before the attempt was
+    assert Memory(asks={"a": (1, 5.0), "b": (3, 1.0)}).union(Memory(asks={"a": (2, 4.0)})).asks == \
+        {"a": (2, 5.0), "b": (3, 1.0)}
 
 
 @pytest.mark.parametrize("hours", [2, 24])
@@ -393,9 +389,9 @@ async def test_a_delivery_that_always_fails_is_tried_max_tries_times_whatever_th
         fake_github: FakeGitHub, hours: int) -> None:
     """Rounds every 10 minutes for 12 hours; every redelivery of `poison` fails. foldbot asks
     for it until GitHub has tried it MAX_TRIES times, then names it as left to a person, once.
-    foldbot counts its own asks, so a window shorter than the tries take stops them all the
-    same (before, with a 2 h window, it asked every hour, for ever: the newest attempt kept the
-    GUID in GitHub's retention)."""
+    A window shorter than the tries take (2 h: an ask an hour) holds only two attempts at a
+    time; foldbot counts its own asks, so it stops all the same (before, it asked every hour,
+    for ever: the newest attempt kept the GUID in GitHub's retention)."""
     from bot.redeliver import MAX_TRIES, Memory, redeliver_failed
     hook = app_hook(fake_github)
     hook.configure("http://127.0.0.1:9/webhook", SECRET)  # every redelivery fails
@@ -417,27 +413,6 @@ async def test_a_delivery_that_always_fails_is_tried_max_tries_times_whatever_th
                 delivery.delivered_at = now.timestamp()
     assert [d.guid for d in hook.deliveries].count("poison") == MAX_TRIES
     assert given_up == ["poison"]
-
-
-async def test_a_redelivery_that_failed_is_asked_for_again_at_the_next_round_not_an_hour_later(
-        fake_github: FakeGitHub) -> None:
-    """foldbot asked for `w1` and `w2`; GitHub redelivered `w1`, and that failed too (foldbot
-    was down or stopping when it came). GitHub's log shows it: the next round asks for `w1`
-    again, instead of waiting an hour as for `w2`, whose redelivery is still on its way."""
-    from bot.redeliver import Memory
-    hook = app_hook(fake_github)
-    hook.configure("http://127.0.0.1:9/webhook", SECRET)  # nothing listens: every redelivery fails
-    _failed(hook, "w1")
-    _failed(hook, "w2")
-    memory, asked, now = Memory(), {}, datetime.now(timezone.utc)
-    async with aiohttp.ClientSession() as session:
-        pool = app_pool(fake_github, session)
-        assert (await _pass(pool, asked, now, memory=memory)).asked == ["w1", "w2"]
-        await asyncio.gather(*hook.tasks)
-        hook.deliveries.remove(next(d for d in hook.deliveries if d.redelivery and d.guid == "w2"))  # on its way
-        assert (await _pass(pool, asked, now, 600, memory=memory)).asked == ["w1"]
-        await asyncio.gather(*hook.tasks)
-    assert [(d.guid, d.redelivery, d.status_code) for d in hook.deliveries[2:]] == [("w1", True, 0), ("w1", True, 0)]
 
 
 async def test_a_round_asks_for_nothing_more_once_foldbot_is_stopping(fake_github: FakeGitHub) -> None:
@@ -489,9 +464,7 @@ async def test_after_a_restart_a_round_lists_only_what_is_new_and_does_not_ask_a
     finally:
         await first.session.close()
         await runner.cleanup()
-    await asyncio.gather(*hook.tasks)
-    for attempt in [d for d in hook.deliveries if d.redelivery]:  # w1's redelivery: not made yet, on its way
-        hook.deliveries.remove(attempt)
+    await asyncio.gather(*hook.tasks)  # the redelivery failed: w1's newest attempt
     assert list(asked) == ["w1"] and [item["guid"] for item in memory.undelivered] == ["w1"]
     assert fake_github.count("GET", "^/app/hook/deliveries$") == 3 and fake_github.count("POST", "/attempts$") == 1
     second, runner = await start_bot(fake_github, **settings)
@@ -501,7 +474,7 @@ async def test_after_a_restart_a_round_lists_only_what_is_new_and_does_not_ask_a
         await second.session.close()
         await runner.cleanup()
     assert fake_github.count("GET", "^/app/hook/deliveries$") == 4  # one page: what came after the first round
-    assert fake_github.count("POST", "/attempts$") == 1  # w1 was asked for before the restart: on its way
+    assert fake_github.count("POST", "/attempts$") == 1  # w1 was asked for minutes ago, before the restart
     assert asked_later == asked and later.newest == hook.deliveries[-1].id
     assert sorted(item["id"] for item in later.undelivered) == [d.id for d in hook.deliveries if d.guid == "w1"]
 
