@@ -22,7 +22,7 @@ from bot.github import GitHub
 from bot.joblogs import read_logs
 from bot.publish import our_replies, read_report, upsert_comment, upsert_dashboard
 from bot.replies import completed_reply, dispatched_head
-from bot.report import pull_summary, suggestion_states, to_markdown, totals
+from bot.report import pull_summary, state_block, suggestion_states, to_markdown, totals
 from bot.reporting import PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, skipped_note
 from bot.config import RepoConfig
 from bot.repo import (LaneFiles, history, pull_requests_of_run, read_config, read_lanes, touches_ci,
@@ -72,7 +72,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         history(api, run, DEFAULT_HISTORY, ctx.state.cache), pull_requests_of_run(api, run),
     )
     if isinstance(config_read, ConfigError):
-        await upsert_dashboard(api, error_body(repo, str(config_read)), login)
+        await write_error(api, str(config_read), login)
         ctx.log.warning("%s: %s", repo, config_read)
         return
     config = config_read
@@ -88,7 +88,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         asyncio.gather(*(api.pull_files(n) for n, policy in policies.items() if policy == "if-ci")),
     )
     if isinstance(lanes, WorkflowError):  # a lane file that is not text
-        await upsert_dashboard(api, error_body(repo, str(lanes)), login)
+        await write_error(api, str(lanes), login)
         ctx.log.warning("%s: %s", repo, lanes)
         return
     touched = dict(zip((n for n, policy in policies.items() if policy == "if-ci"), changed))
@@ -100,7 +100,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         analysis = await analyze_with_logs(api, ctx, lanes.files, bundles, config)
         checks = await asyncio.to_thread(check_patch, analysis.patch, analysis.edits, lanes.files) if analysis.patch else None
     except USER_ERRORS as exc:
-        await upsert_dashboard(api, error_body(repo, str(exc)), login)
+        await write_error(api, str(exc), login)
         ctx.log.warning("%s: cannot analyse %s: %s", repo, path, exc)
         return
     state = ReportState(workflow=path, base_sha=head, head_sha=str(run["head_sha"]),
@@ -163,6 +163,21 @@ async def _config(api: RepoAPI, head: str, ctx: Context) -> RepoConfig | ConfigE
         return await read_config(api, head, ctx.state.cache)
     except ConfigError as exc:
         return exc
+
+
+async def write_error(api: RepoAPI, message: str, login: str) -> None:
+    """The dashboard says what foldbot could not analyse, and what to fix. It keeps the lanes'
+    record of the report it replaces (runs reported, headlines; not its patch, which may not
+    hold any more), so reconciling and the next report go on from it."""
+    def body(existing: dict[str, Any] | None) -> str:
+        previous = read_report(str(existing.get("body") or "")) if existing else None
+        text = error_body(api.repo, message)
+        if previous is None:
+            return text
+        kept = replace(previous, patch_id=None, patch="", summary="", suggestions=())
+        return f"{text}\n{state_block(kept.to_json())}\n"
+
+    await upsert_dashboard(api, body, login)
 
 
 async def _lanes(api: RepoAPI, head: str, config: RepoConfig, path: str, listing: list[dict[str, Any]],

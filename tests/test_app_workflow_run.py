@@ -166,6 +166,32 @@ async def test_the_dashboard_shows_the_other_lanes_headlines(fake_github: FakeGi
         assert "The other lanes" not in comment.body
 
 
+async def test_a_dashboard_that_says_what_to_fix_keeps_the_lanes_record(fake_github: FakeGitHub, bot: Bot) -> None:
+    """A broken config turns the dashboard into what to fix. Its state keeps the record of the
+    report it replaces (runs reported, lanes' headlines), not that report's patch; once fixed,
+    the next report goes on from that record."""
+    world = sglang_world(fake_github)
+    first, second, third = world.runs[-3], world.runs[-2], world.runs[-1]
+    await bot.deliver("workflow_run", world.payload(first["id"]))
+    await bot.settle()
+    (issue,) = dashboards(fake_github, world)
+    before = ReportState.from_json(read_state(issue.body))
+    assert before.patch and before.reported == {ROCM720: ((first["id"], 1),)} and ROCM720 in before.lanes
+    world.repo.put_files("main", {".github/foldbot.yml": "history_runs: many\n"})
+    await bot.deliver("workflow_run", world.payload(second["id"]))
+    await bot.settle()
+    (issue,) = dashboards(fake_github, world)
+    assert "foldbot could not analyse sgl-project/sglang: .github/foldbot.yml: " in issue.body
+    kept = ReportState.from_json(read_state(issue.body))
+    assert (kept.reported, kept.lanes, kept.patch_id, kept.patch, kept.suggestions) == \
+        (before.reported, before.lanes, None, "", ())
+    world.repo.put_files("main", {".github/foldbot.yml": None})
+    await bot.deliver("workflow_run", world.payload(third["id"]))
+    await bot.settle()
+    (issue,) = dashboards(fake_github, world)
+    assert ReportState.from_json(read_state(issue.body)).reported == {ROCM720: ((first["id"], 1), (third["id"], 1))}
+
+
 async def test_a_dashboard_a_maintainer_closed_is_edited_closed_not_opened_again(fake_github: FakeGitHub,
                                                                                  bot: Bot) -> None:
     """A maintainer closes the dashboard issue: the next runs do not open another (one a run
