@@ -47,21 +47,29 @@ async def find_comment(api: RepoAPI, number: int, login: str, marker: str = MARK
     return ours[0] if ours else None
 
 
+def _duplicates(created: dict[str, Any], listed: list[dict[str, Any]], key: str,
+                text: str) -> tuple[dict[str, Any], list[int]]:
+    """Of what this process just created and foldbot's copies listed after it (`key`: their
+    id), the oldest, which stays, and the younger ones to remove: the one created, and those
+    with its text (another process's copy of other text is that process's to remove)."""
+    copies = {int(c[key]): c for c in [created, *listed]}
+    oldest = copies[min(copies)]
+    return oldest, [n for n in sorted(copies) if n != int(oldest[key])
+                    and (n == int(created[key]) or copies[n].get("body") == text)]
+
+
 async def upsert_comment(api: RepoAPI, number: int, body: str, login: str) -> Written:
     existing = await find_comment(api, number, login)
     if existing is None:
         created = await api.create_comment(number, body)
         # Another foldbot process may have found none at the same moment and created one too,
         # or GitHub made this one more than once (it answered 5xx, and the call was sent again):
-        # the oldest stays; the younger copies of this text are removed (another process's
-        # copy of other text is that process's to remove).
-        copies = {int(c["id"]): c for c in [created, *await _our_comments(api, number, login, MARKER)]}
-        oldest = copies[min(copies)]
-        for younger in sorted(i for i in copies if i != int(oldest["id"])):
-            if int(younger) == int(created["id"]) or copies[younger].get("body") == body:
-                await api.delete_comment(younger)
-                log.warning("%s#%d: comment %s removed, a duplicate of %s written at the same time", api.repo,
-                            number, younger, oldest["id"])
+        # the oldest stays; the younger copies are removed (`_duplicates`).
+        oldest, younger = _duplicates(created, await _our_comments(api, number, login, MARKER), "id", body)
+        for duplicate in younger:
+            await api.delete_comment(duplicate)
+            log.warning("%s#%d: comment %s removed, a duplicate of %s written at the same time", api.repo,
+                        number, duplicate, oldest["id"])
         if int(oldest["id"]) == int(created["id"]):
             return Written("comment", int(created["id"]), "created", body, created.get("html_url"))
         existing = oldest
@@ -90,20 +98,17 @@ async def upsert_dashboard(api: RepoAPI, body: str | Callable[[dict[str, Any] | 
     if existing is None:
         text = compose(None)
         created = await api.create_issue(DASHBOARD_TITLE, text, [DASHBOARD_LABEL])
-        # As for comments: of several created at once (or made more than once by GitHub) the
-        # oldest stays; an issue cannot be deleted, so each younger copy of this text is closed
-        # as a duplicate, pointing at it (with no marker: never found again).
+        # As for comments (`_duplicates`); an issue cannot be deleted, so each younger copy is
+        # closed as a duplicate, pointing at the oldest (with no marker: never found again).
         listed = await api.issues(label=DASHBOARD_LABEL, creator=login, state="all")  # (as `find_dashboard` lists)
-        copies = {int(i["number"]): i for i in [created, *listed] if i is created or
-                  (is_ours(i, login) and not i.get("pull_request") and i.get("state") != "closed")}
-        oldest = copies[min(copies)]
-        for younger in sorted(n for n in copies if n != int(oldest["number"])):
-            if younger == int(created["number"]) or copies[younger].get("body") == text:
-                await api.update_issue(younger, state="closed", state_reason="not_planned",
-                                       body=f"A duplicate of #{oldest['number']}, written at the same time; foldbot "
-                                            "reports there.")
-                log.warning("%s: dashboard issue #%s closed, a duplicate of #%s written at the same time", api.repo,
-                            younger, oldest["number"])
+        opened = [i for i in listed if is_ours(i, login) and not i.get("pull_request") and i.get("state") != "closed"]
+        oldest, younger = _duplicates(created, opened, "number", text)
+        for duplicate in younger:
+            await api.update_issue(duplicate, state="closed", state_reason="not_planned",
+                                   body=f"A duplicate of #{oldest['number']}, written at the same time; foldbot "
+                                        "reports there.")
+            log.warning("%s: dashboard issue #%s closed, a duplicate of #%s written at the same time", api.repo,
+                        duplicate, oldest["number"])
         if int(oldest["number"]) == int(created["number"]):
             return Written("issue", int(created["number"]), "created", text, created.get("html_url"))
         existing = oldest

@@ -29,18 +29,23 @@ def dashboard_state(world):  # noqa: ANN001, ANN201
     return read_report(issue.body)
 
 
+def _lost_run(fake: FakeGitHub, world, path: str, workflow_id: int, completed: float) -> dict:  # noqa: ANN001
+    """A completed run of the lane like the world's newest, whose delivery never comes."""
+    template = world.runs[-1]
+    run = {k: v for k, v in copy.deepcopy(template).items() if k not in ("id", "node_id", "run_number")}
+    run.update(created_at=iso(completed - 3600), updated_at=iso(completed), run_started_at=iso(completed - 3600),
+               workflow_id=workflow_id, path=path)
+    lost = fake.add_run(world.repo, run)
+    fake.add_jobs(lost["id"], [{k: v for k, v in j.items() if k not in ("id", "run_id", "node_id")}
+                               for j in fake.jobs_of(template["id"])])
+    return lost
+
+
 async def test_a_run_whose_delivery_never_came_is_reported(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github)
     await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
     await bot.settle()
-    # a new run completes; its delivery is lost
-    template = world.runs[-1]
-    run = {k: v for k, v in copy.deepcopy(template).items() if k not in ("id", "node_id", "run_number")}
-    run.update(created_at="2026-12-01T00:00:00Z", updated_at="2026-12-01T03:00:00Z", run_started_at="2026-12-01T00:00:00Z",
-               workflow_id=ROCM720_ID, path=ROCM720)
-    lost = fake_github.add_run(world.repo, run)
-    fake_github.add_jobs(lost["id"], [{k: v for k, v in j.items() if k not in ("id", "run_id", "node_id")}
-                                      for j in fake_github.jobs_of(template["id"])])
+    lost = _lost_run(fake_github, world, ROCM720, ROCM720_ID, time.time())  # a new run; its delivery is lost
     assert lost["id"] not in dashboard_state(world).runs
     state = bot.state
     ctx = Context(state.pool, state.metrics, "reconcile", state.store, logging.LoggerAdapter(logging.getLogger("t"), {}))
@@ -70,12 +75,7 @@ async def test_the_server_reports_a_lost_run_by_itself(fake_github: FakeGitHub) 
     await first.settle()
     await first.session.close()
     await runner.cleanup()
-    template = world.runs[-1]
-    run = {k: v for k, v in copy.deepcopy(template).items() if k not in ("id", "node_id", "run_number")}
-    run.update(created_at="2026-12-01T00:00:00Z", updated_at="2026-12-01T03:00:00Z", workflow_id=ROCM720_ID, path=ROCM720)
-    lost = fake_github.add_run(world.repo, run)
-    fake_github.add_jobs(lost["id"], [{k: v for k, v in j.items() if k not in ("id", "run_id", "node_id")}
-                                      for j in fake_github.jobs_of(template["id"])])
+    lost = _lost_run(fake_github, world, ROCM720, ROCM720_ID, time.time())
     bot, runner = await start_bot(fake_github, reconcile_minutes=0.01, redeliver_first_seconds=0.05)
     try:
         for _ in range(100):
@@ -105,18 +105,6 @@ async def test_an_installation_that_cannot_be_read_does_not_stop_the_others(fake
 
 async def _no_report(item: Missed) -> None:
     del item
-
-
-def _lost_run(fake: FakeGitHub, world, path: str, workflow_id: int, completed: float) -> dict:  # noqa: ANN001
-    """A completed run of the lane like the world's newest, whose delivery never comes."""
-    template = world.runs[-1]
-    run = {k: v for k, v in copy.deepcopy(template).items() if k not in ("id", "node_id", "run_number")}
-    run.update(created_at=iso(completed - 3600), updated_at=iso(completed), run_started_at=iso(completed - 3600),
-               workflow_id=workflow_id, path=path)
-    lost = fake.add_run(world.repo, run)
-    fake.add_jobs(lost["id"], [{k: v for k, v in j.items() if k not in ("id", "run_id", "node_id")}
-                               for j in fake.jobs_of(template["id"])])
-    return lost
 
 
 async def test_a_lost_run_of_a_lane_the_dashboard_does_not_show_is_found(fake_github: FakeGitHub, bot: Bot) -> None:
