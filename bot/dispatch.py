@@ -78,12 +78,14 @@ class DispatchPlan:
 
 def cooldown_left(replies: Sequence[ReplyState], login: str, now: datetime, minutes: int) -> float:
     """Minutes until `login` may dispatch again on this PR, from foldbot's own replies
-    to dispatches that started a run (their state has the user and the command's time)."""
+    to dispatches GitHub accepted (their state has the user, the command's time and the
+    jobs; the run too, when foldbot could tell which)."""
     if minutes <= 0:
         return 0.0
     last = None
     for state in replies:
-        if state.kind == "dispatch" and state.run_id and state.user.lower() == login.lower() and state.at:
+        started = state.run_id or state.targets  # (a run GitHub did not say which is a run all the same)
+        if state.kind == "dispatch" and started and state.user.lower() == login.lower() and state.at:
             at = datetime.fromisoformat(state.at.replace("Z", "+00:00"))
             last = at if last is None or at > last else last
     if last is None:
@@ -152,6 +154,11 @@ def decide(read: DispatchRead) -> DispatchPlan | Refusal | LaneRunNeeded:
     refused = permitted(read.role, read.config.dispatch_permission, "dispatch", read.user, read.allowance)
     if refused:
         return Refusal(refused)
+    if read.pr.get("state") != "open":
+        if read.pr.get("merged") or read.pr.get("merged_at"):
+            return Refusal(f"This PR is merged: its commits are on `{md_escape(read.default_branch)}`, whose own runs "
+                           "test them. Nothing dispatched.")
+        return Refusal("This PR is closed: nothing dispatched. Reopen it to run its GPU jobs.")
     minutes = read.config.dispatch_cooldown_minutes
     if read.allowance is not None and read.allowance.cooldown_minutes is not None:
         minutes = read.allowance.cooldown_minutes
@@ -182,27 +189,32 @@ def decide(read: DispatchRead) -> DispatchPlan | Refusal | LaneRunNeeded:
         return Refusal(f"`{lane.path}` has no `target_stage` input: it cannot run single jobs.")
     dispatchable = lane.dispatchable(read.config)
     run_id = None
+    unknown = [j for j in read.jobs if j not in dispatchable]
+    if unknown:
+        return Refusal(f"Not a job `{lane.name}` can run: {', '.join(f'`{j}`' for j in unknown)}. "
+                       f"Valid: {', '.join(f'`{j}`' for j in dispatchable)}.")
+    run = read.run
+    if run is None:
+        return LaneRunNeeded(lane, head_sha)
+    # the gate of the head's latest lane run holds for named jobs too (a dispatched run is never gated)
+    run_jobs = [dict(j) for j in read.run_jobs]
+    failure = gate_failure(run_jobs, JobMatcher(lane.workflow)) if run else None
+    if failure:
+        return Refusal(f"The gate failed in run [{run['id']}]({run.get('html_url')}): {failure}. "
+                       "`/dispatch` is not a way around the gate; fix what it says first.")
     if read.jobs:
-        unknown = [j for j in read.jobs if j not in dispatchable]
-        if unknown:
-            return Refusal(f"Not a job `{lane.name}` can run: {', '.join(f'`{j}`' for j in unknown)}. "
-                           f"Valid: {', '.join(f'`{j}`' for j in dispatchable)}.")
         targets = list(read.jobs)
     else:
-        run = read.run
-        if run is None:
-            return LaneRunNeeded(lane, head_sha)
         if not run:
             return Refusal(f"No run of `{lane.path}` for `{head_sha[:12]}` yet: wait for it, or name the jobs: "
                            f"`/dispatch {lane.name} <job-id> ...`.")
         if run.get("status") != "completed":
             return Refusal(f"The run of `{lane.path}` for `{head_sha[:12]}` is still {run.get('status')}: "
                            "dispatch when it has finished.")
-        run_jobs = [dict(j) for j in read.run_jobs]
-        failure = gate_failure(run_jobs, JobMatcher(lane.workflow))
-        if failure:
-            return Refusal(f"The gate failed in run [{run['id']}]({run.get('html_url')}): {failure}. "
-                           "`/dispatch` is not a way around the gate; fix what it says first.")
+        if run.get("conclusion") == "action_required":
+            return Refusal(f"Run [{run['id']}]({run.get('html_url')}) of `{lane.path}` waits for approval: GitHub "
+                           "holds the workflows of a first-time contributor's PR until a maintainer approves them on "
+                           "the run's page. Approve it, and its gate and change filter decide what runs.")
         targets = filter_skipped(lane.workflow, run_jobs, dispatchable)
         run_id = int(run["id"])
         if not targets:

@@ -27,7 +27,7 @@ from bot.reporting import PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_bo
 from bot.config import RepoConfig
 from bot.repo import (LaneFiles, history, pull_requests_of_run, read_config, read_lanes, touches_ci,
                       workflow_listing)
-from bot.states import LaneFigures, ReportState
+from bot.states import LaneFigures, ReplyState, ReportState
 from bot.verify import check_patch
 from bot.workflow import WorkflowError
 
@@ -226,6 +226,18 @@ async def _pulls_with_head(api: RepoAPI, ctx: Context, sha: str, run_id: int, *,
     return [int(pull["number"])] if pull else []
 
 
+def started_it(command: ReplyState, run: dict[str, Any]) -> bool:
+    """Whether a dispatch reply's command started this run: its id, or, when GitHub did not
+    say which run the dispatch started, the title the lane gives it (`[<stage>] <sha>`), on a
+    run created after the command."""
+    if command.kind != "dispatch":
+        return False
+    if command.run_id is not None:
+        return command.run_id == run["id"]
+    return (bool(command.targets) and command.sha is not None and str(run.get("created_at") or "") >= command.at
+            and run.get("display_title") == f"[{','.join(command.targets)}] {command.sha}")
+
+
 async def finish_dispatch_replies(api: RepoAPI, ctx: Context, run: dict[str, Any]) -> None:
     """Edit the dispatch reply that started this run with its conclusion per job."""
     sha, titled = dispatched_head(run)
@@ -238,7 +250,7 @@ async def finish_dispatch_replies(api: RepoAPI, ctx: Context, run: dict[str, Any
     jobs = await api.jobs(run["id"])
     for number in numbers:
         for comment, reply in await our_replies(api, number, login):
-            if not any(c.kind == "dispatch" and c.run_id == run["id"] for c in reply.commands):
+            if not any(started_it(c, run) for c in reply.commands):
                 continue
             body = str(comment["body"])
             new = completed_reply(body, run, jobs)

@@ -174,15 +174,49 @@ async def test_not_for_foldbot_means_nothing_at_all(fake_github: FakeGitHub, bot
     assert reactions(fake_github, world, comment_id) == []
 
 
-async def test_a_failed_gate_is_not_bypassed(fake_github: FakeGitHub, bot: Bot) -> None:
+@pytest.mark.parametrize("command", ["/dispatch rocm720", "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720"])
+async def test_a_failed_gate_is_not_bypassed(fake_github: FakeGitHub, bot: Bot, command: str) -> None:
+    """Naming the jobs does not get around it either: a dispatched run is never gated."""
     world = sglang_world(fake_github, runs=1)
     number, _ = pr_with_lane_run(world, gate="failure")
     fake_github.set_permission(world.repo, "writer", "write")
-    await say(bot, world, number, "/dispatch rocm720", "writer")
+    await say(bot, world, number, command, "writer")
     assert fake_github.dispatches == []
     (reply,) = replies(fake_github, world, number)
     assert "The gate failed in run" in reply.body
     assert "`call-gate / pr-gate` failure at step `Require run-ci label (optional)`" in reply.body
+
+
+@pytest.mark.parametrize("merged", [False, True])
+async def test_nothing_is_dispatched_for_a_closed_pr(fake_github: FakeGitHub, bot: Bot, merged: bool) -> None:
+    world = sglang_world(fake_github, runs=1)
+    number, _ = pr_with_lane_run(world)
+    world.repo.issues[number].state = "closed"
+    world.repo.issues[number].closed_at = "2026-12-04T08:00:00Z"
+    world.repo.pulls[number].merged = merged
+    fake_github.set_permission(world.repo, "writer", "write")
+    await say(bot, world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
+    assert fake_github.dispatches == []
+    (reply,) = replies(fake_github, world, number)
+    assert ("This PR is merged: its commits are on `main`, whose own runs test them. Nothing dispatched." if merged
+            else "This PR is closed: nothing dispatched. Reopen it to run its GPU jobs.") in reply.body
+
+
+async def test_a_run_github_holds_for_approval_is_said_so(fake_github: FakeGitHub, bot: Bot) -> None:
+    """A first-time contributor's fork PR: GitHub holds its run (`action_required`, no jobs)."""
+    world = sglang_world(fake_github, runs=1)
+    number, sha = pr_with_lane_run(world, fork=True)
+    run = world.runs[-1]
+    fake_github.update_run(run["id"], status="completed", conclusion="action_required")
+    for job in fake_github.jobs_of(run["id"]):
+        del world.repo.jobs[job["id"]]
+    fake_github.set_permission(world.repo, "writer", "write")
+    await say(bot, world, number, f"/dispatch rocm720 sha={sha}", "writer")
+    assert fake_github.dispatches == []
+    (reply,) = replies(fake_github, world, number)
+    assert (f"Run [{run['id']}](https://github.com/sgl-project/sglang/actions/runs/{run['id']}) of "
+            "`.github/workflows/pr-test-amd-rocm720.yml` waits for approval: GitHub holds the workflows of a "
+            "first-time contributor's PR until a maintainer approves them on the run's page.") in reply.body
 
 
 async def test_unknown_lane_and_job_list_the_valid_ones(fake_github: FakeGitHub, bot: Bot) -> None:
@@ -220,6 +254,34 @@ async def test_the_run_is_found_by_title_without_run_details(fake_github: FakeGi
     await say(bot, world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
     (dispatch,) = fake_github.dispatches
     assert f"[run {dispatch.run_id}](" in replies(fake_github, world, number)[0].body
+
+
+async def test_a_run_github_listed_too_late_still_counts_and_gets_its_reply_edited(
+        fake_github: FakeGitHub, bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GitHub listed the dispatched run after foldbot stopped looking: the reply cannot link it,
+    but the run was started: the cooldown counts it, and its completion edits the reply."""
+    import handlers.dispatch
+    monkeypatch.setattr(handlers.dispatch, "LISTED_SECONDS", 0.5)
+    job = "stage-a-test-1-gpu-small-amd-rocm720"
+    world = sglang_world(fake_github, runs=1)
+    number, _ = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    without_run_details(fake_github)
+    fake_github.dispatch_listing_lag = 2.0
+    await say(bot, world, number, f"/dispatch rocm720 {job}", "writer")
+    (dispatch,) = fake_github.dispatches
+    assert "a run (GitHub did not say which; see the Actions tab)" in replies(fake_github, world, number)[0].body
+    await say(bot, world, number, f"/dispatch rocm720 {job}", "writer")
+    assert len(fake_github.dispatches) == 1
+    assert "dispatched on this PR less than 30 minutes ago" in replies(fake_github, world, number)[1].body
+    fake_github.update_run(dispatch.run_id, status="completed", conclusion="success")
+    fake_github.add_jobs(dispatch.run_id, [{"name": f"{job} (linux-mi300-1gpu-sglang)", "status": "completed",
+                                            "conclusion": "success"}])
+    await bot.deliver("workflow_run", world.payload(dispatch.run_id, event="workflow_dispatch", pull_requests=[]))
+    await bot.settle()
+    first = replies(fake_github, world, number)[0].body
+    assert f"<!-- foldbot:run {dispatch.run_id} -->\n**Run completed:** success, [run {dispatch.run_id}](" in first
+    assert f"\n\n- {job} \\(linux-mi300-1gpu-sglang\\): **success**\n\n<!-- foldbot:reply -->" in first
 
 
 async def test_the_same_comment_delivered_twice_dispatches_once(fake_github: FakeGitHub, bot: Bot) -> None:
