@@ -343,7 +343,7 @@ def apply_change(workflow: Workflow, change: LaneChange, config: RepoConfig) -> 
             if job_id not in jobs:
                 raise EditError(f"{workflow.path}: no job `{job_id}`")
         suite, host = jobs[fold.suite], jobs[fold.host]
-        moving = [s for s in suite.steps if config.step_category(s) != "setup"]
+        moving, _ = suite.fold_steps(host, config.step_category)
         test_indexes = [s.index for s in host.steps if config.step_category(s) == "test"]
         if not moving or not test_indexes:
             raise EditError(f"{workflow.path}: `{fold.suite}` has no steps to move or `{fold.host}` no test step")
@@ -586,7 +586,7 @@ def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) ->
     for fold in change.folds:
         suite = workflow.jobs[fold.suite]
         host = workflow.jobs[fold.host]
-        moving = [s for s in suite.steps if config.step_category(s) != "setup"]
+        moving, _ = suite.fold_steps(host, config.step_category)
         last_test = max(s.index for s in host.steps if config.step_category(s) == "test")
         new_steps = []
         for step in moving:

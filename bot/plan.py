@@ -160,6 +160,12 @@ def shard_axis(job: JobDef) -> tuple[str, list[Any]] | None:
     return None
 
 
+def _expression(job: JobDef) -> str:
+    """Why a job whose matrix an expression gives is not edited."""
+    return (f"{job.matrix_expression} comes from an expression, so how many jobs it runs is known only when a run "
+            "starts")
+
+
 def _runs_on_key(job: JobDef, matrix_values: dict[str, Any]) -> str:
     """The job's runs-on with matrix references replaced (each axis's first value
     unless given), so `${{ matrix.runner }}` compares as the label it stands for."""
@@ -248,6 +254,9 @@ class Planner:
             test_p90 = stats.test.p90
             if test_p90 > self.config.fold_max_test_minutes * 60:
                 continue  # a long suite: its job is worth its setup
+            if job.matrix_expression:
+                self.findings.append(Finding(job.id, f"{_expression(job)}: it is not folded"))
+                continue
             if stats.share < self.config.fold_min_setup_share:
                 self.findings.append(Finding(job.id, f"setup is only {stats.share:.0%} of its time"))
                 continue
@@ -282,6 +291,8 @@ class Planner:
         return max(candidates, key=lambda f: (f.host_limit_minutes - f.host_budget_minutes, f.into))
 
     def _host_mismatch(self, suite: JobDef, host: JobDef) -> str | None:
+        if host.matrix_expression:
+            return _expression(host)
         axis = shard_axis(host)
         if axis is None:
             return "its matrix has more than one axis with several values"
@@ -302,8 +313,8 @@ class Planner:
             return "gated by a different `if:`"
         host_raw = self.workflow.data["jobs"][host.id]
         suite_raw = self.workflow.data["jobs"][suite.id]
-        for key_name in _ENVIRONMENT_KEYS:
-            if suite_raw.get(key_name) is not None and suite_raw.get(key_name) != host_raw.get(key_name):
+        for key_name in _ENVIRONMENT_KEYS:  # (one the host alone has changes the suite too: its `env`, its container,
+            if suite_raw.get(key_name) != host_raw.get(key_name):  # a `continue-on-error` that hides the suite's failure)
                 return f"different job-level `{key_name}`"
         host_setup = {s.identity() for s in host.steps if self.config.step_category(s) == "setup"}
         for step in suite.steps:
@@ -311,11 +322,30 @@ class Planner:
                 return f"its setup lacks the suite's step `{step.name}`"
         if not any(self.config.step_category(s) == "test" for s in host.steps):
             return "has no test step to follow"
+        return self._moved_steps_mismatch(suite, host)
+
+    def _moved_steps_mismatch(self, suite: JobDef, host: JobDef) -> str | None:
+        """Why the suite's steps would not mean the same in the host: a matrix value or a
+        step they read that the host has not (there it reads as empty), or a step id twice."""
+        moving, refused = suite.fold_steps(host, self.config.step_category)
+        if refused:
+            return refused
+        host_ids = {s.step_id for s in host.steps if s.step_id}
+        moved_ids = {s.step_id for s in moving if s.step_id}
+        if clash := sorted(moved_ids & host_ids):
+            return f"its steps have the suite's step ids {', '.join(f'`{i}`' for i in clash)} too"
+        for step in moving:
+            for key in step.contexts("matrix"):
+                if suite.matrix_axes.get(key) is None or suite.matrix_axes.get(key) != host.matrix_axes.get(key):
+                    return f"the suite's step `{step.name}` reads `matrix.{key}`, which the host's matrix does not give it"
+            for ref in step.contexts("steps"):
+                if ref not in moved_ids and ref not in host_ids:
+                    return f"the suite's step `{step.name}` reads `steps.{ref}`, a step the host does not have"
         return None
 
     def _fold_into(self, suite: JobDef, stats: JobStats, host: JobDef) -> Fold | str:
         key, values = shard_axis(host)  # type: ignore[misc]
-        moving = [s for s in suite.steps if self.config.step_category(s) != "setup"]
+        moving, _ = suite.fold_steps(host, self.config.step_category)
         host_stats = self.stats.get(host.id)
         labels = host_stats.labels if host_stats else stats.labels
         own = [timeout_minutes(s.timeout_minutes, labels) for s in moving]
@@ -377,6 +407,9 @@ class Planner:
         return out
 
     def _reshard(self, job: JobDef) -> Reshard | None:
+        if job.matrix_expression:
+            self.findings.append(Finding(job.id, f"{_expression(job)}; shard count left alone"))
+            return None
         axis = shard_axis(job)
         if axis is None:
             self.findings.append(Finding(job.id, "matrix has several axes with several values; shard count left alone"))

@@ -15,7 +15,7 @@ import functools
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
@@ -149,11 +149,22 @@ class StepDef:
     if_: str | None
     timeout_minutes: Any
     node: yaml.MappingNode = field(repr=False, compare=False)
+    step_id: str | None = None  # its `id:`
 
     def identity(self) -> tuple[Any, ...]:
         """What makes two steps 'the same step': what they run, with what."""
         run = "\n".join(line.rstrip() for line in (self.run or "").strip().splitlines())
         return (self.uses, run, _freeze(self.with_))
+
+    def contexts(self, name: str) -> list[str]:
+        """The `<name>.<key>` its expressions read (`matrix.gpu`, `steps.build`), in order, once each."""
+        text = " ".join(str(part) for part in (self.explicit_name, self.uses, self.run, self.with_, self.env, self.if_,
+                                              self.timeout_minutes) if part is not None)
+        found = [m.group(1) for expr in re.findall(r"\$\{\{(.*?)\}\}", text, flags=re.S)
+                 for m in re.finditer(rf"(?<![\w.-]){name}\.([A-Za-z_][\w-]*)", expr)]
+        if self.if_ and "${{" not in self.if_:  # an `if:` is an expression without the `${{ }}`
+            found += [m.group(1) for m in re.finditer(rf"(?<![\w.-]){name}\.([A-Za-z_][\w-]*)", self.if_)]
+        return list(dict.fromkeys(found))
 
 
 def _freeze(value: Any) -> Any:
@@ -180,6 +191,32 @@ class JobDef:
     steps: tuple[StepDef, ...]
     key_node: yaml.ScalarNode = field(repr=False, compare=False)
     node: yaml.MappingNode = field(repr=False, compare=False)
+    #: What of the matrix an expression gives (`${{ fromJSON(...) }}`): "its matrix", "its matrix
+    #: axis `folder`", ...; its jobs are known only when a run starts. None: all of it is written out.
+    matrix_expression: str | None = None
+
+    def fold_steps(self, host: "JobDef", category: Callable[[StepDef], str]) -> tuple[list[StepDef], str | None]:
+        """The steps a fold of this suite moves into `host` (placed after the host's last test
+        step): all but its setup; of the steps after its last test (its teardown), those the
+        host runs alike after its own tests are left to the host. And why it cannot fold
+        (None: it can): a teardown step the host has not, where the host has steps of its own
+        after its tests (before them it undoes what they need, after them it misses a failure)."""
+        tests = [s.index for s in self.steps if category(s) == "test"]
+        host_tests = [s.index for s in host.steps if category(s) == "test"]
+        host_after = [s for s in host.steps if host_tests and s.index > host_tests[-1]]
+        alike = {s.identity() for s in host_after}
+        moving = []
+        for step in self.steps:
+            if category(step) == "setup":
+                continue
+            if tests and step.index > tests[-1]:
+                if step.identity() in alike:
+                    continue
+                if host_after:
+                    return moving, (f"the suite's step `{step.name}` after its tests has no like among the host's "
+                                    f"steps after its own (`{host_after[0].name}`, ...)")
+            moving.append(step)
+        return moving, None
 
     @property
     def matrix_axes(self) -> dict[str, list[Any]]:
@@ -296,6 +333,13 @@ def _job(job_id: str, key: yaml.ScalarNode, node: yaml.MappingNode, raw: dict[st
         raise WorkflowError(f"{path}: line {key.start_mark.line + 1}: `needs` of `{job_id}` must be a name or a list")
     strategy: dict[str, Any] = raw["strategy"] if isinstance(raw.get("strategy"), dict) else {}
     matrix = strategy.get("matrix")
+    if raw.get("strategy") is not None and not isinstance(raw["strategy"], dict):
+        matrix_expression: str | None = "its strategy"
+    elif matrix is not None and not isinstance(matrix, dict):
+        matrix_expression = "its matrix"
+    else:
+        matrix_expression = next((f"its matrix {'list' if k in ('include', 'exclude') else 'axis'} `{k}`"
+                                  for k, v in (matrix or {}).items() if not isinstance(v, list)), None)
     max_parallel = strategy.get("max-parallel")
     steps_node = mapping_get(node, "steps")
     steps: list[StepDef] = []
@@ -319,6 +363,7 @@ def _job(job_id: str, key: yaml.ScalarNode, node: yaml.MappingNode, raw: dict[st
         steps=tuple(steps),
         key_node=key,
         node=node,
+        matrix_expression=matrix_expression,
     )
 
 
@@ -345,6 +390,7 @@ def _step(index: int, node: yaml.MappingNode, raw: dict[str, Any]) -> StepDef:
         if_=_str_or_none(raw.get("if")),
         timeout_minutes=raw.get("timeout-minutes"),
         node=node,
+        step_id=_str_or_none(raw.get("id")),
     )
 
 

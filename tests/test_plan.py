@@ -6,6 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from bot.analysis import analyze
 from bot.config import RepoConfig, parse_config
 from bot.logs import lpt, parse_log, predicted_longest_shard
 from bot.plan import Lane, Planner
@@ -108,6 +109,76 @@ def test_no_fold_without_a_fitting_host(kwargs: dict, reason: str) -> None:
     assert p.folds == ()
     finding = next(f for f in p.findings if f.job == "unit-amd-rocm700")
     assert reason in finding.reason
+
+
+HOST = "  big-amd-rocm700:\n"
+SUITE_TEST = "        run: pytest unit\n"
+
+
+@pytest.mark.parametrize("before,after,reason", [
+    # what the host alone has at job level changes the suite's steps too
+    (HOST, HOST + "    continue-on-error: true\n", "different job-level `continue-on-error`"),
+    (HOST, HOST + "    env:\n      HIP_VISIBLE_DEVICES: '0'\n", "different job-level `env`"),
+    (HOST, HOST + "    container: rocm/sgl-dev:latest\n", "different job-level `container`"),
+    # in the host, a matrix value or a step the suite's step reads is not there: it reads as empty
+    (SUITE_TEST, "        run: pytest unit -k ${{ matrix.gpu }}\n",
+     "the suite's step `Run unit tests` reads `matrix.gpu`, which the host's matrix does not give it"),
+    ("        run: bash install.sh\n      - name: Run unit tests",
+     "        id: deps\n        run: bash install.sh\n      - name: Run unit tests",
+     "the suite's step `Run unit tests` reads `steps.deps`, a step the host does not have"),
+])
+def test_no_fold_where_the_suite_would_run_differently(before: str, after: str, reason: str) -> None:
+    text = workflow()
+    if "deps" in after:
+        text = text.replace(SUITE_TEST, "        run: pytest unit --version ${{ steps.deps.outputs.version }}\n")
+    assert before in text
+    changed = text.replace(before, after, 1)
+    p = plan(changed, runs(changed))
+    assert p.folds == ()
+    finding = next(f for f in p.findings if f.job == "unit-amd-rocm700")
+    assert finding.reason == f"short suite with no host to fold into (`big-amd-rocm700`: {reason})"
+
+
+def test_a_matrix_an_expression_gives_is_never_folded_nor_resharded() -> None:
+    """Its job count is known only when a run starts (aiter's `fromJSON(needs...)` folders)."""
+    text = workflow()
+    dynamic = text.replace("    runs-on: linux-mi300-1gpu\n    steps:\n",
+                           "    runs-on: linux-mi300-1gpu\n    strategy:\n      matrix:\n"
+                           "        folder: ${{ fromJSON(needs.check.outputs.folders) }}\n    steps:\n", 1)
+    dynamic = dynamic.replace("        part: [0, 1, 2, 3]\n",
+                              "        part: [0, 1, 2, 3]\n        gpu: ${{ fromJSON(needs.check.outputs.gpus) }}\n")
+    assert dynamic.count("fromJSON") == 2
+    p = plan(dynamic, runs(dynamic))
+    assert p.folds == () and p.reshards == ()
+    reasons = {f.job: f.reason for f in p.findings}
+    assert reasons["unit-amd-rocm700"] == ("its matrix axis `folder` comes from an expression, so how many jobs it "
+                                          "runs is known only when a run starts: it is not folded")
+    assert reasons["big-amd-rocm700"] == ("its matrix axis `gpu` comes from an expression, so how many jobs it runs "
+                                         "is known only when a run starts; shard count left alone")
+
+
+def test_the_suites_teardown_is_left_to_a_host_that_does_it_alike_and_else_no_fold() -> None:
+    """The host's own steps after its tests (copy the logs out of the container, then remove
+    it) must not find the suite's teardown run before them."""
+    host_after = "      - name: Copy logs\n        run: docker cp ci:/logs .\n"
+    cleanup = "      - name: Cleanup container\n        if: always()\n        run: docker rm -f ci\n"
+    text = workflow()
+    text = text.replace("--total-partitions 4\n", "--total-partitions 4\n" + host_after + cleanup)
+    alike = text.replace(SUITE_TEST, SUITE_TEST + cleanup)
+    p = plan(alike, runs(alike))
+    assert [(f.job, f.into, f.steps) for f in p.folds] == [("unit-amd-rocm700", "big-amd-rocm700", ("Run unit tests",))]
+    patch = analyze({PATH: alike}, runs(alike), RepoConfig()).patch
+    added = [line for line in patch.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert "+        run: pytest unit" in added and not [line for line in added if "docker" in line]
+    own = text.replace(SUITE_TEST, SUITE_TEST + "      - name: Upload unit logs\n        run: cp -r logs out\n")
+    p = plan(own, runs(own))
+    assert p.folds == ()
+    assert next(f for f in p.findings if f.job == "unit-amd-rocm700").reason == (
+        "short suite with no host to fold into (`big-amd-rocm700`: the suite's step `Upload unit logs` after its "
+        "tests has no like among the host's steps after its own (`Copy logs`, ...))")
+    lone = workflow().replace(SUITE_TEST, SUITE_TEST + "      - name: Upload unit logs\n        run: cp -r logs out\n")
+    p = plan(lone, runs(lone))  # a host with nothing after its tests: the suite's teardown follows its tests there
+    assert [f.steps for f in p.folds] == [("Run unit tests", "Upload unit logs")]
 
 
 def test_the_host_with_most_headroom_wins() -> None:
