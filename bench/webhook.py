@@ -59,9 +59,12 @@ def pct(values: list[float], q: float) -> float:
 #:   in its own process), so the WAL grows by ~3 MB a round: a lower bound;
 #: - `journal-nofsync`: the same journal with no fsync per commit (`synchronous=NORMAL`);
 #: - `inline`: the same write without the writer thread, in the event loop, no fsync;
-#: - `turn`: no write, only a wait for the next turn of the event loop.
+#: - `turn`: no write, only a wait for the next turn of the event loop;
+#: - `spool`: durable without SQLite: the body appended to a plain file in the loop, the answer
+#:   once a thread's `fdatasync` (one for all the appends before it) returns: what a spool in
+#:   front of the journal would cost the answer (the spool's bytes moved into SQLite later).
 BARE = """
-import asyncio, hashlib, hmac, sys
+import asyncio, hashlib, hmac, os, sys, threading
 from pathlib import Path
 from aiohttp import web
 secret, port, mode = sys.argv[1].encode(), int(sys.argv[2]), sys.argv[3]
@@ -70,6 +73,29 @@ if mode.startswith(("journal", "inline")):
     from bot.journal import Journal
     journal = Journal(Path(sys.argv[4]), fsync=mode == "journal", checkpoints=False)
     journal._in_place = False  # every write through the writer thread, as foldbot's web process writes
+if mode == "spool":
+    Path(sys.argv[4]).mkdir(parents=True, exist_ok=True)
+    spool = os.open(str(Path(sys.argv[4]) / "spool"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    synced, waiting = threading.Condition(), []
+
+    def sync_groups():
+        while True:
+            with synced:
+                synced.wait_for(lambda: waiting)
+                group = waiting[:]
+                waiting.clear()
+            os.fdatasync(spool)  # every append before the group's futures were made
+            group[0].get_loop().call_soon_threadsafe(lambda done=group: [f.set_result(None) for f in done])
+
+    threading.Thread(target=sync_groups, daemon=True).start()
+
+    async def spooled(body):
+        os.write(spool, body)
+        future = asyncio.get_running_loop().create_future()
+        with synced:
+            waiting.append(future)
+            synced.notify()
+        await future
 
 async def handler(request):
     body = await request.read()
@@ -79,6 +105,8 @@ async def handler(request):
     delivery, event = request.headers["X-GitHub-Delivery"], request.headers["X-GitHub-Event"]
     if mode.startswith("journal"):
         await journal.record(delivery, event, body, None)
+    elif mode == "spool":
+        await spooled(body)
     elif mode == "inline":
         journal.accept(delivery, event, body, None)
     elif mode == "turn":
@@ -100,7 +128,8 @@ BARE_MODES = {"bare": "bare handler (checks the HMAC, answers 202)",
               "turn": "the bare handler, answering a turn of the loop later",
               "inline": "... writing through the journal in the loop, no fsync",
               "journal-nofsync": "... writing through the journal's writer thread, no fsync",
-              "journal": "floor: the bare handler, answering once the journal holds the delivery"}
+              "journal": "floor: the bare handler, answering once the journal holds the delivery",
+              "spool": "... answering once an appended file holds it (an fdatasync a group, no SQLite)"}
 
 
 async def start_bare(mode: str = "bare", data: Path | None = None) -> tuple[str, asyncio.subprocess.Process]:
