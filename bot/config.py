@@ -63,6 +63,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
              "other"),
     StepRule(r"(?i)(?:generate|write|create|build|print|show) .*\b(?:reports?|summary)\b", "other"),  # SGLang
     StepRule(r"(?i)(?:print|show|display|cat|dump|tail) .*\blogs?\b", "other"),  # pytorch `Print remaining test logs`
+    StepRule(r"(?i)test (?:suite )?reports?\b", "other"),  # transformers `Test suite reports artifacts: ...`
     # Unnamed actions that upload or tear down: pytorch `Run ./.github/actions/upload-test-artifacts`,
     # SGLang `Run ./.github/actions/upload-cuda-coredumps`, `Run actions/upload-artifact@v4`.
     StepRule(r"(?i)Run \S*(?:upload|publish|teardown|cleanup|create-an-issue|comment|notify)\S*$", "other"),
@@ -84,8 +85,9 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # `Install speedtest-cli and test network`, `Install Pytest`; JAX `Build JAX`; TE `Build Project`,
     # `Pull Docker Image`; triton `Install Triton`, `Cache build dependencies`, `CCache Stats`, `Update compiler
     # to clang`; optimum-benchmark `Restore files ownership`, `Build image`, `Set target devices`; SGLang
-    # `Setup docker`, `Setup kernel caches`, `Install dependencies`, `Download artifacts`, `Login to Docker Hub`.
-    StepRule(r"(?i)(?:set ?up|setup|set|install|uninstall|update|upgrade|configure|config|prepare|enable|build"
+    # `Setup docker`, `Setup kernel caches`, `Install dependencies`, `Download artifacts`, `Login to Docker Hub`;
+    # transformers `Reinstall transformers in edit mode ...`.
+    StepRule(r"(?i)(?:set ?up|setup|set|install|re-?install|uninstall|update|upgrade|configure|config|prepare|enable|build"
              r"|compile|warm ?up|pull|download|restore|cache|ccache|login|log ?in|docker login|authenticate"
              r"|sign in|free disk)\b", "setup"),
     # Starting the container or helpers: SGLang `Start CI container`, `Start Special Container`, `Start
@@ -109,7 +111,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
              r"|cache|hardware|resources)\b", "setup"),
     StepRule(r"(?i).*\b(?:environment|diagnostics)\b", "setup"),
     StepRule(r"(?i)export .*\b(?:env|environment|vars?|variables?)\b", "setup"),  # SGLang `Export rdma_devices to job env`
-    StepRule(r"(?i)run (?:rocm-smi|rocminfo|amd-smi|nvidia-smi)\b", "setup"),
+    StepRule(r"(?i)(?:run )?(?:rocm-smi|rocminfo|amd-smi|nvidia-smi)\b", "setup"),  # transformers `ROCM-SMI`
     # -- test: a word of the name says test, benchmark, eval, accuracy or suite (a word: at the start or
     # after a space, `(` or `+`, so `Run ./.github/actions/run-tests`, an unnamed action, is not a test).
     # pytorch/JAX `Test`, `Run tests`; aiter `Tests`, `Triton Tests`, `Run correctness tests`, `Run

@@ -382,6 +382,32 @@ OPTIMUM_BENCHMARK = Project(
     other_labels=("single-gpu", "multi-gpu", "ci", "nvidia-gpu", "a10"),
 )
 
+# huggingface/transformers: the scheduled AMD lane, `[self-hosted, docker-gpu, amd-gpu, <machine>, <flavor>]`
+# in the image's container, one job per model folder (`Echo folder ...`); the tests' reports are
+# uploaded by an action step whose name starts "Test suite reports artifacts".
+#   .github/workflows/self-scheduled-amd.yml @06b0ba1daf2138f432a096b9f5aabe1972a50521
+TRANSFORMERS = Project(
+    name="transformers",
+    sources=("huggingface/transformers .github/workflows/self-scheduled-amd.yml @06b0ba1d",),
+    steps=(
+        ("Checkout transformers", True, SETUP),
+        ("Update clone", False, SETUP),  # git fetch && git checkout of the commit
+        ("Reinstall transformers in edit mode (remove the one installed during docker image build)", False, SETUP),
+        ("ROCM-SMI", False, SETUP),  # rocm-smi: the machine, printed before the tests
+        ("Show HIP environment", False, SETUP),
+        ("Environment", False, SETUP),
+        ("Show installed libraries and their versions", False, SETUP),
+        ("Run all tests on GPU", False, TEST),
+        ("Run examples tests on GPU", False, TEST),
+        ("Run all pipeline tests on GPU", False, TEST),
+        ("Failure short reports", False, OTHER),  # cat of the reports, if: failure()
+        ("Test suite reports artifacts: single-gpu_run_all_tests_gpu_models_bert_test_reports", True, OTHER),
+        ("Send message to Slack", False, OTHER),
+    ),
+    amd_labels=("amd-gpu",),
+    other_labels=("ubuntu-22.04",),
+)
+
 # NVIDIA's and RAPIDS' self-hosted runners: `amd64` is the CPU architecture, not an AMD GPU.
 #   nv-gha-runners/docs docs/runners/index.md @2dcd51b4c3f46f350483e4c820027593c462a260
 #   rapidsai/docs resources/github-actions.md @144cdcd73674dfea8262cc6efff8f8af1ab72598 ([linux, amd64, cpu4])
@@ -613,7 +639,7 @@ SGLANG = Project(
 )
 
 PROJECTS: tuple[Project, ...] = (
-    PYTORCH, DEEPSPEED, AITER, TRITON, JAX, TRANSFORMER_ENGINE, OPTIMUM_BENCHMARK, SGLANG,
+    PYTORCH, DEEPSPEED, AITER, TRITON, JAX, TRANSFORMER_ENGINE, OPTIMUM_BENCHMARK, TRANSFORMERS, SGLANG,
 )
 
 # Whole `runs-on` label lists of real jobs (as the API's `labels` would carry them), and whether
