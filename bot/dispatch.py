@@ -1,7 +1,9 @@
 """The rules of `/dispatch <lane>`: run the GPU jobs of a lane that its change filter
-skipped, for people allowed to spend GPU time. Never a way around the gate, and never
-unreviewed fork code on the self-hosted runners: a fork PR must name the commit the
-maintainer reviewed, and it must be the PR's current head.
+skipped, for people allowed to spend GPU time. Never a way around the gate, and no fork
+code on the self-hosted runners that the one dispatching did not name: a fork PR must name
+the commit they reviewed, and it must be the PR's current head. (Who may dispatch is the
+repository's word: `write`, or its CI allowlist, which SGLang's own `/rerun-stage` trusts
+with a fork PR's head too, its author's own PR included.)
 
 Pure: `decide` takes what was read (`DispatchRead`) and returns a `DispatchPlan`, a
 `Refusal` with the reply, or `LaneRunNeeded` (read the lane's latest run, then decide
