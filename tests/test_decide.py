@@ -28,7 +28,7 @@ NOW = datetime(2026, 8, 1, 12, 0, tzinfo=timezone.utc)
 
 
 def pr(fork: bool = False) -> dict[str, Any]:
-    return {"number": 7, "head": {"sha": HEAD, "ref": "amd/change",
+    return {"number": 7, "state": "open", "head": {"sha": HEAD, "ref": "amd/change",
                                   "repo": {"full_name": "contributor/sglang" if fork else REPO}}}
 
 
@@ -63,6 +63,13 @@ EARLIER = ReplyState("dispatch", 1, "/dispatch rocm720", "Writer", "2026-08-01T1
     ({"run": RUN, "run_jobs": (job("call-gate / pr-gate", "failure"), SKIPPED_KERNEL)},
      "The gate failed in run [99](https://github.com/r/actions/runs/99): `call-gate / pr-gate` failure."),
     ({"run": RUN, "run_jobs": PASSED_GATE}, "Nothing to run: run [99]"),
+    ({"jobs": ("sgl-kernel-unit-test-amd-rocm720",), "run": {**RUN, "status": "in_progress"},
+      "run_jobs": (job("call-gate / pr-gate", "failure"),)}, "The gate failed in run [99]"),
+    ({"pr": {**pr(), "state": "closed"}}, "This PR is closed: nothing dispatched."),
+    ({"pr": {**pr(), "state": "closed", "merged_at": "2026-08-01T11:00:00Z"}}, "This PR is merged: its commits are on"),
+    # GitHub did not say which run a dispatch started: it started one all the same
+    ({"replies": (replace(EARLIER, run_id=None, targets=("sgl-kernel-unit-test-amd-rocm720",)),)},
+     "writer dispatched on this PR less than 30 minutes ago"),
 ])
 def test_dispatch_refusals(base: DispatchRead, changes: dict[str, Any], reason: str) -> None:
     decision = decide(replace(base, **changes))
@@ -72,16 +79,18 @@ def test_dispatch_refusals(base: DispatchRead, changes: dict[str, Any], reason: 
 @pytest.mark.parametrize("changes,ref,targets", [
     # a same-repository PR: its own branch; the skipped jobs of its latest lane run
     ({"run": RUN, "run_jobs": (*PASSED_GATE, SKIPPED_KERNEL)}, "amd/change", ("sgl-kernel-unit-test-amd-rocm720",)),
-    # named jobs need no run
-    ({"jobs": ("sgl-kernel-unit-test-amd-rocm720",)}, "amd/change", ("sgl-kernel-unit-test-amd-rocm720",)),
+    # named jobs: also when the head has no lane run (its gate did not fail)
+    ({"jobs": ("sgl-kernel-unit-test-amd-rocm720",), "run": {}}, "amd/change", ("sgl-kernel-unit-test-amd-rocm720",)),
     # a fork PR with the reviewed head: the default branch's workflow, never the fork's
-    ({"pr": pr(fork=True), "sha": "abababa", "jobs": ("sgl-kernel-unit-test-amd-rocm720",)}, "main",
+    ({"pr": pr(fork=True), "sha": "abababa", "jobs": ("sgl-kernel-unit-test-amd-rocm720",), "run": {}}, "main",
      ("sgl-kernel-unit-test-amd-rocm720",)),
     # reader, but on the allowlist: may dispatch, and the allowlist's cooldown replaces the default
-    ({"role": "read", "allowance": Allowance(True, 0), "replies": (EARLIER,), "jobs": ("sgl-kernel-unit-test-amd-rocm720",)},
+    ({"role": "read", "allowance": Allowance(True, 0), "replies": (EARLIER,), "jobs": ("sgl-kernel-unit-test-amd-rocm720",),
+      "run": {}},
      "amd/change", ("sgl-kernel-unit-test-amd-rocm720",)),
     # a refused dispatch in the replies (no run) does not start the cooldown
-    ({"replies": (replace(EARLIER, run_id=None),), "jobs": ("sgl-kernel-unit-test-amd-rocm720",)}, "amd/change",
+    ({"replies": (replace(EARLIER, run_id=None),), "jobs": ("sgl-kernel-unit-test-amd-rocm720",), "run": {}},
+     "amd/change",
      ("sgl-kernel-unit-test-amd-rocm720",)),
 ])
 def test_dispatch_plans(base: DispatchRead, changes: dict[str, Any], ref: str, targets: tuple[str, ...]) -> None:
@@ -114,7 +123,7 @@ STATE = ReportState(workflow=ROCM720, base_sha="c" * 40, head_sha=HEAD, runs=(1,
 
 @pytest.mark.parametrize("state,requested,role,blobs,expected", [
     (STATE, None, "write", {ROCM720: "blob1"}, "`/fold approve` needs the **maintain** permission"),
-    (None, None, "maintain", {}, "There is no foldbot patch on this PR to approve yet."),
+    (None, None, "maintain", {}, "There is no foldbot patch here to approve yet."),
     (replace(STATE, patch_id=None, patch=""), None, "admin", {}, "There is no foldbot patch"),
     (STATE, "0123456789", "maintain", {ROCM720: "blob1"}, f"`0123456789` is not the current patch: the report shows `{STATE.patch_id}`"),
     (replace(STATE, patch=""), None, "maintain", {ROCM720: "blob1"}, "The report does not carry its patch"),
