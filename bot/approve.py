@@ -41,7 +41,7 @@ def decide(state: ReportState | None, requested: str | None, role: str, needed: 
     if refused:
         return Refusal(refused)
     if state is None or not state.patch_id:
-        return Refusal("There is no foldbot patch on this PR to approve yet.")
+        return Refusal("There is no foldbot patch here to approve yet.")
     current = requested or state.patch_id
     if current not in state.ids:
         others = [f"`{i}`" for i in state.ids if i != state.patch_id]

@@ -36,13 +36,19 @@ class Committed:
 
 async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> Outcome:
     # read
-    role, report = await asyncio.gather(role_of(api, pull.user), find_comment(api, pull.number, pull.login))
+    # (on the dashboard issue, whose report is the issue itself: the patch of the lane's latest run)
+    role, report = await asyncio.gather(role_of(api, pull.user), find_comment(api, pull.number, pull.login)
+                                        if pull.pr else find_dashboard(api, pull.login))
     state = read_report(report["body"]) if report else None
     # decide
     decision = approve.decide(state, command.patch_id, role, pull.config.approve_permission, pull.user, pull.blobs)
     if isinstance(decision, Refusal):
         return Outcome.refused(decision)
     assert state is not None and report is not None
+    if isinstance(decision, approve.Recompute) and not pull.pr:
+        return Outcome.refused(Refusal(
+            f"The lane files changed on `{pull.default_branch}` since this report; nothing was committed. The "
+            "report of the lane's next run holds the patch for them: approve that one."))
     current = decision.patch_id
     if isinstance(decision, approve.CommitPatch):
         patch, summary = decision.patch, state.summary_for(current)

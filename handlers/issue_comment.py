@@ -1,4 +1,5 @@
-"""`issue_comment` created on a pull request: foldbot's chat commands. Comments by bots
+"""`issue_comment` created on a pull request (or on foldbot's dashboard issue: `/fold approve`
+and `/fold help`): foldbot's chat commands. Comments by bots
 (foldbot included) and edited comments are ignored; so is every line that is not
 foldbot's (`/rerun-failed-ci` and friends belong to other handlers).
 
@@ -24,7 +25,7 @@ from bot.commands import Command, parse_commands
 from bot.context import Context, PullRead
 from bot.dispatch import lanes_of
 from bot.github import GitHub, GitHubError
-from bot.publish import our_replies
+from bot.publish import is_ours, our_replies
 from bot.replies import CONFUSED, EYES, PENDING, Outcome, reply_body
 from bot.report import md_escape
 from bot.reporting import USER_ERRORS
@@ -57,22 +58,30 @@ def kind(command: Command) -> str:
 async def on_created(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
     issue, comment = event.data["issue"], event.data["comment"]
     user = comment.get("user") or {}
-    if not issue.get("pull_request") or user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]"):
+    if user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]"):
         return
     commands = parse_commands(str(comment.get("body") or ""))
     if not commands:
         return
+    on_pull = bool(issue.get("pull_request"))
+    if not on_pull and not is_ours(issue, await ctx.pool.bot_login()):  # of issues, foldbot's dashboard alone
+        return
     repo = event.data["repository"]["full_name"]
     async with ctx.state.lock(repo):
-        await run_commands(RepoAPI(gh, repo), ctx, int(issue["number"]), comment, commands)
+        await run_commands(RepoAPI(gh, repo), ctx, int(issue["number"]), comment, commands, on_pull=on_pull)
 
 
 #: Marks the pending reply with the run that wrote it (see `run_commands`).
 WRITER_MARK = "<!-- foldbot:writer "
 
 
+#: What a command on the dashboard issue is answered, but `/fold approve` and `/fold help`.
+ON_A_PULL = "`{}` works in a pull request's comments, not on the dashboard issue."
+
+
 async def run_commands(api: RepoAPI, ctx: Context, number: int, comment: dict[str, Any],
-                       commands: list[Command]) -> None:
+                       commands: list[Command], *, on_pull: bool = True) -> None:
+    """Run a comment's commands (`on_pull`: the comment is on a pull request; else on the dashboard issue)."""
     login = await ctx.pool.bot_login()
     comment_id, user = int(comment["id"]), str(comment["user"]["login"])
     replies = await our_replies(api, number, login)
@@ -121,6 +130,8 @@ async def run_commands(api: RepoAPI, ctx: Context, number: int, comment: dict[st
     for command, state in zip(shown, base):
         if command.error:
             outcome = Outcome(command.error, CONFUSED)
+        elif not on_pull and kind(command) not in ("fold-approve", "fold-help"):
+            outcome = Outcome(ON_A_PULL.format(md_escape(command.line)), CONFUSED)
         elif granted <= 0:
             outcome = Outcome(f"{md_escape(user)} ran {MAX_PER_HOUR} commands in this repository within the hour; "
                               "this one was not run. Try again later.", CONFUSED)
@@ -128,7 +139,8 @@ async def run_commands(api: RepoAPI, ctx: Context, number: int, comment: dict[st
             granted -= 1
             try:
                 if pull is None:
-                    pull = await read_pull(api, ctx, number, comment, login, earlier, resuming=mine is not None)
+                    pull = await read_pull(api, ctx, number, comment, login, earlier, resuming=mine is not None,
+                                           on_pull=on_pull)
                 outcome = await COMMANDS[kind(command)](api, ctx, replace(pull, replies=earlier + tuple(states)), command)
             except USER_ERRORS as exc:
                 outcome = Outcome(f"foldbot cannot read this repository's CI files: {md_escape(str(exc))}", CONFUSED)
@@ -145,10 +157,12 @@ async def run_commands(api: RepoAPI, ctx: Context, number: int, comment: dict[st
 
 
 async def read_pull(api: RepoAPI, ctx: Context, number: int, comment: dict[str, Any], login: str,
-                    replies: tuple[ReplyState, ...], *, resuming: bool) -> PullRead:
+                    replies: tuple[ReplyState, ...], *, resuming: bool, on_pull: bool = True) -> PullRead:
+    """(`on_pull` False: the dashboard issue; its `pr` is empty.)"""
     default_branch, base_sha = await default_branch_head(api)
     config = await read_config(api, base_sha, ctx.state.cache)
-    lanes, pr = await asyncio.gather(read_lanes(api, base_sha, config, cache=ctx.state.files), api.pull(number))
+    lanes, pr = await asyncio.gather(read_lanes(api, base_sha, config, cache=ctx.state.files),
+                                     api.pull(number) if on_pull else asyncio.sleep(0, {}))
     return PullRead(number=number, comment=comment, login=login, default_branch=default_branch, base_sha=base_sha,
                     config=config, files=lanes.files, blobs=lanes.blobs, lanes=lanes_of(lanes.files), pr=pr,
                     replies=replies, resuming=resuming)

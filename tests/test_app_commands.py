@@ -338,6 +338,49 @@ async def test_approve_commits_the_patch_and_opens_a_pr(fake_github: FakeGitHub,
     assert fake_github.count("POST", r"/git/refs$") == 1
 
 
+def dashboard_comment(world, body: str, login: str) -> dict:  # noqa: ANN001
+    """An `issue_comment` delivery for a comment on foldbot's dashboard issue (not a PR)."""
+    (board,) = [i for i in world.repo.issues.values() if i.user == LOGIN and i.title == "foldbot: AMD CI setup report"]
+    payload = comment_payload(world, board.number, body, login)
+    payload["issue"] = {key: value for key, value in payload["issue"].items() if key != "pull_request"}
+    payload["issue"].update(user={"login": LOGIN, "type": "Bot"}, body=board.body)
+    return payload
+
+
+async def test_a_patch_is_approved_on_the_dashboard_issue_too(fake_github: FakeGitHub, bot: Bot) -> None:
+    """The dashboard says "a maintainer can comment `/fold approve <id>`": there, it commits the
+    dashboard's own patch (a lane run only on a schedule has no PR to approve on)."""
+    world, _, _, _ = await reported_pr(fake_github, bot)
+    (board,) = [i for i in world.repo.issues.values() if i.user == LOGIN and i.title == "foldbot: AMD CI setup report"]
+    patch_id = read_state(board.body)["patch_id"]
+    assert f"A maintainer can comment `/fold approve {patch_id}`" in board.body
+    payload = dashboard_comment(world, f"/fold approve {patch_id}\n/dispatch rocm720", "lead")
+    assert (await bot.deliver("issue_comment", payload))[0] == 202
+    await bot.settle()
+    branch = f"foldbot/fold-{patch_id}"
+    (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == branch]
+    assert "multimodal-gen-unit-test-amd-rocm720:" not in world.repo.files_at(branch)[ROCM720]
+    (reply,) = [c for c in fake_github.comments_on(world.repo, board.number) if c.user == LOGIN]
+    approved, dispatched = reply.body.split("\n\n---\n\n")
+    assert f"Opened https://github.com/sgl-project/sglang/pull/{pull.number} (#{pull.number}) with patch `{patch_id}`" \
+        in approved
+    assert "`/dispatch rocm720` works in a pull request's comments, not on the dashboard issue." in dispatched
+    assert fake_github.dispatches == []
+    assert f"approved by lead in #{board.number}." in world.repo.issues[pull.number].body
+
+
+async def test_commands_on_an_issue_that_is_not_the_dashboard_do_nothing(fake_github: FakeGitHub, bot: Bot) -> None:
+    world, _, patch_id, _ = await reported_pr(fake_github, bot)
+    issue = fake_github.add_issue(world.repo, "A bug", "it breaks", user_login="lead")
+    payload = dashboard_comment(world, f"/fold approve {patch_id}", "lead")
+    payload["issue"].update(number=issue.number, user={"login": "lead", "type": "User"}, body="it breaks")
+    before = len(fake_github.writes())
+    assert (await bot.deliver("issue_comment", payload))[0] == 202
+    await bot.settle()
+    assert fake_github.writes()[before:] == []
+    assert fake_github.comments_on(world.repo, issue.number) == []
+
+
 async def test_approve_with_a_stale_id_commits_nothing(fake_github: FakeGitHub, bot: Bot) -> None:
     world, number, patch_id, _ = await reported_pr(fake_github, bot)
     await say(bot, world, number, "/fold approve 0123456789", "lead")
@@ -386,7 +429,7 @@ async def test_a_forged_state_block_is_ignored(fake_github: FakeGitHub, bot: Bot
     fake_github.add_comment(world.repo, number, forged, user_login="mallory")
     await say(bot, world, number, "/fold approve abcdef0123", "lead")
     assert fake_github.count("POST", r"/git/") == 0
-    assert "There is no foldbot patch on this PR to approve yet." in replies(fake_github, world, number)[0].body
+    assert "There is no foldbot patch here to approve yet." in replies(fake_github, world, number)[0].body
 
 
 async def test_without_the_workflows_permission_the_reply_says_what_to_grant(fake_github: FakeGitHub, bot: Bot) -> None:
