@@ -8,9 +8,9 @@ import asyncio
 import logging
 import time
 from dataclasses import replace
-from typing import Any
+from typing import Any, Mapping
 
-from bot.api import RepoAPI
+from bot.api import NotText, RepoAPI
 from bot.commands import Command
 from bot.context import Context, PullRead
 from bot.dispatch import (DispatchPlan, DispatchRead, LaneInfo, LaneRunNeeded, decide, describe, dispatched_message,
@@ -19,12 +19,16 @@ from bot.github import GitHubError
 from bot.permissions import Allowance, effective_role, parse_ci_permissions
 from bot.replies import ROCKET, Outcome, Refusal, titled_as_dispatched
 from bot.report import md_escape
+from bot.workflow import WorkflowError, parse_workflow
 
 
 async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> Outcome:
     # read
-    role, allowance = await asyncio.gather(role_of(api, pull.user), allowance_of(api, ctx, pull))
-    read = DispatchRead(lane=command.lane or "", lanes=pull.lanes, config=pull.config, repo=api.repo,
+    role, allowance, lanes = await asyncio.gather(role_of(api, pull.user), allowance_of(api, ctx, pull),
+                                                  lanes_at_ref(api, pull, command.lane or ""))
+    if isinstance(lanes, Refusal):
+        return Outcome.refused(lanes)
+    read = DispatchRead(lane=command.lane or "", lanes=lanes, config=pull.config, repo=api.repo,
                         default_branch=pull.default_branch, user=pull.user, role=role, allowance=allowance,
                         replies=pull.replies, now=pull.written_at, pr=pull.pr, jobs=command.jobs, sha=command.sha)
     # decide
@@ -57,6 +61,26 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     return Outcome(message, ROCKET,
                    {"lane": decision.lane.name, "run_id": int(started["id"]) if started else None,
                     "targets": decision.targets, "sha": decision.head_sha})
+
+
+async def lanes_at_ref(api: RepoAPI, pull: PullRead, name: str) -> Mapping[str, LaneInfo] | Refusal:
+    """The lanes, with the named one as the dispatch will run it: GitHub runs (and checks the
+    inputs against) the workflow file at the `ref` dispatched, which for a same-repository PR
+    is its branch, not the default branch whose lane files foldbot reads."""
+    lane = pull.lanes.get(name)
+    head = pull.pr["head"]
+    if lane is None or (head.get("repo") or {}).get("full_name") != api.repo:
+        return pull.lanes  # (a fork PR is dispatched from the default branch)
+    try:
+        found = await api.file(lane.path, str(head["sha"]))
+        if found is None:
+            return Refusal(f"`{lane.path}` is not on this PR's branch `{md_escape(str(head['ref']))}`, and a dispatch "
+                           "runs the branch's own file: merge the default branch into it first.")
+        if found[0] == pull.files.get(lane.path):
+            return pull.lanes
+        return {**pull.lanes, name: LaneInfo(lane.name, lane.path, parse_workflow(found[0], lane.path))}
+    except (WorkflowError, NotText) as exc:
+        return Refusal(f"The PR branch's `{lane.path}`, which a dispatch runs, is broken: {md_escape(str(exc))}")
 
 
 async def role_of(api: RepoAPI, login: str) -> str:

@@ -219,6 +219,28 @@ async def test_a_run_github_holds_for_approval_is_said_so(fake_github: FakeGitHu
             "first-time contributor's PR until a maintainer approves them on the run's page.") in reply.body
 
 
+async def test_a_same_repo_pr_is_dispatched_as_its_branchs_lane_file_says(fake_github: FakeGitHub, bot: Bot) -> None:
+    """GitHub runs, and checks the inputs against, the workflow file at the ref dispatched: the
+    PR's branch, whose lane (older than `pr_head_sha`) takes no such input."""
+    job = "stage-a-test-1-gpu-small-amd-rocm720"
+    world = sglang_world(fake_github, runs=1)
+    number, _ = pr_with_lane_run(world)
+    branch = world.repo.pulls[number].head_ref
+    text = world.repo.files_at(branch)[ROCM720]
+    older = text[:text.index("      pr_head_sha:")] + text[text.index("      aiter_ref:"):]
+    world.repo.pulls[number].head_sha = world.repo.put_files(branch, {ROCM720: older})
+    fake_github.set_permission(world.repo, "writer", "write")
+    await say(bot, world, number, f"/dispatch rocm720 {job}", "writer")
+    (dispatch,) = fake_github.dispatches
+    assert (dispatch.ref, dict(dispatch.inputs)) == (branch, {"target_stage": job})
+    world.repo.pulls[number].head_sha = world.repo.put_files(branch, {ROCM720: None})
+    fake_github.set_permission(world.repo, "other", "write")
+    await say(bot, world, number, f"/dispatch rocm720 {job}", "other")
+    assert len(fake_github.dispatches) == 1
+    assert (f"`{ROCM720}` is not on this PR's branch `{branch}`, and a dispatch runs the branch's own file: merge "
+            "the default branch into it first.") in replies(fake_github, world, number)[-1].body
+
+
 async def test_unknown_lane_and_job_list_the_valid_ones(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github, runs=1)
     number, _ = pr_with_lane_run(world)
