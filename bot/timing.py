@@ -134,18 +134,26 @@ class _NameRule:
 
 
 def _name_rule(job: JobDef) -> _NameRule:
-    return _compiled_name_rule(job.id, job.name_template, tuple(job.matrix_axes))
+    return _compiled_name_rule(job.id, job.name_template, tuple(job.matrix_axes), bool(job.matrix))
+
+
+#: The matrix values GitHub appends to a matrix job's name, `name (v1, v2)`, when the name
+#: itself shows none of them (no `name:`, or one without a `${{ matrix.* }}` expression).
+_VALUES_SUFFIX = r"(?: \((?P<__values>.*)\))?"
 
 
 @functools.lru_cache(maxsize=4096)
-def _compiled_name_rule(job_id: str, name_template: str | None, axes: tuple[str, ...]) -> _NameRule:
-    """The patterns for one job's API names: built once per (id, `name:`, axes), as
+def _compiled_name_rule(job_id: str, name_template: str | None, axes: tuple[str, ...],
+                        matrix: bool) -> _NameRule:
+    """The patterns for one job's API names: built once per (id, `name:`, axes, matrix), as
     `re` compiles a pattern once, since the server reads the same workflows again and again."""
     if name_template is None:
-        pattern = re.escape(job_id) + r"(?: \((?P<__values>.*)\))?"
+        pattern = re.escape(job_id) + _VALUES_SUFFIX
         return _NameRule(job_id, None, axes, re.compile(pattern, re.S), None, len(job_id), job_id)
     template = name_template.strip()
     pattern = _template_pattern(template)
+    if matrix and not any(_MATRIX_REF.search(e) for e in re.findall(r"\$\{\{(.*?)\}\}", template, re.S)):
+        pattern += _VALUES_SUFFIX
     head = None
     # `name (a, b)` with the parenthesised part built from expressions: a skipped
     # matrix job shows up without it.

@@ -223,3 +223,21 @@ def test_a_name_that_shows_a_matrix_value_twice() -> None:
     assert matcher.match("t mi325 on mi325") == JobRef("t", (("x", "mi325"),))
     # one key has one value: the name fits no rule, and only its leading job id is known
     assert matcher.match("t mi325 on mi300") == JobRef("t")
+
+
+def test_a_static_name_of_a_matrix_job_gets_the_matrix_values_appended() -> None:
+    """GitHub shows a matrix job whose `name:` has no `${{ matrix.* }}` as `name (v1, v2)`
+    (ROCm/aiter's aiter-test.yaml: `name: Standard Tests (1 GPU)` over an include list)."""
+    wf = parse_workflow("on: push\njobs:\n"
+                        "  standard:\n    name: Standard Tests (1 GPU)\n    runs-on: ${{ matrix.runner }}\n"
+                        "    strategy:\n      matrix:\n        include:\n"
+                        "          - {runner: aiter-mi355-1gpu, label: MI355}\n          - {runner: aiter-1gpu-runner, label: MI325}\n"
+                        "    steps: [{run: echo}]\n"
+                        "  shards:\n    name: Shards\n    runs-on: linux-mi300-gpu-1\n"
+                        "    strategy: {matrix: {part: [0, 1]}}\n    steps: [{run: echo}]\n"
+                        "  lint:\n    name: Lint\n    runs-on: ubuntu-latest\n    steps: [{run: echo}]\n", "ci.yml")
+    matcher = JobMatcher(wf)
+    assert matcher.match("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)") == JobRef("standard")
+    assert matcher.match("Standard Tests (1 GPU)") == JobRef("standard")  # skipped: no values
+    assert matcher.match("Shards (1)") == JobRef("shards", (("part", "1"),))
+    assert matcher.match("Lint (x)") == JobRef(None)  # no matrix: GitHub appends nothing
