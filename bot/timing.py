@@ -254,6 +254,10 @@ class JobMatcher:
             ref = self._match_one(caller)
             if ref.job_id:
                 return ref
+            whole = self._match_one(name)
+            # Callers that share one `name:` (a build and a test caller): `match_job` tells
+            # them apart by the callee.
+            return whole if whole.job_id or not ref.ambiguous else ref
         return self._match_one(name)
 
     def _match_one(self, name: str) -> JobRef:
