@@ -182,13 +182,13 @@ def _chart(rows: list[dict[str, Any]], suffix: str = "") -> list[str]:
     and a legend line under it."""
     per_job: dict[str, list[float]] = {}
     for row in rows:
-        totals_ = per_job.setdefault(_label(row, suffix), [0.0, 0.0])
+        totals_ = per_job.setdefault(str(row.get("workflow_job") or row["name"]), [0.0, 0.0])
         totals_[0] += row["setup_seconds"] / 60
         totals_[1] += row["test_seconds"] / 60
     if not per_job:
         return []
     shown = sorted(per_job.items(), key=lambda kv: -(kv[1][0] + kv[1][1]))[:16]
-    labels = ", ".join(json.dumps(label) for label, _ in shown)
+    labels = ", ".join(json.dumps(label) for label in _labels([job for job, _ in shown], suffix))
     top = max(setup + test for _, (setup, test) in shown)
     return [
         "```mermaid",
@@ -206,13 +206,26 @@ def _chart(rows: list[dict[str, Any]], suffix: str = "") -> list[str]:
     ]
 
 
-def _label(row: dict[str, Any], suffix: str = "") -> str:
-    """A chart label: the workflow job id without the lane's suffix, short, nothing that needs quoting."""
-    label = str(row.get("workflow_job") or row["name"])
-    if suffix and label.endswith(suffix):
-        label = label[: -len(suffix)]
+def _label(job: str, suffix: str = "", width: int = 30) -> str:
+    """A chart label: the workflow job id (or an unmapped job's name) without the lane's
+    suffix, at most `width` characters, nothing that needs quoting."""
+    label = job[: -len(suffix)] if suffix and job.endswith(suffix) else job
     label = re.sub(r"[^A-Za-z0-9._-]", "", label)
-    return label if len(label) <= 30 else label[:14] + ".." + label[-14:]
+    head = (width - 2) // 2
+    return label if len(label) <= width else label[:head] + ".." + label[-(width - 2 - head):]
+
+
+def _labels(jobs: list[str], suffix: str = "") -> list[str]:
+    """The jobs' chart labels, distinct (two bars of one label would read as one job):
+    jobs whose labels shorten alike are numbered, in the chart's order."""
+    labels = [_label(job, suffix) for job in jobs]
+    out: list[str] = []
+    for job, label in zip(jobs, labels):
+        if labels.count(label) > 1:
+            n = labels[: len(out)].count(label) + 1
+            label = f"{n}." + _label(job, suffix, 30 - len(f"{n}."))
+        out.append(label)
+    return out
 
 
 def _plural(count: int, word: str) -> str:

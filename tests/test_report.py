@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from bot.analysis import analyze
 from bot.config import RepoConfig
 from bot.publish import mark_stale, read_state
-from bot.report import MARKER, md_escape, to_markdown
+from bot.report import MARKER, _chart, md_escape, to_markdown
 from tests.sglang_history import rocm720_history
 
 
@@ -171,3 +171,15 @@ def test_the_patch_says_what_it_changes_per_file(sglang_before: dict[str, str]) 
         "`wait-for-*` count of its jobs).",
     ]
     assert body.index("**What the patch changes**") < body.index("```diff")
+
+
+def test_jobs_that_shorten_alike_keep_bars_and_labels_of_their_own() -> None:
+    """Six shards of one test caller that map to no workflow job (pytorch's rocm-mi300.yml
+    before its callers could be told apart) shorten to one label: each keeps its bar."""
+    rows = [{"name": f"linux-focal-rocm6.3-py3.10 / test (default, {s}, 6, linux.rocm.gpu.mi300.2)",
+             "workflow_job": None, "setup_seconds": 2400.0 + s * 60, "test_seconds": 6600.0} for s in range(1, 4)]
+    rows.append({"name": "b", "workflow_job": "build-amd", "setup_seconds": 600.0, "test_seconds": 0.0})
+    chart = _chart(rows, "-amd")
+    assert chart[4] == ('    x-axis ["1.linux-focal-r..m.gpu.mi300.2", "2.linux-focal-r..m.gpu.mi300.2", '
+                        '"3.linux-focal-r..m.gpu.mi300.2", "build"]')
+    assert chart[6] == "    bar [153, 152, 151, 10]"
