@@ -8,6 +8,7 @@ other programs (git apply, schema, actionlint).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
@@ -258,6 +259,14 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
             f"fits the jobs {', '.join(f'`{i}`' for i in ids)} equally (one rendered name, and neither steps nor labels tell them apart); not counted",
             "give the jobs distinct `name:`s",
         ))
+    unmapped = _unmapped(workflow, amd)
+    out += unmapped
+    # The report's "no AMD test time" (of the runs, or of the latest) points at this section: a line says why.
+    if amd and not (untested or ambiguous or unmapped):
+        if not any(s.samples for s in stats.values()):
+            out.append(_no_test_ran(amd, f"the {_runs(len(runs))}"))
+        elif not runs[-1].total("test_seconds"):
+            out.append(_no_test_ran(runs[-1].amd_jobs, f"the latest run ({runs[-1].run_id})"))
     for job_id, log_runs in plan.reshard_candidates.items():
         if job_id in explained:
             continue  # its logs have a line of their own: why they could not be read
@@ -283,6 +292,48 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
             "wait for more completed runs, or lower `min_samples:` in .github/foldbot.yml",
         ))
     return out
+
+
+def _unmapped(workflow: Workflow, amd: Sequence[JobTiming]) -> list[Unmeasured]:
+    """A line per group of AMD jobs that map to no job of the file (a matrix's or a
+    reusable workflow's jobs, named alike up to their ` (values)`, are one group). The
+    names are prose (the report escapes it); the subject, shown as code, keeps only word
+    characters and ` .,/:-`, so no name's markup reaches the report as it is."""
+    groups: dict[str, list[str]] = {}
+    for job in amd:
+        if job.workflow_job is None and not job.ref.ambiguous:
+            names = groups.setdefault(re.sub(r" \([^()]*\)$", "", job.name), [])
+            if job.name not in names:
+                names.append(job.name)
+    out = []
+    for group, names in sorted(groups.items()):
+        listed = ", ".join(f'"{name}"'.replace("`", "'") for name in names[:4])
+        listed += f" and {len(names) - 4} more" if len(names) > 4 else ""
+        out.append(Unmeasured(
+            re.sub(r"[^\w .,/:-]", "", group),
+            f"{_plural(len(names), 'AMD job')} ({listed}) match no job of `{workflow.path}` by `name:` or job id: "
+            "their time is in the run's totals but in no job's history, so no suggestion rests on it",
+            f"check that `{workflow.path}` is the version these runs used (a job renamed since maps to nothing); foldbot "
+            "reads an API job's name as a job's id or `name:` (literal text and `${{ matrix.* }}` values), then the "
+            "`(values)` GitHub appends to a matrix job, and a reusable workflow's jobs as `<caller name> / <job>`",
+        ))
+    return out
+
+
+def _no_test_ran(amd: Sequence[JobTiming], where: str) -> Unmeasured:
+    """Why runs whose AMD jobs all map to jobs hold no test time: none ran a test step."""
+    conclusions = Counter(str(job.conclusion or job.status or "unknown") for job in amd)
+    seen = ", ".join(f"{count} {conclusion}" for conclusion, count in sorted(conclusions.items()))
+    return Unmeasured(
+        "AMD test time",
+        f"no AMD job of {where} ran a test step ({_plural(len(amd), 'job')}: {seen})" if amd
+        else f"{where} ran no AMD job",
+        "wait for a run whose AMD jobs run their tests (a `/dispatch` comment on a PR starts one)",
+    )
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def _runs_on_text(runs_on: Any) -> str:

@@ -503,7 +503,9 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
     if skipped_note:
         out += [skipped_note, ""]
     out.append("#### Suggestions")
-    if plan.empty and not measured:
+    if plan.empty and not measured and t["test_seconds"]:
+        out.append("No suggestions: the AMD test time of these runs is of no job foldbot could tell (see *Could not measure*).")
+    elif plan.empty and not measured:
         out.append("No suggestions: these runs hold no AMD test time to plan with (see *Could not measure*).")
     elif plan.empty:
         reasons = "; ".join(_grouped_findings(plan.findings)[:12]) or "no short standalone suite and no matrix with spare shards"
@@ -524,6 +526,8 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
         out += [f"- {line}" for line in _grouped_findings(left)]
         out += ["", "</details>"]
     if dashboard is not None:
+        if not t["test_seconds"] or not rows or not measured:
+            out += _unmeasured_md(analysis, lists)  # what the lines above point at, in this comment
         lanes = ", ".join(code(e.path.rsplit("/", 1)[-1]) for e in analysis.edits)
         out += ["", f"The lane-wide diff ({lanes}), what was looked at and what could not be measured: "
                     f"[the dashboard]({dashboard}). Approve it here:"
