@@ -245,6 +245,11 @@ class Planner:
         folds: list[Fold] = []
         used_hosts: set[str] = set()
         for job in self.workflow.jobs.values():
+            if job.uses and job.id in self.stats:  # measured, but its jobs are written in another file
+                self.findings.append(Finding(job.id, (
+                    f"its AMD jobs run the reusable workflow `{job.uses}`, whose matrix and steps foldbot does not edit; "
+                    "to fold or reshard them, change that file (or the matrix this job passes it) by hand, "
+                    "with the times above")))
             if job.uses or not job.steps or job.shard_count > 1 or not self._is_gpu(job):
                 continue
             stats = self.stats.get(job.id)

@@ -237,7 +237,7 @@ def _grouped_findings(findings: tuple[Finding, ...]) -> list[str]:
     jobs: dict[str, list[str]] = {}
     for finding in findings:
         jobs.setdefault(finding.reason, []).append(finding.job)
-    return [f"{', '.join(code(job) for job in names)}: {md_escape(reason)}" for reason, names in jobs.items()]
+    return [f"{', '.join(code(job) for job in names)}: {md_text(reason)}" for reason, names in jobs.items()]
 
 
 def _provisional(item: Fold | Reshard, min_samples: int) -> str:
