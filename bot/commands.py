@@ -49,7 +49,9 @@ def command_lines(body: str) -> list[str]:
     lines: list[str] = []
     fence: str | None = None
     hidden: str | None = None  # inside an HTML comment ("-->") or a <pre> block ("</pre>"): what ends it
-    for raw in body.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+    rows = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    closing = _closing(rows)
+    for number, raw in enumerate(rows):
         match = _FENCE.match(raw) if hidden is None else None
         if fence is not None:
             closes = match is not None and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
@@ -61,7 +63,7 @@ def command_lines(body: str) -> list[str]:
             continue
         if raw.startswith(("    ", "\t")) and not hidden:
             continue  # an indented code block
-        raw, hidden = _visible(raw, hidden)
+        raw, hidden = _visible(raw, hidden, closing[number + 1])
         stripped = raw.strip()
         if stripped.startswith(">"):
             continue
@@ -72,24 +74,45 @@ def command_lines(body: str) -> list[str]:
 _HIDING = re.compile(r"<!--|<pre\b[^>]*>", re.I)
 
 
-def _visible(line: str, hidden: str | None) -> tuple[str, str | None]:
+def _visible(line: str, hidden: str | None, closed_below: bool) -> tuple[str, str | None]:
     """The part of a line a reader sees, outside HTML comments and `<pre>` blocks, and
-    what hides the start of the next line (an opened comment or block runs on)."""
+    what hides the start of the next line (an opened comment or block runs on). As in
+    CommonMark: a marker inside inline code hides nothing; `<!--` at the start of a line
+    opens a comment block (to its `-->`, or the end of the comment); elsewhere it opens an
+    inline comment only when its `-->` follows in the paragraph (on this line, or below:
+    `closed_below`), else it is text."""
     seen, at = [], 0
+    lowered, last_close = line.lower(), line.rfind("-->")
+    uncoded = _INLINE_CODE.sub(lambda m: " " * len(m.group()), line)  # a marker in inline code hides nothing
     while True:
         if hidden is not None:
-            end = line.lower().find(hidden, at)
+            end = lowered.find(hidden, at)
             if end == -1:
                 return "".join(seen), hidden
             at, hidden = end + len(hidden), None
             continue
-        opened = _HIDING.search(line, at)
+        opened = _HIDING.search(uncoded, at)
         if opened is None:
             seen.append(line[at:])
             return "".join(seen), None
+        comment = opened.group().startswith("<!--")
+        block = at == 0 and len(line) - len(line.lstrip(" ")) == opened.start() <= 3
+        if comment and not block and not (closed_below or last_close >= opened.end()):
+            seen.append(line[at:opened.end()])  # an unclosed `<!--` inside a paragraph is text
+            at = opened.end()
+            continue
         seen.append(line[at:opened.start()])
-        hidden = "-->" if opened.group().startswith("<!--") else "</pre>"
+        hidden = "-->" if comment else "</pre>"
         at = opened.end()
+
+
+def _closing(rows: list[str]) -> list[bool]:
+    """Per row (and one past the last): whether a `-->` is on it or a later row of its
+    paragraph (which ends at a blank row)."""
+    closing = [False] * (len(rows) + 1)
+    for number in range(len(rows) - 1, -1, -1):
+        closing[number] = bool(rows[number].strip()) and ("-->" in rows[number] or closing[number + 1])
+    return closing
 
 
 def parse_commands(body: str) -> list[Command]:

@@ -100,6 +100,11 @@ def test_quotes_never_trigger(text: str) -> None:
     ("text <!-- hidden --> /fold refresh", []),  # not at the start of the line: not a command
     ("```\n<!--\n```\n/fold help", ["/fold help"]),  # a marker inside a code fence hides nothing
     ("    <!-- indented\n/fold help -->\n/fold refresh", ["/fold help -->", "/fold refresh"]),  # code, not a comment
+    ("The marker is `<!--` foldbot.\n\n/dispatch rocm720", ["/dispatch rocm720"]),  # inline code hides nothing
+    ("use `<pre>` here\n/fold help", ["/fold help"]),
+    ("an arrow <!-- in text\n\n/fold help", ["/fold help"]),  # no `-->` in its paragraph: text, not a comment
+    ("text <!-- hidden\n/dispatch rocm720\n-->\n/fold help", ["/fold help"]),  # an inline comment over lines
+    ("text <!-- x --> and <!--\n/dispatch rocm720\n-->", []),
 ])
 def test_html_comments_and_pre_blocks_hide_commands(body: str, lines: list[str]) -> None:
     assert [c.line for c in parse_commands(body)] == lines
