@@ -98,13 +98,18 @@ async def run_bundle(api: RepoAPI, run: dict[str, Any], cache: cachetools.LRUCac
     return {"workflow_run": run, "jobs": jobs}
 
 
+def run_order(run: dict[str, Any]) -> tuple[str, int]:
+    """A run's place among a workflow's runs: by creation, then id."""
+    return str(run.get("created_at")), int(run["id"])
+
+
 async def history(api: RepoAPI, run: dict[str, Any], count: int,
                   cache: cachetools.LRUCache[Any, Any]) -> list[dict[str, Any]]:
     """The last `count` completed runs of the run's workflow, the run itself last,
     oldest first, each with its jobs."""
     listed = await api.runs(run["workflow_id"], status="completed", count=count)
     runs = [r for r in listed if r["id"] != run["id"]][: max(count - 1, 0)]
-    runs = sorted(runs, key=lambda r: (str(r.get("created_at")), r["id"])) + [run]
+    runs = sorted(runs, key=run_order) + [run]
     return list(await asyncio.gather(*(run_bundle(api, r, cache) for r in runs)))
 
 
@@ -129,4 +134,4 @@ def touches_ci(paths: list[str], config: RepoConfig) -> bool:
 
 
 __all__ = ["LaneFiles", "default_branch_head", "history", "pull_requests_of_run", "read_config", "read_lanes",
-           "run_bundle", "touches_ci", "workflow_listing"]
+           "run_bundle", "run_order", "touches_ci", "workflow_listing"]

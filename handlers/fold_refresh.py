@@ -1,6 +1,7 @@
 """`/fold refresh`: recompute the PR's report from its latest completed lane run.
 Read (the lanes' latest completed runs for the head), decide (the newest), write
-(the report, as `workflow_run` writes it)."""
+(the report, as `workflow_run` writes it; the dashboard only when that run is still
+the lane's latest)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from bot.api import RepoAPI
 from bot.commands import Command
 from bot.context import Context, PullRead
 from bot.replies import THUMBS_UP, Outcome, Refusal
+from bot.repo import run_order
 
 from .dispatch import lane_run
 from .workflow_run import report_run
@@ -22,6 +24,11 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     runs = [r for r in found if r is not None]
     if not runs:
         return Outcome.refused(Refusal(f"No completed lane run for `{head_sha[:12]}` yet; the report follows the next one."))
-    latest = max(runs, key=lambda r: (str(r.get("created_at")), r["id"]))
-    await report_run(api, ctx, latest, force_comment=pull.number, default_branch=pull.default_branch)
-    return Outcome(f"Report refreshed from [run {latest['id']}]({latest.get('html_url')}).", THUMBS_UP)
+    latest = max(runs, key=run_order)
+    reported = await report_run(api, ctx, latest, force_comment=pull.number, default_branch=pull.default_branch)
+    message = f"Report refreshed from [run {latest['id']}]({latest.get('html_url')})."
+    if reported is not None and not reported.latest:
+        board = reported.dashboard
+        message += (f" The [dashboard issue #{board.number}]({board.url}) stays on the lane's latest completed run, "
+                    "newer than this one.")
+    return Outcome(message, THUMBS_UP)

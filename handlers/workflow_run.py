@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gidgethub import routing, sansio
@@ -20,12 +20,12 @@ from bot.config import ConfigError
 from bot.context import Context
 from bot.github import GitHub
 from bot.joblogs import read_logs
-from bot.publish import our_replies, read_report, upsert_comment, upsert_dashboard
+from bot.publish import Written, find_dashboard, our_replies, read_report, upsert_comment, upsert_dashboard
 from bot.replies import completed_reply, dispatched_head
 from bot.report import pull_summary, state_block, suggestion_states, to_markdown, totals
 from bot.reporting import PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, skipped_note
 from bot.config import RepoConfig
-from bot.repo import (LaneFiles, history, pull_requests_of_run, read_config, read_lanes, touches_ci,
+from bot.repo import (LaneFiles, history, pull_requests_of_run, read_config, read_lanes, run_order, touches_ci,
                       workflow_listing)
 from bot.states import LaneFigures, ReplyState, ReportState
 from bot.verify import check_patch
@@ -56,11 +56,22 @@ async def on_completed(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
         ctx.state.done_keys[key] = True
 
 
+@dataclass(frozen=True)
+class Reported:
+    """What a report wrote: the dashboard issue (`latest`: with this run's report; else left to
+    the newer run it reports) and the PRs' comments."""
+
+    dashboard: Written
+    latest: bool
+    comments: dict[int, Written]
+
+
 async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comment: int | None = None, *,
-                     default_branch: str | None = None) -> None:
+                     default_branch: str | None = None) -> Reported | None:
     """Analyse a completed lane run; update the dashboard and the comments of its PRs
-    (`force_comment`: also this PR's, whatever it changes: someone asked for it).
-    `default_branch`: as the event's payload names it (else it is read)."""
+    (`force_comment`: also this PR's, whatever it changes: someone asked for it; the dashboard
+    only moves forward: such a run older than the lane's latest completed run leaves it as it is).
+    `default_branch`: as the event's payload names it (else it is read). None: nothing reported."""
     repo = api.repo
     path = str(run["path"]).split("@", 1)[0]
     # read: what does not depend on each other at once; nothing the payload or a cache holds
@@ -76,6 +87,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         ctx.log.warning("%s: %s", repo, config_read)
         return
     config = config_read
+    latest_run = force_comment is None or all(run_order(b["workflow_run"]) <= run_order(run) for b in bundles)
     if not config.is_lane(path):
         ctx.log.info("%s: %s is not a lane workflow; nothing to do", repo, path)
         return
@@ -131,14 +143,22 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         return to_markdown(analysis, checks=check_text, state=board.to_json(),
                            other_lanes=[(p, f) for p, f in board.lanes.items() if p != path])
 
-    dashboard = await upsert_dashboard(api, dashboard_body, login)
-    ctx.log.info("%s: dashboard issue #%d %s", repo, dashboard.number, dashboard.action)
+    existing = None if latest_run else await find_dashboard(api, login)
+    if existing is None:  # (a run older than the latest writes a dashboard there is not yet: nothing to roll back)
+        dashboard = await upsert_dashboard(api, dashboard_body, login)
+        ctx.log.info("%s: dashboard issue #%d %s", repo, dashboard.number, dashboard.action)
+    else:
+        dashboard = Written("issue", int(existing["number"]), "unchanged", str(existing.get("body") or ""),
+                            existing.get("html_url"))
+        ctx.log.info("%s: dashboard issue #%d left to the lane's latest run, newer than run %s", repo,
+                     dashboard.number, run["id"])
     bodies = {n: to_markdown(analysis, checks=check_text, state=replace(state, pr=n).to_json(), title=PR_REPORT_TITLE,
                              skipped_note=skipped_note(analysis), dashboard=dashboard.url or f"#{dashboard.number}")
               for n in sorted(numbers)}
     comments = await asyncio.gather(*(upsert_comment(api, n, body, login) for n, body in bodies.items()))
     for n, written in zip(bodies, comments):
         ctx.log.info("%s#%d: report comment %s", repo, n, written.action)
+    return Reported(dashboard, existing is None, dict(zip(bodies, comments)))
 
 
 #: GitHub calls an installation keeps for reports and commands: with fewer left, shard logs

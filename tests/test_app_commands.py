@@ -477,6 +477,47 @@ async def test_help_and_refresh(fake_github: FakeGitHub, bot: Bot) -> None:
     assert len(reports) == 1  # a PR without CI changes gets the report because someone asked
 
 
+def dashboard_issue(world):  # noqa: ANN001, ANN201
+    (issue,) = [i for i in world.repo.issues.values() if i.title == "foldbot: AMD CI setup report"]
+    return issue
+
+
+async def test_a_refresh_on_an_old_pr_leaves_the_dashboard_to_the_latest_run(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github)
+    last, oldest = world.runs[-1], world.runs[0]
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    before = dashboard_issue(world).body
+    number = oldest["pull_requests"][0]["number"]
+    await say(bot, world, number, "/fold refresh", "passer-by")
+    assert dashboard_issue(world).body == before  # still as of the latest run
+    assert read_state(before)["head_sha"] == last["head_sha"]
+    (reply,) = replies(fake_github, world, number)
+    url = f"https://github.com/sgl-project/sglang/actions/runs/{oldest['id']}"
+    issue = dashboard_issue(world).number
+    assert reply.body.startswith(
+        f"> /fold refresh\n\nReport refreshed from [run {oldest['id']}]({url}). The [dashboard issue #{issue}]"
+        f"(https://github.com/sgl-project/sglang/issues/{issue}) stays on the lane's latest completed run, newer "
+        "than this one.\n\n")
+    (report,) = [c for c in fake_github.comments_on(world.repo, number) if c.user == LOGIN and "foldbot:report" in c.body]
+    assert (read_state(report.body)["head_sha"], read_state(report.body)["runs"][-1]) == (oldest["head_sha"], oldest["id"])
+
+
+async def test_a_refresh_of_the_lanes_latest_run_moves_the_dashboard_forward(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github)
+    last, before_last = world.runs[-1], world.runs[-2]
+    await bot.deliver("workflow_run", world.payload(before_last["id"]))  # the delivery of the last run was lost
+    await bot.settle()
+    assert read_state(dashboard_issue(world).body)["head_sha"] == before_last["head_sha"]
+    number = last["pull_requests"][0]["number"]
+    await say(bot, world, number, "/fold refresh", "passer-by")
+    state = read_state(dashboard_issue(world).body)
+    assert (state["head_sha"], state["runs"][-1]) == (last["head_sha"], last["id"])
+    (reply,) = replies(fake_github, world, number)
+    url = f"https://github.com/sgl-project/sglang/actions/runs/{last['id']}"
+    assert reply.body.startswith(f"> /fold refresh\n\nReport refreshed from [run {last['id']}]({url}).\n\n")
+
+
 async def test_an_allowlisted_reader_may_dispatch_without_cooldown(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github, runs=1)
     world.repo.put_files("main", {".github/CI_PERMISSIONS.json":
