@@ -20,10 +20,11 @@ USER_ERRORS = (AnalysisError, BundleError, ConfigError, WorkflowError, EditError
 
 def comment_policy(config: RepoConfig, *, forced: bool) -> str:
     """Whether a PR the run tested gets the report as a comment: "always", "never", or
-    "if-ci" (when it changes CI files). `forced`: someone asked for it on that PR."""
-    if forced or config.comment_on == "all-prs":
-        return "always"
-    return "never" if config.comment_on == "none" else "if-ci"
+    "if-ci" (when it changes CI files). `forced`: someone asked for it on that PR (but with
+    `comment_on: none` no PR gets one: the dashboard has the report)."""
+    if config.comment_on == "none":
+        return "never"
+    return "always" if forced or config.comment_on == "all-prs" else "if-ci"
 
 
 def skipped_note(analysis: Analysis) -> str | None:

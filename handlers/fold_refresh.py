@@ -17,6 +17,11 @@ from .dispatch import lane_run
 from .workflow_run import report_run
 
 
+#: Why a refresh wrote no comment on the PR.
+NO_COMMENTS = ("`.github/foldbot.yml` says `comment_on: none`: no pull request gets a report comment "
+               "(`comment_on: ci-prs` gives one to those that change CI files, `all-prs` to all).")
+
+
 async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> Outcome:
     del command  # takes no arguments
     head_sha = str(pull.pr["head"]["sha"])
@@ -26,9 +31,14 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
         return Outcome.refused(Refusal(f"No completed lane run for `{head_sha[:12]}` yet; the report follows the next one."))
     latest = max(runs, key=run_order)
     reported = await report_run(api, ctx, latest, force_comment=pull.number, default_branch=pull.default_branch)
-    message = f"Report refreshed from [run {latest['id']}]({latest.get('html_url')})."
-    if reported is not None and not reported.latest:
-        board = reported.dashboard
-        message += (f" The [dashboard issue #{board.number}]({board.url}) stays on the lane's latest completed run, "
-                    "newer than this one.")
-    return Outcome(message, THUMBS_UP)
+    ran = f"[run {latest['id']}]({latest.get('html_url')})"
+    if reported is None:
+        return Outcome(f"Report refreshed from {ran}.", THUMBS_UP)
+    dashboard = f"[dashboard issue #{reported.dashboard.number}]({reported.dashboard.url})"
+    if pull.number in reported.comments:
+        stays = "" if reported.latest else \
+            f" The {dashboard} stays on the lane's latest completed run, newer than this one."
+        return Outcome(f"Report refreshed from {ran}.{stays}", THUMBS_UP)
+    where = (f"Report refreshed from {ran} on the {dashboard}" if reported.latest else
+             f"Nothing refreshed: {ran} is older than the lane's latest completed run, which the {dashboard} reports")
+    return Outcome(f"{where}. {NO_COMMENTS}", THUMBS_UP)

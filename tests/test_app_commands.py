@@ -518,6 +518,28 @@ async def test_a_refresh_of_the_lanes_latest_run_moves_the_dashboard_forward(fak
     assert reply.body.startswith(f"> /fold refresh\n\nReport refreshed from [run {last['id']}]({url}).\n\n")
 
 
+async def test_a_refresh_writes_no_pr_comment_with_comment_on_none(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github, runs=3)
+    world.repo.put_files("main", {".github/foldbot.yml": "comment_on: none\n"})
+    last, oldest = world.runs[-1], world.runs[0]
+    note = ("`.github/foldbot.yml` says `comment_on: none`: no pull request gets a report comment (`comment_on: ci-prs` "
+            "gives one to those that change CI files, `all-prs` to all).\n\n")
+    for run in (last, oldest):
+        await say(bot, world, run["pull_requests"][0]["number"], "/fold refresh", "passer-by")
+    issue = dashboard_issue(world).number
+    dashboard = f"[dashboard issue #{issue}](https://github.com/sgl-project/sglang/issues/{issue})"
+    assert read_state(dashboard_issue(world).body)["head_sha"] == last["head_sha"]
+    link = {run["id"]: f"[run {run['id']}](https://github.com/sgl-project/sglang/actions/runs/{run['id']})"
+            for run in (last, oldest)}
+    for run, said in ((last, f"Report refreshed from {link[last['id']]} on the {dashboard}. "),
+                      (oldest, f"Nothing refreshed: {link[oldest['id']]} is older than the lane's latest completed run, "
+                               f"which the {dashboard} reports. ")):
+        number = run["pull_requests"][0]["number"]
+        assert not [c for c in fake_github.comments_on(world.repo, number) if "foldbot:report" in c.body]
+        (reply,) = replies(fake_github, world, number)
+        assert reply.body.startswith(f"> /fold refresh\n\n{said}{note}")
+
+
 async def test_an_allowlisted_reader_may_dispatch_without_cooldown(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github, runs=1)
     world.repo.put_files("main", {".github/CI_PERMISSIONS.json":

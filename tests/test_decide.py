@@ -162,7 +162,7 @@ def test_after_a_recompute(recomputed: dict[str, str], whole: str | None, expect
 
 @pytest.mark.parametrize("comment_on,forced,policy", [
     ("ci-prs", False, "if-ci"), ("ci-prs", True, "always"), ("all-prs", False, "always"),
-    ("none", False, "never"), ("none", True, "always"),
+    ("none", False, "never"), ("none", True, "never"),
 ])
 def test_which_prs_get_the_report(comment_on: str, forced: bool, policy: str) -> None:
     assert comment_policy(RepoConfig(comment_on=comment_on), forced=forced) == policy
