@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot import approve
-from bot.api import RepoAPI
+from bot.api import NotText, RepoAPI
 from bot.commands import Command
 from bot.context import Context, PullRead
 from bot.edit import FileEdit
@@ -96,18 +96,19 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
 async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, patch_id: str,
                           files: dict[str, str], title: str, body: str) -> Committed | Refusal:
     """Blobs → a tree on the base commit's tree → a commit → the branch → the PR.
-    Idempotent: the same patch approved again links the existing branch and PR; a
-    branch of that name with other content is never overwritten."""
+    Idempotent: the same patch approved again links the existing branch and PR (whatever
+    else moved on the default branch since); a branch of that name whose lane files are not
+    the patched ones is never overwritten."""
     branch = f"{approve.BRANCH_PREFIX}{patch_id}"
-    message = f"{title}\n\nPatch {patch_id}, proposed by foldbot and approved on its pull request."
-    base = await api.commit(base_sha)
-    entries = [{"path": path, "mode": "100644", "type": "blob", "sha": await api.create_blob(text)}
-               for path, text in sorted(files.items())]
-    tree = await api.create_tree(base["tree"]["sha"], entries)
-    commit_sha = await api.create_commit(message, tree, [base_sha])
     present = await api.branch_sha(branch)
     created = present is None
     if present is None:
+        message = f"{title}\n\nPatch {patch_id}, proposed by foldbot and approved on its pull request."
+        base = await api.commit(base_sha)
+        entries = [{"path": path, "mode": "100644", "type": "blob", "sha": await api.create_blob(text)}
+                   for path, text in sorted(files.items())]
+        tree = await api.create_tree(base["tree"]["sha"], entries)
+        commit_sha = await api.create_commit(message, tree, [base_sha])
         try:
             await api.create_branch(branch, commit_sha)
         except GitHubError as exc:  # 422 "Reference already exists": made since the look (a call GitHub carried
@@ -115,7 +116,7 @@ async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, p
             if exc.status != 422 or present is None:
                 raise
     if present is not None:
-        if (await api.commit(present))["tree"]["sha"] != tree:
+        if not await _carries(api, present, files):
             return approve.branch_conflict(branch)
         commit_sha = present
     pulls = await api.pulls_from(api.repo.split("/", 1)[0], branch, state="all")
@@ -133,3 +134,13 @@ async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, p
         if exc.status != 422 or not opened:
             raise
         return Committed(branch, commit_sha, opened[0], False)
+
+
+async def _carries(api: RepoAPI, commit_sha: str, files: dict[str, str]) -> bool:
+    """Whether the lane files at a commit are the patched ones (what the patch does; the rest
+    of the tree follows the default branch the branch was made on)."""
+    try:
+        found = await asyncio.gather(*(api.file(path, commit_sha) for path in files))
+    except NotText:
+        return False
+    return all(item is not None and item[0] == text for item, text in zip(found, files.values()))

@@ -357,7 +357,27 @@ async def test_approve_commits_the_patch_and_opens_a_pr(fake_github: FakeGitHub,
     await say(bot, world, number, "/fold approve", "lead")
     assert "Already open:" in replies(fake_github, world, number)[-1].body
     assert len([p for p in world.repo.pulls.values() if p.head_ref == branch]) == 1
-    assert fake_github.count("POST", r"/git/refs$") == 1
+    assert fake_github.count("POST", r"/git/refs$") == 1 and fake_github.count("POST", r"/git/commits$") == 1
+
+
+async def test_approving_again_after_the_default_branch_moved_links_the_same_pr(fake_github: FakeGitHub,
+                                                                                  bot: Bot) -> None:
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    branch = f"foldbot/fold-{patch_id}"
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == branch]
+    made = world.repo.branch_sha(branch)
+    world.repo.put_files("main", {"python/sglang/srt/server.py": "# someone else's change\n"}, message="unrelated")
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    assert replies(fake_github, world, number)[-1].body.startswith(
+        f"> /fold approve {patch_id}\n\nAlready open: https://github.com/sgl-project/sglang/pull/{pull.number} "
+        f"(#{pull.number}) with patch `{patch_id}` on branch `{branch}`.\n\n")
+    assert world.repo.branch_sha(branch) == made and fake_github.count("POST", r"/git/") == 5  # 2 blobs, tree, commit, ref
+    # a lane file changed on the branch since: not the patch any more, never overwritten
+    changed = world.repo.put_files(branch, {ROCM720: world.repo.files_at(branch)[ROCM720] + "# edited\n"})
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    assert f"The branch `{branch}` already exists with other content" in replies(fake_github, world, number)[-1].body
+    assert world.repo.branch_sha(branch) == changed
 
 
 def dashboard_comment(world, body: str, login: str) -> dict:  # noqa: ANN001
