@@ -40,6 +40,13 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     role, report = await asyncio.gather(role_of(api, pull.user), find_comment(api, pull.number, pull.login)
                                         if pull.pr else find_dashboard(api, pull.login))
     state = read_report(report["body"]) if report else None
+    if command.patch_id is None and state is not None and state.patch_id:  # "the patch I see", by no id
+        if not pull.pr:  # the dashboard's patch follows every lane run
+            return Outcome.refused(Refusal(f"Name the patch you read: `/fold approve {state.patch_id}` (the "
+                                           "dashboard changes with every lane run)."))
+        if str(report.get("updated_at") or "") > str(pull.comment["created_at"]):
+            return Outcome.refused(Refusal(f"The report changed after your comment: read it, then `/fold approve "
+                                           f"{state.patch_id}`. Nothing was committed."))
     # decide
     decision = approve.decide(state, command.patch_id, role, pull.config.approve_permission, pull.user, pull.blobs)
     if isinstance(decision, Refusal):

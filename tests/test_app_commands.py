@@ -409,6 +409,11 @@ async def test_a_patch_is_approved_on_the_dashboard_issue_too(fake_github: FakeG
     assert "`/dispatch rocm720` works in a pull request's comments, not on the dashboard issue." in dispatched
     assert fake_github.dispatches == []
     assert f"approved by lead in #{board.number}." in world.repo.issues[pull.number].body
+    # without an id: the dashboard changes with every lane run, so the patch read is named
+    assert (await bot.deliver("issue_comment", dashboard_comment(world, "/fold approve", "lead")))[0] == 202
+    await bot.settle()
+    assert f"Name the patch you read: `/fold approve {patch_id}`" in \
+        [c for c in fake_github.comments_on(world.repo, board.number) if c.user == LOGIN][-1].body
 
 
 async def test_commands_on_an_issue_that_is_not_the_dashboard_do_nothing(fake_github: FakeGitHub, bot: Bot) -> None:
@@ -421,6 +426,24 @@ async def test_commands_on_an_issue_that_is_not_the_dashboard_do_nothing(fake_gi
     await bot.settle()
     assert fake_github.writes()[before:] == []
     assert fake_github.comments_on(world.repo, issue.number) == []
+
+
+async def test_approve_without_an_id_commits_nothing_the_report_got_after_the_comment(fake_github: FakeGitHub,
+                                                                                     bot: Bot) -> None:
+    """`/fold approve` alone means "the patch I read": the report rewritten with another patch
+    between the comment and its turn (main's lane file moved, and a refresh) is not committed."""
+    world, number, patch_id, report = await reported_pr(fake_github, bot)
+    payload = comment_payload(world, number, "/fold approve", "lead")  # written now, on `patch_id`
+    text = world.repo.files_at("main")[ROCM720]
+    world.repo.put_files("main", {ROCM720: text.replace("\njobs:\n", "\n# moved\njobs:\n", 1)})
+    await say(bot, world, number, "/fold refresh", "passer-by")
+    new_id = read_state(report.body)["patch_id"]
+    assert new_id != patch_id
+    assert (await bot.deliver("issue_comment", payload))[0] == 202
+    await bot.settle()
+    assert fake_github.count("POST", r"/git/") == 0
+    assert (f"The report changed after your comment: read it, then `/fold approve {new_id}`. Nothing was "
+            "committed.") in replies(fake_github, world, number)[-1].body
 
 
 async def test_approve_with_a_stale_id_commits_nothing(fake_github: FakeGitHub, bot: Bot) -> None:
