@@ -417,7 +417,9 @@ class Planner:
             return None
         axis = shard_axis(job)
         if axis is None:
-            self.findings.append(Finding(job.id, "matrix has several axes with several values; shard count left alone"))
+            several = "its matrix is an `include` list" if not job.matrix_axes else \
+                "its matrix has several axes with several values"
+            self.findings.append(Finding(job.id, f"{several}; shard count left alone"))
             return None
         key, values = axis
         n = len(values)

@@ -467,7 +467,7 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
     if t["test_seconds"]:
         out.append(
             f"**{t['setup_share']:.0%} of AMD runner time in the latest run was setup**: "
-            f"{_hours(t['setup_seconds'])} runner-hours of setup vs {_hours(t['test_seconds'])} of tests over {t['jobs']} jobs."
+            f"{_hours(t['setup_seconds'])} runner-hours of setup vs {_hours(t['test_seconds'])} of tests over {_plural(t['jobs'], 'job')}."
         )
     else:
         out.append(

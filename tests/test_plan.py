@@ -157,6 +157,16 @@ def test_a_matrix_an_expression_gives_is_never_folded_nor_resharded() -> None:
                                          "is known only when a run starts; shard count left alone")
 
 
+def test_an_include_list_matrix_is_not_resharded_and_is_said_so() -> None:
+    """aiter's `Standard Tests` matrix: an `include` list of runners, no shard axis."""
+    text = workflow().replace("        part: [0, 1, 2, 3]\n",
+                              "        include:\n          - part: 0\n          - part: 1\n")
+    p = plan(text, runs(text))
+    assert p.reshards == ()
+    assert {f.job: f.reason for f in p.findings}["big-amd-rocm700"] == (
+        "its matrix is an `include` list; shard count left alone")
+
+
 def test_the_suites_teardown_is_left_to_a_host_that_does_it_alike_and_else_no_fold() -> None:
     """The host's own steps after its tests (copy the logs out of the container, then remove
     it) must not find the suite's teardown run before them."""
