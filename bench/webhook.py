@@ -129,7 +129,7 @@ BARE_MODES = {"bare": "bare handler (checks the HMAC, answers 202)",
               "inline": "... writing through the journal in the loop, no fsync",
               "journal-nofsync": "... writing through the journal's writer thread, no fsync",
               "journal": "floor: the bare handler, answering once the journal holds the delivery",
-              "spool": "... answering once an appended file holds it (an fdatasync a group, no SQLite)"}
+              "spool": "... answering once a plain appended file holds it (no SQLite)"}
 
 
 async def start_bare(mode: str = "bare", data: Path | None = None) -> tuple[str, asyncio.subprocess.Process]:

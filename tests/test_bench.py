@@ -89,7 +89,7 @@ def test_the_webhook_benchmark_times_what_a_wait_before_the_answer_costs() -> No
         "... writing through the journal in the loop, no fsync",
         "... writing through the journal's writer thread, no fsync",
         "floor: the bare handler, answering once the journal holds the delivery",
-        "... answering once an appended file holds it (an fdatasync a group, no SQLite)"]
+        "... answering once a plain appended file holds it (no SQLite)"]
 
 
 def test_the_journal_commit_benchmark_prints_each_group_size() -> None:
