@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .api import RepoAPI
+from .github import GitHubError
 from .replies import REPLY_MARKER
 from .report import MARKER, STATE_CLOSE, STATE_OPEN
 from .states import CommentReply, ReportState, StateError
@@ -28,6 +29,17 @@ class Written:
     action: str  # "created" | "updated" | "unchanged"
     body: str
     url: str | None = None  # where people read it
+
+
+def issues_off(exc: GitHubError) -> bool:
+    """GitHub's answer to the issues API of a repository with Issues turned off (410 Gone):
+    it has no dashboard issue (its pull requests' conversations still take comments)."""
+    return exc.status == 410
+
+
+#: What a repository with Issues turned off gets instead of a dashboard, in logs and replies.
+ISSUES_OFF = ("Issues are turned off in this repository, so it has no dashboard issue: the reports are the pull "
+              "requests' comments (turn Issues on in Settings > General > Features for the dashboard)")
 
 
 def is_ours(item: dict[str, Any], login: str, marker: str = MARKER) -> bool:

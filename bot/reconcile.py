@@ -21,7 +21,7 @@ import aiohttp
 from .api import RepoAPI
 from .config import ConfigError
 from .github import GitHubError, GitHubPool
-from .publish import find_dashboard, read_report
+from .publish import ISSUES_OFF, find_dashboard, issues_off, read_report
 from .repo import read_config, read_lanes
 from .workflow import WorkflowError
 
@@ -34,6 +34,10 @@ class Missed:
     installation_id: int
     run: dict[str, Any]
     default_branch: str
+
+
+class NoDashboard(Exception):
+    """The repository has no dashboard issue to reconcile with (Issues are turned off)."""
 
 
 def missed(run: dict[str, Any], lane: str, dashboard: dict[str, Any] | None) -> bool:
@@ -67,7 +71,7 @@ async def find_missed(pool: GitHubPool, login: str, *, log: Callable[[str], None
             api = RepoAPI(pool.for_installation(installation_id), str(repository["full_name"]))
             try:
                 out += await _missed_in(api, installation_id, str(repository["default_branch"]), login)
-            except (GitHubError, ConfigError, WorkflowError) as exc:  # (the dashboard says what to fix)
+            except (GitHubError, ConfigError, WorkflowError, NoDashboard) as exc:  # (the dashboard says what to fix)
                 log(f"{api.repo}: not reconciled: {exc}")
             except (aiohttp.ClientError, asyncio.TimeoutError):  # GitHub unreachable: the round ends, said once
                 raise
@@ -82,7 +86,13 @@ async def _missed_in(api: RepoAPI, installation_id: int, branch: str, login: str
     lanes = await read_lanes(api, head, config)
     if not lanes.files:
         return []
-    dashboard = await find_dashboard(api, login)
+    try:
+        dashboard = await find_dashboard(api, login)
+    except GitHubError as exc:
+        if issues_off(exc):  # nothing holds which runs were reported: not looked for (the log says why)
+            raise NoDashboard(f"{ISSUES_OFF}; with no dashboard to hold which runs were reported, missed runs are "
+                              "not looked for") from exc
+        raise
     found = []
     for path in sorted(lanes.files):
         runs = await api.runs(path.rsplit("/", 1)[-1], status="completed", count=1)

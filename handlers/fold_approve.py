@@ -15,7 +15,7 @@ from bot.commands import Command
 from bot.context import Context, PullRead
 from bot.edit import FileEdit
 from bot.github import GitHubError
-from bot.publish import find_comment, find_dashboard, read_report
+from bot.publish import find_comment, find_dashboard, issues_off, read_report
 from bot.replies import ROCKET, Outcome, Refusal
 from bot.report import pull_summary, suggestion_states, to_markdown
 from bot.reporting import PR_REPORT_TITLE, skipped_note
@@ -74,7 +74,12 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
                                     runs=state.runs, blobs=dict(pull.blobs), patch_id=analysis.patch_id,
                                     patch=analysis.patch, summary=pull_summary(analysis), pr=state.pr,
                                     suggestions=suggestion_states(analysis))
-            board = await find_dashboard(api, pull.login)
+            try:
+                board = await find_dashboard(api, pull.login)
+            except GitHubError as exc:
+                if not issues_off(exc):
+                    raise
+                board = None
             await api.update_comment(report["id"], to_markdown(
                 analysis, checks=checks, state=new_state.to_json(), title=PR_REPORT_TITLE,
                 skipped_note=skipped_note(analysis), dashboard=(board or {}).get("html_url") or None))

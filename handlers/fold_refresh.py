@@ -10,7 +10,8 @@ import asyncio
 from bot.api import RepoAPI
 from bot.commands import Command
 from bot.context import Context, PullRead
-from bot.replies import THUMBS_UP, Outcome, Refusal
+from bot.publish import ISSUES_OFF
+from bot.replies import CONFUSED, THUMBS_UP, Outcome, Refusal
 from bot.repo import run_order
 
 from .dispatch import lane_run
@@ -34,6 +35,10 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     ran = f"[run {latest['id']}]({latest.get('html_url')})"
     if reported is None:
         return Outcome(f"Report refreshed from {ran}.", THUMBS_UP)
+    if reported.dashboard is None:  # Issues are turned off: the PR's comment is the report
+        if pull.number in reported.comments:
+            return Outcome(f"Report refreshed from {ran}.", THUMBS_UP)
+        return Outcome(f"Nothing refreshed: {NO_COMMENTS} {ISSUES_OFF}.", CONFUSED)
     dashboard = f"[dashboard issue #{reported.dashboard.number}]({reported.dashboard.url})"
     if pull.number in reported.comments:
         stays = "" if reported.latest else \

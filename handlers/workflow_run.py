@@ -8,6 +8,7 @@ the plan needs), decide (`bot.analysis.analyze`, `bot.reporting`), write (the re
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -18,9 +19,10 @@ from bot.analysis import Analysis, Unmeasured, analyze
 from bot.api import RepoAPI
 from bot.config import ConfigError
 from bot.context import Context
-from bot.github import GitHub
+from bot.github import GitHub, GitHubError
 from bot.joblogs import read_logs
-from bot.publish import Written, find_dashboard, our_replies, read_report, upsert_comment, upsert_dashboard
+from bot.publish import (ISSUES_OFF, Written, find_dashboard, issues_off, our_replies, read_report, upsert_comment,
+                         upsert_dashboard)
 from bot.replies import completed_reply, dispatched_head
 from bot.report import pull_summary, state_block, suggestion_states, to_markdown, totals
 from bot.reporting import PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, skipped_note
@@ -61,7 +63,7 @@ class Reported:
     """What a report wrote: the dashboard issue (`latest`: with this run's report; else left to
     the newer run it reports) and the PRs' comments."""
 
-    dashboard: Written
+    dashboard: Written | None  # None: Issues are turned off in the repository
     latest: bool
     comments: dict[int, Written]
 
@@ -83,8 +85,8 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         history(api, run, DEFAULT_HISTORY, ctx.state.cache), pull_requests_of_run(api, run),
     )
     if isinstance(config_read, ConfigError):
-        await write_error(api, str(config_read), login)
-        ctx.log.warning("%s: %s", repo, config_read)
+        written = await write_error(api, str(config_read), login)
+        ctx.log.warning("%s: %s%s", repo, config_read, "" if written else f" ({ISSUES_OFF})")
         return
     config = config_read
     latest_run = force_comment is None or all(run_order(b["workflow_run"]) <= run_order(run) for b in bundles)
@@ -100,8 +102,8 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         asyncio.gather(*(api.pull_files(n) for n, policy in policies.items() if policy == "if-ci")),
     )
     if isinstance(lanes, WorkflowError):  # a lane file that is not text
-        await write_error(api, str(lanes), login)
-        ctx.log.warning("%s: %s", repo, lanes)
+        written = await write_error(api, str(lanes), login)
+        ctx.log.warning("%s: %s%s", repo, lanes, "" if written else f" ({ISSUES_OFF})")
         return
     touched = dict(zip((n for n, policy in policies.items() if policy == "if-ci"), changed))
     if path not in lanes.files:
@@ -112,8 +114,8 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         analysis = await analyze_with_logs(api, ctx, lanes.files, bundles, config)
         checks = await asyncio.to_thread(check_patch, analysis.patch, analysis.edits, lanes.files) if analysis.patch else None
     except USER_ERRORS as exc:
-        await write_error(api, str(exc), login)
-        ctx.log.warning("%s: cannot analyse %s: %s", repo, path, exc)
+        written = await write_error(api, str(exc), login)
+        ctx.log.warning("%s: cannot analyse %s: %s%s", repo, path, exc, "" if written else f" ({ISSUES_OFF})")
         return
     state = ReportState(workflow=path, base_sha=head, head_sha=str(run["head_sha"]),
                         runs=tuple(int(b["workflow_run"]["id"]) for b in bundles), blobs=lanes.blobs,
@@ -143,17 +145,26 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         return to_markdown(analysis, checks=check_text, state=board.to_json(),
                            other_lanes=[(p, f) for p, f in board.lanes.items() if p != path])
 
-    existing = None if latest_run else await find_dashboard(api, login)
-    if existing is None:  # (a run older than the latest writes a dashboard there is not yet: nothing to roll back)
-        dashboard = await upsert_dashboard(api, dashboard_body, login)
-        ctx.log.info("%s: dashboard issue #%d %s", repo, dashboard.number, dashboard.action)
-    else:
-        dashboard = Written("issue", int(existing["number"]), "unchanged", str(existing.get("body") or ""),
-                            existing.get("html_url"))
-        ctx.log.info("%s: dashboard issue #%d left to the lane's latest run, newer than run %s", repo,
-                     dashboard.number, run["id"])
+    dashboard: Written | None
+    try:
+        existing = None if latest_run else await find_dashboard(api, login)
+        if existing is None:  # (a run older than the latest writes a dashboard there is not yet: nothing to roll back)
+            dashboard = await upsert_dashboard(api, dashboard_body, login)
+            ctx.log.info("%s: dashboard issue #%d %s", repo, dashboard.number, dashboard.action)
+        else:
+            dashboard = Written("issue", int(existing["number"]), "unchanged", str(existing.get("body") or ""),
+                                existing.get("html_url"))
+            ctx.log.info("%s: dashboard issue #%d left to the lane's latest run, newer than run %s", repo,
+                         dashboard.number, run["id"])
+    except GitHubError as exc:
+        if not issues_off(exc):
+            raise
+        existing, dashboard = None, None  # the PRs' comments carry the whole report, as the dashboard would
+        ctx.log.log(logging.INFO if numbers else logging.WARNING, "%s: %s%s", repo, ISSUES_OFF,
+                    "" if numbers else f"; run {run['id']} has no pull request to comment on, so it is not reported")
     bodies = {n: to_markdown(analysis, checks=check_text, state=replace(state, pr=n).to_json(), title=PR_REPORT_TITLE,
-                             skipped_note=skipped_note(analysis), dashboard=dashboard.url or f"#{dashboard.number}")
+                             skipped_note=skipped_note(analysis),
+                             dashboard=(dashboard.url or f"#{dashboard.number}") if dashboard else None)
               for n in sorted(numbers)}
     comments = await asyncio.gather(*(upsert_comment(api, n, body, login) for n, body in bodies.items()))
     for n, written in zip(bodies, comments):
@@ -185,10 +196,11 @@ async def _config(api: RepoAPI, head: str, ctx: Context) -> RepoConfig | ConfigE
         return exc
 
 
-async def write_error(api: RepoAPI, message: str, login: str) -> None:
+async def write_error(api: RepoAPI, message: str, login: str) -> bool:
     """The dashboard says what foldbot could not analyse, and what to fix. It keeps the lanes'
     record of the report it replaces (runs reported, headlines; not its patch, which may not
-    hold any more), so reconciling and the next report go on from it."""
+    hold any more), so reconciling and the next report go on from it. False: Issues are turned
+    off, there is no dashboard (the caller's log line is all that says it)."""
     def body(existing: dict[str, Any] | None) -> str:
         previous = read_report(str(existing.get("body") or "")) if existing else None
         text = error_body(api.repo, message)
@@ -197,7 +209,13 @@ async def write_error(api: RepoAPI, message: str, login: str) -> None:
         kept = replace(previous, patch_id=None, patch="", summary="", suggestions=())
         return f"{text}\n{state_block(kept.to_json())}\n"
 
-    await upsert_dashboard(api, body, login)
+    try:
+        await upsert_dashboard(api, body, login)
+    except GitHubError as exc:
+        if not issues_off(exc):
+            raise
+        return False
+    return True
 
 
 async def _lanes(api: RepoAPI, head: str, config: RepoConfig, path: str, listing: list[dict[str, Any]],

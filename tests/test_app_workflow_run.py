@@ -17,7 +17,7 @@ from bot.publish import DASHBOARD_LABEL, DASHBOARD_TITLE, read_state, upsert_com
 from bot.report import MARKER, md_escape
 from tests.paths import AMD, ROCM720
 from tests.fakegithub import FakeGitHub, blob_sha
-from tests.harness import INSTALLATION, Bot, app_pool, sglang_world
+from tests.harness import INSTALLATION, Bot, app_pool, comment_payload, sglang_world
 
 LOGIN = "foldbot[bot]"
 
@@ -83,6 +83,38 @@ async def test_a_ci_pr_gets_one_comment_with_a_patch_that_applies(fake_github: F
     # nobody else's comment was touched; no other PR got a comment
     others = [c for n in range(34401, 34408) for c in bot_comments(fake_github, world, n)]
     assert others == []
+
+
+async def test_with_issues_turned_off_the_pr_comment_is_the_whole_report(fake_github: FakeGitHub, bot: Bot,
+                                                                         tmp_path: Path,
+                                                                         caplog: pytest.LogCaptureFixture) -> None:
+    """A repository with Issues turned off (GitHub answers its issues API 410 Gone) has no
+    dashboard: the PR's comment carries what the dashboard would (the lane-wide diff), and
+    `/fold approve` works from it."""
+    world = sglang_world(fake_github)
+    world.repo.has_issues = False
+    last = world.runs[-1]
+    caplog.set_level("INFO")
+    assert (await bot.deliver("workflow_run", world.payload(last["id"])))[0] == 202
+    await bot.settle()
+    number = last["pull_requests"][0]["number"]
+    (comment,) = bot_comments(fake_github, world, number)
+    assert dashboards(fake_github, world) == [] and "[the dashboard]" not in comment.body
+    rocm_diff, amd_diff = diffs_shown(comment.body)
+    assert rocm_diff.startswith(f"diff --git a/{ROCM720}") and amd_diff.startswith(f"diff --git a/{AMD}")
+    files = world.repo.files_at("main")
+    patched = apply_patch(tmp_path, {ROCM720: files[ROCM720], AMD: files[AMD]}, patch_of(comment.body))
+    assert "multimodal-gen-unit-test-amd-rocm720:" not in patched[ROCM720]
+    assert ("sgl-project/sglang: Issues are turned off in this repository, so it has no dashboard issue: the reports "
+            "are the pull requests' comments") in caplog.text
+    assert "Traceback" not in caplog.text
+    patch_id = read_state(comment.body)["patch_id"]
+    fake_github.set_permission(world.repo, "lead", "maintain")
+    payload = comment_payload(world, number, f"/fold approve {patch_id}", "lead")
+    assert (await bot.deliver("issue_comment", payload))[0] == 202
+    await bot.settle()
+    assert [p.head_ref for p in world.repo.pulls.values() if p.head_ref.startswith("foldbot/")] == \
+        [f"foldbot/fold-{patch_id}"]
 
 
 async def test_a_second_run_edits_the_same_comment_and_issue(fake_github: FakeGitHub, bot: Bot) -> None:

@@ -208,3 +208,16 @@ async def test_a_dashboard_written_before_reported_runs_were_kept_is_judged_by_i
     assert await find_missed(bot.state.pool, await bot.state.pool.bot_login()) == []
     lost = _lost_run(fake_github, world, ROCM720, ROCM720_ID, time.time())  # completed after: missed
     assert [m.run["id"] for m in await find_missed(bot.state.pool, await bot.state.pool.bot_login())] == [lost["id"]]
+
+
+async def test_a_repository_with_issues_turned_off_is_said_not_reconciled(fake_github: FakeGitHub, bot: Bot) -> None:
+    """No dashboard holds which of its runs were reported: reporting every lane's latest run
+    each round would redo them all, so none is, and the log says why (once a round)."""
+    world = sglang_world(fake_github)
+    world.repo.has_issues = False
+    lines: list[str] = []
+    assert await find_missed(bot.state.pool, await bot.state.pool.bot_login(), log=lines.append) == []
+    assert lines == ["sgl-project/sglang: not reconciled: Issues are turned off in this repository, so it has no "
+                     "dashboard issue: the reports are the pull requests' comments (turn Issues on in Settings > "
+                     "General > Features for the dashboard); with no dashboard to hold which runs were reported, "
+                     "missed runs are not looked for"]

@@ -59,6 +59,13 @@ def not_found() -> ApiError:
     return ApiError(404, "Not Found")
 
 
+def issues_disabled() -> ApiError:
+    """What the issues API answers in a repository with Issues turned off ("If issues are
+    disabled in the repository, the API returns a 410 Gone status")."""
+    return ApiError(410, "Issues are disabled for this repo",
+                    documentation_url="https://docs.github.com/v3/issues/")
+
+
 def forbidden_integration() -> ApiError:
     return ApiError(403, "Resource not accessible by integration")
 

@@ -161,6 +161,7 @@ class Renderer:
             subscribers_count=0,
             network_count=0,
             open_issues_count=open_issues,
+            has_issues=repo.has_issues,
             open_issues=open_issues,
             topics=[],
             is_template=False,

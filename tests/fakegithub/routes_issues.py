@@ -11,6 +11,7 @@ from .api import (
     Reply,
     Route,
     invalid_field,
+    issues_disabled,
     missing_fields,
     not_found,
     paginate,
@@ -43,7 +44,14 @@ def _issue(call: Call) -> Issue:
     issue = call.repo.issues.get(call.int_param("issue_number"))
     if issue is None:
         raise not_found()
+    if not issue.is_pull and not call.repo.has_issues:
+        raise issues_disabled()
     return issue
+
+
+def _issues_on(call: Call) -> None:
+    if not call.repo.has_issues:
+        raise issues_disabled()
 
 
 def _require_for(call: Call, issue: Issue, level: str) -> None:
@@ -81,6 +89,7 @@ def _label_names(call: Call, value: Any) -> list[str]:
 
 
 def list_issues(call: Call) -> Reply:
+    _issues_on(call)
     state = call.query.get("state", "open")
     wanted = [
         name.strip().lower() for name in call.query.get("labels", "").split(",") if name.strip()
@@ -98,6 +107,7 @@ def list_issues(call: Call) -> Reply:
 
 
 def create_issue(call: Call) -> Reply:
+    _issues_on(call)
     body = call.json(required=True)
     title = body.get("title")
     if title is None or title == "":

@@ -301,6 +301,9 @@ class Repo:
         self.id = repo_id
         self.default_branch = default_branch
         self.private = private
+        #: False: Issues are turned off (Settings > Features); the issues API answers 410 Gone, and
+        #: a pull request's conversation (its issue comments) goes on working.
+        self.has_issues = True
         self.fork_of = fork_of
         self.description = description
         self.created_at = clock.stamp()
