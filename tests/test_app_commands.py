@@ -583,6 +583,30 @@ async def test_a_refresh_writes_no_pr_comment_with_comment_on_none(fake_github: 
         assert reply.body.startswith(f"> /fold refresh\n\n{said}{note}")
 
 
+@pytest.mark.parametrize("config", ["", "comment_on: none\n"])
+async def test_a_refresh_with_issues_turned_off(fake_github: FakeGitHub, bot: Bot, config: str) -> None:
+    """No dashboard issue: the PR's comment is the report; with `comment_on: none` there is
+    nowhere to write it, and the reply says so (and why), not "refreshed"."""
+    world = sglang_world(fake_github, runs=2)
+    world.repo.has_issues = False
+    if config:
+        world.repo.put_files("main", {".github/foldbot.yml": config})
+    last = world.runs[-1]
+    number = last["pull_requests"][0]["number"]
+    comment_id = await say(bot, world, number, "/fold refresh", "passer-by")
+    (reply,) = replies(fake_github, world, number)
+    reports = [c for c in fake_github.comments_on(world.repo, number) if "foldbot:report" in c.body]
+    link = f"[run {last['id']}](https://github.com/sgl-project/sglang/actions/runs/{last['id']})"
+    if config:
+        assert reports == [] and reactions(fake_github, world, comment_id) == ["eyes", "confused"]
+        assert reply.body.startswith("> /fold refresh\n\nNothing refreshed: `.github/foldbot.yml` says `comment_on: "
+                                     "none`: no pull request gets a report comment (`comment_on: ci-prs` gives one to "
+                                     "those that change CI files, `all-prs` to all). Issues are turned off in this "
+                                     "repository, so it has no dashboard issue")
+    else:
+        assert len(reports) == 1 and reply.body.startswith(f"> /fold refresh\n\nReport refreshed from {link}.\n\n")
+
+
 async def test_an_allowlisted_reader_may_dispatch_without_cooldown(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github, runs=1)
     world.repo.put_files("main", {".github/CI_PERMISSIONS.json":
