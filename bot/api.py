@@ -71,6 +71,11 @@ class RepoAPI:
         listing = await self._none_if_missing(f"{self.base}/contents/{_q(path, '/')}?ref={_q(ref)}")
         return listing if isinstance(listing, list) else []
 
+    async def compare(self, base: str, head: str) -> dict[str, Any]:
+        """How `head` stands against `base`: the files its commits change since their merge
+        base (`files`, at most 300 of them)."""
+        return await self.gh.get(f"{self.base}/compare/{_q(base, '/')}...{_q(head, '/')}")  # type: ignore[no-any-return]
+
     async def commit(self, sha: str) -> dict[str, Any]:
         return await self.gh.get(f"{self.base}/git/commits/{_q(sha)}")  # type: ignore[no-any-return]
 

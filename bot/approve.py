@@ -5,6 +5,7 @@ committed. Pure: `handlers/fold_approve.py` reads and writes."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -95,6 +96,12 @@ def pull_body(patch_id: str, user: str, number: int, summary: str, lanes: list[s
     return (f"foldbot patch `{patch_id}`, approved by {md_escape(user)} in #{number}.\n\n{summary}\n\n"
             "**Note:** a change to workflow files alone may not trigger the lanes it folds (their path filters and "
             f"change gates look at the code). Run them on this PR with {dispatches} before merging.\n")
+
+
+def blob_sha(text: str) -> str:
+    """The git blob SHA of a file's text (what GitHub lists as a changed file's `sha`)."""
+    data = text.encode()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def branch_conflict(branch: str) -> Refusal:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot import approve
-from bot.api import NotText, RepoAPI
+from bot.api import RepoAPI
 from bot.commands import Command
 from bot.context import Context, PullRead
 from bot.edit import FileEdit
@@ -128,7 +128,7 @@ async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, p
             if exc.status != 422 or present is None:
                 raise
     if present is not None:
-        if not await _carries(api, present, files):
+        if not await _carries(api, default_branch, branch, files):
             return approve.branch_conflict(branch)
         commit_sha = present
     pulls = await api.pulls_from(api.repo.split("/", 1)[0], branch, state="all")
@@ -148,11 +148,18 @@ async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, p
         return Committed(branch, commit_sha, opened[0], False)
 
 
-async def _carries(api: RepoAPI, commit_sha: str, files: dict[str, str]) -> bool:
-    """Whether the lane files at a commit are the patched ones (what the patch does; the rest
-    of the tree follows the default branch the branch was made on)."""
-    try:
-        found = await asyncio.gather(*(api.file(path, commit_sha) for path in files))
-    except NotText:
+async def _carries(api: RepoAPI, default_branch: str, branch: str, files: dict[str, str]) -> bool:
+    """Whether the branch carries the patch and nothing else: what its commits change since
+    they left the default branch is exactly the patched lane files (whatever the default branch
+    did since, or brought in by a merge of it: "Update branch")."""
+    changed = (await api.compare(default_branch, branch)).get("files") or []
+    if len(changed) >= COMPARE_FILES:  # GitHub lists no more: there may be others
         return False
-    return all(item is not None and item[0] == text for item, text in zip(found, files.values()))
+    found = {str(f.get("filename")): f for f in changed}
+    return set(found) == set(files) and all(
+        found[path].get("status") == "modified" and found[path].get("sha") == approve.blob_sha(text)
+        for path, text in files.items())
+
+
+#: The most files GitHub's compare lists.
+COMPARE_FILES = 300

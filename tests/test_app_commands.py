@@ -446,6 +446,21 @@ async def test_approve_without_an_id_commits_nothing_the_report_got_after_the_co
             "committed.") in replies(fake_github, world, number)[-1].body
 
 
+async def test_a_branch_carrying_more_than_the_patch_is_not_proposed_again(fake_github: FakeGitHub, bot: Bot) -> None:
+    """Its PR closed unmerged, foldbot's branch got another commit (an unrelated workflow):
+    approving again must not open a foldbot PR that carries it."""
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    branch = f"foldbot/fold-{patch_id}"
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == branch]
+    world.repo.issues[pull.number].state = "closed"
+    sha = world.repo.put_files(branch, {".github/workflows/release.yml": "on: push\njobs: {}\n"})
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    assert [p.number for p in world.repo.pulls.values() if p.head_ref == branch] == [pull.number]
+    assert world.repo.branch_sha(branch) == sha
+    assert f"The branch `{branch}` already exists with other content" in replies(fake_github, world, number)[-1].body
+
+
 async def test_approve_with_a_stale_id_commits_nothing(fake_github: FakeGitHub, bot: Bot) -> None:
     world, number, patch_id, _ = await reported_pr(fake_github, bot)
     await say(bot, world, number, "/fold approve 0123456789", "lead")

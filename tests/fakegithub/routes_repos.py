@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import difflib
 import posixpath
 from typing import Any
 
@@ -204,6 +205,44 @@ def get_commit(call: Call) -> Reply:
     return Reply(200, call.fake.render.commit(call.repo, sha))
 
 
+def compare(call: Call) -> Reply:
+    """`GET /compare/{base}...{head}`: how head stands against base, and the files head's
+    commits change since their merge base (GitHub lists at most 300). No common history: 404."""
+    base_ref, dots, head_ref = call.params["basehead"].partition("...")
+    repo, store = call.repo, call.fake.store
+    base, head = repo.resolve(base_ref), repo.resolve(head_ref) if dots else None
+    if base is None or head is None:
+        raise not_found()
+    base_history, head_history = store.ancestors(base), store.ancestors(head)
+    common = base_history & head_history
+    if not common:
+        raise ApiError(404, f"No common ancestor between {base_ref} and {head_ref}.")
+    merge_base = max(common, key=lambda sha: len(store.ancestors(sha)))  # the nearest: the most history
+    before = store.flatten(store.commit(merge_base).tree)
+    after = store.flatten(store.commit(head).tree)
+    files = []
+    for path in sorted(before.keys() | after.keys()):
+        old, new = before.get(path), after.get(path)
+        if old == new:
+            continue
+        old_lines = store.blob(old.sha).data.decode(errors="replace").splitlines() if old else []
+        new_lines = store.blob(new.sha).data.decode(errors="replace").splitlines() if new else []
+        added = removed = 0
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines).get_opcodes():
+            removed += (i2 - i1) if tag in ("replace", "delete") else 0
+            added += (j2 - j1) if tag in ("replace", "insert") else 0
+        files.append({"sha": (new or old).sha, "filename": path,  # type: ignore[union-attr]
+                      "status": "added" if old is None else "removed" if new is None else "modified",
+                      "additions": added, "deletions": removed, "changes": added + removed})
+    status = "identical" if base == head else "ahead" if base in head_history else \
+        "behind" if head in base_history else "diverged"
+    render = call.fake.render
+    return Reply(200, {"status": status, "ahead_by": len(head_history - base_history),
+                       "behind_by": len(base_history - head_history), "total_commits": len(head_history - base_history),
+                       "base_commit": render.commit(repo, base), "merge_base_commit": render.commit(repo, merge_base),
+                       "files": files[:300]})
+
+
 def commit_pulls(call: Call) -> Reply:
     """Pull requests whose head contains the commit. As on GitHub, the head commits
     of an open pull request from a fork are not associated with it: they live in
@@ -269,6 +308,7 @@ ROUTES = [
         "GET", "/commits/{commit_sha}/pulls", commit_pulls, permissions=(("pull_requests", "read"),)
     ),
     Route("GET", "/commits/{ref*}", get_commit, permissions=CONTENTS_READ),
+    Route("GET", "/compare/{basehead*}", compare, permissions=CONTENTS_READ),
     Route(
         "GET", "/collaborators/{username}/permission", collaborator_permission, permissions=METADATA
     ),
