@@ -17,7 +17,7 @@ from .edit import EditError, FileEdit, FoldEdit, VerificationError, LaneChange, 
 from .logs import ShardLog
 from .plan import Fold, Lane, Plan, Planner, partition_step, shard_axis
 from .timing import BundleError, JobMatcher, JobStats, JobTiming, RunTiming, declared_amd, job_stats, run_timing, workflow_path_of
-from .workflow import Workflow, parse_workflow
+from .workflow import JobDef, Workflow, parse_workflow
 
 
 class AnalysisError(ValueError):
@@ -369,7 +369,12 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig) -> 
             warnings.append(f"{target.path}: has no `{source.base_id(fold.job)}` or `{source.base_id(fold.into)}` job; the fold is not carried there")
             continue
         if not same:
-            why = checker._host_mismatch(target.workflow.jobs[suite_id], target.workflow.jobs[host_id])
+            suite = target.workflow.jobs[suite_id]
+            if suite.uses or suite.shard_count > 1 or suite.matrix_expression:
+                warnings.append(f"{target.path}: `{suite_id}` is not folded there: it is not one standalone job "
+                                f"({_not_standalone(suite)})")
+                continue
+            why = checker._host_mismatch(suite, target.workflow.jobs[host_id])
             if why:
                 warnings.append(f"{target.path}: `{suite_id}` is not folded into `{host_id}` there: `{host_id}` {why}")
                 continue
@@ -382,6 +387,10 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig) -> 
             warnings.append(f"{target.path}: has no `{source.base_id(reshard.job)}` job; the reshard is not carried there")
             continue
         job = target.workflow.jobs[job_id]
+        if job.matrix_expression:
+            warnings.append(f"{target.path}: `{job_id}` is not resharded there: {job.matrix_expression} comes from an "
+                            "expression, so how many jobs it runs is known only when a run starts")
+            continue
         axis = shard_axis(job)
         if axis is None or len(axis[1]) != reshard.from_count or partition_step(job, reshard.from_count) is None:
             warnings.append(f"{target.path}: `{job_id}` does not have {reshard.from_count} shards with a `{reshard.flag}` count; not resharded there")
@@ -389,6 +398,14 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig) -> 
         reshards.append(ReshardEdit(job_id, axis[0], reshard.from_count, reshard.to_count, reshard.flag))
     carried = len(folds) + len(reshards)
     return LaneChange(target.path, tuple(folds), tuple(reshards)), carried, warnings
+
+
+def _not_standalone(job: JobDef) -> str:
+    if job.uses:
+        return f"it runs the reusable workflow `{job.uses}`"
+    if job.matrix_expression:
+        return f"{job.matrix_expression} comes from an expression"
+    return f"its matrix runs {job.shard_count} jobs"
 
 
 def lane_savings(analysis: Analysis) -> list[dict[str, Any]]:

@@ -339,13 +339,19 @@ class Planner:
         moved_ids = {s.step_id for s in moving if s.step_id}
         if clash := sorted(moved_ids & host_ids):
             return f"its steps have the suite's step ids {', '.join(f'`{i}`' for i in clash)} too"
+        suite_axes = {k.lower(): v for k, v in suite.matrix_axes.items()}
+        host_axes = {k.lower(): v for k, v in host.matrix_axes.items()}
         for step in moving:
             for key in step.contexts("matrix"):
-                if suite.matrix_axes.get(key) is None or suite.matrix_axes.get(key) != host.matrix_axes.get(key):
+                if not key:
+                    return f"the suite's step `{step.name}` reads the whole `matrix`, which is the host's there"
+                if suite_axes.get(key) is None or suite_axes.get(key) != host_axes.get(key):
                     return f"the suite's step `{step.name}` reads `matrix.{key}`, which the host's matrix does not give it"
+            for key in step.contexts("strategy"):
+                return f"the suite's step `{step.name}` reads `strategy{'.' + key if key else ''}`, the host's there"
             for ref in step.contexts("steps"):
-                if ref not in moved_ids and ref not in host_ids:
-                    return f"the suite's step `{step.name}` reads `steps.{ref}`, a step the host does not have"
+                if ref not in {i.lower() for i in moved_ids | host_ids}:
+                    return f"the suite's step `{step.name}` reads `steps{'.' + ref if ref else ''}`, a step the host does not have"
         return None
 
     def _fold_into(self, suite: JobDef, stats: JobStats, host: JobDef) -> Fold | str:

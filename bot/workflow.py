@@ -150,6 +150,7 @@ class StepDef:
     timeout_minutes: Any
     node: yaml.MappingNode = field(repr=False, compare=False)
     step_id: str | None = None  # its `id:`
+    raw: Any = field(default=None, repr=False, compare=False)  # the step as written (its plain data)
 
     def identity(self) -> tuple[Any, ...]:
         """What makes two steps 'the same step': what they run, with what."""
@@ -157,14 +158,34 @@ class StepDef:
         return (self.uses, run, _freeze(self.with_))
 
     def contexts(self, name: str) -> list[str]:
-        """The `<name>.<key>` its expressions read (`matrix.gpu`, `steps.build`), in order, once each."""
-        text = " ".join(str(part) for part in (self.explicit_name, self.uses, self.run, self.with_, self.env, self.if_,
-                                              self.timeout_minutes) if part is not None)
-        found = [m.group(1) for expr in re.findall(r"\$\{\{(.*?)\}\}", text, flags=re.S)
-                 for m in re.finditer(rf"(?<![\w.-]){name}\.([A-Za-z_][\w-]*)", expr)]
-        if self.if_ and "${{" not in self.if_:  # an `if:` is an expression without the `${{ }}`
-            found += [m.group(1) for m in re.finditer(rf"(?<![\w.-]){name}\.([A-Za-z_][\w-]*)", self.if_)]
+        """The keys of context `name` its expressions read (`matrix.gpu`, `matrix['gpu']`:
+        "gpu"; the whole context, as in `toJSON(matrix)`: ""), in order, once each, lower-case
+        (expressions ignore case). Every value of the step is looked at, its `if:` as the
+        expression it is without `${{ }}`."""
+        pattern = re.compile(rf"(?<![\w.-]){name}(?:\.([a-z_][\w-]*)|\[\s*['\"]([^'\"]*)['\"]\s*\]|(?![\w.\[-]))",
+                             re.I)
+        found = [(m.group(1) or m.group(2) or "").lower() for text in self._expressions()
+                 for m in pattern.finditer(text)]
         return list(dict.fromkeys(found))
+
+    def _expressions(self) -> list[str]:
+        texts: list[str] = []
+
+        def visit(value: Any) -> None:
+            if isinstance(value, dict):
+                for item in value.values():
+                    visit(item)
+            elif isinstance(value, list):
+                for item in value:
+                    visit(item)
+            elif isinstance(value, str):
+                texts.extend(re.findall(r"\$\{\{(.*?)\}\}", value, flags=re.S))
+
+        visit(self.raw)
+        condition = (self.raw or {}).get("if") if isinstance(self.raw, dict) else None
+        if isinstance(condition, str) and "${{" not in condition:
+            texts.append(condition)
+        return texts
 
 
 def _freeze(value: Any) -> Any:
@@ -205,6 +226,10 @@ class JobDef:
         host_tests = [s.index for s in host.steps if category(s) == "test"]
         host_after = [s for s in host.steps if host_tests and s.index > host_tests[-1]]
         alike = {s.identity() for s in host_after}
+        if not tests and host_after:  # its teardown cannot be told from its tests
+            return [s for s in self.steps if category(s) != "setup"], (
+                "the suite has no step named as a test, so what of it is teardown cannot be told, and the host has "
+                f"steps of its own after its tests (`{host_after[0].name}`, ...)")
         moving = []
         for step in self.steps:
             if category(step) == "setup":
@@ -391,6 +416,7 @@ def _step(index: int, node: yaml.MappingNode, raw: dict[str, Any]) -> StepDef:
         timeout_minutes=raw.get("timeout-minutes"),
         node=node,
         step_id=_str_or_none(raw.get("id")),
+        raw=raw,
     )
 
 

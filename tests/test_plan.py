@@ -123,6 +123,14 @@ SUITE_TEST = "        run: pytest unit\n"
     # in the host, a matrix value or a step the suite's step reads is not there: it reads as empty
     (SUITE_TEST, "        run: pytest unit -k ${{ matrix.gpu }}\n",
      "the suite's step `Run unit tests` reads `matrix.gpu`, which the host's matrix does not give it"),
+    (SUITE_TEST, "        run: pytest unit -k ${{ Matrix['GPU'] }}\n",  # (expressions ignore case)
+     "the suite's step `Run unit tests` reads `matrix.gpu`, which the host's matrix does not give it"),
+    (SUITE_TEST, "        run: pytest unit\n        working-directory: ${{ matrix.dir }}\n",
+     "the suite's step `Run unit tests` reads `matrix.dir`, which the host's matrix does not give it"),
+    (SUITE_TEST, "        run: echo '${{ toJSON(matrix) }}' && pytest unit\n",
+     "the suite's step `Run unit tests` reads the whole `matrix`, which is the host's there"),
+    (SUITE_TEST, "        run: pytest unit --shard ${{ strategy.job-index }}\n",
+     "the suite's step `Run unit tests` reads `strategy.job-index`, the host's there"),
     ("        run: bash install.sh\n      - name: Run unit tests",
      "        id: deps\n        run: bash install.sh\n      - name: Run unit tests",
      "the suite's step `Run unit tests` reads `steps.deps`, a step the host does not have"),
@@ -157,6 +165,30 @@ def test_a_matrix_an_expression_gives_is_never_folded_nor_resharded() -> None:
                                          "is known only when a run starts; shard count left alone")
 
 
+def test_another_lane_whose_matrix_an_expression_gives_is_left_alone_and_said_so() -> None:
+    """The measured lane folds and reshards; the other lane's jobs have an axis given by an
+    expression (suite and host): nothing is carried there."""
+    text = workflow()
+    other = text.replace("-amd-rocm700", "-amd")
+    host = other.replace("        part: [0, 1, 2, 3]\n",
+                         "        part: [0, 1, 2, 3]\n        gpu: ${{ fromJSON(needs.check.outputs.gpus) }}\n")
+    suite = other.replace("    runs-on: linux-mi300-1gpu\n    steps:\n",
+                          "    runs-on: linux-mi300-1gpu\n    strategy:\n      matrix:\n"
+                          "        folder: ${{ fromJSON(needs.check.outputs.folders) }}\n    steps:\n", 1)
+    expression = "comes from an expression, so how many jobs it runs is known only when a run starts"
+    for lane, said in ((host, [f"`unit-amd` is not folded into `big-amd` there: `big-amd` its matrix axis `gpu` "
+                                f"{expression}", f"`big-amd` is not resharded there: its matrix axis `gpu` {expression}"]),
+                       (suite, ["`unit-amd` is not folded there: it is not one standalone job (its matrix axis "
+                                "`folder` comes from an expression)"])):
+        analysis = analyze({PATH: text, ".github/workflows/pr-test-amd.yml": lane}, runs(text), RepoConfig())
+        assert [(f.job, r.job) for f, r in zip(analysis.plan.folds, analysis.plan.reshards)] == [
+            ("unit-amd-rocm700", "big-amd-rocm700")]
+        assert [w.split(": ", 1)[1] for w in analysis.warnings if w.startswith(".github/workflows/pr-test-amd.yml")] \
+            == said
+        if lane is host:
+            assert [e.path for e in analysis.edits] == [PATH]
+
+
 def test_an_include_list_matrix_is_not_resharded_and_is_said_so() -> None:
     """aiter's `Standard Tests` matrix: an `include` list of runners, no shard axis."""
     text = workflow().replace("        part: [0, 1, 2, 3]\n",
@@ -186,6 +218,12 @@ def test_the_suites_teardown_is_left_to_a_host_that_does_it_alike_and_else_no_fo
     assert next(f for f in p.findings if f.job == "unit-amd-rocm700").reason == (
         "short suite with no host to fold into (`big-amd-rocm700`: the suite's step `Upload unit logs` after its "
         "tests has no like among the host's steps after its own (`Copy logs`, ...))")
+    suite = next(j for j in parse_workflow(text, PATH).jobs.values() if j.id == "unit-amd-rocm700")
+    host = parse_workflow(text, PATH).jobs["big-amd-rocm700"]
+    untold = lambda step: "other" if step.name == "Run unit tests" else RepoConfig().step_category(step)  # noqa: E731
+    assert suite.fold_steps(host, untold)[1] == (
+        "the suite has no step named as a test, so what of it is teardown cannot be told, and the host has steps of "
+        "its own after its tests (`Copy logs`, ...)")
     lone = workflow().replace(SUITE_TEST, SUITE_TEST + "      - name: Upload unit logs\n        run: cp -r logs out\n")
     p = plan(lone, runs(lone))  # a host with nothing after its tests: the suite's teardown follows its tests there
     assert [f.steps for f in p.folds] == [("Run unit tests", "Upload unit logs")]
