@@ -97,10 +97,10 @@ class RepoAPI:
     async def run(self, run_id: int) -> dict[str, Any]:
         return await self.gh.get(f"{self.base}/actions/runs/{int(run_id)}")  # type: ignore[no-any-return]
 
-    async def jobs(self, run_id: int) -> list[dict[str, Any]]:
-        """The latest attempt's jobs of a run, every page."""
-        return await self.gh.get_all(f"{self.base}/actions/runs/{int(run_id)}/jobs?filter=latest&{PAGE}",
-                                     iterable_key="jobs")
+    async def jobs(self, run_id: int, attempt: int | None = None) -> list[dict[str, Any]]:
+        """The jobs of a run's latest attempt (or of `attempt`), every page."""
+        path = f"attempts/{int(attempt)}/jobs?{PAGE}" if attempt else f"jobs?filter=latest&{PAGE}"
+        return await self.gh.get_all(f"{self.base}/actions/runs/{int(run_id)}/{path}", iterable_key="jobs")
 
     async def runs(self, workflow: int | str, *, status: str | None = None, event: str | None = None,
                    head_sha: str | None = None, count: int = 100) -> list[dict[str, Any]]:

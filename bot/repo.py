@@ -88,11 +88,16 @@ async def read_lanes(api: RepoAPI, ref: str, config: RepoConfig, also: tuple[str
 
 
 async def run_bundle(api: RepoAPI, run: dict[str, Any], cache: cachetools.LRUCache[Any, Any]) -> dict[str, Any]:
-    """A run with its latest jobs (all pages). A completed run never changes: cached."""
+    """A run with the jobs of its attempt (all pages). A completed attempt never changes: cached.
+    (Re-run since, the run's latest jobs are the new attempt's, maybe not started: then this
+    attempt's own are read.)"""
     key = ("jobs", api.repo, run["id"], run.get("run_attempt"))
     jobs = cache.get(key) if run.get("status") == "completed" else None
     if jobs is None:
         jobs = await api.jobs(run["id"])
+        attempt = int(run.get("run_attempt") or 1)
+        if any(int(job.get("run_attempt") or 1) > attempt for job in jobs):
+            jobs = await api.jobs(run["id"], attempt)
         if run.get("status") == "completed":
             cache[key] = jobs
     return {"workflow_run": run, "jobs": jobs}

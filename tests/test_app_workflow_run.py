@@ -117,6 +117,26 @@ async def test_with_issues_turned_off_the_pr_comment_is_the_whole_report(fake_gi
         [f"foldbot/fold-{patch_id}"]
 
 
+async def test_a_run_re_run_before_its_delivery_is_processed_is_reported_from_its_own_attempt(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """"Re-run all jobs" came before foldbot got to attempt 1's delivery (a backlog, a retry):
+    the run's latest jobs are attempt 2's, queued, without steps. Attempt 1 is reported from
+    its own jobs (before: "No AMD test time was measured in the latest run")."""
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    payload = world.payload(last["id"])
+    async with aiohttp.ClientSession() as session:
+        async with session.post(f"{fake_github.base_url}/repos/{world.repo.full_name}/actions/runs/{last['id']}/rerun",
+                                headers={"authorization": f"token {fake_github.installation_token(INSTALLATION)}"}) as r:
+            assert r.status == 201
+    assert (await bot.deliver("workflow_run", payload))[0] == 202
+    await bot.settle()
+    (comment,) = bot_comments(fake_github, world, last["pull_requests"][0]["number"])
+    assert "No AMD test time" not in comment.body and "**Skipped in this run**" in comment.body
+    assert "% of AMD runner time in the latest run was setup**" in comment.body
+    assert fake_github.count("GET", rf"/actions/runs/{last['id']}/attempts/1/jobs$") == 1
+
+
 async def test_a_second_run_edits_the_same_comment_and_issue(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github)
     first, second = world.runs[-2], world.runs[-1]
