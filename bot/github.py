@@ -189,8 +189,11 @@ class RetryingGitHubAPI(GitHubAPI):
             if retry_after is not None and retry_after.strip().isdigit():
                 wait = float(retry_after)
             elif isinstance(exception, RateLimitExceeded) or "rate limit" in message:
-                reset = headers.get("x-ratelimit-reset")
-                wait = max(float(reset) - time.time(), 1.0) if reset and reset.isdigit() else 60.0
+                # GitHub: without Retry-After, wait for the reset when no call is left, else "for at least one
+                # minute" (a secondary limit; retrying sooner "may result in the banning of your integration")
+                reset, left = headers.get("x-ratelimit-reset"), headers.get("x-ratelimit-remaining")
+                exhausted = left is not None and left.strip() == "0" and reset is not None and reset.isdigit()
+                wait = max(float(reset) - time.time(), 1.0) if exhausted else 60.0  # type: ignore[arg-type]
         if wait is None:
             return False
         if wait > self.max_wait:
