@@ -71,8 +71,9 @@ class Reported:
 async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comment: int | None = None, *,
                      default_branch: str | None = None) -> Reported | None:
     """Analyse a completed lane run; update the dashboard and the comments of its PRs
-    (`force_comment`: also this PR's, whatever it changes: someone asked for it; the dashboard
-    only moves forward: such a run older than the lane's latest completed run leaves it as it is).
+    (`force_comment`: also this PR's, whatever it changes: someone asked for it). The dashboard
+    only moves forward: a run older than the lane's latest completed run (a refresh of an old PR,
+    a late delivery) leaves it as it is.
     `default_branch`: as the event's payload names it (else it is read). None: nothing reported."""
     repo = api.repo
     path = str(run["path"]).split("@", 1)[0]
@@ -89,7 +90,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         ctx.log.warning("%s: %s%s", repo, config_read, "" if written else f" ({ISSUES_OFF})")
         return
     config = config_read
-    latest_run = force_comment is None or all(run_order(b["workflow_run"]) <= run_order(run) for b in bundles)
+    latest_run = all(run_order(b["workflow_run"]) <= run_order(run) for b in bundles)  # (the dashboard only moves on)
     if not config.is_lane(path):
         ctx.log.info("%s: %s is not a lane workflow; nothing to do", repo, path)
         return

@@ -137,6 +137,20 @@ async def test_a_run_re_run_before_its_delivery_is_processed_is_reported_from_it
     assert fake_github.count("GET", rf"/actions/runs/{last['id']}/attempts/1/jobs$") == 1
 
 
+async def test_a_late_delivery_of_an_older_run_does_not_take_the_dashboard_back(fake_github: FakeGitHub,
+                                                                                   bot: Bot) -> None:
+    """Its PR's comment is written; the dashboard stays on the lane's latest completed run."""
+    world = sglang_world(fake_github)
+    last, older = world.runs[-1], world.runs[-3]
+    for run in (last, older):
+        assert (await bot.deliver("workflow_run", world.payload(run["id"])))[0] == 202
+        await bot.settle()
+    (board,) = dashboards(fake_github, world)
+    assert read_state(board.body)["head_sha"] == last["head_sha"]
+    (comment,) = bot_comments(fake_github, world, older["pull_requests"][0]["number"])
+    assert read_state(comment.body)["head_sha"] == older["head_sha"]
+
+
 async def test_a_second_run_edits_the_same_comment_and_issue(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github)
     first, second = world.runs[-2], world.runs[-1]
