@@ -95,6 +95,19 @@ def cooldown_left(replies: Sequence[ReplyState], login: str, now: datetime, minu
     return max(minutes - (now - last).total_seconds() / 60, 0.0)
 
 
+def same_dispatch(replies: Sequence[ReplyState], lane: str, head_sha: str, targets: Sequence[str], now: datetime,
+                  minutes: int) -> ReplyState | None:
+    """Anyone's dispatch on this PR, in the last `minutes`, of these jobs (or more) of the lane
+    for the same head: a second would run the same GPU jobs on the same code."""
+    for state in replies:
+        if (state.kind == "dispatch" and state.lane == lane and state.sha == head_sha and state.targets
+                and set(targets) <= set(state.targets) and state.at):
+            at = datetime.fromisoformat(state.at.replace("Z", "+00:00"))
+            if (now - at).total_seconds() < minutes * 60:
+                return state
+    return None
+
+
 def gate_failure(jobs: list[dict[str, Any]], matcher: JobMatcher) -> str | None:
     """Which gate job of a run failed, and at which step; None when the gate passed."""
     for job in jobs:
@@ -222,6 +235,12 @@ def decide(read: DispatchRead) -> DispatchPlan | Refusal | LaneRunNeeded:
         if not targets:
             return Refusal(f"Nothing to run: run [{run['id']}]({run.get('html_url')}) skipped no GPU job of "
                            f"`{lane.name}` by its change filter.")
+    twin = same_dispatch(read.replies, lane.name, head_sha, targets, read.now, minutes)  # (the user's own cooldown)
+    if twin is not None:
+        ran = f" (run {twin.run_id})" if twin.run_id else ""
+        return Refusal(f"{md_escape(twin.user)} dispatched {', '.join(f'`{t}`' for t in targets)} of `{lane.name}` for "
+                       f"`{head_sha[:12]}` less than {minutes} minutes ago{ran}: not dispatched twice. To run them "
+                       "again, re-run that run from the Actions tab, or dispatch when that time is up.")
     inputs: dict[str, str] = {}
     if "target_stage" in declared:
         inputs["target_stage"] = ",".join(targets)
@@ -269,6 +288,6 @@ def describe(error: GitHubError) -> str:
     return f"GitHub refused the dispatch ({error.status}): {error.message[:300]}"
 
 
-__all__ = ["DispatchPlan", "DispatchRead", "LaneInfo", "LaneRunNeeded", "Refusal", "cooldown_left", "decide",
+__all__ = ["DispatchPlan", "DispatchRead", "LaneInfo", "LaneRunNeeded", "Refusal", "cooldown_left", "decide", "same_dispatch",
            "describe", "dispatched_message", "filter_skipped", "gate_failure", "lanes_of", "latest_run", "run_title",
            "untitled_lane"]

@@ -268,6 +268,17 @@ async def test_named_jobs_and_the_cooldown(fake_github: FakeGitHub, bot: Bot) ->
     assert "dispatched on this PR less than 30 minutes ago" in replies(fake_github, world, number)[-1].body
 
 
+async def test_two_maintainers_dispatching_the_same_jobs_start_one_run(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github, runs=1)
+    number, sha = pr_with_lane_run(world)
+    for login in ("alice", "bob"):
+        fake_github.set_permission(world.repo, login, "write")
+        await say(bot, world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", login)
+    (dispatch,) = fake_github.dispatches
+    assert (f"alice dispatched `stage-a-test-1-gpu-small-amd-rocm720` of `rocm720` for `{sha[:12]}` less than 30 "
+            f"minutes ago (run {dispatch.run_id}): not dispatched twice.") in replies(fake_github, world, number)[1].body
+
+
 async def test_the_run_is_found_by_title_without_run_details(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github, runs=1)
     number, sha = pr_with_lane_run(world)

@@ -67,6 +67,12 @@ EARLIER = ReplyState("dispatch", 1, "/dispatch rocm720", "Writer", "2026-08-01T1
       "run_jobs": (job("call-gate / pr-gate", "failure"),)}, "The gate failed in run [99]"),
     ({"pr": {**pr(), "state": "closed"}}, "This PR is closed: nothing dispatched."),
     ({"pr": {**pr(), "state": "closed", "merged_at": "2026-08-01T11:00:00Z"}}, "This PR is merged: its commits are on"),
+    # another maintainer's dispatch of the same jobs (or more) for the same head, within the cooldown
+    ({"replies": (replace(EARLIER, user="alice", lane="rocm720", sha=HEAD,
+                          targets=("sgl-kernel-unit-test-amd-rocm720", "other")),),
+      "jobs": ("sgl-kernel-unit-test-amd-rocm720",), "run": {}},
+     "alice dispatched `sgl-kernel-unit-test-amd-rocm720` of `rocm720` for `abababababab` less than 30 minutes ago "
+     "(run 5): not dispatched twice."),
     # GitHub did not say which run a dispatch started: it started one all the same
     ({"replies": (replace(EARLIER, run_id=None, targets=("sgl-kernel-unit-test-amd-rocm720",)),)},
      "writer dispatched on this PR less than 30 minutes ago"),
@@ -88,6 +94,11 @@ def test_dispatch_refusals(base: DispatchRead, changes: dict[str, Any], reason: 
     ({"role": "read", "allowance": Allowance(True, 0), "replies": (EARLIER,), "jobs": ("sgl-kernel-unit-test-amd-rocm720",),
       "run": {}},
      "amd/change", ("sgl-kernel-unit-test-amd-rocm720",)),
+    # another's dispatch of other jobs, of another head, or over 30 minutes ago, is no twin
+    *[({"replies": (replace(EARLIER, user="alice", lane="rocm720", sha=sha, targets=targets, at=at),),
+        "jobs": ("sgl-kernel-unit-test-amd-rocm720",), "run": {}}, "amd/change", ("sgl-kernel-unit-test-amd-rocm720",))
+      for sha, targets, at in ((HEAD, ("other",), EARLIER.at), ("cd" * 20, ("sgl-kernel-unit-test-amd-rocm720",), EARLIER.at),
+                               (HEAD, ("sgl-kernel-unit-test-amd-rocm720",), "2026-08-01T11:20:00Z"))],
     # a refused dispatch in the replies (no run) does not start the cooldown
     ({"replies": (replace(EARLIER, run_id=None),), "jobs": ("sgl-kernel-unit-test-amd-rocm720",), "run": {}},
      "amd/change",
