@@ -103,10 +103,12 @@ async def find_dashboard(api: RepoAPI, login: str) -> dict[str, Any] | None:
     return max(ours, key=lambda i: int(i["number"])) if ours else None
 
 
-async def upsert_dashboard(api: RepoAPI, body: str | Callable[[dict[str, Any] | None], str], login: str) -> Written:
-    """Write the dashboard issue (`body`: its text, or made from the issue found, None if none)."""
+async def upsert_dashboard(api: RepoAPI, body: str | Callable[[dict[str, Any] | None], str], login: str, *,
+                           found: tuple[dict[str, Any] | None] | None = None) -> Written:
+    """Write the dashboard issue (`body`: its text, or made from the issue found, None if none;
+    `found`: what `find_dashboard` just gave, so it is not asked again)."""
     compose = body if callable(body) else (lambda _: body)
-    existing = await find_dashboard(api, login)
+    existing = found[0] if found is not None else await find_dashboard(api, login)
     if existing is None:
         text = compose(None)
         created = await api.create_issue(DASHBOARD_TITLE, text, [DASHBOARD_LABEL])

@@ -150,7 +150,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
     try:
         existing = None if latest_run else await find_dashboard(api, login)
         if existing is None:  # (a run older than the latest writes a dashboard there is not yet: nothing to roll back)
-            dashboard = await upsert_dashboard(api, dashboard_body, login)
+            dashboard = await upsert_dashboard(api, dashboard_body, login, found=None if latest_run else (None,))
             ctx.log.info("%s: dashboard issue #%d %s", repo, dashboard.number, dashboard.action)
         else:
             dashboard = Written("issue", int(existing["number"]), "unchanged", str(existing.get("body") or ""),
