@@ -166,7 +166,9 @@ def comment_payload(world: World, number: int, body: str, login: str, *, user_ty
     comment = world.fake.add_comment(world.repo, number, body, user_login=login)
     payload = json.loads((FIXTURES / "github/webhooks/derived/issue_comment.created.on-pull-request.DERIVED.json").read_text())
     payload["action"] = action
-    payload["issue"] = {**payload["issue"], "number": number}
+    issue = world.repo.issues[number]
+    payload["issue"] = {**payload["issue"], "number": number, "locked": issue.locked,
+                        "active_lock_reason": issue.active_lock_reason}
     payload["comment"] = {**payload["comment"], "id": comment.id, "body": body, "created_at": comment.created_at,
                           "user": {**payload["comment"]["user"], "login": login, "type": user_type}}
     payload["repository"] = {**payload["repository"], "full_name": world.repo.full_name}

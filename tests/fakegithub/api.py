@@ -66,6 +66,27 @@ def issues_disabled() -> ApiError:
                     documentation_url="https://docs.github.com/v3/issues/")
 
 
+#: GitHub's answers to a write it refuses for good (see `issue_locked`, `repo_archived`).
+MSG_LOCKED = "Unable to create comment because issue is locked."
+MSG_LOCKED_REACTION = "Unable to create reaction because issue is locked."
+MSG_ARCHIVED = "Repository was archived so is read-only."
+MSG_SUSPENDED = "This installation has been suspended"
+
+
+def issue_locked(what: str = "comment") -> ApiError:
+    """A comment (or reaction) by someone who is not a collaborator on a locked conversation
+    (probot/stale#25, renovatebot/renovate#6215, semantic-release/github#221: an App's comment
+    is refused so). Reactions are refused there too (github/gh-aw#15966); GitHub documents no
+    message for them, so the reaction's is the comment's, reworded."""
+    return ApiError(403, MSG_LOCKED if what == "comment" else MSG_LOCKED_REACTION,
+                    documentation_url="https://docs.github.com/articles/locking-conversations/")
+
+
+def repo_archived() -> ApiError:
+    """Any write to an archived repository."""
+    return ApiError(403, MSG_ARCHIVED)
+
+
 def forbidden_integration() -> ApiError:
     return ApiError(403, "Resource not accessible by integration")
 

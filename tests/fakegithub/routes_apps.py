@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from . import hooks
-from .api import LEVELS, ApiError, Call, Reply, Route, not_found, paginate
+from .api import LEVELS, MSG_SUSPENDED, ApiError, Call, Reply, Route, not_found, paginate
 from .render import template
 from .state import Installation, iso
 
@@ -42,6 +42,8 @@ def _requested_repo_ids(
 def create_access_token(call: Call) -> Reply:
     fake = call.fake
     installation = _installation(call)
+    if installation.suspended_at is not None:
+        raise ApiError(403, MSG_SUSPENDED)
     body = call.json()
     repo_ids = _requested_repo_ids(call, installation, body)
     permissions = body.get("permissions")

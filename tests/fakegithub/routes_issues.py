@@ -11,6 +11,7 @@ from .api import (
     Reply,
     Route,
     invalid_field,
+    issue_locked,
     issues_disabled,
     missing_fields,
     not_found,
@@ -60,6 +61,14 @@ def _require_for(call: Call, issue: Issue, level: str) -> None:
         require(call, ("issues", level), ("pull_requests", level))
     else:
         require(call, ("issues", level))
+
+
+def _unlocked_for(call: Call, issue: Issue, what: str) -> None:
+    """On a locked conversation only collaborators (a role of `write` or more) may comment or
+    react; an App's installation is none."""
+    if issue.locked and not (call.principal.kind == "user"
+                             and call.repo.role_of(call.principal.login) in ("write", "maintain", "admin")):
+        raise issue_locked(what)
 
 
 def _sorted(items: Iterable[Any], call: Call, created: str = "created_at", *, pulls: bool = False) -> list[Any]:
@@ -195,6 +204,7 @@ def create_comment(call: Call) -> Reply:
     body = call.json(required=True)
     issue = _issue(call)
     _require_for(call, issue, "write")
+    _unlocked_for(call, issue, "comment")
     text = _body_fits("IssueComment", require_str(body, "body", "IssueComment"))
     comment = call.fake.add_comment(call.repo, issue.number, text, user_login=call.principal.login)
     _touch(call, issue)
@@ -238,6 +248,7 @@ def create_reaction(call: Call) -> Reply:
     body = call.json(required=True)
     reactions, issue = _reactions_target(call)
     _require_for(call, issue, "write")
+    _unlocked_for(call, issue, "reaction")
     content = require_str(body, "content", "Reaction")
     if content not in REACTION_CONTENTS:
         raise validation_failed([{"resource": "Reaction", "code": "invalid", "field": "content"}])

@@ -19,11 +19,13 @@ from .api import (
     Call,
     Match,
     Reply,
+    MSG_SUSPENDED,
     Route,
     Router,
     allows,
     forbidden_integration,
     not_found,
+    repo_archived,
 )
 from .auth import (
     ANONYMOUS,
@@ -39,6 +41,9 @@ from .render import Renderer
 from .state import LoggedRequest, RecordedRequest, Repo
 from .templates import static_response_headers
 from .world import GitHubState
+
+#: The methods that write: an archived repository refuses each (`repo_archived`).
+WRITES = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 
 ROUTES: list[Route] = [
     *routes_apps.ROUTES,
@@ -365,6 +370,8 @@ class FakeGitHub(GitHubState):
             installation = self.installations.get(issued.installation_id)
             if issued.expires_at <= time.time() or installation is None:
                 raise ApiError(401, "Bad credentials")
+            if installation.suspended_at is not None:
+                raise ApiError(403, MSG_SUSPENDED)
             return Principal(
                 kind="installation",
                 login=self.bot.login,
@@ -435,6 +442,8 @@ class FakeGitHub(GitHubState):
             allows(call.permissions, name, level) for name, level in match.route.permissions
         ):
             raise forbidden_integration()
+        if call.repo_or_none is not None and call.repo_or_none.archived and method in WRITES:
+            raise repo_archived()
         return call
 
     def _resolve_repo(

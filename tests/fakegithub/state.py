@@ -145,6 +145,9 @@ class Installation:
         default_factory=lambda: ["issue_comment", "pull_request", "workflow_run"]
     )
     created_at: str = ""
+    #: When the owner suspended it: its access token requests are then answered 403 "This
+    #: installation has been suspended" (and its tokens refused); None while it is active.
+    suspended_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -209,6 +212,10 @@ class Issue:
     comment_ids: list[int] = field(default_factory=list)
     reactions: list[Reaction] = field(default_factory=list)
     is_pull: bool = False
+    #: A locked conversation: only the repository's collaborators may comment, and GitHub
+    #: refuses everyone else's comments (and reactions) with 403.
+    locked: bool = False
+    active_lock_reason: str | None = None
 
 
 @dataclass
@@ -304,6 +311,9 @@ class Repo:
         #: False: Issues are turned off (Settings > Features); the issues API answers 410 Gone, and
         #: a pull request's conversation (its issue comments) goes on working.
         self.has_issues = True
+        #: Archived: read-only; every write through the API is answered 403 "Repository was
+        #: archived so is read-only." (its reads work, and it stays in its installations).
+        self.archived = False
         self.fork_of = fork_of
         self.description = description
         self.created_at = clock.stamp()

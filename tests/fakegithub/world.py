@@ -226,6 +226,31 @@ class GitHubState:
         """Issue an installation token directly (tests that don't exercise the JWT flow)."""
         return self.mint_token(installation_id).token
 
+    def uninstall(self, installation_id: int) -> None:
+        """The owner uninstalls the App: the installation is gone (its access token requests
+        answer 404) and its tokens are revoked (401 Bad credentials)."""
+        del self.installations[installation_id]
+        self.tokens = {key: t for key, t in self.tokens.items() if t.installation_id != installation_id}
+
+    def suspend(self, installation_id: int) -> None:
+        """The owner suspends the installation: its token requests and its tokens are answered
+        403 "This installation has been suspended"."""
+        self.installations[installation_id].suspended_at = self.clock.stamp()
+
+    def remove_from_installation(self, installation_id: int, repo: RepoRef) -> None:
+        """The owner takes a repository out of the installation: a private one answers its
+        tokens 404, as if it did not exist (a public one is read as anyone reads it)."""
+        self.installations[installation_id].repo_ids.discard(self.repo(repo).id)
+
+    def lock(self, repo: RepoRef, number: int, reason: str | None = "resolved") -> None:
+        """Lock an issue's or pull request's conversation (`PUT .../issues/{n}/lock`)."""
+        issue = self.repo(repo).issues[number]
+        issue.locked, issue.active_lock_reason = True, reason
+
+    def archive(self, repo: RepoRef) -> None:
+        """Archive a repository: read-only from then on."""
+        self.repo(repo).archived = True
+
     def expire_tokens(self) -> None:
         """Make every installation token issued so far expired."""
         past = time.time() - 1
