@@ -61,6 +61,71 @@ class GitHubError(Exception):
         super().__init__(f"{method} {url}: {status} {message}")
         self.status = status
         self.message = message
+        self.method = method
+        self.path = _path(url)
+
+
+#: GitHub's words for the refusals no retry gets past (see `permanent`).
+LOCKED = "issue is locked"  # "Unable to create comment because issue is locked."
+ARCHIVED = "archived so is read-only"  # "Repository was archived so is read-only."
+SUSPENDED = "installation has been suspended"  # "This installation has been suspended"
+_TOKEN_PATH = re.compile(r"/app/installations/(\d+)/access_tokens\Z")
+
+
+@dataclass(frozen=True)
+class Permanent:
+    """Why GitHub will refuse a call however often it is sent: `kind` is `locked` (a
+    conversation only collaborators may write in), `archived` (a read-only repository),
+    `uninstalled` or `suspended` (the App's installation), or `unreachable` (the repository:
+    taken out of the installation, or deleted); `reason`, in words for the log. A delivery
+    that meets one is done (its other writes stand), not failed: running it again would
+    meet it again."""
+
+    kind: str
+    reason: str
+
+    @property
+    def expected(self) -> bool:
+        """The owner's own doing (an uninstall, a repository taken out): said at INFO, not WARNING."""
+        return self.kind in ("uninstalled", "unreachable")
+
+
+def permanent(exc: GitHubError) -> Permanent | None:
+    """The refusal `exc` is, when no retry can get past it (by GitHub's status and message, and
+    the call it answers); None when it may (5xx, rate limits, a bug's 422, ...). A 404 on a
+    repository's call is not enough to tell (an issue, a run, may be gone): `unreachable` asks."""
+    message = exc.message.lower()
+    token = _TOKEN_PATH.search(exc.path)
+    if token is not None and exc.status == 404:
+        return Permanent("uninstalled", f"the App's installation {token.group(1)} is gone (the App was uninstalled)")
+    if exc.status == 403 and SUSPENDED in message:
+        return Permanent("suspended", "the App's installation is suspended (its owner can unsuspend it in "
+                                      "the installation's settings)")
+    if exc.status == 403 and ARCHIVED in message:
+        return Permanent("archived", "the repository is archived, so it is read-only")
+    if exc.status == 403 and LOCKED in message:
+        return Permanent("locked", "its conversation is locked: only collaborators may comment (or react) there")
+    return None
+
+
+async def unreachable(gh: "GitHub", repo: str | None, exc: GitHubError) -> Permanent | None:
+    """`permanent(exc)`; else, for a 404 of a call in `repo`, whether the repository itself is
+    out of reach: `GET /repos/{repo}` answers 404 (a private one taken out of the installation,
+    or one deleted). (A public one taken out is still read as anyone reads it; its writes are
+    refused 403 "Resource not accessible by integration", as for a permission not granted:
+    that stays a failure, which the operator sees.)"""
+    found = permanent(exc)
+    if found is not None or repo is None or exc.status != 404 or \
+            not exc.path.lower().startswith(f"/repos/{repo.lower()}/"):
+        return found
+    try:
+        await gh.get(f"/repos/{repo}")
+    except GitHubError as again:
+        if again.status == 404:
+            return Permanent("unreachable", f"the repository {repo} is out of the App's reach (taken out of the "
+                                            "installation, or deleted)")
+        return permanent(again)
+    return None
 
 
 def _path(url: str) -> str:

@@ -34,7 +34,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from gidgethub import routing, sansio
 
 from . import __version__, logfmt
-from .github import Credentials, GitHubError, GitHubPool
+from .github import Credentials, GitHub, GitHubError, GitHubPool, Permanent, unreachable
 from .context import Context, Store
 from .journal import MAX_ATTEMPTS, MAX_UNFINISHED, Journal, JournalLost, NotQueued
 
@@ -467,9 +467,17 @@ async def _process(state: AppState, item: Delivery) -> None:
     try:
         await state.router.dispatch(event, gh, context)
     except GitHubError as exc:
-        outcome = "github_error"
-        log.error("delivery %s (%s): GitHub call failed: %s", delivery_id, event.event, exc)
-        await _mark(state, delivery_id, "failed", run)
+        refused = await _refused_for_good(gh, repository, exc)
+        if refused is not None:  # running it again would meet the same refusal: done, what it wrote stands
+            outcome = "refused"
+            log.log(logging.INFO if refused.expected else logging.WARNING,
+                    "delivery %s (%s): %s: %s; GitHub refuses it for good (%s), so it is done, not run again",
+                    delivery_id, event.event, repository or "no repository", refused.reason, exc)
+            await _mark(state, delivery_id, "done", run)
+        else:
+            outcome = "github_error"
+            log.error("delivery %s (%s): GitHub call failed: %s", delivery_id, event.event, exc)
+            await _mark(state, delivery_id, "failed", run)
     except Exception:  # a bug: keep the worker alive, keep the traceback for the operator
         outcome = "error"
         log.exception("delivery %s (%s): handler failed", delivery_id, event.event)
@@ -482,6 +490,15 @@ async def _process(state: AppState, item: Delivery) -> None:
             state.in_flight.discard(delivery_id)
         state.metrics.deliveries.labels(event=event.event, outcome=outcome).inc()
         state.metrics.processing.labels(event=event.event).observe(time.monotonic() - started)
+
+
+async def _refused_for_good(gh: GitHub, repository: str | None, exc: GitHubError) -> Permanent | None:
+    """`bot.github.unreachable`; None when asking fails too (the delivery fails, as before)."""
+    try:
+        return await unreachable(gh, repository, exc)
+    except Exception as again:  # (GitHub unreachable now: the failure runs it again later)
+        log.warning("could not tell whether %s is refused for good: %r", exc, again)
+        return None
 
 
 async def _give_up(state: AppState, item: Delivery, mark: str, outcome: str) -> None:

@@ -7,7 +7,8 @@ A comment gets 👀 at once and one reply, written before anything else happens 
 edited with what each command (at most `MAX_COMMANDS`) came to; then 🚀/👍 when done
 or 😕 when refused. A comment already answered is not run again; one whose reply was
 left pending (a crash) is resumed: `/dispatch` then first looks for the run it may
-have started. The commands share one read of the PR (`PullRead`); each is a module of
+have started. A comment on a locked conversation is not run: GitHub refuses foldbot's
+reply and reactions there, so nothing could say what it did. The commands share one read of the PR (`PullRead`); each is a module of
 its own."""
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ async def on_created(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
     if not on_pull and not is_ours(issue, await ctx.pool.bot_login()):  # of issues, foldbot's dashboard alone
         return
     repo = event.data["repository"]["full_name"]
+    if issue.get("locked"):  # GitHub refuses an App's reply and reactions there: nothing could say what was done
+        ctx.log.warning("%s#%s: comment %s not run: the conversation is locked, and GitHub lets only collaborators "
+                        "comment or react there (unlock it, then comment again)", repo, issue["number"], comment["id"])
+        return
     async with ctx.state.lock(repo):
         await run_commands(RepoAPI(gh, repo), ctx, int(issue["number"]), comment, commands, on_pull=on_pull)
 

@@ -19,7 +19,7 @@ from bot.analysis import Analysis, Unmeasured, analyze
 from bot.api import RepoAPI
 from bot.config import ConfigError
 from bot.context import Context
-from bot.github import GitHub, GitHubError
+from bot.github import GitHub, GitHubError, permanent
 from bot.joblogs import read_logs
 from bot.publish import (ISSUES_OFF, Written, find_dashboard, issues_off, our_replies, read_report, upsert_comment,
                          upsert_dashboard)
@@ -167,10 +167,22 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
                              skipped_note=skipped_note(analysis),
                              dashboard=(dashboard.url or f"#{dashboard.number}") if dashboard else None)
               for n in sorted(numbers)}
-    comments = await asyncio.gather(*(upsert_comment(api, n, body, login) for n, body in bodies.items()))
+    async def comment(number: int, body: str) -> Written | None:
+        try:
+            return await upsert_comment(api, number, body, login)
+        except GitHubError as exc:
+            refused = permanent(exc)
+            if refused is None or refused.kind != "locked":
+                raise
+            # GitHub will refuse it at every run: said, and the report's other writes stand
+            ctx.log.warning("%s#%d: report comment not written: %s (%s)", repo, number, refused.reason, exc.message)
+            return None
+
+    comments = await asyncio.gather(*(comment(n, body) for n, body in bodies.items()))
     for n, written in zip(bodies, comments):
-        ctx.log.info("%s#%d: report comment %s", repo, n, written.action)
-    return Reported(dashboard, existing is None, dict(zip(bodies, comments)))
+        if written is not None:
+            ctx.log.info("%s#%d: report comment %s", repo, n, written.action)
+    return Reported(dashboard, existing is None, {n: w for n, w in zip(bodies, comments) if w is not None})
 
 
 #: GitHub calls an installation keeps for reports and commands: with fewer left, shard logs

@@ -1,0 +1,179 @@
+"""Refusals no retry gets past (`bot.github.permanent`), modelled in the fake as GitHub answers
+them: a locked conversation (403 "Unable to create comment because issue is locked."), an
+archived repository (every write 403 "Repository was archived so is read-only."), the App
+uninstalled (its token request 404), its installation suspended (403 "This installation has
+been suspended"), a private repository taken out of the installation (404). The delivery is
+done with one line that says why, not failed three times, set aside, and `/health` degraded."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import pytest
+
+from bot import server
+from bot.publish import read_report
+from tests.fakegithub import FakeGitHub
+from tests.harness import INSTALLATION, comment_payload, pr_with_lane_run, sglang_world, start_bot, until
+from tests.test_app_workflow_run import bot_comments, dashboards
+
+LOCKED = "its conversation is locked: only collaborators may comment (or react) there"
+
+
+def lines(caplog: pytest.LogCaptureFixture, level: int = logging.WARNING) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= level]
+
+
+@pytest.fixture
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failed delivery runs again within a second (else 2 and 15 minutes)."""
+    monkeypatch.setattr("bot.journal.RETRY_AFTER_SECONDS", (0.2, 0.2))
+    monkeypatch.setattr(server, "UPKEEP_SECONDS", 0.1)
+
+
+async def finished(bot, delivery: str, fake: FakeGitHub) -> int:  # noqa: ANN001
+    """The delivery's outcome is written; then a second more, for any retry to show. The
+    `/health` status then."""
+    await until(lambda: bot.state.journal.state(delivery) in ("done", "failed"))
+    await asyncio.sleep(1.0)
+    async with bot.session.get(f"{bot.url}/health") as response:
+        return response.status
+
+
+async def test_a_report_on_a_locked_pr_writes_the_dashboard_and_says_once_why_not_the_comment(
+        fake_github: FakeGitHub, tmp_path: Path, quick_retries: None, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO")
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    number = last["pull_requests"][0]["number"]
+    fake_github.lock(world.repo, number)
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    try:
+        assert (await bot.deliver("workflow_run", world.payload(last["id"]), delivery="locked"))[0] == 202
+        assert await finished(bot, "locked", fake_github) == 200
+        assert bot.state.journal.state("locked") == "done"
+        (dashboard,) = dashboards(fake_github, world)
+        assert read_report(dashboard.body).reported[last["path"]][-1] == (last["id"], 1)  # the report stands
+        assert bot_comments(fake_github, world, number) == []
+        assert fake_github.count("POST", rf"/issues/{number}/comments$") == 1  # tried once, not again
+        assert lines(caplog) == [f"delivery locked: sgl-project/sglang#{number}: report comment not written: {LOCKED} (Unable to "
+                                 "create comment because issue is locked.)"]
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
+async def test_a_command_on_a_locked_pr_is_not_run_and_nothing_is_tried(
+        fake_github: FakeGitHub, tmp_path: Path, quick_retries: None, caplog: pytest.LogCaptureFixture) -> None:
+    """A collaborator may comment on a locked PR; GitHub refuses foldbot's reply and its
+    reactions there, so the command is not run (nothing could say what it did)."""
+    caplog.set_level("INFO")
+    world = sglang_world(fake_github)
+    number, _sha = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "lead", "maintain")
+    fake_github.lock(world.repo, number)
+    payload = comment_payload(world, number, "/fold help", "lead")
+    comment_id = payload["comment"]["id"]
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    try:
+        assert (await bot.deliver("issue_comment", payload, delivery="cmd"))[0] == 202
+        assert await finished(bot, "cmd", fake_github) == 200
+        assert bot.state.journal.state("cmd") == "done"
+        assert fake_github.count("POST", r"/reactions$") == 0 and fake_github.count("POST", r"/comments$") == 0
+        assert bot_comments(fake_github, world, number) == []
+        assert lines(caplog) == [f"delivery cmd: sgl-project/sglang#{number}: comment {comment_id} not run: the conversation is "
+                                 "locked, and GitHub lets only collaborators comment or react there (unlock it, then "
+                                 "comment again)"]
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
+async def test_a_conversation_locked_after_the_comment_was_sent_ends_the_delivery_at_the_first_refusal(
+        fake_github: FakeGitHub, tmp_path: Path, quick_retries: None, caplog: pytest.LogCaptureFixture) -> None:
+    """The payload says unlocked (locked since): GitHub refuses the 👀 (and would the reply)."""
+    caplog.set_level("INFO")
+    world = sglang_world(fake_github)
+    number, _sha = pr_with_lane_run(world)
+    payload = comment_payload(world, number, "/fold help", "lead")
+    fake_github.lock(world.repo, number)
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    try:
+        assert (await bot.deliver("issue_comment", payload, delivery="cmd"))[0] == 202
+        assert await finished(bot, "cmd", fake_github) == 200
+        assert bot.state.journal.state("cmd") == "done"
+        assert fake_github.count("POST", r"/reactions$") == 1 and fake_github.count("POST", r"/comments$") == 0
+        assert world.repo.comments[payload["comment"]["id"]].reactions == []
+        assert lines(caplog) == [
+            f"delivery cmd (issue_comment): sgl-project/sglang: {LOCKED}; GitHub refuses it for good (POST "
+            f"/repos/sgl-project/sglang/issues/comments/{payload['comment']['id']}/reactions: 403 Unable to create "
+            "reaction because issue is locked.), so it is done, not run again"]
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
+async def test_a_run_of_an_archived_repository_is_done_with_one_warning(
+        fake_github: FakeGitHub, tmp_path: Path, quick_retries: None, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO")
+    world = sglang_world(fake_github)
+    fake_github.archive(world.repo)
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    try:
+        assert (await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]), delivery="run"))[0] == 202
+        assert await finished(bot, "run", fake_github) == 200
+        assert bot.state.journal.state("run") == "done"
+        assert fake_github.count("POST", r"/repos/sgl-project/sglang/issues$") == 1  # the dashboard, refused once
+        assert dashboards(fake_github, world) == []
+        assert lines(caplog) == [
+            "delivery run (workflow_run): sgl-project/sglang: the repository is archived, so it is read-only; GitHub "
+            "refuses it for good (POST /repos/sgl-project/sglang/issues: 403 Repository was archived so is "
+            "read-only.), so it is done, not run again"]
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
+@pytest.mark.parametrize("how", ["uninstalled", "suspended", "removed"])
+async def test_queued_deliveries_of_an_installation_gone_are_done_with_a_line_each(
+        how: str, fake_github: FakeGitHub, tmp_path: Path, quick_retries: None,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The owner uninstalls the App (its token request answers 404, its tokens 401), suspends
+    the installation (403 "This installation has been suspended"), or takes the (private)
+    repository out of it (404) while deliveries wait: each is done after one try."""
+    caplog.set_level("INFO")
+    world = sglang_world(fake_github)
+    world.repo.private = True
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    try:
+        assert (await bot.deliver("workflow_run", world.payload(world.runs[-2]["id"]), delivery="before"))[0] == 202
+        await until(lambda: bot.state.journal.is_done("before"))  # (a token in hand, then)
+        caplog.clear()
+        {"uninstalled": lambda: fake_github.uninstall(INSTALLATION),
+         "suspended": lambda: fake_github.suspend(INSTALLATION),
+         "removed": lambda: fake_github.remove_from_installation(INSTALLATION, world.repo)}[how]()
+        asks = fake_github.count("POST", rf"/app/installations/{INSTALLATION}/access_tokens$")
+        for delivery in ("a", "b"):
+            assert (await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]), delivery=delivery))[0] == 202
+        assert [await finished(bot, d, fake_github) for d in ("a", "b")] == [200, 200]
+        assert [bot.state.journal.state(d) for d in ("a", "b")] == ["done", "done"]
+        why = {"uninstalled": f"the App's installation {INSTALLATION} is gone (the App was uninstalled)",
+               "suspended": "the App's installation is suspended (its owner can unsuspend it in the installation's "
+                            "settings)",
+               "removed": "the repository sgl-project/sglang is out of the App's reach (taken out of the "
+                          "installation, or deleted)"}[how]
+        said = [(r.levelname, r.getMessage().split("; GitHub refuses")[0]) for r in caplog.records
+                if r.levelno >= logging.INFO and r.getMessage().startswith("delivery ")]
+        level = "WARNING" if how == "suspended" else "INFO"
+        assert said == [(level, f"delivery {d} (workflow_run): sgl-project/sglang: {why}") for d in ("a", "b")]
+        assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and
+                not r.getMessage().startswith("delivery ")] == []
+        # uninstalled: the token in hand is refused (401), and each delivery asks for one once (404);
+        # else the token in hand is answered (403 suspended, or 404 for the repository)
+        assert fake_github.count("POST", rf"/app/installations/{INSTALLATION}/access_tokens$") - asks == \
+            (2 if how == "uninstalled" else 0)
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
