@@ -352,10 +352,14 @@ class Journal:
                 continue
 
     async def record(self, delivery: str, event: str, payload: bytes, installation: int | None, *,
-                     hold: bool = True) -> str:
+                     hold: bool = True, again: bool = True) -> str:
         """`accept`, committed (with its fsync) by the writer thread. (`hold`: see RedisJournal;
-        here every process takes queued deliveries from the one file.)"""
-        return str(await self._submit(self._accept, delivery, event, payload, installation, time.time()))
+        here every process takes queued deliveries from the one file.) `again=False`, for a
+        delivery foldbot makes itself (reconciling): one known already is left as it is and its
+        state answered: a failed one runs again after its wait, and one set aside is not run
+        again by the next round that makes it (each round would fail it anew). A delivery from
+        GitHub (a redelivery) runs again, as ever."""
+        return str(await self._submit(self._accept, delivery, event, payload, installation, time.time(), again))
 
     async def mark(self, delivery: str, state: str, *, write: str = "", run: int | None = None) -> bool:
         """`done` or `failed` (`set_aside`: failed, and not run again), committed by
@@ -393,7 +397,8 @@ class Journal:
         with self._lock:
             return self._accept(delivery, event, payload, installation, time.time())
 
-    def _accept(self, delivery: str, event: str, payload: bytes, installation: int | None, now: float) -> str:
+    def _accept(self, delivery: str, event: str, payload: bytes, installation: int | None, now: float,
+                again: bool = True) -> str:
         cursor = self._db.execute(
             "INSERT OR IGNORE INTO deliveries (id, event, payload, installation, state, received, updated) "
             "VALUES (?, ?, ?, ?, 'queued', ?, ?)", (delivery, event, payload, installation, now, now))
@@ -401,6 +406,8 @@ class Journal:
             return "new"
         row = self._db.execute("SELECT state FROM deliveries WHERE id = ?", (delivery,)).fetchone()
         state = str(row[0])
+        if not again:  # (see `record`)
+            return state
         if state == "failed":  # run again, with a clean slate of unfinished starts
             self._db.execute("UPDATE deliveries SET state = 'queued', payload = ?, updated = ?, starts = attempts, "
                              "aside = 0 WHERE id = ?", (payload, now, delivery))

@@ -67,7 +67,12 @@ async def find_missed(pool: GitHubPool, login: str, *, log: Callable[[str], None
         except GitHubError as exc:  # suspended, or its token refused: the others are still read
             log(f"installation {installation_id}: not reconciled: {exc}")
             continue
+        archived = [str(r["full_name"]) for r in repositories if r.get("archived")]
+        if archived:  # read-only: a report could not be written (each try would fail the same way)
+            log(f"installation {installation_id}: not reconciled, archived (read-only): {', '.join(archived)}")
         for repository in repositories:
+            if repository.get("archived"):
+                continue
             api = RepoAPI(pool.for_installation(installation_id), str(repository["full_name"]))
             try:
                 out += await _missed_in(api, installation_id, str(repository["default_branch"]), login)

@@ -32,7 +32,8 @@ LEASE_SECONDS = 2 * 60
 RENEW_SECONDS = 30
 
 # KEYS: hash, leases, queue, set aside; ARGV: id, event, payload, installation, now, deadline, hold (1: leased to
-# this replica; 0: on the shared list for any worker), this replica (who holds it)
+# this replica; 0: on the shared list for any worker), this replica (who holds it), again (0: one known already is
+# left as it is, and its state answered: see Journal.record)
 _ACCEPT = """
 local function place()
   if ARGV[7] == '1' then
@@ -51,6 +52,10 @@ if not state then
   return 'new'
 end
 if state == 'done' then return 'done' end
+if ARGV[9] == '0' then
+  if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 'leased' end
+  return state
+end
 if redis.call('ZSCORE', KEYS[2], ARGV[1]) then  -- a replica has it: if its handler runs now and fails, it runs again
   redis.call('HSET', KEYS[1], 'again', 1)
   return 'leased'
@@ -285,7 +290,7 @@ class RedisJournal:
         self._redis.close()
 
     def accept(self, delivery: str, event: str, payload: bytes, installation: int | None, *,
-               hold: bool = True) -> str:
+               hold: bool = True, again: bool = True) -> str:
         """`new` when this replica now holds the delivery (new, or waiting, or failed before;
         `hold=False`: it is on the shared list instead, in the same step), `leased` when
         a replica holds it (noted: if its handler runs now and fails, it runs again), `done`
@@ -293,14 +298,15 @@ class RedisJournal:
         now = time.time()
         result = self._accept(keys=[self._key(delivery), self.leases, self.queue, self.aside],
                               args=[delivery, event, payload, "" if installation is None else installation, now,
-                                    now + LEASE_SECONDS, 1 if hold else 0, self.owner])
+                                    now + LEASE_SECONDS, 1 if hold else 0, self.owner, 1 if again else 0])
         return result.decode() if isinstance(result, bytes) else str(result)
 
     async def record(self, delivery: str, event: str, payload: bytes, installation: int | None, *,
-                     hold: bool = True) -> str:
+                     hold: bool = True, again: bool = True) -> str:
         """`accept`, off the event loop (one round trip to Redis); `hold=False` (a web process
-        whose work runs elsewhere): a new delivery goes to the shared list for any worker."""
-        return await asyncio.to_thread(self.accept, delivery, event, payload, installation, hold=hold)
+        whose work runs elsewhere): a new delivery goes to the shared list for any worker.
+        `again=False`: see Journal.record."""
+        return await asyncio.to_thread(self.accept, delivery, event, payload, installation, hold=hold, again=again)
 
     async def mark(self, delivery: str, state: str, *, write: str = "", run: int | None = None) -> bool:
         """`done` or `failed` (`set_aside`: failed, its attempts used up), off the event loop;

@@ -851,11 +851,12 @@ def reconcile_delivery(item: Missed) -> dict[str, Any]:
 async def accept_synthetic(state: AppState, event: str, data: dict[str, Any], installation_id: int,
                            delivery_id: str) -> bool:
     """Journal and queue a delivery foldbot makes itself, as a webhook delivery is; False
-    when it was processed already (or another replica has it)."""
+    when the journal knows it already: processed, queued, another replica has it, or it failed
+    (it runs again after its wait; one set aside is not made to fail again each round)."""
     if delivery_id in state.in_flight:  # queued from the last round, not processed yet
         return False
     body = json.dumps(data).encode()
-    if await state.journal.record(delivery_id, event, body, installation_id) in ("done", "leased") or \
+    if await state.journal.record(delivery_id, event, body, installation_id, again=False) != "new" or \
             delivery_id in state.in_flight:  # (or queued by the pump while it was written)
         return False
     if not enqueue(state, Delivery(delivery_id, event, body, installation_id)):

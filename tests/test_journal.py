@@ -959,3 +959,20 @@ async def test_a_backlog_read_that_fails_loses_no_worker(fake_github: FakeGitHub
     finally:
         await bot.session.close()
         await runner.cleanup()
+
+
+async def test_a_delivery_foldbot_makes_again_is_left_as_the_journal_has_it(tmp_path: Path) -> None:
+    """`record(again=False)` (reconciling makes its deliveries anew each round): one set aside
+    stays aside, a failed one waits for its turn, a queued one is not marked as delivered
+    again; a real redelivery (`again=True`) still runs a set-aside one again."""
+    journal = Journal(tmp_path)
+    for delivery in ("aside", "failed", "queued"):
+        assert await journal.record(delivery, "workflow_run", b"{}", 1, again=False) == "new"
+    await journal.mark("aside", "set_aside")
+    await journal.mark("failed", "failed")
+    assert [await journal.record(d, "workflow_run", b'{"x": 1}', 1, again=False) for d in ("aside", "failed", "queued")] \
+        == ["failed", "failed", "queued"]
+    assert [e.id for e in journal.pending(5)] == ["queued"] and journal.set_aside(0) == [("aside", "workflow_run")]
+    assert journal.requeue_due(time.time() + 3600) == 1  # (the failed one, after its wait)
+    assert await journal.record("aside", "workflow_run", b'{"x": 2}', 1) == "failed"  # a redelivery
+    assert journal.set_aside(0) == [] and sorted(e.id for e in journal.pending(5)) == ["aside", "failed", "queued"]

@@ -221,3 +221,49 @@ async def test_a_repository_with_issues_turned_off_is_said_not_reconciled(fake_g
                      "dashboard issue: the reports are the pull requests' comments (turn Issues on in Settings > "
                      "General > Features for the dashboard); with no dashboard to hold which runs were reported, "
                      "missed runs are not looked for"]
+
+
+async def test_an_archived_repository_is_said_not_reconciled(fake_github: FakeGitHub, bot: Bot) -> None:
+    """Read-only: a report of its missed run could not be written, and each round would try
+    (and fail) again. `GET /installation/repositories` says `archived: true`: skipped, said
+    once a round."""
+    world = sglang_world(fake_github)
+    fake_github.archive(world.repo)
+    lines: list[str] = []
+    assert await find_missed(bot.state.pool, await bot.state.pool.bot_login(), log=lines.append) == []
+    assert lines == ["installation 31337: not reconciled, archived (read-only): sgl-project/sglang"]
+    assert fake_github.count("GET", r"/actions/workflows/[^/]+/runs") == 0
+
+
+async def test_a_reconciled_run_whose_report_keeps_failing_is_set_aside_once_not_queued_each_round(
+        fake_github: FakeGitHub, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """A handler that fails the same way each time (here GitHub answers the run's jobs 422):
+    the `reconcile-<run>-<attempt>` delivery fails 3 times and is set aside, as any; the
+    rounds after do not queue it again (each would fail it anew, and analyse the run again)."""
+    import asyncio
+
+    from bot import server
+
+    monkeypatch.setattr("bot.journal.RETRY_AFTER_SECONDS", (0.2, 0.2))
+    monkeypatch.setattr(server, "UPKEEP_SECONDS", 0.1)
+    world = sglang_world(fake_github)
+    latest = world.runs[-1]
+    fake_github.fail_next(10**6, status=422, path=rf"/actions/runs/{latest['id']}/jobs")
+    delivery = f"reconcile-{latest['id']}-1"
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path, reconcile_minutes=0.005,  # a round every 0.3 s
+                                  redeliver_first_seconds=0.05)
+    try:
+        for _ in range(200):
+            await asyncio.sleep(0.05)
+            if bot.state.journal.set_aside(0):
+                break
+        assert bot.state.journal.set_aside(0) == [(delivery, "workflow_run")]
+        reads = fake_github.count("GET", rf"/actions/runs/{latest['id']}/jobs")
+        rounds = fake_github.count("GET", r"/installation/repositories")
+        await asyncio.sleep(2.0)
+        assert fake_github.count("GET", r"/installation/repositories") >= rounds + 3  # rounds went on
+        assert fake_github.count("GET", rf"/actions/runs/{latest['id']}/jobs") == reads
+        assert bot.state.journal.state(delivery) == "failed" and bot.state.journal.pending(5) == []
+    finally:
+        await bot.session.close()
+        await runner.cleanup()

@@ -985,3 +985,19 @@ async def test_a_stop_while_redis_hangs_says_what_it_could_not_hand_back_and_kee
     assert took < 0.5 + 2 + 1.5, took
     assert ("shutdown: cannot hand back the 3 deliveries this process holds (hang-0, hang-1, hang-2): TimeoutError, "
             "within 2 s; another replica takes them once their hold lapses") in caplog.messages
+
+
+async def test_a_delivery_foldbot_makes_again_is_left_as_the_journal_has_it_in_redis_too(redis_url: str) -> None:
+    """As `test_a_delivery_foldbot_makes_again_is_left_as_the_journal_has_it` (SQLite)."""
+    from bot.redisjournal import RedisJournal
+    journal, other = RedisJournal(redis_url), RedisJournal(redis_url)
+    for delivery in ("aside", "failed", "held"):
+        assert await journal.record(delivery, "workflow_run", b"{}", 1, again=False) == "new"
+    await journal.mark("aside", "set_aside")
+    await journal.mark("failed", "failed")
+    assert [await other.record(d, "workflow_run", b'{"x": 1}', 1, again=False) for d in ("aside", "failed", "held")] \
+        == ["failed", "failed", "leased"]
+    assert journal._redis.hget(journal._key("held"), "again") is None  # (not noted as delivered again)
+    assert other.pending(5) == [] and journal.set_aside(0) == [("aside", "workflow_run")]
+    assert await other.record("aside", "workflow_run", b'{"x": 2}', 1) == "new"  # a redelivery runs it again
+    assert other.set_aside(0) == []
