@@ -106,13 +106,78 @@ def _visible(line: str, hidden: str | None, closed_below: bool) -> tuple[str, st
         at = opened.end()
 
 
+# What starts a block that ends a paragraph (CommonMark's "can interrupt a paragraph"),
+# matched on a row's text past its indentation: a code fence, an ATX heading, a `>`
+# quote, a thematic break or setext underline, a list item that is not empty, and the
+# HTML blocks of kinds 1 to 6. An ordered item interrupts a paragraph outside a list
+# only when it starts at 1.
+_BLOCK = (  # a block that holds no paragraph
+    r"(?:`{3,}(?!.*`)|~{3,})"
+    r"|#{1,6}(?:[ \t]|$)"
+    r"|(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$"
+    r"|<(?:script|pre|style|textarea)(?:[\s>]|$)|<!--|<\?|<![A-Za-z]|<!\[CDATA\["
+    r"|</?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|dialog|dir"
+    r"|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|h[1-6]|head|header|hr|html|iframe|legend"
+    r"|li|link|main|menu|menuitem|nav|noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|td"
+    r"|tfoot|th|thead|title|tr|track|ul)(?:[\s>]|/>|$)"
+)
+_BLOCKS = re.compile(_BLOCK, re.I)
+_BREAKS = re.compile(_BLOCK + r"|>|(?:=+|-+)[ \t]*$|[-+*][ \t]+\S", re.I)
+_ORDERED = re.compile(r"(\d{1,9})[.)][ \t]+\S")
+_ITEM = re.compile(r"(?:[-+*]|\d{1,9}[.)])[ \t]+(?=\S)")
+_QUOTED = re.compile(r" {0,3}> ?")
+
+
 def _closing(rows: list[str]) -> list[bool]:
-    """Per row (and one past the last): whether a `-->` is on it or a later row of its
-    paragraph (which ends at a blank row)."""
-    closing = [False] * (len(rows) + 1)
-    for number in range(len(rows) - 1, -1, -1):
-        closing[number] = bool(rows[number].strip()) and ("-->" in rows[number] or closing[number + 1])
+    """Per row (and one past the last): whether it goes on in the paragraph of the row
+    before it, and a `-->` is on it or on a later row of that paragraph. A paragraph
+    ends at a blank row and at a row that starts another block (`_BREAKS`: a fence
+    among them, so a `-->` in a code block below closes nothing); a row of a quote's
+    paragraph that starts with `>` goes on in it."""
+    goes_on = [False] * (len(rows) + 1)  # row n continues the paragraph of row n - 1
+    paragraph: tuple[int, int, bool] | None = None  # of the row before: quote depth, list item's content column, in a list
+    for number, row in enumerate(rows):
+        depth, rest = 0, row
+        while paragraph is not None and depth < paragraph[0] and (quoted := _QUOTED.match(rest)):
+            depth, rest = depth + 1, rest[quoted.end():]
+        if paragraph is not None and rest.strip() and not _breaks(rest, paragraph[1], paragraph[2]):
+            goes_on[number] = True
+            continue
+        paragraph = _opens(row)
+    closing = [False] * (len(rows) + 1)  # row n goes on in the paragraph before it, and it or a later row of it has `-->`
+    for number in range(len(rows) - 1, 0, -1):
+        closing[number] = goes_on[number] and ("-->" in rows[number] or closing[number + 1])
     return closing
+
+
+def _breaks(row: str, column: int, in_list: bool) -> bool:
+    """Whether a row ends the paragraph before it, whose list item's content starts at
+    `column` (0 outside a list): a blank row, or a block's start at most 3 columns in
+    from the margin or from that column (deeper, it is the paragraph's text)."""
+    text = row.lstrip(" ")
+    indent = len(row) - len(text)
+    if not text.strip():
+        return True
+    if not (indent <= 3 or column <= indent <= column + 3):
+        return False
+    ordered = _ORDERED.match(text)
+    return bool(_BREAKS.match(text) or (ordered and (in_list or ordered.group(1) == "1")))
+
+
+def _opens(row: str) -> tuple[int, int, bool] | None:
+    """The paragraph a row starts, if it starts one: its quote depth, its list item's
+    content column and whether it is in a list; None for a blank row, a heading, a
+    thematic break, a fence or an HTML block's first row."""
+    depth, rest = 0, row
+    while quoted := _QUOTED.match(rest):
+        depth, rest = depth + 1, rest[quoted.end():]
+    column, in_list = 0, False
+    while (item := _ITEM.match(rest.lstrip(" "))) is not None:
+        column += len(rest) - len(rest.lstrip(" ")) + item.end()
+        rest, in_list = rest.lstrip(" ")[item.end():], True
+    if not rest.strip() or _BLOCKS.match(rest.lstrip(" ")):
+        return None
+    return depth, column, in_list
 
 
 def parse_commands(body: str) -> list[Command]:

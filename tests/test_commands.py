@@ -105,6 +105,13 @@ def test_quotes_never_trigger(text: str) -> None:
     ("an arrow <!-- in text\n\n/fold help", ["/fold help"]),  # no `-->` in its paragraph: text, not a comment
     ("text <!-- hidden\n/dispatch rocm720\n-->\n/fold help", ["/fold help"]),  # an inline comment over lines
     ("text <!-- x --> and <!--\n/dispatch rocm720\n-->", []),
+    # A paragraph ends at a blank row and at the start of another block: a `<!--` whose
+    # `-->` is past that is text, and what follows it is seen (as GitHub renders it).
+    ("text <!-- x\n```\n-->\n```\n/fold help", ["/fold help"]),  # the fence holds the `-->`
+    ("- item <!-- note\n/dispatch rocm720\n- other -->", ["/dispatch rocm720"]),  # the next item ends the paragraph
+    ("text <!-- x\n# head\n/dispatch rocm720 -->", ["/dispatch rocm720 -->"]),
+    ("text <!-- x\n***\n/dispatch rocm720 -->", ["/dispatch rocm720 -->"]),
+    ("text <!-- x\n-\n/dispatch rocm720 -->", ["/dispatch rocm720 -->"]),  # a setext heading
 ])
 def test_html_comments_and_pre_blocks_hide_commands(body: str, lines: list[str]) -> None:
     assert [c.line for c in parse_commands(body)] == lines
