@@ -11,7 +11,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Collection, Sequence
 
 from gidgethub import routing, sansio
 
@@ -277,16 +277,29 @@ async def _pulls_with_head(api: RepoAPI, ctx: Context, sha: str, run_id: int, *,
     return [int(pull["number"])] if pull else []
 
 
-def started_it(command: ReplyState, run: dict[str, Any]) -> bool:
+def started_it(command: ReplyState, run: dict[str, Any], claimed: Collection[int] = (),
+               runs: Sequence[dict[str, Any]] = ()) -> bool:
     """Whether a dispatch reply's command started this run: its id, or, when GitHub did not
-    say which run the dispatch started, the title the lane gives it (`[<stage>] <sha>`), on a
-    run created after the command."""
+    say which run the dispatch started, the title the lane gives it (`[<stage>] <sha>`): the
+    earliest run so titled created after the command, among this one and `runs` (the lane's
+    dispatched runs), leaving out the runs other replies of the PR claim by id (`claimed`).
+    Another dispatch of the same jobs on the same head starts a run titled alike, later."""
     if command.kind != "dispatch":
         return False
     if command.run_id is not None:
         return command.run_id == run["id"]
-    return (bool(command.targets) and command.sha is not None and str(run.get("created_at") or "") >= command.at
-            and run.get("display_title") == f"[{','.join(command.targets)}] {command.sha}")
+    if not command.targets or command.sha is None:
+        return False
+    title = f"[{','.join(command.targets)}] {command.sha}"
+
+    def titled(candidate: dict[str, Any]) -> bool:
+        return (candidate.get("display_title") == title and str(candidate.get("created_at") or "") >= command.at
+                and candidate["id"] not in claimed)
+
+    if not titled(run):
+        return False
+    earliest = min((r for r in (run, *runs) if titled(r)), key=lambda r: (str(r.get("created_at") or ""), r["id"]))
+    return bool(earliest["id"] == run["id"])
 
 
 async def finish_dispatch_replies(api: RepoAPI, ctx: Context, run: dict[str, Any]) -> None:
@@ -299,9 +312,15 @@ async def finish_dispatch_replies(api: RepoAPI, ctx: Context, run: dict[str, Any
         ctx.log.info("%s: no open PR has head %s; run %s's dispatch reply is not edited", api.repo, sha[:12], run["id"])
         return
     jobs = await api.jobs(run["id"])
+    lane_runs: list[dict[str, Any]] | None = None  # read once, when a reply does not know its run's id
     for number in numbers:
-        for comment, reply in await our_replies(api, number, login):
-            if not any(started_it(c, run) for c in reply.commands):
+        ours = await our_replies(api, number, login)
+        commands = [c for _, reply in ours for c in reply.commands if c.kind == "dispatch"]
+        claimed = {c.run_id for c in commands if c.run_id is not None}
+        if lane_runs is None and any(c.run_id is None for c in commands):
+            lane_runs = await api.runs(run["workflow_id"], event="workflow_dispatch")  # titled by the PR head, not run on it
+        for comment, reply in ours:
+            if not any(started_it(c, run, claimed, lane_runs or ()) for c in reply.commands):
                 continue
             body = str(comment["body"])
             new = completed_reply(body, run, jobs)

@@ -317,6 +317,40 @@ async def test_a_run_github_listed_too_late_still_counts_and_gets_its_reply_edit
     assert f"\n\n- {job} \\(linux-mi300-1gpu-sglang\\): **success**\n\n<!-- foldbot:reply -->" in first
 
 
+async def test_a_reply_without_its_runs_id_is_not_completed_by_a_later_dispatch_of_the_same_title(
+        fake_github: FakeGitHub, bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two dispatches of the same job on the same head: runs titled alike. GitHub named the
+    second's run, not the first's: the second run's conclusion goes to the second reply only;
+    the first reply gets the earliest run after its command that no reply claims."""
+    import handlers.dispatch
+    monkeypatch.setattr(handlers.dispatch, "LISTED_SECONDS", 0.5)
+    job = "stage-a-test-1-gpu-small-amd-rocm720"
+    world = sglang_world(fake_github, runs=1)
+    world.repo.put_files("main", {".github/CI_PERMISSIONS.json":
+                                  '{"helper": {"can_rerun_stage": true, "cooldown_interval_minutes": 0}, "other": 1}'})
+    number, _ = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "helper", "read")
+    without_run_details(fake_github)
+    fake_github.dispatch_listing_lag = 2.0
+    await say(bot, world, number, f"/dispatch rocm720 {job}", "helper")
+    assert "a run (GitHub did not say which; see the Actions tab)" in replies(fake_github, world, number)[0].body
+    fake_github.dispatch_returns_run_details = True
+    fake_github.dispatch_listing_lag = 0.0
+    await say(bot, world, number, f"/dispatch rocm720 {job}", "helper")
+    first, second = fake_github.dispatches
+    assert f"[run {second.run_id}](" in replies(fake_github, world, number)[1].body
+    for dispatch in (second, first):
+        fake_github.update_run(dispatch.run_id, status="completed", conclusion="success")
+        fake_github.add_jobs(dispatch.run_id, [{"name": f"{job} (linux-mi300-1gpu-sglang)", "status": "completed",
+                                                "conclusion": "success"}])
+        await bot.deliver("workflow_run", world.payload(dispatch.run_id, event="workflow_dispatch", pull_requests=[]))
+        await bot.settle()
+    bodies = [r.body for r in replies(fake_github, world, number)]
+    assert [b.count("<!-- foldbot:run ") for b in bodies] == [1, 1]
+    assert f"<!-- foldbot:run {first.run_id} -->\n**Run completed:** success, [run {first.run_id}](" in bodies[0]
+    assert f"<!-- foldbot:run {second.run_id} -->\n**Run completed:** success, [run {second.run_id}](" in bodies[1]
+
+
 async def test_the_same_comment_delivered_twice_dispatches_once(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github, runs=1)
     number, _ = pr_with_lane_run(world)

@@ -215,3 +215,31 @@ def test_state_blocks_round_trip_and_refuse_what_they_are_not() -> None:
                 {"lanes": {"a.yml": [8]}}):
         with pytest.raises(StateError):
             ReportState.from_json({**board.to_json(), **bad})
+
+
+# -- which dispatch reply a run completes (handlers.workflow_run.started_it) -------------
+
+def _reply(comment_id: int, at: str, run_id: int | None) -> ReplyState:
+    return ReplyState("dispatch", comment_id, "/dispatch rocm720 X", "alice", at, lane="rocm720", run_id=run_id,
+                      targets=("X",), sha=HEAD)
+
+
+def _run(run_id: int, created_at: str) -> dict[str, Any]:
+    return {"id": run_id, "created_at": created_at, "display_title": f"[X] {HEAD}"}
+
+
+FIRST, SECOND = _run(111, "2026-08-01T10:00:20Z"), _run(222, "2026-08-01T10:05:05Z")
+
+
+@pytest.mark.parametrize("reply,run,claimed,expected", [
+    (_reply(1, "2026-08-01T10:00:00Z", None), FIRST, {222}, True),
+    (_reply(1, "2026-08-01T10:00:00Z", None), SECOND, {222}, False),  # another reply's run, by its id
+    (_reply(1, "2026-08-01T10:00:00Z", None), SECOND, set(), False),  # not the earliest after the command
+    (_reply(2, "2026-08-01T10:05:00Z", None), SECOND, set(), True),
+    (_reply(2, "2026-08-01T10:05:00Z", None), FIRST, set(), False),  # created before the command
+    (_reply(2, "2026-08-01T10:05:00Z", 222), SECOND, set(), True),
+])
+def test_a_run_completes_the_reply_whose_dispatch_started_it(reply: ReplyState, run: dict[str, Any],
+                                                              claimed: set[int], expected: bool) -> None:
+    from handlers.workflow_run import started_it
+    assert started_it(reply, run, claimed, [SECOND, FIRST]) is expected
