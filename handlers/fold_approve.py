@@ -44,7 +44,8 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
         if not pull.pr:  # the dashboard's patch follows every lane run
             return Outcome.refused(Refusal(f"Name the patch you read: `/fold approve {state.patch_id}` (the "
                                            "dashboard changes with every lane run)."))
-        if str(report.get("updated_at") or "") > str(pull.comment["created_at"]):
+        # whole seconds: a rewrite in the comment's second may have come after it, so it counts as after
+        if str(report.get("updated_at") or "") >= str(pull.comment["created_at"]):
             return Outcome.refused(Refusal(f"The report changed after your comment: read it, then `/fold approve "
                                            f"{state.patch_id}`. Nothing was committed."))
     # decide

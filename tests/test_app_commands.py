@@ -398,7 +398,9 @@ async def test_approve_commits_the_patch_and_opens_a_pr(fake_github: FakeGitHub,
     pr_issue = world.repo.issues[pulls[0].number]
     assert "/dispatch rocm720" in pr_issue.body and "may not trigger" in pr_issue.body
     assert "This saves **" in pr_issue.body and "**Fold** `multimodal-gen-unit-test-amd-rocm720`" in pr_issue.body
-    # approving again links the same PR and writes no new commit or ref
+    # approving again links the same PR and writes no new commit or ref (a comment in the
+    # report's second would be refused: stamped after it)
+    fake_github.clock.hold(int(time.time()) + 3600)
     await say(bot, world, number, "/fold approve", "lead")
     assert "Already open:" in replies(fake_github, world, number)[-1].body
     assert len([p for p in world.repo.pulls.values() if p.head_ref == branch]) == 1
@@ -484,6 +486,25 @@ async def test_approve_without_an_id_commits_nothing_the_report_got_after_the_co
     await say(bot, world, number, "/fold refresh", "passer-by")
     new_id = read_state(report.body)["patch_id"]
     assert new_id != patch_id
+    assert (await bot.deliver("issue_comment", payload))[0] == 202
+    await bot.settle()
+    assert fake_github.count("POST", r"/git/") == 0
+    assert (f"The report changed after your comment: read it, then `/fold approve {new_id}`. Nothing was "
+            "committed.") in replies(fake_github, world, number)[-1].body
+
+
+async def test_approve_without_an_id_commits_nothing_the_report_got_in_the_same_second(fake_github: FakeGitHub,
+                                                                                          bot: Bot) -> None:
+    """GitHub's timestamps are whole seconds: a report rewritten in the second of the comment
+    may have been rewritten after it was read, so it counts as after."""
+    world, number, patch_id, report = await reported_pr(fake_github, bot)
+    fake_github.clock.hold(int(time.time()) + 3600)
+    payload = comment_payload(world, number, "/fold approve", "lead")  # written on `patch_id`
+    text = world.repo.files_at("main")[ROCM720]
+    world.repo.put_files("main", {ROCM720: text.replace("\njobs:\n", "\n# moved\njobs:\n", 1)})
+    await say(bot, world, number, "/fold refresh", "passer-by")
+    new_id = read_state(report.body)["patch_id"]
+    assert new_id != patch_id and payload["comment"]["created_at"] == report.updated_at
     assert (await bot.deliver("issue_comment", payload))[0] == 202
     await bot.settle()
     assert fake_github.count("POST", r"/git/") == 0

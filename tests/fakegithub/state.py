@@ -98,6 +98,11 @@ class Clock:
         self._last = max(int(time.time()), self._last)
         return iso(self._last)
 
+    def hold(self, second: int) -> None:
+        """Stamp everything from now on with this second (an edit of a thing stamped then,
+        the next), as if it all happened within it."""
+        self._last = max(second, self._last)
+
     def stamp_after(self, previous: str) -> str:
         """A timestamp strictly later than ``previous`` (edits always move updated_at)."""
         self._last = max(int(time.time()), self._last, int(parse_iso(previous)) + 1)
