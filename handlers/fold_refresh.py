@@ -12,10 +12,11 @@ from bot.commands import Command
 from bot.context import Context, PullRead
 from bot.publish import ISSUES_OFF
 from bot.replies import CONFUSED, THUMBS_UP, Outcome, Refusal
+from bot.report import md_escape
 from bot.repo import run_order
 
 from .dispatch import lane_run
-from .workflow_run import report_run
+from .workflow_run import Unanalysed, report_run
 
 
 #: Why a refresh wrote no comment on the PR.
@@ -33,8 +34,15 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     latest = max(runs, key=run_order)
     reported = await report_run(api, ctx, latest, force_comment=pull.number, default_branch=pull.default_branch)
     ran = f"[run {latest['id']}]({latest.get('html_url')})"
-    if reported is None:
-        return Outcome(f"Report refreshed from {ran}.", THUMBS_UP)
+    if isinstance(reported, Unanalysed):  # the dashboard says what to fix, in place of a report
+        if reported.dashboard is None:
+            return Outcome(f"Nothing refreshed: foldbot could not analyse {ran}: {md_escape(reported.reason)}",
+                           CONFUSED)  # (Issues are off: no dashboard issue says it)
+        board = f"[dashboard issue #{reported.dashboard.number}]({reported.dashboard.url})"
+        return Outcome(f"Nothing refreshed: foldbot could not analyse {ran}; the {board} says what to fix.", CONFUSED)
+    if reported is None:  # the lane file left the default branch (or the config's lanes) meanwhile
+        return Outcome(f"Nothing refreshed: the workflow of {ran} is no longer a lane on `{pull.default_branch}`.",
+                       CONFUSED)
     if reported.dashboard is None:  # Issues are turned off: the PR's comment is the report
         if pull.number in reported.comments:
             return Outcome(f"Report refreshed from {ran}.", THUMBS_UP)

@@ -68,13 +68,23 @@ class Reported:
     comments: dict[int, Written]
 
 
+@dataclass(frozen=True)
+class Unanalysed:
+    """A run foldbot could not analyse (a broken config or lane file, runs it cannot read):
+    why, and the dashboard issue that says it instead of a report (None: Issues are off)."""
+
+    reason: str
+    dashboard: Written | None
+
+
 async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comment: int | None = None, *,
-                     default_branch: str | None = None) -> Reported | None:
+                     default_branch: str | None = None) -> Reported | Unanalysed | None:
     """Analyse a completed lane run; update the dashboard and the comments of its PRs
     (`force_comment`: also this PR's, whatever it changes: someone asked for it). The dashboard
     only moves forward: a run older than the lane's latest completed run (a refresh of an old PR,
     a late delivery) leaves it as it is.
-    `default_branch`: as the event's payload names it (else it is read). None: nothing reported."""
+    `default_branch`: as the event's payload names it (else it is read). Unanalysed: the
+    dashboard says what to fix instead; None: not a lane's run, nothing reported."""
     repo = api.repo
     path = str(run["path"]).split("@", 1)[0]
     # read: what does not depend on each other at once; nothing the payload or a cache holds
@@ -88,7 +98,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
     if isinstance(config_read, ConfigError):
         written = await write_error(api, str(config_read), login)
         ctx.log.warning("%s: %s%s", repo, config_read, "" if written else f" ({ISSUES_OFF})")
-        return
+        return Unanalysed(str(config_read), written)
     config = config_read
     latest_run = all(run_order(b["workflow_run"]) <= run_order(run) for b in bundles)  # (the dashboard only moves on)
     if not config.is_lane(path):
@@ -105,7 +115,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
     if isinstance(lanes, WorkflowError):  # a lane file that is not text
         written = await write_error(api, str(lanes), login)
         ctx.log.warning("%s: %s%s", repo, lanes, "" if written else f" ({ISSUES_OFF})")
-        return
+        return Unanalysed(str(lanes), written)
     touched = dict(zip((n for n, policy in policies.items() if policy == "if-ci"), changed))
     if path not in lanes.files:
         ctx.log.info("%s: %s is not on the default branch (yet); nothing to patch", repo, path)
@@ -117,7 +127,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
     except USER_ERRORS as exc:
         written = await write_error(api, str(exc), login)
         ctx.log.warning("%s: cannot analyse %s: %s%s", repo, path, exc, "" if written else f" ({ISSUES_OFF})")
-        return
+        return Unanalysed(str(exc), written)
     state = ReportState(workflow=path, base_sha=head, head_sha=str(run["head_sha"]),
                         runs=tuple(int(b["workflow_run"]["id"]) for b in bundles), blobs=lanes.blobs,
                         patch_id=analysis.patch_id, patch=analysis.patch, summary=pull_summary(analysis),
@@ -209,10 +219,10 @@ async def _config(api: RepoAPI, head: str, ctx: Context) -> RepoConfig | ConfigE
         return exc
 
 
-async def write_error(api: RepoAPI, message: str, login: str) -> bool:
+async def write_error(api: RepoAPI, message: str, login: str) -> Written | None:
     """The dashboard says what foldbot could not analyse, and what to fix. It keeps the lanes'
     record of the report it replaces (runs reported, headlines; not its patch, which may not
-    hold any more), so reconciling and the next report go on from it. False: Issues are turned
+    hold any more), so reconciling and the next report go on from it. None: Issues are turned
     off, there is no dashboard (the caller's log line is all that says it)."""
     def body(existing: dict[str, Any] | None) -> str:
         previous = read_report(str(existing.get("body") or "")) if existing else None
@@ -223,12 +233,11 @@ async def write_error(api: RepoAPI, message: str, login: str) -> bool:
         return f"{text}\n{state_block(kept.to_json())}\n"
 
     try:
-        await upsert_dashboard(api, body, login)
+        return await upsert_dashboard(api, body, login)
     except GitHubError as exc:
         if not issues_off(exc):
             raise
-        return False
-    return True
+        return None
 
 
 async def _lanes(api: RepoAPI, head: str, config: RepoConfig, path: str, listing: list[dict[str, Any]],

@@ -688,6 +688,44 @@ async def test_a_refresh_with_issues_turned_off(fake_github: FakeGitHub, bot: Bo
         assert len(reports) == 1 and reply.body.startswith(f"> /fold refresh\n\nReport refreshed from {link}.\n\n")
 
 
+@pytest.mark.parametrize("issues,change", [(True, "config"), (False, "config"), (True, "lane")],
+                         ids=["dashboard", "issues-off", "lane-removed"])
+async def test_a_refresh_that_cannot_analyse_the_run_says_nothing_was_refreshed(fake_github: FakeGitHub, bot: Bot,
+                                                                                issues: bool, change: str) -> None:
+    """A broken `.github/foldbot.yml` lands on main while the refresh looks for the lane's run:
+    the report is not made (the dashboard says what to fix instead), and the reply says so; so
+    does it when the lane file left main meanwhile."""
+    world = sglang_world(fake_github, runs=2)
+    world.repo.has_issues = issues
+    last = world.runs[-1]
+    number = last["pull_requests"][0]["number"]
+    fake_github.set_latency(1.5, method="GET", path=r"/actions/workflows/[^/]+/runs$")
+    payload = comment_payload(world, number, "/fold refresh", "passer-by")
+    read = fake_github.count("GET", rf"/pulls/{number}$")
+    assert (await bot.deliver("issue_comment", payload))[0] == 202
+    await until(lambda: fake_github.count("GET", rf"/pulls/{number}$") > read)  # the command read the config before
+    world.repo.put_files("main", {".github/foldbot.yml": "fold: {max_test_mins: 10}\n"} if change == "config" else
+                         {ROCM720: None})
+    await bot.settle()
+    (reply,) = replies(fake_github, world, number)
+    assert [c for c in fake_github.comments_on(world.repo, number) if "foldbot:report" in c.body] == []
+    assert reactions(fake_github, world, int(payload["comment"]["id"])) == ["eyes", "confused"]
+    ran = f"[run {last['id']}](https://github.com/sgl-project/sglang/actions/runs/{last['id']})"
+    if change == "lane":
+        assert reply.body.startswith(f"> /fold refresh\n\nNothing refreshed: the workflow of {ran} is no longer a "
+                                     "lane on `main`.\n\n")
+    elif issues:
+        issue = dashboard_issue(world)
+        assert "foldbot could not analyse sgl-project/sglang: .github/foldbot.yml: " in issue.body
+        assert reply.body.startswith(f"> /fold refresh\n\nNothing refreshed: foldbot could not analyse {ran}; the "
+                                     f"[dashboard issue #{issue.number}](https://github.com/sgl-project/sglang/issues/"
+                                     f"{issue.number}) says what to fix.\n\n")
+    else:
+        assert reply.body.startswith(f"> /fold refresh\n\nNothing refreshed: foldbot could not analyse {ran}: "
+                                     ".github/foldbot.yml: \\`fold.max\\_test\\_mins\\` is not a setting; did you "
+                                     "mean \\`fold.max\\_test\\_minutes\\`?\n\n")
+
+
 async def test_an_allowlisted_reader_may_dispatch_without_cooldown(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github, runs=1)
     world.repo.put_files("main", {".github/CI_PERMISSIONS.json":
