@@ -180,8 +180,10 @@ async def test_a_header_over_the_limit_is_answered_400_without_a_traceback(
         assert response.status == 200
 
 
-async def test_an_unknown_installation_is_a_github_error_without_a_traceback(
+async def test_an_unknown_installation_is_said_gone_without_a_traceback(
         fake_github: FakeGitHub, bot: Bot, caplog: pytest.LogCaptureFixture) -> None:
+    """GitHub gives no token for it (404): uninstalled, for good; the delivery is done, with
+    one line that says so, not retried nor set aside."""
     world = sglang_world(fake_github, runs=1)
     payload = copy.deepcopy(world.payload(world.runs[0]["id"]))
     payload["installation"]["id"] = 999
@@ -190,9 +192,12 @@ async def test_an_unknown_installation_is_a_github_error_without_a_traceback(
         await bot.settle()
     assert status == 202
     assert "Traceback" not in caplog.text
-    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert len(errors) == 1 and "GitHub call failed" in errors[0] and "404" in errors[0]
-    assert "lost" not in bot.state.done
+    assert [r.levelno for r in caplog.records if r.levelno >= logging.WARNING] == []
+    said = [r.getMessage() for r in caplog.records if "is gone" in r.getMessage()]
+    assert said == ["delivery lost (workflow_run): sgl-project/sglang: the App's installation 999 is gone (the App "
+                    "was uninstalled); GitHub refuses it for good (POST /app/installations/999/access_tokens: 404 no "
+                    "installation token: Not Found), so it is done, not run again"]
+    assert "lost" in bot.state.done
 
 
 def test_the_server_reads_only_known_events() -> None:
