@@ -576,3 +576,26 @@ def write_bundles(directory: str | Path, bundles: Sequence[dict[str, Any]]) -> l
         p.write_text(json.dumps(b, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         paths.append(p)
     return paths
+
+
+# Modelled on pytorch's rocm-mi300.yml (@026a4bff): the tests run in the reusable `_rocm-test.yml`,
+# whose matrix comes from the build caller's `test-matrix`; both callers share one `name:`.
+PYTORCH_ROCM_MI300 = """name: rocm-mi300
+on: push
+jobs:
+  linux-focal-rocm6_3-py3_10-build:
+    name: linux-focal-rocm6.3-py3.10
+    uses: ./.github/workflows/_linux-build.yml
+    with:
+      test-matrix: |
+        { include: [
+          { config: "default", shard: 1, num_shards: 2, runner: "linux.rocm.gpu.mi300.2" },
+          { config: "default", shard: 2, num_shards: 2, runner: "linux.rocm.gpu.mi300.2" },
+        ]}
+  linux-focal-rocm6_3-py3_10-test:
+    name: linux-focal-rocm6.3-py3.10
+    uses: ./.github/workflows/_rocm-test.yml
+    needs: linux-focal-rocm6_3-py3_10-build
+    with:
+      test-matrix: ${{ needs.linux-focal-rocm6_3-py3_10-build.outputs.test-matrix }}
+"""

@@ -12,7 +12,7 @@ from bot.analysis import analyze
 from bot.config import RepoConfig
 from bot.publish import mark_stale, read_state
 from bot.report import MARKER, _chart, md_escape, to_markdown
-from tests.builders import Step, amd_job, bundle, job as api_job
+from tests.builders import PYTORCH_ROCM_MI300, Step, amd_job, bundle, job as api_job
 from tests.sglang_history import rocm720_history
 
 
@@ -188,27 +188,6 @@ def test_jobs_that_shorten_alike_keep_bars_and_labels_of_their_own() -> None:
     assert chart[6] == "    bar [153, 152, 151, 10]"
 
 
-# Modelled on pytorch's rocm-mi300.yml (@026a4bff): the tests run in the reusable `_rocm-test.yml`,
-# whose matrix comes from the build caller's `test-matrix`; both callers share one `name:`.
-ROCM_MI300 = """name: rocm-mi300
-on: push
-jobs:
-  linux-focal-rocm6_3-py3_10-build:
-    name: linux-focal-rocm6.3-py3.10
-    uses: ./.github/workflows/_linux-build.yml
-    with:
-      test-matrix: |
-        { include: [
-          { config: "default", shard: 1, num_shards: 2, runner: "linux.rocm.gpu.mi300.2" },
-          { config: "default", shard: 2, num_shards: 2, runner: "linux.rocm.gpu.mi300.2" },
-        ]}
-  linux-focal-rocm6_3-py3_10-test:
-    name: linux-focal-rocm6.3-py3.10
-    uses: ./.github/workflows/_rocm-test.yml
-    needs: linux-focal-rocm6_3-py3_10-build
-    with:
-      test-matrix: ${{ needs.linux-focal-rocm6_3-py3_10-build.outputs.test-matrix }}
-"""
 
 
 def test_tests_in_a_reusable_workflow_are_said_to_be_out_of_reach_not_all_clear() -> None:
@@ -219,7 +198,7 @@ def test_tests_in_a_reusable_workflow_are_said_to_be_out_of_reach_not_all_clear(
                        *[amd_job(f"linux-focal-rocm6.3-py3.10 / test (default, {s}, 2, linux.rocm.gpu.mi300.2)",
                                  labels=["linux.rocm.gpu.mi300.2"], setup_minutes=38, tests=[("Test", 8)])
                          for s in (1, 2)]]) for k in range(3)]
-    analysis = analyze({path: ROCM_MI300}, runs, RepoConfig())
+    analysis = analyze({path: PYTORCH_ROCM_MI300}, runs, RepoConfig())
     assert analysis.stats["linux-focal-rocm6_3-py3_10-test"].samples == 3
     assert ("Nothing to fold: `linux-focal-rocm6_3-py3_10-test`: its AMD jobs run the reusable workflow "
             "`./.github/workflows/_rocm-test.yml`, whose matrix and steps foldbot does not edit; to fold or reshard "

@@ -9,7 +9,7 @@ import pytest
 from bot.config import RepoConfig, parse_config
 from bot.timing import BundleError, JobMatcher, JobRef, job_stats, percentile, run_timing, seconds_between
 from bot.workflow import parse_workflow
-from tests.builders import Step, amd_job, bundle, job, skipped_job
+from tests.builders import PYTORCH_ROCM_MI300, Step, amd_job, bundle, job, skipped_job
 from tests.paths import ROCM720
 
 START = datetime(2026, 8, 10, 8, tzinfo=timezone.utc)
@@ -243,27 +243,12 @@ def test_a_static_name_of_a_matrix_job_gets_the_matrix_values_appended() -> None
     assert matcher.match("Lint (x)") == JobRef(None)  # no matrix: GitHub appends nothing
 
 
-PYTORCH_CALLERS = """name: rocm-mi300
-on: push
-jobs:
-  linux-focal-rocm6_3-py3_10-build:
-    name: linux-focal-rocm6.3-py3.10
-    uses: ./.github/workflows/_linux-build.yml
-    with:
-      build-environment: linux-focal-rocm6.3-py3.10
-  linux-focal-rocm6_3-py3_10-test:
-    name: linux-focal-rocm6.3-py3.10
-    uses: ./.github/workflows/_rocm-test.yml
-    needs: linux-focal-rocm6_3-py3_10-build
-    with:
-      test-matrix: ${{ needs.linux-focal-rocm6_3-py3_10-build.outputs.test-matrix }}
-"""
 
 
 def test_callers_that_share_a_name_are_told_apart_by_their_callee() -> None:
     """pytorch's rocm-mi300.yml: the build and the test caller are both named
     `linux-focal-rocm6.3-py3.10`; the callee's job name after ` / ` says which ran."""
-    matcher = JobMatcher(parse_workflow(PYTORCH_CALLERS, ".github/workflows/rocm-mi300.yml"))
+    matcher = JobMatcher(parse_workflow(PYTORCH_ROCM_MI300, ".github/workflows/rocm-mi300.yml"))
     test = "linux-focal-rocm6.3-py3.10 / test (default, 1, 6, linux.rocm.gpu.mi300.2)"
     assert matcher.match(test) == JobRef(None, (), ("linux-focal-rocm6_3-py3_10-build", "linux-focal-rocm6_3-py3_10-test"))
     assert matcher.match_job(test, ["Test"], ("linux.rocm.gpu.mi300.2",)) == JobRef("linux-focal-rocm6_3-py3_10-test")
