@@ -115,6 +115,10 @@ async def unreachable(gh: "GitHub", repo: str | None, exc: GitHubError) -> Perma
     refused 403 "Resource not accessible by integration", as for a permission not granted:
     that stays a failure, which the operator sees.)"""
     found = permanent(exc)
+    if found is not None and found.kind == "uninstalled" and gh.installation_id is not None:
+        # a token refused 404 says it once; GitHub's record of the installation says it for good (not a
+        # moment of its own lag, nor a wrong GITHUB_API_URL, which 404s every installation alike)
+        return found if await gh.pool.installation(gh.installation_id) is None else None
     if found is not None or repo is None or exc.status != 404 or \
             not exc.path.lower().startswith(f"/repos/{repo.lower()}/"):
         return found
@@ -436,6 +440,17 @@ class GitHubPool:
         try:
             return [item async for item in self._api("app").getiter(url, jwt=self.credentials.jwt())]
         except HTTPException as exc:
+            raise GitHubError(int(exc.status_code), str(exc), "GET", url) from None
+
+    async def installation(self, installation_id: int) -> dict[str, Any] | None:
+        """The App's installation (`GET /app/installations/{id}` with the App's JWT); None: GitHub
+        has none of that id (404)."""
+        url = f"/app/installations/{int(installation_id)}"
+        try:
+            return await self._api("app").getitem(url, jwt=self.credentials.jwt())  # type: ignore[no-any-return]
+        except HTTPException as exc:
+            if int(exc.status_code) == 404:
+                return None
             raise GitHubError(int(exc.status_code), str(exc), "GET", url) from None
 
     async def installation_repositories(self, installation_id: int) -> list[dict[str, Any]]:

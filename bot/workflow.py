@@ -162,8 +162,9 @@ class StepDef:
         "gpu"; the whole context, as in `toJSON(matrix)`: ""), in order, once each, lower-case
         (expressions ignore case). Every value of the step is looked at, its `if:` as the
         expression it is without `${{ }}`."""
-        pattern = re.compile(rf"(?<![\w.-]){name}(?:\.([a-z_][\w-]*)|\[\s*['\"]([^'\"]*)['\"]\s*\]|(?![\w.\[-]))",
-                             re.I)
+        # (a key that is not written out, `matrix[env.AXIS]`, may be any: the whole context)
+        pattern = re.compile(rf"(?<![\w.-]){name}\s*(?:\.\s*([a-z_][\w-]*)|\[\s*['\"]([^'\"]*)['\"]\s*\]"
+                             rf"|(?![\w.-]))", re.I)
         found = [(m.group(1) or m.group(2) or "").lower() for text in self._expressions()
                  for m in pattern.finditer(text)]
         return list(dict.fromkeys(found))

@@ -177,3 +177,21 @@ async def test_queued_deliveries_of_an_installation_gone_are_done_with_a_line_ea
     finally:
         await bot.session.close()
         await runner.cleanup()
+
+
+async def test_a_token_refused_404_while_the_installation_exists_is_run_again(
+        fake_github: FakeGitHub, tmp_path: Path, quick_retries: None, caplog: pytest.LogCaptureFixture) -> None:
+    """One 404 for a token (GitHub's lag on a new installation, a proxy's hiccup) is not an
+    uninstall: GitHub still has the installation (`GET /app/installations/{id}`), so the
+    delivery fails and runs again, and is reported."""
+    world = sglang_world(fake_github)
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    try:
+        fake_github.fail_next(1, 404, method="POST", path=rf"/app/installations/{INSTALLATION}/access_tokens$")
+        assert (await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]), delivery="a"))[0] == 202
+        await until(lambda: bot.state.journal.state("a") == "done" and bool(dashboards(fake_github, world)))
+        assert fake_github.count("GET", rf"/app/installations/{INSTALLATION}$") == 1
+        assert not [r for r in caplog.records if "is gone" in r.getMessage()]
+    finally:
+        await bot.session.close()
+        await runner.cleanup()

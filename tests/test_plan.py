@@ -129,6 +129,8 @@ SUITE_TEST = "        run: pytest unit\n"
      "the suite's step `Run unit tests` reads `matrix.dir`, which the host's matrix does not give it"),
     (SUITE_TEST, "        run: echo '${{ toJSON(matrix) }}' && pytest unit\n",
      "the suite's step `Run unit tests` reads the whole `matrix`, which is the host's there"),
+    (SUITE_TEST, "        run: pytest unit -k ${{ matrix[env.AXIS] }}\n",  # (a key not written out: any)
+     "the suite's step `Run unit tests` reads the whole `matrix`, which is the host's there"),
     (SUITE_TEST, "        run: pytest unit --shard ${{ strategy.job-index }}\n",
      "the suite's step `Run unit tests` reads `strategy.job-index`, the host's there"),
     ("        run: bash install.sh\n      - name: Run unit tests",
