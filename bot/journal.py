@@ -540,10 +540,12 @@ class Journal:
                                     "AND payload IS NOT NULL", (MAX_ATTEMPTS,)).rowcount
 
     def forget_old(self, now: float | None = None) -> int:
-        """Done deliveries older than KEEP_DONE_SECONDS are forgotten."""
+        """Done deliveries, and those set aside, untouched for KEEP_DONE_SECONDS are forgotten
+        (as Redis lets their hashes expire: the two journals know the same ids)."""
         cutoff = (now if now is not None else time.time()) - KEEP_DONE_SECONDS
         with self._lock:
-            return self._db.execute("DELETE FROM deliveries WHERE state = 'done' AND updated < ?", (cutoff,)).rowcount
+            return self._db.execute("DELETE FROM deliveries WHERE (state = 'done' OR (state = 'failed' AND (aside > 0 "
+                                    "OR attempts >= ?))) AND updated < ?", (MAX_ATTEMPTS, cutoff)).rowcount
 
     def known(self, deliveries: list[str]) -> set[str]:
         """Which of these delivery ids the journal has (in any state)."""

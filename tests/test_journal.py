@@ -80,15 +80,17 @@ def test_a_failed_delivery_runs_again_after_its_wait_and_is_set_aside_after_the_
     assert journal.set_aside(time.time() - 60) == [("x", "workflow_run")]
 
 
-def test_old_done_deliveries_are_forgotten(tmp_path: Path) -> None:
+def test_old_done_and_set_aside_deliveries_are_forgotten(tmp_path: Path) -> None:
+    """As Redis lets their hashes expire; a failed one still to run again, or a queued one, stays."""
     journal = Journal(tmp_path)
-    journal.accept("old", "workflow_run", b"{}", 1)
+    for delivery in ("old", "aside", "failed", "new"):
+        journal.accept(delivery, "workflow_run", b"{}", 1)
     journal.done("old")
-    journal.accept("new", "workflow_run", b"{}", 1)
+    journal._finish("aside", time.time(), "set_aside")
+    journal.failed("failed")
     assert journal.forget_old() == 0
-    import time
-    assert journal.forget_old(now=time.time() + KEEP_DONE_SECONDS + 1) == 1
-    assert (journal.state("old"), journal.state("new")) == (None, "queued")
+    assert journal.forget_old(now=time.time() + KEEP_DONE_SECONDS + 1) == 2
+    assert [journal.state(d) for d in ("old", "aside", "failed", "new")] == [None, None, "failed", "queued"]
 
 
 @pytest.mark.parametrize("fsync", [True, False], ids=["web process", "worker process"])
