@@ -328,6 +328,19 @@ async def test_a_pr_without_ci_changes_gets_no_comment_but_the_dashboard(fake_gi
     assert len(issues) == 1 and "**Fold**" in issues[0].body
 
 
+async def test_a_pr_of_more_files_than_github_lists_is_taken_as_changing_ci(fake_github: FakeGitHub, bot: Bot) -> None:
+    """GitHub lists at most 3,000 files of a PR: a CI file past them is not seen, so such a PR
+    gets its comment (before: none, as if it changed no CI file)."""
+    world = sglang_world(fake_github, ci_pr=False)
+    last = world.runs[-1]
+    number = last["pull_requests"][0]["number"]
+    world.repo.pulls[number].files = [{"filename": f"python/sglang/gen/m{i:04}.py", "status": "modified"}
+                                      for i in range(3000)] + [{"filename": "scripts/ci/amd/test.sh", "status": "modified"}]
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    assert len(bot_comments(fake_github, world, number)) == 1
+
+
 async def test_a_fork_pr_is_found_by_its_head(fake_github: FakeGitHub, bot: Bot, tmp_path: Path) -> None:
     world = sglang_world(fake_github, fork=True)
     last = world.runs[-1]

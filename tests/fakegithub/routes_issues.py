@@ -319,8 +319,9 @@ def get_pull(call: Call) -> Reply:
 
 
 def pull_files(call: Call) -> Reply:
+    """"Responses include a maximum of 3000 files" (GitHub's REST reference)."""
     pull = _pull(call)
-    return paginate(call, call.fake.render.pull_files(call.repo, pull))
+    return paginate(call, call.fake.render.pull_files(call.repo, pull)[:3000])
 
 
 def create_pull(call: Call) -> Reply:
