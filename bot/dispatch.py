@@ -88,8 +88,7 @@ def cooldown_left(replies: Sequence[ReplyState], login: str, now: datetime, minu
     for state in replies:
         started = state.run_id or state.targets  # (a run GitHub did not say which is a run all the same)
         if state.kind == "dispatch" and started and state.user.lower() == login.lower() and state.at:
-            at = datetime.fromisoformat(state.at.replace("Z", "+00:00"))
-            last = at if last is None or at > last else last
+            last = state.written if last is None or state.written > last else last
     if last is None:
         return 0.0
     return max(minutes - (now - last).total_seconds() / 60, 0.0)
@@ -102,8 +101,7 @@ def same_dispatch(replies: Sequence[ReplyState], lane: str, head_sha: str, targe
     for state in replies:
         if (state.kind == "dispatch" and state.lane == lane and state.sha == head_sha and state.targets
                 and set(targets) <= set(state.targets) and state.at):
-            at = datetime.fromisoformat(state.at.replace("Z", "+00:00"))
-            if (now - at).total_seconds() < minutes * 60:
+            if (now - state.written).total_seconds() < minutes * 60:
                 return state
     return None
 

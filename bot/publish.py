@@ -91,12 +91,17 @@ async def upsert_comment(api: RepoAPI, number: int, body: str, login: str) -> Wr
     return Written("comment", int(existing["id"]), "updated", body, existing.get("html_url"))
 
 
+async def _our_dashboards(api: RepoAPI, login: str) -> list[dict[str, Any]]:
+    """foldbot's dashboard issues, open or closed, that carry its marker."""
+    issues = await api.issues(label=DASHBOARD_LABEL, creator=login, state="all")
+    return [i for i in issues if is_ours(i, login) and not i.get("pull_request")]
+
+
 async def find_dashboard(api: RepoAPI, login: str) -> dict[str, Any] | None:
     """foldbot's dashboard issue: the oldest open one, should there ever be two; else the
     latest closed one (a maintainer closed it: foldbot goes on editing it, closed, and does not
     open another each run). A duplicate foldbot closed no longer carries the marker."""
-    issues = await api.issues(label=DASHBOARD_LABEL, creator=login, state="all")
-    ours = [i for i in issues if is_ours(i, login) and not i.get("pull_request")]
+    ours = await _our_dashboards(api, login)
     opened = [i for i in ours if i.get("state") != "closed"]
     if opened:
         return min(opened, key=lambda i: int(i["number"]))
@@ -114,8 +119,7 @@ async def upsert_dashboard(api: RepoAPI, body: str | Callable[[dict[str, Any] | 
         created = await api.create_issue(DASHBOARD_TITLE, text, [DASHBOARD_LABEL])
         # As for comments (`_duplicates`); an issue cannot be deleted, so each younger copy is
         # closed as a duplicate, pointing at the oldest (with no marker: never found again).
-        listed = await api.issues(label=DASHBOARD_LABEL, creator=login, state="all")  # (as `find_dashboard` lists)
-        opened = [i for i in listed if is_ours(i, login) and not i.get("pull_request") and i.get("state") != "closed"]
+        opened = [i for i in await _our_dashboards(api, login) if i.get("state") != "closed"]
         oldest, younger = _duplicates(created, opened, "number", text)
         for duplicate in younger:
             await api.update_issue(duplicate, state="closed", state_reason="not_planned",

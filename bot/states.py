@@ -16,6 +16,7 @@ import base64
 import json
 import zlib
 from dataclasses import dataclass, field, fields
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from .edit import patch_id as compute_patch_id
@@ -221,6 +222,11 @@ class ReplyState:
     sha: str | None = None
     pull: int | None = None  # approve: the pull request opened
     patch_id: str | None = None
+
+    @property
+    def written(self) -> datetime:
+        """When the command was written (`at`)."""
+        return datetime.fromisoformat(self.at.replace("Z", "+00:00"))
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"v": VERSION}

@@ -10,7 +10,7 @@ import asyncio
 from bot.api import RepoAPI
 from bot.commands import Command
 from bot.context import Context, PullRead
-from bot.publish import ISSUES_OFF
+from bot.publish import ISSUES_OFF, Written
 from bot.replies import CONFUSED, THUMBS_UP, Outcome, Refusal
 from bot.report import md_escape
 from bot.repo import run_order
@@ -38,8 +38,8 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
         if reported.dashboard is None:
             return Outcome(f"Nothing refreshed: foldbot could not analyse {ran}: {md_escape(reported.reason)}",
                            CONFUSED)  # (Issues are off: no dashboard issue says it)
-        board = f"[dashboard issue #{reported.dashboard.number}]({reported.dashboard.url})"
-        return Outcome(f"Nothing refreshed: foldbot could not analyse {ran}; the {board} says what to fix.", CONFUSED)
+        return Outcome(f"Nothing refreshed: foldbot could not analyse {ran}; the {_link(reported.dashboard)} says "
+                       "what to fix.", CONFUSED)
     if reported is None:  # the lane file left the default branch (or the config's lanes) meanwhile
         return Outcome(f"Nothing refreshed: the workflow of {ran} is no longer a lane on `{pull.default_branch}`.",
                        CONFUSED)
@@ -47,7 +47,7 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
         if pull.number in reported.comments:
             return Outcome(f"Report refreshed from {ran}.", THUMBS_UP)
         return Outcome(f"Nothing refreshed: {NO_COMMENTS} {ISSUES_OFF}.", CONFUSED)
-    dashboard = f"[dashboard issue #{reported.dashboard.number}]({reported.dashboard.url})"
+    dashboard = _link(reported.dashboard)
     if pull.number in reported.comments:
         stays = "" if reported.latest else \
             f" The {dashboard} stays on the lane's latest completed run, newer than this one."
@@ -55,3 +55,7 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     where = (f"Report refreshed from {ran} on the {dashboard}" if reported.latest else
              f"Nothing refreshed: {ran} is older than the lane's latest completed run, which the {dashboard} reports")
     return Outcome(f"{where}. {NO_COMMENTS}", THUMBS_UP)
+
+
+def _link(dashboard: Written) -> str:
+    return f"[dashboard issue #{dashboard.number}]({dashboard.url})"

@@ -96,9 +96,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         history(api, run, DEFAULT_HISTORY, ctx.state.cache), pull_requests_of_run(api, run),
     )
     if isinstance(config_read, ConfigError):
-        written = await write_error(api, str(config_read), login)
-        ctx.log.warning("%s: %s%s", repo, config_read, "" if written else f" ({ISSUES_OFF})")
-        return Unanalysed(str(config_read), written)
+        return await unanalysed(api, ctx, login, str(config_read))
     config = config_read
     latest_run = all(run_order(b["workflow_run"]) <= run_order(run) for b in bundles)  # (the dashboard only moves on)
     if not config.is_lane(path):
@@ -113,9 +111,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         asyncio.gather(*(api.pull_files(n) for n, policy in policies.items() if policy == "if-ci")),
     )
     if isinstance(lanes, WorkflowError):  # a lane file that is not text
-        written = await write_error(api, str(lanes), login)
-        ctx.log.warning("%s: %s%s", repo, lanes, "" if written else f" ({ISSUES_OFF})")
-        return Unanalysed(str(lanes), written)
+        return await unanalysed(api, ctx, login, str(lanes))
     touched = dict(zip((n for n, policy in policies.items() if policy == "if-ci"), changed))
     if path not in lanes.files:
         ctx.log.info("%s: %s is not on the default branch (yet); nothing to patch", repo, path)
@@ -125,9 +121,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         analysis = await analyze_with_logs(api, ctx, lanes.files, bundles, config)
         checks = await asyncio.to_thread(check_patch, analysis.patch, analysis.edits, lanes.files) if analysis.patch else None
     except USER_ERRORS as exc:
-        written = await write_error(api, str(exc), login)
-        ctx.log.warning("%s: cannot analyse %s: %s%s", repo, path, exc, "" if written else f" ({ISSUES_OFF})")
-        return Unanalysed(str(exc), written)
+        return await unanalysed(api, ctx, login, str(exc), f"cannot analyse {path}: ")
     state = ReportState(workflow=path, base_sha=head, head_sha=str(run["head_sha"]),
                         runs=tuple(int(b["workflow_run"]["id"]) for b in bundles), blobs=lanes.blobs,
                         patch_id=analysis.patch_id, patch=analysis.patch, summary=pull_summary(analysis),
@@ -217,6 +211,13 @@ async def _config(api: RepoAPI, head: str, ctx: Context) -> RepoConfig | ConfigE
         return await read_config(api, head, ctx.state.cache)
     except ConfigError as exc:
         return exc
+
+
+async def unanalysed(api: RepoAPI, ctx: Context, login: str, reason: str, what: str = "") -> Unanalysed:
+    """A run that cannot be analysed: the dashboard says why (`write_error`), and the log."""
+    written = await write_error(api, reason, login)
+    ctx.log.warning("%s: %s%s%s", api.repo, what, reason, "" if written else f" ({ISSUES_OFF})")
+    return Unanalysed(reason, written)
 
 
 async def write_error(api: RepoAPI, message: str, login: str) -> Written | None:
