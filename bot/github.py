@@ -69,6 +69,7 @@ class GitHubError(Exception):
 LOCKED = "issue is locked"  # "Unable to create comment because issue is locked."
 ARCHIVED = "archived so is read-only"  # "Repository was archived so is read-only."
 SUSPENDED = "installation has been suspended"  # "This installation has been suspended"
+NOT_ACCESSIBLE = "resource not accessible by integration"  # a permission not granted, or a repository not installed
 _TOKEN_PATH = re.compile(r"/app/installations/(\d+)/access_tokens\Z")
 
 
@@ -109,19 +110,28 @@ def permanent(exc: GitHubError) -> Permanent | None:
 
 
 async def unreachable(gh: "GitHub", repo: str | None, exc: GitHubError) -> Permanent | None:
-    """`permanent(exc)`; else, for a 404 of a call in `repo`, whether the repository itself is
-    out of reach: `GET /repos/{repo}` answers 404 (a private one taken out of the installation,
-    or one deleted). (A public one taken out is still read as anyone reads it; its writes are
-    refused 403 "Resource not accessible by integration", as for a permission not granted:
-    that stays a failure, which the operator sees.)"""
+    """`permanent(exc)`; else, for a call in `repo`, whether the repository itself is out of
+    reach: for a 404, `GET /repos/{repo}` answers 404 too (a private one taken out of the
+    installation, or one deleted); for a 403 "Resource not accessible by integration" (a
+    public one taken out is still read as anyone reads it, but each write is refused so),
+    GitHub says the App's installation for the repository (`GET /repos/{repo}/installation`,
+    with the App's JWT) is not this one, or none. The same 403 for a permission the owner has
+    not granted stays a failure, which the operator sees."""
     found = permanent(exc)
     if found is not None and found.kind == "uninstalled" and gh.installation_id is not None:
         # a token refused 404 says it once; GitHub's record of the installation says it for good (not a
         # moment of its own lag, nor a wrong GITHUB_API_URL, which 404s every installation alike)
         return found if await gh.pool.installation(gh.installation_id) is None else None
-    if found is not None or repo is None or exc.status != 404 or \
-            not exc.path.lower().startswith(f"/repos/{repo.lower()}/"):
+    if found is not None or repo is None or not exc.path.lower().startswith(f"/repos/{repo.lower()}/"):
         return found
+    if exc.status == 403 and NOT_ACCESSIBLE in exc.message.lower() and gh.installation_id is not None:
+        installed = await gh.pool.repository_installation(repo)
+        if installed is None or installed.get("id") != gh.installation_id:
+            return Permanent("unreachable", f"the repository {repo} is not in the App's installation any more "
+                                            "(taken out of it)")
+        return None
+    if exc.status != 404:
+        return None
     try:
         await gh.get(f"/repos/{repo}")
     except GitHubError as again:
@@ -446,6 +456,17 @@ class GitHubPool:
         """The App's installation (`GET /app/installations/{id}` with the App's JWT); None: GitHub
         has none of that id (404)."""
         url = f"/app/installations/{int(installation_id)}"
+        try:
+            return await self._api("app").getitem(url, jwt=self.credentials.jwt())  # type: ignore[no-any-return]
+        except HTTPException as exc:
+            if int(exc.status_code) == 404:
+                return None
+            raise GitHubError(int(exc.status_code), str(exc), "GET", url) from None
+
+    async def repository_installation(self, repo: str) -> dict[str, Any] | None:
+        """The App's installation that holds `repo` (`GET /repos/{repo}/installation` with the
+        App's JWT); None: none does (404)."""
+        url = f"/repos/{repo}/installation"
         try:
             return await self._api("app").getitem(url, jwt=self.credentials.jwt())  # type: ignore[no-any-return]
         except HTTPException as exc:

@@ -136,16 +136,18 @@ async def test_a_run_of_an_archived_repository_is_done_with_one_warning(
         await runner.cleanup()
 
 
-@pytest.mark.parametrize("how", ["uninstalled", "suspended", "removed"])
+@pytest.mark.parametrize("how", ["uninstalled", "suspended", "removed", "removed-public"])
 async def test_queued_deliveries_of_an_installation_gone_are_done_with_a_line_each(
         how: str, fake_github: FakeGitHub, tmp_path: Path, quick_retries: None,
         caplog: pytest.LogCaptureFixture) -> None:
     """The owner uninstalls the App (its token request answers 404, its tokens 401), suspends
-    the installation (403 "This installation has been suspended"), or takes the (private)
-    repository out of it (404) while deliveries wait: each is done after one try."""
+    the installation (403 "This installation has been suspended"), or takes the repository out
+    of it while deliveries wait: a private one is 404 to the App, a public one is still read
+    as anyone reads it but each write answers 403 "Resource not accessible by integration"
+    (and `GET /repos/{repo}/installation` 404). Each delivery is done after one try."""
     caplog.set_level("INFO")
     world = sglang_world(fake_github)
-    world.repo.private = True
+    world.repo.private = how != "removed-public"
     bot, runner = await start_bot(fake_github, data_dir=tmp_path)
     try:
         assert (await bot.deliver("workflow_run", world.payload(world.runs[-2]["id"]), delivery="before"))[0] == 202
@@ -153,7 +155,8 @@ async def test_queued_deliveries_of_an_installation_gone_are_done_with_a_line_ea
         caplog.clear()
         {"uninstalled": lambda: fake_github.uninstall(INSTALLATION),
          "suspended": lambda: fake_github.suspend(INSTALLATION),
-         "removed": lambda: fake_github.remove_from_installation(INSTALLATION, world.repo)}[how]()
+         "removed": lambda: fake_github.remove_from_installation(INSTALLATION, world.repo),
+         "removed-public": lambda: fake_github.remove_from_installation(INSTALLATION, world.repo)}[how]()
         asks = fake_github.count("POST", rf"/app/installations/{INSTALLATION}/access_tokens$")
         for delivery in ("a", "b"):
             assert (await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]), delivery=delivery))[0] == 202
@@ -163,9 +166,12 @@ async def test_queued_deliveries_of_an_installation_gone_are_done_with_a_line_ea
                "suspended": "the App's installation is suspended (its owner can unsuspend it in the installation's "
                             "settings)",
                "removed": "the repository sgl-project/sglang is out of the App's reach (taken out of the "
-                          "installation, or deleted)"}[how]
+                          "installation, or deleted)",
+               "removed-public": "the repository sgl-project/sglang is not in the App's installation any more "
+                                 "(taken out of it)"}[how]
         said = [(r.levelname, r.getMessage().split("; GitHub refuses")[0]) for r in caplog.records
-                if r.levelno >= logging.INFO and r.getMessage().startswith("delivery ")]
+                if r.levelno >= logging.INFO and r.getMessage().startswith("delivery ")
+                and "(workflow_run)" in r.getMessage()]
         level = "WARNING" if how == "suspended" else "INFO"
         assert said == [(level, f"delivery {d} (workflow_run): sgl-project/sglang: {why}") for d in ("a", "b")]
         assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and
@@ -192,6 +198,26 @@ async def test_a_token_refused_404_while_the_installation_exists_is_run_again(
         await until(lambda: bot.state.journal.state("a") == "done" and bool(dashboards(fake_github, world)))
         assert fake_github.count("GET", rf"/app/installations/{INSTALLATION}$") == 1
         assert not [r for r in caplog.records if "is gone" in r.getMessage()]
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
+async def test_a_write_refused_for_a_permission_not_granted_stays_a_failure(
+        fake_github: FakeGitHub, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """403 "Resource not accessible by integration" also answers a write the owner has not
+    granted (here Issues: read): GitHub still has the repository in the App's installation, so
+    the delivery fails (the operator sees it, and it runs again once the permission is granted)."""
+    world = sglang_world(fake_github)
+    fake_github.installations[INSTALLATION].permissions["issues"] = "read"
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    try:
+        assert (await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]), delivery="a"))[0] == 202
+        await until(lambda: bot.state.journal.state("a") == "failed")
+        assert fake_github.count("GET", r"/repos/sgl-project/sglang/installation$") == 1
+        assert [m for m in lines(caplog, logging.ERROR) if m.startswith("delivery a")] == [
+            "delivery a (workflow_run): GitHub call failed: POST /repos/sgl-project/sglang/issues: 403 Resource not "
+            "accessible by integration"]
     finally:
         await bot.session.close()
         await runner.cleanup()
