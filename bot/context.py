@@ -8,7 +8,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
 
 import cachetools
 
@@ -17,6 +17,9 @@ from .dispatch import LaneInfo
 from .github import GitHubPool
 from .metrics import Metrics
 from .states import ReplyState
+
+if TYPE_CHECKING:
+    from .reconcile import Missed
 
 
 @dataclass
@@ -55,6 +58,9 @@ class Context:
     delivery_id: str
     state: Store
     log: logging.LoggerAdapter  # carries the delivery id
+    #: Journal and queue a missed lane run as its `workflow_run` delivery (`bot.reconcile.Missed`);
+    #: False when the journal has it already. None where no journal is (the CLI).
+    queue: "Callable[[Missed], Awaitable[bool]] | None" = None
 
 
 @dataclass(frozen=True)

@@ -167,6 +167,22 @@ FIELDS: dict[str, tuple[tuple[str, Check, bool], ...]] = {
         ("repository", is_object, True),
         ("repository.full_name", is_full_name, True),
     ),
+    "installation": (  # (its `installation.id`: INSTALLATION, as every event's)
+        ("action", is_text, True),
+        ("installation.account", is_object, False),
+        ("installation.account.login", is_str, False),
+    ),
+    "installation_repositories": (
+        ("action", is_text, True),
+        ("installation.account", is_object, False),
+        ("installation.account.login", is_str, False),
+        ("repositories_added", is_list, False),
+        ("repositories_added.*", is_object, True),
+        ("repositories_added.*.full_name", is_full_name, True),
+        ("repositories_removed", is_list, False),
+        ("repositories_removed.*", is_object, True),
+        ("repositories_removed.*.full_name", is_full_name, True),
+    ),
 }
 #: Every event's `installation`: an App acts per installation.
 INSTALLATION: tuple[tuple[str, Check, bool], ...] = (("installation", is_object, False), ("installation.id", is_id, False))

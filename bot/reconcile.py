@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Collection
 
 import aiohttp
 
@@ -34,6 +34,19 @@ class Missed:
     installation_id: int
     run: dict[str, Any]
     default_branch: str
+
+    @property
+    def delivery_id(self) -> str:
+        """The id it is journaled under: the same in every round and every replica, so one
+        missed run is reported once."""
+        return f"reconcile-{self.run['id']}-{self.run.get('run_attempt') or 1}"
+
+    def payload(self) -> dict[str, Any]:
+        """The `workflow_run` completed delivery GitHub would have sent for it."""
+        return {"action": "completed", "workflow_run": self.run,
+                "workflow": {"id": self.run.get("workflow_id"), "path": self.run.get("path")},
+                "repository": {"full_name": self.repo, "default_branch": self.default_branch},
+                "installation": {"id": self.installation_id}}
 
 
 class NoDashboard(Exception):
@@ -57,31 +70,42 @@ def missed(run: dict[str, Any], lane: str, dashboard: dict[str, Any] | None) -> 
 
 
 async def find_missed(pool: GitHubPool, login: str, *, log: Callable[[str], None] = lambda _: None) -> list[Missed]:
-    """Every missed lane run of every installed repository (a repository that cannot be
-    read is logged and skipped: the next round tries again)."""
+    """Every missed lane run of every installed repository (an installation or a repository
+    that cannot be read is logged and skipped: the next round tries again)."""
     out: list[Missed] = []
     for installation in await pool.installations():
-        installation_id = int(installation["id"])
         try:
-            repositories = await pool.installation_repositories(installation_id)
+            out += await missed_in_installation(pool, int(installation["id"]), login, log=log)
         except GitHubError as exc:  # suspended, or its token refused: the others are still read
-            log(f"installation {installation_id}: not reconciled: {exc}")
+            log(f"installation {installation['id']}: not reconciled: {exc}")
+    return out
+
+
+async def missed_in_installation(pool: GitHubPool, installation_id: int, login: str, *,
+                                 only: Collection[str] | None = None,
+                                 log: Callable[[str], None] = lambda _: None) -> list[Missed]:
+    """The missed lane runs of an installation's repositories (`only`: of those named, in any
+    case). GitHubError: its repositories cannot be listed."""
+    repositories = await pool.installation_repositories(installation_id)
+    if only is not None:
+        wanted = {name.lower() for name in only}
+        repositories = [r for r in repositories if str(r["full_name"]).lower() in wanted]
+    archived = [str(r["full_name"]) for r in repositories if r.get("archived")]
+    if archived:  # read-only: a report could not be written (each try would fail the same way)
+        log(f"installation {installation_id}: not reconciled, archived (read-only): {', '.join(archived)}")
+    out: list[Missed] = []
+    for repository in repositories:
+        if repository.get("archived"):
             continue
-        archived = [str(r["full_name"]) for r in repositories if r.get("archived")]
-        if archived:  # read-only: a report could not be written (each try would fail the same way)
-            log(f"installation {installation_id}: not reconciled, archived (read-only): {', '.join(archived)}")
-        for repository in repositories:
-            if repository.get("archived"):
-                continue
-            api = RepoAPI(pool.for_installation(installation_id), str(repository["full_name"]))
-            try:
-                out += await _missed_in(api, installation_id, str(repository["default_branch"]), login)
-            except (GitHubError, ConfigError, WorkflowError, NoDashboard) as exc:  # (the dashboard says what to fix)
-                log(f"{api.repo}: not reconciled: {exc}")
-            except (aiohttp.ClientError, asyncio.TimeoutError):  # GitHub unreachable: the round ends, said once
-                raise
-            except Exception as exc:  # a bug: this repository's, not the other repositories' round
-                logger.exception("%s: not reconciled: %r", api.repo, exc)
+        api = RepoAPI(pool.for_installation(installation_id), str(repository["full_name"]))
+        try:
+            out += await _missed_in(api, installation_id, str(repository["default_branch"]), login)
+        except (GitHubError, ConfigError, WorkflowError, NoDashboard) as exc:  # (the dashboard says what to fix)
+            log(f"{api.repo}: not reconciled: {exc}")
+        except (aiohttp.ClientError, asyncio.TimeoutError):  # GitHub unreachable: the round ends, said once
+            raise
+        except Exception as exc:  # a bug: this repository's, not the other repositories' round
+            logger.exception("%s: not reconciled: %r", api.repo, exc)
     return out
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import hmac
 import json
@@ -460,7 +461,8 @@ async def _process(state: AppState, item: Delivery) -> None:
     adapter = DeliveryLog(log, {"delivery": delivery_id})
     assert state.pool is not None
     gh = state.pool.for_installation(item.installation_id)
-    context = Context(state.pool, state.metrics, delivery_id, state.store, adapter)
+    context = Context(state.pool, state.metrics, delivery_id, state.store, adapter, queue=functools.partial(
+        _queue_missed, state))
     started = time.monotonic()
     outcome = "ok"
     state.running.add(delivery_id)
@@ -827,9 +829,7 @@ async def reconcile_loop(state: AppState) -> None:
                     await asyncio.to_thread(state.journal.lead, "reconcile", settings.reconcile_minutes * 60 * 0.9):
                 async with holding_lead(state, "reconcile"):
                     found = await find_missed(state.pool, await state.pool.bot_login(), log=log.warning)
-                taken = [item for item in found if await accept_synthetic(
-                    state, "workflow_run", reconcile_delivery(item), item.installation_id,
-                    f"reconcile-{item.run['id']}-{item.run.get('run_attempt') or 1}")]
+                taken = [item for item in found if await _queue_missed(state, item)]
                 if taken:  # (not those reconciled already, whose report did not count them: not a lane any more, ...)
                     log.warning("reconcile: %d lane runs are not among the runs the dashboard says were reported "
                                 "(their delivery never came, or two replicas wrote the dashboard at once); they are "
@@ -841,11 +841,8 @@ async def reconcile_loop(state: AppState) -> None:
         await asyncio.sleep(settings.reconcile_minutes * 60)
 
 
-def reconcile_delivery(item: Missed) -> dict[str, Any]:
-    """The `workflow_run` completed delivery GitHub would have sent for a missed run."""
-    return {"action": "completed", "workflow_run": item.run, "workflow": {"id": item.run.get("workflow_id"),
-            "path": item.run.get("path")}, "repository": {"full_name": item.repo, "default_branch": item.default_branch},
-            "installation": {"id": item.installation_id}}
+async def _queue_missed(state: AppState, item: Missed) -> bool:
+    return await accept_synthetic(state, "workflow_run", item.payload(), item.installation_id, item.delivery_id)
 
 
 async def accept_synthetic(state: AppState, event: str, data: dict[str, Any], installation_id: int,

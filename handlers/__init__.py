@@ -2,8 +2,8 @@
 
 from gidgethub import routing
 
-from . import issue_comment, pull_request, workflow_run
+from . import installation, issue_comment, pull_request, workflow_run
 
-router = routing.Router(workflow_run.router, pull_request.router, issue_comment.router)
+router = routing.Router(workflow_run.router, pull_request.router, issue_comment.router, installation.router)
 
 __all__ = ["router"]

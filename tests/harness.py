@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -174,6 +174,28 @@ def comment_payload(world: World, number: int, body: str, login: str, *, user_ty
     payload["repository"] = {**payload["repository"], "full_name": world.repo.full_name}
     payload["installation"] = {"id": INSTALLATION, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ=="}
     return payload
+
+
+def installation_payload(fake: FakeGitHub, action: str, installation_id: int = INSTALLATION, *,
+                         added: Sequence[Repo] = (), removed: Sequence[Repo] = ()) -> tuple[str, dict[str, Any]]:
+    """The event and payload GitHub sends the App when its installation changes: `installation`
+    (created, deleted, suspend, unsuspend, new_permissions_accepted), or with `added` / `removed`
+    repositories `installation_repositories` (added, removed). As the official schemas have them
+    (`installation.created.schema.json`): the installation as `GET /app/installations/{id}`
+    answers, the repositories in short form."""
+    installation = fake.installations[installation_id]
+
+    def short(repo: Repo) -> dict[str, Any]:
+        return {"id": repo.id, "node_id": f"R_{repo.id}", "name": repo.name, "full_name": repo.full_name,
+                "private": repo.private}
+    payload: dict[str, Any] = {"action": action, "installation": fake.render.installation(installation),
+                               "requester": None, "sender": fake.render.user(installation.account)}
+    if not added and not removed:
+        payload["repositories"] = [short(r) for r in fake.repos.values() if r.id in installation.repo_ids]
+        return "installation", payload
+    payload.update(repository_selection=installation.repository_selection,
+                   repositories_added=[short(r) for r in added], repositories_removed=[short(r) for r in removed])
+    return "installation_repositories", payload
 
 
 def pr_with_lane_run(world: World, *, number: int = 50001, fork: bool = False, gate: str = "success") -> tuple[int, str]:

@@ -93,7 +93,7 @@ def test_the_two_paths_agree_on_surprising_values(bases: dict[str, dict[str, Any
     def agree(changes: list[tuple[str, Any]], ascii_only: bool, need: bool) -> None:
         data = copy.deepcopy(bases[event])
         for path, value in changes:
-            _put(data, path, value)
+            _put(data, path, copy.deepcopy(value))  # (a later change may put a field into it)
         body = json.dumps(data, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
         assert payload._fast(event, body, need) == _slow(event, body, need)
 
@@ -106,7 +106,7 @@ def test_the_two_paths_agree_on_every_edge_in_every_field(bases: dict[str, dict[
     for path in _paths(event):
         for value in [*EDGES, ...]:
             data = copy.deepcopy(bases[event])
-            _put(data, path, value)
+            _put(data, path, copy.deepcopy(value))
             for ascii_only in (True, False):
                 body = json.dumps(data, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
                 for need in (False, True):

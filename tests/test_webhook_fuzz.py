@@ -19,7 +19,8 @@ from hypothesis_jsonschema import from_schema
 
 import tests.hypothesis_compat  # noqa: F401  (before any from_schema draw)
 from tests.fakegithub import FakeGitHub
-from tests.harness import EXAMPLES, INSTALLATION, SECRET, comment_payload, sglang_world, sign, start_bot
+from tests.harness import (EXAMPLES, INSTALLATION, SECRET, comment_payload, installation_payload, sglang_world, sign,
+                           start_bot)
 from tests.paths import FIXTURES
 
 SCHEMAS = FIXTURES / "github" / "webhooks" / "official-schemas"
@@ -39,6 +40,7 @@ READ = {
         "repository.full_name", "installation.id")),
     "pull_request": ("pull_request.synchronize", (
         "number", "before", "pull_request.head.sha", "repository.full_name", "installation.id")),
+    "installation": ("installation.created", ("installation.id", "repositories")),
 }
 
 
@@ -101,13 +103,17 @@ def _bases() -> dict[str, dict[str, Any]]:
     run["installation"] = {"id": INSTALLATION, "node_id": "x"}
     run["repository"]["full_name"] = world.repo.full_name
     return {"workflow_run": run,
-            "issue_comment": comment_payload(world, pr, "/fold help", "octocat"), "pull_request": synchronize}
+            "issue_comment": comment_payload(world, pr, "/fold help", "octocat"), "pull_request": synchronize,
+            "installation": installation_payload(fake, "created")[1],
+            # (no official schema for it among the fixtures: the payload check is held to it all the same)
+            "installation_repositories": installation_payload(fake, "added", added=[world.repo],
+                                                              removed=[world.repo])[1]}
 
 
 def test_fuzzed_deliveries_never_500_nor_log_a_traceback(schemas: Any, caplog: pytest.LogCaptureFixture) -> None:
     bases = _bases()
-    for event, base in bases.items():
-        assert [e.message for e in schemas[event][0].iter_errors(base)] == [], event  # the starting points are valid
+    for event in READ:
+        assert [e.message for e in schemas[event][0].iter_errors(bases[event])] == [], event  # valid starting points
     loop = asyncio.new_event_loop()
     numbers = itertools.count()
     statuses: dict[str, set[int]] = {"raw": set(), "signed": set(), "schema": set()}
@@ -129,7 +135,8 @@ def test_fuzzed_deliveries_never_500_nor_log_a_traceback(schemas: Any, caplog: p
         return loop.run_until_complete(go())
 
     header_text = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=60)
-    events = st.sampled_from(["workflow_run", "issue_comment", "pull_request", "ping", "push", ""]) | header_text
+    events = st.sampled_from(["workflow_run", "issue_comment", "pull_request", "installation", "installation_repositories",
+                              "ping", "push", ""]) | header_text
 
     @FUZZ
     @given(body=st.binary(max_size=2048), event=events, delivery=header_text,

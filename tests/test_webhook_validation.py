@@ -203,7 +203,8 @@ async def test_an_unknown_installation_is_said_gone_without_a_traceback(
 def test_the_server_reads_only_known_events() -> None:
     from bot.payload import FIELDS
     from bot.server import REQUIRED, event_label
-    assert set(REQUIRED) == set(FIELDS) == {"workflow_run", "pull_request", "issue_comment"}
+    assert set(REQUIRED) == set(FIELDS) == {"workflow_run", "pull_request", "issue_comment", "installation",
+                                            "installation_repositories"}
     assert [event_label(e) for e in ("workflow_run", "ping", "push", None, "x" * 500)] == [
         "workflow_run", "ping", "other", "other", "other"]
     assert json.loads(json.dumps(FIELDS, default=str))  # plain data

@@ -1,0 +1,80 @@
+"""The App's own events, `installation` and `installation_repositories`: GitHub sends them
+to every App, unasked.
+
+When an installation begins (created), comes back (unsuspended) or gains permissions
+(new permissions accepted), and when it takes in repositories (added), the latest
+completed run of each lane there that no dashboard names is journaled and reported
+now, as reconciling would at its next round (`bot.reconcile`, the same delivery ids, so
+a run is reported once): a repository gets its dashboard when foldbot is installed, not
+at its next lane run. When an installation ends (deleted, suspended) or lets
+repositories go (removed), one line says so; its deliveries still queued end after one
+try each (`bot.github.unreachable`)."""
+
+from __future__ import annotations
+
+from typing import Any, Collection
+
+from gidgethub import routing, sansio
+
+from bot.context import Context
+from bot.github import GitHub
+from bot.reconcile import missed_in_installation
+
+router = routing.Router()
+
+
+def _who(data: dict[str, Any]) -> str:
+    installation = data.get("installation") or {}
+    login = (installation.get("account") or {}).get("login")
+    return f"installation {installation.get('id')}" + (f" ({login})" if login else "")
+
+
+@router.register("installation", action="created")
+@router.register("installation", action="unsuspend")
+@router.register("installation", action="new_permissions_accepted")
+async def on_begun(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
+    await catch_up(event.data, ctx, None, event.data["action"].replace("_", " "))
+
+
+@router.register("installation_repositories", action="added")
+async def on_added(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
+    names = [str(r["full_name"]) for r in event.data.get("repositories_added") or []]
+    if names:
+        await catch_up(event.data, ctx, names, f"took in {', '.join(names)}")
+
+
+@router.register("installation", action="deleted")
+@router.register("installation", action="suspend")
+async def on_ended(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
+    ctx.log.info("%s %s: its deliveries still queued end after one try each", _who(event.data),
+                 "deleted (the App was uninstalled)" if event.data["action"] == "deleted" else "suspended")
+
+
+@router.register("installation_repositories", action="removed")
+async def on_removed(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
+    names = [str(r["full_name"]) for r in event.data.get("repositories_removed") or []]
+    ctx.log.info("%s let go of %s: their deliveries still queued end after one try each", _who(event.data),
+                 ", ".join(names) or "no repository")
+
+
+async def catch_up(data: dict[str, Any], ctx: Context, only: Collection[str] | None, what: str) -> None:
+    """Journal and queue the missed lane runs of the installation's repositories (`only`: of
+    those). A repository that cannot be read is named in the log (the next reconcile round
+    tries it again); the installation's repositories that cannot be listed fail the delivery."""
+    if ctx.queue is None:
+        raise RuntimeError("no journal to queue the missed lane runs in")
+    installation_id = (data.get("installation") or {}).get("id")
+    if installation_id is None:  # (an App's events have it; one signed with the secret of a GITHUB_TOKEN foldbot)
+        ctx.log.warning("an `installation` event without an installation id: nothing to catch up")
+        return
+    problems: list[str] = []
+    found = await missed_in_installation(ctx.pool, installation_id, await ctx.pool.bot_login(), only=only,
+                                         log=problems.append)
+    for problem in problems:
+        ctx.log.warning("%s: %s", _who(data), problem)
+    queued = [item for item in found if await ctx.queue(item)]
+    if queued:
+        ctx.log.info("%s %s: %d lane runs no dashboard names are reported now: %s", _who(data), what, len(queued),
+                     ", ".join(f"{item.repo} run {item.run['id']}" for item in queued))
+    else:
+        ctx.log.info("%s %s: no lane run to report", _who(data), what)

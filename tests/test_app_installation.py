@@ -1,0 +1,139 @@
+"""The App's own events (`installation`, `installation_repositories`), as GitHub sends them to
+every App unasked: a new installation, one unsuspended, or repositories added get their
+dashboards now from their lanes' latest completed runs (each journaled as reconciling would,
+so reported once); an installation deleted or suspended, or repositories removed, is one
+line and done."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+import jsonschema
+import pytest
+
+from bot.publish import DASHBOARD_LABEL, read_report
+from tests.fakegithub import FakeGitHub
+from tests.harness import INSTALLATION, Bot, installation_payload, sglang_world
+from tests.paths import FIXTURES, ROCM720
+from tests.test_app_workflow_run import bot_comments
+
+SCHEMAS = FIXTURES / "github" / "webhooks" / "official-schemas"
+
+
+def dashboards(world):  # noqa: ANN001, ANN201
+    return [i for i in world.repo.issues.values() if not i.is_pull and DASHBOARD_LABEL in i.labels]
+
+
+def said(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """What foldbot said of installations (each line after its `delivery <id>: `)."""
+    return [r.getMessage().split(": ", 1)[1] for r in caplog.records if r.name.startswith("foldbot")
+            and r.levelno >= logging.INFO and re.match(r"delivery \S+: installation ", r.getMessage())]
+
+
+@pytest.mark.parametrize("action", ["created", "deleted"])
+def test_the_payloads_are_those_of_githubs_official_schemas(fake_github: FakeGitHub, action: str) -> None:
+    sglang_world(fake_github, runs=1)
+    _, payload = installation_payload(fake_github, action)
+    root = json.loads((SCHEMAS / f"installation.{action}.schema.json").read_text())
+    assert [e.message for e in jsonschema.Draft202012Validator(root).iter_errors(payload)] == []
+
+
+@pytest.mark.parametrize("action", ["created", "unsuspend", "new_permissions_accepted"])
+async def test_an_installation_begun_gets_its_dashboard_and_pr_comment_now_once(
+        fake_github: FakeGitHub, bot: Bot, action: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO")
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    event, payload = installation_payload(fake_github, action)
+    assert (await bot.deliver(event, payload, delivery="installed"))[0] == 202
+    await bot.settle()
+    await bot.settle()  # (the run it queued)
+    (dashboard,) = dashboards(world)
+    assert read_report(dashboard.body).reported[ROCM720] == ((last["id"], 1),)
+    assert len(bot_comments(fake_github, world, last["pull_requests"][0]["number"])) == 1
+    journal = bot.state.journal
+    assert [journal.state(d) for d in ("installed", f"reconcile-{last['id']}-1")] == ["done", "done"]
+    what = action.replace("_", " ")
+    assert said(caplog) == [f"installation {INSTALLATION} (sgl-project) {what}: 1 lane runs no dashboard names are "
+                            f"reported now: sgl-project/sglang run {last['id']}"]
+    # the same event again (a redelivery under a new id): the dashboard names the run, nothing is queued
+    writes = len(fake_github.writes())
+    caplog.clear()
+    assert (await bot.deliver(event, payload, delivery="again"))[0] == 202
+    await bot.settle()
+    assert len(fake_github.writes()) == writes
+    assert said(caplog) == [f"installation {INSTALLATION} (sgl-project) {what}: no lane run to report"]
+
+
+async def test_repositories_added_are_caught_up_and_no_other(fake_github: FakeGitHub, bot: Bot,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO")
+    world = sglang_world(fake_github)
+    other = fake_github.add_repo("sgl-project", "other")
+    other.put_files("main", {"README.md": "no lanes here\n"}, message="first")
+    fake_github.installations[INSTALLATION].repo_ids.add(other.id)
+    event, payload = installation_payload(fake_github, "added", added=[other])
+    assert event == "installation_repositories"
+    assert (await bot.deliver(event, payload, delivery="added-other"))[0] == 202
+    await bot.settle()
+    assert bot.state.journal.state("added-other") == "done"
+    assert fake_github.count("GET", r"/repos/sgl-project/sglang/") == 0  # only the repository added is read
+    assert dashboards(world) == []
+    assert said(caplog) == [f"installation {INSTALLATION} (sgl-project) took in sgl-project/other: no lane run to "
+                            "report"]
+    caplog.clear()
+    event, payload = installation_payload(fake_github, "added", added=[world.repo])
+    assert (await bot.deliver(event, payload, delivery="added-sglang"))[0] == 202
+    await bot.settle()
+    await bot.settle()
+    (dashboard,) = dashboards(world)
+    assert read_report(dashboard.body).reported[ROCM720] == ((world.runs[-1]["id"], 1),)
+
+
+@pytest.mark.parametrize("action", ["deleted", "suspend", "removed"])
+async def test_an_installation_ended_or_a_repository_let_go_is_one_line_and_done(
+        fake_github: FakeGitHub, bot: Bot, action: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO")
+    world = sglang_world(fake_github)
+    event, payload = installation_payload(fake_github, action, removed=[world.repo] if action == "removed" else ())
+    calls = len(fake_github.requests)
+    assert (await bot.deliver(event, payload, delivery="ended"))[0] == 202
+    await bot.settle()
+    assert bot.state.journal.state("ended") == "done"
+    assert len(fake_github.requests) == calls  # nothing asked of GitHub
+    assert said(caplog) == [{
+        "deleted": f"installation {INSTALLATION} (sgl-project) deleted (the App was uninstalled): its deliveries still "
+                   "queued end after one try each",
+        "suspend": f"installation {INSTALLATION} (sgl-project) suspended: its deliveries still queued end after one "
+                   "try each",
+        "removed": f"installation {INSTALLATION} (sgl-project) let go of sgl-project/sglang: their deliveries still "
+                   "queued end after one try each"}[action]]
+
+
+async def test_an_installation_whose_repositories_cannot_be_listed_fails_and_runs_again(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    world = sglang_world(fake_github)
+    fake_github.fail_next(20, 502, path=r"^/installation/repositories")
+    event, payload = installation_payload(fake_github, "created")
+    assert (await bot.deliver(event, payload, delivery="installed"))[0] == 202
+    await bot.settle()
+    assert bot.state.journal.state("installed") == "failed"
+    assert dashboards(world) == []
+
+
+@pytest.mark.parametrize("field, value, named", [
+    ("installation", None, "installation.id"),
+    ("repositories_added", [{"full_name": 5}], "repositories_added[0].full_name"),
+    ("repositories_removed", "sglang", "repositories_removed"),
+])
+async def test_a_malformed_installation_payload_is_a_400_naming_the_field(
+        fake_github: FakeGitHub, bot: Bot, field: str, value: object, named: str) -> None:
+    world = sglang_world(fake_github, runs=1)
+    event, payload = installation_payload(fake_github, "added", added=[world.repo])
+    payload[field] = value
+    status, body = await bot.deliver(event, payload)
+    assert status == 400
+    assert f"`{named}`" in body["error"]
+    assert bot.state.journal.count("queued") == 0
