@@ -21,7 +21,8 @@ from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, su
 
 PARTITION_FLAGS = ("--total-partitions", "--auto-partition-size")
 #: Job-level keys that shape a step's environment; a suite folds only into a host that agrees on them.
-_ENVIRONMENT_KEYS = ("env", "defaults", "container", "services", "permissions", "environment", "continue-on-error", "working-directory")
+_ENVIRONMENT_KEYS = ("env", "defaults", "container", "services", "permissions", "environment", "continue-on-error",
+                     "working-directory", "concurrency")
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,17 @@ def shard_axis(job: JobDef) -> tuple[str, list[Any]] | None:
     return None
 
 
+def _strings(node: Any) -> list[str]:
+    """Every string in a YAML tree, keys too."""
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, dict):
+        return [text for key, value in node.items() for text in (*_strings(key), *_strings(value))]
+    if isinstance(node, list):
+        return [text for item in node for text in _strings(item)]
+    return []
+
+
 def _expression(job: JobDef) -> str:
     """Why a job whose matrix an expression gives is not edited."""
     return (f"{job.matrix_expression} comes from an expression, so how many jobs it runs is known only when a run "
@@ -262,6 +274,11 @@ class Planner:
             if job.matrix_expression:
                 self.findings.append(Finding(job.id, f"{_expression(job)}: it is not folded"))
                 continue
+            if reader := self._reads_its_needs(job):
+                self.findings.append(Finding(job.id, (
+                    f"{reader} reads `needs.{job.id}` (its outputs or result), which would be empty once the job is "
+                    "gone: it is not folded")))
+                continue
             if stats.share < self.config.fold_min_setup_share:
                 self.findings.append(Finding(job.id, f"setup is only {stats.share:.0%} of its time"))
                 continue
@@ -270,6 +287,21 @@ class Planner:
                 folds.append(fold)
                 used_hosts.add(fold.into)
         return folds
+
+    def _reads_its_needs(self, suite: JobDef) -> str | None:
+        """Who reads the suite's own `needs.<id>` (or a called workflow's `jobs.<id>`): another
+        job's `if:`, step or input, or the workflow's outputs (`on.workflow_call.outputs`).
+        After a fold it names no job, and reads as empty: a gate never opens, an output is
+        lost. (`needs.*.result` reads whatever jobs are needed: the host's result there.)"""
+        name = re.escape(suite.id)
+        pattern = re.compile(rf"(?i)\b(?:needs|jobs)\s*(?:\.\s*{name}(?![\w-])|\[\s*['\"]{name}['\"]\s*\])")
+        for job_id, raw in (self.workflow.data.get("jobs") or {}).items():
+            if job_id != suite.id and any(pattern.search(text) for text in _strings(raw)):
+                return f"`{job_id}`"
+        trigger = self.workflow.data.get("on", self.workflow.data.get(True))  # (YAML 1.1 reads a bare `on` as True)
+        if any(pattern.search(text) for text in _strings(trigger)):
+            return "the workflow's `on:`"
+        return None
 
     def _best_host(self, suite: JobDef, stats: JobStats, used_hosts: set[str]) -> Fold | None:
         reasons: list[str] = []

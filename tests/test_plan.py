@@ -120,6 +120,9 @@ SUITE_TEST = "        run: pytest unit\n"
     (HOST, HOST + "    continue-on-error: true\n", "different job-level `continue-on-error`"),
     (HOST, HOST + "    env:\n      HIP_VISIBLE_DEVICES: '0'\n", "different job-level `env`"),
     (HOST, HOST + "    container: rocm/sgl-dev:latest\n", "different job-level `container`"),
+    # flash-attention's shape: a suite queued in a concurrency group of its own (ROCm's shared MI300s)
+    ("  unit-amd-rocm700:\n", "  unit-amd-rocm700:\n    concurrency:\n      group: mi300-internal-${{ github.ref }}\n"
+     "      cancel-in-progress: false\n", "different job-level `concurrency`"),
     # in the host, a matrix value or a step the suite's step reads is not there: it reads as empty
     (SUITE_TEST, "        run: pytest unit -k ${{ matrix.gpu }}\n",
      "the suite's step `Run unit tests` reads `matrix.gpu`, which the host's matrix does not give it"),
@@ -147,6 +150,30 @@ def test_no_fold_where_the_suite_would_run_differently(before: str, after: str, 
     assert p.folds == ()
     finding = next(f for f in p.findings if f.job == "unit-amd-rocm700")
     assert finding.reason == f"short suite with no host to fold into (`big-amd-rocm700`: {reason})"
+
+
+@pytest.mark.parametrize("reader, where", [
+    ("  publish:\n    needs: [unit-amd-rocm700]\n    if: needs.unit-amd-rocm700.outputs.verdict == 'pass'\n"
+     "    runs-on: ubuntu-latest\n    steps:\n      - run: echo publish\n", "`publish`"),
+    ("  publish:\n    needs: [unit-amd-rocm700]\n    runs-on: ubuntu-latest\n    steps:\n"
+     "      - run: echo \"${{ needs['unit-amd-rocm700'].result }}\"\n", "`publish`"),
+])
+def test_a_suite_whose_needs_another_job_reads_is_not_folded(reader: str, where: str) -> None:
+    """flash-attention's shape: the suite's job gives `outputs:` a later job gates on. Folded,
+    `needs.<suite>` would name no job and read as empty: the later job never runs again."""
+    text = workflow().replace("  unit-amd-rocm700:\n    needs: [check]\n",
+                              "  unit-amd-rocm700:\n    needs: [check]\n    outputs:\n"
+                              "      verdict: ${{ steps.internal.outputs.verdict }}\n", 1) + reader
+    p = plan(text, runs(text))
+    assert p.folds == ()
+    assert [f.reason for f in p.findings if f.job == "unit-amd-rocm700"] == [
+        f"{where} reads `needs.unit-amd-rocm700` (its outputs or result), which would be empty once the job is gone: "
+        "it is not folded"]
+    # a job that reads another one's needs, or all of them (`needs.*.result`), does not stop the fold
+    for harmless in ("needs.unit-amd-rocm7000.result", "join(needs.*.result, ',')"):
+        other = workflow() + ("  publish:\n    needs: [unit-amd-rocm700]\n    runs-on: ubuntu-latest\n    steps:\n"
+                              f"      - run: echo \"${{{{ {harmless} }}}}\"\n")
+        assert [f.job for f in plan(other, runs(other)).folds] == ["unit-amd-rocm700"], harmless
 
 
 def test_a_matrix_an_expression_gives_is_never_folded_nor_resharded() -> None:
