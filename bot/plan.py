@@ -353,6 +353,12 @@ class Planner:
         for key_name in _ENVIRONMENT_KEYS:  # (one the host alone has changes the suite too: its `env`, its container,
             if suite_raw.get(key_name) != host_raw.get(key_name):  # a `continue-on-error` that hides the suite's failure)
                 return f"different job-level `{key_name}`"
+        strategy = host_raw.get("strategy")
+        fail_fast = strategy.get("fail-fast", True) if isinstance(strategy, dict) else True
+        if fail_fast is not False:
+            said = "may be fail-fast (`fail-fast` is an expression)" if isinstance(fail_fast, str) else \
+                "is fail-fast (GitHub's default without `fail-fast: false`)"
+            return f"its matrix {said}: a failed shard would cancel shard 0, and the suite's tests with it"
         host_setup = {s.identity() for s in host.steps if self.config.step_category(s) == "setup"}
         for step in suite.steps:
             if self.config.step_category(step) == "setup" and step.identity() not in host_setup:

@@ -54,6 +54,7 @@ jobs:
     runs-on: {runs_on}
     {timeout}
     strategy:
+      fail-fast: false
       matrix:
         part: [{', '.join(str(i) for i in range(count))}]
     steps:
@@ -120,6 +121,11 @@ SUITE_TEST = "        run: pytest unit\n"
     (HOST, HOST + "    continue-on-error: true\n", "different job-level `continue-on-error`"),
     (HOST, HOST + "    env:\n      HIP_VISIBLE_DEVICES: '0'\n", "different job-level `env`"),
     (HOST, HOST + "    container: rocm/sgl-dev:latest\n", "different job-level `container`"),
+    # a failed shard of a fail-fast matrix cancels the others: the suite's tests on shard 0 with them
+    ("      fail-fast: false\n", "", "its matrix is fail-fast (GitHub's default without `fail-fast: false`): a failed "
+     "shard would cancel shard 0, and the suite's tests with it"),
+    ("      fail-fast: false\n", "      fail-fast: ${{ inputs.fail_fast }}\n", "its matrix may be fail-fast "
+     "(`fail-fast` is an expression): a failed shard would cancel shard 0, and the suite's tests with it"),
     # flash-attention's shape: a suite queued in a concurrency group of its own (ROCm's shared MI300s)
     ("  unit-amd-rocm700:\n", "  unit-amd-rocm700:\n    concurrency:\n      group: mi300-internal-${{ github.ref }}\n"
      "      cancel-in-progress: false\n", "different job-level `concurrency`"),
@@ -355,8 +361,10 @@ def test_a_reshard_that_slows_the_lane_offers_the_count_that_keeps_its_wall_cloc
     from bot.analysis import analyze
     from bot.report import to_markdown
 
-    text = workflow(parts=8).replace("    strategy:\n      matrix:\n        part: [0, 1, 2, 3, 4, 5, 6, 7]",
-                                     "    strategy:\n      max-parallel: 4\n      matrix:\n        part: [0, 1, 2, 3, 4, 5, 6, 7]")
+    text = workflow(parts=8).replace("    strategy:\n      fail-fast: false\n      matrix:\n        part: [0, 1, 2, 3, 4, 5, 6, 7]",
+                                     "    strategy:\n      fail-fast: false\n      max-parallel: 4\n      matrix:\n"
+                                     "        part: [0, 1, 2, 3, 4, 5, 6, 7]")
+    assert "max-parallel" in text
     bundles = runs(text, shard_tests=[10] * 8, setup=5, suite_tests=40)
     reshard = plan(text, bundles).reshards[0]
     assert (reshard.from_count, reshard.to_count, reshard.neutral_count) == (8, 3, 4)
