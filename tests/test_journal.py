@@ -230,7 +230,7 @@ async def test_copies_of_one_delivery_arriving_at_once_run_once(fake_github: Fak
 
 async def test_a_full_queue_journals_and_answers_202_then_runs_everything(fake_github: FakeGitHub) -> None:
     world = sglang_world(fake_github, runs=5)
-    fake_github.set_latency(0.05, method="GET", path=r"/pulls/\d+/files$")
+    fake_github.set_latency(0.3, method="GET", path=r"/pulls/\d+/files$")
     bot, runner = await start_bot(fake_github, queue_size=1, workers=1)
     try:
         answers = [await bot.deliver("workflow_run", world.payload(run["id"]), delivery=f"full-{i}")
