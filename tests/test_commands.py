@@ -91,6 +91,15 @@ def test_quotes_never_trigger(text: str) -> None:
     assert parse_commands(body) == []
 
 
+def test_a_line_lazily_continuing_a_quote_is_the_commenters_own_command() -> None:
+    """GitHub shows a line right under a `>` quote (no blank line between) inside the quote: a
+    lazy continuation, in CommonMark. Yet it is the commenter's own line (GitHub's "Quote
+    reply" puts `>` before every line it quotes, and a blank line after), and they mean it:
+    it is run, not dropped without a word."""
+    assert [c.line for c in parse_commands("> can you run the MI35x lane?\n/dispatch rocm720")] == ["/dispatch rocm720"]
+    assert parse_commands("> can you run the MI35x lane?\n> /dispatch rocm720") == []
+
+
 @pytest.mark.parametrize("body,lines", [
     ("<!-- /dispatch rocm720 -->", []),
     ("<!--\n/dispatch rocm720\n-->\n/fold help", ["/fold help"]),
