@@ -17,7 +17,8 @@ from typing import Any, Callable
 from .config import RepoConfig, lane_name
 from .logs import ShardLog, ShardPredictor, merge_logs
 from .timing import JobStats, JobTiming, RunTiming, declared_amd, percentile, median
-from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, substitute_matrix, timeout_minutes
+from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, strings, substitute_matrix,
+                       timeout_minutes)
 
 PARTITION_FLAGS = ("--total-partitions", "--auto-partition-size")
 #: Job-level keys that shape a step's environment; a suite folds only into a host that agrees on them.
@@ -161,17 +162,6 @@ def shard_axis(job: JobDef) -> tuple[str, list[Any]] | None:
     return None
 
 
-def _strings(node: Any) -> list[str]:
-    """Every string in a YAML tree, keys too."""
-    if isinstance(node, str):
-        return [node]
-    if isinstance(node, dict):
-        return [text for key, value in node.items() for text in (*_strings(key), *_strings(value))]
-    if isinstance(node, list):
-        return [text for item in node for text in _strings(item)]
-    return []
-
-
 def _expression(job: JobDef) -> str:
     """Why a job whose matrix an expression gives is not edited."""
     return (f"{job.matrix_expression} comes from an expression, so how many jobs it runs is known only when a run "
@@ -296,10 +286,10 @@ class Planner:
         name = re.escape(suite.id)
         pattern = re.compile(rf"(?i)\b(?:needs|jobs)\s*(?:\.\s*{name}(?![\w-])|\[\s*['\"]{name}['\"]\s*\])")
         for job_id, raw in (self.workflow.data.get("jobs") or {}).items():
-            if job_id != suite.id and any(pattern.search(text) for text in _strings(raw)):
+            if job_id != suite.id and any(pattern.search(text) for text in strings(raw)):
                 return f"`{job_id}`"
         trigger = self.workflow.data.get("on", self.workflow.data.get(True))  # (YAML 1.1 reads a bare `on` as True)
-        if any(pattern.search(text) for text in _strings(trigger)):
+        if any(pattern.search(text) for text in strings(trigger)):
             return "the workflow's `on:`"
         return None
 

@@ -9,6 +9,7 @@ what a maintainer can apply, and that GitHub will accept the result.
 from __future__ import annotations
 
 import functools
+import re
 import shutil
 import subprocess
 import tempfile
@@ -20,7 +21,7 @@ import jsonschema
 from check_jsonschema.builtin_schemas import get_builtin_schema
 
 from .edit import FileEdit
-from .workflow import parse_workflow
+from .workflow import parse_workflow, strings
 
 SCHEMA_NAME = "vendor.github-workflows"
 
@@ -87,8 +88,34 @@ def check_patch(patch: str, edits: list[FileEdit], files: Mapping[str, str]) -> 
             new = set(schema_errors(edit.path, edit.after)) - set(schema_errors(edit.path, edit.before))
             if new:
                 raise PatchCheckError(f"{edit.path}: the patched file breaks the GitHub workflow schema: {sorted(new)[0]}")
+            unmet = needs_unmet(edit.path, edit.after) - needs_unmet(edit.path, edit.before)
+            if unmet:
+                raise PatchCheckError(f"{edit.path}: the patched file {sorted(unmet)[0]}, which reads as empty")
         lint = _actionlint(root, edits)
     return CheckReport(git_apply=True, schema=True, actionlint=lint)
+
+
+_NEEDS_REF = re.compile(r"(?i)\bneeds\s*(?:\.\s*([A-Za-z_][\w-]*)|\[\s*['\"]([A-Za-z_][\w-]*)['\"]\s*\])")
+
+
+@functools.lru_cache(maxsize=32)
+def needs_unmet(path: str, text: str) -> frozenset[str]:
+    """Each `needs.<id>` a job reads that is not among its `needs:` (what actionlint calls
+    "property is not defined in object type"; here without it): in words. GitHub gives such a
+    job nothing there; a removed job left behind in an `if:` is one."""
+    jobs = parse_workflow(text, path).data.get("jobs")
+    found: set[str] = set()
+    for job_id, raw in (jobs.items() if isinstance(jobs, dict) else ()):
+        if not isinstance(raw, dict):
+            continue
+        needs = raw.get("needs")
+        needed = {str(n).lower() for n in (needs if isinstance(needs, list) else [needs] if needs else [])}
+        for text_ in strings(raw):
+            for match in _NEEDS_REF.finditer(text_):
+                name = match.group(1) or match.group(2)
+                if name.lower() not in needed:
+                    found.add(f"has job `{job_id}` read `needs.{name}`, a job it does not need")
+    return frozenset(found)
 
 
 def _write_tree(root: Path, files: Mapping[str, str]) -> None:

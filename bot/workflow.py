@@ -170,23 +170,22 @@ class StepDef:
         return list(dict.fromkeys(found))
 
     def _expressions(self) -> list[str]:
-        texts: list[str] = []
-
-        def visit(value: Any) -> None:
-            if isinstance(value, dict):
-                for item in value.values():
-                    visit(item)
-            elif isinstance(value, list):
-                for item in value:
-                    visit(item)
-            elif isinstance(value, str):
-                texts.extend(re.findall(r"\$\{\{(.*?)\}\}", value, flags=re.S))
-
-        visit(self.raw)
+        texts = [text for value in strings(self.raw) for text in re.findall(r"\$\{\{(.*?)\}\}", value, flags=re.S)]
         condition = (self.raw or {}).get("if") if isinstance(self.raw, dict) else None
         if isinstance(condition, str) and "${{" not in condition:
             texts.append(condition)
         return texts
+
+
+def strings(node: Any) -> list[str]:
+    """Every string value in a YAML tree, in order (not the keys)."""
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, dict):
+        return [text for value in node.values() for text in strings(value)]
+    if isinstance(node, list):
+        return [text for item in node for text in strings(item)]
+    return []
 
 
 def _freeze(value: Any) -> Any:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from bot.config import RepoConfig
-from bot.edit import (EditError, FoldEdit, LaneChange, ReshardEdit, VerificationError, apply_change, patch_id,
-                      shard_condition, unified_diff, verify_edit)
+from bot.edit import (EditError, FileEdit, FoldEdit, LaneChange, ReshardEdit, VerificationError, apply_change,
+                      patch_id, shard_condition, unified_diff, verify_edit)
 from bot.workflow import parse_workflow
 
 PATH = ".github/workflows/ci-amd.yml"
@@ -353,3 +353,26 @@ diff --git a/{PATH} b/{PATH}
 +      - run: python3 run_suite.py --auto-partition-id ${{{{ matrix.part }}}} --auto-partition-size 2
 \\ No newline at end of file
 """
+
+
+def test_the_check_refuses_a_patch_that_leaves_a_job_reading_needs_it_does_not_have() -> None:
+    """What actionlint says ("property is not defined in object type"), said without it: a
+    job left reading `needs.<id>` of a job it no longer needs gets nothing there (a gate that
+    never opens). One that read it before the patch is not the patch's doing."""
+    from bot.verify import PatchCheckError, check_patch
+
+    before = ("on: push\njobs:\n  unit:\n    runs-on: x\n    outputs:\n      ok: ${{ steps.t.outputs.ok }}\n"
+              "    steps:\n      - id: t\n        run: echo ok=1 >> $GITHUB_OUTPUT\n"
+              "  publish:\n    needs: [unit]\n    if: needs.unit.outputs.ok == '1'\n    runs-on: x\n"
+              "    steps:\n      - run: echo ${{ needs['unit'].result }}\n")
+    after = before.replace("needs: [unit]", "needs: [build]").replace(
+        "  publish:", "  build:\n    runs-on: x\n    steps:\n      - run: make\n  publish:")
+    edit = FileEdit(".github/workflows/ci.yml", before, after)
+    with pytest.raises(PatchCheckError) as refused:
+        check_patch(unified_diff([edit]), [edit], {edit.path: before})
+    assert str(refused.value) == (".github/workflows/ci.yml: the patched file has job `publish` read `needs.unit`, a "
+                                  "job it does not need, which reads as empty")
+    # the same read, already there before the patch: not this patch's problem
+    broken = before.replace("needs: [unit]", "needs: []")
+    fine = FileEdit(edit.path, broken, broken.replace("run: echo ok", "run: echo fine"))
+    assert check_patch(unified_diff([fine]), [fine], {edit.path: broken}).git_apply
