@@ -19,10 +19,10 @@ from typing import Any, Awaitable, Callable, Collection
 import aiohttp
 
 from .api import RepoAPI
-from .config import ConfigError
+from .config import ConfigError, RepoConfig
 from .github import GitHubError, GitHubPool
 from .publish import ISSUES_OFF, find_dashboard, issues_off, read_report
-from .repo import read_config, read_lanes
+from .repo import read_config, read_lanes, workflow_listing
 from .workflow import WorkflowError
 
 logger = logging.getLogger("foldbot.reconcile")
@@ -82,10 +82,11 @@ async def find_missed(pool: GitHubPool, login: str, *, log: Callable[[str], None
 
 
 async def missed_in_installation(pool: GitHubPool, installation_id: int, login: str, *,
-                                 only: Collection[str] | None = None,
+                                 only: Collection[str] | None = None, no_lanes: NoLanes | None = None,
                                  log: Callable[[str], None] = lambda _: None) -> list[Missed]:
     """The missed lane runs of an installation's repositories (`only`: of those named, in any
-    case). GitHubError: its repositories cannot be listed."""
+    case; `no_lanes`: called for each that has no lane file). GitHubError: its repositories
+    cannot be listed."""
     repositories = await pool.installation_repositories(installation_id)
     if only is not None:
         wanted = {name.lower() for name in only}
@@ -99,7 +100,7 @@ async def missed_in_installation(pool: GitHubPool, installation_id: int, login: 
             continue
         api = RepoAPI(pool.for_installation(installation_id), str(repository["full_name"]))
         try:
-            out += await _missed_in(api, installation_id, str(repository["default_branch"]), login)
+            out += await _missed_in(api, installation_id, str(repository["default_branch"]), login, no_lanes)
         except (GitHubError, ConfigError, WorkflowError, NoDashboard) as exc:  # (the dashboard says what to fix)
             log(f"{api.repo}: not reconciled: {exc}")
         except (aiohttp.ClientError, asyncio.TimeoutError):  # GitHub unreachable: the round ends, said once
@@ -109,11 +110,19 @@ async def missed_in_installation(pool: GitHubPool, installation_id: int, login: 
     return out
 
 
-async def _missed_in(api: RepoAPI, installation_id: int, branch: str, login: str) -> list[Missed]:
+#: What to do with a repository that has no lane file: (its API, default branch head, config, workflow listing).
+NoLanes = Callable[[RepoAPI, str, RepoConfig, list[dict[str, Any]]], Awaitable[None]]
+
+
+async def _missed_in(api: RepoAPI, installation_id: int, branch: str, login: str,
+                     no_lanes: NoLanes | None = None) -> list[Missed]:
     head = await api.branch_head(branch)
     config = await read_config(api, head)
-    lanes = await read_lanes(api, head, config)
+    listing = await workflow_listing(api, head)
+    lanes = await read_lanes(api, head, config, listing=listing)
     if not lanes.files:
+        if no_lanes is not None:
+            await no_lanes(api, head, config, listing)
         return []
     try:
         dashboard = await find_dashboard(api, login)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import re
 from dataclasses import dataclass
 from typing import Any, MutableMapping
 
@@ -13,7 +14,8 @@ import cachetools
 
 from .api import NotText, RepoAPI
 from .config import CONFIG_PATH, ConfigError, RepoConfig, parse_config
-from .workflow import WorkflowError
+from .timing import declared_amd
+from .workflow import WorkflowError, parse_workflow
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,35 @@ async def read_lanes(api: RepoAPI, ref: str, config: RepoConfig, also: tuple[str
         if item is not None:
             files[path], blobs[path] = item
     return LaneFiles(ref, files, blobs)
+
+
+#: A workflow file whose name says AMD: what `amd_workflows` reads (`rocm.yml`, `amd-mi200.yml`, `rocm-mi300.yml`).
+_AMD_NAME = re.compile(r"(?i)(?<![a-z0-9])(?:rocm|amd|mi-?\d[\dx]{2}|gfx\d|instinct)")
+#: At most this many such files are read per repository.
+AMD_FILES_READ = 8
+
+
+async def amd_workflows(api: RepoAPI, ref: str, config: RepoConfig,
+                        listing: list[dict[str, Any]] | None = None) -> dict[str, list[str]]:
+    """Workflow files at `ref` that are not lanes but whose jobs name AMD runners (`runs-on`,
+    `declared_amd`): path -> those jobs' ids. Only files whose name says AMD are read (a few
+    calls a repository, not one for each of its workflows); one that cannot be read or
+    parsed is passed over."""
+    if listing is None:
+        listing = await workflow_listing(api, ref)
+    paths = sorted(str(e["path"]) for e in listing if e.get("type") == "file" and not config.is_lane(str(e["path"]))
+                   and str(e["path"]).endswith((".yml", ".yaml")) and _AMD_NAME.search(str(e["path"]).rsplit("/", 1)[-1]))
+    found: dict[str, list[str]] = {}
+    for path in paths[:AMD_FILES_READ]:
+        try:
+            item = await api.file(path, ref)
+            workflow = parse_workflow(item[0], path) if item is not None else None
+        except (NotText, WorkflowError):
+            continue
+        jobs = [job.id for job in workflow.jobs.values() if declared_amd(job, config)] if workflow else []
+        if jobs:
+            found[path] = jobs
+    return found
 
 
 async def run_bundle(api: RepoAPI, run: dict[str, Any], cache: cachetools.LRUCache[Any, Any]) -> dict[str, Any]:

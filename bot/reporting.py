@@ -4,8 +4,10 @@ jobs a run skipped, the report of a repository whose files cannot be analysed. P
 
 from __future__ import annotations
 
+import json
+
 from .analysis import Analysis, AnalysisError
-from .config import ConfigError, RepoConfig, lane_name
+from .config import CONFIG_PATH, DEFAULT_LANES, ConfigError, RepoConfig, lane_name
 from .edit import EditError, VerificationError
 from .report import MARKER, code, md_escape
 from .timing import BundleError
@@ -37,6 +39,25 @@ def skipped_note(analysis: Analysis) -> str | None:
     listed = ", ".join(code(job) for job in skipped)
     return (f"**Skipped in this run** ({len(skipped)} GPU jobs, by the change filter or the gate): {listed}. "
             f"A maintainer with write access can run them with `/dispatch {lane}`.")
+
+
+def unconfigured_body(repo: str, config: RepoConfig, found: dict[str, list[str]]) -> str:
+    """The dashboard of a repository foldbot measures nothing in, though some of its workflow
+    files run jobs on AMD runners (`bot.repo.amd_workflows`): which, and the config that makes
+    them lanes."""
+    default = config.lanes == DEFAULT_LANES
+    lanes = ", ".join(code(p) for p in config.lanes) + (" (the default)" if default else "")
+    listed = "\n".join(f"- {code(path)}: {', '.join(code(j) for j in jobs[:8])}"
+                       + (f" and {len(jobs) - 8} more" if len(jobs) > 8 else "") for path, jobs in found.items())
+    config_text = "\n".join(["lanes:", *(f"  - {json.dumps(path)}" for path in found)])  # (a name stays one line)
+    return (f"{MARKER}\n### foldbot: AMD CI setup report\n\n"
+            f"foldbot is installed on {md_escape(repo)}, but measures none of its workflow files: the lanes it "
+            f"reads are the files that match `lanes` in `{CONFIG_PATH}` ({lanes}), and none does. These run jobs "
+            f"on AMD runners:\n\n{listed}\n\n"
+            f"To measure them, add to `{CONFIG_PATH}` on the default branch"
+            + (" (and `amd_runner_pattern`, should your runners' labels not name the GPU)" if default else "")
+            + f":\n\n```yaml\n{config_text}\n```\n\n"
+            "The next completed run of a lane then writes its report here.\n")
 
 
 def error_body(repo: str, message: str) -> str:

@@ -6,7 +6,9 @@ When an installation begins (created), comes back (unsuspended) or gains permiss
 completed run of each lane there that no dashboard names is journaled and reported
 now, as reconciling would at its next round (`bot.reconcile`, the same delivery ids, so
 a run is reported once): a repository gets its dashboard when foldbot is installed, not
-at its next lane run. When an installation ends (deleted, suspended) or lets
+at its next lane run. A repository with no lane file whose workflows (those whose name
+says AMD) run jobs on AMD runners gets a dashboard that names them and the config that
+makes them lanes: installed, foldbot never says nothing where it has something to measure. When an installation ends (deleted, suspended) or lets
 repositories go (removed), one line says so; its deliveries still queued end after one
 try each (`bot.github.unreachable`)."""
 
@@ -16,9 +18,14 @@ from typing import Any, Collection
 
 from gidgethub import routing, sansio
 
+from bot.api import RepoAPI
+from bot.config import RepoConfig
 from bot.context import Context
-from bot.github import GitHub
+from bot.github import GitHub, GitHubError
+from bot.publish import ISSUES_OFF, issues_off, upsert_dashboard
 from bot.reconcile import missed_in_installation
+from bot.repo import amd_workflows
+from bot.reporting import unconfigured_body
 
 router = routing.Router()
 
@@ -68,7 +75,24 @@ async def catch_up(data: dict[str, Any], ctx: Context, only: Collection[str] | N
         ctx.log.warning("an `installation` event without an installation id: nothing to catch up")
         return
     problems: list[str] = []
-    found = await missed_in_installation(ctx.pool, installation_id, await ctx.pool.bot_login(), only=only,
+    login = await ctx.pool.bot_login()
+
+    async def no_lanes(api: RepoAPI, head: str, config: RepoConfig, listing: list[dict[str, Any]]) -> None:
+        found = await amd_workflows(api, head, config, listing)
+        if not found:  # (no AMD runner in sight: foldbot has nothing to say there)
+            return
+        try:
+            written = await upsert_dashboard(api, unconfigured_body(api.repo, config, found), login)
+        except GitHubError as exc:
+            if not issues_off(exc):
+                raise
+            ctx.log.warning("%s: no lane file, though %s run jobs on AMD runners; %s, so nothing says so", api.repo,
+                            ", ".join(found), ISSUES_OFF)
+            return
+        ctx.log.info("%s: no lane file, though %s run jobs on AMD runners: dashboard issue #%d %s says how to "
+                     "measure them", api.repo, ", ".join(found), written.number, written.action)
+
+    found = await missed_in_installation(ctx.pool, installation_id, login, only=only, no_lanes=no_lanes,
                                          log=problems.append)
     for problem in problems:
         ctx.log.warning("%s: %s", _who(data), problem)

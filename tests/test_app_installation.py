@@ -137,3 +137,61 @@ async def test_a_malformed_installation_payload_is_a_400_naming_the_field(
     assert status == 400
     assert f"`{named}`" in body["error"]
     assert bot.state.journal.count("queued") == 0
+
+
+ROCM_WORKFLOW = """name: rocm-mi300
+on:
+  pull_request:
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - run: make
+  test:
+    needs: build
+    strategy:
+      fail-fast: false
+      matrix:
+        shard: [1, 2]
+    runs-on: linux.rocm.gpu.mi300.2
+    steps:
+      - run: pytest --shard ${{ matrix.shard }}
+"""
+
+
+async def test_a_repository_whose_amd_workflows_are_not_lanes_is_told_how_to_measure_them(
+        fake_github: FakeGitHub, bot: Bot, caplog: pytest.LogCaptureFixture) -> None:
+    """pytorch's shape: its AMD jobs are in `rocm-mi300.yml`, which no default lane pattern
+    names. Installed, foldbot says which files run AMD jobs and the config that measures them
+    (a file whose name does not say AMD, and a repository without AMD jobs, are not read)."""
+    caplog.set_level("INFO")
+    sglang_world(fake_github, runs=1)
+    repo = fake_github.add_repo("sgl-project", "kernels")
+    repo.put_files("main", {".github/workflows/rocm-mi300.yml": ROCM_WORKFLOW,
+                            ".github/workflows/lint.yml": ROCM_WORKFLOW.replace("rocm-mi300", "lint")},
+                   message="CI")
+    plain = fake_github.add_repo("sgl-project", "docs")
+    plain.put_files("main", {".github/workflows/docs.yml": "on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n"
+                                                            "    steps:\n      - run: make\n"}, message="CI")
+    fake_github.installations[INSTALLATION].repo_ids |= {repo.id, plain.id}
+    event, payload = installation_payload(fake_github, "added", added=[repo, plain])
+    assert (await bot.deliver(event, payload, delivery="added"))[0] == 202
+    await bot.settle()
+    assert bot.state.journal.state("added") == "done"
+    (dashboard,) = [i for i in repo.issues.values() if DASHBOARD_LABEL in i.labels]
+    assert dashboard.body == (
+        "<!-- foldbot:report -->\n### foldbot: AMD CI setup report\n\n"
+        "foldbot is installed on sgl-project/kernels, but measures none of its workflow files: the lanes it reads are "
+        "the files that match `lanes` in `.github/foldbot.yml` (`.github/workflows/pr-test-amd.yml`, "
+        "`.github/workflows/pr-test-amd-rocm*.yml` (the default)), and none does. These run jobs on AMD runners:\n\n"
+        "- `.github/workflows/rocm-mi300.yml`: `test`\n\n"
+        "To measure them, add to `.github/foldbot.yml` on the default branch (and `amd_runner_pattern`, should your "
+        "runners' labels not name the GPU):\n\n```yaml\nlanes:\n  - \".github/workflows/rocm-mi300.yml\"\n```\n\n"
+        "The next completed run of a lane then writes its report here.\n")
+    assert fake_github.count("GET", r"/repos/sgl-project/kernels/contents/\.github/workflows/lint\.yml") == 0
+    assert [i for i in plain.issues.values() if DASHBOARD_LABEL in i.labels] == []
+    assert said(caplog) == [f"installation {INSTALLATION} (sgl-project) took in sgl-project/kernels, sgl-project/docs: "
+                            "no lane run to report"]
+    assert any("sgl-project/kernels: no lane file, though .github/workflows/rocm-mi300.yml run jobs on AMD runners: "
+               f"dashboard issue #{dashboard.number} created says how to measure them" in r.getMessage()
+               for r in caplog.records)
