@@ -129,6 +129,7 @@ async def unreachable(gh: "GitHub", repo: str | None, exc: GitHubError) -> Perma
         if installed is None or installed.get("id") != gh.installation_id:
             return Permanent("unreachable", f"the repository {repo} is not in the App's installation any more "
                                             "(taken out of it)")
+        gh.pool.credentials.forget(gh.installation_id)  # the next try's token holds what the owner grants by then
         return None
     if exc.status != 404:
         return None

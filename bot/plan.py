@@ -17,8 +17,8 @@ from typing import Any, Callable
 from .config import RepoConfig, lane_name
 from .logs import ShardLog, ShardPredictor, merge_logs
 from .timing import JobStats, JobTiming, RunTiming, declared_amd, percentile, median
-from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, strings, substitute_matrix,
-                       timeout_minutes)
+from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, substitute_matrix,
+                       strings, timeout_minutes, tree_expressions)
 
 PARTITION_FLAGS = ("--total-partitions", "--auto-partition-size")
 #: Job-level keys that shape a step's environment; a suite folds only into a host that agrees on them.
@@ -264,10 +264,8 @@ class Planner:
             if job.matrix_expression:
                 self.findings.append(Finding(job.id, f"{_expression(job)}: it is not folded"))
                 continue
-            if reader := self._reads_its_needs(job):
-                self.findings.append(Finding(job.id, (
-                    f"{reader} reads `needs.{job.id}` (its outputs or result), which would be empty once the job is "
-                    "gone: it is not folded")))
+            if read := self._read_elsewhere(job):
+                self.findings.append(Finding(job.id, f"{read}: it is not folded"))
                 continue
             if stats.share < self.config.fold_min_setup_share:
                 self.findings.append(Finding(job.id, f"setup is only {stats.share:.0%} of its time"))
@@ -278,19 +276,33 @@ class Planner:
                 used_hosts.add(fold.into)
         return folds
 
-    def _reads_its_needs(self, suite: JobDef) -> str | None:
-        """Who reads the suite's own `needs.<id>` (or a called workflow's `jobs.<id>`): another
-        job's `if:`, step or input, or the workflow's outputs (`on.workflow_call.outputs`).
-        After a fold it names no job, and reads as empty: a gate never opens, an output is
-        lost. (`needs.*.result` reads whatever jobs are needed: the host's result there.)"""
+    def _read_elsewhere(self, suite: JobDef) -> str | None:
+        """Why the suite's job id is read elsewhere, so that it must stay a job: another job's
+        `if:`, step or input reads its `needs.<id>` (its outputs or result), or the workflow's
+        outputs its `jobs.<id>` (`on.workflow_call.outputs`): gone, it reads as empty (a gate
+        never opens, an output is lost); or a job that needs it passes its id to an action
+        (alls-green's `allowed-failures`: the suite may fail, which the host may not).
+        (`needs.*.result` reads whatever jobs are needed: the host's result there.)"""
         name = re.escape(suite.id)
         pattern = re.compile(rf"(?i)\b(?:needs|jobs)\s*(?:\.\s*{name}(?![\w-])|\[\s*['\"]{name}['\"]\s*\])")
+        gone = f"reads `needs.{suite.id}` (its outputs or result), which would be empty once the job is gone"
         for job_id, raw in (self.workflow.data.get("jobs") or {}).items():
-            if job_id != suite.id and any(pattern.search(text) for text in strings(raw)):
-                return f"`{job_id}`"
+            if job_id == suite.id or not isinstance(raw, dict):
+                continue
+            if any(pattern.search(text) for text in tree_expressions(raw)):
+                return f"`{job_id}` {gone}"
+            job = self.workflow.jobs.get(job_id)
+            named = re.compile(rf"(?i)(?<![\w-]){name}(?![\w-])")
+            if job is not None and suite.id in job.needs and any(named.search(text) for text in strings(raw.get("with"))):
+                return (f"`{job_id}` passes its id to `{job.uses or 'its action'}` (`with:`), which would name no job "
+                        "once it is gone")
+            for step in (job.steps if job is not None and suite.id in job.needs else ()):
+                if step.uses and any(named.search(text) for text in strings(step.with_)):
+                    return (f"`{job_id}` passes its id to `{step.uses}` (`with:`; alls-green's `allowed-failures`?), "
+                            "which would name no job once it is gone")
         trigger = self.workflow.data.get("on", self.workflow.data.get(True))  # (YAML 1.1 reads a bare `on` as True)
-        if any(pattern.search(text) for text in strings(trigger)):
-            return "the workflow's `on:`"
+        if any(pattern.search(text) for text in tree_expressions(trigger)):
+            return f"the workflow's `on:` {gone}"
         return None
 
     def _best_host(self, suite: JobDef, stats: JobStats, used_hosts: set[str]) -> Fold | None:

@@ -34,12 +34,17 @@ class Missed:
     installation_id: int
     run: dict[str, Any]
     default_branch: str
+    #: The delivery that found it, when not a reconciling round (an installation event).
+    found_by: str = ""
 
     @property
     def delivery_id(self) -> str:
         """The id it is journaled under: the same in every round and every replica, so one
-        missed run is reported once."""
-        return f"reconcile-{self.run['id']}-{self.run.get('run_attempt') or 1}"
+        missed run is reported once. An installation event's own (`found_by`): what the
+        rounds could not report before it (a permission missing, the installation suspended)
+        is reported after it, and a copy of that event queues nothing more."""
+        own = f"reconcile-{self.run['id']}-{self.run.get('run_attempt') or 1}"
+        return f"{own}-{self.found_by}" if self.found_by else own
 
     def payload(self) -> dict[str, Any]:
         """The `workflow_run` completed delivery GitHub would have sent for it."""
@@ -91,6 +96,8 @@ async def missed_in_installation(pool: GitHubPool, installation_id: int, login: 
     if only is not None:
         wanted = {name.lower() for name in only}
         repositories = [r for r in repositories if str(r["full_name"]).lower() in wanted]
+        if missing := sorted(wanted - {str(r["full_name"]).lower() for r in repositories}):
+            log(f"not among its repositories now (taken out since?), so not looked at: {', '.join(missing)}")
     archived = [str(r["full_name"]) for r in repositories if r.get("archived")]
     if archived:  # read-only: a report could not be written (each try would fail the same way)
         log(f"installation {installation_id}: not reconciled, archived (read-only): {', '.join(archived)}")

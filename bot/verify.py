@@ -21,7 +21,7 @@ import jsonschema
 from check_jsonschema.builtin_schemas import get_builtin_schema
 
 from .edit import FileEdit
-from .workflow import parse_workflow, strings
+from .workflow import parse_workflow, tree_expressions
 
 SCHEMA_NAME = "vendor.github-workflows"
 
@@ -110,8 +110,8 @@ def needs_unmet(path: str, text: str) -> frozenset[str]:
             continue
         needs = raw.get("needs")
         needed = {str(n).lower() for n in (needs if isinstance(needs, list) else [needs] if needs else [])}
-        for text_ in strings(raw):
-            for match in _NEEDS_REF.finditer(text_):
+        for expression in tree_expressions(raw):
+            for match in _NEEDS_REF.finditer(expression):
                 name = match.group(1) or match.group(2)
                 if name.lower() not in needed:
                     found.add(f"has job `{job_id}` read `needs.{name}`, a job it does not need")

@@ -170,11 +170,25 @@ class StepDef:
         return list(dict.fromkeys(found))
 
     def _expressions(self) -> list[str]:
-        texts = [text for value in strings(self.raw) for text in re.findall(r"\$\{\{(.*?)\}\}", value, flags=re.S)]
-        condition = (self.raw or {}).get("if") if isinstance(self.raw, dict) else None
-        if isinstance(condition, str) and "${{" not in condition:
-            texts.append(condition)
-        return texts
+        return tree_expressions(self.raw)
+
+
+def tree_expressions(node: Any) -> list[str]:
+    """The expressions of a YAML tree (a step, a job, a trigger), in order: what each `${{ }}`
+    of its values holds, and each `if:` that is an expression without them."""
+    if isinstance(node, str):
+        return re.findall(r"\$\{\{(.*?)\}\}", node, flags=re.S)
+    if isinstance(node, dict):
+        found: list[str] = []
+        for key, value in node.items():
+            if key == "if" and isinstance(value, str) and "${{" not in value:
+                found.append(value)
+            else:
+                found += tree_expressions(value)
+        return found
+    if isinstance(node, list):
+        return [text for item in node for text in tree_expressions(item)]
+    return []
 
 
 def strings(node: Any) -> list[str]:

@@ -14,6 +14,7 @@ try each (`bot.github.unreachable`)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Collection
 
 from gidgethub import routing, sansio
@@ -74,6 +75,8 @@ async def catch_up(data: dict[str, Any], ctx: Context, only: Collection[str] | N
     if installation_id is None:  # (an App's events have it; one signed with the secret of a GITHUB_TOKEN foldbot)
         ctx.log.warning("an `installation` event without an installation id: nothing to catch up")
         return
+    # a token minted before the change may not reach the repositories added, nor hold the permissions accepted
+    ctx.pool.credentials.forget(installation_id)
     problems: list[str] = []
     login = await ctx.pool.bot_login()
 
@@ -96,9 +99,12 @@ async def catch_up(data: dict[str, Any], ctx: Context, only: Collection[str] | N
                                          log=problems.append)
     for problem in problems:
         ctx.log.warning("%s: %s", _who(data), problem)
-    queued = [item for item in found if await ctx.queue(item)]
+    queued = [item for item in found if await ctx.queue(replace(item, found_by=ctx.delivery_id))]
     if queued:
         ctx.log.info("%s %s: %d lane runs no dashboard names are reported now: %s", _who(data), what, len(queued),
                      ", ".join(f"{item.repo} run {item.run['id']}" for item in queued))
+    elif found:
+        ctx.log.info("%s %s: %d lane runs no dashboard names were queued by an earlier copy of this event", _who(data),
+                     what, len(found))
     else:
         ctx.log.info("%s %s: no lane run to report", _who(data), what)

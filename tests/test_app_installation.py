@@ -54,17 +54,40 @@ async def test_an_installation_begun_gets_its_dashboard_and_pr_comment_now_once(
     assert read_report(dashboard.body).reported[ROCM720] == ((last["id"], 1),)
     assert len(bot_comments(fake_github, world, last["pull_requests"][0]["number"])) == 1
     journal = bot.state.journal
-    assert [journal.state(d) for d in ("installed", f"reconcile-{last['id']}-1")] == ["done", "done"]
+    assert [journal.state(d) for d in ("installed", f"reconcile-{last['id']}-1-installed")] == ["done", "done"]
     what = action.replace("_", " ")
     assert said(caplog) == [f"installation {INSTALLATION} (sgl-project) {what}: 1 lane runs no dashboard names are "
                             f"reported now: sgl-project/sglang run {last['id']}"]
     # the same event again (a redelivery under a new id): the dashboard names the run, nothing is queued
-    writes = len(fake_github.writes())
+    writes = [w for w in fake_github.writes() if w.path.startswith("/repos/")]
+    tokens = fake_github.count("POST", rf"/app/installations/{INSTALLATION}/access_tokens$")
     caplog.clear()
     assert (await bot.deliver(event, payload, delivery="again"))[0] == 202
     await bot.settle()
-    assert len(fake_github.writes()) == writes
+    assert [w for w in fake_github.writes() if w.path.startswith("/repos/")] == writes
+    # a token minted before the event may lack what it brought (permissions accepted, repositories added)
+    assert fake_github.count("POST", rf"/app/installations/{INSTALLATION}/access_tokens$") == tokens + 1
     assert said(caplog) == [f"installation {INSTALLATION} (sgl-project) {what}: no lane run to report"]
+
+
+async def test_a_run_the_rounds_gave_up_on_is_reported_once_the_installation_is_whole_again(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """While the installation was suspended (or lacked a permission), reconciling's delivery of the
+    lane's latest run was refused for good and is done (or failed and set aside). Unsuspended,
+    the run is reported all the same: the event's deliveries are its own."""
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    journal = bot.state.journal
+    rounds = f"reconcile-{last['id']}-1"
+    assert await journal.record(rounds, "workflow_run", b"{}", INSTALLATION, hold=False) == "new"
+    await journal.mark(rounds, "done")
+    event, payload = installation_payload(fake_github, "unsuspend")
+    assert (await bot.deliver(event, payload, delivery="back"))[0] == 202
+    await bot.settle()
+    await bot.settle()
+    (dashboard,) = dashboards(world)
+    assert read_report(dashboard.body).reported[ROCM720] == ((last["id"], 1),)
+    assert journal.state(f"{rounds}-back") == "done"
 
 
 async def test_repositories_added_are_caught_up_and_no_other(fake_github: FakeGitHub, bot: Bot,
@@ -74,15 +97,18 @@ async def test_repositories_added_are_caught_up_and_no_other(fake_github: FakeGi
     other = fake_github.add_repo("sgl-project", "other")
     other.put_files("main", {"README.md": "no lanes here\n"}, message="first")
     fake_github.installations[INSTALLATION].repo_ids.add(other.id)
-    event, payload = installation_payload(fake_github, "added", added=[other])
+    ghost = fake_github.add_repo("sgl-project", "ghost")  # added, and taken out again before foldbot looks
+    event, payload = installation_payload(fake_github, "added", added=[other, ghost])
     assert event == "installation_repositories"
     assert (await bot.deliver(event, payload, delivery="added-other"))[0] == 202
     await bot.settle()
     assert bot.state.journal.state("added-other") == "done"
     assert fake_github.count("GET", r"/repos/sgl-project/sglang/") == 0  # only the repository added is read
     assert dashboards(world) == []
-    assert said(caplog) == [f"installation {INSTALLATION} (sgl-project) took in sgl-project/other: no lane run to "
-                            "report"]
+    assert said(caplog) == [
+        f"installation {INSTALLATION} (sgl-project): not among its repositories now (taken out since?), so not looked "
+        "at: sgl-project/ghost",
+        f"installation {INSTALLATION} (sgl-project) took in sgl-project/other, sgl-project/ghost: no lane run to report"]
     caplog.clear()
     event, payload = installation_payload(fake_github, "added", added=[world.repo])
     assert (await bot.deliver(event, payload, delivery="added-sglang"))[0] == 202

@@ -218,6 +218,11 @@ async def test_a_write_refused_for_a_permission_not_granted_stays_a_failure(
         assert [m for m in lines(caplog, logging.ERROR) if m.startswith("delivery a")] == [
             "delivery a (workflow_run): GitHub call failed: POST /repos/sgl-project/sglang/issues: 403 Resource not "
             "accessible by integration"]
+        # the owner grants it: the next try holds a new token (the one in hand has the permissions it was minted with)
+        fake_github.installations[INSTALLATION].permissions["issues"] = "write"
+        assert (await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]), delivery="a"))[0] == 202
+        await until(lambda: bot.state.journal.state("a") == "done")
+        assert len(dashboards(fake_github, world)) == 1
     finally:
         await bot.session.close()
         await runner.cleanup()

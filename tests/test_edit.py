@@ -372,6 +372,11 @@ def test_the_check_refuses_a_patch_that_leaves_a_job_reading_needs_it_does_not_h
         check_patch(unified_diff([edit]), [edit], {edit.path: before})
     assert str(refused.value) == (".github/workflows/ci.yml: the patched file has job `publish` read `needs.unit`, a "
                                   "job it does not need, which reads as empty")
+    # text that only looks like a read (not in an expression) is none
+    looks = FileEdit(edit.path, before, before.replace("run: make", "run: pip install -r needs.txt; echo it needs. Then")
+                     .replace("run: echo ok=1", "run: pip install -r ci/needs.txt && echo ok=1"))
+    assert looks.after != before
+    assert check_patch(unified_diff([looks]), [looks], {edit.path: before}).git_apply
     # the same read, already there before the patch: not this patch's problem
     broken = before.replace("needs: [unit]", "needs: []")
     fine = FileEdit(edit.path, broken, broken.replace("run: echo ok", "run: echo fine"))

@@ -175,11 +175,27 @@ def test_a_suite_whose_needs_another_job_reads_is_not_folded(reader: str, where:
     assert [f.reason for f in p.findings if f.job == "unit-amd-rocm700"] == [
         f"{where} reads `needs.unit-amd-rocm700` (its outputs or result), which would be empty once the job is gone: "
         "it is not folded"]
-    # a job that reads another one's needs, or all of them (`needs.*.result`), does not stop the fold
-    for harmless in ("needs.unit-amd-rocm7000.result", "join(needs.*.result, ',')"):
+    # a job that reads another one's needs, or all of them (`needs.*.result`), does not stop the fold;
+    # nor does plain text that looks like a read (`needs.txt`)
+    for harmless in ("${{ needs.unit-amd-rocm7000.result }}", "${{ join(needs.*.result, ',') }}",
+                     "pip install -r needs.unit-amd-rocm700.txt"):
         other = workflow() + ("  publish:\n    needs: [unit-amd-rocm700]\n    runs-on: ubuntu-latest\n    steps:\n"
-                              f"      - run: echo \"${{{{ {harmless} }}}}\"\n")
+                              f"      - run: echo \"{harmless}\"\n")
         assert [f.job for f in plan(other, runs(other)).folds] == ["unit-amd-rocm700"], harmless
+
+
+def test_a_suite_a_gate_may_let_fail_is_not_folded() -> None:
+    """re-actors/alls-green: the gate job needs every job and names the ones allowed to fail.
+    Folded, the suite's failure would be the host's, which is not allowed to fail."""
+    text = workflow() + ("  all-green:\n    needs: [unit-amd-rocm700, big-amd-rocm700]\n    if: always()\n"
+                         "    runs-on: ubuntu-latest\n    steps:\n      - uses: re-actors/alls-green@release/v1\n"
+                         "        with:\n          allowed-failures: unit-amd-rocm700\n"
+                         "          jobs: ${{ toJSON(needs) }}\n")
+    p = plan(text, runs(text))
+    assert p.folds == ()
+    assert [f.reason for f in p.findings if f.job == "unit-amd-rocm700"] == [
+        "`all-green` passes its id to `re-actors/alls-green@release/v1` (`with:`; alls-green's `allowed-failures`?), "
+        "which would name no job once it is gone: it is not folded"]
 
 
 def test_a_matrix_an_expression_gives_is_never_folded_nor_resharded() -> None:
