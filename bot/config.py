@@ -54,6 +54,16 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # runs`, SGLang `Ensure VRAM is clear`, `Clean up prior Slurm jobs from this runner`.
     StepRule(r"(?i)(?:clean ?up|kill|reset) (?:old|previous|prior|stale|leftover|rocm|gpus?|vram)\b", "setup"),
     StepRule(r"(?i)ensure (?:vram|gpus?|the gpus?)\b", "setup"),
+    # `Pre-<phase>` steps, GitHub's `Pre ` for an action's pre-step written by hand: TheRock `Pre-job cleanup GPU
+    # processes on Linux`, `Pre-job cleanup processes on Windows`; xformers `Pre-build clean`. Their `Post-...`
+    # twins run after the tests: other (below).
+    StepRule(r"(?i)pre-(?:job|build|run|test)\b", "setup"),
+    # pytorch/test-infra linux_job_v2.yml's first step `Clean workspace` (its last, `Clean workspace after tear
+    # down`, is other).
+    StepRule(r"(?i)clean (?:the )?workspace$", "setup"),
+    # Checking the runner and its GPUs before the tests: TheRock `Runner health status`, `Driver / GPU sanity check`.
+    StepRule(r"(?i).*\bhealth (?:status|checks?)\b", "setup"),
+    StepRule(r"(?i)(?:drivers?|gpus?|rocm|devices?)\b.*\bsanity checks?\b", "setup"),
     # -- other: results, logs, reports, teardown, lint; before the test rules, as these names say "test".
     # pytorch `Upload test artifacts`, `Save test results`, `Store Core dumps on GitHub`, `Collect backtraces
     # ...`; TE `Copy logs and reports from container`; JAX `Archive jax wheels`; aiter `Collect test logs`;
@@ -61,14 +71,26 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)(?:(?:upload|archive|store|save|publish|collect|gather|pack|report|notify|comment)\b|summar"
              r"|write back|copy .*\b(?:logs?|reports?|results?|artifacts?)\b|(?:open|create|file) .*\bissue)",
              "other"),
-    StepRule(r"(?i)(?:generate|write|create|build|print|show) .*\b(?:reports?|summary)\b", "other"),  # SGLang
-    StepRule(r"(?i)(?:print|show|display|cat|dump|tail) .*\blogs?\b", "other"),  # pytorch `Print remaining test logs`
+    # Getting the results ready to upload: onnxruntime `Prepare Build Output for Upload`, pytorch/test-infra
+    # linux_job_v2.yml `Prepare artifacts for upload` (both after the tests).
+    StepRule(r"(?i).*\bfor upload\b", "other"),
+    # `Post-<phase>` steps and what runs after teardown: TheRock `Post-job cleanup GPU processes on Linux`, xformers
+    # `Post-build clean`, pytorch/test-infra `Clean workspace after tear down`.
+    StepRule(r"(?i)(?:post-(?:job|build|run|test)\b|.*\bafter (?:tear ?down|teardown)\b)", "other"),
+    # Notifying a dashboard that the job started or ended, `if: always()`: TheRock's notify_quartz action steps
+    # `Quartz - started - test ROCm component`, `Quartz - completed - test ROCm component`.
+    StepRule(r"(?i)quartz - (?:started|completed)\b", "other"),
+    # SGLang; TheRock `Capture job summary`.
+    StepRule(r"(?i)(?:generate|write|create|build|print|show|capture) .*\b(?:reports?|summary)\b", "other"),
+    # pytorch `Print remaining test logs`; TheRock `Print test reproduction command` (`if: failure()`, after `Test`).
+    StepRule(r"(?i)(?:print|show|display|cat|dump|tail) .*\b(?:logs?|repro\w*)\b", "other"),
     StepRule(r"(?i)test (?:suite )?reports?\b", "other"),  # transformers `Test suite reports artifacts: ...`
     # Unnamed actions that upload or tear down: pytorch `Run ./.github/actions/upload-test-artifacts`,
     # SGLang `Run ./.github/actions/upload-cuda-coredumps`, `Run actions/upload-artifact@v4`.
     StepRule(r"(?i)Run \S*(?:upload|publish|teardown|cleanup|create-an-issue|comment|notify)\S*$", "other"),
-    # TE `Check Test Failure Status`; SGLang `Check all dependent job statuses`, `Check if any job failed`.
-    StepRule(r"(?i)check .*\b(?:fail\w*|status\w*|results?|coverage)\b", "other"),
+    # TE `Check Test Failure Status`; SGLang `Check all dependent job statuses`, `Check if any job failed`;
+    # pytorch/test-infra linux_job_v2.yml `Surface failing tests` (pmeier/pytest-results-action, `if: always()`).
+    StepRule(r"(?i)(?:check|surface) .*\b(?:fail\w*|status\w*|results?|coverage)\b", "other"),
     # SGLang: sanity checks inside the started container (tests/test_timing.py pins them as other).
     StepRule(r"(?i)(?:verify|test) (?:rccl|nccl|rdma|nixl)\b", "other"),
     # Teardown: aiter/TE `Cleanup container`, aiter `Clean Up`, pytorch `Teardown ROCm`, `Stop monitoring
@@ -77,8 +99,10 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)(?:lint|format|pre-commit|clang-format|ruff|flake8|mypy|actionlint)\b", "other"),
     # -- setup, before the test rules (`Install Pytest`, `Set Test step time`, `Triton Test Selection Script`).
     # Checkout: SGLang/aiter `Checkout code`, pytorch `Checkout PyTorch`, TE `Checkout repository`, triton
-    # `Checkout`, aiter `Sync submodules`, `Clone sglang repo`.
-    StepRule(r"(?i)(?:checkout|check out|clone|fetch|(?:sync|update|init) submodules)\b", "setup"),
+    # `Checkout`, aiter `Sync submodules`, `Clone sglang repo`; TheRock `Checking repository`, `Checking out
+    # repository` (checkouts of a called workflow, whose `uses:` foldbot does not see), `Adjust git config`.
+    StepRule(r"(?i)(?:checkout|check out|checking (?:out )?(?:the )?repo\w*|clone|fetch|(?:sync|update|init) submodules"
+             r"|.*\bgit config)\b", "setup"),
     # Installs, builds, pulls, logins, caches: DeepSpeed `Install pytorch`, `Install deepspeed`; pytorch
     # `Setup ROCm`, `configure aws credentials`, `Login to Amazon ECR`, `Pull docker image`, `Download build
     # artifacts`, `Set Test step time`; aiter `Docker login`, `Setup pip config`, `Setup-Triton`, `Update RCCL`,
@@ -86,8 +110,9 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # `Pull Docker Image`; triton `Install Triton`, `Cache build dependencies`, `CCache Stats`, `Update compiler
     # to clang`; optimum-benchmark `Restore files ownership`, `Build image`, `Set target devices`; SGLang
     # `Setup docker`, `Setup kernel caches`, `Install dependencies`, `Download artifacts`, `Login to Docker Hub`;
-    # transformers `Reinstall transformers in edit mode ...`.
-    StepRule(r"(?i)(?:set ?up|setup|set|install|re-?install|uninstall|update|upgrade|configure|config|prepare|enable|build"
+    # transformers `Reinstall transformers in edit mode ...`; TheRock `Configuring CI options`.
+    StepRule(r"(?i)(?:set ?up|setup|set|install|re-?install|uninstall|update|upgrade|configure|configuring|config"
+             r"|prepare|enable|build"
              r"|compile|warm ?up|pull|download|restore|cache|ccache|login|log ?in|docker login|authenticate"
              r"|sign in|free disk)\b", "setup"),
     # Starting the container or helpers: SGLang `Start CI container`, `Start Special Container`, `Start
@@ -102,13 +127,15 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i).*\b(?:test selection|select(?:ing)? tests|target determination)\b", "setup"),
     StepRule(r"(?i)(?:determine|detect|decide|define|compute|calculate|resolve|select|choose|pick|parse|get"
              r"|read|target|check for)\b", "setup"),
-    StepRule(r"(?i)generate .*\b(?:dockerfile|matrix)\b", "setup"),  # aiter `Generate Dockerfile`; SGLang
+    # aiter `Generate Dockerfile`; SGLang; onnxruntime `Generate Build Files (CMake) (x64 / Release)`.
+    StepRule(r"(?i)generate .*\b(?:dockerfile|matrix|build files|cmake)\b", "setup"),
     # Printing the machine before the tests: JAX `Print system info`, DeepSpeed `Python environment` and
     # `environment`, TE `Host Diagnostics & Environment Setup`, aiter `Show Dockerfile`, triton `Inspect cache
-    # directories`, SGLang `Diagnose HF cache and system resources`, `Check Host RDMA Environment`.
+    # directories`, SGLang `Diagnose HF cache and system resources`, `Check Host RDMA Environment`; pytorch/test-infra
+    # linux_job_v2.yml `Check if in a container runner`.
     StepRule(r"(?i)(?:print|show|display|inspect|check|log|diagnose|dump|list|query) .*\b(?:env|environment"
              r"|system|host|gpus?|rocm|rocm-smi|rocminfo|devices?|container state|dockerfile|info|versions?"
-             r"|cache|hardware|resources)\b", "setup"),
+             r"|cache|hardware|resources|runners?)\b", "setup"),
     StepRule(r"(?i).*\b(?:environment|diagnostics)\b", "setup"),
     StepRule(r"(?i)export .*\b(?:env|environment|vars?|variables?)\b", "setup"),  # SGLang `Export rdma_devices to job env`
     StepRule(r"(?i)(?:run )?(?:rocm-smi|rocminfo|amd-smi|nvidia-smi)\b", "setup"),  # transformers `ROCM-SMI`
@@ -118,9 +145,13 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # benchmarks`, `Evaluate Accuracy`; DeepSpeed `Unit tests`; triton `Run lit tests`, `Run C++ unittests`;
     # TE `Run sGPU tests`; optimum-benchmark `Run tests` (an action step); SGLang `Run test`, `Run diffusion
     # server tests (1-GPU)`, `Run test_disaggregation`, `Accuracy Test ...`, `Performance Test ...`,
-    # `Nightly Unit Test ...`, `Benchmark offline throughput`, `Run miles CI suite ...`.
-    StepRule(r"(?i)(?:.*[\s(+])?(?:test\w*|unit ?tests?|pytest|benchmark\w*|eval\w*|accuracy|correctness"
+    # `Nightly Unit Test ...`, `Benchmark offline throughput`, `Run miles CI suite ...`; ROCm/flash-attention
+    # `AMD Bench`, `AMD Bench with Autotune` (`bench`, as benchmark).
+    StepRule(r"(?i)(?:.*[\s(+])?(?:test\w*|unit ?tests?|pytest|bench\w*|eval\w*|accuracy|correctness"
              r"|suites?)\b", "test"),
+    # pytorch/test-infra linux_job_v2.yml runs its caller's `script:` (pytorch/ao's ROCm regression tests, two
+    # hours of pytest) in `Run script in container` or `Run script outside container`.
+    StepRule(r"(?i)run (?:the )?script (?:in|inside|outside(?: of)?) (?:the |a )?container$", "test"),
     StepRule(r"(?i)run (?:the )?examples?\b", "test"),  # TE `Run Examples`
 )
 
@@ -134,8 +165,11 @@ class RepoConfig:
     exclude_lanes: tuple[str, ...] = ()
     # A label naming an Instinct part (mi210, mi250, mi-250, mi300x, mi325, mi35x, mi355, mi2xx), a gfx target
     # (gfx90a, gfx942, gfx950, gfx1100), ROCm, `amd` as a word (not `amd64`: NVIDIA's `linux-amd64-gpu-*`,
-    # RAPIDS' `amd64`) or aiter's runners (`aiter-1gpu-runner` is an MI325). Searched, case-insensitive.
-    amd_runner_pattern: str = r"(?<![a-z0-9])(?:mi-?\d[\dx]{2}|gfx\d|rocm|amd(?![a-z0-9])|aiter(?![a-z0-9]))"
+    # RAPIDS' `amd64`; nor `amd` followed by `cpu` or `epyc`: onnxruntime's CPU build pool
+    # `1ES.Pool=onnxruntime-github-Ubuntu2204-AMD-CPU`) or aiter's runners (`aiter-1gpu-runner` is an MI325).
+    # Searched, case-insensitive.
+    amd_runner_pattern: str = (r"(?<![a-z0-9])(?:mi-?\d[\dx]{2}|gfx\d|rocm|amd(?![a-z0-9]|[-_. ]?(?:cpu|epyc))"
+                               r"|aiter(?![a-z0-9]))")
     step_rules: tuple[StepRule, ...] = DEFAULT_STEP_RULES
     fold_max_test_minutes: float = 15.0
     fold_min_setup_share: float = 0.5

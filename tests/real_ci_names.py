@@ -408,6 +408,218 @@ TRANSFORMERS = Project(
     other_labels=("ubuntu-22.04",),
 )
 
+# The steps of a called (reusable) workflow are listed as foldbot reads them from its caller's runs:
+# `is_action` False, since the caller's file has no steps (so no `uses:`) to tell it otherwise; where a
+# step is an action in the called file, it is listed as one as well when its class would differ.
+
+# pytorch/ao: the ROCm regression lane calls pytorch/test-infra's linux_job_v2.yml, whose `Run script in
+# container` runs the caller's `script:` (pip installs, then two hours of pytest); `Surface failing tests`
+# (pmeier/pytest-results-action, `if: always()`) and the chown/upload/teardown steps come after it.
+#   pytorch/ao .github/workflows/regression_test_rocm.yml @0742d7b4ebc2ee36ab238dd667deef284d2d7a40
+#   pytorch/test-infra .github/workflows/linux_job_v2.yml @069d415d5dbcbf592a277124cbc1e16c10a0dc91 (steps)
+PYTORCH_AO = Project(
+    name="pytorch-ao",
+    sources=(
+        "pytorch/ao .github/workflows/regression_test_rocm.yml @0742d7b4",
+        "pytorch/test-infra .github/workflows/linux_job_v2.yml @069d415d",
+    ),
+    steps=(
+        ("Clean workspace", False, SETUP),
+        ("Checkout repository (pytorch/test-infra@)", False, SETUP),
+        ("Setup Linux", False, SETUP),
+        ("Setup ROCM", False, SETUP),
+        ("Setup SSH", False, SETUP),
+        ("Checkout repository (pytorch/ao@)", False, SETUP),
+        ("Calculate docker image", False, SETUP),
+        ("Pull docker image", False, SETUP),
+        ("Check if in a container runner", False, SETUP),
+        ("Setup SCCACHE_SERVER_PORT environment for docker run when on container", False, SETUP),
+        ("Download artifacts (if any)", False, SETUP),
+        ("Export matrix variables (if any)", False, SETUP),
+        ("Run script in container", False, TEST),
+        ("Run script outside container", False, TEST),
+        ("Surface failing tests", False, OTHER),
+        ("Surface failing tests", True, OTHER),
+        # Credentials for the uploads that follow; credentials steps, as pytorch's own.
+        ("configure aws credentials", False, SETUP),
+        ("Login to Amazon ECR", False, SETUP),
+        ("Chown repository directory", False, OTHER),
+        ("Chown runner temp", False, OTHER),
+        ("Prepare artifacts for upload", False, OTHER),
+        ("Upload artifacts to GitHub (if any)", False, OTHER),
+        ("Upload artifacts to S3 (if any)", False, OTHER),
+        ("Upload documentation to S3 (if any)", False, OTHER),
+        ("Teardown Linux", False, OTHER),
+        ("Clean workspace after tear down", False, OTHER),
+        ("Post Checkout repository (pytorch/ao@)", False, SETUP),
+    ),
+    amd_labels=("linux.rocm.gpu.ecosystem.mi350.1",),
+    other_labels=(),
+)
+
+# ROCm/TheRock: Test Artifacts calls test_component.yml per component and shard; the component's tests are
+# the one `Test` step. The Quartz steps notify a dashboard (`if: always()` at the end), `Print test
+# reproduction command` runs only after a failed `Test`: neither is a test. Runners from its CI configuration.
+#   ROCm/TheRock .github/workflows/test_artifacts.yml @039a8c9891548339e20c27618fc4fc1a5fcbb055
+#   ROCm/TheRock .github/workflows/test_component.yml @00635602e7485b9aa39abf81f0dcc35d3a7d5e07 (steps)
+THEROCK = Project(
+    name="therock",
+    sources=(
+        "ROCm/TheRock .github/workflows/test_artifacts.yml @039a8c98",
+        "ROCm/TheRock .github/workflows/test_component.yml @00635602",
+    ),
+    steps=(
+        ("Checking out repository", True, SETUP),  # test_artifacts.yml's own (ubuntu-24.04) job
+        ("Configuring CI options", False, SETUP),
+        ("Quartz - started - test ROCm component", False, OTHER),
+        ("Quartz - started - test ROCm component", True, OTHER),
+        ("Fetch 'build_tools' from repository", False, SETUP),
+        ("Pre-job cleanup processes on Windows", False, SETUP),
+        ("Pre-job cleanup GPU processes on Linux", False, SETUP),
+        ("Checking repository", False, SETUP),
+        ("Run setup test environment workflow", False, SETUP),
+        ("Adjust git config", False, SETUP),
+        ("Runner health status", False, SETUP),
+        ("Driver / GPU sanity check", False, SETUP),
+        ("Setup Additional Requirements", False, SETUP),
+        ("Enable sanitizer-specific test flags", False, SETUP),
+        ("Set thread limits", False, SETUP),
+        ("Test", False, TEST),
+        ("Print test reproduction command", False, OTHER),
+        ("Post-job cleanup GPU processes on Linux", False, OTHER),
+        ("Post-job cleanup processes on Windows", False, OTHER),
+        ("Capture job summary", False, OTHER),
+        ("Quartz - completed - test ROCm component", False, OTHER),
+        ("Quartz - completed - test ROCm component", True, OTHER),
+        ("Post Checking repository", False, SETUP),
+    ),
+    amd_labels=("linux-mi325-1gpu-ossci-rocm", "linux-mi325-1gpu-ossci-rocm-frac", "linux-mi325-8gpu-ossci-rocm",
+                "linux-gfx110X-gpu-rocm"),
+    other_labels=("ubuntu-24.04",),
+)
+
+# ROCm/flash-attention: the Triton backend's MI300 job builds Triton, runs the tests, then the benchmarks
+# (`AMD Bench`, `AMD Bench with Autotune`: most of its GPU time); the nightly runs more of them.
+#   ROCm/flash-attention .github/workflows/amd_tests.yml @0c542260d1226a9af103f8bf16cc0a910c08b034
+#   ROCm/flash-attention .github/workflows/amd_nightly.yml @23e1383c
+FLASH_ATTENTION = Project(
+    name="flash-attention",
+    sources=(
+        "ROCm/flash-attention .github/workflows/amd_tests.yml @0c542260",
+        "ROCm/flash-attention .github/workflows/amd_nightly.yml @23e1383c",
+    ),
+    steps=(
+        ("Checkout", True, SETUP),
+        ("Show Device Info", False, SETUP),
+        ("Uninstall Triton", False, SETUP),
+        ("Install Triton", False, SETUP),
+        ("Show Triton version", False, SETUP),
+        ("Build", False, SETUP),
+        ("Flash Attention CDNA Tests", False, TEST),
+        ("AMD Tests", False, TEST),
+        ("AMD Bench", False, TEST),
+        ("AMD Bench with Autotune", False, TEST),
+        ("Flash Attention Tests Using Reference Impl", False, TEST),
+        ("Flash Attention RDNA Tests", False, TEST),
+        ("Install dependencies for bench and misc", False, SETUP),
+        ("AMD Internal Tests", False, TEST),
+        ("Flash Attention Tests", False, TEST),
+    ),
+    amd_labels=("linux-mi300-gpu-1",),
+    other_labels=(),
+)
+
+# facebookresearch/xformers: ROCM_CI builds and tests in a ROCm container on `runs-on: self-hosted`
+# (an AMD GPU machine that no label names; `amd_runner_pattern` cannot tell it, and the report says so).
+#   facebookresearch/xformers .github/workflows/rocm_ci.yml @0d1d1bef2f79d9605d7160445e511d57b5dcba80
+XFORMERS = Project(
+    name="xformers",
+    sources=("facebookresearch/xformers .github/workflows/rocm_ci.yml @0d1d1bef",),
+    steps=(
+        ("Run actions/checkout@v4", True, SETUP),
+        ("Get CPU info on Ubuntu", False, SETUP),
+        ("Get env vars", False, SETUP),
+        ("Setup build env", False, SETUP),
+        ("Pre-build clean", False, SETUP),
+        ("Build xformers", False, SETUP),
+        ("Run python tests", False, TEST),
+        ("Archive logs", True, OTHER),
+        ("Post-build clean", False, OTHER),
+        ("Remove dangling Docker images", False, OTHER),  # the `clean` job, after `build`
+    ),
+    amd_labels=(),
+    other_labels=("self-hosted", "Linux", "X64"),
+)
+
+# microsoft/onnxruntime: Linux CI's build-and-test jobs call reusable_linux_build.yml on 1ES pools of AMD
+# (EPYC) or ARM CPUs: no GPU, so no AMD GPU runner, though the pool's name says AMD.
+#   microsoft/onnxruntime .github/workflows/linux_ci.yml @053d6e9e0285caa6c7b621023dbd772f32c9c99c
+#   microsoft/onnxruntime .github/workflows/reusable_linux_build.yml @08c0eda5 (steps; runs-on:
+#   [self-hosted, "1ES.Pool=${{ inputs.pool_name }}"])
+#   microsoft/onnxruntime .github/workflows/linux_cuda_ci.yml @0140b603
+ONNXRUNTIME = Project(
+    name="onnxruntime",
+    sources=(
+        "microsoft/onnxruntime .github/workflows/linux_ci.yml @053d6e9e",
+        "microsoft/onnxruntime .github/workflows/reusable_linux_build.yml @08c0eda5",
+        "microsoft/onnxruntime .github/workflows/linux_cuda_ci.yml @0140b603",
+    ),
+    steps=(
+        ("Checkout code", False, SETUP),
+        ("Set up Python 3.x", False, SETUP),
+        ("Build Docker Image (x64 / Release)", False, SETUP),
+        ("Export GitHub Actions cache environment variables", False, SETUP),
+        ("Generate Build Files (CMake) (x64 / Release)", False, SETUP),
+        ("Generate Build Files (CMake) (x64 / Release)", True, SETUP),
+        ("Build ONNX Runtime (x64 / Release)", False, SETUP),
+        ("Test ONNX Runtime (x64 / Release)", False, TEST),
+        ("Prepare Build Output for Upload", False, OTHER),
+        ("Upload Build Output Artifact", False, OTHER),
+        ("Upload VCPKG Manifest Install Log on Update or Build Failure", False, OTHER),
+        ("Run microsoft/onnxruntime-github-actions/build-docker-image@v0.0.5", True, SETUP),
+        ("Download Build Artifact", True, SETUP),
+        ("Restore Executable Permissions", False, SETUP),
+        ("Test ONNX Runtime", True, TEST),
+    ),
+    amd_labels=(),
+    other_labels=("1ES.Pool=onnxruntime-github-Ubuntu2204-AMD-CPU", "1ES.Pool=onnxruntime-github-Ubuntu2204-ARM-CPU"),
+)
+
+# iree-org/iree: the MI325 package tests and the regression suite's model tests and benchmarks.
+#   iree-org/iree .github/workflows/pkgci_test_amd_mi325.yml @031445e2
+#   iree-org/iree .github/workflows/pkgci_regression_test.yml @434d21aaf27844e39c03e7c86fd0a8b71b6c1327
+#   (runs-on: nodai-amdgpu-mi250-x86-64, nodai-amdgpu-mi300-x86-64); linux-mi325-1gpu-ossci-iree-org from
+#   the project's runner reports
+IREE = Project(
+    name="iree",
+    sources=(
+        "iree-org/iree .github/workflows/pkgci_test_amd_mi325.yml @031445e2",
+        "iree-org/iree .github/workflows/pkgci_regression_test.yml @434d21aa",
+    ),
+    steps=(
+        ("Run rocminfo", False, SETUP),
+        ("Check out repository", True, SETUP),
+        ("Check out runtime submodules", False, SETUP),
+        ("Run actions/setup-python@83679a892e2d95755f2dac6acb0bfd1e9ac5d548", True, SETUP),
+        ("Run actions/download-artifact@018cc2cf5baa6db3ef3c5f8a56943fffe632ef53", True, SETUP),
+        ("Setup base venv", False, SETUP),
+        ("Build tests", False, SETUP),  # builds the test binaries
+        ("Run GPU tests", False, TEST),
+        ("Checking out IREE repository", True, SETUP),
+        ("Setup venv", False, SETUP),
+        ("Check out external TestSuite repository", True, SETUP),
+        ("Install external TestSuite Python requirements", False, SETUP),
+        ("Download remote files for real weight model tests", False, SETUP),
+        ("Run external tests - models with real weights", False, TEST),
+        ("Running SDXL special model tests", False, TEST),
+        ("Running SD3 special model tests", False, TEST),
+        ("Running SDXL rocm pipeline benchmark (mi250)", False, TEST),
+        ("Running SDXL rocm pipeline benchmark (mi300)", False, TEST),
+    ),
+    amd_labels=("linux-mi325-1gpu-ossci-iree-org", "nodai-amdgpu-mi250-x86-64", "nodai-amdgpu-mi300-x86-64"),
+    other_labels=(),
+)
+
 # NVIDIA's and RAPIDS' self-hosted runners: `amd64` is the CPU architecture, not an AMD GPU.
 #   nv-gha-runners/docs docs/runners/index.md @2dcd51b4c3f46f350483e4c820027593c462a260
 #   rapidsai/docs resources/github-actions.md @144cdcd73674dfea8262cc6efff8f8af1ab72598 ([linux, amd64, cpu4])
@@ -640,6 +852,7 @@ SGLANG = Project(
 
 PROJECTS: tuple[Project, ...] = (
     PYTORCH, DEEPSPEED, AITER, TRITON, JAX, TRANSFORMER_ENGINE, OPTIMUM_BENCHMARK, TRANSFORMERS, SGLANG,
+    PYTORCH_AO, THEROCK, FLASH_ATTENTION, XFORMERS, ONNXRUNTIME, IREE,
 )
 
 # Whole `runs-on` label lists of real jobs (as the API's `labels` would carry them), and whether
@@ -664,4 +877,9 @@ RUNS_ON: tuple[tuple[tuple[str, ...], bool], ...] = (
     (("self-hosted", "linux.g5.4xlarge.nvidia.gpu"), False),
     (("linux", "amd64", "cpu4"), False),  # RAPIDS label combination
     (("linux-amd64-gpu-v100-latest-1",), False),  # nv-gha-runners
+    (("self-hosted",), False),  # xformers rocm_ci.yml `runs-on: self-hosted`: an AMD machine no label names
+    (("self-hosted", "Linux", "X64"), False),  # the same runner's default labels
+    (("self-hosted", "1ES.Pool=onnxruntime-github-Ubuntu2204-AMD-CPU"), False),  # onnxruntime: AMD CPUs, no GPU
+    (("self-hosted", "1ES.Pool=onnxruntime-github-Ubuntu2204-ARM-CPU"), False),
+    (("linux-mi325-1gpu-ossci-rocm",), True),  # TheRock
 )

@@ -254,3 +254,57 @@ def test_callers_that_share_a_name_are_told_apart_by_their_callee() -> None:
     assert matcher.match_job(test, ["Test"], ("linux.rocm.gpu.mi300.2",)) == JobRef("linux-focal-rocm6_3-py3_10-test")
     assert matcher.match_job("linux-focal-rocm6.3-py3.10 / build", ["Build"], ("linux.2xlarge",)) == \
         JobRef("linux-focal-rocm6_3-py3_10-build")
+
+
+# A caller of a reusable workflow: the called job's steps are classified by their names alone.
+CALLER = """name: Tests
+on: push
+jobs:
+  tests:
+    uses: org/infra/.github/workflows/job.yml@main
+"""
+
+
+def _called(steps: list[Step], labels: list[str]) -> dict:
+    return bundle(run_id=7, repo="o/r", workflow_path=".github/workflows/tests.yml", workflow_name="Tests",
+                  head_sha=f"{7:040x}", jobs=[job("tests / job", steps, labels)], start=START)
+
+
+def _times(steps: list[Step], labels: list[str]) -> tuple[float, float, float, bool]:
+    timing = run_timing(_called(steps, labels), parse_workflow(CALLER, ".github/workflows/tests.yml"), RepoConfig()).jobs[0]
+    return timing.setup_seconds / 60, timing.test_seconds / 60, timing.other_seconds / 60, timing.ran_tests
+
+
+def test_test_infra_linux_job_v2_runs_its_script_as_the_tests() -> None:
+    """pytorch/ao's ROCm lane: test-infra's `Run script in container` is where pytest runs (two hours);
+    `Surface failing tests` after it only reports them."""
+    steps = [Step("Set up job", 1), Step("Clean workspace", 1), Step("Setup ROCM", 3), Step("Pull docker image", 9),
+             Step("Check if in a container runner", 1), Step("Run script in container", 120),
+             Step("Run script outside container", 0, "skipped"), Step("Surface failing tests", 1),
+             Step("Chown repository directory", 1), Step("Prepare artifacts for upload", 1), Step("Teardown Linux", 1),
+             Step("Clean workspace after tear down", 1), Step("Complete job", 1)]
+    assert _times(steps, ["linux.rocm.gpu.ecosystem.mi350.1"]) == (16, 120, 5, True)
+
+
+def test_therock_notifications_and_repro_command_are_no_tests() -> None:
+    """TheRock's test_component.yml: when the test environment's setup fails, `Test` is skipped and the
+    job ran no test, though the Quartz notifications (`if: always()`) ran."""
+    steps = [Step("Set up job", 1), Step("Quartz - started - test ROCm component", 1),
+             Step("Pre-job cleanup GPU processes on Linux", 1), Step("Checking repository", 1),
+             Step("Run setup test environment workflow", 15, "failure"), Step("Runner health status", 0, "skipped"),
+             Step("Test", 0, "skipped"), Step("Print test reproduction command", 1),
+             Step("Post-job cleanup GPU processes on Linux", 1), Step("Capture job summary", 1),
+             Step("Quartz - completed - test ROCm component", 1), Step("Complete job", 1)]
+    assert _times(steps, ["linux-mi325-1gpu-ossci-rocm"]) == (19, 0, 5, False)
+    ran = [Step("Pre-job cleanup GPU processes on Linux", 1), Step("Runner health status", 1),
+           Step("Driver / GPU sanity check", 1), Step("Test", 30), Step("Quartz - completed - test ROCm component", 1)]
+    assert _times(ran, ["linux-mi325-1gpu-ossci-rocm"]) == (3, 30, 1, True)
+
+
+def test_benches_are_tests_and_builds_are_setup() -> None:
+    """ROCm/flash-attention `AMD Bench`; xformers `Pre-build clean`; onnxruntime's CMake step and its
+    `Prepare Build Output for Upload` after the tests."""
+    steps = [Step("Pre-build clean", 1), Step("Generate Build Files (CMake) (x64 / Release)", 4),
+             Step("Build ONNX Runtime (x64 / Release)", 30), Step("AMD Tests", 3), Step("AMD Bench", 35),
+             Step("AMD Bench with Autotune", 60), Step("Prepare Build Output for Upload", 2), Step("Post-build clean", 1)]
+    assert _times(steps, ["linux-mi300-gpu-1"]) == (35, 98, 3, True)
