@@ -187,7 +187,28 @@ def _attempt(bundle: Mapping[str, Any]) -> int:
 
 
 #: Labels of GitHub-hosted runners: not counted as AMD, and not worth a line.
-_HOSTED = re.compile(r"(?i)^(?:ubuntu|windows|macos)(?:-[\w.-]+)?$|-latest$|^self-hosted$|^(?:linux|x64|arm64|X64|ARM64)$")
+_HOSTED = re.compile(r"(?i)^(?:ubuntu|windows|macos)(?:-[\w.-]+)?$|-latest$")
+#: The labels GitHub gives every self-hosted runner (`self-hosted`, its OS, its architecture): they say
+#: nothing of the machine, so a job on these alone (xformers' ROCm CI on `runs-on: self-hosted`) may be on
+#: an AMD GPU that no label names. Such jobs are named, never taken for GitHub-hosted ones.
+_GENERIC = re.compile(r"(?i)^(?:self-hosted|linux|windows|macos|x64|x86|arm|arm64)$")
+
+
+def _own_labels(job: JobTiming) -> list[str]:
+    """The labels that say something of the runner: neither GitHub-hosted nor generic self-hosted ones."""
+    return [label for label in job.labels if label.strip() and not _GENERIC.match(label) and not _HOSTED.search(label)]
+
+
+def _on_generic_labels(job: JobTiming) -> bool:
+    """Ran on a self-hosted runner that its labels do not describe (`self-hosted`, `Linux`, `X64` only)."""
+    labels = [label for label in job.labels if label.strip()]
+    return any(label.lower() == "self-hosted" for label in labels) and all(_GENERIC.match(label) for label in labels)
+
+
+def _listed(jobs: Mapping[str, Sequence[str]], limit: int = 8) -> str:
+    """`name` (label, label); ... for at most `limit` jobs, then how many more."""
+    listed = "; ".join(f"`{name}` ({', '.join(labels)})" for name, labels in sorted(jobs.items())[:limit])
+    return listed + (f" and {len(jobs) - limit} more" if len(jobs) > limit else "")
 
 
 def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str, JobStats], plan: Plan,
@@ -199,27 +220,44 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
     jobs = [job for run in runs for job in run.jobs]
     amd = [job for job in jobs if job.is_amd]
     labelled = {job.workflow_job for job in jobs if job.labels and job.workflow_job}
+    # Jobs on generic self-hosted labels only, by name, with those labels as the first run shows them.
+    generic: dict[str, tuple[str, ...]] = {}
+    for job in jobs:
+        if not job.is_amd and _on_generic_labels(job):
+            generic.setdefault(job.workflow_job or job.name, tuple(label for label in job.labels if label.strip()))
     if not amd:
-        seen = sorted({label for job in jobs for label in job.labels if label.strip() and not _HOSTED.search(label)})
-        shown = ", ".join(seen[:12]) + (f" and {len(seen) - 12} more" if len(seen) > 12 else "") if seen else "only GitHub-hosted ones"
-        out.append(Unmeasured(
-            "AMD jobs",
-            f"no job of the {len(runs)} runs ran on a runner that `amd_runner_pattern` matches (labels seen: {shown})",
-            "set `amd_runner_pattern: '<regex>'` in .github/foldbot.yml to match your AMD runner labels",
-        ))
+        seen = sorted({label for job in jobs for label in _own_labels(job)})
+        shown = ", ".join(seen[:12]) + (f" and {len(seen) - 12} more" if len(seen) > 12 else "") if seen else \
+            "only generic self-hosted ones" if generic else "only GitHub-hosted ones"
+        reason = f"no job of the {len(runs)} runs ran on a runner that `amd_runner_pattern` matches (labels seen: {shown})"
+        fix = "set `amd_runner_pattern: '<regex>'` in .github/foldbot.yml to match your AMD runner labels"
+        if generic:
+            reason += (f"; {_plural(len(generic), 'job')} ran on generic self-hosted labels that do not name the GPU, "
+                       f"so foldbot cannot tell whether they ran on AMD GPUs: {_listed(generic)}")
+            fix = ("if they ran on AMD GPUs, give those runners a label that names the GPU (such as `mi300` or `gfx942`) "
+                   "and put it in the jobs' `runs-on:`, or set `amd_runner_pattern: '<regex>'` in .github/foldbot.yml to "
+                   "match their labels (`'^self-hosted$'` counts every self-hosted job as AMD)")
+        out.append(Unmeasured("AMD jobs", reason, fix))
     else:
         others: dict[str, set[str]] = {}
         for job in jobs:
-            own = [label for label in job.labels if label.strip() and not _HOSTED.search(label)]
+            own = _own_labels(job)
             if own and not job.is_amd:
                 others.setdefault(job.workflow_job or job.name, set()).update(own)
-        if others:
-            listed = "; ".join(f"`{name}` ({', '.join(sorted(labels))})" for name, labels in sorted(others.items())[:8])
-            more = f" and {len(others) - 8} more" if len(others) > 8 else ""
+        # A job on generic labels only is listed with them (README: "listed, never dropped silently").
+        listing = {name: sorted(labels) for name, labels in others.items()}
+        listing.update({name: [*labels[:-1], f"{labels[-1]}: generic labels that do not name the GPU"]
+                        for name, labels in generic.items() if name not in others})
+        if listing:
+            fix = "if they are AMD runners, extend `amd_runner_pattern` in .github/foldbot.yml"
+            if len(listing) > len(others):
+                fix += ("; a pattern cannot pick out a job on generic labels only (`self-hosted`, `Linux`, `X64`): give "
+                        "its runner a label that names the GPU and put it in the job's `runs-on:`")
             out.append(Unmeasured(
                 "self-hosted jobs not counted",
-                f"{len(others)} jobs ran on self-hosted labels that `amd_runner_pattern` does not match: {listed}{more}",
-                "if they are AMD runners, extend `amd_runner_pattern` in .github/foldbot.yml",
+                f"{_plural(len(listing), 'job')} ran on self-hosted labels that `amd_runner_pattern` does not match: "
+                f"{_listed(listing)}",
+                fix,
             ))
     for job_id, job in workflow.jobs.items():
         if job.uses or job_id in labelled or declared_amd(job, config) is not None:

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from bot.analysis import analyze
 from bot.config import RepoConfig
 from bot.report import to_json, to_markdown
-from tests.builders import amd_job, bundle, skipped_job
+from tests.builders import Step, amd_job, bundle, job, skipped_job
 
 START = datetime(2026, 8, 10, 8, tzinfo=timezone.utc)
 PATH = ".github/workflows/aiter-test.yaml"
@@ -97,3 +97,70 @@ def test_a_latest_run_without_test_time_says_why_when_earlier_runs_had_some() ->
     assert _section(report) == [
         "- `AMD test time`: no AMD job of the latest run \\(103\\) ran a test step \\(1 job: 1 skipped\\). "
         "**Fix:** wait for a run whose AMD jobs run their tests \\(a `/dispatch` comment on a PR starts one\\)."]
+
+
+# Modelled on facebookresearch/xformers' rocm_ci.yml (@0d1d1bef): an AMD GPU machine on `runs-on: self-hosted`,
+# whose jobs GitHub lists with the labels every self-hosted runner has.
+XFORMERS_PATH = ".github/workflows/rocm_ci.yml"
+XFORMERS = """name: ROCM_CI
+on: pull_request
+jobs:
+  build:
+    runs-on: self-hosted
+    steps:
+      - uses: actions/checkout@v4
+      - name: Build xformers
+        run: pip install -e .
+      - name: Run python tests
+        run: pytest tests
+  clean:
+    runs-on: self-hosted
+    needs: [build]
+    steps:
+      - name: Remove dangling Docker images
+        run: docker image prune -f
+  lint:
+    runs-on: [self-hosted, linux.2xlarge]
+    steps:
+      - run: ruff check .
+"""
+
+
+def _xformers_runs(build_labels: list[str]) -> list[dict]:
+    jobs = [amd_job("build", labels=build_labels, setup_minutes=50, tests=[("Run python tests", 8)]),
+            job("clean", [Step("Set up job", 0.1), Step("Remove dangling Docker images", 9)], ["self-hosted"]),
+            job("lint", [Step("Set up job", 0.1), Step("Run ruff check .", 1)], ["self-hosted", "linux.2xlarge"])]
+    return [bundle(run_id=300 + i, repo="facebookresearch/xformers", workflow_path=XFORMERS_PATH,
+                   workflow_name="ROCM_CI", head_sha=f"{300 + i:040x}", jobs=jobs, start=START) for i in range(3)]
+
+
+def test_jobs_on_generic_self_hosted_labels_are_named_not_taken_for_github_hosted() -> None:
+    """No label names the GPU: the line says which jobs ran on generic self-hosted labels, and how to
+    make them countable, where it used to say only GitHub-hosted labels were seen."""
+    analysis = analyze({XFORMERS_PATH: XFORMERS}, _xformers_runs(["self-hosted", "Linux", "X64"]), RepoConfig())
+    assert _section(to_markdown(analysis))[0] == (
+        "- `AMD jobs`: no job of the 3 runs ran on a runner that `amd_runner_pattern` matches \\(labels seen: "
+        "linux.2xlarge\\); 2 jobs ran on generic self-hosted labels that do not name the GPU, so foldbot cannot tell "
+        "whether they ran on AMD GPUs: `build` \\(self-hosted, Linux, X64\\); `clean` \\(self-hosted\\). **Fix:** if they "
+        "ran on AMD GPUs, give those runners a label that names the GPU \\(such as `mi300` or `gfx942`\\) and put it in "
+        "the jobs' `runs-on:`, or set `amd_runner_pattern: '<regex>'` in .github/foldbot.yml to match their labels "
+        "\\(`'^self-hosted$'` counts every self-hosted job as AMD\\).")
+    only_generic = analyze({XFORMERS_PATH: XFORMERS}, [
+        {**b, "jobs": [j for j in b["jobs"] if j["name"] != "lint"]}
+        for b in _xformers_runs(["self-hosted", "Linux", "X64"])], RepoConfig())
+    assert to_json(only_generic)["unmeasured"][0]["reason"].startswith(
+        "no job of the 3 runs ran on a runner that `amd_runner_pattern` matches (labels seen: only generic self-hosted "
+        "ones); 2 jobs ran on generic self-hosted labels")
+
+
+def test_a_job_on_generic_self_hosted_labels_beside_amd_jobs_is_listed() -> None:
+    """`build` moved to an MI300 label; `clean` on bare `self-hosted` is listed as not counted, not dropped."""
+    analysis = analyze({XFORMERS_PATH: XFORMERS}, _xformers_runs(["linux-mi300-gpu-1"]), RepoConfig())
+    assert to_json(analysis)["unmeasured"][0] == {
+        "subject": "self-hosted jobs not counted",
+        "reason": "2 jobs ran on self-hosted labels that `amd_runner_pattern` does not match: `clean` (self-hosted: "
+                  "generic labels that do not name the GPU); `lint` (linux.2xlarge)",
+        "fix": "if they are AMD runners, extend `amd_runner_pattern` in .github/foldbot.yml; a pattern cannot pick out a "
+               "job on generic labels only (`self-hosted`, `Linux`, `X64`): give its runner a label that names the GPU "
+               "and put it in the job's `runs-on:`",
+    }
