@@ -211,6 +211,15 @@ def _listed(jobs: Mapping[str, Sequence[str]], limit: int = 8) -> str:
     return listed + (f" and {len(jobs) - limit} more" if len(jobs) > limit else "")
 
 
+#: A job is said to be mostly "other" when such steps took more than half its time and at least this
+#: many minutes. Its setup share counts setup and test time only, so an unknown test step (pytorch/ao's
+#: `Run script in container`, ROCm/flash-attention's `AMD Bench` before the rules knew them) would leave
+#: a job of two hours' tests reading "99% setup". SGLang's AMD jobs spend at most about 30% of their time
+#: in other steps (sanity checks in the container, uploads), well under half; five minutes keeps a short
+#: job's teardown from counting.
+_OTHER_DOMINATES_MINUTES = 5.0
+
+
 def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str, JobStats], plan: Plan,
                config: RepoConfig, explained: set[str] | frozenset[str] = frozenset()) -> list[Unmeasured]:
     """Every reason the numbers are incomplete, each with the fix. The report lists them,
@@ -287,6 +296,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
             f"ran in {_runs(len(untested_runs[name]))} but no step is classified as a test; its longest other steps: {listed}",
             f"add `step_rules: [{{pattern: '^{example}$', category: test}}]` to .github/foldbot.yml",
         ))
+    out += _mostly_other(runs, set(untested))
     ambiguous: dict[str, tuple[str, ...]] = {}
     for job in jobs:
         if job.ref.ambiguous:
@@ -328,6 +338,43 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
             "history",
             f"{_runs(len(runs))} read; a suggestion needs {config.min_samples} to be more than provisional",
             "wait for more completed runs, or lower `min_samples:` in .github/foldbot.yml",
+        ))
+    return out
+
+
+def _mostly_other(runs: Sequence[RunTiming], untested: set[str]) -> list[Unmeasured]:
+    """A line per AMD job that ran tests but spent most of its time in steps classified other
+    (neither setup nor test), naming those steps: its setup share leaves that time out, and the
+    likeliest cause is a test (or setup) step the rules do not know. Jobs with no test step at
+    all have a line of their own (`untested`)."""
+    found: dict[str, dict[int, JobTiming]] = {}
+    for run in runs:
+        for job in run.amd_jobs:
+            name = job.workflow_job or job.name
+            if name in untested or job.conclusion in ("skipped", "cancelled"):
+                continue
+            if job.other_seconds >= _OTHER_DOMINATES_MINUTES * 60 and job.other_seconds > job.setup_seconds + job.test_seconds:
+                worst = found.setdefault(name, {}).get(run.run_id)
+                if worst is None or job.other_seconds > worst.other_seconds:
+                    found[name][run.run_id] = job  # a matrix's shards: the one with the most other time
+    out = []
+    for name, by_run in sorted(found.items()):
+        steps: dict[str, float] = {}
+        for job in by_run.values():
+            for step in job.work_steps:
+                if step.category == "other":
+                    steps[step.name] = max(steps.get(step.name, 0.0), step.seconds)
+        longest = sorted(steps.items(), key=lambda kv: -kv[1])[:3]
+        listed = ", ".join(f"`{step}` ({seconds / 60:.0f} min)" for step, seconds in longest)
+        worst = max(by_run.values(), key=lambda job: job.other_seconds)
+        total = worst.setup_seconds + worst.test_seconds + worst.other_seconds
+        out.append(Unmeasured(
+            name,
+            f"in {_runs(len(by_run))}, steps classified as neither setup nor test took more than half its time (up to "
+            f"{worst.other_seconds / 60:.0f} of {total / 60:.0f} min), which its setup share leaves out; its longest "
+            f"such steps: {listed}",
+            f"if `{longest[0][0]}` runs tests, add `step_rules: [{{pattern: '^{re.escape(longest[0][0])}$', "
+            "category: test}]` to .github/foldbot.yml (`category: setup` if it prepares the machine)",
         ))
     return out
 

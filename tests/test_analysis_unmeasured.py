@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import pytest
+
 from bot.analysis import analyze
-from bot.config import RepoConfig
+from bot.config import RepoConfig, parse_config
 from bot.report import to_json, to_markdown
 from tests.builders import Step, amd_job, bundle, job, skipped_job
 
@@ -164,3 +166,54 @@ def test_a_job_on_generic_self_hosted_labels_beside_amd_jobs_is_listed() -> None
                "job on generic labels only (`self-hosted`, `Linux`, `X64`): give its runner a label that names the GPU "
                "and put it in the job's `runs-on:`",
     }
+
+
+# A lane whose tests run in a step no rule knows (as pytorch/ao's ROCm lane in test-infra's `Run script in
+# container` did): the job's time is nearly all "other", which its setup share leaves out.
+WORKLOAD_PATH = ".github/workflows/rocm.yml"
+WORKLOAD = """name: ROCm
+on: push
+jobs:
+  regression:
+    runs-on: linux.rocm.gpu.mi300.1
+    steps:
+      - name: Pull docker image
+        run: docker pull img
+      - name: Execute workload
+        run: ./ci.sh
+      - name: Smoke test
+        run: ./smoke.sh
+"""
+
+
+def _workload_runs(minutes: list[tuple[float, float, float]]) -> list[dict]:
+    """Runs of one job: (setup, smoke test, workload) minutes each."""
+    return [bundle(run_id=400 + i, repo="o/r", workflow_path=WORKLOAD_PATH, workflow_name="ROCm",
+                   head_sha=f"{400 + i:040x}", start=START,
+                   jobs=[job("regression", [Step("Pull docker image", setup), Step("Smoke test", smoke),
+                                            Step("Execute workload", workload)], ["linux.rocm.gpu.mi300.1"])])
+            for i, (setup, smoke, workload) in enumerate(minutes)]
+
+
+def test_a_job_mostly_in_steps_of_neither_class_says_so() -> None:
+    """The job ran a (short) test step, so it is no "no step is classified as a test" case; its two hours in
+    `Execute workload` would otherwise make it read as all setup, with no word of what was left out."""
+    analysis = analyze({WORKLOAD_PATH: WORKLOAD}, _workload_runs([(15, 1, 118), (15, 1, 131), (15, 1, 3)]), RepoConfig())
+    assert _section(to_markdown(analysis)) == [
+        "- `regression`: in 2 runs, steps classified as neither setup nor test took more than half its time \\(up to "
+        "131 of 147 min\\), which its setup share leaves out; its longest such steps: `Execute workload` \\(131 min\\). "
+        "**Fix:** if `Execute workload` runs tests, add `step_rules: [{pattern: '^Execute\\ workload$', category: "
+        "test}]` to .github/foldbot.yml \\(`category: setup` if it prepares the machine\\)."]
+    # The fix it names, taken: the job's setup share is measured, and the line is gone.
+    fixed = analyze({WORKLOAD_PATH: WORKLOAD}, _workload_runs([(15, 1, 118), (15, 1, 131), (15, 1, 3)]),
+                    parse_config("step_rules: [{pattern: '^Execute\\ workload$', category: test}]"))
+    assert fixed.unmeasured == ()
+
+
+@pytest.mark.parametrize("minutes", [
+    [(60, 20, 10)] * 3,  # other is the smaller part (SGLang's AMD jobs stay under a third)
+    [(1, 1, 4.9)] * 3,  # more than half, but under five minutes
+    [(30, 30, 60)] * 3,  # exactly half: not more
+])
+def test_other_time_that_does_not_dominate_is_no_line(minutes: list[tuple[float, float, float]]) -> None:
+    assert analyze({WORKLOAD_PATH: WORKLOAD}, _workload_runs(minutes), RepoConfig()).unmeasured == ()
