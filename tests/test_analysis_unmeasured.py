@@ -217,3 +217,25 @@ def test_a_job_mostly_in_steps_of_neither_class_says_so() -> None:
 ])
 def test_other_time_that_does_not_dominate_is_no_line(minutes: list[tuple[float, float, float]]) -> None:
     assert analyze({WORKLOAD_PATH: WORKLOAD}, _workload_runs(minutes), RepoConfig()).unmeasured == ()
+
+
+def _setup_failed(name: str, label: str, test_step: str = "Tests"):
+    """A job whose setup failed: its test step skipped, its upload (`if: always()`) run."""
+    return job(name, [Step("Set up job", 1), Step("Setup Aiter", 20, "failure"), Step(test_step, 0, "skipped"),
+                      Step("Upload test logs", 1)], [label], conclusion="failure")
+
+
+def test_a_test_step_skipped_after_a_failed_setup_is_no_unknown_test_step() -> None:
+    """The job's test step is classified, it just did not run (TheRock's `Test` after its environment setup
+    failed): no line tells the reader to make the upload a test step; those runs are no samples."""
+    name = "Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)"
+    ran = [_aiter_job(name, "aiter-mi355-1gpu")]
+    failed = [_setup_failed(name, "aiter-mi355-1gpu")]
+    analysis = analyze({PATH: AITER}, _runs(ran, failed, ran, failed, ran), RepoConfig())
+    assert analysis.unmeasured == ()
+    assert analysis.stats["standard"].samples == 3
+    # No run left that ran its tests: the line says so, with the jobs' conclusions.
+    none = analyze({PATH: AITER}, _runs(failed, failed, failed), RepoConfig())
+    assert _section(to_markdown(none)) == [
+        "- `AMD test time`: no AMD job of the 3 runs ran a test step \\(3 jobs: 3 failure\\). "
+        "**Fix:** wait for a run whose AMD jobs run their tests \\(a `/dispatch` comment on a PR starts one\\)."]
