@@ -456,18 +456,15 @@ class GitHubPool:
     async def installation(self, installation_id: int) -> dict[str, Any] | None:
         """The App's installation (`GET /app/installations/{id}` with the App's JWT); None: GitHub
         has none of that id (404)."""
-        url = f"/app/installations/{int(installation_id)}"
-        try:
-            return await self._api("app").getitem(url, jwt=self.credentials.jwt())  # type: ignore[no-any-return]
-        except HTTPException as exc:
-            if int(exc.status_code) == 404:
-                return None
-            raise GitHubError(int(exc.status_code), str(exc), "GET", url) from None
+        return await self._app_item(f"/app/installations/{int(installation_id)}")
 
     async def repository_installation(self, repo: str) -> dict[str, Any] | None:
         """The App's installation that holds `repo` (`GET /repos/{repo}/installation` with the
         App's JWT); None: none does (404)."""
-        url = f"/repos/{repo}/installation"
+        return await self._app_item(f"/repos/{repo}/installation")
+
+    async def _app_item(self, url: str) -> dict[str, Any] | None:
+        """`GET url` with the App's JWT; None for a 404."""
         try:
             return await self._api("app").getitem(url, jwt=self.credentials.jwt())  # type: ignore[no-any-return]
         except HTTPException as exc:
