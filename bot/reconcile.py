@@ -88,10 +88,12 @@ async def find_missed(pool: GitHubPool, login: str, *, log: Callable[[str], None
 
 async def missed_in_installation(pool: GitHubPool, installation_id: int, login: str, *,
                                  only: Collection[str] | None = None, no_lanes: NoLanes | None = None,
+                                 broken: Broken | None = None,
                                  log: Callable[[str], None] = lambda _: None) -> list[Missed]:
     """The missed lane runs of an installation's repositories (`only`: of those named, in any
-    case; `no_lanes`: called for each that has no lane file). GitHubError: its repositories
-    cannot be listed."""
+    case; `no_lanes`: called for each that has no lane file; `broken`: for each whose config or
+    lane file cannot be read, instead of a log line). GitHubError: its repositories cannot be
+    listed."""
     repositories = await pool.installation_repositories(installation_id)
     if only is not None:
         wanted = {name.lower() for name in only}
@@ -108,7 +110,12 @@ async def missed_in_installation(pool: GitHubPool, installation_id: int, login: 
         api = RepoAPI(pool.for_installation(installation_id), str(repository["full_name"]))
         try:
             out += await _missed_in(api, installation_id, str(repository["default_branch"]), login, no_lanes)
-        except (GitHubError, ConfigError, WorkflowError, NoDashboard) as exc:  # (the dashboard says what to fix)
+        except (ConfigError, WorkflowError) as exc:  # (a lane run's report says it on the dashboard)
+            if broken is not None:
+                await broken(api, exc)
+            else:
+                log(f"{api.repo}: not reconciled: {exc}")
+        except (GitHubError, NoDashboard) as exc:
             log(f"{api.repo}: not reconciled: {exc}")
         except (aiohttp.ClientError, asyncio.TimeoutError):  # GitHub unreachable: the round ends, said once
             raise
@@ -119,6 +126,8 @@ async def missed_in_installation(pool: GitHubPool, installation_id: int, login: 
 
 #: What to do with a repository that has no lane file: (its API, default branch head, config, workflow listing).
 NoLanes = Callable[[RepoAPI, str, RepoConfig, list[dict[str, Any]]], Awaitable[None]]
+#: What to do with a repository whose config or lane file cannot be read: (its API, why).
+Broken = Callable[[RepoAPI, Exception], Awaitable[None]]
 
 
 async def _missed_in(api: RepoAPI, installation_id: int, branch: str, login: str,

@@ -27,6 +27,7 @@ from bot.publish import ISSUES_OFF, issues_off, upsert_dashboard
 from bot.reconcile import missed_in_installation
 from bot.repo import amd_workflows
 from bot.reporting import unconfigured_body
+from .workflow_run import unanalysed
 
 router = routing.Router()
 
@@ -95,8 +96,11 @@ async def catch_up(data: dict[str, Any], ctx: Context, only: Collection[str] | N
         ctx.log.info("%s: no lane file, though %s run jobs on AMD runners: dashboard issue #%d %s says how to "
                      "measure them", api.repo, ", ".join(found), written.number, written.action)
 
+    async def broken(api: RepoAPI, exc: Exception) -> None:  # the dashboard says what to fix, as a run's report would
+        await unanalysed(api, ctx, login, str(exc))
+
     found = await missed_in_installation(ctx.pool, installation_id, login, only=only, no_lanes=no_lanes,
-                                         log=problems.append)
+                                         broken=broken, log=problems.append)
     for problem in problems:
         ctx.log.warning("%s: %s", _who(data), problem)
     queued = [item for item in found if await ctx.queue(replace(item, found_by=ctx.delivery_id))]

@@ -221,3 +221,18 @@ async def test_a_repository_whose_amd_workflows_are_not_lanes_is_told_how_to_mea
     assert any("sgl-project/kernels: no lane file, though .github/workflows/rocm-mi300.yml run jobs on AMD runners: "
                f"dashboard issue #{dashboard.number} created says how to measure them" in r.getMessage()
                for r in caplog.records)
+
+
+async def test_a_repository_whose_config_is_broken_is_told_at_install(fake_github: FakeGitHub, bot: Bot) -> None:
+    """A broken `.github/foldbot.yml` is said on the dashboard when foldbot is installed, as a lane
+    run's report would say it, not only in the operator's log."""
+    world = sglang_world(fake_github, runs=1)
+    world.repo.put_files("main", {".github/foldbot.yml": "fold: [\n"}, message="a broken config")
+    event, payload = installation_payload(fake_github, "created")
+    assert (await bot.deliver(event, payload, delivery="installed"))[0] == 202
+    await bot.settle()
+    assert bot.state.journal.state("installed") == "done"
+    (dashboard,) = dashboards(world)
+    assert dashboard.body.startswith("<!-- foldbot:report -->\n### foldbot: AMD CI setup report\n\n"
+                                     "foldbot could not analyse sgl-project/sglang: .github/foldbot.yml")
+    assert dashboard.body.endswith("Fix the file it names; the next completed lane run updates this report.\n")
