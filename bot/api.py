@@ -50,6 +50,11 @@ class RepoAPI:
         ref = await self._none_if_missing(f"{self.base}/git/ref/heads/{_q(branch, '/')}")
         return str(ref["object"]["sha"]) if ref else None
 
+    async def branches(self, prefix: str) -> list[str]:
+        """The branches whose name starts with `prefix` (`GET .../git/matching-refs/heads/<prefix>`)."""
+        refs = await self.gh.get_all(f"{self.base}/git/matching-refs/heads/{_q(prefix, '/')}?{PAGE}")
+        return [str(ref["ref"]).removeprefix("refs/heads/") for ref in refs]
+
     async def branch_head(self, branch: str) -> str:
         """The commit a branch that must exist points at (a GitHubError if it does not)."""
         ref = await self.gh.get(f"{self.base}/git/ref/heads/{_q(branch, '/')}")

@@ -15,6 +15,7 @@ from .replies import Refusal
 from .report import md_escape
 from .edit import patch_id as compute_patch_id
 from .states import ReportState
+from .workflow import parse_workflow
 
 BRANCH_PREFIX = "foldbot/fold-"
 
@@ -36,13 +37,19 @@ class Recompute:
 
 
 def decide(state: ReportState | None, requested: str | None, role: str, needed: str, user: str,
-           blobs_now: Mapping[str, str]) -> CommitPatch | Recompute | Refusal:
-    """`requested`: the id the command names (the whole patch's, or one suggestion's), or None (the whole)."""
+           blobs_now: Mapping[str, str], *, dashboard: bool = False) -> CommitPatch | Recompute | Refusal:
+    """`requested`: the id the command names (the whole patch's, or one suggestion's), or None (the whole).
+    `dashboard`: the command is on the dashboard issue, whose report is the lane's latest run's."""
     refused = permitted(role, needed, "/fold approve", user)
     if refused:
         return Refusal(refused)
     if state is None or not state.patch_id:
-        return Refusal("There is no foldbot patch here to approve yet.")
+        if dashboard:
+            return Refusal("The dashboard holds no patch now: its lane's latest run left nothing to fold (the report "
+                           "says why).")
+        return Refusal("There is no foldbot patch here to approve yet. `/fold refresh` writes this PR's report (with "
+                       "a patch, if its lane run allows one); the dashboard issue holds the latest lane run's patch: "
+                       "approve it there, by its id.")
     current = requested or state.patch_id
     if current not in state.ids:
         others = [f"`{i}`" for i in state.ids if i != state.patch_id]
@@ -91,11 +98,29 @@ def pull_title(patch_id: str) -> str:
     return f"foldbot: fewer AMD setup cycles (patch {patch_id})"
 
 
-def pull_body(patch_id: str, user: str, number: int, summary: str, lanes: list[str]) -> str:
-    dispatches = ", ".join(f"`/dispatch {name}`" for name in lanes)
+def changed_jobs(path: str, before: str, after: str) -> list[str]:
+    """The jobs of a workflow file that a patch changed, in the file's order: a host that took a
+    suite's steps, a matrix with fewer shards (a job it removed is not among them)."""
+    old = parse_workflow(before, path).data.get("jobs") or {}
+    new = parse_workflow(after, path).data.get("jobs") or {}
+    return [job_id for job_id, job in new.items() if job_id in old and old[job_id] != job]
+
+
+def pull_body(patch_id: str, user: str, number: int, summary: str, runs: Mapping[str, list[str] | None]) -> str:
+    """`runs`: each patched lane's name, and the jobs `/dispatch` names to run what the patch
+    changed (none: the jobs its last run skipped; None: the lane has no `target_stage` input,
+    so it cannot run single jobs)."""
+    commands = [f"`{' '.join(['/dispatch', name, *jobs])}`" for name, jobs in runs.items() if jobs is not None]
+    manual = [f"`{name}`" for name, jobs in runs.items() if jobs is None]
+    how = []
+    if commands:
+        how.append(f"Run the jobs it changes on this PR before merging, a line each: {', '.join(commands)}.")
+    if manual:
+        how.append(f"Lane {', '.join(manual)} has no `target_stage` input, so `/dispatch` cannot run single jobs of "
+                   "it: run it from the Actions tab on this branch before merging.")
     return (f"foldbot patch `{patch_id}`, approved by {md_escape(user)} in #{number}.\n\n{summary}\n\n"
             "**Note:** a change to workflow files alone may not trigger the lanes it folds (their path filters and "
-            f"change gates look at the code). Run them on this PR with {dispatches} before merging.\n")
+            f"change gates look at the code). {' '.join(how)}\n")
 
 
 def blob_sha(text: str) -> str:

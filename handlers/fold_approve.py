@@ -13,6 +13,7 @@ from bot import approve
 from bot.api import RepoAPI
 from bot.commands import Command
 from bot.context import Context, PullRead
+from bot.dispatch import LaneInfo
 from bot.edit import FileEdit
 from bot.github import GitHubError
 from bot.publish import find_comment, find_dashboard, issues_off, read_report
@@ -21,6 +22,7 @@ from bot.report import pull_summary, suggestion_states, to_markdown
 from bot.reporting import PR_REPORT_TITLE, skipped_note
 from bot.repo import run_bundle
 from bot.verify import apply_patch, check_patch
+from bot.workflow import parse_workflow
 
 from .dispatch import role_of
 from .workflow_run import analyze_with_logs
@@ -49,7 +51,8 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
             return Outcome.refused(Refusal(f"The report changed after your comment: read it, then `/fold approve "
                                            f"{state.patch_id}`. Nothing was committed."))
     # decide
-    decision = approve.decide(state, command.patch_id, role, pull.config.approve_permission, pull.user, pull.blobs)
+    decision = approve.decide(state, command.patch_id, role, pull.config.approve_permission, pull.user, pull.blobs,
+                              dashboard=not pull.pr)
     if isinstance(decision, Refusal):
         return Outcome.refused(decision)
     assert state is not None and report is not None
@@ -89,8 +92,11 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     before = dict(pull.files)
     files = apply_patch(patch, before)
     await asyncio.to_thread(check_patch, patch, [FileEdit(p, before[p], text) for p, text in files.items()], before)
+    rival = await _rival(api, current, set(files))
+    if rival is not None:
+        return Outcome.refused(rival)
     # write
-    body = approve.pull_body(current, pull.user, pull.number, summary, list(pull.lanes))
+    body = approve.pull_body(current, pull.user, pull.number, summary, _dispatches(pull, before, files))
     try:
         committed = await commit_and_open(api, base_sha=pull.base_sha, default_branch=pull.default_branch,
                                           patch_id=current, files=files, title=approve.pull_title(current), body=body)
@@ -104,6 +110,43 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     verb = "Opened" if committed.created else "Already open:"
     return Outcome(f"{verb} {committed.pull.get('html_url')} (#{committed.pull['number']}) with patch `{current}` on "
                    f"branch `{committed.branch}`.", ROCKET, {"pull": int(committed.pull["number"]), "patch_id": current})
+
+
+#: At most this many of foldbot's other fold branches are looked at for an open PR.
+RIVALS_READ = 10
+
+
+async def _rival(api: RepoAPI, patch_id: str, paths: set[str]) -> Refusal | None:
+    """An open foldbot PR of another patch to the same lane files (approved from another PR,
+    or a run before): a second one would conflict with it once either is merged."""
+    mine = f"{approve.BRANCH_PREFIX}{patch_id}"
+    owner = api.repo.split("/", 1)[0]
+    for branch in [b for b in await api.branches(approve.BRANCH_PREFIX) if b != mine][-RIVALS_READ:]:
+        for other in await api.pulls_from(owner, branch):
+            shared = sorted(paths & set(await api.pull_files(int(other["number"]))))
+            if shared:
+                return Refusal(
+                    f"{other.get('html_url')} (#{other['number']}, patch `{branch.removeprefix(approve.BRANCH_PREFIX)}`) "
+                    f"already changes {', '.join(f'`{p}`' for p in shared)}; a second PR would conflict with it once "
+                    "either is merged. Nothing was committed: merge or close it first, then approve again.")
+    return None
+
+
+def _dispatches(pull: PullRead, before: dict[str, str], after: dict[str, str]) -> dict[str, list[str] | None]:
+    """For each lane the patch changes: the jobs `/dispatch` names to run what changed, as the
+    patched file offers them (None: the lane cannot run single jobs)."""
+    out: dict[str, list[str] | None] = {}
+    for name, lane in pull.lanes.items():
+        if lane.path not in after:
+            continue
+        patched = LaneInfo(name, lane.path, parse_workflow(after[lane.path], lane.path))
+        if "target_stage" not in patched.inputs:
+            out[name] = None
+            continue
+        offered = set(patched.dispatchable(pull.config))
+        out[name] = [job for job in approve.changed_jobs(lane.path, before[lane.path], after[lane.path])
+                     if job in offered]
+    return out
 
 
 async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, patch_id: str,

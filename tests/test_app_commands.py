@@ -407,6 +407,46 @@ async def test_approve_commits_the_patch_and_opens_a_pr(fake_github: FakeGitHub,
     assert fake_github.count("POST", r"/git/refs$") == 1 and fake_github.count("POST", r"/git/commits$") == 1
 
 
+async def test_the_approval_prs_note_names_the_jobs_to_dispatch_and_they_dispatch(fake_github: FakeGitHub,
+                                                                                   bot: Bot) -> None:
+    """A change to lane files alone may trigger no lane: the PR says which jobs the patch changed,
+    as `/dispatch` lines that work on that PR before any lane ran there."""
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]
+    rocm720 = "/dispatch rocm720 multimodal-gen-test-1-gpu-amd-rocm720 multimodal-gen-test-2-gpu-amd-rocm720"
+    assert world.repo.issues[pull.number].body.endswith(
+        "**Note:** a change to workflow files alone may not trigger the lanes it folds (their path filters and change "
+        "gates look at the code). Run the jobs it changes on this PR before merging, a line each: `/dispatch amd "
+        f"multimodal-gen-test-1-gpu-amd multimodal-gen-test-2-gpu-amd`, `{rocm720}`.\n")
+    await say(bot, world, pull.number, rocm720, "lead")
+    (dispatch,) = fake_github.dispatches
+    assert (dispatch.workflow_path, dispatch.ref) == (ROCM720, pull.head_ref)
+    assert dispatch.inputs["target_stage"] == "multimodal-gen-test-1-gpu-amd-rocm720,multimodal-gen-test-2-gpu-amd-rocm720"
+
+
+async def test_a_second_patch_to_the_same_lane_files_is_refused_while_the_first_prs_open(fake_github: FakeGitHub,
+                                                                                         bot: Bot) -> None:
+    """One maintainer approves the whole patch, another the fold alone (or two PRs' reports hold
+    two patches): two PRs would fold the same suite, and merging one breaks the other."""
+    world, number, patch_id, report = await reported_pr(fake_github, bot)
+    state = ReportState.from_json(read_state(report.body))
+    fold_id = next(i for i, patch, _ in state.suggestions if "--total-partitions 2" not in patch)
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    (pull,) = [p for p in world.repo.pulls.values() if p.head_ref.startswith("foldbot/")]
+    await say(bot, world, number, f"/fold approve {fold_id}", "lead")
+    assert replies(fake_github, world, number)[-1].body.startswith(
+        f"> /fold approve {fold_id}\n\nhttps://github.com/sgl-project/sglang/pull/{pull.number} (#{pull.number}, "
+        f"patch `{patch_id}`) already changes `{ROCM720}`, `{AMD}`; a second PR would conflict with it once either is "
+        "merged. Nothing was committed: merge or close it first, then approve again.")
+    assert [p.number for p in world.repo.pulls.values() if p.head_ref.startswith("foldbot/")] == [pull.number]
+    assert world.repo.branch_sha(f"foldbot/fold-{fold_id}") is None
+    # closed, it is no rival: the fold alone is proposed
+    world.repo.issues[pull.number].state = "closed"
+    await say(bot, world, number, f"/fold approve {fold_id}", "lead")
+    assert world.repo.branch_sha(f"foldbot/fold-{fold_id}") is not None
+
+
 async def test_approving_again_after_the_default_branch_moved_links_the_same_pr(fake_github: FakeGitHub,
                                                                                   bot: Bot) -> None:
     world, number, patch_id, _ = await reported_pr(fake_github, bot)
@@ -575,7 +615,9 @@ async def test_a_forged_state_block_is_ignored(fake_github: FakeGitHub, bot: Bot
     fake_github.add_comment(world.repo, number, forged, user_login="mallory")
     await say(bot, world, number, "/fold approve abcdef0123", "lead")
     assert fake_github.count("POST", r"/git/") == 0
-    assert "There is no foldbot patch here to approve yet." in replies(fake_github, world, number)[0].body
+    assert "There is no foldbot patch here to approve yet. `/fold refresh` writes this PR's report (with a patch, if " \
+        "its lane run allows one); the dashboard issue holds the latest lane run's patch: approve it there, by its " \
+        "id." in replies(fake_github, world, number)[0].body
 
 
 async def test_without_the_workflows_permission_the_reply_says_what_to_grant(fake_github: FakeGitHub, bot: Bot) -> None:

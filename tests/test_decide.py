@@ -134,7 +134,7 @@ STATE = ReportState(workflow=ROCM720, base_sha="c" * 40, head_sha=HEAD, runs=(1,
 
 @pytest.mark.parametrize("state,requested,role,blobs,expected", [
     (STATE, None, "write", {ROCM720: "blob1"}, "`/fold approve` needs the **maintain** permission"),
-    (None, None, "maintain", {}, "There is no foldbot patch here to approve yet."),
+    (None, None, "maintain", {}, "There is no foldbot patch here to approve yet. `/fold refresh` writes this PR's"),
     (replace(STATE, patch_id=None, patch=""), None, "admin", {}, "There is no foldbot patch"),
     (STATE, "0123456789", "maintain", {ROCM720: "blob1"}, f"`0123456789` is not the current patch: the report shows `{STATE.patch_id}`"),
     (replace(STATE, patch=""), None, "maintain", {ROCM720: "blob1"}, "The report does not carry its patch"),
@@ -158,6 +158,13 @@ def test_approval(state: ReportState | None, requested: str | None, role: str, b
         assert isinstance(decision, Refusal) and expected in decision.reason
     else:
         assert decision == expected
+
+
+def test_approval_on_the_dashboard_with_no_patch_says_the_lane_left_nothing_to_fold() -> None:
+    decision = approve.decide(replace(STATE, patch_id=None, patch=""), "0123456789", "maintain", "maintain", "someone",
+                              {ROCM720: "blob1"}, dashboard=True)
+    assert decision == Refusal("The dashboard holds no patch now: its lane's latest run left nothing to fold (the "
+                               "report says why).")
 
 
 @pytest.mark.parametrize("recomputed,whole,expected", [
