@@ -88,21 +88,22 @@ async def find_missed(pool: GitHubPool, login: str, *, log: Callable[[str], None
 
 async def missed_in_installation(pool: GitHubPool, installation_id: int, login: str, *,
                                  only: Collection[str] | None = None, no_lanes: NoLanes | None = None,
-                                 broken: Broken | None = None,
+                                 broken: Broken | None = None, who: str | None = None,
                                  log: Callable[[str], None] = lambda _: None) -> list[Missed]:
     """The missed lane runs of an installation's repositories (`only`: of those named, in any
     case; `no_lanes`: called for each that has no lane file; `broken`: for each whose config or
     lane file cannot be read, instead of a log line). GitHubError: its repositories cannot be
-    listed."""
+    listed. `who`: the installation, in its log lines."""
+    who = who or f"installation {installation_id}"
     repositories = await pool.installation_repositories(installation_id)
     if only is not None:
         wanted = {name.lower() for name in only}
         repositories = [r for r in repositories if str(r["full_name"]).lower() in wanted]
         if missing := sorted(wanted - {str(r["full_name"]).lower() for r in repositories}):
-            log(f"not among its repositories now (taken out since?), so not looked at: {', '.join(missing)}")
+            log(f"{who}: not among its repositories now (taken out since?), so not looked at: {', '.join(missing)}")
     archived = [str(r["full_name"]) for r in repositories if r.get("archived")]
     if archived:  # read-only: a report could not be written (each try would fail the same way)
-        log(f"installation {installation_id}: not reconciled, archived (read-only): {', '.join(archived)}")
+        log(f"{who}: not reconciled, archived (read-only): {', '.join(archived)}")
     out: list[Missed] = []
     for repository in repositories:
         if repository.get("archived"):
@@ -132,7 +133,12 @@ Broken = Callable[[RepoAPI, Exception], Awaitable[None]]
 
 async def _missed_in(api: RepoAPI, installation_id: int, branch: str, login: str,
                      no_lanes: NoLanes | None = None) -> list[Missed]:
-    head = await api.branch_head(branch)
+    try:
+        head = await api.branch_head(branch)
+    except GitHubError as exc:
+        if exc.status == 409:  # "Git Repository is empty.": no commit, no lane, nothing to say
+            return []
+        raise
     config = await read_config(api, head)
     listing = await workflow_listing(api, head)
     lanes = await read_lanes(api, head, config, listing=listing)

@@ -32,6 +32,10 @@ from .workflow_run import unanalysed
 router = routing.Router()
 
 
+def _runs(count: int) -> str:
+    return f"{count} lane run" + ("" if count == 1 else "s")
+
+
 def _who(data: dict[str, Any]) -> str:
     installation = data.get("installation") or {}
     login = (installation.get("account") or {}).get("login")
@@ -100,15 +104,15 @@ async def catch_up(data: dict[str, Any], ctx: Context, only: Collection[str] | N
         await unanalysed(api, ctx, login, str(exc))
 
     found = await missed_in_installation(ctx.pool, installation_id, login, only=only, no_lanes=no_lanes,
-                                         broken=broken, log=problems.append)
+                                         broken=broken, who=_who(data), log=problems.append)
     for problem in problems:
-        ctx.log.warning("%s: %s", _who(data), problem)
+        ctx.log.warning("%s", problem)
     queued = [item for item in found if await ctx.queue(replace(item, found_by=ctx.delivery_id))]
     if queued:
-        ctx.log.info("%s %s: %d lane runs no dashboard names are reported now: %s", _who(data), what, len(queued),
-                     ", ".join(f"{item.repo} run {item.run['id']}" for item in queued))
+        ctx.log.info("%s %s: %s no dashboard names %s reported now: %s", _who(data), what, _runs(len(queued)),
+                     "is" if len(queued) == 1 else "are", ", ".join(f"{item.repo} run {item.run['id']}" for item in queued))
     elif found:
-        ctx.log.info("%s %s: %d lane runs no dashboard names were queued by an earlier copy of this event", _who(data),
-                     what, len(found))
+        ctx.log.info("%s %s: %s no dashboard names %s queued by an earlier copy of this event", _who(data), what,
+                     _runs(len(found)), "was" if len(found) == 1 else "were")
     else:
         ctx.log.info("%s %s: no lane run to report", _who(data), what)

@@ -56,7 +56,7 @@ async def test_an_installation_begun_gets_its_dashboard_and_pr_comment_now_once(
     journal = bot.state.journal
     assert [journal.state(d) for d in ("installed", f"reconcile-{last['id']}-1-installed")] == ["done", "done"]
     what = action.replace("_", " ")
-    assert said(caplog) == [f"installation {INSTALLATION} (sgl-project) {what}: 1 lane runs no dashboard names are "
+    assert said(caplog) == [f"installation {INSTALLATION} (sgl-project) {what}: 1 lane run no dashboard names is "
                             f"reported now: sgl-project/sglang run {last['id']}"]
     # the same event again (a redelivery under a new id): the dashboard names the run, nothing is queued
     writes = [w for w in fake_github.writes() if w.path.startswith("/repos/")]

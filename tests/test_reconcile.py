@@ -267,3 +267,15 @@ async def test_a_reconciled_run_whose_report_keeps_failing_is_set_aside_once_not
     finally:
         await bot.session.close()
         await runner.cleanup()
+
+
+async def test_an_empty_repository_is_passed_over_without_a_word(fake_github: FakeGitHub, bot: Bot) -> None:
+    """A repository with no commit (GitHub answers its refs 409 "Git Repository is empty.") has no
+    lane: each round passes it over, with no warning to repeat every 30 minutes."""
+    sglang_world(fake_github, runs=1)
+    empty = fake_github.add_repo("sgl-project", "empty")
+    fake_github.installations[31337].repo_ids.add(empty.id)
+    lines: list[str] = []
+    await find_missed(bot.state.pool, "foldbot[bot]", log=lines.append)
+    assert fake_github.count("GET", r"/repos/sgl-project/empty/git/ref/heads/main$") == 1
+    assert lines == []

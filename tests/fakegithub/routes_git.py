@@ -237,6 +237,8 @@ def _full_ref(call: Call) -> str:
 def get_ref(call: Call) -> Reply:
     ref = _full_ref(call)
     sha = call.repo.refs.get(ref)
+    if sha is None and call.repo.is_empty():  # as GitHub answers the git refs of a repository with no commit
+        raise ApiError(409, "Git Repository is empty.")
     if sha is None:
         raise not_found()
     return Reply(200, call.fake.render.git_ref(call.repo, ref, sha))
