@@ -9,7 +9,7 @@ import json
 from .analysis import Analysis, AnalysisError
 from .config import CONFIG_PATH, DEFAULT_LANES, ConfigError, RepoConfig, lane_name
 from .edit import EditError, VerificationError
-from .report import MARKER, code, md_escape
+from .report import MARKER, code, md_escape, md_text
 from .timing import BundleError
 from .verify import PatchCheckError
 from .workflow import WorkflowError
@@ -62,6 +62,6 @@ def unconfigured_body(repo: str, config: RepoConfig, found: dict[str, list[str]]
 
 def error_body(repo: str, message: str) -> str:
     return (f"{MARKER}\n### foldbot: AMD CI setup report\n\n"
-            f"foldbot could not analyse {md_escape(repo)}: {md_escape(message)}\n\n"
+            f"foldbot could not analyse {md_escape(repo)}: {md_text(message)}\n\n"
             "Fix the file it names; the next completed lane run updates this report.\n")
 

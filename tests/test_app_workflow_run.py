@@ -14,7 +14,7 @@ import pytest
 from bot.api import RepoAPI
 from bot.states import ReportState
 from bot.publish import DASHBOARD_LABEL, DASHBOARD_TITLE, read_state, upsert_comment, upsert_dashboard
-from bot.report import MARKER, md_escape
+from bot.report import MARKER, md_text
 from tests.paths import AMD, ROCM720
 from tests.fakegithub import FakeGitHub, blob_sha
 from tests.harness import INSTALLATION, Bot, app_pool, comment_payload, sglang_world
@@ -290,7 +290,7 @@ async def test_a_config_or_lane_file_that_is_not_utf8_is_named_on_the_dashboard(
     (issue,) = dashboards(fake_github, world)
     said = (".github/foldbot.yml: not UTF-8 text (byte 5 is 0xe9): save it as UTF-8" if path != ROCM720 else
             f"`{ROCM720}` is not UTF-8 text (byte 5 is 0xe9): save it as UTF-8")
-    assert f"foldbot could not analyse sgl-project/sglang: {md_escape(said)}\n" in issue.body
+    assert f"foldbot could not analyse sgl-project/sglang: {md_text(said)}\n" in issue.body  # (the path as code)
     assert bot_comments(fake_github, world, run["pull_requests"][0]["number"]) == []
     assert 'outcome="ok"' in (text := await (await bot.session.get(f"{bot.url}/metrics")).text()) and \
         'outcome="error"' not in text and 'outcome="github_error"' not in text
