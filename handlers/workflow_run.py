@@ -25,10 +25,11 @@ from bot.publish import (ISSUES_OFF, Written, find_dashboard, issues_off, our_re
                          upsert_dashboard)
 from bot.replies import completed_reply, dispatched_head
 from bot.report import pull_summary, state_block, suggestion_states, to_markdown, totals
-from bot.reporting import PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, skipped_note
+from bot.reporting import (PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, skipped_note,
+                           unconfigured_body)
 from bot.config import RepoConfig
-from bot.repo import (LaneFiles, history, pull_requests_of_run, read_config, read_lanes, run_order, touches_ci,
-                      workflow_listing)
+from bot.repo import (LaneFiles, amd_workflows, history, pull_requests_of_run, read_config, read_lanes, run_order,
+                      touches_ci, workflow_listing)
 from bot.states import LaneFigures, ReplyState, ReportState
 from bot.verify import check_patch
 from bot.workflow import WorkflowError
@@ -37,8 +38,10 @@ router = routing.Router()
 
 #: How many of the most recently updated open PRs are searched for a dispatched run's head.
 RECENT_PULLS = 300
+#: The defaults, before a repository's config is read.
+DEFAULT_CONFIG = RepoConfig()
 #: The history read while the config (which may ask for another length) is read.
-DEFAULT_HISTORY = RepoConfig().history_runs
+DEFAULT_HISTORY = DEFAULT_CONFIG.history_runs
 
 
 @router.register("workflow_run", action="completed")
@@ -91,17 +94,28 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
     if default_branch is None:
         default_branch = str((await api.info())["default_branch"])
     head, login = await asyncio.gather(api.branch_head(default_branch), ctx.pool.bot_login())
-    config_read, listing, bundles, prs = await asyncio.gather(
+    # A run's history and PRs are read with the config when it is likely a lane's, by the config last
+    # read here (the defaults before): a lane's report waits for no extra round, and the runs of the
+    # other workflows (most of a repository's) cost no reads of their own.
+    known = ctx.state.cache.get(("config-seen", repo))
+    likely = (known if isinstance(known, RepoConfig) else DEFAULT_CONFIG).is_lane(path)
+    config_read, listing, *lane_reads = await asyncio.gather(
         _config(api, head, ctx), workflow_listing(api, head),
-        history(api, run, DEFAULT_HISTORY, ctx.state.cache), pull_requests_of_run(api, run),
+        *((history(api, run, DEFAULT_HISTORY, ctx.state.cache), pull_requests_of_run(api, run)) if likely else ()),
     )
     if isinstance(config_read, ConfigError):
         return await unanalysed(api, ctx, login, str(config_read))
     config = config_read
-    latest_run = all(run_order(b["workflow_run"]) <= run_order(run) for b in bundles)  # (the dashboard only moves on)
+    ctx.state.cache[("config-seen", repo)] = config
     if not config.is_lane(path):
-        ctx.log.info("%s: %s is not a lane workflow; nothing to do", repo, path)
+        if not any(entry.get("type") == "file" and config.is_lane(str(entry["path"])) for entry in listing):
+            await _amd_without_lanes(api, ctx, run, head, config, listing, login)
+        else:
+            ctx.log.info("%s: %s is not a lane workflow; nothing to do", repo, path)
         return
+    bundles, prs = lane_reads if lane_reads else await asyncio.gather(
+        history(api, run, DEFAULT_HISTORY, ctx.state.cache), pull_requests_of_run(api, run))
+    latest_run = all(run_order(b["workflow_run"]) <= run_order(run) for b in bundles)  # (the dashboard only moves on)
     if config.history_runs > DEFAULT_HISTORY:  # read with the default, at once with the config; it asks for more
         bundles = await history(api, run, config.history_runs, ctx.state.cache)
     bundles = bundles[-config.history_runs:]
@@ -211,6 +225,36 @@ async def _config(api: RepoAPI, head: str, ctx: Context) -> RepoConfig | ConfigE
         return await read_config(api, head, ctx.state.cache)
     except ConfigError as exc:
         return exc
+
+
+async def _amd_without_lanes(api: RepoAPI, ctx: Context, run: dict[str, Any], head: str, config: RepoConfig,
+                             listing: list[dict[str, Any]], login: str) -> None:
+    """A run of a workflow that is no lane, in a repository that has none: when its jobs ran on
+    AMD runners, the dashboard names them (with the workflow files whose name says AMD) and the
+    config that makes them lanes, as at install (`handlers/installation.py`). Once a file a
+    process: each workflow's runs look alike, and a busy repository runs many."""
+    path = str(run["path"])
+    key = ("amd-without-lanes", api.repo, path)
+    if key in ctx.state.cache:
+        ctx.log.info("%s: %s is not a lane workflow; nothing to do", api.repo, path)
+        return
+    ctx.state.cache[key] = True
+    jobs = await api.jobs(int(run["id"]))
+    amd = sorted({str(job.get("name")) for job in jobs if config.is_amd_runner(tuple(map(str, job.get("labels") or ())))})
+    if not amd:
+        ctx.log.info("%s: %s is not a lane workflow, and ran no job on an AMD runner; nothing to do", api.repo, path)
+        return
+    found = {**await amd_workflows(api, head, config, listing), path: amd}
+    try:
+        written = await upsert_dashboard(api, unconfigured_body(api.repo, config, found), login)
+    except GitHubError as exc:
+        if not issues_off(exc):
+            raise
+        ctx.log.warning("%s: no lane file, though %s ran jobs on AMD runners; %s, so nothing says so", api.repo, path,
+                        ISSUES_OFF)
+        return
+    ctx.log.info("%s: no lane file, though %s ran jobs on AMD runners: dashboard issue #%d %s says how to measure them",
+                 api.repo, path, written.number, written.action)
 
 
 async def unanalysed(api: RepoAPI, ctx: Context, login: str, reason: str, what: str = "") -> Unanalysed:

@@ -17,7 +17,7 @@ from bot.publish import DASHBOARD_LABEL, DASHBOARD_TITLE, read_state, upsert_com
 from bot.report import MARKER, md_text
 from tests.paths import AMD, ROCM720
 from tests.fakegithub import FakeGitHub, blob_sha
-from tests.harness import INSTALLATION, Bot, app_pool, comment_payload, sglang_world
+from tests.harness import INSTALLATION, Bot, app_pool, comment_payload, example, sglang_world
 
 LOGIN = "foldbot[bot]"
 
@@ -391,11 +391,16 @@ async def test_a_push_to_the_pr_marks_the_comment_stale(fake_github: FakeGitHub,
 
 
 async def test_a_non_lane_workflow_is_left_alone(fake_github: FakeGitHub, bot: Bot) -> None:
-    world = sglang_world(fake_github, runs=1)
-    run = world.runs[0]
-    await bot.deliver("workflow_run", world.payload(run["id"], path=".github/workflows/pr-test.yml"))
-    await bot.settle()
+    """Most of a repository's runs are of other workflows (SGLang: its NVIDIA lanes): telling one
+    is no lane costs what says so (the default branch head, the config, the workflow listing),
+    not its history, jobs or pull requests."""
+    world = sglang_world(fake_github, runs=2)
+    for run in world.runs:
+        await bot.deliver("workflow_run", world.payload(run["id"], path=".github/workflows/pr-test.yml"))
+        await bot.settle()
     assert fake_github.writes() == [] or all(w.path.endswith("access_tokens") for w in fake_github.writes())
+    reads = [r.path for r in fake_github.requests if r.method == "GET"]
+    assert [p for p in reads if "/actions/" in p or "/pulls" in p or "/commits/" in p] == []
 
 
 @pytest.mark.parametrize("case,status", [
@@ -594,3 +599,53 @@ async def test_writes_github_carried_out_but_answered_502_or_lost_leave_one_comm
     comments = bot_comments(fake_github, world, number)
     assert len(comments) == 1 and "**Fold** `multimodal-gen-unit-test-amd-rocm720`" in comments[0].body
     assert len([i for i in dashboards(fake_github, world) if i.state == "open"]) == 1
+
+
+CI_WITH_MI300 = """name: CI
+on: pull_request
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - run: make lint
+  gpu:
+    strategy:
+      fail-fast: false
+      matrix:
+        arch: [mi300]
+    runs-on: linux-${{ matrix.arch }}-gpu-1
+    steps:
+      - run: pytest
+"""
+
+
+async def test_a_run_on_amd_runners_of_a_repository_without_lanes_says_how_to_measure_it(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """A `ci.yml` whose name says nothing of AMD, in a repository with no lane: its run's jobs ran
+    on AMD runners, so the dashboard names them and the config that makes the file a lane (once:
+    the next runs of that file cost no reads)."""
+    repo = fake_github.add_repo("acme", "kernels")
+    repo.put_files("main", {".github/workflows/ci.yml": CI_WITH_MI300}, message="CI")
+    fake_github.add_workflow(repo, 41, ".github/workflows/ci.yml")
+    fake_github.add_installation(INSTALLATION, [repo])
+    payloads = []
+    for _ in range(2):
+        run = fake_github.add_run(repo, {"workflow_id": 41, "path": ".github/workflows/ci.yml", "status": "completed",
+                                         "conclusion": "success", "event": "pull_request"})
+        fake_github.add_jobs(run["id"], [{"name": "lint", "labels": ["ubuntu-latest"]},
+                                         {"name": "gpu (mi300)", "labels": ["linux-mi300-gpu-1"]}])
+        payload = example("workflow_run/completed.with-pull-requests.payload.json")
+        payload["workflow_run"] = {**payload["workflow_run"], **fake_github.run(run["id"]), "pull_requests": [],
+                                   "head_repository": {"full_name": "acme/kernels", "owner": {"login": "acme"}}}
+        payload["repository"] = {**payload["repository"], "full_name": "acme/kernels", "default_branch": "main"}
+        payload["installation"] = {"id": INSTALLATION}
+        payloads.append(payload)
+    await bot.deliver("workflow_run", payloads[0])
+    await bot.settle()
+    (board,) = [i for i in repo.issues.values() if i.title == "foldbot: AMD CI setup report"]
+    assert "These run jobs on AMD runners:\n\n- `.github/workflows/ci.yml`: `gpu (mi300)`\n\n" in board.body
+    assert "```yaml\nlanes:\n  - \".github/workflows/ci.yml\"\n```" in board.body
+    jobs_read = fake_github.count("GET", r"/actions/runs/\d+/jobs")
+    await bot.deliver("workflow_run", payloads[1])
+    await bot.settle()
+    assert fake_github.count("GET", r"/actions/runs/\d+/jobs") == jobs_read
