@@ -22,12 +22,10 @@ from gidgethub import routing, sansio
 from bot.api import RepoAPI
 from bot.config import RepoConfig
 from bot.context import Context
-from bot.github import GitHub, GitHubError
-from bot.publish import ISSUES_OFF, issues_off, upsert_dashboard
+from bot.github import GitHub
 from bot.reconcile import missed_in_installation
 from bot.repo import amd_workflows
-from bot.reporting import unconfigured_body
-from .workflow_run import unanalysed
+from .workflow_run import unanalysed, unconfigured
 
 router = routing.Router()
 
@@ -87,18 +85,8 @@ async def catch_up(data: dict[str, Any], ctx: Context, only: Collection[str] | N
 
     async def no_lanes(api: RepoAPI, head: str, config: RepoConfig, listing: list[dict[str, Any]]) -> None:
         found = await amd_workflows(api, head, config, listing)
-        if not found:  # (no AMD runner in sight: foldbot has nothing to say there)
-            return
-        try:
-            written = await upsert_dashboard(api, unconfigured_body(api.repo, config, found), login)
-        except GitHubError as exc:
-            if not issues_off(exc):
-                raise
-            ctx.log.warning("%s: no lane file, though %s run jobs on AMD runners; %s, so nothing says so", api.repo,
-                            ", ".join(found), ISSUES_OFF)
-            return
-        ctx.log.info("%s: no lane file, though %s run jobs on AMD runners: dashboard issue #%d %s says how to "
-                     "measure them", api.repo, ", ".join(found), written.number, written.action)
+        if found:  # (else no AMD runner in sight: foldbot has nothing to say there)
+            await unconfigured(api, ctx, login, config, found)
 
     async def broken(api: RepoAPI, exc: Exception) -> None:  # the dashboard says what to fix, as a run's report would
         await unanalysed(api, ctx, login, str(exc))

@@ -244,17 +244,23 @@ async def _amd_without_lanes(api: RepoAPI, ctx: Context, run: dict[str, Any], he
     if not amd:
         ctx.log.info("%s: %s is not a lane workflow, and ran no job on an AMD runner; nothing to do", api.repo, path)
         return
-    found = {**await amd_workflows(api, head, config, listing), path: amd}
+    await unconfigured(api, ctx, login, config, {**await amd_workflows(api, head, config, listing), path: amd})
+
+
+async def unconfigured(api: RepoAPI, ctx: Context, login: str, config: RepoConfig, found: dict[str, list[str]]) -> None:
+    """The dashboard of a repository without lanes names the workflow files `found` to run jobs
+    on AMD runners, and the config that makes them lanes (`unconfigured_body`); and the log."""
+    files = ", ".join(found)
     try:
         written = await upsert_dashboard(api, unconfigured_body(api.repo, config, found), login)
     except GitHubError as exc:
         if not issues_off(exc):
             raise
-        ctx.log.warning("%s: no lane file, though %s ran jobs on AMD runners; %s, so nothing says so", api.repo, path,
+        ctx.log.warning("%s: no lane file, though %s run jobs on AMD runners; %s, so nothing says so", api.repo, files,
                         ISSUES_OFF)
         return
-    ctx.log.info("%s: no lane file, though %s ran jobs on AMD runners: dashboard issue #%d %s says how to measure them",
-                 api.repo, path, written.number, written.action)
+    ctx.log.info("%s: no lane file, though %s run jobs on AMD runners: dashboard issue #%d %s says how to measure them",
+                 api.repo, files, written.number, written.action)
 
 
 async def unanalysed(api: RepoAPI, ctx: Context, login: str, reason: str, what: str = "") -> Unanalysed:
