@@ -11,6 +11,7 @@ again). `handlers/dispatch.py` reads and writes."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Mapping, Sequence
@@ -78,20 +79,35 @@ class DispatchPlan:
     run_id: int | None = None  # the lane run whose skipped jobs these are
 
 
-def cooldown_left(replies: Sequence[ReplyState], login: str, now: datetime, minutes: int) -> float:
-    """Minutes until `login` may dispatch again on this PR, from foldbot's own replies
-    to dispatches GitHub accepted (their state has the user, the command's time and the
-    jobs; the run too, when foldbot could tell which)."""
+@dataclass(frozen=True)
+class Cooldown:
+    """The dispatch that keeps a user from dispatching a lane again: foldbot's reply state of
+    it, and the minutes left (`left`) of the cooldown it started."""
+
+    last: ReplyState
+    left: float
+
+
+def lane_cooldown(replies: Sequence[ReplyState], login: str, lane: str, now: datetime,
+                  minutes: int) -> Cooldown | None:
+    """`login`'s latest dispatch of `lane` on this PR within the last `minutes`, if any,
+    from foldbot's own replies to dispatches GitHub accepted (their state has the user, the
+    lane, the command's time and the jobs; the run too, when foldbot could tell which). Per
+    lane: one person may run each lane of a PR once a cooldown (foldbot's approval PRs ask
+    for every lane)."""
     if minutes <= 0:
-        return 0.0
+        return None
     last = None
     for state in replies:
         started = state.run_id or state.targets  # (a run GitHub did not say which is a run all the same)
-        if state.kind == "dispatch" and started and state.user.lower() == login.lower() and state.at:
-            last = state.written if last is None or state.written > last else last
+        if (state.kind == "dispatch" and started and state.lane in (lane, None)  # (no lane recorded: any lane's)
+                and state.user.lower() == login.lower()
+                and state.at and (last is None or state.written > last.written)):
+            last = state
     if last is None:
-        return 0.0
-    return max(minutes - (now - last).total_seconds() / 60, 0.0)
+        return None
+    left = minutes - (now - last.written).total_seconds() / 60
+    return Cooldown(last, left) if left > 0 else None
 
 
 def same_dispatch(replies: Sequence[ReplyState], lane: str, head_sha: str, targets: Sequence[str], now: datetime,
@@ -175,10 +191,12 @@ def decide(read: DispatchRead) -> DispatchPlan | Refusal | LaneRunNeeded:
     minutes = read.config.dispatch_cooldown_minutes
     if read.allowance is not None and read.allowance.cooldown_minutes is not None:
         minutes = read.allowance.cooldown_minutes
-    left = cooldown_left(read.replies, read.user, read.now, minutes)
-    if left > 0:
-        return Refusal(f"{md_escape(read.user)} dispatched on this PR less than {minutes} minutes ago; "
-                       f"try again in {left:.0f} minutes (GPU time is scarce).")
+    cooldown = lane_cooldown(read.replies, read.user, lane.name, read.now, minutes)
+    if cooldown is not None:
+        ran = f" (run {cooldown.last.run_id})" if cooldown.last.run_id else ""
+        return Refusal(f"{md_escape(read.user)} dispatched `{lane.name}` on this PR less than {minutes} minutes "
+                       f"ago{ran}; try again in {_minutes(cooldown.left)} (GPU time is scarce: each lane of a PR is "
+                       f"dispatched once per person in {minutes} minutes).")
     head = read.pr["head"]
     head_sha = str(head["sha"])
     sha = read.sha
@@ -251,6 +269,12 @@ def decide(read: DispatchRead) -> DispatchPlan | Refusal | LaneRunNeeded:
     return DispatchPlan(lane, ref, inputs, tuple(targets), head_sha, run_id)
 
 
+def _minutes(left: float) -> str:
+    """Minutes left, rounded up: never "0 minutes", never less than what is left."""
+    whole = max(math.ceil(left - 1e-9), 1)
+    return f"{whole} minute" if whole == 1 else f"{whole} minutes"
+
+
 def run_title(plan: DispatchPlan) -> str:
     """The title the lane gives the run a dispatch starts (`run-name: [<stage>] <sha>`)."""
     stage = plan.inputs.get("target_stage") or plan.inputs.get("target_stage_select") or ""
@@ -286,6 +310,6 @@ def describe(error: GitHubError) -> str:
     return f"GitHub refused the dispatch ({error.status}): {error.message[:300]}"
 
 
-__all__ = ["DispatchPlan", "DispatchRead", "LaneInfo", "LaneRunNeeded", "Refusal", "cooldown_left", "decide", "same_dispatch",
+__all__ = ["Cooldown", "DispatchPlan", "DispatchRead", "LaneInfo", "LaneRunNeeded", "Refusal", "lane_cooldown", "decide", "same_dispatch",
            "describe", "dispatched_message", "filter_skipped", "gate_failure", "lanes_of", "latest_run", "run_title",
            "untitled_lane"]

@@ -265,7 +265,36 @@ async def test_named_jobs_and_the_cooldown(fake_github: FakeGitHub, bot: Bot) ->
                                      "pr_head_sha": sha}
     await say(bot, world, number, "/dispatch rocm720", "writer")
     assert len(fake_github.dispatches) == 1
-    assert "dispatched on this PR less than 30 minutes ago" in replies(fake_github, world, number)[-1].body
+    assert (f"writer dispatched `rocm720` on this PR less than 30 minutes ago (run {dispatch.run_id}); try again in "
+            "30 minutes") in replies(fake_github, world, number)[-1].body
+
+
+async def test_one_person_dispatches_each_lane_once_per_cooldown(fake_github: FakeGitHub, bot: Bot) -> None:
+    """foldbot's approval PRs ask for `/dispatch amd` and `/dispatch rocm720`: the cooldown is
+    per lane, so one person runs both (in one comment too); a lane again is refused with the
+    minutes actually left."""
+    world = sglang_world(fake_github, runs=1)
+    number, sha = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    start = int(time.time())
+    await say(bot, world, number, "/dispatch rocm720", "writer")
+    await say(bot, world, number, "/dispatch amd stage-a-test-1-gpu-small-amd", "writer")
+    rocm, amd = fake_github.dispatches
+    assert (rocm.workflow_path, amd.workflow_path) == (ROCM720, AMD)
+    assert dict(amd.inputs) == {"target_stage": "stage-a-test-1-gpu-small-amd", "pr_head_sha": sha}
+    # 18 minutes later: rocm720 again is refused with the 12 minutes left
+    fake_github.clock.hold(start + 18 * 60)
+    comment_id = await say(bot, world, number, "/dispatch rocm720", "writer")
+    assert len(fake_github.dispatches) == 2
+    assert replies(fake_github, world, number)[-1].body.startswith(
+        f"> /dispatch rocm720\n\nwriter dispatched `rocm720` on this PR less than 30 minutes ago (run {rocm.run_id}); "
+        "try again in 12 minutes (GPU time is scarce: each lane of a PR is dispatched once per person in 30 minutes).")
+    assert reactions(fake_github, world, comment_id) == ["eyes", "confused"]
+    # two lanes in one comment both run (another PR: no dispatch of either lane there yet)
+    other, _ = pr_with_lane_run(world, number=50002)
+    comment_id = await say(bot, world, other, "/dispatch rocm720\n/dispatch amd stage-a-test-1-gpu-small-amd", "writer")
+    assert [d.workflow_path for d in fake_github.dispatches[2:]] == [ROCM720, AMD]
+    assert reactions(fake_github, world, comment_id) == ["eyes", "rocket"]
 
 
 async def test_two_maintainers_dispatching_the_same_jobs_start_one_run(fake_github: FakeGitHub, bot: Bot) -> None:
@@ -306,7 +335,8 @@ async def test_a_run_github_listed_too_late_still_counts_and_gets_its_reply_edit
     assert "a run (GitHub did not say which; see the Actions tab)" in replies(fake_github, world, number)[0].body
     await say(bot, world, number, f"/dispatch rocm720 {job}", "writer")
     assert len(fake_github.dispatches) == 1
-    assert "dispatched on this PR less than 30 minutes ago" in replies(fake_github, world, number)[1].body
+    assert "writer dispatched `rocm720` on this PR less than 30 minutes ago; try again in 30 minutes" in \
+        replies(fake_github, world, number)[1].body
     fake_github.update_run(dispatch.run_id, status="completed", conclusion="success")
     fake_github.add_jobs(dispatch.run_id, [{"name": f"{job} (linux-mi300-1gpu-sglang)", "status": "completed",
                                             "conclusion": "success"}])

@@ -46,14 +46,19 @@ def base(sglang_before: dict[str, str]) -> DispatchRead:
 RUN = {"id": 99, "status": "completed", "html_url": "https://github.com/r/actions/runs/99"}
 PASSED_GATE = (job("call-gate / pr-gate", "success"), job("check-changes", "success"))
 SKIPPED_KERNEL = job("sgl-kernel-unit-test-amd-rocm720 (linux-mi300-1gpu-sglang)", "skipped")
-EARLIER = ReplyState("dispatch", 1, "/dispatch rocm720", "Writer", "2026-08-01T11:50:00Z", run_id=5)
+EARLIER = ReplyState("dispatch", 1, "/dispatch rocm720", "Writer", "2026-08-01T11:50:00Z", lane="rocm720", run_id=5)
 
 
 @pytest.mark.parametrize("changes,reason", [
     ({"lane": "rocm999"}, "`rocm999` is not a lane of this repository. Lanes: `amd`, `rocm720`."),
     ({"role": "read"}, "`dispatch` needs the **write** permission on this repository; writer has **read**"),
     ({"role": "triage"}, "needs the **write** permission"),
-    ({"replies": (EARLIER,)}, "writer dispatched on this PR less than 30 minutes ago; try again in 20 minutes"),
+    ({"replies": (EARLIER,)}, "writer dispatched `rocm720` on this PR less than 30 minutes ago (run 5); try again in "
+                              "20 minutes (GPU time is scarce: each lane of a PR is dispatched once per person in 30 "
+                              "minutes)."),
+    # the minutes left, rounded up: never "0 minutes"
+    ({"replies": (replace(EARLIER, at="2026-08-01T11:30:30Z"),)}, "; try again in 1 minute (GPU time"),
+    ({"replies": (replace(EARLIER, at="2026-08-01T11:42:20Z"),)}, "; try again in 13 minutes (GPU time"),
     ({"pr": pr(fork=True)}, "This PR comes from a fork: name the commit you reviewed, `/dispatch rocm720 sha=<sha>`"),
     ({"pr": pr(fork=True), "sha": "1234567"}, "`1234567` is not this PR's head (`abababababab`): review the new commits"),
     ({"sha": "1234567"}, "`1234567` is not this PR's head (`abababababab`)."),
@@ -75,7 +80,7 @@ EARLIER = ReplyState("dispatch", 1, "/dispatch rocm720", "Writer", "2026-08-01T1
      "(run 5): not dispatched twice."),
     # GitHub did not say which run a dispatch started: it started one all the same
     ({"replies": (replace(EARLIER, run_id=None, targets=("sgl-kernel-unit-test-amd-rocm720",)),)},
-     "writer dispatched on this PR less than 30 minutes ago"),
+     "writer dispatched `rocm720` on this PR less than 30 minutes ago; try again in 20 minutes"),
 ])
 def test_dispatch_refusals(base: DispatchRead, changes: dict[str, Any], reason: str) -> None:
     decision = decide(replace(base, **changes))
@@ -99,6 +104,9 @@ def test_dispatch_refusals(base: DispatchRead, changes: dict[str, Any], reason: 
         "jobs": ("sgl-kernel-unit-test-amd-rocm720",), "run": {}}, "amd/change", ("sgl-kernel-unit-test-amd-rocm720",))
       for sha, targets, at in ((HEAD, ("other",), EARLIER.at), ("cd" * 20, ("sgl-kernel-unit-test-amd-rocm720",), EARLIER.at),
                                (HEAD, ("sgl-kernel-unit-test-amd-rocm720",), "2026-08-01T11:20:00Z"))],
+    # the user's dispatch of another lane does not hold this one back (approval PRs ask for every lane)
+    ({"replies": (replace(EARLIER, lane="amd"),), "jobs": ("sgl-kernel-unit-test-amd-rocm720",), "run": {}},
+     "amd/change", ("sgl-kernel-unit-test-amd-rocm720",)),
     # a refused dispatch in the replies (no run) does not start the cooldown
     ({"replies": (replace(EARLIER, run_id=None),), "jobs": ("sgl-kernel-unit-test-amd-rocm720",), "run": {}},
      "amd/change",

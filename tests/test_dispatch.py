@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from bot.config import RepoConfig
-from bot.dispatch import cooldown_left, filter_skipped, gate_failure, lanes_of
+from bot.dispatch import Cooldown, filter_skipped, gate_failure, lane_cooldown, lanes_of
 from bot.states import ReplyState
 from bot.permissions import effective_role, parse_ci_permissions
 from bot.timing import JobMatcher
@@ -33,12 +33,21 @@ def test_filter_skipped_needs_a_passed_gate_and_unfailed_needs(sglang_before: di
 
 
 def test_cooldown_from_replies() -> None:
+    """Per user and lane: the user's latest dispatch of that lane, with the minutes left."""
     now = datetime(2026, 8, 1, 12, 0, tzinfo=timezone.utc)
-    replies = [ReplyState("dispatch", 1, "/dispatch amd", "Writer", "2026-08-01T11:50:00Z", run_id=1),
-               ReplyState("dispatch", 2, "/dispatch amd", "other", "2026-08-01T11:59:00Z", run_id=2)]
-    assert cooldown_left(replies, "writer", now, 30) == 20
-    assert cooldown_left(replies, "writer", now, 0) == 0
-    assert cooldown_left(replies, "newcomer", now, 30) == 0
+    replies = [ReplyState("dispatch", 1, "/dispatch amd", "Writer", "2026-08-01T11:42:00Z", lane="amd", run_id=1),
+               ReplyState("dispatch", 2, "/dispatch amd", "other", "2026-08-01T11:59:00Z", lane="amd", run_id=2),
+               ReplyState("dispatch", 3, "/dispatch rocm720", "writer", "2026-08-01T11:20:00Z", lane="rocm720",
+                          run_id=3)]
+    cooldown = lane_cooldown(replies, "writer", "amd", now, 30)
+    assert cooldown is not None and cooldown.last.run_id == 1 and cooldown.left == 12
+    assert lane_cooldown(replies, "writer", "amd", now, 0) is None
+    assert lane_cooldown(replies, "newcomer", "amd", now, 30) is None
+    assert lane_cooldown(replies, "writer", "rocm720", now, 30) is None  # 40 minutes ago
+    assert lane_cooldown(replies[:2], "writer", "rocm720", now, 30) is None  # another lane's dispatch
+    # a reply state that recorded no lane (none foldbot writes) holds for every lane
+    unnamed = ReplyState("dispatch", 4, "/dispatch amd", "writer", "2026-08-01T11:50:00Z", run_id=4)
+    assert lane_cooldown([unnamed], "writer", "rocm720", now, 30) == Cooldown(unnamed, 20)
 
 
 def test_effective_roles_and_the_allowlist() -> None:
