@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .config import RepoConfig
-from .dispatch import LaneInfo
+from .dispatch import HOW_DISPATCHED, LaneInfo
 
 FOLD_SUBCOMMANDS = ("approve", "refresh", "help")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -253,6 +253,10 @@ def help_text(config: RepoConfig, lanes: Iterable[LaneInfo]) -> str:
              "- `/fold refresh`: recompute the report from the latest lane run of this PR.",
              "- `/fold help`: this text.", ""]
     for lane in lanes:
+        if lane.undispatchable:  # listing its jobs would invite a `/dispatch` that is refused
+            lines.append(f"Lane `{lane.name}` (`{lane.path}`): cannot be dispatched: the file has "
+                         f"{lane.undispatchable} (`/dispatch` {HOW_DISPATCHED}).")
+            continue
         jobs = lane.dispatchable(config)
         lines.append(f"Lane `{lane.name}` (`{lane.path}`): {', '.join(f'`{j}`' for j in jobs) or 'no dispatchable jobs'}.")
     return "\n".join(lines)

@@ -37,6 +37,11 @@ class LaneRunNeeded:
     head_sha: str
 
 
+#: What `/dispatch` does with a lane's file (said after "`/dispatch`" or "it"): why a lane that cannot be
+#: dispatched needs what it lacks.
+HOW_DISPATCHED = "names the jobs to run in a `target_stage` input of the lane's `workflow_dispatch` trigger"
+
+
 @dataclass(frozen=True)
 class LaneInfo:
     name: str
@@ -51,6 +56,19 @@ class LaneInfo:
     @property
     def inputs(self) -> dict[str, Any]:
         return self.workflow.dispatch_inputs()
+
+    @property
+    def undispatchable(self) -> str | None:
+        """What the lane's file lacks for `/dispatch` to run it (`no ...`), or None: a dispatch
+        names the jobs to run in the `target_stage` (or `target_stage_select`) input of the
+        lane's `workflow_dispatch` trigger (`HOW_DISPATCHED`)."""
+        on = self.workflow.data.get("on")
+        triggers = [on] if isinstance(on, str) else list(on or ())  # (a string, a list or a mapping of events)
+        if "workflow_dispatch" not in triggers:
+            return "no `workflow_dispatch` trigger"
+        if "target_stage" not in self.inputs and "target_stage_select" not in self.inputs:
+            return "no `target_stage` (or `target_stage_select`) input under `workflow_dispatch`"
+        return None
 
     def dispatchable(self, config: RepoConfig) -> list[str]:
         """Job ids `target_stage` may name: the `target_stage_select` options, else the
@@ -216,8 +234,9 @@ def decide(read: DispatchRead) -> DispatchPlan | Refusal | LaneRunNeeded:
             return Refusal(f"`{sha}` is not this PR's head (`{head_sha[:12]}`).")
         ref = str(head["ref"])
     declared = lane.inputs
-    if "target_stage" not in declared and "target_stage_select" not in declared:
-        return Refusal(f"`{lane.path}` has no `target_stage` input: it cannot run single jobs.")
+    if lane.undispatchable:
+        return Refusal(f"`{lane.path}` has {lane.undispatchable}: `/dispatch` cannot run `{lane.name}` "
+                       f"(it {HOW_DISPATCHED}).")
     dispatchable = lane.dispatchable(read.config)
     run_id = None
     unknown = [j for j in read.jobs if j not in dispatchable]
@@ -310,6 +329,6 @@ def describe(error: GitHubError) -> str:
     return f"GitHub refused the dispatch ({error.status}): {error.message[:300]}"
 
 
-__all__ = ["Cooldown", "DispatchPlan", "DispatchRead", "LaneInfo", "LaneRunNeeded", "Refusal", "lane_cooldown", "decide", "same_dispatch",
-           "describe", "dispatched_message", "filter_skipped", "gate_failure", "lanes_of", "latest_run", "run_title",
-           "untitled_lane"]
+__all__ = ["HOW_DISPATCHED", "Cooldown", "DispatchPlan", "DispatchRead", "LaneInfo", "LaneRunNeeded", "Refusal",
+           "decide", "describe", "dispatched_message", "filter_skipped", "gate_failure", "lane_cooldown", "lanes_of",
+           "latest_run", "run_title", "same_dispatch", "untitled_lane"]

@@ -673,6 +673,42 @@ async def test_help_and_refresh(fake_github: FakeGitHub, bot: Bot) -> None:
     assert len(reports) == 1  # a PR without CI changes gets the report because someone asked
 
 
+#: A lane whose file has no `workflow_dispatch` trigger: `/dispatch` cannot run it.
+UNDISPATCHABLE_LANE = """name: PR Test (AMD)
+on:
+  pull_request:
+jobs:
+  unit-mi300:
+    runs-on: linux-mi300-gpu-1
+    steps:
+      - run: pytest tests/unit
+"""
+
+
+@pytest.mark.parametrize("trigger,lacks", [
+    ("", "no `workflow_dispatch` trigger"),
+    ("  workflow_dispatch:\n    inputs:\n      pr_head_sha: {type: string}\n",
+     "no `target_stage` (or `target_stage_select`) input under `workflow_dispatch`"),
+])
+async def test_help_says_a_lane_cannot_be_dispatched_and_why(fake_github: FakeGitHub, bot: Bot, trigger: str,
+                                                             lacks: str) -> None:
+    """`/fold help` lists a lane's jobs only when `/dispatch` can run them; for a lane it
+    cannot, it says what the file lacks, as `/dispatch` then answers."""
+    world = sglang_world(fake_github, runs=1)
+    world.repo.put_files("main", {AMD: UNDISPATCHABLE_LANE.replace("jobs:\n", f"{trigger}jobs:\n")})
+    number, _ = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    await say(bot, world, number, "/fold help\n/dispatch amd unit-mi300", "writer")
+    help_part, dispatch_part = replies(fake_github, world, number)[0].body.split("\n\n---\n\n")
+    assert (f"\n\nLane `amd` (`{AMD}`): cannot be dispatched: the file has {lacks} (`/dispatch` names the jobs to "
+            "run in a `target_stage` input of the lane's `workflow_dispatch` trigger).\nLane `rocm720` "
+            f"(`{ROCM720}`): `sgl-kernel-unit-test-amd-rocm720`, ") in help_part
+    assert dispatch_part.startswith(
+        f"> /dispatch amd unit-mi300\n\n`{AMD}` has {lacks}: `/dispatch` cannot run `amd` (it names the jobs to run "
+        "in a `target_stage` input of the lane's `workflow_dispatch` trigger).\n\n")
+    assert fake_github.dispatches == []
+
+
 def dashboard_issue(world):  # noqa: ANN001, ANN201
     (issue,) = [i for i in world.repo.issues.values() if i.title == "foldbot: AMD CI setup report"]
     return issue

@@ -129,6 +129,22 @@ def test_a_fork_pr_needs_a_lane_that_takes_its_head(base: DispatchRead, sglang_b
     assert isinstance(decision, Refusal) and "has no `pr_head_sha` input" in decision.reason
 
 
+def test_a_lane_without_a_target_stage_input_is_not_dispatched(base: DispatchRead,
+                                                                 sglang_before: dict[str, str]) -> None:
+    """A dispatch names its jobs in `target_stage`: a lane without it (or without
+    `workflow_dispatch`) is refused with what its file lacks, named jobs or not."""
+    lanes = lanes_of({ROCM720: sglang_before[ROCM720].replace("target_stage", "other_stage")})
+    decision = decide(replace(base, lanes=lanes, jobs=("sgl-kernel-unit-test-amd-rocm720",)))
+    assert decision == Refusal(
+        f"`{ROCM720}` has no `target_stage` (or `target_stage_select`) input under `workflow_dispatch`: `/dispatch` "
+        "cannot run `rocm720` (it names the jobs to run in a `target_stage` input of the lane's `workflow_dispatch` "
+        "trigger).")
+    assert lanes["rocm720"].undispatchable == "no `target_stage` (or `target_stage_select`) input under `workflow_dispatch`"
+    lanes = lanes_of({ROCM720: sglang_before[ROCM720].replace("  workflow_dispatch:", "  repository_dispatch:")})
+    assert lanes["rocm720"].undispatchable == "no `workflow_dispatch` trigger"
+    assert lanes_of({ROCM720: sglang_before[ROCM720]})["rocm720"].undispatchable is None
+
+
 def test_without_named_jobs_the_lane_run_is_read_first(base: DispatchRead) -> None:
     needed = decide(base)
     assert isinstance(needed, LaneRunNeeded) and needed.lane.name == "rocm720" and needed.head_sha == HEAD
