@@ -242,8 +242,19 @@ def _quote(text: str) -> str:
     return text.replace("`", "'").replace("@", "@\u200b")[:60]
 
 
-def help_text(config: RepoConfig, lanes: Iterable[LaneInfo]) -> str:
-    """The reply to `/fold help`."""
+def help_text(config: RepoConfig, lanes: Iterable[LaneInfo], *, on_pull: bool = True) -> str:
+    """The reply to `/fold help`: on a pull request (`on_pull`), every command and each lane's
+    dispatchable jobs; on foldbot's dashboard issue, what works there (`/fold approve` with the
+    patch's id, and `/fold help`)."""
+    if not on_pull:
+        return "\n".join([
+            "foldbot's commands on its dashboard issue:", "",
+            f"- `/fold approve <patch-id>`: commit the patch with the id the dashboard shows on a branch and open a "
+            f"PR; needs **{config.approve_permission}**. The id is required here: the dashboard is rewritten with "
+            "every lane run, and the id says which patch you read.",
+            "- `/fold help`: this text.", "",
+            "`/dispatch` and `/fold refresh` work in a pull request's comments (`/fold help` there lists the lanes "
+            "and their jobs)."])
     lines = ["foldbot's commands on a pull request:", "",
              "- `/dispatch <lane> [<job-id> ...] [sha=<hex>]`: run the GPU jobs of a lane that its change filter "
              f"skipped (or the named jobs); needs **{config.dispatch_permission}**. On a PR from a fork, "

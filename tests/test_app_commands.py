@@ -533,6 +533,21 @@ async def test_a_patch_is_approved_on_the_dashboard_issue_too(fake_github: FakeG
         [c for c in fake_github.comments_on(world.repo, board.number) if c.user == LOGIN][-1].body
 
 
+async def test_help_on_the_dashboard_issue_describes_what_works_there(fake_github: FakeGitHub, bot: Bot) -> None:
+    """On the dashboard, `/fold approve` needs the id and `/fold refresh` does not work: its
+    help says so, not the pull request's."""
+    world, _, _, _ = await reported_pr(fake_github, bot)
+    assert (await bot.deliver("issue_comment", dashboard_comment(world, "/fold help", "passer-by")))[0] == 202
+    await bot.settle()
+    (reply,) = [c for c in fake_github.comments_on(world.repo, dashboard_issue(world).number) if c.user == LOGIN]
+    assert reply.body.startswith(
+        "> /fold help\n\nfoldbot's commands on its dashboard issue:\n\n"
+        "- `/fold approve <patch-id>`: commit the patch with the id the dashboard shows on a branch and open a PR; "
+        "needs **maintain**. The id is required here: the dashboard is rewritten with every lane run, and the id says "
+        "which patch you read.\n- `/fold help`: this text.\n\n`/dispatch` and `/fold refresh` work in a pull "
+        "request's comments (`/fold help` there lists the lanes and their jobs).\n\n<!-- foldbot:reply -->")
+
+
 async def test_commands_on_an_issue_that_is_not_the_dashboard_do_nothing(fake_github: FakeGitHub, bot: Bot) -> None:
     world, _, patch_id, _ = await reported_pr(fake_github, bot)
     issue = fake_github.add_issue(world.repo, "A bug", "it breaks", user_login="lead")
