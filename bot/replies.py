@@ -4,12 +4,13 @@ reply when the run it started completes. Pure: `handlers/` write them."""
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from .report import md_escape, state_block
-from .states import CommentReply
+from .states import CommentReply, ReplyState
 
 REPLY_MARKER = "<!-- foldbot:reply -->"
 EYES, ROCKET, THUMBS_UP, CONFUSED = "eyes", "rocket", "+1", "confused"
@@ -29,12 +30,14 @@ class Refusal:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a command came to: the reply's text, the reaction, and what the reply's
-    state block records (a dispatch's run, an approval's pull request)."""
+    """What a command came to: the reply's text, the reaction, what the reply's state block
+    records (a dispatch's run, an approval's pull request), and the page of the run a
+    dispatch started (`link`, for the operator's log line: the state has only its id)."""
 
     message: str
     reaction: str
     state: Mapping[str, Any] = field(default_factory=dict)
+    link: str | None = None
 
     @classmethod
     def refused(cls, refusal: Refusal) -> "Outcome":
@@ -71,3 +74,42 @@ def completed_reply(body: str, run: Mapping[str, Any], jobs: Sequence[Mapping[st
     head = re.sub(rf"\n\n<!-- foldbot:run {run_id} -->\n.*?(?=\n\n<!-- foldbot:run |\Z)", "",
                   body[:marker_at].rstrip("\n"), flags=re.S)
     return f"{head}\n\n{section}\n\n{body[marker_at:]}"
+
+
+#: How much of a comment's command line, and of a reply's first sentence, an operator's log line quotes.
+LOGGED_LINE, LOGGED_REASON = 100, 200
+_MD_LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]*)\)")
+_MD_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+def log_text(text: str, limit: int) -> str:
+    """Text a user wrote (or a reply quoting it) made safe for one log line: every control or
+    other unprintable character written as its escape (no line break, no terminal sequence:
+    nothing in a comment can forge a log line), at most `limit` characters."""
+    safe = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text.strip())
+    return safe if len(safe) <= limit else safe[:limit - 1] + "\u2026"
+
+
+def _first_sentence(message: str) -> str:
+    """A reply's first sentence in plain text: a markdown link as its text and its address,
+    without what `md_escape` adds (backslashes, entities, the space after `@`), on one line,
+    bounded."""
+    plain = html.unescape(_MD_ESCAPED.sub(r"\1", _MD_LINK.sub(r"\1 (\2)", message))).replace("@\u200b", "@")
+    flat = " ".join(plain.split())
+    end = _SENTENCE_END.search(flat)
+    return log_text(flat[:end.start()] if end else flat, LOGGED_REASON)
+
+
+def logged_outcome(state: ReplyState, outcome: Outcome) -> str:
+    """What a command came to, for its operator log line: refused and why (the reply's first
+    sentence), a dispatch's lane, jobs and run, or what the reply says it did (an approval's
+    pull request, with its address)."""
+    if outcome.reaction == CONFUSED:
+        return f"refused: {_first_sentence(outcome.message)}"
+    if state.kind == "dispatch":
+        run = f"run {state.run_id} {outcome.link or ''}".rstrip() if state.run_id else "GitHub did not say which run"
+        return f"dispatched {state.lane} ({len(state.targets)} jobs for {str(state.sha)[:12]}): {run}"
+    if state.kind == "fold-help":
+        return "answered with the help"
+    return f"done: {_first_sentence(outcome.message)}"

@@ -60,7 +60,8 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
         message += " " + untitled_lane(decision)
     return Outcome(message, ROCKET,
                    {"lane": decision.lane.name, "run_id": int(started["id"]) if started else None,
-                    "targets": decision.targets, "sha": decision.head_sha})
+                    "targets": decision.targets, "sha": decision.head_sha},
+                   link=(started or {}).get("html_url"))
 
 
 async def lanes_at_ref(api: RepoAPI, pull: PullRead, name: str) -> Mapping[str, LaneInfo] | Refusal:

@@ -5,7 +5,8 @@ foldbot's (`/rerun-failed-ci` and friends belong to other handlers).
 
 A comment gets 👀 at once and one reply, written before anything else happens and
 edited with what each command (at most `MAX_COMMANDS`) came to; then 🚀/👍 when done
-or 😕 when refused. A comment already answered is not run again; one whose reply was
+or 😕 when refused. Each command run or refused is one INFO line of the delivery's log
+(the repository and number, the user, the command, what came of it). A comment already answered is not run again; one whose reply was
 left pending (a crash) is resumed: `/dispatch` then first looks for the run it may
 have started. A comment on a locked conversation is not run: GitHub refuses foldbot's
 reply and reactions there, so nothing could say what it did. The commands share one read of the PR (`PullRead`); each is a module of
@@ -27,7 +28,7 @@ from bot.context import Context, PullRead
 from bot.dispatch import lanes_of
 from bot.github import GitHub, GitHubError
 from bot.publish import is_ours, our_replies
-from bot.replies import CONFUSED, EYES, PENDING, Outcome, reply_body
+from bot.replies import CONFUSED, EYES, LOGGED_LINE, PENDING, Outcome, log_text, logged_outcome, reply_body
 from bot.report import md_escape
 from bot.reporting import USER_ERRORS
 from bot.repo import default_branch_head, read_config, read_lanes
@@ -154,6 +155,9 @@ async def run_commands(api: RepoAPI, ctx: Context, number: int, comment: dict[st
                 outcome = Outcome(f"A GitHub call failed ({exc.status}). Try again later: the command picks up where "
                                   "this one stopped (nothing it did is done twice).", CONFUSED)
         states.append(replace(state, **{k: tuple(v) if k == "targets" else v for k, v in outcome.state.items()}))
+        # one line per command for the operator, where its outcome is known: whose, what, and what came of it
+        ctx.log.info("%s#%d: %s `%s`: %s", api.repo, number, user, log_text(command.line, LOGGED_LINE),
+                     logged_outcome(states[-1], outcome))
         sections.append((command.line, outcome.message))
         reactions.append(outcome.reaction)
     await api.update_comment(reply_id, reply_body(sections, CommentReply(comment_id, False, tuple(states)), note))

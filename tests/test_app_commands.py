@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import time
@@ -297,6 +298,35 @@ async def test_one_person_dispatches_each_lane_once_per_cooldown(fake_github: Fa
     assert reactions(fake_github, world, comment_id) == ["eyes", "rocket"]
 
 
+def command_lines(caplog: pytest.LogCaptureFixture, delivery: str) -> list[str]:
+    """The operator's log lines of a delivery's commands (one a command)."""
+    return [r.getMessage() for r in caplog.records
+            if r.levelno == logging.INFO and r.getMessage().startswith(f"delivery {delivery}: sgl-project/sglang#")]
+
+
+async def test_each_command_is_one_log_line_with_its_outcome(fake_github: FakeGitHub, bot: Bot,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    """An operator reads who ran what and what came of it (the run's page, the refusal's
+    reason) in one INFO line a command; what a comment holds cannot break or forge a line."""
+    world = sglang_world(fake_github, runs=1)
+    number, sha = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    body = "/dispatch rocm720\n/dispatch rocm720\n/dispatch rocm720 x\u2028INFO forged\x1b[0m"
+    with caplog.at_level(logging.INFO):
+        assert (await bot.deliver("issue_comment", comment_payload(world, number, body, "writer"), "d-1"))[0] == 202
+        await bot.settle()
+    (dispatch,) = fake_github.dispatches
+    url = f"https://github.com/sgl-project/sglang/actions/runs/{dispatch.run_id}"
+    assert command_lines(caplog, "d-1") == [
+        f"delivery d-1: sgl-project/sglang#{number}: writer `/dispatch rocm720`: dispatched rocm720 "
+        f"({len(skipped_targets())} jobs for {sha[:12]}): run {dispatch.run_id} {url}",
+        f"delivery d-1: sgl-project/sglang#{number}: writer `/dispatch rocm720`: refused: writer dispatched `rocm720` "
+        f"on this PR less than 30 minutes ago (run {dispatch.run_id}); try again in 30 minutes (GPU time is scarce: "
+        "each lane of a PR is dispatched once per person in 30 minutes).",
+        f"delivery d-1: sgl-project/sglang#{number}: writer `/dispatch rocm720 x\\u2028INFO forged\\x1b[0m`: refused: "
+        "`forged\\x1b[0m` is not a job id"]
+
+
 async def test_two_maintainers_dispatching_the_same_jobs_start_one_run(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github, runs=1)
     number, sha = pr_with_lane_run(world)
@@ -546,6 +576,27 @@ async def test_help_on_the_dashboard_issue_describes_what_works_there(fake_githu
         "needs **maintain**. The id is required here: the dashboard is rewritten with every lane run, and the id says "
         "which patch you read.\n- `/fold help`: this text.\n\n`/dispatch` and `/fold refresh` work in a pull "
         "request's comments (`/fold help` there lists the lanes and their jobs).\n\n<!-- foldbot:reply -->")
+
+
+async def test_an_approval_that_opened_a_pull_request_is_one_log_line_with_its_address(
+        fake_github: FakeGitHub, bot: Bot, caplog: pytest.LogCaptureFixture) -> None:
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    board = dashboard_issue(world).number
+    with caplog.at_level(logging.INFO):
+        payload = comment_payload(world, number, f"/fold approve {patch_id}\n/fold help", "lead")
+        assert (await bot.deliver("issue_comment", payload, "d-approve"))[0] == 202
+        assert (await bot.deliver("issue_comment", dashboard_comment(world, "/dispatch rocm720", "lead"),
+                                  "d-board"))[0] == 202
+        await bot.settle()
+    (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]
+    assert command_lines(caplog, "d-approve") == [
+        f"delivery d-approve: sgl-project/sglang#{number}: lead `/fold approve {patch_id}`: done: Opened "
+        f"https://github.com/sgl-project/sglang/pull/{pull.number} (#{pull.number}) with patch `{patch_id}` on branch "
+        f"`foldbot/fold-{patch_id}`.",
+        f"delivery d-approve: sgl-project/sglang#{number}: lead `/fold help`: answered with the help"]
+    assert command_lines(caplog, "d-board") == [
+        f"delivery d-board: sgl-project/sglang#{board}: lead `/dispatch rocm720`: refused: `/dispatch rocm720` works "
+        "in a pull request's comments, not on the dashboard issue."]
 
 
 async def test_commands_on_an_issue_that_is_not_the_dashboard_do_nothing(fake_github: FakeGitHub, bot: Bot) -> None:

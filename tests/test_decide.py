@@ -17,7 +17,7 @@ from bot.config import RepoConfig
 from bot.dispatch import DispatchPlan, DispatchRead, LaneRunNeeded, decide, lanes_of, run_title
 from bot.edit import patch_id
 from bot.permissions import Allowance, permitted
-from bot.replies import Refusal
+from bot.replies import CONFUSED, Outcome, Refusal, log_text, logged_outcome
 from bot.reporting import comment_policy
 from bot.states import ReplyState, ReportState
 from tests.paths import AMD, ROCM720
@@ -274,3 +274,16 @@ def test_a_run_completes_the_reply_whose_dispatch_started_it(reply: ReplyState, 
                                                               claimed: set[int], expected: bool) -> None:
     from handlers.workflow_run import started_it
     assert started_it(reply, run, claimed, [SECOND, FIRST]) is expected
+
+
+def test_a_commands_log_line_is_one_plain_bounded_line() -> None:
+    """`logged_outcome`: a refusal's reason is its reply's first sentence, links as their
+    addresses, without markdown escapes; `log_text` escapes what could break a line."""
+    state = ReplyState("fold-refresh", 1, "/fold refresh", "writer", "2026-08-01T11:50:00Z")
+    refused = Outcome("Nothing refreshed: foldbot could not analyse [run 9](https://x/runs/9): `a\\_b` &lt;x&gt; "
+                      "@\u200bbob\nsaid so. Then more.", CONFUSED)
+    assert logged_outcome(state, refused) == \
+        "refused: Nothing refreshed: foldbot could not analyse run 9 (https://x/runs/9): `a_b` <x> @bob said so."
+    assert logged_outcome(state, Outcome("x" * 300, CONFUSED)) == f"refused: {'x' * 199}\u2026"
+    assert log_text(" /dispatch a\rb\x1b[2J\u2028c\t ", 100) == "/dispatch a\\rb\\x1b[2J\\u2028c"
+    assert log_text("/dispatch " + "a" * 200, 20) == "/dispatch aaaaaaaaa\u2026"
