@@ -280,10 +280,12 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
     untested_runs: dict[str, set[int]] = {}
     for run in runs:
         for job in run.amd_jobs:
-            # A job whose test step is there but did not run (skipped after a failed setup: TheRock's `Test`)
-            # is no sample of that run, which is no gap in the rules; the lines below say when no run is left.
-            has_test_step = any(step.category == "test" for step in job.work_steps)
-            if not job.ran_tests and not has_test_step and job.conclusion not in ("skipped", "cancelled") \
+            # A failed job whose test step is there but did not run (skipped after a failed setup: TheRock's
+            # `Test`) is no sample of that run, which is no gap in the rules; the lines below say when no run
+            # is left. A job that succeeded ran its tests somewhere: a skipped step named so (`Rerun failed
+            # tests`, `if: failure()`) says nothing of the step that did, which the rules do not know.
+            stopped = job.conclusion in ("failure", "timed_out") and any(s.category == "test" for s in job.work_steps)
+            if not job.ran_tests and not stopped and job.conclusion not in ("skipped", "cancelled") \
                     and job.setup_seconds + job.other_seconds > 0:
                 untested.setdefault(job.workflow_job or job.name, []).append(job)
                 untested_runs.setdefault(job.workflow_job or job.name, set()).add(run.run_id)

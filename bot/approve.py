@@ -106,18 +106,19 @@ def changed_jobs(path: str, before: str, after: str) -> list[str]:
     return [job_id for job_id, job in new.items() if job_id in old and old[job_id] != job]
 
 
-def pull_body(patch_id: str, user: str, number: int, summary: str, runs: Mapping[str, list[str] | None]) -> str:
-    """`runs`: each patched lane's name, and the jobs `/dispatch` names to run what the patch
-    changed (none: the jobs its last run skipped; None: the lane has no `target_stage` input,
-    so it cannot run single jobs)."""
-    commands = [f"`{' '.join(['/dispatch', name, *jobs])}`" for name, jobs in runs.items() if jobs is not None]
-    manual = [f"`{name}`" for name, jobs in runs.items() if jobs is None]
+def pull_body(patch_id: str, user: str, number: int, summary: str, runs: Mapping[str, list[list[str]] | None]) -> str:
+    """`runs`: each patched lane's name, and the `/dispatch` commands that run what the patch
+    changed, by the jobs each names (none: the jobs its last run skipped; None: `/dispatch`
+    cannot run the lane: no `workflow_dispatch` trigger with a `target_stage` input)."""
+    commands = [f"`{' '.join(['/dispatch', name, *jobs])}`" for name, each in runs.items() if each is not None
+                for jobs in each]
+    manual = [f"`{name}`" for name, each in runs.items() if each is None]
     how = []
     if commands:
         how.append(f"Run the jobs it changes on this PR before merging, a line each: {', '.join(commands)}.")
     if manual:
-        how.append(f"Lane {', '.join(manual)} has no `target_stage` input, so `/dispatch` cannot run single jobs of "
-                   "it: run it from the Actions tab on this branch before merging.")
+        how.append(f"`/dispatch` cannot run lane {', '.join(manual)} (its file has no `workflow_dispatch` trigger with "
+                   "a `target_stage` input): have it run on this branch another way before merging.")
     return (f"foldbot patch `{patch_id}`, approved by {md_escape(user)} in #{number}.\n\n{summary}\n\n"
             "**Note:** a change to workflow files alone may not trigger the lanes it folds (their path filters and "
             f"change gates look at the code). {' '.join(how)}\n")

@@ -62,7 +62,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # down`, is other).
     StepRule(r"(?i)clean (?:the )?workspace$", "setup"),
     # Checking the runner and its GPUs before the tests: TheRock `Runner health status`, `Driver / GPU sanity check`.
-    StepRule(r"(?i).*\bhealth (?:status|checks?)\b", "setup"),
+    StepRule(r"(?i)(?:(?:runner|gpu|node|machine|system|host) )?health (?:status|checks?)\b", "setup"),
     StepRule(r"(?i)(?:drivers?|gpus?|rocm|devices?)\b.*\bsanity checks?\b", "setup"),
     # -- other: results, logs, reports, teardown, lint; before the test rules, as these names say "test".
     # pytorch `Upload test artifacts`, `Save test results`, `Store Core dumps on GitHub`, `Collect backtraces

@@ -112,10 +112,13 @@ async def missed_in_installation(pool: GitHubPool, installation_id: int, login: 
         try:
             out += await _missed_in(api, installation_id, str(repository["default_branch"]), login, no_lanes)
         except (ConfigError, WorkflowError) as exc:  # (a lane run's report says it on the dashboard)
-            if broken is not None:
-                await broken(api, exc)
-            else:
+            if broken is None:
                 log(f"{api.repo}: not reconciled: {exc}")
+                continue
+            try:
+                await broken(api, exc)
+            except GitHubError as again:  # (the other repositories are still looked at)
+                log(f"{api.repo}: not reconciled: {exc}; and the dashboard that says so could not be written: {again}")
         except (GitHubError, NoDashboard) as exc:
             log(f"{api.repo}: not reconciled: {exc}")
         except (aiohttp.ClientError, asyncio.TimeoutError):  # GitHub unreachable: the round ends, said once

@@ -112,16 +112,14 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
                    f"branch `{committed.branch}`.", ROCKET, {"pull": int(committed.pull["number"]), "patch_id": current})
 
 
-#: At most this many of foldbot's other fold branches are looked at for an open PR.
-RIVALS_READ = 10
-
-
 async def _rival(api: RepoAPI, patch_id: str, paths: set[str]) -> Refusal | None:
     """An open foldbot PR of another patch to the same lane files (approved from another PR,
-    or a run before): a second one would conflict with it once either is merged."""
+    or a run before): a second one would conflict with it once either is merged. Every fold
+    branch is looked at (a merged PR's branch stays unless the repository deletes head
+    branches; approvals are few, so are they)."""
     mine = f"{approve.BRANCH_PREFIX}{patch_id}"
     owner = api.repo.split("/", 1)[0]
-    for branch in [b for b in await api.branches(approve.BRANCH_PREFIX) if b != mine][-RIVALS_READ:]:
+    for branch in [b for b in await api.branches(approve.BRANCH_PREFIX) if b != mine]:
         for other in await api.pulls_from(owner, branch):
             shared = sorted(paths & set(await api.pull_files(int(other["number"]))))
             if shared:
@@ -132,20 +130,23 @@ async def _rival(api: RepoAPI, patch_id: str, paths: set[str]) -> Refusal | None
     return None
 
 
-def _dispatches(pull: PullRead, before: dict[str, str], after: dict[str, str]) -> dict[str, list[str] | None]:
-    """For each lane the patch changes: the jobs `/dispatch` names to run what changed, as the
-    patched file offers them (None: the lane cannot run single jobs)."""
-    out: dict[str, list[str] | None] = {}
+def _dispatches(pull: PullRead, before: dict[str, str], after: dict[str, str]) -> dict[str, list[list[str]] | None]:
+    """For each lane the patch changes: the `/dispatch` commands (the jobs each names) that run
+    what changed, as the patched file offers them (None: `/dispatch` cannot run the lane)."""
+    out: dict[str, list[list[str]] | None] = {}
     for name, lane in pull.lanes.items():
         if lane.path not in after:
             continue
         patched = LaneInfo(name, lane.path, parse_workflow(after[lane.path], lane.path))
-        if "target_stage" not in patched.inputs:
+        if patched.undispatchable is not None:
             out[name] = None
             continue
         offered = set(patched.dispatchable(pull.config))
-        out[name] = [job for job in approve.changed_jobs(lane.path, before[lane.path], after[lane.path])
-                     if job in offered]
+        jobs = [job for job in approve.changed_jobs(lane.path, before[lane.path], after[lane.path]) if job in offered]
+        if "target_stage" in patched.inputs:
+            out[name] = [jobs]
+        else:  # `target_stage_select`: one job a dispatch
+            out[name] = [[job] for job in jobs] or [[]]
     return out
 
 

@@ -230,21 +230,28 @@ async def _config(api: RepoAPI, head: str, ctx: Context) -> RepoConfig | ConfigE
 async def _amd_without_lanes(api: RepoAPI, ctx: Context, run: dict[str, Any], head: str, config: RepoConfig,
                              listing: list[dict[str, Any]], login: str) -> None:
     """A run of a workflow that is no lane, in a repository that has none: when its jobs ran on
-    AMD runners, the dashboard names them (with the workflow files whose name says AMD) and the
-    config that makes them lanes, as at install (`handlers/installation.py`). Once a file a
-    process: each workflow's runs look alike, and a busy repository runs many."""
-    path = str(run["path"])
+    AMD runners, the dashboard names them (with the other files found so in this process, and
+    the workflow files whose name says AMD) and the config that makes them lanes, as at install
+    (`handlers/installation.py`). Once a file a process, once it is told: each workflow's runs
+    look alike, and a busy repository runs many. Only a file of the default branch (not one a
+    fork's PR brings), and only a run whose jobs ran (a skipped job has no labels)."""
+    path = str(run["path"]).split("@", 1)[0]
     key = ("amd-without-lanes", api.repo, path)
-    if key in ctx.state.cache:
+    if key in ctx.state.cache or not any(str(entry.get("path")) == path for entry in listing):
         ctx.log.info("%s: %s is not a lane workflow; nothing to do", api.repo, path)
         return
-    ctx.state.cache[key] = True
     jobs = await api.jobs(int(run["id"]))
-    amd = sorted({str(job.get("name")) for job in jobs if config.is_amd_runner(tuple(map(str, job.get("labels") or ())))})
+    labelled = [job for job in jobs if job.get("labels")]
+    amd = sorted({str(job.get("name")) for job in labelled if config.is_amd_runner(tuple(map(str, job["labels"])))})
     if not amd:
+        if labelled:  # (its jobs ran, on other runners: it is no AMD workflow)
+            ctx.state.cache[key] = True
         ctx.log.info("%s: %s is not a lane workflow, and ran no job on an AMD runner; nothing to do", api.repo, path)
         return
-    await unconfigured(api, ctx, login, config, {**await amd_workflows(api, head, config, listing), path: amd})
+    seen = ctx.state.cache.setdefault(("amd-without-lanes-found", api.repo), {})
+    seen[path] = amd
+    await unconfigured(api, ctx, login, config, {**await amd_workflows(api, head, config, listing), **seen})
+    ctx.state.cache[key] = True
 
 
 async def unconfigured(api: RepoAPI, ctx: Context, login: str, config: RepoConfig, found: dict[str, list[str]]) -> None:

@@ -239,3 +239,15 @@ def test_a_test_step_skipped_after_a_failed_setup_is_no_unknown_test_step() -> N
     assert _section(to_markdown(none)) == [
         "- `AMD test time`: no AMD job of the 3 runs ran a test step \\(3 jobs: 3 failure\\). "
         "**Fix:** wait for a run whose AMD jobs run their tests \\(a `/dispatch` comment on a PR starts one\\)."]
+
+
+def test_a_skipped_step_named_as_a_test_in_a_job_that_succeeded_hides_no_unknown_test_step() -> None:
+    """A job that succeeded ran its tests somewhere: a skipped `Rerun failed tests` (`if: failure()`)
+    says nothing of the step that did (`Execute workload`, which the rules do not know), so the
+    "no step is classified as a test" line still names it."""
+    name = "Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)"
+    ran = [job(name, [Step("Set up job", 1), Step("Setup Aiter", 25), Step("Execute workload", 20),
+                      Step("Rerun failed tests", 0, "skipped")], ["aiter-mi355-1gpu"])]
+    analysis = analyze({PATH: AITER}, _runs(ran, ran, ran), RepoConfig())
+    (line,) = [u for u in analysis.unmeasured if u.subject == "standard"]
+    assert "no step is classified as a test; its longest other steps: `Execute workload` (20 min)" in line.reason

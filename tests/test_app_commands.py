@@ -494,6 +494,8 @@ async def test_a_second_patch_to_the_same_lane_files_is_refused_while_the_first_
     fold_id = next(i for i, patch, _ in state.suggestions if "--total-partitions 2" not in patch)
     await say(bot, world, number, f"/fold approve {patch_id}", "lead")
     (pull,) = [p for p in world.repo.pulls.values() if p.head_ref.startswith("foldbot/")]
+    for n in range(12):  # branches of PRs merged long ago (kept: the repository does not delete head branches)
+        world.repo.refs[f"refs/heads/foldbot/fold-f{n:09x}"] = world.repo.branch_sha("main")
     await say(bot, world, number, f"/fold approve {fold_id}", "lead")
     assert replies(fake_github, world, number)[-1].body.startswith(
         f"> /fold approve {fold_id}\n\nhttps://github.com/sgl-project/sglang/pull/{pull.number} (#{pull.number}, "

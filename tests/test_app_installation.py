@@ -236,3 +236,23 @@ async def test_a_repository_whose_config_is_broken_is_told_at_install(fake_githu
     assert dashboard.body.startswith("<!-- foldbot:report -->\n### foldbot: AMD CI setup report\n\n"
                                      "foldbot could not analyse sgl-project/sglang: .github/foldbot.yml")
     assert dashboard.body.endswith("Fix the file it names; the next completed lane run updates this report.\n")
+
+
+async def test_a_repository_whose_error_dashboard_cannot_be_written_does_not_stop_the_others(
+        fake_github: FakeGitHub, bot: Bot, caplog: pytest.LogCaptureFixture) -> None:
+    """The first repository's config is broken and its dashboard refused (403): the log says both,
+    and the installation's other repository is caught up all the same."""
+    caplog.set_level("INFO")
+    world = sglang_world(fake_github, runs=1)
+    broken = fake_github.add_repo("sgl-project", "aaa-broken")
+    broken.put_files("main", {".github/foldbot.yml": "fold: [\n"}, message="a broken config")
+    fake_github.installations[INSTALLATION].repo_ids.add(broken.id)
+    fake_github.fail_next(1, 403, method="POST", path=r"^/repos/sgl-project/aaa-broken/issues$")
+    event, payload = installation_payload(fake_github, "created")
+    assert (await bot.deliver(event, payload, delivery="installed"))[0] == 202
+    await bot.settle()
+    await bot.settle()
+    assert bot.state.journal.state("installed") == "done"
+    assert len(dashboards(world)) == 1  # sglang's, from its latest run
+    assert any(r.getMessage().startswith("delivery installed: sgl-project/aaa-broken: not reconciled: .github/foldbot.yml")
+               and "the dashboard that says so could not be written" in r.getMessage() for r in caplog.records)

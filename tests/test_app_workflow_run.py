@@ -649,3 +649,14 @@ async def test_a_run_on_amd_runners_of_a_repository_without_lanes_says_how_to_me
     await bot.deliver("workflow_run", payloads[1])
     await bot.settle()
     assert fake_github.count("GET", r"/actions/runs/\d+/jobs") == jobs_read
+    # a file a fork's PR brings (not on the default branch) is never proposed as a lane
+    fake_github.add_workflow(repo, 42, ".github/workflows/mine.yml")
+    fork_run = fake_github.add_run(repo, {"workflow_id": 42, "path": ".github/workflows/mine.yml", "status": "completed",
+                                          "conclusion": "failure", "event": "pull_request"})
+    fake_github.add_jobs(fork_run["id"], [{"name": "gpu", "labels": ["linux-mi300-gpu-1"]}])
+    fork = {**payloads[0], "workflow_run": {**payloads[0]["workflow_run"], **fake_github.run(fork_run["id"]),
+                                             "pull_requests": [], "head_repository": payloads[0]["workflow_run"]["head_repository"]}}
+    before = board.body
+    await bot.deliver("workflow_run", fork)
+    await bot.settle()
+    assert repo.issues[board.number].body == before and "mine.yml" not in before

@@ -287,3 +287,15 @@ def test_a_commands_log_line_is_one_plain_bounded_line() -> None:
     assert logged_outcome(state, Outcome("x" * 300, CONFUSED)) == f"refused: {'x' * 199}\u2026"
     assert log_text(" /dispatch a\rb\x1b[2J\u2028c\t ", 100) == "/dispatch a\\rb\\x1b[2J\\u2028c"
     assert log_text("/dispatch " + "a" * 200, 20) == "/dispatch aaaaaaaaa\u2026"
+
+
+def test_the_approval_prs_note_gives_a_dispatch_line_per_command_a_lane_takes() -> None:
+    """A lane with `target_stage` takes the jobs in one command, one with only `target_stage_select`
+    a job a command; `/dispatch` cannot run one without either, and the note says so."""
+    body = approve.pull_body("abc1234567", "lead", 7, "Saves.", {
+        "rocm720": [["a-rocm720", "b-rocm720"]], "amd": [["a-amd"], ["b-amd"]], "nightly": None})
+    assert body.endswith(
+        "Run the jobs it changes on this PR before merging, a line each: `/dispatch rocm720 a-rocm720 b-rocm720`, "
+        "`/dispatch amd a-amd`, `/dispatch amd b-amd`. `/dispatch` cannot run lane `nightly` (its file has no "
+        "`workflow_dispatch` trigger with a `target_stage` input): have it run on this branch another way before "
+        "merging.\n")

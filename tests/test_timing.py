@@ -308,3 +308,13 @@ def test_benches_are_tests_and_builds_are_setup() -> None:
              Step("Build ONNX Runtime (x64 / Release)", 30), Step("AMD Tests", 3), Step("AMD Bench", 35),
              Step("AMD Bench with Autotune", 60), Step("Prepare Build Output for Upload", 2), Step("Post-build clean", 1)]
     assert _times(steps, ["linux-mi300-gpu-1"]) == (35, 98, 3, True)
+
+
+@pytest.mark.parametrize("name,category", [
+    ("Runner health status", "setup"),  # TheRock, before its tests
+    ("GPU health check", "setup"),
+    ("Upload health check results", "other"),  # after the tests: an upload, whatever it uploads
+    ("Report GPU health status", "other"),
+])
+def test_a_health_check_is_setup_but_not_its_upload_or_report(name: str, category: str) -> None:
+    assert RepoConfig().classify(name) == category
