@@ -6,9 +6,9 @@ foldbot's (`/rerun-failed-ci` and friends belong to other handlers).
 A comment gets 👀 at once and one reply, written before anything else happens and
 edited with what each command (at most `MAX_COMMANDS`) came to; then 🚀/👍 when done
 or 😕 when refused. Each command run or refused is one INFO line of the delivery's log
-(the repository and number, the user, the command, what came of it). A comment already answered is not run again; one whose reply was
-left pending (a crash) is resumed: `/dispatch` then first looks for the run it may
-have started. A comment on a locked conversation is not run: GitHub refuses foldbot's
+(the repository and number, the user, the command, what came of it). A comment already
+answered is not run again; one whose reply was left pending (a crash) is resumed:
+`/dispatch` then first looks for the run it may have started. A comment on a locked conversation is not run: GitHub refuses foldbot's
 reply and reactions there, so nothing could say what it did. The commands share one read of the PR (`PullRead`); each is a module of
 its own."""
 
