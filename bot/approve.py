@@ -110,18 +110,17 @@ def pull_body(patch_id: str, user: str, number: int, summary: str, runs: Mapping
     """`runs`: each patched lane's name, and the `/dispatch` commands that run what the patch
     changed, by the jobs each names (none: the jobs its last run skipped; None: `/dispatch`
     cannot run the lane: no `workflow_dispatch` trigger with a `target_stage` input)."""
-    commands = [f"`{' '.join(['/dispatch', name, *jobs])}`" for name, each in runs.items() if each is not None
-                for jobs in each]
+    commands = [" ".join(["/dispatch", name, *jobs]) for name, each in runs.items() if each is not None for jobs in each]
     manual = [f"`{name}`" for name, each in runs.items() if each is None]
-    how = []
-    if commands:
-        how.append(f"Run the jobs it changes on this PR before merging, a line each: {', '.join(commands)}.")
+    note = ("**Note:** a change to workflow files alone may not trigger the lanes it folds (their path filters and "
+            "change gates look at the code).")
+    if commands:  # (in a block: its text, or its copy button, pastes as the commands themselves)
+        note += (" Run the jobs it changes on this PR before merging: comment these lines, a command each (the "
+                 "block's copy button takes them all):\n\n```\n" + "\n".join(commands) + "\n```")
     if manual:
-        how.append(f"`/dispatch` cannot run lane {', '.join(manual)} (its file has no `workflow_dispatch` trigger with "
-                   "a `target_stage` input): have it run on this branch another way before merging.")
-    return (f"foldbot patch `{patch_id}`, approved by {md_escape(user)} in #{number}.\n\n{summary}\n\n"
-            "**Note:** a change to workflow files alone may not trigger the lanes it folds (their path filters and "
-            f"change gates look at the code). {' '.join(how)}\n")
+        note += (f"\n\n`/dispatch` cannot run lane {', '.join(manual)} (its file has no `workflow_dispatch` trigger "
+                 "with a `target_stage` input): have it run on this branch another way before merging.")
+    return f"foldbot patch `{patch_id}`, approved by {md_escape(user)} in #{number}.\n\n{summary}\n\n{note}\n"
 
 
 def blob_sha(text: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Collection, Sequence
@@ -48,6 +49,10 @@ DEFAULT_HISTORY = DEFAULT_CONFIG.history_runs
 async def on_completed(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
     run = event.data["workflow_run"]
     repo = event.data["repository"]["full_name"]
+    if event.data["repository"].get("archived") is True:  # read-only: no report could be written
+        ctx.log.info("%s is archived (read-only): run %s is not analysed, as no report could be written there",
+                     repo, run["id"])
+        return
     key = ("workflow_run", repo, run["id"], run.get("run_attempt"))
     async with ctx.state.lock(repo):
         if key in ctx.state.done_keys:
@@ -240,17 +245,21 @@ async def _amd_without_lanes(api: RepoAPI, ctx: Context, run: dict[str, Any], he
     if key in ctx.state.cache or not any(str(entry.get("path")) == path for entry in listing):
         ctx.log.info("%s: %s is not a lane workflow; nothing to do", api.repo, path)
         return
-    jobs = await api.jobs(int(run["id"]))
-    labelled = [job for job in jobs if job.get("labels")]
-    amd = sorted({str(job.get("name")) for job in labelled if config.is_amd_runner(tuple(map(str, job["labels"])))})
-    if not amd:
-        if labelled:  # (its jobs ran, on other runners: it is no AMD workflow)
-            ctx.state.cache[key] = True
-        ctx.log.info("%s: %s is not a lane workflow, and ran no job on an AMD runner; nothing to do", api.repo, path)
-        return
+    scanned = await amd_workflows(api, head, config, listing)  # (as at install: the file's own job ids)
     seen = ctx.state.cache.setdefault(("amd-without-lanes-found", api.repo), {})
-    seen[path] = amd
-    await unconfigured(api, ctx, login, config, {**await amd_workflows(api, head, config, listing), **seen})
+    if path not in scanned:
+        jobs = await api.jobs(int(run["id"]))
+        labelled = [job for job in jobs if job.get("labels")]
+        # a matrix's jobs, `gpu (mi300, 0)` and the like, as the one job they are
+        amd = sorted({re.sub(r" \(.*\)$", "", str(job.get("name"))) for job in labelled
+                      if config.is_amd_runner(tuple(map(str, job["labels"])))})
+        if not amd:
+            if labelled:  # (its jobs ran, on other runners: it is no AMD workflow)
+                ctx.state.cache[key] = True
+            ctx.log.info("%s: %s is not a lane workflow, and ran no job on an AMD runner; nothing to do", api.repo, path)
+            return
+        seen[path] = amd
+    await unconfigured(api, ctx, login, config, {**scanned, **seen})
     ctx.state.cache[key] = True
 
 

@@ -474,15 +474,20 @@ async def test_the_approval_prs_note_names_the_jobs_to_dispatch_and_they_dispatc
     world, number, patch_id, _ = await reported_pr(fake_github, bot)
     await say(bot, world, number, f"/fold approve {patch_id}", "lead")
     (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]
-    rocm720 = "/dispatch rocm720 multimodal-gen-test-1-gpu-amd-rocm720 multimodal-gen-test-2-gpu-amd-rocm720"
+    lines = ("/dispatch amd multimodal-gen-test-1-gpu-amd multimodal-gen-test-2-gpu-amd\n"
+             "/dispatch rocm720 multimodal-gen-test-1-gpu-amd-rocm720 multimodal-gen-test-2-gpu-amd-rocm720")
     assert world.repo.issues[pull.number].body.endswith(
         "**Note:** a change to workflow files alone may not trigger the lanes it folds (their path filters and change "
-        "gates look at the code). Run the jobs it changes on this PR before merging, a line each: `/dispatch amd "
-        f"multimodal-gen-test-1-gpu-amd multimodal-gen-test-2-gpu-amd`, `{rocm720}`.\n")
-    await say(bot, world, pull.number, rocm720, "lead")
-    (dispatch,) = fake_github.dispatches
-    assert (dispatch.workflow_path, dispatch.ref) == (ROCM720, pull.head_ref)
-    assert dispatch.inputs["target_stage"] == "multimodal-gen-test-1-gpu-amd-rocm720,multimodal-gen-test-2-gpu-amd-rocm720"
+        "gates look at the code). Run the jobs it changes on this PR before merging: comment these lines, a command "
+        f"each (the block's copy button takes them all):\n\n```\n{lines}\n```\n")
+    await say(bot, world, pull.number, lines, "lead")  # one person, both lanes, in one comment
+    assert sorted((d.workflow_path, d.ref, d.inputs["target_stage"]) for d in fake_github.dispatches) == [
+        (ROCM720, pull.head_ref, "multimodal-gen-test-1-gpu-amd-rocm720,multimodal-gen-test-2-gpu-amd-rocm720"),
+        (AMD, pull.head_ref, "multimodal-gen-test-1-gpu-amd,multimodal-gen-test-2-gpu-amd")]
+    # `/fold help` there lists the jobs of the branch's lane files, which `/dispatch` runs: not the suite folded away
+    await say(bot, world, pull.number, "/fold help", "passer-by")
+    help_reply = replies(fake_github, world, pull.number)[-1].body
+    assert "`multimodal-gen-test-1-gpu-amd`" in help_reply and "multimodal-gen-unit-test-amd`" not in help_reply
 
 
 async def test_a_second_patch_to_the_same_lane_files_is_refused_while_the_first_prs_open(fake_github: FakeGitHub,

@@ -15,7 +15,7 @@ import pytest
 
 from bot.publish import DASHBOARD_LABEL, read_report
 from tests.fakegithub import FakeGitHub
-from tests.harness import INSTALLATION, Bot, installation_payload, sglang_world
+from tests.harness import INSTALLATION, Bot, example, installation_payload, sglang_world
 from tests.paths import FIXTURES, ROCM720
 from tests.test_app_workflow_run import bot_comments
 
@@ -221,6 +221,21 @@ async def test_a_repository_whose_amd_workflows_are_not_lanes_is_told_how_to_mea
     assert any("sgl-project/kernels: no lane file, though .github/workflows/rocm-mi300.yml run jobs on AMD runners: "
                f"dashboard issue #{dashboard.number} created says how to measure them" in r.getMessage()
                for r in caplog.records)
+    # the file's next run says the same (its jobs by id, not its shards by name): the dashboard stands
+    fake_github.add_workflow(repo, 43, ".github/workflows/rocm-mi300.yml")
+    run = fake_github.add_run(repo, {"workflow_id": 43, "path": ".github/workflows/rocm-mi300.yml",
+                                     "status": "completed", "conclusion": "success", "event": "pull_request"})
+    fake_github.add_jobs(run["id"], [{"name": f"test ({n})", "labels": ["linux.rocm.gpu.mi300.2"]} for n in (1, 2)])
+    body = example("workflow_run/completed.with-pull-requests.payload.json")
+    body["workflow_run"] = {**body["workflow_run"], **fake_github.run(run["id"]), "pull_requests": [],
+                            "head_repository": {"full_name": "sgl-project/kernels", "owner": {"login": "sgl-project"}}}
+    body["repository"] = {**body["repository"], "full_name": "sgl-project/kernels", "default_branch": "main"}
+    body["installation"] = {"id": INSTALLATION}
+    before = dashboard.body
+    await bot.deliver("workflow_run", body)
+    await bot.settle()
+    assert repo.issues[dashboard.number].body == before
+    assert fake_github.count("GET", rf"/actions/runs/{run['id']}/jobs") == 0
 
 
 async def test_a_repository_whose_config_is_broken_is_told_at_install(fake_github: FakeGitHub, bot: Bot) -> None:

@@ -136,6 +136,22 @@ async def test_a_run_of_an_archived_repository_is_done_with_one_warning(
         await runner.cleanup()
 
 
+async def test_a_run_whose_payload_says_archived_is_not_analysed(
+        fake_github: FakeGitHub, bot, caplog: pytest.LogCaptureFixture) -> None:  # noqa: ANN001
+    """The payload says so (`repository.archived`): no analysis whose report no write could hold."""
+    caplog.set_level("INFO")
+    world = sglang_world(fake_github)
+    fake_github.archive(world.repo)
+    payload = world.payload(world.runs[-1]["id"])
+    payload["repository"]["archived"] = True
+    calls = len(fake_github.requests)
+    assert (await bot.deliver("workflow_run", payload, delivery="run"))[0] == 202
+    await bot.settle()
+    assert bot.state.journal.state("run") == "done" and len(fake_github.requests) == calls
+    assert f"delivery run: sgl-project/sglang is archived (read-only): run {world.runs[-1]['id']} is not analysed, as " \
+        "no report could be written there" in [r.getMessage() for r in caplog.records]
+
+
 @pytest.mark.parametrize("how", ["uninstalled", "suspended", "removed", "removed-public"])
 async def test_queued_deliveries_of_an_installation_gone_are_done_with_a_line_each(
         how: str, fake_github: FakeGitHub, tmp_path: Path, quick_retries: None,

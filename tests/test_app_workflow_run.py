@@ -643,7 +643,7 @@ async def test_a_run_on_amd_runners_of_a_repository_without_lanes_says_how_to_me
     await bot.deliver("workflow_run", payloads[0])
     await bot.settle()
     (board,) = [i for i in repo.issues.values() if i.title == "foldbot: AMD CI setup report"]
-    assert "These run jobs on AMD runners:\n\n- `.github/workflows/ci.yml`: `gpu (mi300)`\n\n" in board.body
+    assert "These run jobs on AMD runners:\n\n- `.github/workflows/ci.yml`: `gpu`\n\n" in board.body
     assert "```yaml\nlanes:\n  - \".github/workflows/ci.yml\"\n```" in board.body
     jobs_read = fake_github.count("GET", r"/actions/runs/\d+/jobs")
     await bot.deliver("workflow_run", payloads[1])

@@ -295,7 +295,7 @@ def test_the_approval_prs_note_gives_a_dispatch_line_per_command_a_lane_takes() 
     body = approve.pull_body("abc1234567", "lead", 7, "Saves.", {
         "rocm720": [["a-rocm720", "b-rocm720"]], "amd": [["a-amd"], ["b-amd"]], "nightly": None})
     assert body.endswith(
-        "Run the jobs it changes on this PR before merging, a line each: `/dispatch rocm720 a-rocm720 b-rocm720`, "
-        "`/dispatch amd a-amd`, `/dispatch amd b-amd`. `/dispatch` cannot run lane `nightly` (its file has no "
-        "`workflow_dispatch` trigger with a `target_stage` input): have it run on this branch another way before "
-        "merging.\n")
+        "Run the jobs it changes on this PR before merging: comment these lines, a command each (the block's copy "
+        "button takes them all):\n\n```\n/dispatch rocm720 a-rocm720 b-rocm720\n/dispatch amd a-amd\n"
+        "/dispatch amd b-amd\n```\n\n`/dispatch` cannot run lane `nightly` (its file has no `workflow_dispatch` "
+        "trigger with a `target_stage` input): have it run on this branch another way before merging.\n")
