@@ -93,9 +93,10 @@ def log_text(text: str, limit: int) -> str:
 
 def _first_sentence(message: str) -> str:
     """A reply's first sentence in plain text: a markdown link as its text and its address,
-    without what `md_escape` adds (backslashes, entities, the space after `@`), on one line,
-    bounded."""
-    plain = html.unescape(_MD_ESCAPED.sub(r"\1", _MD_LINK.sub(r"\1 (\2)", message))).replace("@\u200b", "@")
+    without bold marks and what `md_escape` adds (backslashes, entities, the space after `@`),
+    on one line, bounded."""
+    plain = html.unescape(_MD_ESCAPED.sub(r"\1", _MD_LINK.sub(r"\1 (\2)", message.replace("**", "")))) \
+        .replace("@\u200b", "@")
     flat = " ".join(plain.split())
     end = _SENTENCE_END.search(flat)
     return log_text(flat[:end.start()] if end else flat, LOGGED_REASON)

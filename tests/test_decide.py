@@ -281,9 +281,10 @@ def test_a_commands_log_line_is_one_plain_bounded_line() -> None:
     addresses, without markdown escapes; `log_text` escapes what could break a line."""
     state = ReplyState("fold-refresh", 1, "/fold refresh", "writer", "2026-08-01T11:50:00Z")
     refused = Outcome("Nothing refreshed: foldbot could not analyse [run 9](https://x/runs/9): `a\\_b` &lt;x&gt; "
-                      "@\u200bbob\nsaid so. Then more.", CONFUSED)
+                      "@\u200bbob\nsaid so, with **maintain**. Then more.", CONFUSED)
     assert logged_outcome(state, refused) == \
-        "refused: Nothing refreshed: foldbot could not analyse run 9 (https://x/runs/9): `a_b` <x> @bob said so."
+        "refused: Nothing refreshed: foldbot could not analyse run 9 (https://x/runs/9): `a_b` <x> @bob said so, with " \
+        "maintain."
     assert logged_outcome(state, Outcome("x" * 300, CONFUSED)) == f"refused: {'x' * 199}\u2026"
     assert log_text(" /dispatch a\rb\x1b[2J\u2028c\t ", 100) == "/dispatch a\\rb\\x1b[2J\\u2028c"
     assert log_text("/dispatch " + "a" * 200, 20) == "/dispatch aaaaaaaaa\u2026"
