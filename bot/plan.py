@@ -17,8 +17,8 @@ from typing import Any, Callable
 from .config import RepoConfig, lane_name
 from .logs import ShardLog, ShardPredictor, merge_logs
 from .timing import JobStats, JobTiming, RunTiming, declared_amd, percentile, median
-from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, substitute_matrix,
-                       strings, timeout_minutes, tree_expressions)
+from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, context_keys, strings,
+                       substitute_matrix, timeout_minutes, tree_expressions)
 
 PARTITION_FLAGS = ("--total-partitions", "--auto-partition-size")
 #: Job-level keys that shape a step's environment; a suite folds only into a host that agrees on them.
@@ -283,25 +283,26 @@ class Planner:
         never opens, an output is lost); or a job that needs it passes its id to an action
         (alls-green's `allowed-failures`: the suite may fail, which the host may not).
         (`needs.*.result` reads whatever jobs are needed: the host's result there.)"""
-        name = re.escape(suite.id)
-        pattern = re.compile(rf"(?i)\b(?:needs|jobs)\s*(?:\.\s*{name}(?![\w-])|\[\s*['\"]{name}['\"]\s*\])")
+        own = suite.id.lower()
+        named = re.compile(rf"(?i)(?<![\w-]){re.escape(suite.id)}(?![\w-])")
         gone = f"reads `needs.{suite.id}` (its outputs or result), which would be empty once the job is gone"
         for job_id, raw in (self.workflow.data.get("jobs") or {}).items():
             if job_id == suite.id or not isinstance(raw, dict):
                 continue
-            if any(pattern.search(text) for text in tree_expressions(raw)):
+            if own in context_keys(tree_expressions(raw), "needs"):
                 return f"`{job_id}` {gone}"
             job = self.workflow.jobs.get(job_id)
-            named = re.compile(rf"(?i)(?<![\w-]){name}(?![\w-])")
-            if job is not None and suite.id in job.needs and any(named.search(text) for text in strings(raw.get("with"))):
+            if job is None or suite.id not in job.needs:
+                continue
+            if any(named.search(text) for text in strings(raw.get("with"))):
                 return (f"`{job_id}` passes its id to `{job.uses or 'its action'}` (`with:`), which would name no job "
                         "once it is gone")
-            for step in (job.steps if job is not None and suite.id in job.needs else ()):
+            for step in job.steps:
                 if step.uses and any(named.search(text) for text in strings(step.with_)):
                     return (f"`{job_id}` passes its id to `{step.uses}` (`with:`; alls-green's `allowed-failures`?), "
                             "which would name no job once it is gone")
         trigger = self.workflow.data.get("on", self.workflow.data.get(True))  # (YAML 1.1 reads a bare `on` as True)
-        if any(pattern.search(text) for text in tree_expressions(trigger)):
+        if own in context_keys(tree_expressions(trigger), "jobs"):
             return f"the workflow's `on:` {gone}"
         return None
 

@@ -9,7 +9,6 @@ what a maintainer can apply, and that GitHub will accept the result.
 from __future__ import annotations
 
 import functools
-import re
 import shutil
 import subprocess
 import tempfile
@@ -21,7 +20,7 @@ import jsonschema
 from check_jsonschema.builtin_schemas import get_builtin_schema
 
 from .edit import FileEdit
-from .workflow import parse_workflow, tree_expressions
+from .workflow import context_keys, parse_workflow, tree_expressions
 
 SCHEMA_NAME = "vendor.github-workflows"
 
@@ -95,9 +94,6 @@ def check_patch(patch: str, edits: list[FileEdit], files: Mapping[str, str]) -> 
     return CheckReport(git_apply=True, schema=True, actionlint=lint)
 
 
-_NEEDS_REF = re.compile(r"(?i)\bneeds\s*(?:\.\s*([A-Za-z_][\w-]*)|\[\s*['\"]([A-Za-z_][\w-]*)['\"]\s*\])")
-
-
 @functools.lru_cache(maxsize=32)
 def needs_unmet(path: str, text: str) -> frozenset[str]:
     """Each `needs.<id>` a job reads that is not among its `needs:` (what actionlint calls
@@ -110,11 +106,9 @@ def needs_unmet(path: str, text: str) -> frozenset[str]:
             continue
         needs = raw.get("needs")
         needed = {str(n).lower() for n in (needs if isinstance(needs, list) else [needs] if needs else [])}
-        for expression in tree_expressions(raw):
-            for match in _NEEDS_REF.finditer(expression):
-                name = match.group(1) or match.group(2)
-                if name.lower() not in needed:
-                    found.add(f"has job `{job_id}` read `needs.{name}`, a job it does not need")
+        for name in context_keys(tree_expressions(raw), "needs"):
+            if name and name not in needed:  # ("": the whole of it, `toJSON(needs)`)
+                found.add(f"has job `{job_id}` read `needs.{name}`, a job it does not need")
     return frozenset(found)
 
 

@@ -158,19 +158,25 @@ class StepDef:
         return (self.uses, run, _freeze(self.with_))
 
     def contexts(self, name: str) -> list[str]:
-        """The keys of context `name` its expressions read (`matrix.gpu`, `matrix['gpu']`:
-        "gpu"; the whole context, as in `toJSON(matrix)`: ""), in order, once each, lower-case
-        (expressions ignore case). Every value of the step is looked at, its `if:` as the
-        expression it is without `${{ }}`."""
-        # (a key that is not written out, `matrix[env.AXIS]`, may be any: the whole context)
-        pattern = re.compile(rf"(?<![\w.-]){name}\s*(?:\.\s*([a-z_][\w-]*)|\[\s*['\"]([^'\"]*)['\"]\s*\]"
-                             rf"|(?![\w.-]))", re.I)
-        found = [(m.group(1) or m.group(2) or "").lower() for text in self._expressions()
-                 for m in pattern.finditer(text)]
-        return list(dict.fromkeys(found))
+        """The keys of context `name` its expressions read (`context_keys`): every value of the
+        step is looked at, its `if:` as the expression it is without `${{ }}`."""
+        return context_keys(tree_expressions(self.raw), name)
 
-    def _expressions(self) -> list[str]:
-        return tree_expressions(self.raw)
+
+@functools.lru_cache(maxsize=16)
+def _context_pattern(name: str) -> re.Pattern[str]:
+    # (a key that is not written out, `matrix[env.AXIS]`, may be any: the whole context)
+    return re.compile(rf"(?<![\w.-]){name}\s*(?:\.\s*([a-z_][\w-]*)|\[\s*['\"]([^'\"]*)['\"]\s*\]|(?![\w.-]))",
+                      re.I)
+
+
+def context_keys(expressions: list[str], name: str) -> list[str]:
+    """The keys of context `name` (`matrix`, `needs`, `steps`, ...) the expressions read
+    (`matrix.gpu`, `matrix['gpu']`: "gpu"; the whole context, as in `toJSON(matrix)`: ""), in
+    order, once each, lower-case (expressions ignore case)."""
+    pattern = _context_pattern(name)
+    return list(dict.fromkeys((m.group(1) or m.group(2) or "").lower() for text in expressions
+                              for m in pattern.finditer(text)))
 
 
 def tree_expressions(node: Any) -> list[str]:
