@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
-import re
 from dataclasses import dataclass
 from typing import Any, MutableMapping
 
@@ -89,22 +88,21 @@ async def read_lanes(api: RepoAPI, ref: str, config: RepoConfig, also: tuple[str
     return LaneFiles(ref, files, blobs)
 
 
-#: A workflow file whose name says AMD: what `amd_workflows` reads (`rocm.yml`, `amd-mi200.yml`, `rocm-mi300.yml`).
-_AMD_NAME = re.compile(r"(?i)(?<![a-z0-9])(?:rocm|amd|mi-?\d[\dx]{2}|gfx\d|instinct)")
-#: At most this many such files are read per repository.
+#: At most this many workflow files whose name says AMD are read per repository (`amd_workflows`).
 AMD_FILES_READ = 8
 
 
 async def amd_workflows(api: RepoAPI, ref: str, config: RepoConfig,
                         listing: list[dict[str, Any]] | None = None) -> dict[str, list[str]]:
     """Workflow files at `ref` that are not lanes but whose jobs name AMD runners (`runs-on`,
-    `declared_amd`): path -> those jobs' ids. Only files whose name says AMD are read (a few
-    calls a repository, not one for each of its workflows); one that cannot be read or
-    parsed is passed over."""
+    `declared_amd`): path -> those jobs' ids. Only files whose name says AMD as a runner label
+    would (`amd_runner_pattern`: `rocm.yml`, `amd-mi200.yml`, `rocm-mi300.yml`) are read (a few
+    calls a repository, not one for each of its workflows); one that cannot be read or parsed
+    is passed over."""
     if listing is None:
         listing = await workflow_listing(api, ref)
     paths = sorted(str(e["path"]) for e in listing if e.get("type") == "file" and not config.is_lane(str(e["path"]))
-                   and str(e["path"]).endswith((".yml", ".yaml")) and _AMD_NAME.search(str(e["path"]).rsplit("/", 1)[-1]))
+                   and str(e["path"]).endswith((".yml", ".yaml")) and config.is_amd_runner(str(e["path"]).rsplit("/", 1)[-1]))
     found: dict[str, list[str]] = {}
     for path in paths[:AMD_FILES_READ]:
         try:
