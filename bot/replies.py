@@ -86,9 +86,17 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 def log_text(text: str, limit: int) -> str:
     """Text a user wrote (or a reply quoting it) made safe for one log line: every control or
     other unprintable character written as its escape (no line break, no terminal sequence:
-    nothing in a comment can forge a log line), at most `limit` characters."""
+    nothing in a comment can forge a log line), at most `limit` characters: a longer one is
+    cut after its last whole word that fits (mid-word only when that word is over a fifth of
+    the limit), and ends with an ellipsis."""
     safe = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text.strip())
-    return safe if len(safe) <= limit else safe[:limit - 1] + "\u2026"
+    if len(safe) <= limit:
+        return safe
+    cut = safe[:limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit - 1 - limit // 5 and not safe[limit - 1].isspace():
+        cut = cut[:space]
+    return cut.rstrip() + "\u2026"
 
 
 def _first_sentence(message: str) -> str:

@@ -288,6 +288,10 @@ def test_a_commands_log_line_is_one_plain_bounded_line() -> None:
     assert logged_outcome(state, Outcome("x" * 300, CONFUSED)) == f"refused: {'x' * 199}\u2026"
     assert log_text(" /dispatch a\rb\x1b[2J\u2028c\t ", 100) == "/dispatch a\\rb\\x1b[2J\\u2028c"
     assert log_text("/dispatch " + "a" * 200, 20) == "/dispatch aaaaaaaaa\u2026"
+    long_reason = Outcome("Nothing dispatched: " + "the lane waits for its gate " * 10 + "today.", CONFUSED)
+    assert logged_outcome(state, long_reason) == \
+        "refused: Nothing dispatched: " + "the lane waits for its gate " * 6 + "the lane\u2026"
+    assert log_text("alpha beta gamma", 12) == "alpha beta\u2026"  # not "alpha beta g…"
 
 
 def test_the_approval_prs_note_gives_a_dispatch_line_per_command_a_lane_takes() -> None:
