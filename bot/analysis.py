@@ -194,6 +194,13 @@ _HOSTED = re.compile(r"(?i)^(?:ubuntu|windows|macos)(?:-[\w.-]+)?$|-latest$")
 _GENERIC = re.compile(r"(?i)^(?:self-hosted|linux|windows|macos|x64|x86|arm|arm64)$")
 
 
+#: A label that names other hardware than an AMD GPU (NVIDIA's and Intel's GPUs, TPUs, Gaudi, a CPU pool):
+#: a job on it is known not to be AMD, so it is no gap in what foldbot measured (triton's `nvidia-h100`,
+#: pytorch's `linux.g5.4xlarge.nvidia.gpu`, DeepSpeed's `[self-hosted, intel, xpu]`, onnxruntime's `...-AMD-CPU`).
+_OTHER_HARDWARE = re.compile(r"(?i)(?<![a-z0-9])(?:nvidia|cuda|[abh]100|h200|[bg]b?200|l4|l40s?|t4|a10g?|v100|intel|xpu"
+                             r"|gaudi\d?|hpu|tpu|cpu|graviton|aarch64|arm64)(?![a-z0-9])")
+
+
 def _own_labels(job: JobTiming) -> list[str]:
     """The labels that say something of the runner: neither GitHub-hosted nor generic self-hosted ones."""
     return [label for label in job.labels if label.strip() and not _GENERIC.match(label) and not _HOSTED.search(label)]
@@ -248,11 +255,15 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                    "match their labels (`'^self-hosted$'` counts every self-hosted job as AMD)")
         out.append(Unmeasured("AMD jobs", reason, fix))
     else:
+        # Jobs whose labels the pattern does not match, unless the labels name other hardware, or the
+        # repository set the pattern: then what it leaves out is its decision, not foldbot's guess.
         others: dict[str, set[str]] = {}
         for job in jobs:
             own = _own_labels(job)
-            if own and not job.is_amd:
+            if own and not job.is_amd and not any(_OTHER_HARDWARE.search(label) for label in own):
                 others.setdefault(job.workflow_job or job.name, set()).update(own)
+        if config.amd_runner_pattern != RepoConfig.amd_runner_pattern:
+            others, generic = {}, {}
         # A job on generic labels only is listed with them (README: "listed, never dropped silently").
         listing = {name: sorted(labels) for name, labels in others.items()}
         listing.update({name: [*labels[:-1], f"{labels[-1]}: generic labels that do not name the GPU"]
@@ -295,12 +306,17 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
             for step in job.work_steps:
                 steps[step.name] = max(steps.get(step.name, 0.0), step.seconds)
         longest = sorted(steps.items(), key=lambda kv: -kv[1])[:3]
-        listed = ", ".join(f"`{step}` ({seconds / 60:.0f} min)" for step, seconds in longest) or "none but setup steps"
+        listed = (", ".join(f"`{step}` ({seconds / 60:.0f} min)" for step, seconds in longest)
+                  or f"none: its {max(job.setup_seconds for job in found) / 60:.0f} min were all in setup steps")
         example = re.escape(longest[0][0]) if longest else "<your test step>"
+        labels = sorted({label for job in found for label in job.labels})
+        on = f" on {', '.join(f'`{label}`' for label in labels)}" if labels else ""
         out.append(Unmeasured(
             name,
             f"ran in {_runs(len(untested_runs[name]))} but no step is classified as a test; its longest other steps: {listed}",
-            f"add `step_rules: [{{pattern: '^{example}$', category: test}}]` to .github/foldbot.yml",
+            f"add `step_rules: [{{pattern: '^{example}$', category: test}}]` to .github/foldbot.yml if that step runs "
+            f"tests; if the job runs none (a build{on}, a runner without a GPU whose label looks AMD), narrow "
+            "`amd_runner_pattern` so that its labels do not match",
         ))
     out += _mostly_other(runs, set(untested))
     ambiguous: dict[str, tuple[str, ...]] = {}

@@ -251,3 +251,61 @@ def test_a_skipped_step_named_as_a_test_in_a_job_that_succeeded_hides_no_unknown
     analysis = analyze({PATH: AITER}, _runs(ran, ran, ran), RepoConfig())
     (line,) = [u for u in analysis.unmeasured if u.subject == "standard"]
     assert "no step is classified as a test; its longest other steps: `Execute workload` (20 min)" in line.reason
+
+
+# Modelled on ROCm/TheRock's build jobs: a CPU build pool whose label says `rocm`, beside a GPU test job.
+THEROCK_PATH = ".github/workflows/ci_linux.yml"
+THEROCK = """name: CI - Linux
+on: pull_request
+jobs:
+  build:
+    runs-on: azure-linux-scale-rocm
+    steps:
+      - uses: actions/checkout@v4
+      - name: Build therock-dist
+        run: cmake --build build --target therock-dist
+  test:
+    needs: build
+    runs-on: linux-mi325-1gpu-ossci-rocm
+    steps:
+      - uses: actions/checkout@v4
+      - name: Test
+        run: ctest --test-dir build
+"""
+
+
+def test_a_build_job_on_a_label_that_looks_amd_is_told_apart_from_an_unknown_test_step() -> None:
+    """A job on `azure-linux-scale-rocm` (a CPU build pool; the label says `rocm`) ran no test step,
+    and its build counts as setup: the line says so, and the fix says how to name a test step and,
+    if it runs none, how to stop counting its runner as AMD (its build time is no setup tax)."""
+    jobs = [job("build", [Step("Set up job", 0.2), Step("Run actions/checkout@v4", 1),
+                          Step("Build therock-dist", 95)], ["azure-linux-scale-rocm"]),
+            amd_job("test", labels=["linux-mi325-1gpu-ossci-rocm"], setup_minutes=20, tests=[("Test", 30)])]
+    runs = [bundle(run_id=400 + i, repo="ROCm/TheRock", workflow_path=THEROCK_PATH, workflow_name="CI - Linux",
+                   head_sha=f"{400 + i:040x}", jobs=jobs, start=START) for i in range(3)]
+    analysis = analyze({THEROCK_PATH: THEROCK}, runs, RepoConfig())
+    (line,) = [u for u in to_json(analysis)["unmeasured"] if u["subject"] == "build"]
+    assert line["reason"] == ("ran in 3 runs but no step is classified as a test; its longest other steps: "
+                              "none: its 96 min were all in setup steps")
+    assert line["fix"] == (
+        "add `step_rules: [{pattern: '^<your test step>$', category: test}]` to .github/foldbot.yml if that "
+        "step runs tests; if the job runs none (a build on `azure-linux-scale-rocm`, a runner without a GPU whose label "
+        "looks AMD), narrow `amd_runner_pattern` so that its labels do not match")
+    narrowed = parse_config("amd_runner_pattern: 'mi\\d{3}'")
+    assert [u.subject for u in analyze({THEROCK_PATH: THEROCK}, runs, narrowed).unmeasured] == []
+
+
+@pytest.mark.parametrize("labels", [["nvidia-h100"], ["linux.g5.4xlarge.nvidia.gpu"], ["self-hosted", "intel", "xpu"],
+                                    ["1ES.Pool=onnxruntime-github-Ubuntu2204-AMD-CPU"], ["linux-gb200"]])
+def test_a_job_on_labels_that_name_other_hardware_is_no_gap(labels: list[str]) -> None:
+    """triton's NVIDIA jobs, DeepSpeed's XPU lane, onnxruntime's CPU pool beside the AMD jobs: known
+    not to be AMD GPUs, so no "not counted" line (it would stand in every report, saying nothing)."""
+    jobs = [amd_job("test", labels=["linux-mi325-1gpu-ossci-rocm"], setup_minutes=20, tests=[("Test", 30)]),
+            job("build", [Step("Set up job", 0.2), Step("Run tests", 30)], labels)]
+    runs = [bundle(run_id=500 + i, repo="ROCm/TheRock", workflow_path=THEROCK_PATH, workflow_name="CI - Linux",
+                   head_sha=f"{500 + i:040x}", jobs=jobs, start=START) for i in range(3)]
+    assert analyze({THEROCK_PATH: THEROCK}, runs, RepoConfig()).unmeasured == ()
+    unknown = [{**b, "jobs": [j if j["name"] != "build" else {**j, "labels": ["linux-big-pool"]} for j in b["jobs"]]}
+               for b in runs]
+    assert [u.subject for u in analyze({THEROCK_PATH: THEROCK}, unknown, RepoConfig()).unmeasured] == \
+        ["self-hosted jobs not counted"]
