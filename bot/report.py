@@ -99,6 +99,13 @@ def totals(run: RunTiming) -> dict[str, Any]:
     }
 
 
+def skipped_jobs(run: RunTiming) -> list[str]:
+    """The AMD workflow jobs the run skipped altogether (a gate, a dispatch of some jobs):
+    none of their jobs ran. Sorted."""
+    ran = {j.workflow_job or j.name for j in run.amd_jobs if j.conclusion != "skipped"}
+    return sorted({j.workflow_job or j.name for j in run.amd_jobs if j.conclusion == "skipped"} - ran)
+
+
 def history_rows(analysis: Analysis) -> list[dict[str, Any]]:
     """Per workflow job over the history (only runs where it ran its tests)."""
     out = []
@@ -155,6 +162,7 @@ def to_json(analysis: Analysis, checks: str | None = None) -> dict[str, Any]:
         "head_sha": latest.head_sha,
         "jobs": job_rows(analysis),
         "totals": totals(latest),
+        "skipped_jobs": skipped_jobs(latest),
         "history": history_rows(analysis),
         "suggestions": [*map(_suggestion_json, analysis.plan.folds), *map(_suggestion_json, analysis.plan.reshards)],
         "not_suggested": [{"job": f.job, "reason": f.reason} for f in analysis.plan.findings],
@@ -469,6 +477,12 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
             f"**{t['setup_share']:.0%} of AMD runner time in the latest run was setup**: "
             f"{_hours(t['setup_seconds'])} runner-hours of setup vs {_hours(t['test_seconds'])} of tests over {_plural(t['jobs'], 'job')}."
         )
+        if skipped := skipped_jobs(latest):  # a gated run, or a dispatch of some jobs: its table is not the lane's
+            names = [code(name) for name in skipped]
+            which = (" and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]) \
+                if len(names) <= 3 else f"{len(names)} AMD jobs"
+            out.append(f"It skipped {which} (a gate, or a dispatch of some jobs only): the table shows the jobs it "
+                       "ran; the suggestions rest on every run above.")
     else:
         out.append(
             f"**No AMD test time was measured in the latest run** ({_hours(t['setup_seconds'])} runner-hours of setup "

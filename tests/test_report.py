@@ -204,3 +204,30 @@ def test_tests_in_a_reusable_workflow_are_said_to_be_out_of_reach_not_all_clear(
             "`./.github/workflows/_rocm-test.yml`, whose matrix and steps foldbot does not edit; to fold or reshard "
             "them, change that file \\(or the matrix this job passes it\\) by hand, with the times above.\n"
             ) in to_markdown(analysis)
+
+
+def test_a_latest_run_that_skipped_jobs_says_so_by_its_headline(sglang_before: dict[str, str]) -> None:
+    """SGLang's PR runs skip what `check-changes` gates off, and a `/dispatch` of one job skips the rest:
+    the headline says how many AMD jobs the run skipped (named when few), so a table of 8 jobs is not
+    read as the lane's; the JSON lists them."""
+    from bot.report import to_json
+
+    bundles = rocm720_history()
+    gated = analyze(sglang_before, bundles, RepoConfig())
+    assert "over 8 jobs.\nIt skipped 16 AMD jobs (a gate, or a dispatch of some jobs only): the table shows the jobs " \
+           "it ran; the suggestions rest on every run above.\n" in to_markdown(gated)
+    assert len(to_json(gated)["skipped_jobs"]) == 16
+    dispatched = bundles[-1]["jobs"]
+    for spec in dispatched:  # a dispatch of the unit suite only: everything else skipped
+        if spec["name"].startswith("multimodal-gen-test-"):
+            spec.update(conclusion="skipped", steps=[], labels=[])
+    body = to_markdown(analyze(sglang_before, bundles, RepoConfig()))
+    assert "over 1 job.\nIt skipped 18 AMD jobs (a gate" in body
+    bundles[-1]["jobs"] = [spec for spec in dispatched if spec["conclusion"] != "skipped"
+                          or spec["name"].startswith(("multimodal-gen-test-", "stage-b-test-2"))]
+    assert "over 1 job.\nIt skipped `multimodal-gen-test-1-gpu-amd-rocm720`, `multimodal-gen-test-2-gpu-amd-rocm720` and " \
+           "`stage-b-test-2-gpu-large-amd-rocm720` (a gate" in \
+        to_markdown(analyze(sglang_before, bundles, RepoConfig()))
+    complete = [spec for spec in rocm720_history()[-1]["jobs"] if spec["conclusion"] != "skipped"]
+    bundles[-1]["jobs"] = complete
+    assert "It skipped" not in to_markdown(analyze(sglang_before, bundles, RepoConfig()))
