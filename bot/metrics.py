@@ -59,6 +59,9 @@ class Metrics:
         self.credentials_ok = Gauge("foldbot_credentials_ok", "1 when GitHub accepted foldbot's credentials at the "
                                     "last check, else 0", registry=self.registry)
 
+        self.previous_secret = Counter("foldbot_previous_secret_deliveries", "Deliveries signed with "
+                                       "GITHUB_WEBHOOK_SECRET_PREVIOUS (a rotation: once none come, remove it)",
+                                       registry=self.registry)
         self.redeliveries = Counter("foldbot_redeliveries", "Failed deliveries GitHub was asked to send again",
                                     registry=self.registry)
 

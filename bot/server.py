@@ -162,6 +162,8 @@ class AppState:
     session: aiohttp.ClientSession | None = None
     workers: list[asyncio.Task[None]] = field(default_factory=list)
     accepting: bool = True
+    #: A delivery signed with the previous webhook secret came (said once, at INFO).
+    previous_secret_seen: bool = False
     #: Why GitHub does not accept foldbot's credentials (None: it does).
     credentials_problem: str | None = "not checked yet"
     credentials_checked: asyncio.Event = field(default_factory=asyncio.Event)
@@ -246,10 +248,19 @@ async def webhook(request: web.Request) -> web.Response:
         state.metrics.deliveries.labels(event="unknown", outcome="too_large").inc()
         return _json(413, error=f"the body is larger than {state.settings.max_body_bytes} bytes")
     event_name = request.headers.get("X-GitHub-Event")
-    if not signature_ok(state.settings.webhook_secret, body, request.headers.get("X-Hub-Signature-256")):
-        state.metrics.deliveries.labels(event="unknown", outcome="bad_signature").inc()
-        log.warning("rejected a delivery with a missing or wrong X-Hub-Signature-256")
-        return _json(401, error="missing or wrong X-Hub-Signature-256")
+    signature = request.headers.get("X-Hub-Signature-256")
+    if not signature_ok(state.settings.webhook_secret, body, signature):
+        previous = state.settings.previous_webhook_secret
+        if previous is None or not signature_ok(previous, body, signature):
+            state.metrics.deliveries.labels(event="unknown", outcome="bad_signature").inc()
+            log.warning("rejected a delivery with a missing or wrong X-Hub-Signature-256")
+            return _json(401, error="missing or wrong X-Hub-Signature-256")
+        state.metrics.previous_secret.inc()
+        if not state.previous_secret_seen:
+            state.previous_secret_seen = True
+            log.info("a delivery is signed with GITHUB_WEBHOOK_SECRET_PREVIOUS: GitHub still has the previous secret "
+                     "(foldbot_previous_secret_deliveries_total counts them; remove the variable once it stops "
+                     "growing)")
     delivery_id = request.headers.get("X-GitHub-Delivery")
     if not event_name or not delivery_id or not _DELIVERY_ID.match(delivery_id):
         state.metrics.deliveries.labels(event=event_label(event_name), outcome="bad_request").inc()

@@ -15,6 +15,8 @@ class SettingsError(ValueError):
 @dataclass(frozen=True)
 class Settings:
     webhook_secret: str
+    #: The secret GitHub signed with before a rotation (GITHUB_WEBHOOK_SECRET_PREVIOUS): also accepted, until removed.
+    previous_webhook_secret: str | None = None
     app_id: str | None = None
     private_key: str | None = None
     token: str | None = None
@@ -62,6 +64,7 @@ class Settings:
             raise SettingsError("set either GITHUB_TOKEN or GITHUB_APP_ID, not both")
         return cls(
             webhook_secret=secret,
+            previous_webhook_secret=env.get("GITHUB_WEBHOOK_SECRET_PREVIOUS") or None,
             app_id=app_id,
             private_key=key if token is None else None,
             token=token,

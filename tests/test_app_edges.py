@@ -17,6 +17,7 @@ import pytest
 
 from bot.github import Credentials, GitHubPool
 from bot.metrics import Metrics
+from bot.publish import DASHBOARD_TITLE
 from bot.server import STATE, create_app
 from bot.settings import Settings
 from handlers import router
@@ -241,3 +242,49 @@ def test_the_log_format_and_data_settings_come_from_the_environment() -> None:
     assert Settings.from_env(base).log_format == "text" and str(Settings.from_env(base).data_dir) == "data"
     with pytest.raises(SettingsError, match="FOLDBOT_LOG_FORMAT must be one of text, json, not 'xml'"):
         Settings.from_env({**base, "FOLDBOT_LOG_FORMAT": "xml"})
+
+
+async def test_a_rotated_webhook_secret_accepts_the_previous_one_until_it_is_removed(
+        fake_github: FakeGitHub, caplog: pytest.LogCaptureFixture) -> None:
+    """Rotating the secret: foldbot gets the new one with the old as GITHUB_WEBHOOK_SECRET_PREVIOUS, then
+    the App's setting changes. A delivery GitHub signed with either is processed; one signed with neither
+    is refused; the deliveries still signed with the old one are counted, and said once."""
+    world = sglang_world(fake_github, runs=2)
+    running, runner = await start_bot(fake_github, previous_webhook_secret="the old secret")
+    old = json.dumps(world.payload(world.runs[-1]["id"])).encode()
+    headers = {"X-GitHub-Event": "workflow_run", "Content-Type": "application/json"}
+    try:
+        with caplog.at_level(logging.INFO, logger="foldbot"):
+            for delivery in ("rotating-1", "rotating-2"):
+                status, answer = await running.post(old, {**headers, "X-GitHub-Delivery": delivery,
+                                                          "X-Hub-Signature-256": sign(old, "the old secret")})
+                assert (status, answer) == (202, {"queued": delivery})
+            status, _ = await running.post(old, {**headers, "X-GitHub-Delivery": "guessed",
+                                                 "X-Hub-Signature-256": sign(old, "a guess")})
+            assert status == 401
+            await running.settle()
+        assert [i.title for i in world.repo.issues.values() if not i.is_pull] == [DASHBOARD_TITLE]
+        text = await _metrics(running)
+        assert "foldbot_previous_secret_deliveries_total 2.0" in text.splitlines()
+        assert 'foldbot_deliveries_total{event="unknown",outcome="bad_signature"} 1.0' in text
+        said = [r.getMessage() for r in caplog.records if "GITHUB_WEBHOOK_SECRET_PREVIOUS" in r.getMessage()]
+        assert said == ["a delivery is signed with GITHUB_WEBHOOK_SECRET_PREVIOUS: GitHub still has the previous "
+                        "secret (foldbot_previous_secret_deliveries_total counts them; remove the variable once it "
+                        "stops growing)"]
+    finally:
+        await running.session.close()
+        await runner.cleanup()
+    plain, runner = await start_bot(fake_github)  # the variable removed: the old secret is refused
+    try:
+        status, _ = await plain.post(old, {**headers, "X-GitHub-Delivery": "late",
+                                           "X-Hub-Signature-256": sign(old, "the old secret")})
+        assert status == 401
+    finally:
+        await plain.session.close()
+        await runner.cleanup()
+
+
+def test_the_previous_webhook_secret_comes_from_the_environment() -> None:
+    base = {"GITHUB_WEBHOOK_SECRET": "new", "GITHUB_TOKEN": "t"}
+    assert Settings.from_env(base).previous_webhook_secret is None
+    assert Settings.from_env({**base, "GITHUB_WEBHOOK_SECRET_PREVIOUS": "old"}).previous_webhook_secret == "old"
