@@ -268,6 +268,8 @@ def test_merged_metrics_keep_each_process_counters_apart_and_each_gauge_from_its
         'foldbot_github_calls_total{process="web",status="200"} 1.0',
         'foldbot_github_calls_total{process="worker",status="200"} 5.0',
         "foldbot_credentials_ok 1.0",
+        'foldbot_previous_secret_deliveries_total{process="web"} 0.0',
+        'foldbot_previous_secret_deliveries_total{process="worker"} 0.0',
         'foldbot_redeliveries_total{process="web"} 0.0',
         'foldbot_redeliveries_total{process="worker"} 0.0',
         "foldbot_github_rate_limit_remaining 4321.0",
