@@ -53,6 +53,8 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # Freeing the GPUs / the machine before the tests: aiter `Clean up Rocm processes`, JAX `Clean up old
     # runs`, SGLang `Ensure VRAM is clear`, `Clean up prior Slurm jobs from this runner`.
     StepRule(r"(?i)(?:clean ?up|kill|reset) (?:old|previous|prior|stale|leftover|rocm|gpus?|vram)\b", "setup"),
+    # rocm-libraries `Clean stale GPU processes` (the same script runs after the tests as `Clean GPU processes`: other).
+    StepRule(r"(?i)clean (?:old|previous|prior|stale|leftover)\b", "setup"),
     StepRule(r"(?i)ensure (?:vram|gpus?|the gpus?)\b", "setup"),
     # `Pre-<phase>` steps, GitHub's `Pre ` for an action's pre-step written by hand: TheRock `Pre-job cleanup GPU
     # processes on Linux`, `Pre-job cleanup processes on Windows`; xformers `Pre-build clean`. Their `Post-...`
@@ -146,9 +148,10 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # TE `Run sGPU tests`; optimum-benchmark `Run tests` (an action step); SGLang `Run test`, `Run diffusion
     # server tests (1-GPU)`, `Run test_disaggregation`, `Accuracy Test ...`, `Performance Test ...`,
     # `Nightly Unit Test ...`, `Benchmark offline throughput`, `Run miles CI suite ...`; ROCm/flash-attention
-    # `AMD Bench`, `AMD Bench with Autotune` (`bench`, as benchmark).
+    # `AMD Bench`, `AMD Bench with Autotune` (`bench`, as benchmark); rocm-libraries `Execute direct and generic
+    # public C/C++ GEMM regressions` (`regression`, as regression tests).
     StepRule(r"(?i)(?:.*[\s(+])?(?:test\w*|unit ?tests?|pytest|bench\w*|eval\w*|accuracy|correctness"
-             r"|suites?)\b", "test"),
+             r"|suites?|regressions?)\b", "test"),
     # pytorch/test-infra linux_job_v2.yml runs its caller's `script:` (pytorch/ao's ROCm regression tests, two
     # hours of pytest) in `Run script in container` or `Run script outside container`.
     StepRule(r"(?i)run (?:the )?script (?:in|inside|outside(?: of)?) (?:the |a )?container$", "test"),
@@ -167,8 +170,10 @@ class RepoConfig:
     # (gfx90a, gfx942, gfx950, gfx1100), ROCm, `amd` as a word (not `amd64`: NVIDIA's `linux-amd64-gpu-*`,
     # RAPIDS' `amd64`; nor `amd` followed by `cpu` or `epyc`: onnxruntime's CPU build pool
     # `1ES.Pool=onnxruntime-github-Ubuntu2204-AMD-CPU`) or aiter's runners (`aiter-1gpu-runner` is an MI325).
+    # `rocm` after `scale-` is not: the ROCm organisation's elastic CPU build pools (`azure-linux-scale-rocm`,
+    # `aws-linux-scale-rocm-prod`, `azure-windows-scale-rocm`: build-only VMs, no GPU; rocm-libraries' MIOpen CI).
     # Searched, case-insensitive.
-    amd_runner_pattern: str = (r"(?<![a-z0-9])(?:mi-?\d[\dx]{2}|gfx\d|rocm|amd(?![a-z0-9]|[-_. ]?(?:cpu|epyc))"
+    amd_runner_pattern: str = (r"(?<![a-z0-9])(?:mi-?\d[\dx]{2}|gfx\d|(?<!scale-)rocm|amd(?![a-z0-9]|[-_. ]?(?:cpu|epyc))"
                                r"|aiter(?![a-z0-9]))")
     step_rules: tuple[StepRule, ...] = DEFAULT_STEP_RULES
     fold_max_test_minutes: float = 15.0

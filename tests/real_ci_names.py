@@ -620,6 +620,50 @@ IREE = Project(
     other_labels=(),
 )
 
+# ROCm/rocm-libraries: MIOpen's build-only jobs run in a container on `azure-linux-scale-rocm`, the ROCm
+# organisation's elastic CPU build pool (TheRock's runner tables: "Build-only (VMs)", "no GPU"; its siblings
+# `azure-linux-scale-rocm-heavy-ramdisk`, `azure-windows-scale-rocm`, `aws-linux-scale-rocm-prod`,
+# `aws-linux-scale-rocm-large` in TheRock's build-runner selection); the label says ROCm, the machine has no GPU.
+# hipBLASLt's JIT CI runs on GPU runners chosen from TheRock's family matrix (`fromJSON` matrix).
+#   ROCm/rocm-libraries .github/workflows/miopen-ci.yml @06784a8d607f45b2cdca70750daa16c478bd3c75
+#   ROCm/rocm-libraries .github/workflows/component-ci-miopen.yml @0515a2f285fb4e84c7ab8d2dffadf645225501d0
+#   ROCm/rocm-libraries .github/workflows/hipblaslt-jit-gemm-ci.yml @022806cec20b45eb80365ec82e182f1783395c09
+ROCM_LIBRARIES = Project(
+    name="rocm-libraries",
+    sources=(
+        "ROCm/rocm-libraries .github/workflows/miopen-ci.yml @06784a8d",
+        "ROCm/rocm-libraries .github/workflows/component-ci-miopen.yml @0515a2f2",
+        "ROCm/rocm-libraries .github/workflows/hipblaslt-jit-gemm-ci.yml @022806ce",
+    ),
+    steps=(
+        ("Runner health status", False, SETUP),
+        ("Checkout repository", True, SETUP),
+        ("Configure build", False, SETUP),
+        ("Build", False, SETUP),
+        ("Build MIOpen", False, SETUP),
+        ("Configure Tuna Fin", False, SETUP),
+        ("Build Tuna Fin", False, SETUP),
+        ("Pull DVC files for rocm-libraries", False, SETUP),
+        ("Checkout rocjitsu", True, SETUP),
+        ("Build rocjitsu KMD", False, SETUP),
+        ("Report results", False, OTHER),  # the summary job on ubuntu-24.04
+        ("Select native GPU runners from the shared CI map", False, SETUP),
+        ("Checkout source under test", True, SETUP),
+        ("Checkout shared SDK installer and GPU cleanup", True, SETUP),
+        ("Clean stale GPU processes", False, SETUP),  # before the tests (the same script runs after them)
+        ("Set paths inside the container", False, SETUP),
+        ("Install build dependencies", False, SETUP),
+        ("Install only SDK dependency artifacts", False, SETUP),
+        ("Build checkout with JIT enabled", False, SETUP),
+        ("Execute direct and generic public C/C++ GEMM regressions", False, TEST),
+        ("Upload logs and generated bundle evidence", True, OTHER),
+        ("Clean GPU processes", False, OTHER),  # `if: always()`, after the tests
+    ),
+    amd_labels=("linux-gfx942-1gpu-ossci-rocm", "linux-gfx950-1gpu-ccs-ossci-rocm", "linux-mi355-1gpu-ossci-rocm"),
+    other_labels=("azure-linux-scale-rocm", "azure-linux-scale-rocm-heavy-ramdisk", "azure-windows-scale-rocm",
+                  "aws-linux-scale-rocm-prod", "aws-linux-scale-rocm-large", "ubuntu-24.04"),
+)
+
 # NVIDIA's and RAPIDS' self-hosted runners: `amd64` is the CPU architecture, not an AMD GPU.
 #   nv-gha-runners/docs docs/runners/index.md @2dcd51b4c3f46f350483e4c820027593c462a260
 #   rapidsai/docs resources/github-actions.md @144cdcd73674dfea8262cc6efff8f8af1ab72598 ([linux, amd64, cpu4])
@@ -852,7 +896,7 @@ SGLANG = Project(
 
 PROJECTS: tuple[Project, ...] = (
     PYTORCH, DEEPSPEED, AITER, TRITON, JAX, TRANSFORMER_ENGINE, OPTIMUM_BENCHMARK, TRANSFORMERS, SGLANG,
-    PYTORCH_AO, THEROCK, FLASH_ATTENTION, XFORMERS, ONNXRUNTIME, IREE,
+    PYTORCH_AO, THEROCK, FLASH_ATTENTION, XFORMERS, ONNXRUNTIME, IREE, ROCM_LIBRARIES,
 )
 
 # Whole `runs-on` label lists of real jobs (as the API's `labels` would carry them), and whether
@@ -882,4 +926,5 @@ RUNS_ON: tuple[tuple[tuple[str, ...], bool], ...] = (
     (("self-hosted", "1ES.Pool=onnxruntime-github-Ubuntu2204-AMD-CPU"), False),  # onnxruntime: AMD CPUs, no GPU
     (("self-hosted", "1ES.Pool=onnxruntime-github-Ubuntu2204-ARM-CPU"), False),
     (("linux-mi325-1gpu-ossci-rocm",), True),  # TheRock
+    (("azure-linux-scale-rocm",), False),  # rocm-libraries miopen-ci.yml: ROCm's CPU build pool
 )
