@@ -482,6 +482,7 @@ def _declared_amd(workflow: Workflow, ref: JobRef, config: RepoConfig) -> bool:
 
 
 _QUOTED = re.compile(r"'((?:[^']|'')*)'")
+_MATRIX_KEY_PATH = re.compile(r"matrix\.([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)")  # a value, or a key of it
 _UNRESOLVED = re.compile(r"\b(?:inputs|vars|needs|github|env|fromJSON|steps)\b", re.I)
 
 
@@ -504,14 +505,18 @@ def declared_amd(job: JobDef, config: RepoConfig) -> bool | None:
     for item in map(str, items):
         for match in re.finditer(r"\$\{\{(.*?)\}\}", item, re.S):
             expr = match.group(1).strip()
-            ref = _MATRIX_REF.fullmatch(expr)
+            ref = _MATRIX_KEY_PATH.fullmatch(expr)
             if ref:
-                values = list(axes.get(ref.group(1), []))
+                key, *path = ref.group(1).split(".")
+                values = list(axes.get(key, []))
                 if isinstance(includes, list):
-                    values += [inc.get(ref.group(1)) for inc in includes if isinstance(inc, dict) and ref.group(1) in inc]
-                if not values:
+                    values += [inc.get(key) for inc in includes if isinstance(inc, dict) and key in inc]
+                # `matrix.system.runner`: a key of each object value (rocm-systems' aqlprofile CI).
+                for part in path:
+                    values = [v.get(part) if isinstance(v, dict) else None for v in values]
+                if not values or None in values:
                     unresolved = True
-                texts += [str(v) for v in values]
+                texts += [str(v) for v in values if v is not None]
                 continue
             literals = [lit.replace("''", "'") for lit in _QUOTED.findall(expr)]
             texts += literals

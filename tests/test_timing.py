@@ -318,3 +318,41 @@ def test_benches_are_tests_and_builds_are_setup() -> None:
 ])
 def test_a_health_check_is_setup_but_not_its_upload_or_report(name: str, category: str) -> None:
     assert RepoConfig().classify(name) == category
+
+
+# Modelled on ROCm/rocm-systems' aqlprofile-continuous_integration.yml (@07124dd8): the matrix axis is a list of
+# objects, and `runs-on` reads a key of the object.
+NESTED = """on: push
+jobs:
+  core-deb:
+    strategy:
+      fail-fast: false
+      matrix:
+        system: [
+          {gpu: 'navi4', runner: 'linux-rx9070-gpu-rocm', os: 'ubuntu-22.04'},
+          {gpu: 'mi325', runner: 'linux-mi325-1gpu-ossci-rocm', os: 'ubuntu-22.04'}
+        ]
+    runs-on: ${{ matrix.system.runner }}
+    steps: [{name: Test, run: ctest}]
+  lint:
+    strategy: {matrix: {system: [{runner: ubuntu-latest}]}}
+    runs-on: ${{ matrix.system.runner }}
+    steps: [{name: Lint, run: ruff .}]
+  odd:
+    strategy: {matrix: {system: [{gpu: mi325}]}}
+    runs-on: ${{ matrix.system.runner }}
+    steps: [{name: Test, run: ctest}]
+"""
+
+
+def test_runs_on_a_key_of_an_object_matrix_value_is_decided_from_those_values() -> None:
+    """`runs-on: ${{ matrix.system.runner }}` read as no label at all: the job was declared no AMD job, so a run
+    whose AMD jobs were skipped (no labels) counted them as non-AMD. The key's values decide it; a key the
+    values lack cannot be told."""
+    from bot.timing import declared_amd
+    wf = parse_workflow(NESTED, ".github/workflows/ci.yml")
+    assert declared_amd(wf.jobs["core-deb"], RepoConfig()) is True
+    assert declared_amd(wf.jobs["lint"], RepoConfig()) is False
+    assert declared_amd(wf.jobs["odd"], RepoConfig()) is None
+    run = run_timing(_run(1, skipped_job("core-deb (navi4, linux-rx9070-gpu-rocm, ubuntu-22.04)")), wf, RepoConfig())
+    assert run.jobs[0].workflow_job == "core-deb" and run.jobs[0].is_amd
