@@ -82,8 +82,10 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # Notifying a dashboard that the job started or ended, `if: always()`: TheRock's notify_quartz action steps
     # `Quartz - started - test ROCm component`, `Quartz - completed - test ROCm component`.
     StepRule(r"(?i)quartz - (?:started|completed)\b", "other"),
-    # SGLang; TheRock `Capture job summary`.
-    StepRule(r"(?i)(?:generate|write|create|build|print|show|capture) .*\b(?:reports?|summary)\b", "other"),
+    # SGLang; TheRock `Capture job summary`; Megatron-LM `Display benchmark report`, `List test reports` (`if:
+    # always()`, after the tests: as tests, a run whose benchmarks were skipped would count as one that ran them).
+    StepRule(r"(?i)(?:generate|write|create|build|print|show|display|list|cat|dump|capture) .*\b(?:reports?|summary)\b",
+             "other"),
     # pytorch `Print remaining test logs`; TheRock `Print test reproduction command` (`if: failure()`, after `Test`).
     StepRule(r"(?i)(?:print|show|display|cat|dump|tail) .*\b(?:logs?|repro\w*)\b", "other"),
     StepRule(r"(?i)test (?:suite )?reports?\b", "other"),  # transformers `Test suite reports artifacts: ...`

@@ -664,6 +664,38 @@ ROCM_LIBRARIES = Project(
                   "aws-linux-scale-rocm-prod", "aws-linux-scale-rocm-large", "ubuntu-24.04"),
 )
 
+# ROCm/Megatron-LM: the CI builds its Docker image on the MI325 runner, then runs the unit tests and the
+# benchmarks in it; after the benchmarks, `if: always()` steps show, convert and publish their report.
+#   ROCm/Megatron-LM .github/workflows/megatron-ci.yml @015290ee9417e9ed318df0c21d410e173d92997e
+MEGATRON_LM = Project(
+    name="megatron-lm",
+    sources=("ROCm/Megatron-LM .github/workflows/megatron-ci.yml @015290ee",),
+    steps=(
+        ("Checkout repository", True, SETUP),
+        ("Print environment", False, SETUP),
+        ("ROCm diagnostics (host)", False, SETUP),
+        ("Determine GPU architecture via rocminfo", False, SETUP),
+        ("Resolve TransformerEngine commit for branch", False, SETUP),
+        ("Login to Docker Hub", True, SETUP),
+        ("Set up Docker Buildx", True, SETUP),
+        ("Build and push Docker image with registry cache", True, SETUP),
+        ("Pull Docker image", False, SETUP),
+        ("Run unit tests in container", False, TEST),
+        ("Publish test report", True, OTHER),
+        ("List test reports", False, OTHER),
+        ("Upload test artifacts", True, OTHER),
+        ("Cleanup Docker image", False, OTHER),
+        ("Run benchmarks and generate performance report", False, TEST),
+        ("Display benchmark report", False, OTHER),  # `cat` of the report, `if: always()`: runs when the benchmarks did not
+        ("Generate benchmark report markdown", False, OTHER),
+        ("Publish benchmark report to Job Summary", False, OTHER),
+        ("Publish benchmark report as Check Run", True, OTHER),
+        ("Upload benchmark artifacts", True, OTHER),
+    ),
+    amd_labels=("linux-megatron-mi325-8",),
+    other_labels=(),
+)
+
 # NVIDIA's and RAPIDS' self-hosted runners: `amd64` is the CPU architecture, not an AMD GPU.
 #   nv-gha-runners/docs docs/runners/index.md @2dcd51b4c3f46f350483e4c820027593c462a260
 #   rapidsai/docs resources/github-actions.md @144cdcd73674dfea8262cc6efff8f8af1ab72598 ([linux, amd64, cpu4])
@@ -897,6 +929,7 @@ SGLANG = Project(
 PROJECTS: tuple[Project, ...] = (
     PYTORCH, DEEPSPEED, AITER, TRITON, JAX, TRANSFORMER_ENGINE, OPTIMUM_BENCHMARK, TRANSFORMERS, SGLANG,
     PYTORCH_AO, THEROCK, FLASH_ATTENTION, XFORMERS, ONNXRUNTIME, IREE, ROCM_LIBRARIES,
+    MEGATRON_LM,
 )
 
 # Whole `runs-on` label lists of real jobs (as the API's `labels` would carry them), and whether
