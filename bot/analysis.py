@@ -201,6 +201,10 @@ _OTHER_HARDWARE = re.compile(r"(?i)(?<![a-z0-9])(?:nvidia|cuda|[abh]100|h200|[bg
                              r"|gaudi\d?|hpu|tpu|cpu|graviton|aarch64|arm64)(?![a-z0-9])")
 
 
+#: A label naming an Instinct part or a gfx target: the runner has that GPU.
+_GPU_PART = re.compile(r"(?i)(?<![a-z0-9])(?:mi-?\d[\dx]{2}|gfx\d)")
+
+
 def _own_labels(job: JobTiming) -> list[str]:
     """The labels that say something of the runner: neither GitHub-hosted nor generic self-hosted ones."""
     return [label for label in job.labels if label.strip() and not _GENERIC.match(label) and not _HOSTED.search(label)]
@@ -306,18 +310,29 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
             for step in job.work_steps:
                 steps[step.name] = max(steps.get(step.name, 0.0), step.seconds)
         longest = sorted(steps.items(), key=lambda kv: -kv[1])[:3]
-        listed = (", ".join(f"`{step}` ({seconds / 60:.0f} min)" for step, seconds in longest)
-                  or f"none: its {max(job.setup_seconds for job in found) / 60:.0f} min were all in setup steps")
-        example = re.escape(longest[0][0]) if longest else "<your test step>"
-        labels = sorted({label for job in found for label in job.labels})
-        on = f" on {', '.join(f'`{label}`' for label in labels)}" if labels else ""
-        out.append(Unmeasured(
-            name,
-            f"ran in {_runs(len(untested_runs[name]))} but no step is classified as a test; its longest other steps: {listed}",
-            f"add `step_rules: [{{pattern: '^{example}$', category: test}}]` to .github/foldbot.yml if that step runs "
-            f"tests; if the job runs none (a build{on}, a runner without a GPU whose label looks AMD), narrow "
-            "`amd_runner_pattern` so that its labels do not match",
-        ))
+        listed = ", ".join(f"`{step}` ({seconds / 60:.0f} min)" for step, seconds in longest)
+        example = re.escape(longest[0][0]) if longest else "<that step>"
+        reason = f"ran in {_runs(len(untested_runs[name]))} but no step is classified as a test; " + (
+            f"its longest other steps: {listed}" if longest else
+            f"its {max(job.setup_seconds for job in found) / 60:.0f} min were all in setup steps")
+        # Its other steps took under a minute (a listing, an upload): the tests ran in a setup step, and one whose
+        # name says test is the likeliest (rocm-systems' `Configure, Build, and Test`, which a setup rule took first).
+        said = _setup_steps_named_as_tests(workflow, name, config) if not longest or longest[0][1] < 60 else []
+        if said:
+            reason += f"; classified as setup although the name says test: {', '.join(f'`{s}`' for s in said)}"
+            example = re.escape(said[-1])
+        fix = f"add `step_rules: [{{pattern: '^{example}$', category: test}}]` to .github/foldbot.yml"
+        if not said:  # maybe no tests at all: a build (of an image on the GPU runner: Megatron-LM), or no GPU
+            labels = sorted({label for job in found for label in job.labels})
+            on = f" ({', '.join(f'`{label}`' for label in labels)})" if labels else ""
+            # (a label naming the GPU itself, `mi325`, `gfx942`, leaves no doubt of that)
+            no_gpu = "" if any(_GPU_PART.search(label) for label in labels) else (
+                f"; if its runner{on} has no GPU though a label looks AMD, narrow `amd_runner_pattern` so that it does "
+                "not match")
+            fix = (f"if one of its steps runs tests, {fix}; a job that only builds or prepares (an image, artifacts) "
+                   f"has no tests, and its time is setup{no_gpu}" if not longest else
+                   f"{fix} if that step runs tests{no_gpu}" if no_gpu else fix)
+        out.append(Unmeasured(name, reason, fix))
     out += _mostly_other(runs, set(untested))
     ambiguous: dict[str, tuple[str, ...]] = {}
     for job in jobs:
@@ -362,6 +377,15 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
             "wait for more completed runs, or lower `min_samples:` in .github/foldbot.yml",
         ))
     return out
+
+
+def _setup_steps_named_as_tests(workflow: Workflow, job_id: str, config: RepoConfig) -> list[str]:
+    """The steps of the file's job that a rule classifies as setup but a test rule would match by name
+    (`Configure, Build, and Test`: `configure` wins first), in the file's order."""
+    job = workflow.jobs.get(job_id)
+    tests = [rule for rule in config.step_rules if rule.category == "test"]
+    return [step.name for step in (job.steps if job else ()) if config.step_category(step) == "setup"
+            and any(rule.matches(step.name) for rule in tests)]
 
 
 def _mostly_other(runs: Sequence[RunTiming], untested: set[str]) -> list[Unmeasured]:

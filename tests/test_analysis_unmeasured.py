@@ -253,13 +253,14 @@ def test_a_skipped_step_named_as_a_test_in_a_job_that_succeeded_hides_no_unknown
     assert "no step is classified as a test; its longest other steps: `Execute workload` (20 min)" in line.reason
 
 
-# Modelled on ROCm/TheRock's build jobs: a CPU build pool whose label says `rocm`, beside a GPU test job.
+# Modelled on ROCm/TheRock's build jobs: a CPU build pool whose label says `rocm` (TheRock's own,
+# `azure-linux-scale-rocm`, the default pattern knows; this one it cannot), beside a GPU test job.
 THEROCK_PATH = ".github/workflows/ci_linux.yml"
 THEROCK = """name: CI - Linux
 on: pull_request
 jobs:
   build:
-    runs-on: azure-linux-scale-rocm
+    runs-on: rocm-build-x64
     steps:
       - uses: actions/checkout@v4
       - name: Build therock-dist
@@ -275,22 +276,22 @@ jobs:
 
 
 def test_a_build_job_on_a_label_that_looks_amd_is_told_apart_from_an_unknown_test_step() -> None:
-    """A job on `azure-linux-scale-rocm` (a CPU build pool; the label says `rocm`) ran no test step,
+    """A job on `rocm-build-x64` (a CPU build pool; the label says `rocm`) ran no test step,
     and its build counts as setup: the line says so, and the fix says how to name a test step and,
     if it runs none, how to stop counting its runner as AMD (its build time is no setup tax)."""
     jobs = [job("build", [Step("Set up job", 0.2), Step("Run actions/checkout@v4", 1),
-                          Step("Build therock-dist", 95)], ["azure-linux-scale-rocm"]),
+                          Step("Build therock-dist", 95)], ["rocm-build-x64"]),
             amd_job("test", labels=["linux-mi325-1gpu-ossci-rocm"], setup_minutes=20, tests=[("Test", 30)])]
     runs = [bundle(run_id=400 + i, repo="ROCm/TheRock", workflow_path=THEROCK_PATH, workflow_name="CI - Linux",
                    head_sha=f"{400 + i:040x}", jobs=jobs, start=START) for i in range(3)]
     analysis = analyze({THEROCK_PATH: THEROCK}, runs, RepoConfig())
     (line,) = [u for u in to_json(analysis)["unmeasured"] if u["subject"] == "build"]
-    assert line["reason"] == ("ran in 3 runs but no step is classified as a test; its longest other steps: "
-                              "none: its 96 min were all in setup steps")
+    assert line["reason"] == "ran in 3 runs but no step is classified as a test; its 96 min were all in setup steps"
     assert line["fix"] == (
-        "add `step_rules: [{pattern: '^<your test step>$', category: test}]` to .github/foldbot.yml if that "
-        "step runs tests; if the job runs none (a build on `azure-linux-scale-rocm`, a runner without a GPU whose label "
-        "looks AMD), narrow `amd_runner_pattern` so that its labels do not match")
+        "if one of its steps runs tests, add `step_rules: [{pattern: '^<that step>$', category: test}]` to "
+        ".github/foldbot.yml; a job that only builds or prepares (an image, artifacts) has no tests, and its time is "
+        "setup; if its runner (`rocm-build-x64`) has no GPU though a label looks AMD, narrow `amd_runner_pattern` so "
+        "that it does not match")
     narrowed = parse_config("amd_runner_pattern: 'mi\\d{3}'")
     assert [u.subject for u in analyze({THEROCK_PATH: THEROCK}, runs, narrowed).unmeasured] == []
 
@@ -309,3 +310,76 @@ def test_a_job_on_labels_that_name_other_hardware_is_no_gap(labels: list[str]) -
                for b in runs]
     assert [u.subject for u in analyze({THEROCK_PATH: THEROCK}, unknown, RepoConfig()).unmeasured] == \
         ["self-hosted jobs not counted"]
+
+
+# Modelled on ROCm/rocm-systems' aqlprofile-continuous_integration.yml (@07124dd8): ctest's dashboard script
+# configures, builds and runs the tests in one step, whose name begins with a setup word.
+CTEST_PATH = ".github/workflows/aqlprofile-continuous_integration.yml"
+CTEST = """name: AqlProfile Continuous Integration
+on: pull_request
+jobs:
+  core-rpm:
+    runs-on: linux-mi325-1gpu-ossci-rocm
+    steps:
+      - name: Install Latest ROCm
+        run: ./install-rocm.sh
+      - uses: actions/checkout@v4
+      - name: List Files
+        run: ls -la
+      - name: Configure, Build, and Test
+        run: ctest -S dashboard.cmake
+"""
+
+
+def test_a_test_step_classified_setup_is_the_step_the_fix_names_not_a_short_other_step() -> None:
+    """No step of the job is a test (`Configure, Build, and Test` matched a setup rule first): the fix
+    named the job's longest other step, `List Files` (3 seconds of `ls`), as the step to make a test. It
+    names the step whose name says test, which took the job's time."""
+    steps = [Step("Set up job", 0.1), Step("Install Latest ROCm", 9), Step("Run actions/checkout@v4", 0.3),
+             Step("List Files", 0.05), Step("Configure, Build, and Test", 14), Step("Complete job", 0.01)]
+    runs = [bundle(run_id=500 + i, repo="ROCm/rocm-systems", workflow_path=CTEST_PATH,
+                   workflow_name="AqlProfile Continuous Integration", head_sha=f"{500 + i:040x}", start=START,
+                   jobs=[job("core-rpm", steps, ["linux-mi325-1gpu-ossci-rocm"])]) for i in range(3)]
+    analysis = analyze({CTEST_PATH: CTEST}, runs, RepoConfig())
+    (line,) = [u for u in analysis.unmeasured if u.subject == "core-rpm"]
+    assert "`Configure, Build, and Test`" in line.reason
+    assert "List\\ Files" not in line.fix
+    pattern = "'^Configure,\\ Build,\\ and\\ Test$'"
+    assert f"step_rules: [{{pattern: {pattern}, category: test}}]" in line.fix
+    # The fix it names, taken: the job is measured, and the line is gone.
+    fixed = analyze({CTEST_PATH: CTEST}, runs, parse_config(f"step_rules: [{{pattern: {pattern}, category: test}}]"))
+    assert fixed.unmeasured == ()
+    assert fixed.stats["core-rpm"].samples == 3
+
+
+# Modelled on ROCm/Megatron-LM's megatron-ci.yml (@015290ee): the image is built on the MI325 runner itself.
+IMAGE_PATH = ".github/workflows/megatron-ci.yml"
+IMAGE = """name: Megatron-LM CI
+on: pull_request
+jobs:
+  build:
+    name: Build Docker image
+    runs-on: linux-megatron-mi325-8
+    steps:
+      - name: Checkout repository
+        uses: actions/checkout@v6
+      - name: Login to Docker Hub
+        uses: docker/login-action@v3
+      - name: Build and push Docker image with registry cache
+        uses: docker/build-push-action@v5
+"""
+
+
+def test_a_job_of_setup_steps_only_is_not_told_to_make_one_of_them_a_test() -> None:
+    """A job that only builds (an image, on the GPU runner) has no test step to find: the fix said to add a
+    rule for `<your test step>` as if one were there; it says that a job that only prepares needs none."""
+    steps = [Step("Set up job", 0.1), Step("Checkout repository", 1), Step("Login to Docker Hub", 0.05),
+             Step("Build and push Docker image with registry cache", 35), Step("Complete job", 0.01)]
+    runs = [bundle(run_id=600 + i, repo="ROCm/Megatron-LM", workflow_path=IMAGE_PATH, workflow_name="Megatron-LM CI",
+                   head_sha=f"{600 + i:040x}", start=START,
+                   jobs=[job("Build Docker image", steps, ["linux-megatron-mi325-8"])]) for i in range(3)]
+    (line,) = [u for u in analyze({IMAGE_PATH: IMAGE}, runs, RepoConfig()).unmeasured if u.subject == "build"]
+    assert line.reason == "ran in 3 runs but no step is classified as a test; its 36 min were all in setup steps"
+    assert line.fix == ("if one of its steps runs tests, add `step_rules: [{pattern: '^<that step>$', category: test}]` "
+                        "to .github/foldbot.yml; a job that only builds or prepares (an image, artifacts) has no tests, "
+                        "and its time is setup")  # (its runner names its GPU: no doubt of that to raise)
