@@ -196,9 +196,10 @@ _GENERIC = re.compile(r"(?i)^(?:self-hosted|linux|windows|macos|x64|x86|arm|arm6
 
 #: A label that names other hardware than an AMD GPU (NVIDIA's and Intel's GPUs, TPUs, Gaudi, a CPU pool):
 #: a job on it is known not to be AMD, so it is no gap in what foldbot measured (triton's `nvidia-h100`,
-#: pytorch's `linux.g5.4xlarge.nvidia.gpu`, DeepSpeed's `[self-hosted, intel, xpu]`, onnxruntime's `...-AMD-CPU`).
+#: pytorch's `linux.g5.4xlarge.nvidia.gpu`, DeepSpeed's `[self-hosted, intel, xpu]`, onnxruntime's `...-AMD-CPU`,
+#: the ROCm organisation's CPU build pools `azure-linux-scale-rocm`, `aws-linux-scale-rocm-prod`).
 _OTHER_HARDWARE = re.compile(r"(?i)(?<![a-z0-9])(?:nvidia|cuda|[abh]100|h200|[bg]b?200|l4|l40s?|t4|a10g?|v100|intel|xpu"
-                             r"|gaudi\d?|hpu|tpu|cpu|graviton|aarch64|arm64)(?![a-z0-9])")
+                             r"|gaudi\d?|hpu|tpu|cpu|graviton|aarch64|arm64|scale-rocm)(?![a-z0-9])")
 
 
 #: A label naming an Instinct part or a gfx target: the runner has that GPU.

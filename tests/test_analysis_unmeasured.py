@@ -297,9 +297,10 @@ def test_a_build_job_on_a_label_that_looks_amd_is_told_apart_from_an_unknown_tes
 
 
 @pytest.mark.parametrize("labels", [["nvidia-h100"], ["linux.g5.4xlarge.nvidia.gpu"], ["self-hosted", "intel", "xpu"],
-                                    ["1ES.Pool=onnxruntime-github-Ubuntu2204-AMD-CPU"], ["linux-gb200"]])
+                                    ["1ES.Pool=onnxruntime-github-Ubuntu2204-AMD-CPU"], ["linux-gb200"],
+                                    ["azure-linux-scale-rocm"], ["aws-linux-scale-rocm-prod"]])
 def test_a_job_on_labels_that_name_other_hardware_is_no_gap(labels: list[str]) -> None:
-    """triton's NVIDIA jobs, DeepSpeed's XPU lane, onnxruntime's CPU pool beside the AMD jobs: known
+    """triton's NVIDIA jobs, DeepSpeed's XPU lane, onnxruntime's and ROCm's CPU pools beside the AMD jobs: known
     not to be AMD GPUs, so no "not counted" line (it would stand in every report, saying nothing)."""
     jobs = [amd_job("test", labels=["linux-mi325-1gpu-ossci-rocm"], setup_minutes=20, tests=[("Test", 30)]),
             job("build", [Step("Set up job", 0.2), Step("Run tests", 30)], labels)]
