@@ -162,6 +162,12 @@ def shard_axis(job: JobDef) -> tuple[str, list[Any]] | None:
     return None
 
 
+def _short(value: Any) -> str:
+    """A matrix value for a sentence: at most 40 characters."""
+    text = str(value)
+    return text if len(text) <= 40 else text[:39] + "\u2026"
+
+
 def _expression(job: JobDef) -> str:
     """Why a job whose matrix an expression gives is not edited."""
     return (f"{job.matrix_expression} comes from an expression, so how many jobs it runs is known only when a run "
@@ -470,6 +476,12 @@ class Planner:
             return None
         key, values = axis
         n = len(values)
+        if not all(type(value) in (int, str) and str(value).isdigit() for value in values):
+            # GPUs, systems, configurations: not shards of one suite
+            shown = ", ".join(_short(value) for value in values[:4]) + (", ..." if n > 4 else "")
+            self.findings.append(Finding(job.id, f"its matrix varies `{key}` ({shown}), not a shard number; "
+                                                 "nothing to reshard"))
+            return None
         found = partition_step(job, n)
         if found is None:
             self.findings.append(Finding(job.id, f"no test command carries the shard count {n}"))

@@ -250,6 +250,23 @@ def test_an_include_list_matrix_is_not_resharded_and_is_said_so() -> None:
         "its matrix is an `include` list; shard count left alone")
 
 
+@pytest.mark.parametrize("axis, reason", [
+    ("gpu: [mi300, mi325, mi355, mi35x, gfx950]", "its matrix varies `gpu` (mi300, mi325, mi355, mi35x, ...), not a shard "
+                                                   "number; nothing to reshard"),
+    ("system: [{runner: linux-mi325-1gpu, os: ubuntu}, {runner: linux-mi355-1gpu, os: rhel}]",
+     "its matrix varies `system` ({'runner': 'linux-mi325-1gpu', 'os': 'u\u2026, {'runner': 'linux-mi355-1gpu', 'os': "
+     "'r\u2026), not a shard number; nothing to reshard"),
+    ("part: ['0', '1', '2', '3']", "no test command carries the shard count 4"),  # quoted numbers are shards
+])
+def test_a_matrix_over_other_things_than_shards_is_said_to_be_no_shard_list(axis: str, reason: str) -> None:
+    """rocm-systems' aqlprofile matrix runs one suite per GPU system: "no test command carries the shard
+    count 4" read as if it were a shard list that foldbot failed to read."""
+    text = workflow().replace("        part: [0, 1, 2, 3]\n", f"        {axis}\n").replace(" --total-partitions 4", "")
+    p = plan(text, runs(text))
+    assert p.reshards == ()
+    assert {f.job: f.reason for f in p.findings}["big-amd-rocm700"] == reason
+
+
 def test_the_suites_teardown_is_left_to_a_host_that_does_it_alike_and_else_no_fold() -> None:
     """The host's own steps after its tests (copy the logs out of the container, then remove
     it) must not find the suite's teardown run before them."""
