@@ -483,6 +483,8 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
                 if len(names) <= 3 else f"{len(names)} AMD jobs"
             out.append(f"It skipped {which} (a gate, or a dispatch of some jobs only): the table shows the jobs it "
                        "ran; the suggestions rest on every run above.")
+    elif not t["setup_seconds"]:  # (skipped, cancelled before a step, or no AMD job at all)
+        out.append("**No AMD job spent time on setup or tests in the latest run**; see *Could not measure* below.")
     else:
         out.append(
             f"**No AMD test time was measured in the latest run** ({_hours(t['setup_seconds'])} runner-hours of setup "

@@ -94,8 +94,12 @@ def test_a_latest_run_without_test_time_says_why_when_earlier_runs_had_some() ->
     skipped = [skipped_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)")]
     analysis = analyze({PATH: AITER}, _runs(ran, ran, ran, skipped), RepoConfig())
     report = to_markdown(analysis)
-    assert "**No AMD test time was measured in the latest run** (0.0 runner-hours of setup on AMD runners); " \
-           "see *Could not measure* below." in report
+    assert "**No AMD job spent time on setup or tests in the latest run**; see *Could not measure* below." in report
+    setup_only = [amd_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)", labels=["aiter-mi355-1gpu"],
+                          setup_minutes=70, tests=[("Tests", 0)])]
+    assert "**No AMD test time was measured in the latest run** (1.2 runner-hours of setup on AMD runners); see " \
+           "*Could not measure* below." in to_markdown(analyze({PATH: AITER}, _runs(ran, ran, ran, setup_only),
+                                                               RepoConfig()))
     assert _section(report) == [
         "- `AMD test time`: no AMD job of the latest run \\(103\\) ran a test step \\(1 job: 1 skipped\\). "
         "**Fix:** wait for a run whose AMD jobs run their tests \\(a `/dispatch` comment on a PR starts one\\)."]
