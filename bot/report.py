@@ -99,6 +99,13 @@ def totals(run: RunTiming) -> dict[str, Any]:
     }
 
 
+def _and_untested(run: RunTiming) -> str:
+    """The AMD jobs of the run that spent setup time and ran no test (a build, one that failed in
+    its setup), which the headline's setup figure counts too; "" when there are none."""
+    untested = sum(1 for j in run.amd_jobs if not j.ran_tests and j.setup_seconds > 0)
+    return f" that ran tests and {untested} that ran none" if untested else ""
+
+
 def skipped_jobs(run: RunTiming) -> list[str]:
     """The AMD workflow jobs the run skipped altogether (a gate, a dispatch of some jobs):
     none of their jobs ran. Sorted."""
@@ -475,7 +482,8 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
     if t["test_seconds"]:
         out.append(
             f"**{t['setup_share']:.0%} of AMD runner time in the latest run was setup**: "
-            f"{_hours(t['setup_seconds'])} runner-hours of setup vs {_hours(t['test_seconds'])} of tests over {_plural(t['jobs'], 'job')}."
+            f"{_hours(t['setup_seconds'])} runner-hours of setup vs {_hours(t['test_seconds'])} of tests over "
+            f"{_plural(t['jobs'], 'job')}{_and_untested(latest)}."
         )
         if skipped := skipped_jobs(latest):  # a gated run, or a dispatch of some jobs: its table is not the lane's
             names = [code(name) for name in skipped]

@@ -388,3 +388,24 @@ def test_a_job_of_setup_steps_only_is_not_told_to_make_one_of_them_a_test() -> N
     assert line.fix == ("if one of its steps runs tests, add `step_rules: [{pattern: '^<that step>$', category: test}]` "
                         "to .github/foldbot.yml; a job that only builds or prepares (an image, artifacts) has no tests, "
                         "and its time is setup")  # (its runner names its GPU: no doubt of that to raise)
+
+
+def test_the_headline_counts_the_jobs_whose_setup_it_sums() -> None:
+    """Megatron-LM builds its image on the MI325 runner, then tests: the headline's setup figure holds the
+    build's 36 minutes, so its job count says there is a job that ran no test, not only the 1 that did."""
+    build = [Step("Set up job", 0.1), Step("Checkout repository", 1), Step("Build and push Docker image", 35)]
+    jobs = [job("Build Docker image", build, ["linux-megatron-mi325-8"]),
+            amd_job("test", labels=["linux-megatron-mi325-8"], setup_minutes=20, tests=[("Run unit tests", 60)])]
+    text = IMAGE + """  test:
+    needs: [build]
+    runs-on: linux-megatron-mi325-8
+    steps:
+      - name: Run unit tests
+        run: pytest
+"""
+    runs = [bundle(run_id=700 + i, repo="ROCm/Megatron-LM", workflow_path=IMAGE_PATH, workflow_name="Megatron-LM CI",
+                   head_sha=f"{700 + i:040x}", start=START, jobs=jobs) for i in range(3)]
+    assert "setup vs 1.0 of tests over 1 job that ran tests and 1 that ran none.\n" in \
+        to_markdown(analyze({IMAGE_PATH: text}, runs, RepoConfig()))
+    assert "of tests over 1 job.\n" in to_markdown(analyze({IMAGE_PATH: text}, [{**b, "jobs": b["jobs"][1:]} for b in runs],
+                                                         RepoConfig()))
