@@ -199,7 +199,11 @@ _GENERIC = re.compile(r"(?i)^(?:self-hosted|linux|windows|macos|x64|x86|arm|arm6
 #: pytorch's `linux.g5.4xlarge.nvidia.gpu`, DeepSpeed's `[self-hosted, intel, xpu]`, onnxruntime's `...-AMD-CPU`,
 #: the ROCm organisation's CPU build pools `azure-linux-scale-rocm`, `aws-linux-scale-rocm-prod`).
 _OTHER_HARDWARE = re.compile(r"(?i)(?<![a-z0-9])(?:nvidia|cuda|[abh]100|h200|[bg]b?200|l4|l40s?|t4|a10g?|v100|intel|xpu"
-                             r"|gaudi\d?|hpu|tpu|cpu|graviton|aarch64|arm64|scale-rocm)(?![a-z0-9])")
+                             r"|gaudi\d?|hpu|tpu|cpu|graviton|aarch64|arm64|scale-rocm)(?![a-z0-9])"
+                             # pytorch's CPU pools are named by their EC2 size (`linux.2xlarge`, `linux.24xlarge`,
+                             # `lf.linux.12xlarge`, `linux.24xl.spr-metal`, `windows.4xlarge.nonephemeral`): a dotted
+                             # label with a size part and no `gpu` part (its GPU pools say `.nvidia.gpu`, `.rocm.gpu`)
+                             r"|^(?!.*\bgpu\b)(?:[\w-]+\.)+\d*xl(?:arge)?(?:\.[\w.-]+)?$")
 
 
 #: A label naming an Instinct part or a gfx target: the runner has that GPU.

@@ -160,12 +160,13 @@ def test_jobs_on_generic_self_hosted_labels_are_named_not_taken_for_github_hoste
 
 
 def test_a_job_on_generic_self_hosted_labels_beside_amd_jobs_is_listed() -> None:
-    """`build` moved to an MI300 label; `clean` on bare `self-hosted` is listed as not counted, not dropped."""
+    """`build` moved to an MI300 label; `clean` on bare `self-hosted` is listed as not counted, not dropped
+    (`lint` on pytorch's CPU pool `linux.2xlarge` is known not to be an AMD GPU: not listed)."""
     analysis = analyze({XFORMERS_PATH: XFORMERS}, _xformers_runs(["linux-mi300-gpu-1"]), RepoConfig())
     assert to_json(analysis)["unmeasured"][0] == {
         "subject": "self-hosted jobs not counted",
-        "reason": "2 jobs ran on self-hosted labels that `amd_runner_pattern` does not match: `clean` (self-hosted: "
-                  "generic labels that do not name the GPU); `lint` (linux.2xlarge)",
+        "reason": "1 job ran on self-hosted labels that `amd_runner_pattern` does not match: `clean` (self-hosted: "
+                  "generic labels that do not name the GPU)",
         "fix": "if they are AMD runners, extend `amd_runner_pattern` in .github/foldbot.yml; a pattern cannot pick out a "
                "job on generic labels only (`self-hosted`, `Linux`, `X64`): give its runner a label that names the GPU "
                "and put it in the job's `runs-on:`",
@@ -302,10 +303,14 @@ def test_a_build_job_on_a_label_that_looks_amd_is_told_apart_from_an_unknown_tes
 
 @pytest.mark.parametrize("labels", [["nvidia-h100"], ["linux.g5.4xlarge.nvidia.gpu"], ["self-hosted", "intel", "xpu"],
                                     ["1ES.Pool=onnxruntime-github-Ubuntu2204-AMD-CPU"], ["linux-gb200"],
-                                    ["azure-linux-scale-rocm"], ["aws-linux-scale-rocm-prod"]])
+                                    ["azure-linux-scale-rocm"], ["aws-linux-scale-rocm-prod"],
+                                    ["linux.24xlarge"], ["lf.linux.2xlarge"], ["linux.24xl.spr-metal"],
+                                    ["self-hosted", "windows.4xlarge.nonephemeral"]])
 def test_a_job_on_labels_that_name_other_hardware_is_no_gap(labels: list[str]) -> None:
     """triton's NVIDIA jobs, DeepSpeed's XPU lane, onnxruntime's and ROCm's CPU pools beside the AMD jobs: known
-    not to be AMD GPUs, so no "not counted" line (it would stand in every report, saying nothing)."""
+    not to be AMD GPUs, so no "not counted" line (it would stand in every report, saying nothing). So are pytorch's
+    CPU pools, named by EC2 size, where FBGEMM's ROCm CI builds its wheels (`linux.24xlarge`) and helion runs its
+    CPU entry (`linux.24xl.spr-metal`)."""
     jobs = [amd_job("test", labels=["linux-mi325-1gpu-ossci-rocm"], setup_minutes=20, tests=[("Test", 30)]),
             job("build", [Step("Set up job", 0.2), Step("Run tests", 30)], labels)]
     runs = [bundle(run_id=500 + i, repo="ROCm/TheRock", workflow_path=THEROCK_PATH, workflow_name="CI - Linux",
@@ -315,6 +320,17 @@ def test_a_job_on_labels_that_name_other_hardware_is_no_gap(labels: list[str]) -
                for b in runs]
     assert [u.subject for u in analyze({THEROCK_PATH: THEROCK}, unknown, RepoConfig()).unmeasured] == \
         ["self-hosted jobs not counted"]
+
+
+@pytest.mark.parametrize("label", ["linux.rocm.gpu.gfx942.4", "linux.rocm.gpu.mi300.2", "linux.rocm.gpu.2"])
+def test_pytorch_rocm_gpu_pools_are_amd_not_cpu_pools(label: str) -> None:
+    """The size-named CPU pools are told apart from pytorch's ROCm GPU pools, which stay AMD."""
+    from bot.analysis import _OTHER_HARDWARE
+    jobs = [amd_job("test", labels=[label], setup_minutes=20, tests=[("Test", 30)])]
+    runs = [bundle(run_id=600 + i, repo="ROCm/TheRock", workflow_path=THEROCK_PATH, workflow_name="CI - Linux",
+                   head_sha=f"{600 + i:040x}", jobs=jobs, start=START) for i in range(3)]
+    assert [j.is_amd for r in analyze({THEROCK_PATH: THEROCK}, runs, RepoConfig()).runs for j in r.jobs] == [True] * 3
+    assert not _OTHER_HARDWARE.search(label)
 
 
 # Modelled on ROCm/rocm-systems' aqlprofile-continuous_integration.yml (@07124dd8): ctest's dashboard script
