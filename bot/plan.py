@@ -168,6 +168,22 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:39] + "\u2026"
 
 
+def _reusable(job: JobDef) -> str:
+    """Why a caller of a reusable workflow is neither folded nor resharded, and what to change instead."""
+    uses = str(job.uses)
+    if uses.startswith("./"):
+        return (f"its AMD jobs run the reusable workflow `{uses}`, whose matrix and steps foldbot does not edit; "
+                "to fold or reshard them, change that file (or the matrix this job passes it) by hand, "
+                "with the times above")
+    # `owner/repo/.github/workflows/x.yml@ref`: the steps are another repository's (torchtitan's and FBGEMM's callers
+    # of pytorch/test-infra's `linux_job_v2.yml`); only what this job passes it is this repository's to change.
+    repo = "/".join(uses.split("/")[:2])
+    matrix = " or its matrix" if job.matrix is not None else ""
+    return (f"its AMD jobs run the reusable workflow `{uses}` of another repository (`{repo}`), whose steps are not "
+            f"in this repository; to fold or reshard them, change what this job passes it (its `with:`{matrix}) "
+            "by hand, with the times above")
+
+
 def _expression(job: JobDef) -> str:
     """Why a job whose matrix an expression gives is not edited."""
     return (f"{job.matrix_expression} comes from an expression, so how many jobs it runs is known only when a run "
@@ -254,10 +270,7 @@ class Planner:
         used_hosts: set[str] = set()
         for job in self.workflow.jobs.values():
             if job.uses and job.id in self.stats:  # measured, but its jobs are written in another file
-                self.findings.append(Finding(job.id, (
-                    f"its AMD jobs run the reusable workflow `{job.uses}`, whose matrix and steps foldbot does not edit; "
-                    "to fold or reshard them, change that file (or the matrix this job passes it) by hand, "
-                    "with the times above")))
+                self.findings.append(Finding(job.id, _reusable(job)))
             if job.uses or not job.steps or job.shard_count > 1 or not self._is_gpu(job):
                 continue
             stats = self.stats.get(job.id)
@@ -457,7 +470,8 @@ class Planner:
     def _reshards(self) -> list[Reshard]:
         out = []
         for job in self.workflow.jobs.values():
-            if job.shard_count < 2 or not self._is_gpu(job):
+            # A caller's matrix passes values to another file's jobs: its finding above says what to do.
+            if job.shard_count < 2 or not self._is_gpu(job) or job.uses:
                 continue
             reshard = self._reshard(job)
             if reshard:

@@ -410,3 +410,43 @@ def test_a_reshard_that_slows_the_lane_offers_the_count_that_keeps_its_wall_cloc
     from bot.report import pull_summary
 
     assert "from 8 to 4 shards, the fewest that keep the lane's wall clock" in pull_summary(analysis, neutral)
+
+
+# Modelled on pytorch/torchtitan's integration_test_8gpu_features.yaml (@00f40edf): one caller of pytorch/test-infra's
+# `linux_job_v2.yml` with a matrix of a CUDA and a ROCm entry; the tests run in the other repository's steps.
+TITAN_PATH = ".github/workflows/integration_test_8gpu_features.yaml"
+TITAN = """name: 8 GPU Feature Tests
+on: pull_request
+jobs:
+  build-test:
+    uses: pytorch/test-infra/.github/workflows/linux_job_v2.yml@main
+    strategy:
+      matrix:
+        include:
+          - name: cuda
+            runner: linux.g5.48xlarge.nvidia.gpu
+          - name: rocm
+            runner: linux.rocm.gpu.gfx942.4
+    with:
+      runner: ${{ matrix.runner }}
+      script: python -m tests.integration_tests.run_tests --test_suite features --ngpu 4
+"""
+
+
+def test_a_caller_of_another_repositorys_workflow_is_told_to_change_what_it_passes_once() -> None:
+    """The called file is pytorch/test-infra's, not the caller's to change: the finding says so (it used to say
+    "change that file"), and it is the job's only one (the caller's cuda/rocm `include` list was also said to be
+    "an `include` list; shard count left alone", as if it were shards)."""
+    from tests.builders import Step, job
+    steps = [Step("Set up job", 0.1), Step("Pull docker image", 15), Step("Run script in container", 30)]
+    bundles = [bundle(run_id=700 + r, repo="pytorch/torchtitan", workflow_path=TITAN_PATH,
+                      workflow_name="8 GPU Feature Tests", head_sha=f"{r:040x}", start=START + timedelta(hours=r), jobs=[
+                          job(f"build-test ({name}, {runner}) / linux-job", steps, [runner])
+                          for name, runner in (("cuda", "linux.g5.48xlarge.nvidia.gpu"), ("rocm", "linux.rocm.gpu.gfx942.4"))])
+               for r in range(3)]
+    analysis = analyze({TITAN_PATH: TITAN}, bundles, RepoConfig())
+    assert analysis.stats["build-test"].samples == 3
+    assert [f.reason for f in analysis.plan.findings if f.job == "build-test"] == [
+        "its AMD jobs run the reusable workflow `pytorch/test-infra/.github/workflows/linux_job_v2.yml@main` of another "
+        "repository (`pytorch/test-infra`), whose steps are not in this repository; to fold or reshard them, change what "
+        "this job passes it (its `with:` or its matrix) by hand, with the times above"]
