@@ -9,7 +9,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Mapping
 
-from .github import GitHubError
+from .github import NOT_ACCESSIBLE, GitHubError
 from .permissions import permitted
 from .replies import Refusal
 from .report import md_escape
@@ -92,6 +92,25 @@ def workflow_permission_refusal(error: GitHubError) -> Refusal | None:
             "(Repository permissions → Workflows: Read and write), then accept the new permission; "
             f"approve again afterwards. (GitHub said: {error.message[:200]})")
     return None
+
+
+def access_refusal(error: GitHubError, branch: str) -> Refusal | None:
+    """GitHub's 403 "Resource not accessible by integration" to a write the App's permissions do
+    not cover (a report-only installation, `register --read-only`): no retry gets past it, so
+    the reply says what to grant (`branch`: the approval's, made already when the pull request
+    is what GitHub refused)."""
+    if error.status != 403 or NOT_ACCESSIBLE not in error.message.lower():
+        return None
+    if error.path.rstrip("/").endswith("/pulls"):
+        grant, done = ("Pull requests", f"The branch `{branch}` holds the patch; approving again, once granted, opens "
+                                        "its pull request.")
+    else:
+        grant, done = "Contents", "Nothing was committed."
+    return Refusal(
+        f"GitHub refused foldbot's write (403): the App lacks the **{grant}: write** permission (a report-only "
+        f"installation has it read-only). {done} An organisation owner can grant it under Settings → GitHub Apps → "
+        f"foldbot → Permissions (Repository permissions → {grant}: Read and write), then accept the new permission; "
+        f"approve again afterwards. (GitHub said: {error.message[:200]})")
 
 
 def pull_title(patch_id: str) -> str:

@@ -101,7 +101,8 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
         committed = await commit_and_open(api, base_sha=pull.base_sha, default_branch=pull.default_branch,
                                           patch_id=current, files=files, title=approve.pull_title(current), body=body)
     except GitHubError as exc:
-        refusal = approve.workflow_permission_refusal(exc)
+        refusal = approve.workflow_permission_refusal(exc) or approve.access_refusal(
+            exc, f"{approve.BRANCH_PREFIX}{current}")
         if refusal is None:
             raise
         return Outcome.refused(refusal)

@@ -733,6 +733,44 @@ async def test_without_the_workflows_permission_the_reply_says_what_to_grant(fak
     assert not any(p.head_ref.startswith("foldbot/") for p in world.repo.pulls.values())
 
 
+async def test_an_app_without_contents_or_pull_requests_write_says_what_to_grant(fake_github: FakeGitHub,
+                                                                                  bot: Bot) -> None:
+    """GitHub's 403 "Resource not accessible by integration" to the approval's writes (a report-only
+    installation) is no failure to try again later: the reply names the permission to grant."""
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    branch = f"foldbot/fold-{patch_id}"
+    permissions = fake_github.installations[31337].permissions
+    permissions["contents"] = "read"
+    fake_github.expire_tokens()
+    comment_id = await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    reply = replies(fake_github, world, number)[-1].body
+    assert reply.startswith(f"> /fold approve {patch_id}\n\nGitHub refused foldbot's write (403): the App lacks the "
+                            "**Contents: write** permission (a report-only installation has it read-only). Nothing was "
+                            "committed. An organisation owner can grant it under Settings → GitHub Apps → foldbot → "
+                            "Permissions (Repository permissions → Contents: Read and write), then accept the new "
+                            "permission; approve again afterwards. (GitHub said: Resource not accessible by "
+                            "integration)\n")
+    assert "Try again later" not in reply and world.repo.branch_sha(branch) is None
+    assert reactions(fake_github, world, comment_id) == ["eyes", "confused"]
+    permissions.update(contents="write", pull_requests="read")
+    fake_github.expire_tokens()
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    reply = replies(fake_github, world, number)[-1].body
+    assert reply.startswith(f"> /fold approve {patch_id}\n\nGitHub refused foldbot's write (403): the App lacks the "
+                            "**Pull requests: write** permission (a report-only installation has it read-only). The "
+                            f"branch `{branch}` holds the patch; approving again, once granted, opens its pull "
+                            "request. An organisation owner can grant it")
+    assert world.repo.branch_sha(branch) is not None
+    assert not any(p.head_ref == branch for p in world.repo.pulls.values())
+    permissions["pull_requests"] = "write"
+    fake_github.expire_tokens()
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == branch]
+    assert replies(fake_github, world, number)[-1].body.startswith(
+        f"> /fold approve {patch_id}\n\nOpened https://github.com/sgl-project/sglang/pull/{pull.number} ")
+    assert fake_github.count("POST", r"/git/commits$") == 1 and fake_github.count("POST", r"/git/refs$") == 1
+
+
 async def test_help_and_refresh(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github, ci_pr=False, runs=3)
     number = world.runs[-1]["pull_requests"][0]["number"]
