@@ -101,7 +101,14 @@ async def run_commands(api: RepoAPI, ctx: Context, number: int, comment: dict[st
     base = [ReplyState(kind(c), comment_id, c.line, user, str(comment["created_at"])) for c in shown]
     earlier = tuple(state for _, reply in replies if reply.comment_id != comment_id for state in reply.commands)
     if mine is None:  # the reply is written first: a redelivery after a crash resumes from it
-        await api.react(comment_id, EYES)
+        try:
+            await api.react(comment_id, EYES)
+        except GitHubError as exc:  # its author deleted it (before foldbot read it): nothing to answer, or to run
+            if exc.status != 404:
+                raise
+            ctx.log.info("%s#%d: comment %s was deleted before foldbot read it: nothing was run", api.repo, number,
+                         comment_id)
+            return
         pending = CommentReply(comment_id, True, tuple(base))
         writer = f"{WRITER_MARK}{uuid.uuid4().hex} -->"  # this run's, in its pending reply only
         body = reply_body([(c.line, PENDING) for c in shown], pending, note) + writer + "\n"
@@ -162,7 +169,14 @@ async def run_commands(api: RepoAPI, ctx: Context, number: int, comment: dict[st
         reactions.append(outcome.reaction)
     await api.update_comment(reply_id, reply_body(sections, CommentReply(comment_id, False, tuple(states)), note))
     for reaction in dict.fromkeys(reactions):
-        await api.react(comment_id, reaction)
+        try:
+            await api.react(comment_id, reaction)
+        except GitHubError as exc:  # deleted while it ran: the reply says what was done
+            if exc.status != 404:
+                raise
+            ctx.log.info("%s#%d: comment %s was deleted while its commands ran; the reply %s says what they did",
+                         api.repo, number, comment_id, reply_id)
+            break
 
 
 async def read_pull(api: RepoAPI, ctx: Context, number: int, comment: dict[str, Any], login: str,

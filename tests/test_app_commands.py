@@ -771,6 +771,36 @@ async def test_an_app_without_contents_or_pull_requests_write_says_what_to_grant
     assert fake_github.count("POST", r"/git/commits$") == 1 and fake_github.count("POST", r"/git/refs$") == 1
 
 
+def delete_comment(world, comment_id: int) -> None:  # noqa: ANN001
+    """Its author deletes a comment (what `DELETE /repos/{o}/{r}/issues/comments/{id}` does)."""
+    comment = world.repo.comments.pop(comment_id)
+    world.repo.issues[comment.issue_number].comment_ids.remove(comment_id)
+
+
+async def test_a_command_comment_deleted_before_foldbot_reads_it_is_done_with_nothing_run(
+        fake_github: FakeGitHub, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """GitHub delivers the comment; its author deletes it at once (a typo, a second thought): no
+    retry can answer it, so the delivery is done (not failed, run again and set aside), nothing
+    is dispatched, and the log says why."""
+    world = sglang_world(fake_github)
+    number, _ = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    bot, runner = await start_bot(fake_github, data_dir=tmp_path)
+    try:
+        payload = comment_payload(world, number, "/dispatch rocm720", "writer")
+        delete_comment(world, payload["comment"]["id"])
+        with caplog.at_level(logging.INFO):
+            assert (await bot.deliver("issue_comment", payload, delivery="gone"))[0] == 202
+            await until(lambda: bot.state.journal.state("gone") == "done")
+        assert fake_github.dispatches == [] and replies(fake_github, world, number) == []
+        assert (f"delivery gone: sgl-project/sglang#{number}: comment {payload['comment']['id']} was deleted before "
+                "foldbot read it: nothing was run") in [r.getMessage() for r in caplog.records]
+        assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
 async def test_help_and_refresh(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github, ci_pr=False, runs=3)
     number = world.runs[-1]["pull_requests"][0]["number"]
