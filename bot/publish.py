@@ -70,8 +70,10 @@ def _duplicates(created: dict[str, Any], listed: list[dict[str, Any]], key: str,
                     and (n == int(created[key]) or copies[n].get("body") == text)]
 
 
-async def upsert_comment(api: RepoAPI, number: int, body: str, login: str) -> Written:
-    existing = await find_comment(api, number, login)
+async def upsert_comment(api: RepoAPI, number: int, body: str, login: str,
+                         found: dict[str, Any] | None = None) -> Written:
+    """(`found`: the report comment, looked up by the caller just before.)"""
+    existing = found or await find_comment(api, number, login)
     if existing is None:
         created = await api.create_comment(number, body)
         # Another foldbot process may have found none at the same moment and created one too,

@@ -390,6 +390,38 @@ async def test_a_push_to_the_pr_marks_the_comment_stale(fake_github: FakeGitHub,
     assert body.count("**Stale:**") == 1
 
 
+async def test_a_pr_whose_ci_change_is_reverted_keeps_its_report_current(fake_github: FakeGitHub, bot: Bot) -> None:
+    """A PR that had its report while it changed a lane file, then reverted that change: the next
+    run edits the same comment (as of the new head, not stale), rather than leaving it marked
+    stale with a run pending that came; a PR that never changed CI files still gets none."""
+    world = sglang_world(fake_github)
+    first, second = world.runs[-2], world.runs[-1]
+    number = second["pull_requests"][0]["number"]
+    await bot.deliver("workflow_run", world.payload(first["id"], pull_requests=second["pull_requests"]))
+    await bot.settle()
+    (report,) = bot_comments(fake_github, world, number)
+    sync = example("pull_request/synchronize.payload.json")
+    sync["number"] = number
+    sync["pull_request"]["head"]["sha"] = second["head_sha"]
+    sync["repository"]["full_name"] = world.repo.full_name
+    sync["installation"] = {"id": INSTALLATION}
+    await bot.deliver("pull_request", sync)
+    await bot.settle()
+    assert "**Stale:**" in bot_comments(fake_github, world, number)[0].body
+    world.repo.pulls[number].files = [{"filename": "python/sglang/srt/server.py", "status": "modified"}]
+    await bot.deliver("workflow_run", world.payload(second["id"]))
+    await bot.settle()
+    (comment,) = bot_comments(fake_github, world, number)
+    assert comment.id == report.id and "**Stale:**" not in comment.body
+    assert f"As of `{second['head_sha'][:12]}`" in comment.body
+    assert read_state(comment.body)["head_sha"] == second["head_sha"]
+    other = world.runs[-3]["pull_requests"][0]["number"]
+    world.repo.pulls[other].files = [{"filename": "python/sglang/srt/server.py", "status": "modified"}]
+    await bot.deliver("workflow_run", world.payload(world.runs[-3]["id"]))
+    await bot.settle()
+    assert bot_comments(fake_github, world, other) == []
+
+
 async def test_a_non_lane_workflow_is_left_alone(fake_github: FakeGitHub, bot: Bot) -> None:
     """Most of a repository's runs are of other workflows (SGLang: its NVIDIA lanes): telling one
     is no lane costs what says so (the default branch head, the config, the workflow listing),
