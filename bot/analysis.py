@@ -355,6 +355,12 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
     if amd and not (untested or ambiguous or unmapped):
         if not any(s.samples for s in stats.values()):
             out.append(_no_test_ran(amd, f"the {_runs(len(runs))}"))
+        elif not runs[-1].jobs:  # GitHub started none: what it does with a workflow file it cannot read
+            out.append(Unmeasured(
+                "AMD test time",
+                f"the latest run ({runs[-1].run_id}, of `{runs[-1].head_sha[:12]}`) has no job at all: GitHub "
+                "started none, as it does when the workflow file at the run's commit is invalid (its page says why)",
+                f"fix `{runs[-1].workflow_path}` at that commit (a pull request's own version of it), then push"))
         elif not runs[-1].total("test_seconds"):
             out.append(_no_test_ran(runs[-1].amd_jobs, f"the latest run ({runs[-1].run_id})"))
     for job_id, log_runs in plan.reshard_candidates.items():

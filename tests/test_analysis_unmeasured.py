@@ -105,6 +105,17 @@ def test_a_latest_run_without_test_time_says_why_when_earlier_runs_had_some() ->
         "**Fix:** wait for a run whose AMD jobs run their tests \\(a `/dispatch` comment on a PR starts one\\)."]
 
 
+def test_a_latest_run_github_started_no_job_in_says_its_workflow_file_may_be_invalid() -> None:
+    """A pull request that breaks the lane file's YAML gets a run with no job at all (GitHub could
+    not read the file): the line says so, not "wait for a run", which `/dispatch` would not give."""
+    ran = [_aiter_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)", "aiter-mi355-1gpu")]
+    analysis = analyze({PATH: AITER}, _runs(ran, ran, ran, []), RepoConfig())
+    assert _section(to_markdown(analysis)) == [
+        "- `AMD test time`: the latest run \\(103, of `000000000000`\\) has no job at all: GitHub started none, as it "
+        "does when the workflow file at the run's commit is invalid \\(its page says why\\). **Fix:** fix "
+        f"`{PATH}` at that commit \\(a pull request's own version of it\\), then push."]
+
+
 # Modelled on facebookresearch/xformers' rocm_ci.yml (@0d1d1bef): an AMD GPU machine on `runs-on: self-hosted`,
 # whose jobs GitHub lists with the labels every self-hosted runner has.
 XFORMERS_PATH = ".github/workflows/rocm_ci.yml"
