@@ -140,9 +140,11 @@ class RepoAPI:
         """The PRs whose head is `owner:branch`."""
         return await self.gh.get_all(f"{self.base}/pulls?state={state}&head={_q(f'{owner}:{branch}', ':/')}&{PAGE}")
 
-    async def pull_files(self, number: int) -> list[str]:
+    async def pull_files(self, number: int) -> list[tuple[str, ...]]:
+        """The files a PR changes, as GitHub lists them (at most 3,000): each file's path, and a renamed
+        file's old path after it (a lane file renamed away is a CI change)."""
         files = await self.gh.get_all(f"{self.base}/pulls/{int(number)}/files?{PAGE}")
-        return [str(f["filename"]) for f in files]
+        return [tuple(str(path) for path in (f["filename"], f.get("previous_filename")) if path) for f in files]
 
     async def pulls_of_commit(self, sha: str) -> list[dict[str, Any]]:
         """The PRs GitHub associates with a commit (never a fork PR's head); none for an unknown commit."""

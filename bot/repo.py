@@ -166,11 +166,12 @@ async def pull_requests_of_run(api: RepoAPI, run: dict[str, Any]) -> list[int]:
 PULL_FILES_LISTED = 3000
 
 
-def touches_ci(paths: list[str], config: RepoConfig) -> bool:
-    """Whether a PR changes CI files: a lane workflow, or a path of `ci_paths`. A PR of more
-    files than GitHub lists may change one past them: taken as changing CI files."""
-    return len(paths) >= PULL_FILES_LISTED or \
-        any(config.is_lane(p) or any(fnmatch.fnmatchcase(p, g) for g in config.ci_paths) for p in paths)
+def touches_ci(files: list[tuple[str, ...]], config: RepoConfig) -> bool:
+    """Whether a PR changes CI files (`RepoAPI.pull_files`: each file's paths, a renamed one's old
+    path too): a lane workflow, or a path of `ci_paths`. A PR of more files than GitHub lists may
+    change one past them: taken as changing CI files."""
+    return len(files) >= PULL_FILES_LISTED or any(
+        config.is_lane(p) or any(fnmatch.fnmatchcase(p, g) for g in config.ci_paths) for paths in files for p in paths)
 
 
 __all__ = ["LaneFiles", "default_branch_head", "history", "pull_requests_of_run", "read_config", "read_lanes",

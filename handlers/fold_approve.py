@@ -122,7 +122,7 @@ async def _rival(api: RepoAPI, patch_id: str, paths: set[str]) -> Refusal | None
     owner = api.repo.split("/", 1)[0]
     for branch in [b for b in await api.branches(approve.BRANCH_PREFIX) if b != mine]:
         for other in await api.pulls_from(owner, branch):
-            shared = sorted(paths & set(await api.pull_files(int(other["number"]))))
+            shared = sorted(paths & {p for each in await api.pull_files(int(other["number"])) for p in each})
             if shared:
                 return Refusal(
                     f"{other.get('html_url')} (#{other['number']}, patch `{branch.removeprefix(approve.BRANCH_PREFIX)}`) "

@@ -341,6 +341,19 @@ async def test_a_pr_of_more_files_than_github_lists_is_taken_as_changing_ci(fake
     assert len(bot_comments(fake_github, world, number)) == 1
 
 
+async def test_a_pr_renaming_a_lane_file_away_changes_ci(fake_github: FakeGitHub, bot: Bot) -> None:
+    """GitHub lists a renamed file under its new name, the old one in `previous_filename`: a PR
+    that renames a lane file to a name no lane glob matches changes CI, and gets its comment."""
+    world = sglang_world(fake_github, ci_pr=False)
+    last = world.runs[-1]
+    number = last["pull_requests"][0]["number"]
+    world.repo.pulls[number].files = [{"filename": ".github/workflows/amd-legacy.yml", "status": "renamed",
+                                       "previous_filename": AMD}]
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    assert len(bot_comments(fake_github, world, number)) == 1
+
+
 async def test_a_fork_pr_is_found_by_its_head(fake_github: FakeGitHub, bot: Bot, tmp_path: Path) -> None:
     world = sglang_world(fake_github, fork=True)
     last = world.runs[-1]
