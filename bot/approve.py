@@ -113,6 +113,27 @@ def access_refusal(error: GitHubError, branch: str) -> Refusal | None:
         f"approve again afterwards. (GitHub said: {error.message[:200]})")
 
 
+def write_refusal(error: GitHubError, branch: str) -> Refusal | None:
+    """Any other 4xx GitHub gives the approval's writes (not a rate limit): a repository rule that
+    restricts creating branches ("Repository rule violations found"), a validation failure. Trying
+    again gets the same answer until someone changes what it names, so the reply quotes it."""
+    if not 400 <= error.status < 500 or error.status == 429 or "rate limit" in error.message.lower():
+        return None
+    said = " ".join(error.message.split())[:300]
+    path = error.path.rstrip("/")
+    if path.endswith("/pulls"):
+        return Refusal(f"GitHub refused to open the pull request ({error.status}: {md_escape(said)}). The branch "
+                       f"`{branch}` holds the patch; approve again once that is resolved, and it opens the pull "
+                       "request.")
+    if path.endswith("/git/refs"):
+        return Refusal(f"GitHub refused to create the branch `{branch}` ({error.status}: {md_escape(said)}); nothing "
+                       "was committed. A repository rule or branch protection that covers `foldbot/*` branches may "
+                       "forbid it: let the App create them (a bypass for it, or a rule that leaves them out), then "
+                       "approve again.")
+    return Refusal(f"GitHub refused to write the patch's commit ({error.status}: {md_escape(said)}); nothing was "
+                   "committed. Approve again once that is resolved.")
+
+
 def pull_title(patch_id: str) -> str:
     return f"foldbot: fewer AMD setup cycles (patch {patch_id})"
 

@@ -101,8 +101,9 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
         committed = await commit_and_open(api, base_sha=pull.base_sha, default_branch=pull.default_branch,
                                           patch_id=current, files=files, title=approve.pull_title(current), body=body)
     except GitHubError as exc:
-        refusal = approve.workflow_permission_refusal(exc) or approve.access_refusal(
-            exc, f"{approve.BRANCH_PREFIX}{current}")
+        branch = f"{approve.BRANCH_PREFIX}{current}"
+        refusal = approve.workflow_permission_refusal(exc) or approve.access_refusal(exc, branch) or \
+            approve.write_refusal(exc, branch)
         if refusal is None:
             raise
         return Outcome.refused(refusal)

@@ -771,6 +771,34 @@ async def test_an_app_without_contents_or_pull_requests_write_says_what_to_grant
     assert fake_github.count("POST", r"/git/commits$") == 1 and fake_github.count("POST", r"/git/refs$") == 1
 
 
+async def test_a_repository_rule_refusing_the_approval_branch_is_quoted_not_called_a_failure(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """A ruleset that restricts creating branches answers the branch 422 "Repository rule violations
+    found": no retry gets past it, so the reply quotes GitHub and says what to change, not "try
+    again later"; a 422 to the pull request leaves the branch, which the next approval opens."""
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    branch = f"foldbot/fold-{patch_id}"
+    fake_github.knobs.fail_next(1, 422, method="POST", path=r"/git/refs$", message=(
+        "Repository rule violations found\n\nCannot create ref due to creations being restricted.\n\n"))
+    comment_id = await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    assert replies(fake_github, world, number)[-1].body.startswith(
+        f"> /fold approve {patch_id}\n\nGitHub refused to create the branch `{branch}` (422: Repository rule "
+        "violations found Cannot create ref due to creations being restricted.); nothing was committed. A repository "
+        "rule or branch protection that covers `foldbot/*` branches may forbid it: let the App create them (a bypass "
+        "for it, or a rule that leaves them out), then approve again.\n")
+    assert reactions(fake_github, world, comment_id) == ["eyes", "confused"]
+    assert world.repo.branch_sha(branch) is None
+    fake_github.knobs.fail_next(1, 422, method="POST", path=r"/pulls$", message="Validation Failed")
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    assert replies(fake_github, world, number)[-1].body.startswith(
+        f"> /fold approve {patch_id}\n\nGitHub refused to open the pull request (422: Validation Failed). The branch "
+        f"`{branch}` holds the patch; approve again once that is resolved, and it opens the pull request.\n")
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == branch]
+    assert replies(fake_github, world, number)[-1].body.startswith(
+        f"> /fold approve {patch_id}\n\nOpened https://github.com/sgl-project/sglang/pull/{pull.number} ")
+
+
 def delete_comment(world, comment_id: int) -> None:  # noqa: ANN001
     """Its author deletes a comment (what `DELETE /repos/{o}/{r}/issues/comments/{id}` does)."""
     comment = world.repo.comments.pop(comment_id)
