@@ -731,6 +731,10 @@ async def test_without_the_workflows_permission_the_reply_says_what_to_grant(fak
     reply = replies(fake_github, world, number)[0].body
     assert "the App lacks the **Workflows: write** permission" in reply
     assert not any(p.head_ref.startswith("foldbot/") for p in world.repo.pulls.values())
+    # granted: the next approval's token holds it (the one in hand was minted without)
+    fake_github.installations[31337].permissions["workflows"] = "write"
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    assert replies(fake_github, world, number)[-1].body.startswith(f"> /fold approve {patch_id}\n\nOpened ")
 
 
 async def test_an_app_without_contents_or_pull_requests_write_says_what_to_grant(fake_github: FakeGitHub,
@@ -752,8 +756,7 @@ async def test_an_app_without_contents_or_pull_requests_write_says_what_to_grant
                             "integration)\n")
     assert "Try again later" not in reply and world.repo.branch_sha(branch) is None
     assert reactions(fake_github, world, comment_id) == ["eyes", "confused"]
-    permissions.update(contents="write", pull_requests="read")
-    fake_github.expire_tokens()
+    permissions.update(contents="write", pull_requests="read")  # granted (and one taken): no new token needed
     await say(bot, world, number, f"/fold approve {patch_id}", "lead")
     reply = replies(fake_github, world, number)[-1].body
     assert reply.startswith(f"> /fold approve {patch_id}\n\nGitHub refused foldbot's write (403): the App lacks the "
@@ -763,7 +766,6 @@ async def test_an_app_without_contents_or_pull_requests_write_says_what_to_grant
     assert world.repo.branch_sha(branch) is not None
     assert not any(p.head_ref == branch for p in world.repo.pulls.values())
     permissions["pull_requests"] = "write"
-    fake_github.expire_tokens()
     await say(bot, world, number, f"/fold approve {patch_id}", "lead")
     (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == branch]
     assert replies(fake_github, world, number)[-1].body.startswith(
