@@ -186,7 +186,9 @@ def parse_commands(body: str) -> list[Command]:
     for line in command_lines(body):
         if line.startswith("`"):
             continue  # inline code at the start of the line
-        text = _INLINE_CODE.sub(" ", line).strip()
+        # an argument in inline code is the argument (`/fold approve `<id>``, as the report shows ids):
+        # dropped, a named job would be no job (so: every skipped one), a named id the current one
+        text = _INLINE_CODE.sub(lambda m: f" {m.group()[len(m.group(1)):-len(m.group(1))]} ", line).strip()
         head = text.split(maxsplit=1)[0] if text else ""
         if head == "/dispatch":
             commands.append(_dispatch(line, text))

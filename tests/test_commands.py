@@ -58,6 +58,24 @@ def test_not_foldbots_or_not_a_command(body: str) -> None:
     assert parse_commands(body) == []
 
 
+@pytest.mark.parametrize("body,parsed", [
+    ("/fold approve `16ad47620b`", ("fold", "approve", "16ad47620b", (), None)),
+    ("/dispatch rocm720 `stage-a-test-1-gpu-small-amd-rocm720`",
+     ("dispatch", None, None, ("stage-a-test-1-gpu-small-amd-rocm720",), None)),
+    ("/dispatch rocm720 ``sha=abcdef1``", ("dispatch", None, None, (), "abcdef1")),
+    ("/dispatch `rocm720`", ("dispatch", None, None, (), None)),
+    ("/fold help `please`", ("fold", "help", None, (), "`/fold help` takes no arguments")),
+])
+def test_an_argument_in_inline_code_is_read_not_dropped(body: str, parsed: tuple) -> None:
+    """Ids and job names are shown in code, and written so: `/fold approve `<id>`` named no id (so
+    approved whatever the report held), `/dispatch <lane> `<job>`` named no job (so ran every
+    skipped one). The command itself in inline code is still no command."""
+    (command,) = parse_commands(body)
+    assert (command.name, command.subcommand, command.patch_id, command.jobs,
+            command.sha if command.name == "dispatch" and not command.error else command.error) == parsed
+    assert command.line == body
+
+
 def test_a_fence_needs_its_own_kind_to_close() -> None:
     body = "```\n~~~\n/dispatch rocm720\n```\n/fold help"
     assert [(c.name, c.subcommand) for c in parse_commands(body)] == [("fold", "help")]
