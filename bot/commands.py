@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from .config import RepoConfig
+from .config import CONFIG_PATH, RepoConfig
 from .dispatch import HOW_DISPATCHED, LaneInfo
 
 FOLD_SUBCOMMANDS = ("approve", "refresh", "help")
@@ -244,6 +244,12 @@ def _quote(text: str) -> str:
     return text.replace("`", "'").replace("@", "@\u200b")[:60]
 
 
+def no_lanes(config: RepoConfig) -> str:
+    """What `/fold help` and `/fold refresh` say in a repository with no lane workflow file."""
+    return ("This repository has no lane: no workflow file on its default branch matches `lanes` in "
+            f"`{CONFIG_PATH}` ({', '.join(f'`{_quote(glob)}`' for glob in config.lanes) or 'none'}).")
+
+
 def help_text(config: RepoConfig, lanes: Iterable[LaneInfo], *, on_pull: bool = True) -> str:
     """The reply to `/fold help`: on a pull request (`on_pull`), every command and each lane's
     dispatchable jobs; on foldbot's dashboard issue, what works there (`/fold approve` with the
@@ -265,6 +271,9 @@ def help_text(config: RepoConfig, lanes: Iterable[LaneInfo], *, on_pull: bool = 
              f"**{config.approve_permission}**.",
              "- `/fold refresh`: recompute the report from the latest lane run of this PR.",
              "- `/fold help`: this text.", ""]
+    lanes = list(lanes)
+    if not lanes:
+        lines.append(no_lanes(config))
     for lane in lanes:
         if lane.undispatchable:  # listing its jobs would invite a `/dispatch` that is refused
             lines.append(f"Lane `{lane.name}` (`{lane.path}`): cannot be dispatched: the file has "

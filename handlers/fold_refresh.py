@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from bot.api import RepoAPI
-from bot.commands import Command
+from bot.commands import Command, no_lanes
 from bot.context import Context, PullRead
 from bot.publish import ISSUES_OFF, Written
 from bot.replies import CONFUSED, THUMBS_UP, Outcome, Refusal
@@ -27,6 +27,8 @@ NO_COMMENTS = ("`.github/foldbot.yml` says `comment_on: none`: no pull request g
 async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> Outcome:
     del command  # takes no arguments
     head_sha = str(pull.pr["head"]["sha"])
+    if not pull.lanes:  # no run of a lane will come: there is no report to refresh
+        return Outcome.refused(Refusal(f"{no_lanes(pull.config)} There is no report to refresh."))
     found = await asyncio.gather(*(lane_run(api, lane, head_sha, completed=True) for lane in pull.lanes.values()))
     runs = [r for r in found if r is not None]
     if not runs:

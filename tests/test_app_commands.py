@@ -844,6 +844,24 @@ async def test_help_and_refresh(fake_github: FakeGitHub, bot: Bot) -> None:
     assert len(reports) == 1  # a PR without CI changes gets the report because someone asked
 
 
+async def test_help_and_refresh_in_a_repository_without_lanes_say_so(fake_github: FakeGitHub, bot: Bot) -> None:
+    """No workflow file matches `lanes`: `/fold refresh` is not told a report "follows the next
+    lane run" (none will come), and `/fold help` says why it lists no lane."""
+    repo = fake_github.add_repo("sgl-project", "sglang")
+    repo.put_files("main", {".github/workflows/cuda.yml": "on: push\njobs: {}\n"}, message="CI")
+    fake_github.add_installation(31337, [repo])
+    sha = repo.put_files("feature", {"x.py": "1\n"}, message="x")
+    pull = fake_github.add_pull(repo, 7, head_ref="feature", head_sha=sha, files=["x.py"])
+    world = __import__("tests.harness", fromlist=["World"]).World(fake_github, repo)
+    await say(bot, world, pull.number, "/fold help\n/fold refresh", "passer-by")
+    (reply,) = replies(fake_github, world, pull.number)
+    help_part, refresh_part = reply.body.split("\n\n---\n\n")
+    none = ("This repository has no lane: no workflow file on its default branch matches `lanes` in "
+            "`.github/foldbot.yml` (`.github/workflows/pr-test-amd.yml`, `.github/workflows/pr-test-amd-rocm*.yml`).")
+    assert help_part.endswith(f"- `/fold help`: this text.\n\n{none}")
+    assert refresh_part.startswith(f"> /fold refresh\n\n{none} There is no report to refresh.\n")
+
+
 #: A lane whose file has no `workflow_dispatch` trigger: `/dispatch` cannot run it.
 UNDISPATCHABLE_LANE = """name: PR Test (AMD)
 on:
