@@ -47,9 +47,12 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     if isinstance(started, Refusal):
         return Outcome.refused(started)
     if started is None:
+        fresh_token_after_refusal(api, ctx)
         try:
             started = await send(api, decision, pull.login, ctx.log)
         except GitHubError as exc:
+            if exc.status == 403:
+                note_permission_refused(api, ctx)
             return Outcome.refused(Refusal(describe(exc)))
         if isinstance(started, Refusal):
             return Outcome.refused(started)
@@ -82,6 +85,24 @@ async def lanes_at_ref(api: RepoAPI, pull: PullRead, name: str) -> Mapping[str, 
         return {**pull.lanes, name: LaneInfo(lane.name, lane.path, parse_workflow(found[0], lane.path))}
     except (WorkflowError, NotText) as exc:
         return Refusal(f"The PR branch's `{lane.path}`, which a dispatch runs, is broken: {md_escape(str(exc))}")
+
+
+#: The memo (per process) that GitHub refused a command's write for a permission the App lacked.
+PERMISSION_REFUSED = "command-permission-refused"
+
+
+def note_permission_refused(api: RepoAPI, ctx: Context) -> None:
+    """GitHub refused a command's write for a permission the App lacks (see `fresh_token_after_refusal`)."""
+    ctx.state.cache[(PERMISSION_REFUSED, api.gh.installation_id)] = True
+
+
+def fresh_token_after_refusal(api: RepoAPI, ctx: Context) -> None:
+    """Before a command's writes: after GitHub refused one for a permission the App lacked, they go
+    with a new installation token. A token holds the permissions it was minted with (for up to an
+    hour); the one in hand was minted before the owner granted it, here (another replica got the
+    `new_permissions_accepted` event), or by the reply that said what to grant."""
+    if ctx.state.cache.pop((PERMISSION_REFUSED, api.gh.installation_id), None) and api.gh.installation_id is not None:
+        api.gh.pool.credentials.forget(api.gh.installation_id)
 
 
 async def role_of(api: RepoAPI, login: str) -> str:

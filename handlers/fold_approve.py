@@ -24,12 +24,8 @@ from bot.repo import run_bundle
 from bot.verify import apply_patch, check_patch
 from bot.workflow import parse_workflow
 
-from .dispatch import role_of
+from .dispatch import fresh_token_after_refusal, note_permission_refused, role_of
 from .workflow_run import analyze_with_logs
-
-
-#: The memo (per process) that GitHub refused an approval's write for a permission the App lacked.
-PERMISSION_REFUSED = "approve-permission-refused"
 
 
 @dataclass(frozen=True)
@@ -101,18 +97,15 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
         return Outcome.refused(rival)
     # write
     body = approve.pull_body(current, pull.user, pull.number, summary, _dispatches(pull, before, files))
-    if ctx.state.cache.pop((PERMISSION_REFUSED, api.gh.installation_id), None) and api.gh.installation_id is not None:
-        # A token holds the permissions it was minted with: after GitHub refused one for a permission the
-        # App lacked, the writes go with a new one, which holds what the owner has granted since.
-        api.gh.pool.credentials.forget(api.gh.installation_id)
+    fresh_token_after_refusal(api, ctx)
     try:
         committed = await commit_and_open(api, base_sha=pull.base_sha, default_branch=pull.default_branch,
                                           patch_id=current, files=files, title=approve.pull_title(current), body=body)
     except GitHubError as exc:
         branch = f"{approve.BRANCH_PREFIX}{current}"
         refusal = approve.workflow_permission_refusal(exc) or approve.access_refusal(exc, branch)
-        if refusal is not None:  # the next approval writes with a new token (see above)
-            ctx.state.cache[(PERMISSION_REFUSED, api.gh.installation_id)] = True
+        if refusal is not None:  # the next approval writes with a new token
+            note_permission_refused(api, ctx)
         refusal = refusal or approve.write_refusal(exc, branch)
         if refusal is None:
             raise

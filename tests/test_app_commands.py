@@ -88,6 +88,27 @@ async def test_dispatch_on_a_same_repo_pr(fake_github: FakeGitHub, bot: Bot) -> 
     assert reply.body.count("**Run completed:**") == 1
 
 
+async def test_a_dispatch_refused_for_actions_read_goes_once_granted(fake_github: FakeGitHub, bot: Bot) -> None:
+    """GitHub refuses the dispatch 403 without Actions: write; the reply says what to grant. Once the
+    owner grants it, the next `/dispatch` goes: with a new token (the one in hand, minted before,
+    holds the permissions it was minted with; a replica that did not get the owner's
+    `new_permissions_accepted` event has nothing else to go by)."""
+    world = sglang_world(fake_github, runs=2)
+    number, _ = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    permissions = fake_github.installations[31337].permissions
+    permissions["actions"] = "read"
+    fake_github.expire_tokens()
+    await say(bot, world, number, "/dispatch rocm720", "writer")
+    assert fake_github.dispatches == []
+    assert replies(fake_github, world, number)[-1].body.startswith(
+        "> /dispatch rocm720\n\nGitHub refused the dispatch (403): grant the App **Actions: write**")
+    permissions["actions"] = "write"
+    await say(bot, world, number, "/dispatch rocm720", "writer")
+    (dispatch,) = fake_github.dispatches
+    assert replies(fake_github, world, number)[-1].body.startswith("> /dispatch rocm720\n\nDispatched ")
+
+
 async def test_dispatch_on_a_fork_pr_needs_the_reviewed_head(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github, runs=1)
     number, sha = pr_with_lane_run(world, fork=True)
