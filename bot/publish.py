@@ -70,10 +70,22 @@ def _duplicates(created: dict[str, Any], listed: list[dict[str, Any]], key: str,
                     and (n == int(created[key]) or copies[n].get("body") == text)]
 
 
+async def report_comments(api: RepoAPI, number: int, login: str) -> list[dict[str, Any]]:
+    """foldbot's report comments on a PR, oldest first: one, but for a copy that escaped its check."""
+    return await _our_comments(api, number, login, MARKER)
+
+
 async def upsert_comment(api: RepoAPI, number: int, body: str, login: str,
-                         found: dict[str, Any] | None = None) -> Written:
-    """(`found`: the report comment, looked up by the caller just before.)"""
-    existing = found or await find_comment(api, number, login)
+                         found: list[dict[str, Any]] | None = None) -> Written:
+    """(`found`: `report_comments`, looked up by the caller just before.) A younger copy of the
+    report found here is removed: one a killed process had on its way, which GitHub carried out
+    after another process's check (each run would else edit the oldest alone, and leave it)."""
+    ours = found if found is not None else await report_comments(api, number, login)
+    existing = ours[0] if ours else None
+    for younger in ours[1:]:  # (never the one any process edits: that is the oldest)
+        if await api.delete_comment(younger["id"]):
+            log.warning("%s#%d: comment %s removed, a second report beside %s", api.repo, number, younger["id"],
+                        existing["id"] if existing else None)
     if existing is None:
         created = await api.create_comment(number, body)
         # Another foldbot process may have found none at the same moment and created one too,
@@ -103,11 +115,23 @@ async def find_dashboard(api: RepoAPI, login: str) -> dict[str, Any] | None:
     """foldbot's dashboard issue: the oldest open one, should there ever be two; else the
     latest closed one (a maintainer closed it: foldbot goes on editing it, closed, and does not
     open another each run). A duplicate foldbot closed no longer carries the marker."""
-    ours = await _our_dashboards(api, login)
+    return _dashboard_of(await _our_dashboards(api, login))
+
+
+def _dashboard_of(ours: list[dict[str, Any]]) -> dict[str, Any] | None:
     opened = [i for i in ours if i.get("state") != "closed"]
     if opened:
         return min(opened, key=lambda i: int(i["number"]))
     return max(ours, key=lambda i: int(i["number"])) if ours else None
+
+
+async def _close_duplicate(api: RepoAPI, duplicate: int, oldest: int) -> None:
+    """An issue cannot be deleted: a younger dashboard is closed as a duplicate, pointing at the
+    oldest (with no marker: never found again)."""
+    await api.update_issue(duplicate, state="closed", state_reason="not_planned",
+                           body=f"A duplicate of #{oldest}, written at the same time; foldbot reports there.")
+    log.warning("%s: dashboard issue #%s closed, a duplicate of #%s written at the same time", api.repo, duplicate,
+                oldest)
 
 
 async def upsert_dashboard(api: RepoAPI, body: str | Callable[[dict[str, Any] | None], str], login: str, *,
@@ -115,7 +139,15 @@ async def upsert_dashboard(api: RepoAPI, body: str | Callable[[dict[str, Any] | 
     """Write the dashboard issue (`body`: its text, or made from the issue found, None if none;
     `found`: what `find_dashboard` just gave, so it is not asked again)."""
     compose = body if callable(body) else (lambda _: body)
-    existing = found[0] if found is not None else await find_dashboard(api, login)
+    if found is not None:
+        existing = found[0]
+    else:
+        ours = await _our_dashboards(api, login)
+        existing = _dashboard_of(ours)
+        # a younger open copy (a killed process's, which GitHub made after another's check): closed, as below
+        for duplicate in [i for i in ours if i.get("state") != "closed" and existing is not None
+                          and int(i["number"]) > int(existing["number"])]:
+            await _close_duplicate(api, int(duplicate["number"]), int(existing["number"]))
     if existing is None:
         text = compose(None)
         created = await api.create_issue(DASHBOARD_TITLE, text, [DASHBOARD_LABEL])
@@ -124,11 +156,7 @@ async def upsert_dashboard(api: RepoAPI, body: str | Callable[[dict[str, Any] | 
         opened = [i for i in await _our_dashboards(api, login) if i.get("state") != "closed"]
         oldest, younger = _duplicates(created, opened, "number", text)
         for duplicate in younger:
-            await api.update_issue(duplicate, state="closed", state_reason="not_planned",
-                                   body=f"A duplicate of #{oldest['number']}, written at the same time; foldbot "
-                                        "reports there.")
-            log.warning("%s: dashboard issue #%s closed, a duplicate of #%s written at the same time", api.repo,
-                        duplicate, oldest["number"])
+            await _close_duplicate(api, duplicate, int(oldest["number"]))
         if int(oldest["number"]) == int(created["number"]):
             return Written("issue", int(created["number"]), "created", text, created.get("html_url"))
         existing = oldest

@@ -22,8 +22,8 @@ from bot.config import ConfigError
 from bot.context import Context
 from bot.github import GitHub, GitHubError, permanent
 from bot.joblogs import read_logs
-from bot.publish import (ISSUES_OFF, Written, find_comment, find_dashboard, issues_off, our_replies, read_report,
-                         upsert_comment, upsert_dashboard)
+from bot.publish import (ISSUES_OFF, Written, find_dashboard, issues_off, our_replies, read_report,
+                         report_comments, upsert_comment, upsert_dashboard)
 from bot.replies import completed_reply, dispatched_head
 from bot.report import pull_summary, state_block, suggestion_states, to_markdown, totals
 from bot.reporting import (PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, skipped_note,
@@ -152,8 +152,8 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
     # change reverted, or rebased away): else the report stays as of an older head, marked stale with a
     # run pending that came, for good.
     quiet = [n for n, policy in policies.items() if policy == "if-ci" and n not in numbers]
-    found = {n: c for n, c in zip(quiet, await asyncio.gather(*(find_comment(api, n, login) for n in quiet)))
-             if c is not None}
+    found = {n: c for n, c in zip(quiet, await asyncio.gather(*(report_comments(api, n, login) for n in quiet)))
+             if c}
     numbers += sorted(found)
     # write: the dashboard, then the PRs' comments (which link it) at once
     completion = (int(run["id"]), int(run.get("run_attempt") or 1))

@@ -435,6 +435,33 @@ async def test_a_pr_whose_ci_change_is_reverted_keeps_its_report_current(fake_gi
     assert bot_comments(fake_github, world, other) == []
 
 
+async def test_a_second_report_github_made_after_the_check_is_removed_by_the_next_write(fake_github: FakeGitHub,
+                                                                                       bot: Bot) -> None:
+    """A replica killed while GitHub held its report comment (or dashboard issue) POST: GitHub made
+    it late, after another replica had created its own and found no twin. The next write of that
+    PR's report removes the younger copy (and closes a younger dashboard as a duplicate): else each
+    run edits the oldest alone and the other stays, as of an older run, for good."""
+    world = sglang_world(fake_github)
+    prev, last = world.runs[-2], world.runs[-1]
+    number = last["pull_requests"][0]["number"]
+    await bot.deliver("workflow_run", world.payload(prev["id"], pull_requests=last["pull_requests"]))
+    await bot.settle()
+    (report,) = bot_comments(fake_github, world, number)
+    (dashboard,) = dashboards(fake_github, world)
+    late = fake_github.add_comment(world.repo, number, report.body, user_login=LOGIN)
+    late_board = fake_github.add_issue(world.repo, DASHBOARD_TITLE, dashboard.body, user_login=LOGIN,
+                                       labels=[DASHBOARD_LABEL])
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    (comment,) = bot_comments(fake_github, world, number)
+    assert comment.id == report.id and comment.id != late.id and read_state(comment.body)["head_sha"] == last["head_sha"]
+    assert late.id not in world.repo.comments
+    assert world.repo.issues[late_board.number].state == "closed"
+    assert world.repo.issues[late_board.number].body == (f"A duplicate of #{dashboard.number}, written at the same "
+                                                          "time; foldbot reports there.")
+    assert [i.number for i in dashboards(fake_github, world) if i.state == "open"] == [dashboard.number]
+
+
 async def test_a_non_lane_workflow_is_left_alone(fake_github: FakeGitHub, bot: Bot) -> None:
     """Most of a repository's runs are of other workflows (SGLang: its NVIDIA lanes): telling one
     is no lane costs what says so (the default branch head, the config, the workflow listing),
