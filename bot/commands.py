@@ -250,10 +250,11 @@ def no_lanes(config: RepoConfig) -> str:
             f"`{CONFIG_PATH}` ({', '.join(f'`{_quote(glob)}`' for glob in config.lanes) or 'none'}).")
 
 
-def help_text(config: RepoConfig, lanes: Iterable[LaneInfo], *, on_pull: bool = True) -> str:
+def help_text(config: RepoConfig, lanes: Iterable[LaneInfo], *, on_pull: bool = True, lanes_known: bool = True) -> str:
     """The reply to `/fold help`: on a pull request (`on_pull`), every command and each lane's
-    dispatchable jobs; on foldbot's dashboard issue, what works there (`/fold approve` with the
-    patch's id, and `/fold help`)."""
+    dispatchable jobs (`lanes_known` False: the lanes could not be read, and are not listed);
+    on foldbot's dashboard issue, what works there (`/fold approve` with the patch's id, and
+    `/fold help`)."""
     if not on_pull:
         return "\n".join([
             "foldbot's commands on its dashboard issue:", "",
@@ -272,6 +273,8 @@ def help_text(config: RepoConfig, lanes: Iterable[LaneInfo], *, on_pull: bool = 
              "- `/fold refresh`: recompute the report from the latest lane run of this PR.",
              "- `/fold help`: this text.", ""]
     lanes = list(lanes)
+    if not lanes_known:
+        return "\n".join(lines).rstrip("\n")
     if not lanes:
         lines.append(no_lanes(config))
     for lane in lanes:

@@ -23,13 +23,14 @@ from typing import Any, Awaitable, Callable
 from gidgethub import routing, sansio
 
 from bot.api import RepoAPI
-from bot.commands import Command, parse_commands
+from bot.commands import Command, help_text, parse_commands
+from bot.config import RepoConfig
 from bot.context import Context, PullRead
 from bot.dispatch import lanes_of
 from bot.github import GitHub, GitHubError
 from bot.publish import is_ours, our_replies
 from bot.replies import CONFUSED, EYES, LOGGED_LINE, PENDING, Outcome, log_text, logged_outcome, reply_body
-from bot.report import md_escape
+from bot.report import md_escape, md_text
 from bot.reporting import USER_ERRORS
 from bot.repo import default_branch_head, read_config, read_lanes
 from bot.states import CommentReply, ReplyState
@@ -156,7 +157,12 @@ async def run_commands(api: RepoAPI, ctx: Context, number: int, comment: dict[st
                                            on_pull=on_pull)
                 outcome = await COMMANDS[kind(command)](api, ctx, replace(pull, replies=earlier + tuple(states)), command)
             except USER_ERRORS as exc:
-                outcome = Outcome(f"foldbot cannot read this repository's CI files: {md_escape(str(exc))}", CONFUSED)
+                outcome = Outcome(f"foldbot cannot read this repository's CI files: {md_text(str(exc))}", CONFUSED)
+                if kind(command) == "fold-help":  # the help is what someone asks for when nothing works
+                    outcome = Outcome(f"{outcome.message}\n\nUntil that is fixed, every command but this one is refused. "
+                                      "What they do (the permissions are the defaults; `.github/foldbot.yml` may set "
+                                      f"others):\n\n{help_text(RepoConfig(), (), on_pull=on_pull, lanes_known=False)}",
+                                      CONFUSED)
             except GitHubError as exc:
                 ctx.log.error("%s#%d: `%s` failed: %s", api.repo, number, command.line, exc)
                 outcome = Outcome(f"A GitHub call failed ({exc.status}). Try again later: the command picks up where "

@@ -883,6 +883,29 @@ async def test_help_and_refresh_in_a_repository_without_lanes_say_so(fake_github
     assert refresh_part.startswith(f"> /fold refresh\n\n{none} There is no report to refresh.\n")
 
 
+async def test_help_with_a_broken_config_says_what_is_broken_and_still_helps(fake_github: FakeGitHub, bot: Bot) -> None:
+    """A broken `.github/foldbot.yml` refuses every command with its error; `/fold help` is what someone
+    asks for then, so it gives the error and the commands too (the lanes are not known, so none listed),
+    while `/fold refresh` beside it is refused with the error alone."""
+    world = sglang_world(fake_github, runs=2)
+    number, _ = pr_with_lane_run(world)
+    world.repo.put_files("main", {".github/foldbot.yml": "fold: {max_test_mins: 10}\n"}, message="config")
+    comment_id = await say(bot, world, number, "/fold help\n/fold refresh", "passer-by")
+    (reply,) = replies(fake_github, world, number)
+    help_part, refresh_part = reply.body.split("\n\n---\n\n")
+    error = ("foldbot cannot read this repository's CI files: .github/foldbot.yml: `fold.max_test_mins` is not a "
+             "setting; did you mean `fold.max_test_minutes`?")
+    assert help_part == (
+        f"> /fold help\n\n{error}\n\nUntil that is fixed, every command but this one is refused. What they do (the "
+        "permissions are the defaults; `.github/foldbot.yml` may set others):\n\nfoldbot's commands on a pull request:"
+        "\n\n- `/dispatch <lane> [<job-id> ...] [sha=<hex>]`: run the GPU jobs of a lane that its change filter skipped "
+        "(or the named jobs); needs **write**. On a PR from a fork, `sha=` must name the head commit you reviewed.\n"
+        "- `/fold approve [<patch-id>]`: commit the report's patch on a branch and open a PR; needs **maintain**.\n"
+        "- `/fold refresh`: recompute the report from the latest lane run of this PR.\n- `/fold help`: this text.")
+    assert refresh_part.startswith(f"> /fold refresh\n\n{error}\n")
+    assert reactions(fake_github, world, comment_id) == ["eyes", "confused"]
+
+
 #: A lane whose file has no `workflow_dispatch` trigger: `/dispatch` cannot run it.
 UNDISPATCHABLE_LANE = """name: PR Test (AMD)
 on:
