@@ -162,7 +162,14 @@ async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, p
     else moved on the default branch since); a branch of that name whose lane files are not
     the patched ones is never overwritten."""
     branch = f"{approve.BRANCH_PREFIX}{patch_id}"
-    present = await api.branch_sha(branch)
+    present, pulls = await asyncio.gather(api.branch_sha(branch),
+                                          api.pulls_from(api.repo.split("/", 1)[0], branch, state="all"))
+    merged = next((p for p in pulls if p.get("merged_at")), None)
+    if merged is not None and not any(p.get("state") == "open" for p in pulls):
+        # (looked at before a branch is made: one deleted after the merge is not made again for nothing)
+        return Refusal(f"This patch was merged already: {merged.get('html_url')} (#{merged['number']}). If that was "
+                       "reverted since, revert the revert (GitHub's **Revert** button on the reverting PR): foldbot "
+                       "opens one pull request per patch, and that one was merged.")
     created = present is None
     if present is None:
         message = f"{title}\n\nPatch {patch_id}, proposed by foldbot and approved on its pull request."
@@ -181,13 +188,9 @@ async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, p
         if not await _carries(api, default_branch, branch, files):
             return approve.branch_conflict(branch)
         commit_sha = present
-    pulls = await api.pulls_from(api.repo.split("/", 1)[0], branch, state="all")
     open_pull = next((p for p in pulls if p.get("state") == "open"), None)
     if open_pull is not None:
         return Committed(branch, commit_sha, open_pull, created)
-    merged = next((p for p in pulls if p.get("merged_at")), None)
-    if merged is not None:
-        return Refusal(f"This patch was merged already: {merged.get('html_url')} (#{merged['number']}).")
     # none, or only closed ones without merging: a new pull request for this approval
     try:
         return Committed(branch, commit_sha, await api.open_pull(title, branch, default_branch, body), True)

@@ -1205,7 +1205,8 @@ async def test_one_suggestion_is_approved_alone(fake_github: FakeGitHub, bot: Bo
 
 async def test_a_closed_pull_request_is_not_handed_back(fake_github: FakeGitHub, bot: Bot) -> None:
     """Approved, then closed without merging: approving again opens a new pull request;
-    once one was merged, approving again says so and opens nothing."""
+    once one was merged, approving again says so (and what to do if it was reverted) and
+    makes nothing, not even a branch when the merged one was deleted."""
     world, number, patch_id, _ = await reported_pr(fake_github, bot)
     await say(bot, world, number, f"/fold approve {patch_id}", "lead")
     (first,) = [p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]
@@ -1218,9 +1219,15 @@ async def test_a_closed_pull_request_is_not_handed_back(fake_github: FakeGitHub,
     world.repo.issues[pulls[-1].number].closed_at = "2026-12-04T08:00:00Z"
     pulls[-1].merged = True
     await say(bot, world, number, f"/fold approve {patch_id}", "lead")
-    assert "This patch was merged already: https://github.com/sgl-project/sglang/pull/" in \
+    assert (f"This patch was merged already: https://github.com/sgl-project/sglang/pull/{pulls[-1].number} "
+            f"(#{pulls[-1].number}). If that was reverted since, revert the revert") in \
         replies(fake_github, world, number)[-1].body
     assert len([p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]) == 2
+    # the repository deletes head branches once merged: approving again makes no branch for nothing
+    del world.repo.refs[f"refs/heads/foldbot/fold-{patch_id}"]
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    assert "This patch was merged already" in replies(fake_github, world, number)[-1].body
+    assert f"refs/heads/foldbot/fold-{patch_id}" not in world.repo.refs
 
 
 async def post_comment(port: int, payload: dict, delivery: str) -> None:
@@ -1348,16 +1355,14 @@ async def test_a_pull_request_opened_by_a_killed_call_meanwhile_is_linked_not_re
 
     world, number, patch_id, _ = await reported_pr(fake_github, bot)
     branch = f"foldbot/fold-{patch_id}"
-    looked = RepoAPI.pulls_from
+    made = RepoAPI.create_branch
 
-    async def then_opened(self, owner, name, **kwargs):  # noqa: ANN001, ANN202
-        found = await looked(self, owner, name, **kwargs)
-        if name == branch and not found:  # the dead process's call lands now
-            fake_github.add_pull(world.repo, head_ref=branch, head_sha=world.repo.branch_sha(branch),
-                                 title="the killed call's")
-        return found
+    async def then_opened(self, name, sha):  # noqa: ANN001, ANN202
+        await made(self, name, sha)
+        if name == branch:  # the dead process's call lands now, after the look found no pull request
+            fake_github.add_pull(world.repo, head_ref=branch, head_sha=sha, title="the killed call's")
 
-    monkeypatch.setattr(RepoAPI, "pulls_from", then_opened)
+    monkeypatch.setattr(RepoAPI, "create_branch", then_opened)
     await say(bot, world, number, f"/fold approve {patch_id}", "lead")
     (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == branch]
     (reply,) = replies(fake_github, world, number)
