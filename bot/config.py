@@ -174,8 +174,10 @@ class RepoConfig:
     # `1ES.Pool=onnxruntime-github-Ubuntu2204-AMD-CPU`) or aiter's runners (`aiter-1gpu-runner` is an MI325).
     # `rocm` after `scale-` is not: the ROCm organisation's elastic CPU build pools (`azure-linux-scale-rocm`,
     # `aws-linux-scale-rocm-prod`, `azure-windows-scale-rocm`: build-only VMs, no GPU; rocm-libraries' MIOpen CI).
-    # Searched, case-insensitive.
-    amd_runner_pattern: str = (r"(?<![a-z0-9])(?:mi-?\d[\dx]{2}|gfx\d|(?<!scale-)rocm|amd(?![a-z0-9]|[-_. ]?(?:cpu|epyc))"
+    # Nor `amd` after an EC2 size: pytorch's AMD EPYC CPU pools `linux.8xlarge.amd`, `linux.24xlarge.amd` (m7a,
+    # m6a; its inductor x86-zen CPU benchmarks). Searched, case-insensitive.
+    amd_runner_pattern: str = (r"(?<![a-z0-9])(?:mi-?\d[\dx]{2}|gfx\d|(?<!scale-)rocm"
+                               r"|(?<!xlarge\.)(?<!xl\.)amd(?![a-z0-9]|[-_. ]?(?:cpu|epyc))"
                                r"|aiter(?![a-z0-9]))")
     step_rules: tuple[StepRule, ...] = DEFAULT_STEP_RULES
     fold_max_test_minutes: float = 15.0

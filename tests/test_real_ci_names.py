@@ -49,6 +49,8 @@ def test_whole_runs_on_lists(labels: tuple[str, ...], amd: bool) -> None:
 @pytest.mark.parametrize("label,amd", [
     ("1ES.Pool=onnxruntime-github-Ubuntu2204-AMD-CPU", False),  # onnxruntime's CPU build pool
     ("amd-cpu", False), ("AMD_CPU", False), ("amd cpu", False), ("linux-amd-cpu4", False), ("amd-epyc-9654", False),
+    # pytorch's AMD EPYC CPU pools, named by EC2 size (its x86-zen inductor CPU benchmarks): no GPU
+    ("linux.24xlarge.amd", False), ("linux.8xlarge.amd", False), ("linux.12xlarge.amd", False),
     ("amd", True), ("amd-gpu", True), ("AMD-GPU", True), ("amd-mi300", True), ("mi300x-amd-cpu", True),
 ])
 def test_a_label_that_says_amd_cpu_is_no_amd_gpu(label: str, amd: bool) -> None:
