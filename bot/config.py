@@ -84,8 +84,11 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)quartz - (?:started|completed)\b", "other"),
     # SGLang; TheRock `Capture job summary`; Megatron-LM `Display benchmark report`, `List test reports` (`if:
     # always()`, after the tests: as tests, a run whose benchmarks were skipped would count as one that ran them).
-    StepRule(r"(?i)(?:generate|write|create|build|print|show|display|list|cat|dump|capture) .*\b(?:reports?|summary)\b",
-             "other"),
+    StepRule(r"(?i)(?:generate|write|create|build|print|show|capture) .*\b(?:reports?|summary)\b", "other"),
+    # ... but a listing of the machine (`Display GPU summary`, `Dump system summary`) is a look before the tests: setup
+    # (the diagnostics rule below), as it was before these verbs were added here.
+    StepRule(r"(?i)(?:display|list|cat|dump) (?!.*\b(?:env|environment|system|host|gpus?|rocm|rocm-smi|rocminfo"
+             r"|devices?|hardware|runners?|versions?|info)\b).*\b(?:reports?|summary)\b", "other"),
     # pytorch `Print remaining test logs`; TheRock `Print test reproduction command` (`if: failure()`, after `Test`).
     StepRule(r"(?i)(?:print|show|display|cat|dump|tail) .*\b(?:logs?|repro\w*)\b", "other"),
     StepRule(r"(?i)test (?:suite )?reports?\b", "other"),  # transformers `Test suite reports artifacts: ...`

@@ -103,3 +103,14 @@ def test_a_repository_rule_wins_over_an_action_step() -> None:
     assert config.classify("Checkout code", action=True) == "setup"  # the defaults still follow
     assert RepoConfig().classify("Run ./.github/actions/run-tests", action=True) == "setup"
 
+
+
+@pytest.mark.parametrize("name,category", [
+    ("Display benchmark report", "other"), ("List test reports", "other"), ("Dump test report", "other"),
+    ("Cat build report", "other"),
+    # a listing of the machine before the tests stays setup (d6dbadd made these other with `display`, `dump`)
+    ("Display GPU summary", "setup"), ("Dump system summary", "setup"), ("Display ROCm environment summary", "setup"),
+    ("List GPUs summary", "setup"), ("Display rocm-smi summary", "setup"),
+])
+def test_a_report_shown_after_the_tests_is_other_a_machine_summary_before_them_setup(name: str, category: str) -> None:
+    assert RepoConfig().classify(name, action=False) == category
