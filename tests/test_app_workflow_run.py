@@ -462,6 +462,34 @@ async def test_a_second_report_github_made_after_the_check_is_removed_by_the_nex
     assert [i.number for i in dashboards(fake_github, world) if i.state == "open"] == [dashboard.number]
 
 
+async def test_only_foldbots_own_younger_report_is_removed_never_a_persons_nor_a_reply(fake_github: FakeGitHub,
+                                                                                         bot: Bot) -> None:
+    """The removal of a second report (and closing of a second dashboard) reaches foldbot's own report
+    copies only: a person's comment or issue that carries the marker (a pasted report), and foldbot's
+    command replies, stay as they are."""
+    world = sglang_world(fake_github)
+    prev, last = world.runs[-2], world.runs[-1]
+    number = last["pull_requests"][0]["number"]
+    await bot.deliver("workflow_run", world.payload(prev["id"], pull_requests=last["pull_requests"]))
+    await bot.settle()
+    (report,) = bot_comments(fake_github, world, number)
+    (dashboard,) = dashboards(fake_github, world)
+    report_text, dashboard_text = report.body, dashboard.body  # (the fake's objects change as foldbot edits them)
+    pasted = fake_github.add_comment(world.repo, number, report_text, user_login="octocat")
+    reply = fake_github.add_comment(world.repo, number, "> /fold help\n\nhelp\n\n<!-- foldbot:reply -->\n",
+                                    user_login=LOGIN)
+    their_issue = fake_github.add_issue(world.repo, DASHBOARD_TITLE, dashboard_text, user_login="octocat",
+                                        labels=[DASHBOARD_LABEL])
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    assert world.repo.comments[pasted.id].body == report_text and reply.id in world.repo.comments
+    assert world.repo.issues[their_issue.number].state == "open"
+    assert world.repo.issues[their_issue.number].body == dashboard_text
+    assert fake_github.count("DELETE", r"/issues/comments/\d+$") == 0
+    (comment,) = [c for c in bot_comments(fake_github, world, number) if MARKER in c.body]
+    assert comment.id == report.id and read_state(comment.body)["head_sha"] == last["head_sha"]
+
+
 async def test_a_non_lane_workflow_is_left_alone(fake_github: FakeGitHub, bot: Bot) -> None:
     """Most of a repository's runs are of other workflows (SGLang: its NVIDIA lanes): telling one
     is no lane costs what says so (the default branch head, the config, the workflow listing),
