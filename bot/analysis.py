@@ -355,6 +355,12 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
     if amd and not (untested or ambiguous or unmapped):
         if not any(s.samples for s in stats.values()):
             out.append(_no_test_ran(amd, f"the {_runs(len(runs))}"))
+        elif not runs[-1].jobs and runs[-1].conclusion == "cancelled":  # cancelled while it waited: no file problem
+            out.append(Unmeasured(
+                "AMD test time",
+                f"the latest run ({runs[-1].run_id}, of `{runs[-1].head_sha[:12]}`) was cancelled before GitHub started "
+                "any job (a newer run of its concurrency group replaced it, or someone cancelled it)",
+                "wait for a run whose AMD jobs run their tests (a `/dispatch` comment on a PR starts one)"))
         elif not runs[-1].jobs:  # GitHub started none: what it does with a workflow file it cannot read
             out.append(Unmeasured(
                 "AMD test time",

@@ -361,6 +361,7 @@ class RunTiming:
     event: str
     html_url: str
     jobs: tuple[JobTiming, ...]
+    conclusion: str = ""  # the run's, as GitHub gives it (`cancelled`, `failure`, `startup_failure`, ...)
 
     @property
     def amd_jobs(self) -> tuple[JobTiming, ...]:
@@ -409,6 +410,7 @@ def run_timing(bundle: Mapping[str, Any], workflow: Workflow, config: RepoConfig
         event=str(run.get("event") or ""),
         html_url=str(run.get("html_url") or ""),
         jobs=tuple(timings),
+        conclusion=str(run.get("conclusion") or ""),
     )
 
 

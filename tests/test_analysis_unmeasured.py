@@ -116,6 +116,19 @@ def test_a_latest_run_github_started_no_job_in_says_its_workflow_file_may_be_inv
         f"`{PATH}` at that commit \\(a pull request's own version of it\\), then push."]
 
 
+def test_a_latest_run_cancelled_before_any_job_started_is_not_said_to_have_an_invalid_file() -> None:
+    """A run cancelled while it waited (`concurrency:` replaced it with a newer push's) has no job
+    either: that is no broken workflow file, and "fix it, then push" would send people looking for one."""
+    ran = [_aiter_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)", "aiter-mi355-1gpu")]
+    runs = _runs(ran, ran, ran, [])
+    runs[-1]["workflow_run"]["conclusion"] = "cancelled"
+    analysis = analyze({PATH: AITER}, runs, RepoConfig())
+    assert _section(to_markdown(analysis)) == [
+        "- `AMD test time`: the latest run \\(103, of `000000000000`\\) was cancelled before GitHub started any job "
+        "\\(a newer run of its concurrency group replaced it, or someone cancelled it\\). **Fix:** wait for a run "
+        "whose AMD jobs run their tests \\(a `/dispatch` comment on a PR starts one\\)."]
+
+
 # Modelled on facebookresearch/xformers' rocm_ci.yml (@0d1d1bef): an AMD GPU machine on `runs-on: self-hosted`,
 # whose jobs GitHub lists with the labels every self-hosted runner has.
 XFORMERS_PATH = ".github/workflows/rocm_ci.yml"
