@@ -273,7 +273,8 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 others.setdefault(job.workflow_job or job.name, set()).update(own)
         if config.amd_runner_pattern != RepoConfig.amd_runner_pattern:
             others, generic = {}, {}
-        # A job on generic labels only is listed with them (README: "listed, never dropped silently").
+        # A job on generic labels only is listed with them (README: "listed, never dropped silently"; but for the
+        # jobs the repository's own pattern leaves out, cleared above).
         listing = {name: sorted(labels) for name, labels in others.items()}
         listing.update({name: [*labels[:-1], f"{labels[-1]}: generic labels that do not name the GPU"]
                         for name, labels in generic.items() if name not in others})

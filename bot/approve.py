@@ -90,7 +90,7 @@ def workflow_permission_refusal(error: GitHubError) -> Refusal | None:
             "GitHub refused to change `.github/workflows/`: the App lacks the **Workflows: write** permission. "
             "An organisation owner can grant it under Settings → GitHub Apps → foldbot → Permissions "
             "(Repository permissions → Workflows: Read and write), then accept the new permission; "
-            f"approve again afterwards. (GitHub said: {error.message[:200]})")
+            f"approve again afterwards. (GitHub said: {md_escape(' '.join(error.message.split())[:200])})")
     return None
 
 
@@ -110,14 +110,17 @@ def access_refusal(error: GitHubError, branch: str) -> Refusal | None:
         f"GitHub refused foldbot's write (403): the App lacks the **{grant}: write** permission (a report-only "
         f"installation has it read-only). {done} An organisation owner can grant it under Settings → GitHub Apps → "
         f"foldbot → Permissions (Repository permissions → {grant}: Read and write), then accept the new permission; "
-        f"approve again afterwards. (GitHub said: {error.message[:200]})")
+        f"approve again afterwards. (GitHub said: {md_escape(' '.join(error.message.split())[:200])})")
 
 
 def write_refusal(error: GitHubError, branch: str) -> Refusal | None:
     """Any other 4xx GitHub gives the approval's writes (not a rate limit): a repository rule that
     restricts creating branches ("Repository rule violations found"), a validation failure. Trying
-    again gets the same answer until someone changes what it names, so the reply quotes it."""
-    if not 400 <= error.status < 500 or error.status == 429 or "rate limit" in error.message.lower():
+    again gets the same answer until someone changes what it names, so the reply quotes it. A
+    read's error (a 404 of a repository the App lost, a 401) is no refusal of the writes: None,
+    and it is handled as any failed call is."""
+    if not 400 <= error.status < 500 or error.status in (401, 429) or "rate limit" in error.message.lower() \
+            or error.method not in ("POST", "PATCH", "PUT"):
         return None
     said = " ".join(error.message.split())[:300]
     path = error.path.rstrip("/")

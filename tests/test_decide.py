@@ -304,3 +304,25 @@ def test_the_approval_prs_note_gives_a_dispatch_line_per_command_a_lane_takes() 
         "button takes them all):\n\n```\n/dispatch rocm720 a-rocm720 b-rocm720\n/dispatch amd a-amd\n"
         "/dispatch amd b-amd\n```\n\n`/dispatch` cannot run lane `nightly` (its file has no `workflow_dispatch` "
         "trigger with a `target_stage` input): have it run on this branch another way before merging.\n")
+
+
+def test_only_a_refusal_of_the_approvals_writes_is_quoted_as_one() -> None:
+    """`write_refusal` quotes a 4xx of the approval's writes (a ruleset's 422 on the branch); a read's
+    error (the repository lost: 404; credentials: 401) is no refusal of the writes, and is left to the
+    failed-call path. `access_refusal` quotes GitHub's words inert."""
+    from bot.approve import access_refusal, write_refusal
+    from bot.github import GitHubError
+
+    api = "https://api.github.com/repos/o/r"
+    ruled = write_refusal(GitHubError(422, "Repository rule violations found\n\nCannot create ref", "POST",
+                                      f"{api}/git/refs"), "foldbot/fold-abc")
+    assert ruled is not None and ruled.reason.startswith(
+        "GitHub refused to create the branch `foldbot/fold-abc` (422: Repository rule violations found Cannot create "
+        "ref); nothing was committed.")
+    assert write_refusal(GitHubError(404, "Not Found", "GET", f"{api}/compare/main...foldbot/fold-abc"), "b") is None
+    assert write_refusal(GitHubError(401, "Bad credentials", "POST", f"{api}/pulls"), "b") is None
+    assert write_refusal(GitHubError(403, "API rate limit exceeded", "POST", f"{api}/pulls"), "b") is None
+    denied = access_refusal(GitHubError(403, "Resource not accessible by integration <b>@x</b>", "POST",
+                                        f"{api}/git/blobs"), "b")
+    assert denied is not None and "(GitHub said: Resource not accessible by integration &lt;b&gt;@\u200bx&lt;/b&gt;)" \
+        in denied.reason
