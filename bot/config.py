@@ -178,10 +178,15 @@ class RepoConfig:
     # `rocm` after `scale-` is not: the ROCm organisation's elastic CPU build pools (`azure-linux-scale-rocm`,
     # `aws-linux-scale-rocm-prod`, `azure-windows-scale-rocm`: build-only VMs, no GPU; rocm-libraries' MIOpen CI).
     # Nor `amd` after an EC2 size: pytorch's AMD EPYC CPU pools `linux.8xlarge.amd`, `linux.24xlarge.amd` (m7a,
-    # m6a; its inductor x86-zen CPU benchmarks). Searched, case-insensitive.
+    # m6a; its inductor x86-zen CPU benchmarks). Also a Radeon named by its architecture or card, as IREE's
+    # runners are (`rdna3`, `radeon`, `navi31`; `iree-r9700`: Radeon AI PRO R9700, `iree-w7900`: Radeon PRO
+    # W7900, `iree-7900xtx-1`, pytorch's `linux.rocm.gpu.rx7900.1`): an `rx`, `w` or `r` before a 6000-9000
+    # card number, or a bare card number followed by `xt`/`xtx` (not NVIDIA's `rtx4090`, `a6000`). Searched,
+    # case-insensitive.
     amd_runner_pattern: str = (r"(?<![a-z0-9])(?:mi-?\d[\dx]{2}|gfx\d|(?<!scale-)rocm"
                                r"|(?<!xlarge\.)(?<!xl\.)amd(?![a-z0-9]|[-_. ]?(?:cpu|epyc))"
-                               r"|aiter(?![a-z0-9]))")
+                               r"|aiter(?![a-z0-9])"
+                               r"|rdna\d|radeon|navi\d\d|(?:rx-?|w|r)[6-9]\d00|[6-9]\d00xtx?)")
     step_rules: tuple[StepRule, ...] = DEFAULT_STEP_RULES
     fold_max_test_minutes: float = 15.0
     fold_min_setup_share: float = 0.5

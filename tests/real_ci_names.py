@@ -960,4 +960,13 @@ RUNS_ON: tuple[tuple[tuple[str, ...], bool], ...] = (
     (("self-hosted", "1ES.Pool=onnxruntime-github-Ubuntu2204-ARM-CPU"), False),
     (("linux-mi325-1gpu-ossci-rocm",), True),  # TheRock
     (("azure-linux-scale-rocm",), False),  # rocm-libraries miopen-ci.yml: ROCm's CPU build pool
+    # IREE's Radeon runners, which name the card or its architecture, not a gfx target:
+    # iree-org/iree pkgci_test_amd_r9700.yml @04e5a34a (Radeon AI PRO R9700, gfx1201),
+    # pkgci_test_amd_7900xtx.yml @d557f240 (RX 7900 XTX, gfx1100), and the label sets of its
+    # shark runners (Radeon PRO W7900, gfx1100) as IREE's runner monitor lists them.
+    (("Linux", "X64", "iree-r9700"), True),
+    (("iree-7900xtx-1",), True),
+    (("Linux", "X64", "rdna3"), True),
+    (("Linux", "X64", "iree-w7900"), True),
+    (("Linux", "X64", "iree-w7900x2", "persistent-cache"), True),
 )

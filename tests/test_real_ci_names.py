@@ -59,6 +59,16 @@ def test_a_label_that_says_amd_cpu_is_no_amd_gpu(label: str, amd: bool) -> None:
     assert RepoConfig().is_amd_runner((label,)) is amd
 
 
+@pytest.mark.parametrize("label", [
+    "rtx4090", "linux-rtx-a6000", "nvidia-a6000", "linux.r7i.2xlarge", "linux.r7i.4xlarge", "cleanup-5090-gpu",
+    "ubuntu-2004", "namespace-profile-8x32-ubuntu-2004", "windows-2022",
+])
+def test_radeon_names_do_not_catch_other_numbers(label: str) -> None:
+    """The Radeon rule (`rdna3`, `r9700`, `w7900`, `7900xtx`) leaves NVIDIA's card numbers, EC2's `r7i` and
+    OS versions alone."""
+    assert not RepoConfig().is_amd_runner((label,))
+
+
 def test_the_survey_is_broad_enough() -> None:
     others = [p for p in PROJECTS if p.name != "sglang"]
     assert len(others) >= 6
