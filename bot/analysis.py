@@ -197,13 +197,25 @@ _GENERIC = re.compile(r"(?i)^(?:self-hosted|linux|windows|macos|x64|x86|arm|arm6
 #: A label that names other hardware than an AMD GPU (NVIDIA's and Intel's GPUs, TPUs, Gaudi, a CPU pool):
 #: a job on it is known not to be AMD, so it is no gap in what foldbot measured (triton's `nvidia-h100`,
 #: pytorch's `linux.g5.4xlarge.nvidia.gpu`, DeepSpeed's `[self-hosted, intel, xpu]`, onnxruntime's `...-AMD-CPU`,
-#: the ROCm organisation's CPU build pools `azure-linux-scale-rocm`, `aws-linux-scale-rocm-prod`).
-_OTHER_HARDWARE = re.compile(r"(?i)(?<![a-z0-9])(?:nvidia|cuda|[abh]100|h200|[bg]b?200|l4|l40s?|t4|a10g?|v100|intel|xpu"
-                             r"|gaudi\d?|hpu|tpu|cpu|graviton|aarch64|arm64|scale-rocm)(?![a-z0-9])"
+#: the ROCm organisation's CPU build pools `azure-linux-scale-rocm`, `aws-linux-scale-rocm-prod`; sglang's NVIDIA
+#: `8-gpu-h20` and `x64-cu13-kernel-tests` (CUDA 13), its `xeon-gnr`; vllm's Ascend `npu-2`, `910b`; pytorch's IBM Z
+#: `linux.s390x`; TPUs with a count or version: jax's `linux-x86-ct6e-180-8tpu`, pytorch's `linux.google.tpuv7x.1`).
+_OTHER_HARDWARE = re.compile(r"(?i)(?<![a-z0-9])(?:nvidia|cuda|cu1\d\d?|[abh]100|h200?|[bg]b?200|l4|l40s?|t4|a10g?|v100"
+                             r"|intel|xpu|xeon|epyc|s390x|ascend|npu|910b"
+                             r"|gaudi\d?|hpu|\d*tpu(?:v?\d+[a-z]?)?|cpu|graviton|aarch64|arm64|scale-rocm)(?![a-z0-9])"
                              # pytorch's CPU pools are named by their EC2 size (`linux.2xlarge`, `linux.24xlarge`,
-                             # `lf.linux.12xlarge`, `linux.24xl.spr-metal`, `windows.4xlarge.nonephemeral`): a dotted
-                             # label with a size part and no `gpu` part (its GPU pools say `.nvidia.gpu`, `.rocm.gpu`)
-                             r"|^(?!.*\bgpu\b)(?:[\w-]+\.)+\d*xl(?:arge)?(?:\.[\w.-]+)?$")
+                             # `lf.linux.12xlarge`, `linux.24xl.spr-metal`, `windows.4xlarge.nonephemeral`,
+                             # `linux.large`) or, GitHub's larger runners, by Ubuntu version and size
+                             # (`linux.24_04.4x`): a dotted label with a size part and no `gpu` part (its GPU
+                             # pools say `.nvidia.gpu`, `.rocm.gpu`)
+                             r"|^(?!.*\bgpu\b)(?:[\w-]+\.)+(?:\d*xl(?:arge)?|large|\d+x)(?:\.[\w.-]+)?$"
+                             # pytorch's OSDC runners: arch, vendor and ISA, vCPUs, GiB, then a GPU if any
+                             # (`mt-l-x86iavx512-16-128`, `l-bx86iamx-92-167`, `mt-rel-l-arm64g4-16-62`; with a GPU:
+                             # `l-x86aavx2-29-113-a10g`, `mt-l-x86iamx-22-225-h100`, named above)
+                             r"|^(?:mt-)?(?:rel-)?l-b?(?:x86|arm64)\w*-\d+-\d+$"
+                             # jax's CPU runners, named by their GCP machine (`linux-x86-n4-16`: n4-standard-16,
+                             # `windows-x86-n2-64`)
+                             r"|^(?:linux|windows)-x86-[nc]\d[a-z]?-\d+$")
 
 
 #: A label naming an Instinct part or a gfx target: the runner has that GPU.

@@ -969,4 +969,16 @@ RUNS_ON: tuple[tuple[tuple[str, ...], bool], ...] = (
     (("Linux", "X64", "rdna3"), True),
     (("Linux", "X64", "iree-w7900"), True),
     (("Linux", "X64", "iree-w7900x2", "persistent-cache"), True),
+    # Other hardware, from actionlint.yaml's self-hosted label lists: pytorch/pytorch @003763c7 (Google TPUs,
+    # IBM Z, OSDC CPU runners), jax-ml/jax @1082251c (TPU hosts, GCP n4 CPUs), sgl-project/sglang @0d8e703c
+    # (NVIDIA H20, CUDA 13, Xeon Granite Rapids), vllm-project/vllm @10676dd0 (Ascend NPUs).
+    (("linux.google.tpuv7x.1",), False),
+    (("linux.s390x",), False),
+    (("mt-l-x86iavx512-48-384",), False),
+    (("linux-x86-ct5lp-224-8tpu",), False),
+    (("linux-x86-n4-32",), False),
+    (("8-gpu-h20",), False),
+    (("x64-cu13-kernel-tests",), False),
+    (("xeon-gnr",), False),
+    (("self-hosted", "ascend", "910b", "npu-2"), False),
 )

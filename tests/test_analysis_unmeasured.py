@@ -329,7 +329,19 @@ def test_a_build_job_on_a_label_that_looks_amd_is_told_apart_from_an_unknown_tes
                                     ["1ES.Pool=onnxruntime-github-Ubuntu2204-AMD-CPU"], ["linux-gb200"],
                                     ["azure-linux-scale-rocm"], ["aws-linux-scale-rocm-prod"],
                                     ["linux.24xlarge"], ["lf.linux.2xlarge"], ["linux.24xl.spr-metal"],
-                                    ["self-hosted", "windows.4xlarge.nonephemeral"]])
+                                    ["self-hosted", "windows.4xlarge.nonephemeral"],
+                                    # pytorch/pytorch .github/actionlint.yaml @003763c7: TPUs, IBM Z, c5.large,
+                                    # GitHub's larger x86 runners, OSDC's CPU runners (vCPU-GiB, no GPU suffix)
+                                    ["linux.google.tpuv6e.1"], ["linux.google.tpuv7x.4"], ["linux.s390x"],
+                                    ["linux.large"], ["lf.linux.large"], ["linux.24_04.4x"],
+                                    ["mt-l-x86iavx512-16-128"], ["mt-rel-l-arm64g4-16-62"], ["l-bx86iamx-92-167"],
+                                    # jax-ml/jax .github/actionlint.yaml @1082251c: GCP CPU machines and TPU hosts
+                                    ["linux-x86-n4-16"], ["windows-x86-n2-64"], ["linux-x86-ct6e-180-8tpu"],
+                                    ["linux-x86-tpu7x-224-4tpu"],
+                                    # sgl-project/sglang .github/actionlint.yaml @0d8e703c: NVIDIA H20, CUDA 13,
+                                    # Intel Xeon; vllm-project/vllm .github/actionlint.yaml @10676dd0: Ascend NPUs
+                                    ["8-gpu-h20"], ["x64-cu13-kernel-tests"], ["xeon-gnr"],
+                                    ["self-hosted", "ascend"], ["self-hosted", "910b"], ["self-hosted", "npu-2"]])
 def test_a_job_on_labels_that_name_other_hardware_is_no_gap(labels: list[str]) -> None:
     """triton's NVIDIA jobs, DeepSpeed's XPU lane, onnxruntime's and ROCm's CPU pools beside the AMD jobs: known
     not to be AMD GPUs, so no "not counted" line (it would stand in every report, saying nothing). So are pytorch's
@@ -346,7 +358,8 @@ def test_a_job_on_labels_that_name_other_hardware_is_no_gap(labels: list[str]) -
         ["self-hosted jobs not counted"]
 
 
-@pytest.mark.parametrize("label", ["linux.rocm.gpu.gfx942.4", "linux.rocm.gpu.mi300.2", "linux.rocm.gpu.2"])
+@pytest.mark.parametrize("label", ["linux.rocm.gpu.gfx942.4", "linux.rocm.gpu.mi300.2", "linux.rocm.gpu.2",
+                                   "linux.rocm.gpu.rx7900.1", "linux.rocm.mi210.docker-cache"])
 def test_pytorch_rocm_gpu_pools_are_amd_not_cpu_pools(label: str) -> None:
     """The size-named CPU pools are told apart from pytorch's ROCm GPU pools, which stay AMD."""
     from bot.analysis import _OTHER_HARDWARE
