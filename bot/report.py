@@ -512,16 +512,16 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
     table = [f"<details><summary>The {_plural(len(rows), 'AMD job')} of the latest run</summary>", ""] if folded else []
     if rows:
         table += ["| job | setup (min) | tests (min) | other (min) | setup share |", "|---|---:|---:|---:|---:|"]
-    else:
+    elif t["test_seconds"] or t["setup_seconds"]:  # (else the headline said it)
         table.append("No AMD job of the latest run spent time on setup or tests (see *Could not measure*).")
     for r in rows:
         name = f"[{md_escape(r['name'])}]({r['html_url']})" if r.get("html_url") else md_escape(r["name"])
         table.append(f"| {name} | {_min(r['setup_seconds'])} | {_min(r['test_seconds'])} | {_min(r['other_seconds'])} | {r['setup_share']:.0%} |")
-    table += ["", "</details>", ""] if folded else [""]
+    table += ["", "</details>", ""] if folded else [""] if table else []
     if not folded:
         out += table
-    if chart:
-        out += [*_chart(rows, analysis.lane.suffix), ""]
+    if chart and (bars := _chart(rows, analysis.lane.suffix)):
+        out += [*bars, ""]
     if folded:
         out += table
     if skipped_note:

@@ -95,6 +95,8 @@ def test_a_latest_run_without_test_time_says_why_when_earlier_runs_had_some() ->
     analysis = analyze({PATH: AITER}, _runs(ran, ran, ran, skipped), RepoConfig())
     report = to_markdown(analysis)
     assert "**No AMD job spent time on setup or tests in the latest run**; see *Could not measure* below." in report
+    for text in (report, to_markdown(analysis, dashboard=DASHBOARD)):  # said once: the headline, not the table again
+        assert text.count("spent time on setup or tests") == 1
     setup_only = [amd_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)", labels=["aiter-mi355-1gpu"],
                           setup_minutes=70, tests=[("Tests", 0)])]
     assert "**No AMD test time was measured in the latest run** (1.2 runner-hours of setup on AMD runners); see " \
