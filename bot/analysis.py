@@ -349,7 +349,8 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 "not match")
             fix = (f"if one of its steps runs tests, {fix}; a job that only builds or prepares (an image, artifacts) "
                    f"has no tests, and its time is setup{no_gpu}" if not longest else
-                   f"{fix} if that step runs tests{no_gpu}" if no_gpu else fix)
+                   f"{fix} if that step runs tests; a job that only builds or prepares (an image, artifacts) has no "
+                   f"tests{no_gpu}")
         out.append(Unmeasured(name, reason, fix))
     out += _mostly_other(runs, set(untested))
     ambiguous: dict[str, tuple[str, ...]] = {}

@@ -464,3 +464,19 @@ def test_the_headline_counts_the_jobs_whose_setup_it_sums() -> None:
         to_markdown(analyze({IMAGE_PATH: text}, runs, RepoConfig()))
     assert "of tests over 1 job.\n" in to_markdown(analyze({IMAGE_PATH: text}, [{**b, "jobs": b["jobs"][1:]} for b in runs],
                                                          RepoConfig()))
+
+
+def test_a_build_job_whose_push_is_its_longest_other_step_is_not_told_the_push_is_a_test() -> None:
+    """An image build on the GPU runner with its push a step of its own (`Push docker image`, neither
+    setup nor test): the fix said, unconditionally, to classify the push as a test; it says so only if
+    that step runs tests, and that a job that only builds has none."""
+    steps = [Step("Set up job", 0.1), Step("Run actions/checkout@v4", 1), Step("Build docker image", 120),
+             Step("Push docker image", 15)]
+    runs = [bundle(run_id=700 + i, repo="ROCm/Megatron-LM", workflow_path=IMAGE_PATH, workflow_name="Megatron-LM CI",
+                   head_sha=f"{700 + i:040x}", start=START,
+                   jobs=[job("Build Docker image", steps, ["linux-megatron-mi325-8"])]) for i in range(3)]
+    (line,) = [u for u in analyze({IMAGE_PATH: IMAGE}, runs, RepoConfig()).unmeasured if u.subject == "build"]
+    assert line.reason == ("ran in 3 runs but no step is classified as a test; its longest other steps: "
+                           "`Push docker image` (15 min)")
+    assert line.fix == ("add `step_rules: [{pattern: '^Push\\ docker\\ image$', category: test}]` to .github/foldbot.yml "
+                        "if that step runs tests; a job that only builds or prepares (an image, artifacts) has no tests")
