@@ -90,7 +90,7 @@ def workflow_permission_refusal(error: GitHubError) -> Refusal | None:
             "GitHub refused to change `.github/workflows/`: the App lacks the **Workflows: write** permission. "
             "An organisation owner can grant it under Settings → GitHub Apps → foldbot → Permissions "
             "(Repository permissions → Workflows: Read and write), then accept the new permission; "
-            f"approve again afterwards. (GitHub said: {md_escape(' '.join(error.message.split())[:200])})")
+            f"approve again afterwards. (GitHub said: {md_escape(one_line(error.message)[:200])})")
     return None
 
 
@@ -110,7 +110,16 @@ def access_refusal(error: GitHubError, branch: str) -> Refusal | None:
         f"GitHub refused foldbot's write (403): the App lacks the **{grant}: write** permission (a report-only "
         f"installation has it read-only). {done} An organisation owner can grant it under Settings → GitHub Apps → "
         f"foldbot → Permissions (Repository permissions → {grant}: Read and write), then accept the new permission; "
-        f"approve again afterwards. (GitHub said: {md_escape(' '.join(error.message.split())[:200])})")
+        f"approve again afterwards. (GitHub said: {md_escape(one_line(error.message)[:200])})")
+
+
+def one_line(message: str) -> str:
+    """GitHub's message on one line: its lines joined, a line without closing punctuation taken as
+    the heading of the next ("Repository rule violations found\n\nCannot create ref ..." reads
+    "Repository rule violations found: Cannot create ref ...", not "found Cannot")."""
+    lines = [" ".join(line.split()) for line in message.splitlines() if line.strip()]
+    return " ".join(line if i == len(lines) - 1 or line[-1] in ".:;!?,)" else f"{line}:"
+                    for i, line in enumerate(lines))
 
 
 def write_refusal(error: GitHubError, branch: str) -> Refusal | None:
@@ -122,7 +131,7 @@ def write_refusal(error: GitHubError, branch: str) -> Refusal | None:
     if not 400 <= error.status < 500 or error.status in (401, 429) or "rate limit" in error.message.lower() \
             or error.method not in ("POST", "PATCH", "PUT"):
         return None
-    said = " ".join(error.message.split())[:300]
+    said = one_line(error.message)[:300]
     path = error.path.rstrip("/")
     if path.endswith("/pulls"):
         return Refusal(f"GitHub refused to open the pull request ({error.status}: {md_escape(said)}). The branch "

@@ -806,7 +806,7 @@ async def test_a_repository_rule_refusing_the_approval_branch_is_quoted_not_call
     comment_id = await say(bot, world, number, f"/fold approve {patch_id}", "lead")
     assert replies(fake_github, world, number)[-1].body.startswith(
         f"> /fold approve {patch_id}\n\nGitHub refused to create the branch `{branch}` (422: Repository rule "
-        "violations found Cannot create ref due to creations being restricted.); nothing was committed. A repository "
+        "violations found: Cannot create ref due to creations being restricted.); nothing was committed. A repository "
         "rule or branch protection that covers `foldbot/*` branches may forbid it: let the App create them (a bypass "
         "for it, or a rule that leaves them out), then approve again.\n")
     assert reactions(fake_github, world, comment_id) == ["eyes", "confused"]
