@@ -118,7 +118,8 @@ def logged_outcome(state: ReplyState, outcome: Outcome) -> str:
         return f"refused: {_first_sentence(outcome.message)}"
     if state.kind == "dispatch":
         run = f"run {state.run_id} {outcome.link or ''}".rstrip() if state.run_id else "GitHub did not say which run"
-        return f"dispatched {state.lane} ({len(state.targets)} jobs for {str(state.sha)[:12]}): {run}"
+        jobs = f"{len(state.targets)} job{'' if len(state.targets) == 1 else 's'}"
+        return f"dispatched {state.lane} ({jobs} for {str(state.sha)[:12]}): {run}"
     if state.kind == "fold-help":
         return "answered with the help"
     return f"done: {_first_sentence(outcome.message)}"

@@ -489,8 +489,9 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
             names = [code(name) for name in skipped]
             which = (" and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]) \
                 if len(names) <= 3 else f"{len(names)} AMD jobs"
-            out.append(f"It skipped {which} (a gate, or a dispatch of some jobs only): the table shows the jobs it "
-                       "ran; the suggestions rest on every run above.")
+            why = "a dispatch of some jobs only" if latest.event == "workflow_dispatch" else "a gate"
+            out.append(f"It skipped {which} ({why}): the table shows the jobs it ran; the suggestions rest on every run "
+                       "above.")
     elif not t["setup_seconds"]:  # (skipped, cancelled before a step, or no AMD job at all)
         out.append("**No AMD job spent time on setup or tests in the latest run**; see *Could not measure* below.")
     else:

@@ -292,6 +292,10 @@ def test_a_commands_log_line_is_one_plain_bounded_line() -> None:
     assert logged_outcome(state, long_reason) == \
         "refused: Nothing dispatched: " + "the lane waits for its gate " * 6 + "the lane\u2026"
     assert log_text("alpha beta gamma", 12) == "alpha beta\u2026"  # not "alpha beta g…"
+    one = ReplyState("dispatch", 1, "/dispatch amd unit", "writer", "2026-08-01T11:50:00Z", lane="amd", run_id=7,
+                     targets=("unit",), sha="a" * 40)
+    assert logged_outcome(one, Outcome("Dispatched.", "rocket", link="https://x/runs/7")) == \
+        "dispatched amd (1 job for aaaaaaaaaaaa): run 7 https://x/runs/7"
 
 
 def test_the_approval_prs_note_gives_a_dispatch_line_per_command_a_lane_takes() -> None:
@@ -317,7 +321,7 @@ def test_only_a_refusal_of_the_approvals_writes_is_quoted_as_one() -> None:
     ruled = write_refusal(GitHubError(422, "Repository rule violations found\n\nCannot create ref", "POST",
                                       f"{api}/git/refs"), "foldbot/fold-abc")
     assert ruled is not None and ruled.reason.startswith(
-        "GitHub refused to create the branch `foldbot/fold-abc` (422: Repository rule violations found Cannot create "
+        "GitHub refused to create the branch `foldbot/fold-abc` (422: Repository rule violations found: Cannot create "
         "ref); nothing was committed.")
     assert write_refusal(GitHubError(404, "Not Found", "GET", f"{api}/compare/main...foldbot/fold-abc"), "b") is None
     assert write_refusal(GitHubError(401, "Bad credentials", "POST", f"{api}/pulls"), "b") is None

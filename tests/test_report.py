@@ -216,19 +216,20 @@ def test_a_latest_run_that_skipped_jobs_says_so_by_its_headline(sglang_before: d
 
     bundles = rocm720_history()
     gated = analyze(sglang_before, bundles, RepoConfig())
-    assert "over 8 jobs.\nIt skipped 16 AMD jobs (a gate, or a dispatch of some jobs only): the table shows the jobs " \
-           "it ran; the suggestions rest on every run above.\n" in to_markdown(gated)
+    assert "over 8 jobs.\nIt skipped 16 AMD jobs (a gate): the table shows the jobs it ran; the suggestions rest on " \
+           "every run above.\n" in to_markdown(gated)
     assert len(to_json(gated)["skipped_jobs"]) == 16
     dispatched = bundles[-1]["jobs"]
     for spec in dispatched:  # a dispatch of the unit suite only: everything else skipped
         if spec["name"].startswith("multimodal-gen-test-"):
             spec.update(conclusion="skipped", steps=[], labels=[])
+    bundles[-1]["workflow_run"] = {**bundles[-1]["workflow_run"], "event": "workflow_dispatch"}
     body = to_markdown(analyze(sglang_before, bundles, RepoConfig()))
-    assert "over 1 job.\nIt skipped 18 AMD jobs (a gate" in body
+    assert "over 1 job.\nIt skipped 18 AMD jobs (a dispatch of some jobs only): the table" in body
     bundles[-1]["jobs"] = [spec for spec in dispatched if spec["conclusion"] != "skipped"
                           or spec["name"].startswith(("multimodal-gen-test-", "stage-b-test-2"))]
     assert "over 1 job.\nIt skipped `multimodal-gen-test-1-gpu-amd-rocm720`, `multimodal-gen-test-2-gpu-amd-rocm720` and " \
-           "`stage-b-test-2-gpu-large-amd-rocm720` (a gate" in \
+           "`stage-b-test-2-gpu-large-amd-rocm720` (a dispatch" in \
         to_markdown(analyze(sglang_before, bundles, RepoConfig()))
     complete = [spec for spec in rocm720_history()[-1]["jobs"] if spec["conclusion"] != "skipped"]
     bundles[-1]["jobs"] = complete
