@@ -435,12 +435,9 @@ async def test_a_pr_whose_ci_change_is_reverted_keeps_its_report_current(fake_gi
     assert bot_comments(fake_github, world, other) == []
 
 
-async def test_a_second_report_github_made_after_the_check_is_removed_by_the_next_write(fake_github: FakeGitHub,
-                                                                                       bot: Bot) -> None:
-    """A replica killed while GitHub held its report comment (or dashboard issue) POST: GitHub made
-    it late, after another replica had created its own and found no twin. The next write of that
-    PR's report removes the younger copy (and closes a younger dashboard as a duplicate): else each
-    run edits the oldest alone and the other stays, as of an older run, for good."""
+async def _reported_before_the_last_run(fake_github: FakeGitHub, bot: Bot):  # noqa: ANN202
+    """The last run's PR reported from the run before (its report comment and the dashboard):
+    the world, the last run, the PR's number, the comment and the dashboard issue."""
     world = sglang_world(fake_github)
     prev, last = world.runs[-2], world.runs[-1]
     number = last["pull_requests"][0]["number"]
@@ -448,6 +445,16 @@ async def test_a_second_report_github_made_after_the_check_is_removed_by_the_nex
     await bot.settle()
     (report,) = bot_comments(fake_github, world, number)
     (dashboard,) = dashboards(fake_github, world)
+    return world, last, number, report, dashboard
+
+
+async def test_a_second_report_github_made_after_the_check_is_removed_by_the_next_write(fake_github: FakeGitHub,
+                                                                                       bot: Bot) -> None:
+    """A replica killed while GitHub held its report comment (or dashboard issue) POST: GitHub made
+    it late, after another replica had created its own and found no twin. The next write of that
+    PR's report removes the younger copy (and closes a younger dashboard as a duplicate): else each
+    run edits the oldest alone and the other stays, as of an older run, for good."""
+    world, last, number, report, dashboard = await _reported_before_the_last_run(fake_github, bot)
     late = fake_github.add_comment(world.repo, number, report.body, user_login=LOGIN)
     late_board = fake_github.add_issue(world.repo, DASHBOARD_TITLE, dashboard.body, user_login=LOGIN,
                                        labels=[DASHBOARD_LABEL])
@@ -467,13 +474,7 @@ async def test_only_foldbots_own_younger_report_is_removed_never_a_persons_nor_a
     """The removal of a second report (and closing of a second dashboard) reaches foldbot's own report
     copies only: a person's comment or issue that carries the marker (a pasted report), and foldbot's
     command replies, stay as they are."""
-    world = sglang_world(fake_github)
-    prev, last = world.runs[-2], world.runs[-1]
-    number = last["pull_requests"][0]["number"]
-    await bot.deliver("workflow_run", world.payload(prev["id"], pull_requests=last["pull_requests"]))
-    await bot.settle()
-    (report,) = bot_comments(fake_github, world, number)
-    (dashboard,) = dashboards(fake_github, world)
+    world, last, number, report, dashboard = await _reported_before_the_last_run(fake_github, bot)
     report_text, dashboard_text = report.body, dashboard.body  # (the fake's objects change as foldbot edits them)
     pasted = fake_github.add_comment(world.repo, number, report_text, user_login="octocat")
     reply = fake_github.add_comment(world.repo, number, "> /fold help\n\nhelp\n\n<!-- foldbot:reply -->\n",
