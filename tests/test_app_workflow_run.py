@@ -172,16 +172,24 @@ async def test_a_second_run_edits_the_same_comment_and_issue(fake_github: FakeGi
     assert fake_github.count("PATCH", rf"/issues/comments/{comment_id}$") == 1
 
 
+async def _reported_before_the_last_run(fake_github: FakeGitHub, bot: Bot):  # noqa: ANN202
+    """The last run's PR reported from the run before (its report comment and the dashboard):
+    the world, the last run, the PR's number, the comment and the dashboard issue."""
+    world = sglang_world(fake_github)
+    prev, last = world.runs[-2], world.runs[-1]
+    number = last["pull_requests"][0]["number"]
+    await bot.deliver("workflow_run", world.payload(prev["id"], pull_requests=last["pull_requests"]))
+    await bot.settle()
+    (report,) = bot_comments(fake_github, world, number)
+    (dashboard,) = dashboards(fake_github, world)
+    return world, last, number, report, dashboard
+
+
 async def test_a_report_comment_someone_deleted_is_written_again_at_the_next_run(fake_github: FakeGitHub,
                                                                                 bot: Bot) -> None:
     """A maintainer deletes foldbot's report comment: the PR's next run writes it again, once
     (it carries the state `/fold approve` reads; `comment_on: none` is how to have none)."""
-    world = sglang_world(fake_github)
-    first, second = world.runs[-2], world.runs[-1]
-    number = second["pull_requests"][0]["number"]
-    await bot.deliver("workflow_run", world.payload(first["id"], pull_requests=second["pull_requests"]))
-    await bot.settle()
-    (deleted,) = bot_comments(fake_github, world, number)
+    world, second, number, deleted, _ = await _reported_before_the_last_run(fake_github, bot)
     del world.repo.comments[deleted.id]
     world.repo.issues[number].comment_ids.remove(deleted.id)
     await bot.deliver("workflow_run", world.payload(second["id"]))
@@ -407,12 +415,7 @@ async def test_a_pr_whose_ci_change_is_reverted_keeps_its_report_current(fake_gi
     """A PR that had its report while it changed a lane file, then reverted that change: the next
     run edits the same comment (as of the new head, not stale), rather than leaving it marked
     stale with a run pending that came; a PR that never changed CI files still gets none."""
-    world = sglang_world(fake_github)
-    first, second = world.runs[-2], world.runs[-1]
-    number = second["pull_requests"][0]["number"]
-    await bot.deliver("workflow_run", world.payload(first["id"], pull_requests=second["pull_requests"]))
-    await bot.settle()
-    (report,) = bot_comments(fake_github, world, number)
+    world, second, number, report, _ = await _reported_before_the_last_run(fake_github, bot)
     sync = example("pull_request/synchronize.payload.json")
     sync["number"] = number
     sync["pull_request"]["head"]["sha"] = second["head_sha"]
@@ -433,19 +436,6 @@ async def test_a_pr_whose_ci_change_is_reverted_keeps_its_report_current(fake_gi
     await bot.deliver("workflow_run", world.payload(world.runs[-3]["id"]))
     await bot.settle()
     assert bot_comments(fake_github, world, other) == []
-
-
-async def _reported_before_the_last_run(fake_github: FakeGitHub, bot: Bot):  # noqa: ANN202
-    """The last run's PR reported from the run before (its report comment and the dashboard):
-    the world, the last run, the PR's number, the comment and the dashboard issue."""
-    world = sglang_world(fake_github)
-    prev, last = world.runs[-2], world.runs[-1]
-    number = last["pull_requests"][0]["number"]
-    await bot.deliver("workflow_run", world.payload(prev["id"], pull_requests=last["pull_requests"]))
-    await bot.settle()
-    (report,) = bot_comments(fake_github, world, number)
-    (dashboard,) = dashboards(fake_github, world)
-    return world, last, number, report, dashboard
 
 
 async def test_a_second_report_github_made_after_the_check_is_removed_by_the_next_write(fake_github: FakeGitHub,
