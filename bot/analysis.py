@@ -512,7 +512,8 @@ def fold_comment(fold: Fold) -> tuple[str, ...]:
     return (
         f"foldbot: moved here from a job of its own, which spent {fold.suite_setup_median_s / 60:.0f} min on setup",
         f"for {fold.suite_test_median_s / 60:.0f} min of tests (median of {fold.samples} runs; p90 {fold.suite_test_p90_s / 60:.1f} min).",
-        f"Runs on shard {fold.shard_value} only, and after a failure above too, so that cannot hide it.",
+        ("Runs after a failure above too, so that cannot hide it." if fold.standalone else
+         f"Runs on shard {fold.shard_value} only, and after a failure above too, so that cannot hide it."),
         f"Timeout {fold.timeout_note}.",
     )
 
@@ -540,8 +541,19 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig) -> 
             if why:
                 warnings.append(f"{target.path}: `{suite_id}` is not folded into `{host_id}` there: `{host_id}` {why}")
                 continue
-        axis = shard_axis(target.workflow.jobs[host_id])
-        assert axis is not None
+        host = target.workflow.jobs[host_id]
+        if fold.standalone:
+            if host.shard_count > 1:
+                warnings.append(f"{target.path}: `{suite_id}` is not folded into `{host_id}` there: `{host_id}` is a "
+                                f"matrix of {host.shard_count} jobs there, not one job")
+                continue
+            folds.append(FoldEdit(suite_id, host_id, None, None, fold.timeout_minutes, fold_comment(fold)))
+            continue
+        axis = shard_axis(host)
+        if axis is None or host.shard_count < 2:
+            warnings.append(f"{target.path}: `{suite_id}` is not folded into `{host_id}` there: `{host_id}` has no "
+                            "shards there")
+            continue
         folds.append(FoldEdit(suite_id, host_id, axis[0], axis[1][0], fold.timeout_minutes, fold_comment(fold)))
     for reshard in plan.reshards:
         job_id = target.job_id(source.base_id(reshard.job))

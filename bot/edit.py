@@ -38,7 +38,7 @@ class VerificationError(ValueError):
 class FoldEdit:
     suite: str
     host: str
-    shard_key: str
+    shard_key: str | None  # None: the host is one standalone job
     shard_value: Any
     timeout_minutes: int
     comment: tuple[str, ...]  # comment lines (without '#') written above the moved steps
@@ -282,10 +282,13 @@ def _literal(value: Any) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-def shard_condition(key: str, value: Any, existing: str | None) -> str:
-    """The `if:` of a step moved onto one shard: that shard only, and after a failure
-    of the steps before it too; an `if:` the step had is and-ed in."""
-    base = f"matrix.{key} == {_literal(value)} && (success() || failure())"
+def shard_condition(key: str | None, value: Any, existing: str | None) -> str:
+    """The `if:` of a step moved onto one shard (or into a standalone job, `key` None):
+    that shard only, and after a failure of the steps before it too; an `if:` the step
+    had is and-ed in."""
+    base = "success() || failure()" if key is None else f"matrix.{key} == {_literal(value)} && (success() || failure())"
+    if key is None and existing is not None and existing.strip():
+        base = f"({base})"
     if existing is None or not existing.strip():
         return base
     inner = existing.strip()

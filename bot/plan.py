@@ -58,7 +58,7 @@ class Lane:
 class Fold:
     job: str  # the suite's job id (measured lane)
     into: str  # the host's job id (measured lane)
-    shard_key: str
+    shard_key: str | None  # the host's shard axis; None: the host is one standalone job
     shard_value: Any
     steps: tuple[str, ...]  # the suite's steps that move, by name
     timeout_minutes: int
@@ -72,10 +72,18 @@ class Fold:
     host_limit_minutes: float
     runner_seconds_saved: float  # per run: the suite's median setup
     provisional: bool
+    #: The suite's `if:` names its own id (a dispatch input that picks jobs: SGLang's `target_stage`,
+    #: `job_filter`): once it is gone, picking it runs nothing.
+    selected_by_id: bool = False
 
     @property
     def setup_cycles_saved(self) -> int:
         return 1
+
+    @property
+    def standalone(self) -> bool:
+        """Whether the host is one job of its own, not a shard of a matrix."""
+        return self.shard_key is None
 
 
 @dataclass(frozen=True)
@@ -266,8 +274,13 @@ class Planner:
         return declared_amd(job, self.config) is True
 
     def _folds(self) -> list[Fold]:
+        """Short suites into shard 0 of a matrix of the same runners and setup (SGLang's PR
+        #34483); then those left, shortest first, into a standalone job of the same runners
+        and setup (a job that takes a suite is not folded itself; one folded away takes none)."""
         folds: list[Fold] = []
         used_hosts: set[str] = set()
+        matrices = [h for h in self.workflow.jobs.values() if not h.uses and h.shard_count > 1]
+        waiting: list[tuple[JobDef, JobStats, dict[str, list[str]]]] = []
         for job in self.workflow.jobs.values():
             if job.uses and job.id in self.stats:  # measured, but its jobs are written in another file
                 self.findings.append(Finding(job.id, _reusable(job)))
@@ -275,7 +288,7 @@ class Planner:
                 continue
             stats = self.stats.get(job.id)
             if stats is None or stats.samples == 0:
-                self.findings.append(Finding(job.id, "no run in the history ran its tests"))
+                self.findings.append(Finding(job.id, self._no_tests(job)))
                 continue
             test_p90 = stats.test.p90
             if test_p90 > self.config.fold_max_test_minutes * 60:
@@ -289,11 +302,42 @@ class Planner:
             if stats.share < self.config.fold_min_setup_share:
                 self.findings.append(Finding(job.id, f"setup is only {stats.share:.0%} of its time"))
                 continue
-            fold = self._best_host(job, stats, used_hosts)
+            reasons: dict[str, list[str]] = {}
+            fold = self._best_host(job, stats, used_hosts, matrices, reasons)
             if fold:
                 folds.append(fold)
                 used_hosts.add(fold.into)
-        return folds
+            else:
+                waiting.append((job, stats, reasons))
+        order = {job_id: i for i, job_id in enumerate(self.workflow.jobs)}
+        moved = {f.job for f in folds}
+        waiting.sort(key=lambda w: (w[1].test.p90, order[w[0].id]))
+        for i, (job, stats, reasons) in enumerate(waiting):
+            if job.id in used_hosts:
+                continue  # it takes a shorter suite's steps
+            hosts = [h for h in self.workflow.jobs.values()
+                     if h.id not in moved and not h.uses and h.steps and h.shard_count == 1
+                     and not h.matrix_expression and self._is_gpu(h)]
+            # A suite still to fold hosts only when no other job can: it would fold no more itself.
+            later = frozenset(w[0].id for w in waiting[i + 1:])
+            fold = self._best_host(job, stats, used_hosts, hosts, reasons, avoid=later)
+            if fold:
+                folds.append(fold)
+                used_hosts.add(fold.into)
+                moved.add(job.id)
+                continue
+            detail = "; ".join(f"{_some(hosts)}: {why}" for why, hosts in reasons.items())
+            self.findings.append(Finding(job.id, f"short suite with no host to fold into ({detail or 'no other job on AMD runners in this lane'})"))
+        return sorted(folds, key=lambda f: order[f.job])
+
+    def _no_tests(self, job: JobDef) -> str:
+        """Why a job has no sample: it never ran, or it ran but no step of it is a test (a
+        build-only job, or a test step named otherwise: "Could not measure" says which)."""
+        ran = sum(any(j.workflow_job == job.id and j.conclusion not in (None, "skipped") for j in run.amd_jobs)
+                  for run in self.runs)
+        if not ran:
+            return "no run in the history ran its tests"
+        return f"it ran in {_runs(ran)}, but no step of it counts as a test (see \u201cCould not measure\u201d)"
 
     def _read_elsewhere(self, suite: JobDef) -> str | None:
         """Why the suite's job id is read elsewhere, so that it must stay a job: another job's
@@ -325,40 +369,40 @@ class Planner:
             return f"the workflow's `on:` {gone}"
         return None
 
-    def _best_host(self, suite: JobDef, stats: JobStats, used_hosts: set[str]) -> Fold | None:
-        reasons: list[str] = []
+    def _best_host(self, suite: JobDef, stats: JobStats, used_hosts: set[str], hosts: list[JobDef],
+                   reasons: dict[str, list[str]], avoid: frozenset[str] = frozenset()) -> Fold | None:
+        """The host with most headroom among `hosts`, one not in `avoid` first; why each
+        other one is not, into `reasons` (reason -> host ids)."""
         candidates: list[Fold] = []
-        for host in self.workflow.jobs.values():
-            if host.id == suite.id or host.uses or host.shard_count < 2:
+        for host in hosts:
+            if host.id == suite.id:
                 continue
             why = self._host_mismatch(suite, host)
-            if why:
-                reasons.append(f"`{host.id}`: {why}")
-                continue
-            if host.id in used_hosts:
-                reasons.append(f"`{host.id}`: already takes another suite")
-                continue
-            fold = self._fold_into(suite, stats, host)
-            if isinstance(fold, str):
-                reasons.append(f"`{host.id}`: {fold}")
-                continue
-            candidates.append(fold)
+            if not why and host.id in used_hosts:
+                why = "already takes another suite"
+            if not why and not (self.stats.get(host.id) and self.stats[host.id].samples):
+                why = "no run in the history ran its tests, so its time after the fold is unknown"
+            if not why:
+                fold = self._fold_into(suite, stats, host)
+                if isinstance(fold, Fold):
+                    candidates.append(fold)
+                    continue
+                why = fold
+            reasons.setdefault(why, []).append(host.id)
         if not candidates:
-            detail = "; ".join(reasons) if reasons else "no matrix job in this lane"
-            self.findings.append(Finding(suite.id, f"short suite with no host to fold into ({detail})"))
             return None
-        return max(candidates, key=lambda f: (f.host_limit_minutes - f.host_budget_minutes, f.into))
+        return max(candidates, key=lambda f: (f.into not in avoid, f.host_limit_minutes - f.host_budget_minutes, f.into))
 
     def _host_mismatch(self, suite: JobDef, host: JobDef) -> str | None:
         if host.matrix_expression:
             return _expression(host)
-        axis = shard_axis(host)
-        if axis is None:
-            return "its matrix has more than one axis with several values"
         if isinstance(host.matrix, dict) and (host.matrix.get("include") or host.matrix.get("exclude")):
             return "its matrix uses include/exclude"
-        key, values = axis
-        if _runs_on_key(host, {key: values[0]}) != _runs_on_key(suite, {}):
+        axis = shard_axis(host)
+        if axis is None and host.shard_count > 1:
+            return "its matrix has more than one axis with several values"
+        first = {axis[0]: axis[1][0]} if axis else {}
+        if _runs_on_key(host, first) != _runs_on_key(suite, {}):
             return "runs on other runners"
         host_stats, suite_stats = self.stats.get(host.id), self.stats.get(suite.id)
         if host_stats and suite_stats and host_stats.labels and suite_stats.labels:
@@ -377,7 +421,7 @@ class Planner:
                 return f"different job-level `{key_name}`"
         strategy = host_raw.get("strategy")
         fail_fast = strategy.get("fail-fast", True) if isinstance(strategy, dict) else True
-        if fail_fast is not False:
+        if host.shard_count > 1 and fail_fast is not False:
             said = "may be fail-fast (`fail-fast` is an expression)" if isinstance(fail_fast, str) else \
                 "is fail-fast (GitHub's default without `fail-fast: false`)"
             return f"its matrix {said}: a failed shard would cancel shard 0, and the suite's tests with it"
@@ -415,10 +459,11 @@ class Planner:
         return None
 
     def _fold_into(self, suite: JobDef, stats: JobStats, host: JobDef) -> Fold | str:
-        key, values = shard_axis(host)  # type: ignore[misc]
+        axis = shard_axis(host) if host.shard_count > 1 else None
+        key, value = (axis[0], axis[1][0]) if axis else (None, None)
         moving, _ = suite.fold_steps(host, self.config.step_category)
-        host_stats = self.stats.get(host.id)
-        labels = host_stats.labels if host_stats else stats.labels
+        host_stats = self.stats[host.id]  # (a host is measured: `_best_host`)
+        labels = host_stats.labels
         own = [timeout_minutes(s.timeout_minutes, labels) for s in moving]
         provisional = stats.samples < self.config.min_samples
         step_p90_min = max((stats.step_p90(s.name) for s in moving), default=0.0) / 60
@@ -432,25 +477,25 @@ class Planner:
             new_timeout = int(max((t for t in own if t is not None), default=DEFAULT_JOB_TIMEOUT_MINUTES))
             note = f"{new_timeout} min, as its own step had"
         # Shard 0 of the host after the fold: p90 setup + each step's timeout (measured p90 without one).
-        setup_p90 = (host_stats.setup.p90 if host_stats else stats.setup.p90) / 60
+        setup_p90 = host_stats.setup.p90 / 60
         budget = setup_p90
         for step in host.steps:
             if self.config.step_category(step) == "setup":
                 continue
             limit = timeout_minutes(step.timeout_minutes, labels)
             if limit is None:
-                limit = (host_stats.step_p90(step.name) / 60) if host_stats else 0.0
+                limit = host_stats.step_p90(step.name) / 60
             budget += limit
         budget += new_timeout * len(moving)
         job_limit = timeout_minutes(host.timeout_minutes, labels) or DEFAULT_JOB_TIMEOUT_MINUTES
         if budget > job_limit:
-            return (f"shard {values[0]} would need {budget:.0f} min (p90 setup {setup_p90:.0f} + step timeouts) "
-                    f"but the job allows {job_limit:.0f}")
+            return (f"{'it' if key is None else f'shard {value}'} would need {budget:.0f} min (p90 setup "
+                    f"{setup_p90:.0f} + step timeouts) but the job allows {job_limit:.0f}")
         return Fold(
             job=suite.id,
             into=host.id,
             shard_key=key,
-            shard_value=values[0],
+            shard_value=value,
             steps=tuple(s.name for s in moving),
             timeout_minutes=new_timeout,
             timeout_note=note,
@@ -463,6 +508,7 @@ class Planner:
             host_limit_minutes=job_limit,
             runner_seconds_saved=stats.setup.median,
             provisional=provisional,
+            selected_by_id=_gate(suite) != " ".join((suite.if_ or "").split()),
         )
 
     # reshard ---------------------------------------------------------------------------------
@@ -504,7 +550,7 @@ class Planner:
         self.candidates[job.id] = 0
         stats = self.stats.get(job.id)
         if stats is None:
-            self.findings.append(Finding(job.id, "no run in the history ran its tests"))
+            self.findings.append(Finding(job.id, self._no_tests(job)))
             return None
         full_runs = [shards for shards in stats.per_run if len(shards) == n]
         if not full_runs:
@@ -615,6 +661,12 @@ class Planner:
         return (f"already overruns: in {len(over)} of {_runs(len(hit))} a shard ran into the "
                 f"{limit_minutes:.0f}-min timeout of `{step.name}` (longest {max(over) / 60:.0f} min); "
                 f"it needs more shards or a longer timeout, not fewer")
+
+
+def _some(job_ids: list[str], shown: int = 3) -> str:
+    """Job ids for a sentence: the first `shown`, then how many more."""
+    named = ", ".join(f"`{job_id}`" for job_id in job_ids[:shown])
+    return named if len(job_ids) <= shown else f"{named} and {len(job_ids) - shown} more"
 
 
 def _runs(count: int) -> str:

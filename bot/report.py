@@ -133,7 +133,7 @@ def history_rows(analysis: Analysis) -> list[dict[str, Any]]:
 def _suggestion_json(item: Fold | Reshard) -> dict[str, Any]:
     if isinstance(item, Fold):
         return {
-            "kind": "fold", "job": item.job, "into": item.into, "shard": {item.shard_key: item.shard_value},
+            "kind": "fold", "job": item.job, "into": item.into, "shard": None if item.standalone else {item.shard_key: item.shard_value},
             "steps": list(item.steps), "timeout_minutes": item.timeout_minutes, "timeout_note": item.timeout_note,
             "samples": item.samples, "provisional": item.provisional,
             "suite_setup_median_seconds": round(item.suite_setup_median_s, 1),
@@ -261,14 +261,18 @@ def _provisional(item: Fold | Reshard, min_samples: int) -> str:
 
 def _fold_md(f: Fold, min_samples: int) -> str:
     mark = _provisional(f, min_samples)
+    where, host = (code(f.into), code(f.into)) if f.standalone else \
+        (f"shard {f.shard_key}={f.shard_value} of {code(f.into)}", f"shard {f.shard_value}")
     return (
-        f"- **Fold** {code(f.job)} into shard {f.shard_key}={f.shard_value} of {code(f.into)}{mark}: its job spends "
+        f"- **Fold** {code(f.job)} into {where}{mark}: its job spends "
         f"{_min(f.suite_setup_median_s)} min on setup for {_min(f.suite_test_median_s)} min of tests "
         f"(p90 {f.suite_test_p90_s / 60:.1f} min; setup is {f.suite_share:.0%} of it; {_plural(f.samples, 'run')}). "
-        f"Shard {f.shard_value} then needs at most {f.host_budget_minutes:.0f} of its {f.host_limit_minutes:.0f} min "
+        f"{host[0].upper() + host[1:]} then needs at most {f.host_budget_minutes:.0f} of its {f.host_limit_minutes:.0f} min "
         f"(p90 setup plus every step timeout). Step timeout {f.timeout_note}. "
-        f"Saves 1 setup cycle, ~{_hours(f.runner_seconds_saved)} runner-hours per run; wall clock: shard "
-        f"{f.shard_value} runs ~{_min(f.suite_test_median_s)} min longer, and the suite no longer waits for a runner of its own."
+        f"Saves 1 setup cycle, ~{_hours(f.runner_seconds_saved)} runner-hours per run; wall clock: {host} "
+        f"runs ~{_min(f.suite_test_median_s)} min longer, and the suite no longer waits for a runner of its own."
+        + (f" Its `if:` picks it by its id (a dispatch input that names jobs): once it is gone, naming {code(f.job)} "
+           f"there runs nothing, so name {code(f.into)} instead." if f.selected_by_id else "")
     )
 
 
@@ -307,7 +311,8 @@ def _changes_per_file(analysis: Analysis) -> list[str]:
         if result.edit is None or result.edit.before == result.edit.after:
             continue
         change = result.change
-        parts = [f"{code(f.suite)} moves into shard {f.shard_key}={f.shard_value} of {code(f.host)} as a step "
+        parts = [f"{code(f.suite)} moves into "
+                 f"{code(f.host) if f.shard_key is None else f'shard {f.shard_key}={f.shard_value} of {code(f.host)}'} as a step "
                  f"(timeout {f.timeout_minutes} min); its job goes, and with it from `needs:` and the dispatch options"
                  for f in change.folds]
         parts += [f"{code(r.job)} runs {_plural(r.to_count, 'shard')} instead of {r.from_count} ({code(r.flag)} "

@@ -22,7 +22,7 @@ def test_the_analysis_benchmark_prints_both_workflows() -> None:
     assert lines[0].startswith("python 3.") and "libyaml yes" in lines[0]
     assert lines[1].startswith("yardstick, sum(range(200_000)): min ")
     assert lines[2].startswith("pr-test-amd-rocm720.yml ") and "10 runs x 60 jobs" in lines[2]
-    assert lines[2].endswith("suggestions 1 fold / 5 reshard")
+    assert lines[2].endswith("suggestions 2 fold / 5 reshard")  # unit into a matrix, jit-kernel-unit into a job
     assert lines[3].startswith("largest: nightly-test-amd-rocm720.yml ") and "10 runs x 60 jobs" in lines[3]
 
 

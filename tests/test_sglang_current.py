@@ -113,6 +113,37 @@ def test_the_1_gpu_matrix_goes_from_14_to_6_shards_in_both_lanes(analyses: dict[
     assert (checks.git_apply, checks.schema) == (True, True)
 
 
+@pytest.mark.parametrize("measured_lane", ["rocm720", "amd"])
+def test_the_jit_kernel_unit_suite_folds_into_the_jit_kernel_benchmark_job_in_both_lanes(
+        analyses: dict[str, Analysis], measured_lane: str) -> None:
+    """Two standalone jobs of the same runners, stage, gate (`jit_kernel`) and setup, with ~5
+    min of tests each behind ~2 h of setup: the shorter moves into the other as a step."""
+    analysis = analyses[measured_lane]
+    suffix = _suffix(measured_lane)
+    assert [(f.job, f.into, f.shard_key) for f in analysis.plan.folds] == [
+        ("jit-kernel-unit-test-amd" + suffix, "jit-kernel-benchmark-test-amd" + suffix, None)]
+    for lane, path in (("rocm720", ROCM720), ("amd", AMD)):
+        data = yaml.safe_load(next(e for e in analysis.edits if e.path == path).after)
+        jobs, unit = data["jobs"], "jit-kernel-unit-test-amd" + _suffix(lane)
+        assert unit not in jobs
+        steps = jobs["jit-kernel-benchmark-test-amd" + _suffix(lane)]["steps"]
+        assert [s["name"] for s in steps[-2:]] == ["Run JIT kernel benchmarks", "Run JIT kernel unit tests"]
+        fold = analysis.plan.folds[0]  # 3 x the p90 of ~5 min, rounded up to 5 min: below its own 30
+        assert (steps[-1]["if"], steps[-1]["timeout-minutes"]) == ("success() || failure()", fold.timeout_minutes)
+        assert fold.timeout_minutes in (15, 20)
+        assert "--suite jit-kernel-unit-test-amd " in steps[-1]["run"]
+        finish = "pr-test-amd-rocm720-finish" if lane == "rocm720" else "pr-test-amd-finish"
+        assert unit not in jobs[finish]["needs"] and "jit-kernel-benchmark-test-amd" + _suffix(lane) in jobs[finish]["needs"]
+        options = data[True]["workflow_dispatch"]["inputs"]["target_stage_select"]["options"]
+        assert unit not in options and "jit-kernel-benchmark-test-amd" + _suffix(lane) in options
+    reasons = {f.job: f.reason for f in analysis.plan.findings}
+    assert "jit-kernel-benchmark-test-amd" + suffix not in reasons  # it takes the suite, and is not folded itself
+    # stage-a runs on `main_package` too: another gate, so it stays a job of its own
+    assert reasons["stage-a-test-1-gpu-small-amd" + suffix].endswith(
+        f"`multimodal-gen-test-1-gpu-amd{suffix}`, `sgl-kernel-unit-test-amd{suffix}`, "
+        f"`jit-kernel-benchmark-test-amd{suffix}`: gated by a different `if:`)")
+
+
 def test_the_wall_clock_change_is_stated_through_waves(analyses: dict[str, Analysis]) -> None:
     analysis = analyses["rocm720"]
     small = next(r for r in analysis.plan.reshards if r.job == SMALL + "-rocm720")

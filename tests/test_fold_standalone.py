@@ -1,0 +1,272 @@
+"""Folds into a standalone job: a short suite whose setup dominates moves into another
+single job of the same runners, stage, gate and setup (SGLang's current lanes have such a
+pair, `jit-kernel-unit-test-amd` and `jit-kernel-benchmark-test-amd`; aiter, TheRock and
+DeepSpeed run their AMD suites as standalone jobs, not matrices)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+import yaml
+
+from bot.analysis import analyze
+from bot.config import RepoConfig
+from bot.plan import Lane, Planner
+from bot.report import to_json, to_markdown
+from bot.timing import job_stats, run_timing
+from bot.verify import check_patch
+from bot.workflow import parse_workflow
+from tests.builders import amd_job, bundle
+from tests.paths import SGLANG
+
+PATH = ".github/workflows/amd-ci.yml"
+START = datetime(2026, 10, 1, tzinfo=timezone.utc)
+
+SETUP = """\
+      - name: Checkout code
+        uses: actions/checkout@v4
+      - name: Start CI container
+        run: bash start.sh
+      - name: Install dependencies
+        run: bash install.sh
+"""
+
+
+def job(job_id: str, test_step: str, command: str, *, runs_on: str = "linux-mi300-1gpu", extra: str = "") -> str:
+    return f"""  {job_id}:
+    needs: [check]
+    runs-on: {runs_on}
+{extra}    steps:
+{SETUP}      - name: {test_step}
+        timeout-minutes: 30
+        run: {command}
+"""
+
+
+HEAD = """name: AMD CI
+on: pull_request
+jobs:
+  check:
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo
+"""
+KERNELS = job("kernels", "Run kernel tests", "pytest tests/kernels")
+OPS = job("ops", "Run op tests", "pytest tests/ops")
+FINISH = """  finish:
+    needs: [kernels, ops]
+    if: always()
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo done
+"""
+TEXT = HEAD + KERNELS + OPS + FINISH
+
+#: test minutes per job and step
+TESTS = {"kernels": ("Run kernel tests", 4.0), "ops": ("Run op tests", 40.0)}
+
+
+def runs(tests: dict[str, tuple[str, float]] = TESTS, *, n: int = 5, labels: dict[str, str] | None = None) -> list[dict]:
+    labels = labels or {}
+    out = []
+    for r in range(n):
+        jobs = [amd_job(job_id, labels=[labels.get(job_id, "linux-mi300-1gpu")], setup_minutes=60 + r,
+                        download_artifacts=None, tests=[(step, minutes)], teardown=())
+                for job_id, (step, minutes) in tests.items()]
+        out.append(bundle(run_id=500 + r, repo="o/r", workflow_path=PATH, workflow_name="AMD CI",
+                          head_sha=f"{r + 1:040x}", jobs=jobs, start=START + timedelta(days=r)))
+    return out
+
+
+def plan(text: str, bundles: list[dict]):
+    config = RepoConfig()
+    wf = parse_workflow(text, PATH)
+    timings = [run_timing(b, wf, config) for b in bundles]
+    return Planner(Lane.of(wf), timings, job_stats(timings), config).plan()
+
+
+def test_a_short_suite_folds_into_a_standalone_job_and_the_patch_says_exactly_that() -> None:
+    analysis = analyze({PATH: TEXT}, runs(), RepoConfig())
+    assert [(f.job, f.into, f.shard_key, f.timeout_minutes) for f in analysis.plan.folds] == [
+        ("kernels", "ops", None, 15)]
+    checks = check_patch(analysis.patch, analysis.edits, {PATH: TEXT})
+    assert checks.git_apply and checks.schema
+    assert analysis.edits[0].after == HEAD + OPS + """\
+      # foldbot: moved here from a job of its own, which spent 62 min on setup
+      # for 4 min of tests (median of 5 runs; p90 4.0 min).
+      # Runs after a failure above too, so that cannot hide it.
+      # Timeout 15 min = 3 x its p90 of 4.0 min, rounded up to 5 min (its own step had 30 min).
+      - name: Run kernel tests
+        if: success() || failure()
+        timeout-minutes: 15
+        run: pytest tests/kernels
+""" + FINISH.replace("needs: [kernels, ops]", "needs: [ops]")
+    text = to_markdown(analysis)
+    assert ("- **Fold** `kernels` into `ops`: its job spends 62 min on setup for 4 min of tests (p90 4.0 min; "
+            "setup is 94% of it; 5 runs). `ops` then needs at most ") in text
+    assert "wall clock: `ops` runs ~4 min longer, and the suite no longer waits for a runner of its own." in text
+    assert ("- `.github/workflows/amd-ci.yml`: `kernels` moves into `ops` as a step (timeout 15 min); its job goes, "
+            "and with it from `needs:` and the dispatch options.") in text
+    assert to_json(analysis)["suggestions"][0]["shard"] is None
+
+
+def test_the_shorter_of_two_short_suites_moves_and_the_other_hosts_it() -> None:
+    """Shortest first: `ops` (6 min) takes `kernels` (4 min); a job that takes a suite is not
+    folded itself, and is not listed as left alone."""
+    tests = {"kernels": ("Run kernel tests", 4.0), "ops": ("Run op tests", 6.0)}
+    p = plan(TEXT, runs(tests))
+    assert [(f.job, f.into) for f in p.folds] == [("kernels", "ops")]
+    assert p.findings == ()
+
+
+def test_an_existing_if_of_the_moved_step_is_anded_in() -> None:
+    text = TEXT.replace("        run: pytest tests/kernels\n",
+                        "        if: ${{ github.event_name == 'pull_request' }}\n        run: pytest tests/kernels\n")
+    analysis = analyze({PATH: text}, runs(), RepoConfig())
+    assert "        if: (success() || failure()) && (github.event_name == 'pull_request')\n" in analysis.edits[0].after
+    assert check_patch(analysis.patch, analysis.edits, {PATH: text}).schema
+
+
+def test_a_matrix_host_is_taken_before_a_standalone_one() -> None:
+    """SGLang's PR #34483 shape first: a matrix of the same runners and setup takes the suite
+    on its shard 0, even when a standalone job would fit too."""
+    matrix = job("big", "Run suite", "python3 run_suite.py --partition-id ${{ matrix.part }} --total-partitions 2",
+                 extra="    strategy:\n      fail-fast: false\n      matrix:\n        part: [0, 1]\n")
+    text = HEAD + KERNELS + OPS + matrix
+    tests = dict(TESTS)
+    bundles = runs(tests)
+    for r, b in enumerate(bundles):  # two shards of `big`, 30 min each
+        more = runs({f"big ({part})": ("Run suite", 30.0) for part in (0, 1)})[r]
+        b["jobs"] = b["jobs"] + more["jobs"]
+    p = plan(text, bundles)
+    assert [(f.job, f.into, f.shard_key, f.shard_value) for f in p.folds] == [("kernels", "big", "part", 0)]
+
+
+def test_a_suite_folded_away_hosts_nothing_and_a_host_takes_one_suite() -> None:
+    """`a` (3 min, the shortest) moves first, into the host with most headroom (a tie: the last
+    by id, `c`); `b` may then move neither into `a`, which is gone, nor into `c`, which
+    already takes a suite: it is told so."""
+    text = "".join([HEAD, *(job(x, f"Run {x} tests", f"pytest {x}") for x in "abc")])
+    tests = {"a": ("Run a tests", 3.0), "b": ("Run b tests", 4.0), "c": ("Run c tests", 5.0)}
+    p = plan(text, runs(tests))
+    assert [(f.job, f.into) for f in p.folds] == [("a", "c")]
+    assert [(f.job, f.reason) for f in p.findings] == [
+        ("b", "short suite with no host to fold into (`c`: already takes another suite)")]
+
+
+def test_standalone_hosts_that_differ_are_named_by_reason_at_most_three_each() -> None:
+    others = "".join(job(f"ops{i}", "Run op tests", "pytest tests/ops", runs_on="linux-mi300-8gpu") for i in range(5))
+    text = HEAD + KERNELS + others + job("gated", "Run op tests", "pytest tests/ops",
+                                         extra="    if: github.event_name == 'push'\n")
+    tests = {"kernels": TESTS["kernels"], **{f"ops{i}": ("Run op tests", 40.0) for i in range(5)},
+             "gated": ("Run op tests", 40.0)}
+    p = plan(text, runs(tests, labels={f"ops{i}": "linux-mi300-8gpu" for i in range(5)}))
+    assert p.folds == ()
+    assert [(f.job, f.reason) for f in p.findings] == [
+        ("kernels", "short suite with no host to fold into (`ops0`, `ops1`, `ops2` and 2 more: runs on other "
+                    "runners; `gated`: gated by a different `if:`)")]
+
+
+def test_a_standalone_host_must_fit_the_suite_within_its_job_timeout() -> None:
+    text = TEXT.replace("  ops:\n    needs: [check]\n", "  ops:\n    needs: [check]\n    timeout-minutes: 100\n")
+    p = plan(text, runs())
+    assert p.folds == ()
+    assert [(f.job, f.reason) for f in p.findings] == [
+        ("kernels", "short suite with no host to fold into (`ops`: it would need 109 min (p90 setup 64 + step "
+                    "timeouts) but the job allows 100)")]
+
+
+def test_the_fold_is_not_carried_to_a_lane_where_the_host_is_a_matrix() -> None:
+    other_path = ".github/workflows/amd-ci-rocm720.yml"
+    other = TEXT.replace("  ops:\n    needs: [check]\n    runs-on: linux-mi300-1gpu\n",
+                         "  ops:\n    needs: [check]\n    runs-on: linux-mi300-1gpu\n    strategy:\n"
+                         "      fail-fast: false\n      matrix:\n        part: [0, 1]\n")
+    assert other != TEXT
+    analysis = analyze({PATH: TEXT, other_path: other}, runs(), RepoConfig())
+    assert [(f.job, f.into) for f in analysis.plan.folds] == [("kernels", "ops")]
+    assert [e.path for e in analysis.edits] == [PATH]
+    assert f"{other_path}: `kernels` is not folded into `ops` there: `ops` is a matrix of 2 jobs there, not one job" \
+        in analysis.warnings
+
+
+def test_short_suites_go_to_long_jobs_before_one_hosts_another() -> None:
+    """SGLang's nightly AMD shape: `gpt-oss` and `grok` are short, `dp` and `r1` long, all on
+    the same 8-GPU runners. Each short suite takes a long job of its own (2 setup cycles
+    saved), not the other short suite (which would save 1)."""
+    text = "".join([HEAD, *(job(x, f"Run {x} tests", f"pytest {x}") for x in ("gpt-oss", "grok", "dp", "r1"))])
+    tests = {"gpt-oss": ("Run gpt-oss tests", 7.0), "grok": ("Run grok tests", 9.0), "dp": ("Run dp tests", 50.0),
+             "r1": ("Run r1 tests", 45.0)}
+    p = plan(text, runs(tests))
+    assert sorted((f.job, f.into) for f in p.folds) == [("gpt-oss", "r1"), ("grok", "dp")]
+    assert p.setup_cycles_saved == 2
+
+
+def test_a_suite_a_dispatch_input_picks_by_id_is_said_to_be_picked_by_its_host_after_the_fold() -> None:
+    """SGLang's `job_filter` / `target_stage`: the gate names the job's own id. Gone, the id
+    picks nothing: the report says which job to name instead."""
+    def picked(job_id: str) -> str:
+        return f"    if: inputs.job_filter == '' || inputs.job_filter == '{job_id}'\n"
+    text = HEAD.replace("on: pull_request\n", "on:\n  pull_request:\n  workflow_dispatch:\n    inputs:\n"
+                                              "      job_filter:\n        type: string\n") \
+        + job("kernels", "Run kernel tests", "pytest tests/kernels", extra=picked("kernels")) \
+        + job("ops", "Run op tests", "pytest tests/ops", extra=picked("ops"))
+    analysis = analyze({PATH: text}, runs(), RepoConfig())
+    assert [(f.job, f.into, f.selected_by_id) for f in analysis.plan.folds] == [("kernels", "ops", True)]
+    assert ("Its `if:` picks it by its id (a dispatch input that names jobs): once it is gone, naming `kernels` there "
+            "runs nothing, so name `ops` instead.") in to_markdown(analysis)
+    assert "picks it by its id" not in to_markdown(analyze({PATH: TEXT}, runs(), RepoConfig()))
+
+
+def test_a_job_no_run_measured_hosts_nothing() -> None:
+    """A history of dispatches that picked `kernels` only: `ops` never ran, so what it would
+    need after a fold is unknown. No fold rests on the suite's own times standing in for it."""
+    p = plan(TEXT, runs({"kernels": TESTS["kernels"]}))
+    assert p.folds == ()
+    assert [(f.job, f.reason) for f in p.findings] == [
+        ("ops", "no run in the history ran its tests"),
+        ("kernels", "short suite with no host to fold into (`ops`: no run in the history ran its tests, so its time "
+                    "after the fold is unknown)")]
+
+
+def test_a_job_that_ran_but_has_no_test_step_is_told_apart_from_one_that_never_ran() -> None:
+    """Megatron-LM's `build` job (it builds the image on the MI325): it ran in every run, so
+    "no run ran its tests" would read as if it never ran."""
+    text = TEXT.replace("      - name: Run op tests\n", "      - name: Build wheel\n")
+    p = plan(text, runs({**TESTS, "ops": ("Build wheel", 40.0)}))
+    reasons = dict((f.job, f.reason) for f in p.findings)
+    assert reasons["ops"] == "it ran in 5 runs, but no step of it counts as a test (see \u201cCould not measure\u201d)"
+
+
+@pytest.mark.needs_fixtures
+def test_sglangs_nightly_lane_folds_its_short_1_gpu_suite_into_the_1_gpu_job_that_remains() -> None:
+    """SGLang's real `nightly-test-amd.yml`: ~40 standalone jobs, each picked by its id in a
+    `job_filter` gate. On a history where the two 1-GPU unit and kernel suites take minutes
+    and every other job 45, the unit suite moves into the other MI300 1-GPU job, and the
+    patch applies and validates."""
+    text = (SGLANG / "workflows" / "nightly-test-amd.yml").read_text()
+    path = ".github/workflows/nightly-test-amd.yml"
+    config = RepoConfig()
+    wf = parse_workflow(text, path)
+    short = {"nightly-test-1-gpu-unit": 6.0, "nightly-test-1-gpu-kernel": 8.0}
+    bundles = []
+    for r in range(5):
+        jobs = [amd_job(job.id, labels=[job.runs_on], setup_minutes=50 + r, download_artifacts=None, teardown=(),
+                        tests=[(next(s.name for s in job.steps if config.step_category(s) == "test"),
+                                short.get(job.id, 45.0))])
+                for job in wf.jobs.values()
+                if isinstance(job.runs_on, str) and job.runs_on.startswith("linux-mi")]
+        bundles.append(bundle(run_id=900 + r, repo="sgl-project/sglang", workflow_path=path, workflow_name="x",
+                              head_sha=f"{r + 1:040x}", jobs=jobs, start=START + timedelta(days=r)))
+    analysis = analyze({path: text}, bundles, config)
+    assert [(f.job, f.into, f.selected_by_id) for f in analysis.plan.folds] == [
+        ("nightly-test-1-gpu-unit", "nightly-1-gpu-zimage-turbo", True)]
+    checks = check_patch(analysis.patch, analysis.edits, {path: text})
+    assert checks.git_apply and checks.schema
+    after = yaml.safe_load(analysis.edits[0].after)
+    assert "nightly-test-1-gpu-unit" not in after["jobs"]
+    assert "nightly-test-1-gpu-unit" not in after[True]["workflow_dispatch"]["inputs"]["job_select"]["options"]
+    steps = after["jobs"]["nightly-1-gpu-zimage-turbo"]["steps"]  # after its test, before its upload (`if: always()`)
+    assert [s["name"] for s in steps[-3:]] == ["Z-Image-Turbo Diffusion Test (1-GPU)", "Nightly Unit Test (1-GPU)",
+                                               "Upload generated images"]
+    assert (steps[-2]["if"], steps[-2]["timeout-minutes"]) == ("success() || failure()", 20)
