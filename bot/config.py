@@ -106,9 +106,10 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)(?:lint|format|pre-commit|clang-format|ruff|flake8|mypy|actionlint)\b", "other"),
     # -- setup, before the test rules (`Install Pytest`, `Set Test step time`, `Triton Test Selection Script`).
     # Checkout: SGLang/aiter `Checkout code`, pytorch `Checkout PyTorch`, TE `Checkout repository`, triton
-    # `Checkout`, aiter `Sync submodules`, `Clone sglang repo`; TheRock `Checking repository`, `Checking out
-    # repository` (checkouts of a called workflow, whose `uses:` foldbot does not see), `Adjust git config`.
-    StepRule(r"(?i)(?:checkout|check out|checking (?:out )?(?:the )?repo\w*|clone|fetch|(?:sync|update|init) submodules"
+    # `Checkout`, aiter `Sync submodules`, `Sync CK submodule`, `Clone sglang repo`; TheRock `Checking repository`,
+    # `Checking out repository` (checkouts of a called workflow, whose `uses:` foldbot does not see), `Adjust git config`.
+    StepRule(r"(?i)(?:checkout|check out|checking (?:out )?(?:the )?repo\w*|clone|fetch"
+             r"|(?:sync|update|init) (?:\S+ )*?submodules?"
              r"|.*\bgit config)\b", "setup"),
     # Installs, builds, pulls, logins, caches: DeepSpeed `Install pytorch`, `Install deepspeed`; pytorch
     # `Setup ROCm`, `configure aws credentials`, `Login to Amazon ECR`, `Pull docker image`, `Download build

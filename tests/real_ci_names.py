@@ -201,10 +201,12 @@ AITER = Project(
         "ROCm/aiter .github/workflows/flash_attention_integration.yaml @73d953db",
         "ROCm/aiter .github/workflows/sglang_downstream.yaml @873aa3e4",
         "ROCm/aiter .github/scripts/sglang_downstream.py @af0eb17d",
+        "ROCm/aiter .github/workflows/tuning-tests.yaml @16e3db40",
     ),
     steps=(
         ("Checkout code", True, SETUP),
         ("Sync submodules", False, SETUP),
+        ("Sync CK submodule", False, SETUP),  # tuning-tests.yaml: `git submodule sync && git submodule update`
         ("Docker login", False, SETUP),
         # Before the tests; the same name also runs again at the end (`if: always()`).
         ("Clean up Rocm processes", False, SETUP),
