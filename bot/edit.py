@@ -586,11 +586,13 @@ def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) ->
     data = _deep_copy(workflow.data)
     jobs = data["jobs"]
     removed: set[str] = set()
+    inserted: dict[str, int] = {}  # host -> steps moved into it so far (a later suite's follow them)
     for fold in change.folds:
         suite = workflow.jobs[fold.suite]
         host = workflow.jobs[fold.host]
         moving, _ = suite.fold_steps(host, config.step_category)
-        last_test = max(s.index for s in host.steps if config.step_category(s) == "test")
+        last_test = max(s.index for s in host.steps if config.step_category(s) == "test") + inserted.get(fold.host, 0)
+        inserted[fold.host] = inserted.get(fold.host, 0) + len(moving)
         new_steps = []
         for step in moving:
             raw = _deep_copy(jobs[fold.suite]["steps"][step.index])

@@ -276,9 +276,10 @@ class Planner:
     def _folds(self) -> list[Fold]:
         """Short suites into shard 0 of a matrix of the same runners and setup (SGLang's PR
         #34483); then those left, shortest first, into a standalone job of the same runners
-        and setup (a job that takes a suite is not folded itself; one folded away takes none)."""
+        and setup (a job that takes a suite is not folded itself; one folded away takes none;
+        a standalone job may take several, one shard 0 only one)."""
         folds: list[Fold] = []
-        used_hosts: set[str] = set()
+        taken: dict[str, list[Fold]] = {}  # host -> the folds into it
         matrices = [h for h in self.workflow.jobs.values() if not h.uses and h.shard_count > 1]
         waiting: list[tuple[JobDef, JobStats, dict[str, list[str]]]] = []
         for job in self.workflow.jobs.values():
@@ -303,27 +304,27 @@ class Planner:
                 self.findings.append(Finding(job.id, f"setup is only {stats.share:.0%} of its time"))
                 continue
             reasons: dict[str, list[str]] = {}
-            fold = self._best_host(job, stats, used_hosts, matrices, reasons)
+            fold = self._best_host(job, stats, taken, matrices, reasons)
             if fold:
                 folds.append(fold)
-                used_hosts.add(fold.into)
+                taken.setdefault(fold.into, []).append(fold)
             else:
                 waiting.append((job, stats, reasons))
         order = {job_id: i for i, job_id in enumerate(self.workflow.jobs)}
         moved = {f.job for f in folds}
         waiting.sort(key=lambda w: (w[1].test.p90, order[w[0].id]))
         for i, (job, stats, reasons) in enumerate(waiting):
-            if job.id in used_hosts:
+            if job.id in taken:
                 continue  # it takes a shorter suite's steps
             hosts = [h for h in self.workflow.jobs.values()
                      if h.id not in moved and not h.uses and h.steps and h.shard_count == 1
                      and not h.matrix_expression and self._is_gpu(h)]
             # A suite still to fold hosts only when no other job can: it would fold no more itself.
             later = frozenset(w[0].id for w in waiting[i + 1:])
-            fold = self._best_host(job, stats, used_hosts, hosts, reasons, avoid=later)
+            fold = self._best_host(job, stats, taken, hosts, reasons, avoid=later)
             if fold:
                 folds.append(fold)
-                used_hosts.add(fold.into)
+                taken.setdefault(fold.into, []).append(fold)
                 moved.add(job.id)
                 continue
             detail = "; ".join(f"{_some(hosts)}: {why}" for why, hosts in reasons.items())
@@ -369,21 +370,23 @@ class Planner:
             return f"the workflow's `on:` {gone}"
         return None
 
-    def _best_host(self, suite: JobDef, stats: JobStats, used_hosts: set[str], hosts: list[JobDef],
+    def _best_host(self, suite: JobDef, stats: JobStats, taken: dict[str, list[Fold]], hosts: list[JobDef],
                    reasons: dict[str, list[str]], avoid: frozenset[str] = frozenset()) -> Fold | None:
-        """The host with most headroom among `hosts`, one not in `avoid` first; why each
-        other one is not, into `reasons` (reason -> host ids)."""
+        """The host with most headroom among `hosts`: one not in `avoid` first, then one that
+        takes fewer suites already (the wall clock grows least); why each other one is not,
+        into `reasons` (reason -> host ids)."""
         candidates: list[Fold] = []
         for host in hosts:
             if host.id == suite.id:
                 continue
             why = self._host_mismatch(suite, host)
-            if not why and host.id in used_hosts:
+            earlier = taken.get(host.id, [])
+            if not why and earlier and host.shard_count > 1:
                 why = "already takes another suite"
             if not why and not (self.stats.get(host.id) and self.stats[host.id].samples):
                 why = "no run in the history ran its tests, so its time after the fold is unknown"
             if not why:
-                fold = self._fold_into(suite, stats, host)
+                fold = self._fold_into(suite, stats, host, earlier)
                 if isinstance(fold, Fold):
                     candidates.append(fold)
                     continue
@@ -391,7 +394,8 @@ class Planner:
             reasons.setdefault(why, []).append(host.id)
         if not candidates:
             return None
-        return max(candidates, key=lambda f: (f.into not in avoid, f.host_limit_minutes - f.host_budget_minutes, f.into))
+        return max(candidates, key=lambda f: (f.into not in avoid, -len(taken.get(f.into, ())),
+                                              f.host_limit_minutes - f.host_budget_minutes, f.into))
 
     def _host_mismatch(self, suite: JobDef, host: JobDef) -> str | None:
         if host.matrix_expression:
@@ -458,10 +462,18 @@ class Planner:
                     return f"the suite's step `{step.name}` reads `steps{'.' + ref if ref else ''}`, a step the host does not have"
         return None
 
-    def _fold_into(self, suite: JobDef, stats: JobStats, host: JobDef) -> Fold | str:
+    def _fold_into(self, suite: JobDef, stats: JobStats, host: JobDef, earlier: list[Fold]) -> Fold | str:
+        """The fold of `suite` into `host`, after the suites `earlier` folded there (their
+        steps come first, and their timeouts count in the host's budget); or why not."""
         axis = shard_axis(host) if host.shard_count > 1 else None
         key, value = (axis[0], axis[1][0]) if axis else (None, None)
         moving, _ = suite.fold_steps(host, self.config.step_category)
+        own_ids = {s.step_id for s in moving if s.step_id}
+        for other in earlier:
+            theirs = {s.step_id for s in self.workflow.jobs[other.job].fold_steps(host, self.config.step_category)[0]}
+            if clash := sorted(own_ids & theirs):
+                return (f"`{other.job}`, folded there too, has the suite's step ids "
+                        f"{', '.join(f'`{i}`' for i in clash)}")
         host_stats = self.stats[host.id]  # (a host is measured: `_best_host`)
         labels = host_stats.labels
         own = [timeout_minutes(s.timeout_minutes, labels) for s in moving]
@@ -486,11 +498,12 @@ class Planner:
             if limit is None:
                 limit = host_stats.step_p90(step.name) / 60
             budget += limit
-        budget += new_timeout * len(moving)
+        budget += new_timeout * len(moving) + sum(f.timeout_minutes * len(f.steps) for f in earlier)
         job_limit = timeout_minutes(host.timeout_minutes, labels) or DEFAULT_JOB_TIMEOUT_MINUTES
         if budget > job_limit:
+            also = f", with {_some([f.job for f in earlier])} folded there too" if earlier else ""
             return (f"{'it' if key is None else f'shard {value}'} would need {budget:.0f} min (p90 setup "
-                    f"{setup_p90:.0f} + step timeouts) but the job allows {job_limit:.0f}")
+                    f"{setup_p90:.0f} + step timeouts{also}) but the job allows {job_limit:.0f}")
         return Fold(
             job=suite.id,
             into=host.id,

@@ -143,16 +143,37 @@ def test_a_matrix_host_is_taken_before_a_standalone_one() -> None:
     assert [(f.job, f.into, f.shard_key, f.shard_value) for f in p.folds] == [("kernels", "big", "part", 0)]
 
 
-def test_a_suite_folded_away_hosts_nothing_and_a_host_takes_one_suite() -> None:
+def test_a_standalone_job_takes_several_suites_each_after_the_one_before() -> None:
     """`a` (3 min, the shortest) moves first, into the host with most headroom (a tie: the last
-    by id, `c`); `b` may then move neither into `a`, which is gone, nor into `c`, which
-    already takes a suite: it is told so."""
+    by id, `c`); `b` may not move into `a`, which is gone, and `c` then takes it too, after `a`'s
+    step. (A matrix's shard 0 takes one suite: tests/test_plan.py.)"""
     text = "".join([HEAD, *(job(x, f"Run {x} tests", f"pytest {x}") for x in "abc")])
     tests = {"a": ("Run a tests", 3.0), "b": ("Run b tests", 4.0), "c": ("Run c tests", 5.0)}
-    p = plan(text, runs(tests))
+    analysis = analyze({PATH: text}, runs(tests), RepoConfig())
+    assert [(f.job, f.into) for f in analysis.plan.folds] == [("a", "c"), ("b", "c")]
+    assert analysis.plan.findings == ()
+    budgets = [f.host_budget_minutes for f in analysis.plan.folds]
+    assert round(budgets[1] - budgets[0]) == 15  # `b`'s 15 min step timeout on top of `a`'s
+    steps = yaml.safe_load(analysis.edits[0].after)["jobs"]["c"]["steps"]
+    assert [s["name"] for s in steps[-3:]] == ["Run c tests", "Run a tests", "Run b tests"]
+    assert check_patch(analysis.patch, analysis.edits, {PATH: text}).schema
+
+
+def test_a_second_suite_must_fit_with_the_first_and_not_share_its_step_ids() -> None:
+    text = "".join([HEAD, *(job(x, f"Run {x} tests", f"pytest {x}") for x in "abc")])
+    tests = {"a": ("Run a tests", 3.0), "b": ("Run b tests", 4.0), "c": ("Run c tests", 40.0)}
+    tight = text.replace("  c:\n    needs: [check]\n", "  c:\n    needs: [check]\n    timeout-minutes: 110\n")
+    p = plan(tight, runs(tests))
     assert [(f.job, f.into) for f in p.folds] == [("a", "c")]
     assert [(f.job, f.reason) for f in p.findings] == [
-        ("b", "short suite with no host to fold into (`c`: already takes another suite)")]
+        ("b", "short suite with no host to fold into (`c`: it would need 119 min (p90 setup 64 + step timeouts, "
+              "with `a` folded there too) but the job allows 110)")]
+    ids = text.replace("      - name: Run a tests\n", "      - name: Run a tests\n        id: tests\n") \
+        .replace("      - name: Run b tests\n", "      - name: Run b tests\n        id: tests\n")
+    p = plan(ids, runs(tests))
+    assert [(f.job, f.into) for f in p.folds] == [("a", "c")]
+    assert [(f.job, f.reason) for f in p.findings] == [
+        ("b", "short suite with no host to fold into (`c`: `a`, folded there too, has the suite's step ids `tests`)")]
 
 
 def test_standalone_hosts_that_differ_are_named_by_reason_at_most_three_each() -> None:
@@ -239,11 +260,11 @@ def test_a_job_that_ran_but_has_no_test_step_is_told_apart_from_one_that_never_r
 
 
 @pytest.mark.needs_fixtures
-def test_sglangs_nightly_lane_folds_its_short_1_gpu_suite_into_the_1_gpu_job_that_remains() -> None:
+def test_sglangs_nightly_lane_folds_its_short_1_gpu_suites_into_the_1_gpu_job_that_remains() -> None:
     """SGLang's real `nightly-test-amd.yml`: ~40 standalone jobs, each picked by its id in a
     `job_filter` gate. On a history where the two 1-GPU unit and kernel suites take minutes
-    and every other job 45, the unit suite moves into the other MI300 1-GPU job, and the
-    patch applies and validates."""
+    and every other job 45, both move into the other MI300 1-GPU job (after its test, before
+    its upload), and the patch applies and validates."""
     text = (SGLANG / "workflows" / "nightly-test-amd.yml").read_text()
     path = ".github/workflows/nightly-test-amd.yml"
     config = RepoConfig()
@@ -260,13 +281,16 @@ def test_sglangs_nightly_lane_folds_its_short_1_gpu_suite_into_the_1_gpu_job_tha
                               head_sha=f"{r + 1:040x}", jobs=jobs, start=START + timedelta(days=r)))
     analysis = analyze({path: text}, bundles, config)
     assert [(f.job, f.into, f.selected_by_id) for f in analysis.plan.folds] == [
-        ("nightly-test-1-gpu-unit", "nightly-1-gpu-zimage-turbo", True)]
+        ("nightly-test-1-gpu-unit", "nightly-1-gpu-zimage-turbo", True),
+        ("nightly-test-1-gpu-kernel", "nightly-1-gpu-zimage-turbo", True)]
     checks = check_patch(analysis.patch, analysis.edits, {path: text})
     assert checks.git_apply and checks.schema
     after = yaml.safe_load(analysis.edits[0].after)
     assert "nightly-test-1-gpu-unit" not in after["jobs"]
     assert "nightly-test-1-gpu-unit" not in after[True]["workflow_dispatch"]["inputs"]["job_select"]["options"]
     steps = after["jobs"]["nightly-1-gpu-zimage-turbo"]["steps"]  # after its test, before its upload (`if: always()`)
-    assert [s["name"] for s in steps[-3:]] == ["Z-Image-Turbo Diffusion Test (1-GPU)", "Nightly Unit Test (1-GPU)",
-                                               "Upload generated images"]
-    assert (steps[-2]["if"], steps[-2]["timeout-minutes"]) == ("success() || failure()", 20)
+    assert [(s["name"], s.get("if"), s.get("timeout-minutes")) for s in steps[-4:]] == [
+        ("Z-Image-Turbo Diffusion Test (1-GPU)", None, 45),
+        ("Nightly Unit Test (1-GPU)", "success() || failure()", 20),
+        ("Nightly Kernel Benchmark (1-GPU)", "success() || failure()", 25),
+        ("Upload generated images", "always()", None)]
