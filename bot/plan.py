@@ -9,6 +9,7 @@ Pure: parsed workflows and timings in, a `Plan` out.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -340,6 +341,12 @@ class Planner:
             return "no run in the history ran its tests"
         return f"it ran in {_runs(ran)}, but no step of it counts as a test (see \u201cCould not measure\u201d)"
 
+    @functools.cached_property
+    def _needs_read(self) -> dict[str, frozenset[str]]:
+        """Per job: the `needs.<id>` it reads (read once: every short suite asks of every job)."""
+        return {job_id: frozenset(context_keys(tree_expressions(raw), "needs"))
+                for job_id, raw in (self.workflow.data.get("jobs") or {}).items() if isinstance(raw, dict)}
+
     def _read_elsewhere(self, suite: JobDef) -> str | None:
         """Why the suite's job id is read elsewhere, so that it must stay a job: another job's
         `if:`, step or input reads its `needs.<id>` (its outputs or result), or the workflow's
@@ -353,7 +360,7 @@ class Planner:
         for job_id, raw in (self.workflow.data.get("jobs") or {}).items():
             if job_id == suite.id or not isinstance(raw, dict):
                 continue
-            if own in context_keys(tree_expressions(raw), "needs"):
+            if own in self._needs_read[job_id]:
                 return f"`{job_id}` {gone}"
             job = self.workflow.jobs.get(job_id)
             if job is None or suite.id not in job.needs:
