@@ -17,7 +17,7 @@ from .edit import EditError, FileEdit, FoldEdit, VerificationError, LaneChange, 
 from .logs import ShardLog
 from .plan import Fold, Lane, Plan, Planner, partition_step, shard_axis
 from .timing import BundleError, JobMatcher, JobStats, JobTiming, RunTiming, declared_amd, job_stats, run_timing, workflow_path_of
-from .workflow import JobDef, Workflow, parse_workflow
+from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, Workflow, parse_workflow, timeout_minutes
 
 
 class AnalysisError(ValueError):
@@ -540,6 +540,12 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig) -> 
             why = checker._host_mismatch(suite, target.workflow.jobs[host_id])
             if why:
                 warnings.append(f"{target.path}: `{suite_id}` is not folded into `{host_id}` there: `{host_id}` {why}")
+                continue
+            limit = timeout_minutes(target.workflow.jobs[host_id].timeout_minutes) or DEFAULT_JOB_TIMEOUT_MINUTES
+            if limit < fold.host_budget_minutes:
+                warnings.append(f"{target.path}: `{suite_id}` is not folded into `{host_id}` there: `{host_id}` allows "
+                                f"{limit:.0f} min there, and the fold needs about {fold.host_budget_minutes:.0f} "
+                                f"(p90 setup plus every step timeout, as measured in {source.path})")
                 continue
         host = target.workflow.jobs[host_id]
         if fold.standalone:

@@ -214,11 +214,28 @@ def _runs_on_key(job: JobDef, matrix_values: dict[str, Any]) -> str:
     return substitute_matrix(str(runs_on), matrix_values)
 
 
+_LITERAL = re.compile(r"'((?:[^']|'')*)'")
+_READS_INPUTS = re.compile(r"(?i)(?<![\w.])(?:github\.event\.)?inputs\.")
+
+
 def _gate(job: JobDef) -> str:
-    """The job's `if:` with its own id taken out, whitespace folded."""
-    text = job.if_ or ""
-    text = re.sub(rf"(?<![\w-]){re.escape(job.id)}(?![\w-])", "<self>", text)
+    """The job's `if:` (without `${{ }}`, whitespace folded), its own id taken out where a
+    dispatch input picks it: in a quoted string of a gate that reads `inputs.*` (SGLang's
+    `contains(format(',{0},', inputs.target_stage), ',<id>,')`, `inputs.job_filter == '<id>'`).
+    Elsewhere the id is part of what the gate asks (`needs.changes.outputs.<id>`, a label named
+    after the job) and stays."""
+    text = (job.if_ or "").strip()
+    if whole := re.fullmatch(r"\$\{\{(.*)\}\}", text, re.S):
+        text = whole.group(1)
+    if _READS_INPUTS.search(text):
+        own = re.compile(rf"(?<![\w-]){re.escape(job.id)}(?![\w-])")
+        text = _LITERAL.sub(lambda m: "'" + own.sub("<self>", m.group(1)) + "'", text)
     return " ".join(text.split())
+
+
+def _picked_by_id(job: JobDef) -> bool:
+    """Whether a dispatch input picks the job by its id (see `_gate`)."""
+    return "'" in _gate(job) and "<self>" in _gate(job)
 
 
 def partition_step(job: JobDef, shards: int) -> tuple[StepDef, str] | None:
@@ -275,14 +292,13 @@ class Planner:
         return declared_amd(job, self.config) is True
 
     def _folds(self) -> list[Fold]:
-        """Short suites into shard 0 of a matrix of the same runners and setup (SGLang's PR
-        #34483); then those left, shortest first, into a standalone job of the same runners
-        and setup (a job that takes a suite is not folded itself; one folded away takes none;
-        a standalone job may take several, one shard 0 only one)."""
-        folds: list[Fold] = []
-        taken: dict[str, list[Fold]] = {}  # host -> the folds into it
-        matrices = [h for h in self.workflow.jobs.values() if not h.uses and h.shard_count > 1]
-        waiting: list[tuple[JobDef, JobStats, dict[str, list[str]]]] = []
+        """Short suites into a host of the same runners, stage, gate and setup: shard 0 of a
+        matrix (SGLang's PR #34483) or a standalone job. The suite with the fewest hosts goes
+        first (then the shortest), into the host the fewest suites still to place could take,
+        a matrix before a standalone job, then the one with most headroom; so one suite does
+        not take the only host of another. A job that takes a suite is not folded itself, one
+        folded away takes none; a standalone job may take several, shard 0 one."""
+        suites: list[tuple[JobDef, JobStats]] = []
         for job in self.workflow.jobs.values():
             if job.uses and job.id in self.stats:  # measured, but its jobs are written in another file
                 self.findings.append(Finding(job.id, _reusable(job)))
@@ -304,32 +320,39 @@ class Planner:
             if stats.share < self.config.fold_min_setup_share:
                 self.findings.append(Finding(job.id, f"setup is only {stats.share:.0%} of its time"))
                 continue
-            reasons: dict[str, list[str]] = {}
-            fold = self._best_host(job, stats, taken, matrices, reasons)
-            if fold:
-                folds.append(fold)
-                taken.setdefault(fold.into, []).append(fold)
-            else:
-                waiting.append((job, stats, reasons))
+            suites.append((job, stats))
+        hosts = [h for h in self.workflow.jobs.values() if not h.uses and h.steps and (
+            h.shard_count > 1 or (not h.matrix_expression and self._is_gpu(h)))]
+        # Where each suite could go, were every host free (the order below rests on it).
+        options = {job.id: {h.id for h in hosts if h.id != job.id and self._host_mismatch(job, h) is None
+                            and self._measured(h) and isinstance(self._fold_into(job, stats, h, []), Fold)}
+                   for job, stats in suites}
         order = {job_id: i for i, job_id in enumerate(self.workflow.jobs)}
-        moved = {f.job for f in folds}
-        waiting.sort(key=lambda w: (w[1].test.p90, order[w[0].id]))
-        for i, (job, stats, reasons) in enumerate(waiting):
+        suites.sort(key=lambda w: (not options[w[0].id], len(options[w[0].id]), w[1].test.p90, order[w[0].id]))
+        folds: list[Fold] = []
+        taken: dict[str, list[Fold]] = {}  # host -> the folds into it
+        moved: set[str] = set()
+        unplaced: list[tuple[str, dict[str, list[str]]]] = []
+        for i, (job, stats) in enumerate(suites):
             if job.id in taken:
-                continue  # it takes a shorter suite's steps
-            hosts = [h for h in self.workflow.jobs.values()
-                     if h.id not in moved and not h.uses and h.steps and h.shard_count == 1
-                     and not h.matrix_expression and self._is_gpu(h)]
-            # A suite still to fold hosts only when no other job can: it would fold no more itself.
-            later = frozenset(w[0].id for w in waiting[i + 1:])
-            fold = self._best_host(job, stats, taken, hosts, reasons, avoid=later)
+                continue  # it takes another suite's steps
+            later = [w[0].id for w in suites[i + 1:] if w[0].id not in taken]
+            wanted = {h: sum(h in options[s] for s in later) for h in options[job.id]}
+            reasons: dict[str, list[str]] = {}
+            fold = self._best_host(job, stats, taken, [h for h in hosts if h.id not in moved], reasons,
+                                   waiting=frozenset(later), wanted=wanted)
             if fold:
                 folds.append(fold)
                 taken.setdefault(fold.into, []).append(fold)
                 moved.add(job.id)
-                continue
-            detail = "; ".join(f"{_some(hosts)}: {why}" for why, hosts in reasons.items())
-            self.findings.append(Finding(job.id, f"short suite with no host to fold into ({detail or 'no other job on AMD runners in this lane'})"))
+            else:
+                unplaced.append((job.id, reasons))
+        for job_id, reasons in sorted(unplaced, key=lambda u: order[u[0]]):
+            if job_id in taken:
+                continue  # it became a host after all
+            detail = "; ".join(f"{_some(ids)}: {why}" for why, ids in reasons.items())
+            self.findings.append(Finding(job_id, "short suite with no host to fold into "
+                                                 f"({detail or 'no other job on AMD runners in this lane'})"))
         return sorted(folds, key=lambda f: order[f.job])
 
     def _no_tests(self, job: JobDef) -> str:
@@ -340,6 +363,10 @@ class Planner:
         if not ran:
             return "no run in the history ran its tests"
         return f"it ran in {_runs(ran)}, but no step of it counts as a test (see \u201cCould not measure\u201d)"
+
+    def _measured(self, job: JobDef) -> bool:
+        stats = self.stats.get(job.id)
+        return bool(stats and stats.samples)
 
     @functools.cached_property
     def _needs_read(self) -> dict[str, frozenset[str]]:
@@ -378,10 +405,11 @@ class Planner:
         return None
 
     def _best_host(self, suite: JobDef, stats: JobStats, taken: dict[str, list[Fold]], hosts: list[JobDef],
-                   reasons: dict[str, list[str]], avoid: frozenset[str] = frozenset()) -> Fold | None:
-        """The host with most headroom among `hosts`: one not in `avoid` first, then one that
-        takes fewer suites already (the wall clock grows least); why each other one is not,
-        into `reasons` (reason -> host ids)."""
+                   reasons: dict[str, list[str]], *, waiting: frozenset[str], wanted: dict[str, int]) -> Fold | None:
+        """The best host among `hosts` (see `_folds`): one that is not a suite still `waiting`
+        to be placed (it would fold no more itself), the fewest waiting suites could take
+        (`wanted`), a matrix, one taking fewer suites already, most headroom. Why each other
+        one is not, into `reasons` (reason -> host ids)."""
         candidates: list[Fold] = []
         for host in hosts:
             if host.id == suite.id:
@@ -390,7 +418,7 @@ class Planner:
             earlier = taken.get(host.id, [])
             if not why and earlier and host.shard_count > 1:
                 why = "already takes another suite"
-            if not why and not (self.stats.get(host.id) and self.stats[host.id].samples):
+            if not why and not self._measured(host):
                 why = "no run in the history ran its tests, so its time after the fold is unknown"
             if not why:
                 fold = self._fold_into(suite, stats, host, earlier)
@@ -401,7 +429,8 @@ class Planner:
             reasons.setdefault(why, []).append(host.id)
         if not candidates:
             return None
-        return max(candidates, key=lambda f: (f.into not in avoid, -len(taken.get(f.into, ())),
+        return max(candidates, key=lambda f: (f.into not in waiting, -wanted.get(f.into, 0), not f.standalone,
+                                              -len(taken.get(f.into, ())),
                                               f.host_limit_minutes - f.host_budget_minutes, f.into))
 
     def _host_mismatch(self, suite: JobDef, host: JobDef) -> str | None:
@@ -464,6 +493,10 @@ class Planner:
                     return f"the suite's step `{step.name}` reads `matrix.{key}`, which the host's matrix does not give it"
             for key in step.contexts("strategy"):
                 return f"the suite's step `{step.name}` reads `strategy{'.' + key if key else ''}`, the host's there"
+            for key in step.contexts("job"):
+                return f"the suite's step `{step.name}` reads `job{'.' + key if key else ''}`, the host's there"
+            if "job" in step.contexts("github") or re.search(r"\bGITHUB_JOB\b", step.run or ""):
+                return f"the suite's step `{step.name}` reads the job's id (`github.job`), the host's there"
             for ref in step.contexts("steps"):
                 if ref not in {i.lower() for i in moved_ids | host_ids}:
                     return f"the suite's step `{step.name}` reads `steps{'.' + ref if ref else ''}`, a step the host does not have"
@@ -484,7 +517,7 @@ class Planner:
         host_stats = self.stats[host.id]  # (a host is measured: `_best_host`)
         labels = host_stats.labels
         own = [timeout_minutes(s.timeout_minutes, labels) for s in moving]
-        provisional = stats.samples < self.config.min_samples
+        provisional = min(stats.samples, host_stats.samples) < self.config.min_samples
         step_p90_min = max((stats.step_p90(s.name) for s in moving), default=0.0) / 60
         own_total = sum(t if t is not None else DEFAULT_JOB_TIMEOUT_MINUTES for t in own)
         tighter = max(10, _ceil_to(3 * step_p90_min, 5)) * len(moving) if step_p90_min > 0 else None
@@ -528,7 +561,7 @@ class Planner:
             host_limit_minutes=job_limit,
             runner_seconds_saved=stats.setup.median,
             provisional=provisional,
-            selected_by_id=_gate(suite) != " ".join((suite.if_ or "").split()),
+            selected_by_id=_picked_by_id(suite),
         )
 
     # reshard ---------------------------------------------------------------------------------

@@ -134,6 +134,7 @@ def _suggestion_json(item: Fold | Reshard) -> dict[str, Any]:
     if isinstance(item, Fold):
         return {
             "kind": "fold", "job": item.job, "into": item.into, "shard": None if item.standalone else {item.shard_key: item.shard_value},
+            "picked_by_id": item.selected_by_id,
             "steps": list(item.steps), "timeout_minutes": item.timeout_minutes, "timeout_note": item.timeout_note,
             "samples": item.samples, "provisional": item.provisional,
             "suite_setup_median_seconds": round(item.suite_setup_median_s, 1),

@@ -153,9 +153,13 @@ class StepDef:
     raw: Any = field(default=None, repr=False, compare=False)  # the step as written (its plain data)
 
     def identity(self) -> tuple[Any, ...]:
-        """What makes two steps 'the same step': what they run, with what."""
+        """What makes two steps 'the same step': what they run, with what, in what environment
+        and when (a setup step that starts another image through its `env:` is another step)."""
         run = "\n".join(line.rstrip() for line in (self.run or "").strip().splitlines())
-        return (self.uses, run, _freeze(self.with_))
+        raw = self.raw if isinstance(self.raw, dict) else {}
+        when = " ".join(str(self.if_).split()) if self.if_ is not None else None
+        return (self.uses, run, _freeze(self.with_), _freeze(self.env), raw.get("shell"),
+                raw.get("working-directory"), when)
 
     def contexts(self, name: str) -> list[str]:
         """The keys of context `name` its expressions read (`context_keys`): every value of the

@@ -294,3 +294,96 @@ def test_sglangs_nightly_lane_folds_its_short_1_gpu_suites_into_the_1_gpu_job_th
         ("Nightly Unit Test (1-GPU)", "success() || failure()", 20),
         ("Nightly Kernel Benchmark (1-GPU)", "success() || failure()", 25),
         ("Upload generated images", "always()", None)]
+
+
+def test_a_gate_on_a_change_filter_named_after_the_job_is_another_gate() -> None:
+    """`needs.changes.outputs.kernels` and `...outputs.ops` ask different questions (which
+    paths a PR touched): folded, a PR that touches the kernels only would run no kernel tests.
+    Only where a dispatch input picks the job is its id taken out of the comparison."""
+    def gated(job_id: str) -> str:
+        return f"    if: needs.changes.outputs.{job_id} == 'true'\n"
+    text = HEAD + job("kernels", "Run kernel tests", "pytest tests/kernels", extra=gated("kernels")) \
+        + job("ops", "Run op tests", "pytest tests/ops", extra=gated("ops"))
+    p = plan(text, runs())
+    assert p.folds == ()
+    assert [(f.job, f.reason) for f in p.findings] == [
+        ("kernels", "short suite with no host to fold into (`ops`: gated by a different `if:`)")]
+    labelled = text.replace("needs.changes.outputs.kernels == 'true'",
+                            "contains(github.event.pull_request.labels.*.name, 'kernels')").replace(
+        "needs.changes.outputs.ops == 'true'", "contains(github.event.pull_request.labels.*.name, 'ops')")
+    assert plan(labelled, runs()).folds == ()
+    wrapped = text.replace("needs.changes.outputs.kernels == 'true'", "${{ inputs.only == 'kernels' }}").replace(
+        "needs.changes.outputs.ops == 'true'", "inputs.only == 'ops'")
+    assert [(f.job, f.into, f.selected_by_id) for f in plan(wrapped, runs()).folds] == [("kernels", "ops", True)]
+
+
+def test_a_step_that_reads_the_jobs_id_is_not_moved() -> None:
+    """One step template for sibling jobs (`run_suite.py --suite ${{ github.job }}`): in the
+    host it would run the host's suite again, and the suite's never."""
+    for command in ("python3 run_suite.py --suite ${{ github.job }}", "python3 run_suite.py --suite $GITHUB_JOB"):
+        text = TEXT.replace("pytest tests/kernels", command)
+        p = plan(text, runs())
+        assert p.folds == ()
+        assert [(f.job, f.reason) for f in p.findings] == [
+            ("kernels", "short suite with no host to fold into (`ops`: the suite's step `Run kernel tests` reads the "
+                        "job's id (`github.job`), the host's there)")]
+    text = TEXT.replace("pytest tests/kernels", "pytest tests/kernels --junit ${{ job.container.id }}")
+    assert "reads `job.container`, the host's there" in plan(text, runs()).findings[0].reason
+
+
+def test_setup_steps_that_start_another_image_through_their_env_are_not_the_same_setup() -> None:
+    text = TEXT.replace("  kernels:", "  kernels:", 1).split("  ops:")
+    text = text[0].replace("        run: bash start.sh\n", "        run: bash start.sh\n        env:\n"
+                                                            "          IMAGE: rocm/ci:kernels-dev\n") + "  ops:" + text[1]
+    p = plan(text, runs())
+    assert p.folds == ()
+    assert [(f.job, f.reason) for f in p.findings] == [
+        ("kernels", "short suite with no host to fold into (`ops`: its setup lacks the suite's step `Start CI container`)")]
+
+
+def test_a_suite_does_not_take_the_only_host_of_another() -> None:
+    """`s1` fits `l1` and `l2`; `s2` fits only `l1` (`l2` allows it too little time). `s2`, with
+    one host, goes first: both fold (2 setup cycles), not `s1` alone into the roomier `l1`."""
+    text = "".join([HEAD, *(job(x, f"Run {x} tests", f"pytest {x}") for x in ("s1", "s2", "l1")),
+                    job("l2", "Run l2 tests", "pytest l2", extra="    timeout-minutes: 110\n")])
+    tests = {"s1": ("Run s1 tests", 3.0), "s2": ("Run s2 tests", 8.0), "l1": ("Run l1 tests", 40.0),
+             "l2": ("Run l2 tests", 40.0)}
+    p = plan(text, runs(tests))
+    assert sorted((f.job, f.into) for f in p.folds) == [("s1", "l2"), ("s2", "l1")]
+    assert p.findings == ()
+
+
+def test_a_matrix_host_goes_to_the_suite_that_has_no_other() -> None:
+    """`s1` fits the matrix `big` and the job `l`; `s2` only `big` (its 25-min step does not fit
+    in `l`'s 110 min): `s2` takes shard 0, `s1` the job. In file order, `s1` would have taken
+    shard 0 and `s2` nothing."""
+    matrix = job("big", "Run suite", "python3 run_suite.py --partition-id ${{ matrix.part }} --total-partitions 2",
+                 extra="    strategy:\n      fail-fast: false\n      matrix:\n        part: [0, 1]\n")
+    text = "".join([HEAD, job("s1", "Run s1 tests", "pytest s1"), job("s2", "Run s2 tests", "pytest s2"),
+                    job("l", "Run l tests", "pytest l", extra="    timeout-minutes: 110\n"), matrix])
+    bundles = runs({"s1": ("Run s1 tests", 3.0), "s2": ("Run s2 tests", 8.0), "l": ("Run l tests", 40.0)})
+    for r, b in enumerate(bundles):
+        b["jobs"] = b["jobs"] + runs({f"big ({part})": ("Run suite", 20.0) for part in (0, 1)})[r]["jobs"]
+    p = plan(text, bundles)
+    assert sorted((f.job, f.into) for f in p.folds) == [("s1", "l"), ("s2", "big")]
+    assert [f.job for f in p.findings] == ["big"]  # its reshard: 2 shards are needed
+
+
+def test_a_job_that_hosts_a_suite_is_not_listed_as_left_alone() -> None:
+    """`w` (job timeout 200) cannot fold into `b` (90); `b` then folds into `w`."""
+    text = HEAD + job("w", "Run w tests", "pytest w", extra="    timeout-minutes: 200\n") \
+        + job("b", "Run b tests", "pytest b", extra="    timeout-minutes: 90\n")
+    p = plan(text, runs({"w": ("Run w tests", 10.0), "b": ("Run b tests", 4.0)}))
+    assert [(f.job, f.into) for f in p.folds] == [("b", "w")]
+    assert p.findings == ()
+
+
+def test_a_fold_is_not_carried_to_a_lane_whose_host_allows_too_little_time() -> None:
+    other_path = ".github/workflows/amd-ci-rocm720.yml"
+    other = TEXT.replace("  ops:\n    needs: [check]\n", "  ops:\n    needs: [check]\n    timeout-minutes: 70\n")
+    analysis = analyze({PATH: TEXT, other_path: other}, runs(), RepoConfig())
+    assert [e.path for e in analysis.edits] == [PATH]
+    budget = analysis.plan.folds[0].host_budget_minutes
+    assert (f"{other_path}: `kernels` is not folded into `ops` there: `ops` allows 70 min there, and the fold needs "
+            f"about {budget:.0f} (p90 setup plus every step timeout, as measured in {PATH})") in analysis.warnings
+    assert to_json(analysis)["suggestions"][0]["picked_by_id"] is False
