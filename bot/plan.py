@@ -275,6 +275,7 @@ class Planner:
         self.overruns: list[str] = []
         self.partial_logs: dict[str, list[str]] = {}  # job id -> "k of n" shard logs, per run
         self.candidates: dict[str, int] = {}  # matrices looked at for a reshard -> runs read from logs
+        self._mismatches: dict[tuple[str, str], str | None] = {}
 
     def plan(self) -> Plan:
         folds = self._folds()
@@ -434,6 +435,14 @@ class Planner:
                                               f.host_limit_minutes - f.host_budget_minutes, f.into))
 
     def _host_mismatch(self, suite: JobDef, host: JobDef) -> str | None:
+        """Why `suite` cannot fold into `host` as the two are written (None: it can). Asked
+        of every pair more than once, and the same each time: kept."""
+        key = (suite.id, host.id)
+        if key not in self._mismatches:
+            self._mismatches[key] = self._mismatch(suite, host)
+        return self._mismatches[key]
+
+    def _mismatch(self, suite: JobDef, host: JobDef) -> str | None:
         if host.matrix_expression:
             return _expression(host)
         if isinstance(host.matrix, dict) and (host.matrix.get("include") or host.matrix.get("exclude")):
