@@ -21,12 +21,14 @@ from bot.replies import REPLY_MARKER
 from bot.report import state_block
 from bot.states import ReportState
 from tests.paths import AMD, BEFORE, ROCM720
+from tests.sglang_current import LANES
 from tests.fakegithub import FakeGitHub
-from tests.harness import (Bot, comment_payload, pr_with_lane_run, serve_process, sglang_world, sign, start_bot,
-                           until)
+from tests.harness import (Bot, comment_payload, current_world, pr_with_lane_run, serve_process, sglang_world, sign,
+                           start_bot, until)
 from tests.test_app_serve import free_port
 
 LOGIN = "foldbot[bot]"
+CURRENT_ROCM720, CURRENT_AMD = LANES["rocm720"][0], LANES["amd"][0]
 
 
 def replies(fake: FakeGitHub, world, number: int) -> list:  # noqa: ANN001
@@ -589,6 +591,35 @@ async def test_a_patch_is_approved_on_the_dashboard_issue_too(fake_github: FakeG
     await bot.settle()
     assert f"Name the patch you read: `/fold approve {patch_id}`" in \
         [c for c in fake_github.comments_on(world.repo, board.number) if c.user == LOGIN][-1].body
+
+
+async def test_the_current_lanes_fold_into_a_standalone_job_is_approved_alone_on_the_dashboard(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """SGLang's current lanes, on a schedule: the dashboard offers the jit-kernel fold (into the
+    benchmark job, not a matrix) with an id of its own; approved, the branch carries that fold in
+    both lanes and nothing else (the 1-GPU reshard stays for another day)."""
+    world, _ = current_world(fake_github, config="logs: {max_jobs: 200}\n")
+    fake_github.set_permission(world.repo, "lead", "maintain")
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    (board,) = [i for i in world.repo.issues.values() if i.user == LOGIN and i.title == "foldbot: AMD CI setup report"]
+    line = next(x for x in board.body.splitlines() if x.startswith("- **Fold** `jit-kernel-unit-test-amd-rocm720`"))
+    assert "into `jit-kernel-benchmark-test-amd-rocm720`:" in line
+    assert "naming `jit-kernel-unit-test-amd-rocm720` there runs nothing" in line
+    fold_id = line.rsplit("Alone: `/fold approve ", 1)[1].split("`")[0]
+    main_before = world.repo.files_at("main")
+    assert (await bot.deliver("issue_comment", dashboard_comment(world, f"/fold approve {fold_id}", "lead")))[0] == 202
+    await bot.settle()
+    branch = f"foldbot/fold-{fold_id}"
+    (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == branch]
+    files = world.repo.files_at(branch)
+    for path, suffix in ((CURRENT_ROCM720, "-rocm720"), (CURRENT_AMD, "")):
+        after = yaml.safe_load(files[path])["jobs"]
+        assert f"jit-kernel-unit-test-amd{suffix}" not in after
+        assert after[f"jit-kernel-benchmark-test-amd{suffix}"]["steps"][-1]["name"] == "Run JIT kernel unit tests"
+        assert after[f"stage-b-test-1-gpu-small-amd{suffix}"] == \
+            yaml.safe_load(main_before[path])["jobs"][f"stage-b-test-1-gpu-small-amd{suffix}"]  # not resharded
+    assert "/dispatch rocm720 jit-kernel-benchmark-test-amd-rocm720" in world.repo.issues[pull.number].body
 
 
 async def test_help_on_the_dashboard_issue_describes_what_works_there(fake_github: FakeGitHub, bot: Bot) -> None:
