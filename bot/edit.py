@@ -130,6 +130,9 @@ class _Splicer:
         self.wf = workflow
         self.lines = workflow.text.splitlines(keepends=True)
         self.edits: list[tuple[int, int, str]] = []
+        crlf = workflow.text.count("\r\n")
+        #: A file written with CRLF line ends (on Windows) gets them in what is inserted too.
+        self.crlf = crlf > workflow.text.count("\n") - crlf
 
     def line_start(self, line: int) -> int:
         return self.wf.line_starts[line] if line < len(self.wf.line_starts) else len(self.wf.text)
@@ -138,6 +141,8 @@ class _Splicer:
         """Replace text[start:end]; the edit is shrunk to the part that really
         changes, so edits of neighbouring spans do not collide."""
         old = self.wf.text[start:end]
+        if self.crlf:
+            text = text.replace("\r\n", "\n").replace("\n", "\r\n")
         head = _common_prefix(old, text)
         if head == len(old) == len(text):
             return

@@ -69,7 +69,7 @@ def check_patch(patch: str, edits: list[FileEdit], files: Mapping[str, str]) -> 
         root = Path(tmp)
         _write_tree(root, files)
         patch_file = root.parent / f"{root.name}.diff"
-        patch_file.write_text(patch, encoding="utf-8")
+        patch_file.write_bytes(patch.encode("utf-8"))
         try:
             for args in (["--check"], []):
                 result = subprocess.run(
@@ -80,7 +80,7 @@ def check_patch(patch: str, edits: list[FileEdit], files: Mapping[str, str]) -> 
         finally:
             patch_file.unlink(missing_ok=True)
         for edit in edits:
-            applied = (root / edit.path).read_text(encoding="utf-8")
+            applied = _read(root / edit.path)
             if applied != edit.after:
                 raise PatchCheckError(f"{edit.path}: the applied patch does not give the verified text")
         for edit in edits:
@@ -116,7 +116,7 @@ def _write_tree(root: Path, files: Mapping[str, str]) -> None:
     for path, text in files.items():
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        target.write_bytes(text.encode("utf-8"))
 
 
 def _actionlint(root: Path, edits: list[FileEdit]) -> str:
@@ -151,9 +151,15 @@ def apply_patch(patch: str, files: Mapping[str, str]) -> dict[str, str]:
         root = Path(tmp) / "repo"
         _write_tree(root, files)
         patch_file = Path(tmp) / "change.diff"
-        patch_file.write_text(patch, encoding="utf-8")
+        patch_file.write_bytes(patch.encode("utf-8"))
         result = subprocess.run(["git", "apply", str(patch_file)], cwd=root, capture_output=True, text=True, timeout=60)
         if result.returncode != 0:
             raise PatchCheckError(f"`git apply` refused the patch: {result.stderr.strip()[:500]}")
-        return {path: (root / path).read_text(encoding="utf-8") for path in files
-                if (root / path).read_text(encoding="utf-8") != files[path]}
+        applied = {path: _read(root / path) for path in files}
+        return {path: text for path, text in applied.items() if text != files[path]}
+
+
+def _read(path: Path) -> str:
+    """A file's text as written: its line ends kept (`read_text` would turn CRLF into LF, and a
+    lane file written on Windows would read as changed on every line)."""
+    return path.read_bytes().decode("utf-8")

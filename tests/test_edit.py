@@ -381,3 +381,23 @@ def test_the_check_refuses_a_patch_that_leaves_a_job_reading_needs_it_does_not_h
     broken = before.replace("needs: [unit]", "needs: []")
     fine = FileEdit(edit.path, broken, broken.replace("run: echo ok", "run: echo fine"))
     assert check_patch(unified_diff([fine]), [fine], {edit.path: broken}).git_apply
+
+
+def test_a_lane_file_written_with_crlf_line_ends_keeps_them_and_its_patch_applies() -> None:
+    """A workflow saved on Windows: the moved steps, foldbot's comment and the new `if:` and
+    `timeout-minutes:` lines end in CRLF like the rest, `git apply` gives exactly the verified
+    text, and `apply_patch` (what an approval commits) changes only the lines the patch changes."""
+    from bot.analysis import analyze
+    from bot.verify import apply_patch, check_patch
+    from tests.test_plan import PATH as LANE, runs, workflow
+
+    text = workflow().replace("\n", "\r\n")
+    analysis = analyze({LANE: text}, runs(workflow()), RepoConfig())
+    assert [(f.job, r.job) for f, r in zip(analysis.plan.folds, analysis.plan.reshards)] == [
+        ("unit-amd-rocm700", "big-amd-rocm700")]
+    after = analysis.edits[0].after
+    assert "\n" not in after.replace("\r\n", "")  # no line ends in a bare LF
+    assert "        if: matrix.part == 0 && (success() || failure())\r\n" in after
+    checks = check_patch(analysis.patch, analysis.edits, {LANE: text})
+    assert checks.git_apply and checks.schema
+    assert apply_patch(analysis.patch, {LANE: text}) == {LANE: after}
