@@ -523,6 +523,8 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
         table.append("No AMD job of the latest run spent time on setup or tests (see *Could not measure*).")
     for r in rows:
         name = f"[{md_escape(r['name'])}]({r['html_url']})" if r.get("html_url") else md_escape(r["name"])
+        if r["workflow_job"] and not r["name"].startswith(r["workflow_job"]):
+            name += f" {code(r['workflow_job'])}"  # the id the suggestions below name (aiter's `README Level 0+1`)
         table.append(f"| {name} | {_min(r['setup_seconds'])} | {_min(r['test_seconds'])} | {_min(r['other_seconds'])} | {r['setup_share']:.0%} |")
     table += ["", "</details>", ""] if folded else [""] if table else []
     if not folded:

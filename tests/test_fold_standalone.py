@@ -387,3 +387,18 @@ def test_a_fold_is_not_carried_to_a_lane_whose_host_allows_too_little_time() -> 
     assert (f"{other_path}: `kernels` is not folded into `ops` there: `ops` allows 70 min there, and the fold needs "
             f"about {budget:.0f} (p90 setup plus every step timeout, as measured in {PATH})") in analysis.warnings
     assert to_json(analysis)["suggestions"][0]["picked_by_id"] is False
+
+
+def test_the_table_names_the_job_id_the_suggestions_use_when_github_shows_another_name() -> None:
+    """aiter's `cpu-validation` job is `README Level 0+1` on GitHub: the table row says the id
+    the suggestions and reasons below name. SGLang's rows (the name starts with the id) do not."""
+    text = TEXT.replace("  kernels:\n    needs: [check]\n", "  kernels:\n    name: README Level 0+1\n    needs: [check]\n")
+    bundles = runs()
+    for b in bundles:
+        for j in b["jobs"]:
+            j["name"] = "README Level 0+1" if j["name"] == "kernels" else j["name"]
+    md = to_markdown(analyze({PATH: text}, bundles, RepoConfig()))
+    row = next(line for line in md.splitlines() if line.startswith("| [README Level 0\\+1]"))  # (escaped)
+    assert row.split(" | ")[0].endswith(") `kernels`")
+    assert next(line for line in md.splitlines() if line.startswith("| [ops]")).split(" | ")[0].endswith(")")
+    assert "- **Fold** `kernels` into `ops`" in md
