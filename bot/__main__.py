@@ -47,7 +47,9 @@ def lane_files(root: Path, config: RepoConfig, also: Sequence[str] = ()) -> dict
             if not (root / extra).is_file():
                 raise CliError(f"{root}: the runs are of {extra}, which is not in this repo root")
             chosen.append(extra)
-    return {p: (root / p).read_text(encoding="utf-8") for p in chosen}
+    # As bytes: `read_text` would turn a Windows-written file's CRLF into LF, and the patch made of
+    # that text would not apply to the file in the checkout.
+    return {p: (root / p).read_bytes().decode("utf-8") for p in chosen}
 
 
 def _load_json(path: Path) -> Any:
@@ -215,7 +217,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if analysis.patch and not args.no_checks:
         checks = check_patch(analysis.patch, analysis.edits, files).summary()
     if args.patch_out:
-        Path(args.patch_out).write_text(analysis.patch, encoding="utf-8")
+        Path(args.patch_out).write_bytes(analysis.patch.encode("utf-8"))
     if args.format == "json":
         print(json.dumps(to_json(analysis, checks), indent=2))
     else:

@@ -136,3 +136,26 @@ def test_logs_that_give_nothing_are_named_in_the_report(tmp_path: Path, capsys: 
     text = capsys.readouterr().out
     assert "#### Could not measure" in text
     assert f"- `--logs {shard}={noise}`: no per-file test time in it" in text
+
+
+def test_a_crlf_lane_file_gets_a_patch_that_applies_to_it_in_a_git_checkout(tmp_path: Path) -> None:
+    """The embedded example with its lane files saved with CRLF line ends (on Windows): the
+    patch written by `--patch-out` applies to the checkout and keeps the CRLF."""
+    repo = tmp_path / "repo"
+    shutil.copytree(example_root() / "repo", repo)
+    lanes = sorted((repo / ".github/workflows").glob("*.yml"))
+    for lane in lanes:
+        lane.write_bytes(lane.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+    runs = [str(p) for p in sorted((example_root() / "runs").glob("*.json"))]
+    patch_file = tmp_path / "fold.diff"
+    args = ["analyze", "--repo-root", str(repo), "--patch-out", str(patch_file)]
+    for run in runs:
+        args += ["--run", run]
+    result = run_cli(*args)
+    assert result.returncode == 0, result.stderr
+    assert "Verified: `git apply --check` passed" in result.stdout
+    subprocess.run(["git", "apply", str(patch_file)], cwd=repo, check=True, capture_output=True)
+    for lane in lanes:
+        text = lane.read_bytes()
+        assert b"\n" not in text.replace(b"\r\n", b"")
+    assert b"if: matrix.part == 0 && (success() || failure())\r\n" in (repo / ".github/workflows/pr-test-amd-rocm710.yml").read_bytes()
