@@ -128,7 +128,7 @@ def analyze(
     edits = [r.edit for r in lane_results if r.edit is not None]
     patch = unified_diff(edits)
     suggestions: list[SuggestionPatch] = []
-    alone = [("fold", f.job, replace(plan, folds=(f,), reshards=())) for f in plan.folds] + \
+    alone = [("fold", f.job, replace(plan, folds=(f.alone(),), reshards=())) for f in plan.folds] + \
             [("reshard", r.job, replace(plan, folds=(), reshards=(r,))) for r in plan.reshards] + \
             [("reshard-neutral", r.job, replace(plan, folds=(), reshards=(replace(r, to_count=r.neutral_count),)))
              for r in plan.reshards if r.neutral_count]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from .config import RepoConfig, lane_name
@@ -76,10 +76,16 @@ class Fold:
     #: The suite's `if:` names its own id (a dispatch input that picks jobs: SGLang's `target_stage`,
     #: `job_filter`): once it is gone, picking it runs nothing.
     selected_by_id: bool = False
+    #: Minutes of the suites folded into the same host before this one (in `host_budget_minutes`).
+    earlier_minutes: float = 0.0
 
     @property
     def setup_cycles_saved(self) -> int:
         return 1
+
+    def alone(self) -> "Fold":
+        """This fold approved by itself: the host's budget without the suites folded there before."""
+        return replace(self, host_budget_minutes=self.host_budget_minutes - self.earlier_minutes, earlier_minutes=0.0)
 
     @property
     def standalone(self) -> bool:
@@ -547,7 +553,8 @@ class Planner:
             if limit is None:
                 limit = host_stats.step_p90(step.name) / 60
             budget += limit
-        budget += new_timeout * len(moving) + sum(f.timeout_minutes * len(f.steps) for f in earlier)
+        earlier_minutes = sum(f.timeout_minutes * len(f.steps) for f in earlier)
+        budget += new_timeout * len(moving) + earlier_minutes
         job_limit = timeout_minutes(host.timeout_minutes, labels) or DEFAULT_JOB_TIMEOUT_MINUTES
         if budget > job_limit:
             also = f", with {_some([f.job for f in earlier])} folded there too" if earlier else ""
@@ -571,6 +578,7 @@ class Planner:
             runner_seconds_saved=stats.setup.median,
             provisional=provisional,
             selected_by_id=_picked_by_id(suite),
+            earlier_minutes=earlier_minutes,
         )
 
     # reshard ---------------------------------------------------------------------------------

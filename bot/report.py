@@ -16,6 +16,7 @@ from .edit import unified_diff
 from .plan import Finding, Fold, Reshard
 from .states import LaneFigures
 from .timing import RunTiming
+from .workflow import Workflow
 
 MARKER = "<!-- foldbot:report -->"
 STATE_OPEN = "<!-- foldbot:state "
@@ -314,12 +315,24 @@ def _changes_per_file(analysis: Analysis) -> list[str]:
         change = result.change
         parts = [f"{code(f.suite)} moves into "
                  f"{code(f.host) if f.shard_key is None else f'shard {f.shard_key}={f.shard_value} of {code(f.host)}'} as a step "
-                 f"(timeout {f.timeout_minutes} min); its job goes, and with it from `needs:` and the dispatch options"
+                 f"(timeout {f.timeout_minutes} min); its job goes{_and_references(result.lane.workflow, f.suite)}"
                  for f in change.folds]
         parts += [f"{code(r.job)} runs {_plural(r.to_count, 'shard')} instead of {r.from_count} ({code(r.flag)} "
                   f"{r.to_count}, and any `wait-for-*` count of its jobs)" for r in change.reshards]
         out.append(f"- {code(result.lane.path)}: " + "; ".join(parts) + ".")
     return out
+
+
+def _and_references(workflow: Workflow, job_id: str) -> str:
+    """What else the removed job leaves: the `needs:` that name it, the dispatch options that list it."""
+    needed = any(job_id in job.needs for job in workflow.jobs.values())
+    on = workflow.data.get("on")
+    inputs = [(on.get(t) or {}).get("inputs") if isinstance(on, dict) and isinstance(on.get(t), dict) else None
+              for t in ("workflow_dispatch", "workflow_call")]
+    listed = any(isinstance(spec, dict) and job_id in (spec.get("options") or [])
+                 for found in inputs if isinstance(found, dict) for spec in found.values())
+    places = [*(["`needs:`"] if needed else []), *(["the dispatch options"] if listed else [])]
+    return f", and with it from {' and '.join(places)}" if places else ""
 
 
 def _neutral(r: Reshard, patch_id: str | None) -> str:
@@ -380,7 +393,7 @@ def _saves(savings: list[dict[str, Any]]) -> str:
     cycles = sum(s["setup_cycles"] for s in savings)
     hours = sum(s["runner_hours"] for s in savings)
     per_lane = "; ".join(
-        f"{code(s['lane'])}: {s['setup_cycles']} cycles, ~{s['runner_hours']:.1f} h" + ("" if s["measured"] else " (estimated from the measured lane)")
+        f"{code(s['lane'])}: {_plural(s['setup_cycles'], 'cycle')}, ~{s['runner_hours']:.1f} h" + ("" if s["measured"] else " (estimated from the measured lane)")
         for s in savings
     )
     return f"**{_plural(cycles, 'setup cycle')}** when every lane runs once, ~{hours:.1f} runner-hours ({per_lane})"
@@ -392,7 +405,8 @@ def pull_summary(analysis: Analysis, only: SuggestionPatch | None = None) -> str
     plan = analysis.plan
     if plan.empty:
         return ""
-    folds = [f for f in plan.folds if only is None or (only.kind, only.job) == ("fold", f.job)]
+    folds = [f if only is None else f.alone() for f in plan.folds
+             if only is None or (only.kind, only.job) == ("fold", f.job)]
     reshards = [r for r in plan.reshards if only is None or (only.kind, only.job) == ("reshard", r.job)]
     lines = [f"This saves {_saves(lane_savings(analysis))}.", ""] if only is None else []
     lines += [_fold_md(f, analysis.min_samples) for f in folds]
@@ -580,7 +594,7 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
     elif analysis.patch:
         first, *others = analysis.edits
         out += ["", "**What the patch changes**", "", *_changes_per_file(analysis), "",
-                f"<details><summary>Patch <code>{analysis.patch_id}</code> ({len(analysis.edits)} files; applies "
+                f"<details><summary>Patch <code>{analysis.patch_id}</code> ({_plural(len(analysis.edits), 'file')}; applies "
                 f"with <code>git apply</code>)</summary>", "",
                 *_diff_block(unified_diff([first]))]
         for edit in others:

@@ -13,7 +13,7 @@ import yaml
 from bot.analysis import analyze
 from bot.config import RepoConfig
 from bot.plan import Lane, Planner
-from bot.report import to_json, to_markdown
+from bot.report import pull_summary, to_json, to_markdown
 from bot.timing import job_stats, run_timing
 from bot.verify import check_patch
 from bot.workflow import parse_workflow
@@ -106,8 +106,11 @@ def test_a_short_suite_folds_into_a_standalone_job_and_the_patch_says_exactly_th
     assert ("- **Fold** `kernels` into `ops`: its job spends 62 min on setup for 4 min of tests (p90 4.0 min; "
             "setup is 94% of it; 5 runs). `ops` then needs at most ") in text
     assert "wall clock: `ops` runs ~4 min longer, and the suite no longer waits for a runner of its own." in text
+    # (no dispatch options to leave in this file: only the `needs:` of `finish` is said)
     assert ("- `.github/workflows/amd-ci.yml`: `kernels` moves into `ops` as a step (timeout 15 min); its job goes, "
-            "and with it from `needs:` and the dispatch options.") in text
+            "and with it from `needs:`.") in text
+    assert "**1 setup cycle** when every lane runs once, ~1.0 runner-hours (`ci`: 1 cycle, ~1.0 h)" in text
+    assert "(1 file; applies with <code>git apply</code>)" in text
     assert to_json(analysis)["suggestions"][0]["shard"] is None
 
 
@@ -157,6 +160,10 @@ def test_a_standalone_job_takes_several_suites_each_after_the_one_before() -> No
     steps = yaml.safe_load(analysis.edits[0].after)["jobs"]["c"]["steps"]
     assert [s["name"] for s in steps[-3:]] == ["Run c tests", "Run a tests", "Run b tests"]
     assert check_patch(analysis.patch, analysis.edits, {PATH: text}).schema
+    # `b` approved alone: its pull request counts `b`'s step in `c`'s budget, not `a`'s too
+    only_b = next(s for s in analysis.suggestions if (s.kind, s.job) == ("fold", "b"))
+    assert f"`c` then needs at most {budgets[1] - 10:.0f} of its 360 min" in pull_summary(analysis, only_b)
+    assert f"`c` then needs at most {budgets[1]:.0f} of its 360 min" in pull_summary(analysis)
 
 
 def test_a_second_suite_must_fit_with_the_first_and_not_share_its_step_ids() -> None:
