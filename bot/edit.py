@@ -394,10 +394,47 @@ def apply_change(workflow: Workflow, change: LaneChange, config: RepoConfig) -> 
     for job_id in sorted(removed):
         spans = own.get(job_id, ())
         offsets = (o for o in _mentions(after_text, job_id) if not any(s <= o < e for s, e in spans))
-        numbers = dict.fromkeys(bisect.bisect_right(line_starts, offset) for offset in offsets)
+        numbers = dict.fromkeys(number for offset in offsets
+                                if _is_reference(after_lines, (number := bisect.bisect_right(line_starts, offset)) - 1,
+                                                 offset - line_starts[number - 1]))
         for number in numbers:  # 1-based: the count of line starts at or before the match
             warnings.append(f"{workflow.path}:{number}: still mentions removed job `{job_id}`: {after_lines[number - 1].strip()[:120]}")
     return FileEdit(workflow.path, workflow.text, after_text, tuple(warnings), tuple(sp.ordered()))
+
+
+_KEY = re.compile(r"\s*(?:-\s+)?([\w.-]+):(?:\s|$)")
+#: Keys whose plain text is words or shell, not a job reference (outside `${{ }}`): a suite named
+#: `tests` is not "mentioned" by `pytest tests/ops` or `name: Run op tests`.
+_PROSE_KEYS = frozenset({"name", "run", "description", "shell", "working-directory", "run-name"})
+
+
+def _is_reference(lines: list[str], index: int, column: int) -> bool:
+    """Whether a job id found at `column` of line `index` may refer to the job: in an
+    expression, an `if:`, a `needs:` or an input; not in a comment, a name or a script's words."""
+    line = lines[index]
+    before = line[:column]
+    if line.lstrip().startswith("#"):
+        return False
+    if before.rfind("${{") > before.rfind("}}"):
+        return True  # inside an expression
+    if re.search(r"(?:^|\s)#", before):
+        return False  # a comment after the value
+    key = _context_key(lines, index)
+    return key not in _PROSE_KEYS
+
+
+def _context_key(lines: list[str], index: int) -> str | None:
+    """The key a line's value belongs to: its own, else that of the nearest line above it that
+    is indented less (a block scalar's or a list's key)."""
+    if match := _KEY.match(lines[index]):
+        return match.group(1)
+    line = lines[index]
+    indent = len(line) - len(line.lstrip())
+    for previous in reversed(lines[:index]):
+        if previous.strip() and len(previous) - len(previous.lstrip()) < indent:
+            match = _KEY.match(previous)
+            return match.group(1) if match else None
+    return None
 
 
 def _moved_spans(ordered: list[tuple[int, int, str]], moved: dict[int, str]) -> dict[str, list[tuple[int, int]]]:

@@ -401,3 +401,23 @@ def test_a_lane_file_written_with_crlf_line_ends_keeps_them_and_its_patch_applie
     checks = check_patch(analysis.patch, analysis.edits, {LANE: text})
     assert checks.git_apply and checks.schema
     assert apply_patch(analysis.patch, {LANE: text}) == {LANE: after}
+
+
+def test_words_and_paths_that_spell_a_removed_jobs_id_are_not_warned_about() -> None:
+    """A suite named `tests` folded into `ops`: the host's `name: Run op tests`, its script's
+    `pytest tests/ops` and a comment are words; an `if:` line of a block scalar and an
+    expression still refer to the job and are warned about."""
+    from tests.test_fold_standalone import HEAD, job
+
+    text = (HEAD + job("tests", "Run kernel tests", "pytest kernels")
+            + job("ops", "Run op tests", "pytest tests/ops  # the tests of ops")
+            + "  report:\n    needs: [ops]\n    if: |\n      always() &&\n      needs.tests.result == 'failure'\n"
+              "    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ needs.tests.result }} tests\n")
+    wf = parse_workflow(text, PATH)
+    change = LaneChange(PATH, folds=(FoldEdit("tests", "ops", None, None, 15, ("moved: tests of a job",)),))
+    edit = apply_change(wf, change, RepoConfig())
+    after = edit.after.splitlines()
+    assert [w.split(": still mentions")[0] for w in edit.warnings] == [
+        f"{PATH}:{after.index(line) + 1}" for line in after
+        if line.strip() in ("needs.tests.result == 'failure'", "- run: echo ${{ needs.tests.result }} tests")]
+    assert len(edit.warnings) == 2
