@@ -12,25 +12,16 @@ import yaml
 
 from bot.analysis import analyze
 from bot.config import RepoConfig
-from bot.plan import Lane, Planner
 from bot.report import pull_summary, to_json, to_markdown
-from bot.timing import job_stats, run_timing
 from bot.verify import check_patch
 from bot.workflow import parse_workflow
 from tests.builders import amd_job, bundle
 from tests.paths import SGLANG
+from tests.test_plan import SETUP_STEPS, plan as plan_of
 
 PATH = ".github/workflows/amd-ci.yml"
 START = datetime(2026, 10, 1, tzinfo=timezone.utc)
 
-SETUP = """\
-      - name: Checkout code
-        uses: actions/checkout@v4
-      - name: Start CI container
-        run: bash start.sh
-      - name: Install dependencies
-        run: bash install.sh
-"""
 
 
 def job(job_id: str, test_step: str, command: str, *, runs_on: str = "linux-mi300-1gpu", extra: str = "") -> str:
@@ -38,7 +29,7 @@ def job(job_id: str, test_step: str, command: str, *, runs_on: str = "linux-mi30
     needs: [check]
     runs-on: {runs_on}
 {extra}    steps:
-{SETUP}      - name: {test_step}
+{SETUP_STEPS}      - name: {test_step}
         timeout-minutes: 30
         run: {command}
 """
@@ -80,10 +71,7 @@ def runs(tests: dict[str, tuple[str, float]] = TESTS, *, n: int = 5, labels: dic
 
 
 def plan(text: str, bundles: list[dict]):
-    config = RepoConfig()
-    wf = parse_workflow(text, PATH)
-    timings = [run_timing(b, wf, config) for b in bundles]
-    return Planner(Lane.of(wf), timings, job_stats(timings), config).plan()
+    return plan_of(text, bundles, path=PATH)
 
 
 def test_a_short_suite_folds_into_a_standalone_job_and_the_patch_says_exactly_that() -> None:

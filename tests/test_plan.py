@@ -82,9 +82,9 @@ def runs(text: str, *, n: int = 5, suite_tests: float = 5, shard_tests: list[flo
     return out
 
 
-def plan(text: str, bundles: list[dict], config: RepoConfig | None = None, logs=None):
+def plan(text: str, bundles: list[dict], config: RepoConfig | None = None, logs=None, path: str = PATH):
     config = config or RepoConfig()
-    wf = parse_workflow(text, PATH)
+    wf = parse_workflow(text, path)
     timings = [run_timing(b, wf, config) for b in bundles]
     return Planner(Lane.of(wf), timings, job_stats(timings), config, logs).plan()
 
