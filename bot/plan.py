@@ -205,10 +205,19 @@ def _expression(job: JobDef) -> str:
             "starts")
 
 
+def _matrix_values(job: JobDef) -> dict[str, list[Any]]:
+    """What `matrix.<key>` (lower case) can be in the job: its axes, or the one value of each key
+    of a matrix that makes one job (an `include` entry too)."""
+    single = job.one_combination if job.shard_count == 1 else None
+    values = {k: [v] for k, v in single.items()} if single is not None else job.matrix_axes
+    return {k.lower(): v for k, v in values.items()}
+
+
 def _runs_on_key(job: JobDef, matrix_values: dict[str, Any]) -> str:
     """The job's runs-on with matrix references replaced (each axis's first value
     unless given), so `${{ matrix.runner }}` compares as the label it stands for."""
     values = {k: v[0] for k, v in job.matrix_axes.items() if v}
+    values.update(job.one_combination or {})
     values.update(matrix_values)
     matrix_values = values
     runs_on = job.runs_on
@@ -451,7 +460,8 @@ class Planner:
     def _mismatch(self, suite: JobDef, host: JobDef) -> str | None:
         if host.matrix_expression:
             return _expression(host)
-        if isinstance(host.matrix, dict) and (host.matrix.get("include") or host.matrix.get("exclude")):
+        if isinstance(host.matrix, dict) and (host.matrix.get("include") or host.matrix.get("exclude")) and \
+                (host.shard_count > 1 or host.one_combination is None):
             return "its matrix uses include/exclude"
         axis = shard_axis(host)
         if axis is None and host.shard_count > 1:
@@ -498,8 +508,7 @@ class Planner:
         moved_ids = {s.step_id for s in moving if s.step_id}
         if clash := sorted(moved_ids & host_ids):
             return f"its steps have the suite's step ids {', '.join(f'`{i}`' for i in clash)} too"
-        suite_axes = {k.lower(): v for k, v in suite.matrix_axes.items()}
-        host_axes = {k.lower(): v for k, v in host.matrix_axes.items()}
+        suite_axes, host_axes = _matrix_values(suite), _matrix_values(host)
         for step in moving:
             for key in step.contexts("matrix"):
                 if not key:

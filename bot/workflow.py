@@ -275,6 +275,25 @@ class JobDef:
         return {k: v for k, v in self.matrix.items() if isinstance(v, list) and k not in ("include", "exclude")}
 
     @property
+    def one_combination(self) -> dict[str, Any] | None:
+        """The matrix values of a job whose matrix makes one job: axes of one value each, or one
+        `include` entry and no axis (ROCm's `include: [{runner: ...}]`); {} without a matrix.
+        None when it makes several, excludes some, or an expression gives it."""
+        if self.matrix_expression:
+            return None
+        if not isinstance(self.matrix, dict):
+            return {}
+        axes = self.matrix_axes
+        include = self.matrix.get("include")
+        if self.matrix.get("exclude") or any(len(values) != 1 for values in axes.values()):
+            return None
+        if not include:
+            return {k: values[0] for k, values in axes.items()}
+        if axes or not isinstance(include, list) or len(include) != 1 or not isinstance(include[0], dict):
+            return None
+        return dict(include[0])
+
+    @property
     def shard_count(self) -> int:
         """How many jobs the matrix expands to (1 without a matrix)."""
         if not isinstance(self.matrix, dict):

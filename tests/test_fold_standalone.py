@@ -397,3 +397,26 @@ def test_the_table_names_the_job_id_the_suggestions_use_when_github_shows_anothe
     assert row.split(" | ")[0].endswith(") `kernels`")
     assert next(line for line in md.splitlines() if line.startswith("| [ops]")).split(" | ")[0].endswith(")")
     assert "- **Fold** `kernels` into `ops`" in md
+
+
+def test_a_job_whose_matrix_is_one_include_entry_is_a_standalone_host() -> None:
+    """ROCm's `strategy: matrix: include: [{runner: ..., gpu: ...}]` makes one job: a host like
+    any standalone job, its runner read from the entry. A moved step may read a matrix value
+    only if the host's entry gives it the same."""
+    one = ("    strategy:\n      matrix:\n        include:\n          - runner: linux-mi300-1gpu\n"
+           "            gpu: mi300\n")
+    text = TEXT.replace("  ops:\n    needs: [check]\n    runs-on: linux-mi300-1gpu\n",
+                        "  ops:\n    needs: [check]\n    runs-on: ${{ matrix.runner }}\n" + one)
+    analysis = analyze({PATH: text}, runs(), RepoConfig())
+    assert [(f.job, f.into, f.shard_key) for f in analysis.plan.folds] == [("kernels", "ops", None)]
+    assert check_patch(analysis.patch, analysis.edits, {PATH: text}).schema
+    reads = text.replace("pytest tests/kernels", "pytest tests/kernels --gpu ${{ matrix.gpu }}")
+    suite = reads.replace("  kernels:\n    needs: [check]\n", "  kernels:\n    needs: [check]\n" + one)
+    assert [(f.job, f.into) for f in plan(suite, runs()).folds] == [("kernels", "ops")]
+    other = suite.replace("gpu: mi300\n", "gpu: mi325\n", 1)  # the suite's own entry: another GPU
+    assert plan(other, runs()).findings[0].reason == (
+        "short suite with no host to fold into (`ops`: the suite's step `Run kernel tests` reads `matrix.gpu`, which "
+        "the host's matrix does not give it)")
+    two = text.replace("            gpu: mi300\n", "            gpu: mi300\n          - runner: linux-mi300-1gpu\n"
+                                                   "            gpu: mi325\n")
+    assert plan(two, runs()).folds == ()  # two jobs: a matrix with include, not a host
