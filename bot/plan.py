@@ -78,6 +78,8 @@ class Fold:
     selected_by_id: bool = False
     #: Minutes of the suites folded into the same host before this one (in `host_budget_minutes`).
     earlier_minutes: float = 0.0
+    #: The host's setup steps the suite's job did not run: its tests run after them once folded.
+    host_extra_setup: tuple[str, ...] = ()
 
     @property
     def setup_cycles_saved(self) -> int:
@@ -205,6 +207,18 @@ def _expression(job: JobDef) -> str:
             "starts")
 
 
+def _sets_env(step: StepDef) -> bool:
+    """Whether a step sets what every later step of its job runs with (`$GITHUB_ENV`, `$GITHUB_PATH`)."""
+    return bool(re.search(r"\bGITHUB_(?:ENV|PATH)\b", step.run or ""))
+
+
+def _extra_setup(suite: JobDef, host: JobDef, category: Callable[[StepDef], str]) -> tuple[str, ...]:
+    """The host's setup steps the suite's job has not (SGLang's `Setup kernel caches` in the
+    multimodal host of PR #34483): the suite's tests run after them once folded."""
+    own = {s.identity() for s in suite.steps if category(s) == "setup"}
+    return tuple(s.name for s in host.steps if category(s) == "setup" and s.identity() not in own)
+
+
 def _matrix_values(job: JobDef) -> dict[str, list[Any]]:
     """What `matrix.<key>` (lower case) can be in the job: its axes, or the one value of each key
     of a matrix that makes one job (an `include` entry too)."""
@@ -235,17 +249,50 @@ _READS_INPUTS = re.compile(r"(?i)(?<![\w.])(?:github\.event\.)?inputs\.")
 
 def _gate(job: JobDef) -> str:
     """The job's `if:` (without `${{ }}`, whitespace folded), its own id taken out where a
-    dispatch input picks it: in a quoted string of a gate that reads `inputs.*` (SGLang's
+    dispatch input picks it: in a quoted string of a clause that reads `inputs.*` (SGLang's
     `contains(format(',{0},', inputs.target_stage), ',<id>,')`, `inputs.job_filter == '<id>'`).
     Elsewhere the id is part of what the gate asks (`needs.changes.outputs.<id>`, a label named
-    after the job) and stays."""
+    after the job, `contains(fromJSON(needs.x.outputs.suites), '<id>')`) and stays."""
     text = (job.if_ or "").strip()
     if whole := re.fullmatch(r"\$\{\{(.*)\}\}", text, re.S):
         text = whole.group(1)
     if _READS_INPUTS.search(text):
         own = re.compile(rf"(?<![\w-]){re.escape(job.id)}(?![\w-])")
-        text = _LITERAL.sub(lambda m: "'" + own.sub("<self>", m.group(1)) + "'", text)
+        text = _LITERAL.sub(lambda m: "'" + own.sub("<self>", m.group(1)) + "'"
+                            if _READS_INPUTS.search(_clause(text, m.start())) else m.group(0), text)
     return " ".join(text.split())
+
+
+def _clause(text: str, at: int) -> str:
+    """The clause of an expression around offset `at`: within the innermost parentheses that
+    hold it (a call's arguments, a group), the part between the `&&` and `||` of that level."""
+    depth, start = 0, 0
+    for i in range(at - 1, -1, -1):  # the innermost unmatched '(' before it
+        if text[i] == ")":
+            depth += 1
+        elif text[i] == "(":
+            if depth == 0:
+                start = i + 1
+                break
+            depth -= 1
+    depth, end = 0, len(text)
+    for i in range(at, len(text)):  # and its ')'
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            if depth == 0:
+                end = i
+                break
+            depth -= 1
+    group = text[start:end]
+    parts, depth, last = [], 0, 0
+    for i, ch in enumerate(group):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and group[i:i + 2] in ("&&", "||"):
+            parts.append((last, i))
+            last = i + 2
+    parts.append((last, len(group)))
+    return next(group[a:b] for a, b in parts if a <= at - start <= b)
 
 
 def _picked_by_id(job: JobDef) -> bool:
@@ -490,12 +537,23 @@ class Planner:
             said = "may be fail-fast (`fail-fast` is an expression)" if isinstance(fail_fast, str) else \
                 "is fail-fast (GitHub's default without `fail-fast: false`)"
             return f"its matrix {said}: a failed shard would cancel shard 0, and the suite's tests with it"
-        host_setup = {s.identity() for s in host.steps if self.config.step_category(s) == "setup"}
+        category = self.config.step_category
+        host_setup = {s.identity() for s in host.steps if category(s) == "setup"}
         for step in suite.steps:
-            if self.config.step_category(step) == "setup" and step.identity() not in host_setup:
+            if category(step) == "setup" and step.identity() not in host_setup:
                 return f"its setup lacks the suite's step `{step.name}`"
-        if not any(self.config.step_category(s) == "test" for s in host.steps):
+        tests = [s.index for s in host.steps if category(s) == "test"]
+        if not tests:
             return "has no test step to follow"
+        for step in host.steps[: tests[-1] + 1]:  # its steps before the moved ones
+            if _sets_env(step) and (category(step) != "setup" or step.name in _extra_setup(suite, host, category)):
+                return (f"its step `{step.name}`, which the suite's job has not, writes `$GITHUB_ENV` or `$GITHUB_PATH`: "
+                        "the suite's steps would run with what it sets")
+        for other in self.workflow.jobs.values():  # an aggregator (`check-all-jobs`) counts both, or neither
+            if other.id not in (suite.id, host.id) and (suite.id in other.needs) != (host.id in other.needs):
+                if suite.id in other.needs:
+                    return f"`{other.id}` needs the suite but not this job: after the fold it would count this job's failures too"
+                return f"`{other.id}` needs this job but not the suite: after the fold it would count the suite's failures too"
         return self._moved_steps_mismatch(suite, host)
 
     def _moved_steps_mismatch(self, suite: JobDef, host: JobDef) -> str | None:
@@ -588,6 +646,7 @@ class Planner:
             provisional=provisional,
             selected_by_id=_picked_by_id(suite),
             earlier_minutes=earlier_minutes,
+            host_extra_setup=_extra_setup(suite, host, self.config.step_category),
         )
 
     # reshard ---------------------------------------------------------------------------------

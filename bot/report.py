@@ -135,7 +135,7 @@ def _suggestion_json(item: Fold | Reshard) -> dict[str, Any]:
     if isinstance(item, Fold):
         return {
             "kind": "fold", "job": item.job, "into": item.into, "shard": None if item.standalone else {item.shard_key: item.shard_value},
-            "picked_by_id": item.selected_by_id,
+            "picked_by_id": item.selected_by_id, "host_extra_setup": list(item.host_extra_setup),
             "steps": list(item.steps), "timeout_minutes": item.timeout_minutes, "timeout_note": item.timeout_note,
             "samples": item.samples, "provisional": item.provisional,
             "suite_setup_median_seconds": round(item.suite_setup_median_s, 1),
@@ -273,6 +273,8 @@ def _fold_md(f: Fold, min_samples: int) -> str:
         f"(p90 setup plus every step timeout). Step timeout {f.timeout_note}. "
         f"Saves 1 setup cycle, ~{_hours(f.runner_seconds_saved)} runner-hours per run; wall clock: {host} "
         f"runs ~{_min(f.suite_test_median_s)} min longer, and the suite no longer waits for a runner of its own."
+        + (f" Its tests then also run after {code(f.into)}'s own {', '.join(map(code, f.host_extra_setup))}, which "
+           "its job did not run." if f.host_extra_setup else "")
         + (f" Its `if:` picks it by its id (a dispatch input that names jobs): once it is gone, naming {code(f.job)} "
            f"there runs nothing, so name {code(f.into)} instead." if f.selected_by_id else "")
     )

@@ -255,11 +255,12 @@ def test_a_job_that_ran_but_has_no_test_step_is_told_apart_from_one_that_never_r
 
 
 @pytest.mark.needs_fixtures
-def test_sglangs_nightly_lane_folds_its_short_1_gpu_suites_into_the_1_gpu_job_that_remains() -> None:
+def test_sglangs_nightly_lane_folds_its_short_1_gpu_suite_into_the_1_gpu_job_that_remains() -> None:
     """SGLang's real `nightly-test-amd.yml`: ~40 standalone jobs, each picked by its id in a
     `job_filter` gate. On a history where the two 1-GPU unit and kernel suites take minutes
-    and every other job 45, both move into the other MI300 1-GPU job (after its test, before
-    its upload), and the patch applies and validates."""
+    and every other job 45, the unit suite moves into the other MI300 1-GPU job (after its
+    test, before its upload) and the patch applies and validates; the kernel benchmark, which
+    `check-all-jobs` leaves out on purpose, stays."""
     text = (SGLANG / "workflows" / "nightly-test-amd.yml").read_text()
     path = ".github/workflows/nightly-test-amd.yml"
     config = RepoConfig()
@@ -276,18 +277,20 @@ def test_sglangs_nightly_lane_folds_its_short_1_gpu_suites_into_the_1_gpu_job_th
                               head_sha=f"{r + 1:040x}", jobs=jobs, start=START + timedelta(days=r)))
     analysis = analyze({path: text}, bundles, config)
     assert [(f.job, f.into, f.selected_by_id) for f in analysis.plan.folds] == [
-        ("nightly-test-1-gpu-unit", "nightly-1-gpu-zimage-turbo", True),
-        ("nightly-test-1-gpu-kernel", "nightly-1-gpu-zimage-turbo", True)]
+        ("nightly-test-1-gpu-unit", "nightly-1-gpu-zimage-turbo", True)]
+    # `check-all-jobs` leaves the kernel benchmark out on purpose: folded, its failures would block
+    reasons = {f.job: f.reason for f in analysis.plan.findings}
+    assert "`nightly-1-gpu-zimage-turbo`: `check-all-jobs` needs this job but not the suite: after the fold it would " \
+           "count the suite's failures too" in reasons["nightly-test-1-gpu-kernel"]
     checks = check_patch(analysis.patch, analysis.edits, {path: text})
     assert checks.git_apply and checks.schema
     after = yaml.safe_load(analysis.edits[0].after)
     assert "nightly-test-1-gpu-unit" not in after["jobs"]
     assert "nightly-test-1-gpu-unit" not in after[True]["workflow_dispatch"]["inputs"]["job_select"]["options"]
     steps = after["jobs"]["nightly-1-gpu-zimage-turbo"]["steps"]  # after its test, before its upload (`if: always()`)
-    assert [(s["name"], s.get("if"), s.get("timeout-minutes")) for s in steps[-4:]] == [
+    assert [(s["name"], s.get("if"), s.get("timeout-minutes")) for s in steps[-3:]] == [
         ("Z-Image-Turbo Diffusion Test (1-GPU)", None, 45),
         ("Nightly Unit Test (1-GPU)", "success() || failure()", 20),
-        ("Nightly Kernel Benchmark (1-GPU)", "success() || failure()", 25),
         ("Upload generated images", "always()", None)]
 
 
@@ -420,3 +423,51 @@ def test_a_job_whose_matrix_is_one_include_entry_is_a_standalone_host() -> None:
     two = text.replace("            gpu: mi300\n", "            gpu: mi300\n          - runner: linux-mi300-1gpu\n"
                                                    "            gpu: mi325\n")
     assert plan(two, runs()).folds == ()  # two jobs: a matrix with include, not a host
+
+
+def test_an_aggregator_that_counts_one_of_the_two_stops_the_fold() -> None:
+    """SGLang's nightly `check-all-jobs` needs most jobs and leaves some out on purpose ("perf
+    failures don't block CI"). Folding a job it leaves out into one it counts (or back) changes
+    which failures block."""
+    counted = TEXT.replace("    needs: [kernels, ops]\n", "    needs: [ops]\n")
+    p = plan(counted, runs())
+    assert p.folds == ()
+    assert [(f.job, f.reason) for f in p.findings] == [
+        ("kernels", "short suite with no host to fold into (`ops`: `finish` needs this job but not the suite: after "
+                    "the fold it would count the suite's failures too)")]
+    left_out = TEXT.replace("    needs: [kernels, ops]\n", "    needs: [kernels]\n")
+    assert "`finish` needs the suite but not this job: after the fold it would count this job's failures too" in \
+        plan(left_out, runs()).findings[0].reason
+
+
+def test_a_quoted_id_the_gate_does_not_compare_with_a_dispatch_input_is_part_of_the_gate() -> None:
+    """`inputs.suite == 'all' || contains(fromJSON(needs.plan.outputs.suites), '<id>')`: the gate
+    reads `inputs.*`, but the id is what change detection picked, not a dispatch choice."""
+    def gated(job_id: str) -> str:
+        return f"    if: inputs.suite == 'all' || contains(fromJSON(needs.check.outputs.suites), '{job_id}')\n"
+    text = HEAD + job("kernels", "Run kernel tests", "pytest tests/kernels", extra=gated("kernels")) \
+        + job("ops", "Run op tests", "pytest tests/ops", extra=gated("ops"))
+    assert plan(text, runs()).findings[0].reason == \
+        "short suite with no host to fold into (`ops`: gated by a different `if:`)"
+
+
+def test_a_host_whose_own_steps_set_the_environment_takes_no_suite() -> None:
+    """A host setup step the suite's job has not, or a host test step before the moved ones,
+    that writes `$GITHUB_ENV` changes what the suite's tests run with; one that does not is
+    named in the suggestion (PR #34483's host had `Setup kernel caches`)."""
+    extra = "      - name: Set up large-model env\n        run: echo HIP_VISIBLE_DEVICES=0 >> $GITHUB_ENV\n"
+    text = TEXT.replace("        run: bash install.sh\n      - name: Run op tests\n",
+                        "        run: bash install.sh\n" + extra + "      - name: Run op tests\n")
+    assert plan(text, runs()).findings[0].reason == (
+        "short suite with no host to fold into (`ops`: its step `Set up large-model env`, which the suite's job has "
+        "not, writes `$GITHUB_ENV` or `$GITHUB_PATH`: the suite's steps would run with what it sets)")
+    in_test = TEXT.replace("        run: pytest tests/ops\n", "        run: pytest tests/ops && echo X=1 >> \"$GITHUB_ENV\"\n")
+    assert "its step `Run op tests`, which the suite's job has not, writes `$GITHUB_ENV`" in \
+        plan(in_test, runs()).findings[0].reason
+    caches = TEXT.replace("        run: bash install.sh\n      - name: Run op tests\n",
+                          "        run: bash install.sh\n      - name: Setup kernel caches\n        run: mkdir -p /cache\n"
+                          "      - name: Run op tests\n")
+    analysis = analyze({PATH: caches}, runs(), RepoConfig())
+    assert [(f.job, f.host_extra_setup) for f in analysis.plan.folds] == [("kernels", ("Setup kernel caches",))]
+    assert "Its tests then also run after `ops`'s own `Setup kernel caches`, which its job did not run." in \
+        to_markdown(analysis)

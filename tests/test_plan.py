@@ -179,8 +179,8 @@ def test_a_suite_whose_needs_another_job_reads_is_not_folded(reader: str, where:
     # nor does plain text that looks like a read (`needs.txt`)
     for harmless in ("${{ needs.unit-amd-rocm7000.result }}", "${{ join(needs.*.result, ',') }}",
                      "pip install -r needs.unit-amd-rocm700.txt"):
-        other = workflow() + ("  publish:\n    needs: [unit-amd-rocm700]\n    runs-on: ubuntu-latest\n    steps:\n"
-                              f"      - run: echo \"{harmless}\"\n")
+        other = workflow() + ("  publish:\n    needs: [unit-amd-rocm700, big-amd-rocm700]\n    runs-on: ubuntu-latest\n"
+                              f"    steps:\n      - run: echo \"{harmless}\"\n")
         assert [f.job for f in plan(other, runs(other)).folds] == ["unit-amd-rocm700"], harmless
 
 
