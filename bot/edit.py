@@ -128,11 +128,9 @@ class _Splicer:
 
     def __init__(self, workflow: Workflow) -> None:
         self.wf = workflow
-        self.lines = workflow.text.splitlines(keepends=True)
+        self.lines = workflow.lines
         self.edits: list[tuple[int, int, str]] = []
-        crlf = workflow.text.count("\r\n")
-        #: A file written with CRLF line ends (on Windows) gets them in what is inserted too.
-        self.crlf = crlf > workflow.text.count("\n") - crlf
+        self.crlf = workflow.crlf  # a file written with CRLF line ends (on Windows) gets them in what is inserted too
 
     def line_start(self, line: int) -> int:
         return self.wf.line_starts[line] if line < len(self.wf.line_starts) else len(self.wf.text)
@@ -714,13 +712,14 @@ def _normalise(data: dict[str, Any]) -> dict[str, Any]:
         steps = job.get("steps") if isinstance(job, dict) else None
         if not isinstance(steps, list):
             continue
-        new_steps = list(steps)
+        new_steps, changed = list(steps), False
         for index, step in enumerate(steps):
             with_ = step.get("with") if isinstance(step, dict) else None
             parsed = _parse_spec(with_.get("jobs")) if isinstance(with_, dict) else None
             if parsed is not None and isinstance(with_, dict):
                 new_steps[index] = {**step, "with": {**with_, "jobs": parsed}}
-        if new_steps != steps:
+                changed = True
+        if changed:  # (not `new_steps != steps`: a deep comparison of every step)
             new_jobs[job_id] = {**job, "steps": new_steps}
     return {**data, "jobs": new_jobs}
 

@@ -215,8 +215,8 @@ def _sets_env(step: StepDef) -> bool:
 def _extra_setup(suite: JobDef, host: JobDef, category: Callable[[StepDef], str]) -> tuple[str, ...]:
     """The host's setup steps the suite's job has not (SGLang's `Setup kernel caches` in the
     multimodal host of PR #34483): the suite's tests run after them once folded."""
-    own = {s.identity() for s in suite.steps if category(s) == "setup"}
-    return tuple(s.name for s in host.steps if category(s) == "setup" and s.identity() not in own)
+    own = {s.identity_key for s in suite.steps if category(s) == "setup"}
+    return tuple(s.name for s in host.steps if category(s) == "setup" and s.identity_key not in own)
 
 
 def _matrix_values(job: JobDef) -> dict[str, list[Any]]:
@@ -248,16 +248,21 @@ _READS_INPUTS = re.compile(r"(?i)(?<![\w.])(?:github\.event\.)?inputs\.")
 
 
 def _gate(job: JobDef) -> str:
+    return _gate_of(job.if_, job.id)
+
+
+@functools.lru_cache(maxsize=1024)
+def _gate_of(if_: str | None, job_id: str) -> str:
     """The job's `if:` (without `${{ }}`, whitespace folded), its own id taken out where a
     dispatch input picks it: in a quoted string of a clause that reads `inputs.*` (SGLang's
     `contains(format(',{0},', inputs.target_stage), ',<id>,')`, `inputs.job_filter == '<id>'`).
     Elsewhere the id is part of what the gate asks (`needs.changes.outputs.<id>`, a label named
     after the job, `contains(fromJSON(needs.x.outputs.suites), '<id>')`) and stays."""
-    text = (job.if_ or "").strip()
+    text = (if_ or "").strip()
     if whole := re.fullmatch(r"\$\{\{(.*)\}\}", text, re.S):
         text = whole.group(1)
     if _READS_INPUTS.search(text):
-        own = re.compile(rf"(?<![\w-]){re.escape(job.id)}(?![\w-])")
+        own = re.compile(rf"(?<![\w-]){re.escape(job_id)}(?![\w-])")
         text = _LITERAL.sub(lambda m: "'" + own.sub("<self>", m.group(1)) + "'"
                             if _READS_INPUTS.search(_clause(text, m.start())) else m.group(0), text)
     return " ".join(text.split())
@@ -538,9 +543,9 @@ class Planner:
                 "is fail-fast (GitHub's default without `fail-fast: false`)"
             return f"its matrix {said}: a failed shard would cancel shard 0, and the suite's tests with it"
         category = self.config.step_category
-        host_setup = {s.identity() for s in host.steps if category(s) == "setup"}
+        host_setup = {s.identity_key for s in host.steps if category(s) == "setup"}
         for step in suite.steps:
-            if category(step) == "setup" and step.identity() not in host_setup:
+            if category(step) == "setup" and step.identity_key not in host_setup:
                 return f"its setup lacks the suite's step `{step.name}`"
         tests = [s.index for s in host.steps if category(s) == "test"]
         if not tests:

@@ -152,6 +152,10 @@ class StepDef:
     step_id: str | None = None  # its `id:`
     raw: Any = field(default=None, repr=False, compare=False)  # the step as written (its plain data)
 
+    @functools.cached_property
+    def identity_key(self) -> tuple[Any, ...]:
+        return self.identity()
+
     def identity(self) -> tuple[Any, ...]:
         """What makes two steps 'the same step': what they run, with what, in what environment
         and when (a setup step that starts another image through its `env:` is another step)."""
@@ -249,7 +253,7 @@ class JobDef:
         tests = [s.index for s in self.steps if category(s) == "test"]
         host_tests = [s.index for s in host.steps if category(s) == "test"]
         host_after = [s for s in host.steps if host_tests and s.index > host_tests[-1]]
-        alike = {s.identity() for s in host_after}
+        alike = {s.identity_key for s in host_after}
         if not tests and host_after:  # its teardown cannot be told from its tests
             return [s for s in self.steps if category(s) != "setup"], (
                 "the suite has no step named as a test, so what of it is teardown cannot be told, and the host has "
@@ -259,7 +263,7 @@ class JobDef:
             if category(step) == "setup":
                 continue
             if tests and step.index > tests[-1]:
-                if step.identity() in alike:
+                if step.identity_key in alike:
                     continue
                 if host_after:
                     return moving, (f"the suite's step `{step.name}` after its tests has no like among the host's "
@@ -326,9 +330,16 @@ class Workflow:
         """Offsets where lines start: after every "\\n" (only edits need them, so read on demand)."""
         return tuple(itertools.accumulate(map((1).__add__, map(len, self.text.split("\n"))), initial=0))[:-1]
 
-    @property
+    @functools.cached_property
     def lines(self) -> list[str]:
+        """Its lines, line ends kept (read once; no caller changes them)."""
         return self.text.splitlines(keepends=True)
+
+    @functools.cached_property
+    def crlf(self) -> bool:
+        """Whether its lines end in CRLF (a file saved on Windows): what is inserted ends so too."""
+        crlf = self.text.count("\r\n")
+        return crlf > self.text.count("\n") - crlf
 
     @property
     def name(self) -> str:
