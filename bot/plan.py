@@ -270,7 +270,9 @@ def _gate_of(if_: str | None, job_id: str) -> str:
 
 def _clause(text: str, at: int) -> str:
     """The clause of an expression around offset `at`: within the innermost parentheses that
-    hold it (a call's arguments, a group), the part between the `&&` and `||` of that level."""
+    hold it (a call's arguments, a group), the part between the `&&` and `||` of that level.
+    Quoted strings come back blank: their parentheses, operators and words (`'(inputs.x'`) are text."""
+    text = _LITERAL.sub(lambda m: "'" + " " * (len(m.group(0)) - 2) + "'", text)
     depth, start = 0, 0
     for i in range(at - 1, -1, -1):  # the innermost unmatched '(' before it
         if text[i] == ")":

@@ -477,3 +477,14 @@ def test_a_host_whose_own_steps_set_the_environment_takes_no_suite() -> None:
     assert [(f.job, f.host_extra_setup) for f in analysis.plan.folds] == [("kernels", ("Setup kernel caches",))]
     assert "Its tests then also run after `ops`'s own `Setup kernel caches`, which its job did not run." in \
         to_markdown(analysis)
+
+
+def test_parentheses_and_operators_inside_quoted_strings_do_not_move_a_clause() -> None:
+    """`'x) || (inputs.q'` is one string: the id beside it is still compared with change
+    detection's output, not with a dispatch input."""
+    from bot.plan import _gate_of
+
+    gate = "contains(fromJSON(needs.plan.outputs.suites), 'kernels) || (inputs.q') && inputs.z == 'all'"
+    assert _gate_of(gate, "kernels") == gate
+    assert _gate_of("inputs.only == 'kernels' && needs.plan.outputs.kernels == 'true'", "kernels") == \
+        "inputs.only == '<self>' && needs.plan.outputs.kernels == 'true'"
