@@ -658,14 +658,8 @@ def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) ->
                     need = hosts[need]
                 kept.append(need)
             job["needs"] = kept
-    on = data.get("on")
-    if isinstance(on, dict):
-        for trigger in ("workflow_dispatch", "workflow_call"):
-            spec = on.get(trigger)
-            if isinstance(spec, dict) and isinstance(spec.get("inputs"), dict):
-                for value in spec["inputs"].values():
-                    if isinstance(value, dict) and isinstance(value.get("options"), list):
-                        value["options"] = [o for o in value["options"] if o not in removed]
+    for options in option_lists(data):
+        options[:] = [o for o in options if o not in removed]
     fewer = _fewer_jobs(change)
     for job in jobs.values():
         for step in job.get("steps") or []:
@@ -689,6 +683,18 @@ def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) ->
             if isinstance(step.get("run"), str):
                 step["run"] = pattern.sub(rf"\g<1>{reshard.to_count}", step["run"])
     return data
+
+
+def option_lists(data: dict[str, Any]) -> Iterator[list[Any]]:
+    """The `options:` lists of a workflow's dispatch and call inputs, as data (SGLang's
+    `target_stage_select` lists its job ids)."""
+    on = data.get("on")
+    for trigger in ("workflow_dispatch", "workflow_call") if isinstance(on, dict) else ():
+        spec = on.get(trigger)
+        inputs = spec.get("inputs") if isinstance(spec, dict) else None
+        for value in inputs.values() if isinstance(inputs, dict) else ():
+            if isinstance(value, dict) and isinstance(value.get("options"), list):
+                yield value["options"]
 
 
 def _parse_spec(value: Any) -> list[dict[str, Any]] | None:

@@ -215,8 +215,8 @@ def _sets_env(step: StepDef) -> bool:
 def _extra_setup(suite: JobDef, host: JobDef, category: Callable[[StepDef], str]) -> tuple[str, ...]:
     """The host's setup steps the suite's job has not (SGLang's `Setup kernel caches` in the
     multimodal host of PR #34483): the suite's tests run after them once folded."""
-    own = {s.identity_key for s in suite.steps if category(s) == "setup"}
-    return tuple(s.name for s in host.steps if category(s) == "setup" and s.identity_key not in own)
+    own = {s.identity for s in suite.steps if category(s) == "setup"}
+    return tuple(s.name for s in host.steps if category(s) == "setup" and s.identity not in own)
 
 
 def _matrix_values(job: JobDef) -> dict[str, list[Any]]:
@@ -545,15 +545,16 @@ class Planner:
                 "is fail-fast (GitHub's default without `fail-fast: false`)"
             return f"its matrix {said}: a failed shard would cancel shard 0, and the suite's tests with it"
         category = self.config.step_category
-        host_setup = {s.identity_key for s in host.steps if category(s) == "setup"}
+        host_setup = {s.identity for s in host.steps if category(s) == "setup"}
         for step in suite.steps:
-            if category(step) == "setup" and step.identity_key not in host_setup:
+            if category(step) == "setup" and step.identity not in host_setup:
                 return f"its setup lacks the suite's step `{step.name}`"
         tests = [s.index for s in host.steps if category(s) == "test"]
         if not tests:
             return "has no test step to follow"
+        extra = _extra_setup(suite, host, category)
         for step in host.steps[: tests[-1] + 1]:  # its steps before the moved ones
-            if _sets_env(step) and (category(step) != "setup" or step.name in _extra_setup(suite, host, category)):
+            if _sets_env(step) and (category(step) != "setup" or step.name in extra):
                 return (f"its step `{step.name}`, which the suite's job has not, writes `$GITHUB_ENV` or `$GITHUB_PATH`: "
                         "the suite's steps would run with what it sets")
         for other in self.workflow.jobs.values():  # an aggregator (`check-all-jobs`) counts both, or neither

@@ -12,7 +12,7 @@ import re
 from typing import Any, Sequence
 
 from .analysis import Analysis, SuggestionPatch, lane_savings
-from .edit import unified_diff
+from .edit import option_lists, unified_diff
 from .plan import Finding, Fold, Reshard
 from .states import LaneFigures
 from .timing import RunTiming
@@ -328,11 +328,7 @@ def _changes_per_file(analysis: Analysis) -> list[str]:
 def _and_references(workflow: Workflow, job_id: str) -> str:
     """What else the removed job leaves: the `needs:` that name it, the dispatch options that list it."""
     needed = any(job_id in job.needs for job in workflow.jobs.values())
-    on = workflow.data.get("on")
-    inputs = [(on.get(t) or {}).get("inputs") if isinstance(on, dict) and isinstance(on.get(t), dict) else None
-              for t in ("workflow_dispatch", "workflow_call")]
-    listed = any(isinstance(spec, dict) and job_id in (spec.get("options") or [])
-                 for found in inputs if isinstance(found, dict) for spec in found.values())
+    listed = any(job_id in options for options in option_lists(workflow.data))
     places = [*(["`needs:`"] if needed else []), *(["the dispatch options"] if listed else [])]
     return f", and with it from {' and '.join(places)}" if places else ""
 

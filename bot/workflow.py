@@ -153,9 +153,6 @@ class StepDef:
     raw: Any = field(default=None, repr=False, compare=False)  # the step as written (its plain data)
 
     @functools.cached_property
-    def identity_key(self) -> tuple[Any, ...]:
-        return self.identity()
-
     def identity(self) -> tuple[Any, ...]:
         """What makes two steps 'the same step': what they run, with what, in what environment
         and when (a setup step that starts another image through its `env:` is another step)."""
@@ -253,7 +250,7 @@ class JobDef:
         tests = [s.index for s in self.steps if category(s) == "test"]
         host_tests = [s.index for s in host.steps if category(s) == "test"]
         host_after = [s for s in host.steps if host_tests and s.index > host_tests[-1]]
-        alike = {s.identity_key for s in host_after}
+        alike = {s.identity for s in host_after}
         if not tests and host_after:  # its teardown cannot be told from its tests
             return [s for s in self.steps if category(s) != "setup"], (
                 "the suite has no step named as a test, so what of it is teardown cannot be told, and the host has "
@@ -263,7 +260,7 @@ class JobDef:
             if category(step) == "setup":
                 continue
             if tests and step.index > tests[-1]:
-                if step.identity_key in alike:
+                if step.identity in alike:
                     continue
                 if host_after:
                     return moving, (f"the suite's step `{step.name}` after its tests has no like among the host's "
