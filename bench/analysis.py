@@ -14,6 +14,7 @@ minute to the next, and "N x the yardstick" is the figure that does not.
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import sys
 import time
@@ -120,12 +121,15 @@ def current_lanes(repeat: int) -> None:
     analysis = full()  # warm the content-keyed caches, as in `measure`
     ratios, cached_ratios, analysed, baseline = [], [], [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        gc.collect()  # each span from a collected heap: else a full collection the earlier work made due
+        start = time.perf_counter()  # lands in one of them round after round, in step with the loop
         parse_only()
         base = time.perf_counter() - start
+        gc.collect()
         start = time.perf_counter()
         full()
         whole = time.perf_counter() - start
+        gc.collect()
         start = time.perf_counter()
         cached()
         warm = time.perf_counter() - start
