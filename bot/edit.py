@@ -156,20 +156,14 @@ class _Splicer:
         self.replace(offset, offset, text)
 
     def ordered(self) -> list[tuple[int, int, str]]:
-        return sorted(self.edits, key=lambda e: (e[0], e[1]))
+        return sorted(self.edits, key=_place)
 
     def result(self) -> str:
         ordered = self.ordered()
         for (s1, e1, _), (s2, e2, _) in zip(ordered, ordered[1:]):
             if s2 < e1:
                 raise EditError(f"{self.wf.path}: two edits overlap near offset {s2}")
-        text, pos = self.wf.text, 0
-        pieces: list[str] = []
-        for start, end, new in ordered:
-            pieces += (text[pos:start], new)
-            pos = end
-        pieces.append(text[pos:])
-        return "".join(pieces)
+        return _splice(self.wf.text, ordered)
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -758,7 +752,7 @@ def verify_edit(workflow: Workflow, change: LaneChange, edit: FileEdit, config: 
     """Parse the patched text and check it is exactly the planned change and its job
     graph holds (every need exists, no cycle)."""
     try:
-        _, actual = compose_workflow(edit.after, edit.path)
+        actual = _patched_data(workflow, edit)
     except WorkflowError as exc:
         raise VerificationError(f"the patched file does not parse: {exc}") from None
     expected = _normalise(expected_data(workflow, change, config))
@@ -767,6 +761,43 @@ def verify_edit(workflow: Workflow, change: LaneChange, edit: FileEdit, config: 
     if diff:
         raise VerificationError(f"{edit.path}: the patched file differs from the plan at {diff}")
     _check_graph(edit.path, actual)
+
+
+def _patched_data(workflow: Workflow, edit: FileEdit) -> dict[str, Any]:
+    """What the patched file parses to. Where the edit is the splices of the workflow's text
+    and its jobs can be read one at a time (`Workflow.job_spans`), only the jobs the splices
+    touch are parsed again, with the rest of the file around them; the others are the
+    original's. That is the same data: a job's text parses to the same job wherever it stands,
+    and an alias, the one thing that reaches across jobs, makes every file be parsed whole.
+    Whatever does not parse so is parsed whole, for the error GitHub would give."""
+    spans = workflow.job_spans
+    if spans and edit.splices and edit.before == workflow.text and _splice(workflow.text, edit.splices) == edit.after:
+        untouched = {job: span for job, span in spans.items()
+                     if not any(s <= span.end and e >= span.start for s, e, _ in edit.splices)}
+        # each untouched job stands as `<id>: 0`, so the jobs keep their order and a repeated id is still one
+        held = [(span.start, span.end, f"{' ' * span.column}{job}: 0\n") for job, span in untouched.items()]
+        with contextlib.suppress(WorkflowError):  # parsed whole below, with the error's true line
+            _, data = compose_workflow(_splice(workflow.text, sorted([*edit.splices, *held], key=_place)), edit.path)
+            jobs = data.get("jobs")
+            if isinstance(jobs, dict) and all(type(jobs.get(job)) is int for job in untouched):
+                original = workflow.data["jobs"]
+                return {**data, "jobs": {job: original[job] if job in untouched else value for job, value in jobs.items()}}
+    return compose_workflow(edit.after, edit.path)[1]
+
+
+def _place(splice: tuple[int, int, str]) -> tuple[int, int]:
+    """Where a splice goes: two insertions at one place keep the order they were made in."""
+    return splice[0], splice[1]
+
+
+def _splice(text: str, ordered: list[tuple[int, int, str]] | tuple[tuple[int, int, str], ...]) -> str:
+    """`text` with each (start, end, new) of `ordered` (sorted, not overlapping) done."""
+    pieces, pos = [], 0
+    for start, end, new in ordered:
+        pieces += (text[pos:start], new)
+        pos = end
+    pieces.append(text[pos:])
+    return "".join(pieces)
 
 
 def _check_graph(path: str, data: dict[str, Any]) -> None:

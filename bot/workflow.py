@@ -15,7 +15,7 @@ import functools
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import yaml
 
@@ -312,6 +312,14 @@ class JobDef:
         return max(count, 0)
 
 
+class JobSpan(NamedTuple):
+    """Where a job's text is in its file (offsets), and the column of its key."""
+
+    start: int
+    end: int
+    column: int
+
+
 @dataclass(frozen=True)
 class Workflow:
     """A parsed workflow file: its text, its nodes with positions, its plain data."""
@@ -337,6 +345,34 @@ class Workflow:
         """Whether its lines end in CRLF (a file saved on Windows): what is inserted ends so too."""
         crlf = self.text.count("\r\n")
         return crlf > self.text.count("\n") - crlf
+
+    @functools.cached_property
+    def job_spans(self) -> dict[str, JobSpan] | None:
+        """Each job's text: from the start of its key's line to the start of the next job's
+        (the last job's ends at the next top-level key, or at the end of the file). Such a
+        span parses to the same job wherever it stands in a block mapping, so a check of a
+        patched file may parse only the spans a patch touched.
+
+        None when a job's text might not stand alone: `jobs:` in flow style, a key that does
+        not begin its line, or an alias anywhere (a node shared between jobs)."""
+        if _may_share_nodes(self.text):
+            return None
+        jobs = self.jobs_node
+        if jobs.flow_style:
+            return None
+        starts: list[tuple[str, int, int]] = []
+        for key, _ in jobs.value:
+            start = _line_start_of(self.text, key)
+            if start is None:
+                return None
+            starts.append((key.value, start, key.start_mark.column))
+        keys = [k for k, _ in self.root.value]
+        later = keys[keys.index(next(k for k, v in self.root.value if v is jobs)) + 1:]
+        end = _line_start_of(self.text, later[0]) if later else len(self.text)
+        if end is None:
+            return None
+        bounds = [start for _, start, _ in starts[1:]] + [end]
+        return {job: JobSpan(start, stop, column) for (job, start, column), stop in zip(starts, bounds)}
 
     @property
     def name(self) -> str:
@@ -376,6 +412,35 @@ def parse_workflow(text: str, path: str) -> Workflow:
             raise WorkflowError(f"{path}: line {key.start_mark.line + 1}: job `{job_id}` must be a mapping")
         jobs[job_id] = _job(job_id, key, value, data["jobs"][job_id], path)
     return Workflow(path, text, root, data, jobs)
+
+
+#: A `*` that may begin an alias (`*name`): one followed by a name's first character.
+_STAR = re.compile(r"\*[^\s,\[\]{}]")
+
+
+def _may_share_nodes(text: str) -> bool:
+    """Whether an alias (`*name`, a node shared with an anchor elsewhere) may begin a node: a
+    `*` at a line's start, after a key's `:`, a `?`, a `-`, a flow collection's `[`, `{` (not
+    an expression's `${{`) or `,`, spaces between. A superset: a `*.py` glob after `- ` or a
+    script line starting `*` count too (the file is then checked whole). Anchors alone need no
+    look: an alias to one in a job left out of a check fails to parse, and the file is then
+    checked whole."""
+    for star in _STAR.finditer(text):
+        before = text[text.rfind("\n", 0, star.start()) + 1:star.start()].rstrip(" \t")
+        if not before or before[-1] in ":?,[-" or before[-1] == "{" and not before.endswith(("${", "${{")):
+            return True
+    return False
+
+
+def _line_start_of(text: str, key: yaml.Node) -> int | None:
+    """The offset of the line a plain key begins (spaces only before it), or None."""
+    index, column = key.start_mark.index, key.start_mark.column
+    start = index - column
+    if not isinstance(key, yaml.ScalarNode) or key.style or start < 0 \
+            or text[start:index].strip(" ") or (start and text[start - 1] != "\n") \
+            or not text.startswith(key.value, index):
+        return None
+    return start
 
 
 def compose_workflow(text: str, path: str) -> tuple[yaml.MappingNode, dict[str, Any]]:
