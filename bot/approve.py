@@ -12,7 +12,8 @@ from typing import Mapping
 from .github import NOT_ACCESSIBLE, GitHubError
 from .permissions import permitted
 from .replies import Refusal
-from .report import md_escape
+from .report import code, md_escape
+from .timing import JobMatcher
 from .edit import patch_id as compute_patch_id
 from .states import ReportState
 from .workflow import parse_workflow
@@ -158,7 +159,54 @@ def changed_jobs(path: str, before: str, after: str) -> list[str]:
     return [job_id for job_id, job in new.items() if job_id in old and old[job_id] != job]
 
 
-def pull_body(patch_id: str, user: str, number: int, summary: str, runs: Mapping[str, list[list[str]] | None]) -> str:
+def required_checks_gone(before: Mapping[str, str], after: Mapping[str, str],
+                         required: Mapping[str, str]) -> list[tuple[str, str, str, str]]:
+    """(check, where it is required, job, lane file) for each required check that a job of a
+    patched lane file gives before the patch and no job gives after it: a folded suite's, a
+    trimmed shard's. A check is read as GitHub names a job's check run (`bot.timing.JobMatcher`,
+    which reads job names so from the runs)."""
+    gone = []
+    for path in sorted(after):
+        old = JobMatcher(parse_workflow(before[path], path))
+        new = JobMatcher(parse_workflow(after[path], path))
+        for check, where in sorted(required.items()):
+            was = old.match(check)
+            if was.job_id is None:
+                continue
+            now = new.match(check)
+            if now.job_id is None or not _still_runs(new.workflow.jobs[now.job_id].matrix_axes, now.matrix):
+                gone.append((check, where, was.job_id, path))
+    return gone
+
+
+def _still_runs(axes: Mapping[str, list[object]], values: tuple[tuple[str, str], ...]) -> bool:
+    """Whether a matrix still makes the job with these values (an axis trimmed of one does not)."""
+    return all(key not in axes or value in {str(v) for v in axes[key]} for key, value in values)
+
+
+def required_note(branch: str, gone: list[tuple[str, str, str, str]], unread: list[tuple[str, GitHubError]]) -> str:
+    """What the approval PR says of `branch`'s required checks: those no job gives once the
+    patch is merged, what could not be read, or that none goes."""
+    if gone:
+        one = len(gone) == 1
+        lines = [f"- {code(check)} ({where}): {code(job)}'s, in {code(path)}" for check, where, job, path in gone]
+        text = (f"**Required checks:** {code(branch)} requires {'this check' if one else 'these checks'}, which no "
+                f"job gives once this patch is merged: GitHub would wait for {'it' if one else 'them'} on this pull "
+                "request and on every one after it. Before merging, require the checks of the jobs that now run "
+                "those tests instead (Settings → Branches, or Rules):\n\n" + "\n".join(lines))
+    elif not unread:
+        return f"**Required checks:** none of those {code(branch)} requires goes with this patch."
+    else:
+        text = "**Required checks:**" + (" none of those foldbot read goes with this patch." if len(unread) == 1 else "")
+    if unread:
+        said = " or its ".join(f"{what} ({error.status}: {md_escape(one_line(error.message))})" for what, error in unread)
+        text += (f"\n\nfoldbot could not read {code(branch)}'s {said}: make sure no "
+                 "required check is one of a job the patch removes or of a shard it trims.")
+    return text
+
+
+def pull_body(patch_id: str, user: str, number: int, summary: str, runs: Mapping[str, list[list[str]] | None],
+              required: str = "") -> str:
     """`runs`: each patched lane's name, and the `/dispatch` commands that run what the patch
     changed, by the jobs each names (none: the jobs its last run skipped; None: `/dispatch`
     cannot run the lane: no `workflow_dispatch` trigger with a `target_stage` input)."""
@@ -172,7 +220,8 @@ def pull_body(patch_id: str, user: str, number: int, summary: str, runs: Mapping
     if manual:
         note += (f"\n\n`/dispatch` cannot run lane {', '.join(manual)} (its file has no `workflow_dispatch` trigger "
                  "with a `target_stage` input): have it run on this branch another way before merging.")
-    return f"foldbot patch `{patch_id}`, approved by {md_escape(user)} in #{number}.\n\n{summary}\n\n{note}\n"
+    checks = f"{required}\n\n" if required else ""
+    return f"foldbot patch `{patch_id}`, approved by {md_escape(user)} in #{number}.\n\n{summary}\n\n{checks}{note}\n"
 
 
 def blob_sha(text: str) -> str:

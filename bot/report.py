@@ -415,13 +415,6 @@ def pull_summary(analysis: Analysis, only: SuggestionPatch | None = None) -> str
                      f"the lane's wall clock (its shards run in waves of {r.max_parallel}): saves "
                      f"{_plural(r.from_count - (r.neutral_count or r.from_count), 'setup cycle')} per run. "
                      f"(The most it could save: {r.to_count} shards, which would slow the lane.)")
-    if folds:  # a required check that never reports again holds every pull request
-        gone = ", ".join(f"{code(f.job)} (now in {code(f.into)})" for f in folds)
-        goes = (f"the job {gone} goes, and its check with it" if len(folds) == 1 else
-                f"the jobs {gone} go, and their checks with them")
-        lines += ["", f"**Required checks:** {goes}, in each lane the patch changes. If branch protection or a "
-                      "ruleset requires such a check, require the host's instead before merging, or pull requests "
-                      "will wait for a check that never reports."]
     return "\n".join(lines)
 
 

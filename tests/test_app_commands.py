@@ -490,6 +490,52 @@ async def test_approve_commits_the_patch_and_opens_a_pr(fake_github: FakeGitHub,
     assert fake_github.count("POST", r"/git/refs$") == 1 and fake_github.count("POST", r"/git/commits$") == 1
 
 
+async def test_the_approval_pr_names_the_required_checks_no_job_gives_once_merged(fake_github: FakeGitHub,
+                                                                                  bot: Bot) -> None:
+    """`main` requires the folded suite's check (branch protection) and the trimmed shard's (a
+    ruleset): merged, this PR and every one after it would wait for them. The PR and the reply
+    say which, and where; the checks that stay are not named."""
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    unit = "multimodal-gen-unit-test-amd-rocm720 (linux-mi300-1gpu-sglang)"
+    shard = "multimodal-gen-test-2-gpu-amd-rocm720 (linux-mi300-2gpu-sglang, 2)"
+    world.repo.protected["main"] = [unit, "multimodal-gen-test-2-gpu-amd-rocm720 (linux-mi300-2gpu-sglang, 1)", "lint"]
+    world.repo.rulesets.append({"id": 42, "branches": ["main"], "checks": [shard, unit]})
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]
+    assert (f"**Required checks:** `main` requires these checks, which no job gives once this patch is merged: GitHub "
+            "would wait for them on this pull request and on every one after it. Before merging, require the checks of "
+            "the jobs that now run those tests instead (Settings → Branches, or Rules):\n\n"
+            f"- `{shard}` (ruleset 42): `multimodal-gen-test-2-gpu-amd-rocm720`'s, in `{ROCM720}`\n"
+            f"- `{unit}` (branch protection): `multimodal-gen-unit-test-amd-rocm720`'s, in `{ROCM720}`\n\n**Note:**"
+            ) in world.repo.issues[pull.number].body
+    assert (f"on branch `foldbot/fold-{patch_id}`. Before merging it: `main` requires `{shard}`, `{unit}`, which no job "
+            "gives once it is merged; the pull request says what to change.\n\n<!-- foldbot:reply") in \
+        replies(fake_github, world, number)[-1].body
+
+
+async def test_the_approval_pr_says_when_no_required_check_goes_or_they_cannot_be_read(fake_github: FakeGitHub,
+                                                                                        bot: Bot) -> None:
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    world.repo.protected["main"] = ["multimodal-gen-test-2-gpu-amd-rocm720 (linux-mi300-2gpu-sglang, 1)", "lint"]
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]
+    assert "**Required checks:** none of those `main` requires goes with this patch.\n\n**Note:**" in \
+        world.repo.issues[pull.number].body
+    assert f"on branch `foldbot/fold-{patch_id}`.\n\n<!-- foldbot:reply" in replies(fake_github, world, number)[-1].body
+
+
+async def test_the_approval_pr_says_which_required_checks_it_could_not_read(fake_github: FakeGitHub, bot: Bot) -> None:
+    """A GitHub Enterprise Server without rulesets answers 404 to the rules of a branch: the PR
+    says what was read and what was not, never a bare "none goes"."""
+    world, number, patch_id, _ = await reported_pr(fake_github, bot)
+    fake_github.knobs.fail_next(1, 404, method="GET", path=r"/rules/branches/main", message="Not Found")
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]
+    assert ("**Required checks:** none of those foldbot read goes with this patch.\n\nfoldbot could not read `main`'s "
+            "rulesets (404: Not Found): make sure no required check is one of a job the patch removes or of a shard it "
+            "trims.\n\n**Note:**") in world.repo.issues[pull.number].body
+
+
 async def test_the_approval_prs_note_names_the_jobs_to_dispatch_and_they_dispatch(fake_github: FakeGitHub,
                                                                                    bot: Bot) -> None:
     """A change to lane files alone may trigger no lane: the PR says which jobs the patch changed,

@@ -330,3 +330,27 @@ def test_only_a_refusal_of_the_approvals_writes_is_quoted_as_one() -> None:
                                         f"{api}/git/blobs"), "b")
     assert denied is not None and "(GitHub said: Resource not accessible by integration &lt;b&gt;@\u200bx&lt;/b&gt;)" \
         in denied.reason
+
+
+def test_the_required_checks_a_fold_of_the_current_lanes_takes_away() -> None:
+    """SGLang's current lanes name their jobs with `format(...)` of the runner: the check GitHub
+    requires is that name, and it goes with the folded job, in each lane; the host's stays, as
+    does a check of another workflow (`lint`) or of a job the patch keeps."""
+    from bot.analysis import analyze
+    from bot.config import RepoConfig as Config
+    from bot.verify import apply_patch
+    from tests.sglang_current import LANES, history, workflow_text
+    files = {LANES[lane][0]: workflow_text(lane) for lane in LANES}
+    bundles, _ = history("rocm720")
+    analysis = analyze(files, bundles, Config())
+    fold = next(s for s in analysis.suggestions if (s.kind, s.job) == ("fold", "jit-kernel-unit-test-amd-rocm720"))
+    after = apply_patch(fold.patch, files)
+    required = {"jit-kernel-unit-test-amd-rocm720 (linux-mi300-1gpu-sglang)": "branch protection",
+                "jit-kernel-unit-test-amd (linux-mi300-1gpu-sglang)": "ruleset 7",
+                "jit-kernel-benchmark-test-amd-rocm720 (linux-mi300-1gpu-sglang)": "branch protection",
+                "lint": "branch protection"}
+    assert approve.required_checks_gone(files, after, required) == [  # (by lane file)
+        ("jit-kernel-unit-test-amd-rocm720 (linux-mi300-1gpu-sglang)", "branch protection",
+         "jit-kernel-unit-test-amd-rocm720", LANES["rocm720"][0]),
+        ("jit-kernel-unit-test-amd (linux-mi300-1gpu-sglang)", "ruleset 7", "jit-kernel-unit-test-amd", LANES["amd"][0])]
+    assert approve.required_checks_gone(files, after, {}) == []

@@ -162,12 +162,6 @@ def test_a_standalone_job_takes_several_suites_each_after_the_one_before() -> No
     only_b = next(s for s in analysis.suggestions if (s.kind, s.job) == ("fold", "b"))
     assert f"`c` then needs at most {budgets[1] - 10:.0f} of its 360 min" in pull_summary(analysis, only_b)
     assert f"`c` then needs at most {budgets[1]:.0f} of its 360 min" in pull_summary(analysis)
-    # the checks of the jobs that go: a required one would hold every pull request
-    assert pull_summary(analysis).endswith(
-        "**Required checks:** the jobs `a` (now in `c`), `b` (now in `c`) go, and their checks with them, in each lane "
-        "the patch changes. If branch protection or a ruleset requires such a check, require the host's instead before "
-        "merging, or pull requests will wait for a check that never reports.")
-    assert "**Required checks:** the job `b` (now in `c`) goes, and its check with it," in pull_summary(analysis, only_b)
 
 
 def test_a_second_suite_must_fit_with_the_first_and_not_share_its_step_ids() -> None:

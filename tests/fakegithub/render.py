@@ -710,10 +710,24 @@ class Renderer:
                 "self": f"{self.repo_api(repo)}/branches/{quote(name)}",
                 "html": f"{self.repo_html(repo)}/tree/{quote(name)}",
             },
-            protected=False,
+            protected=name in repo.protected,
             protection_url=f"{self.repo_api(repo)}/branches/{quote(name)}/protection",
         )
+        if name in repo.protected:
+            checks = repo.protected[name]
+            body["protection"] = {"enabled": True, "required_status_checks": {
+                "enforcement_level": "non_admins", "contexts": list(checks),
+                "checks": [{"context": c, "app_id": None} for c in checks]}}
         return body
+
+    def branch_rules(self, repo: Repo, name: str) -> list[dict[str, Any]]:
+        """The rules of the repository's rulesets that apply to a branch (only "required status
+        checks" rules are kept here)."""
+        return [{"type": "required_status_checks", "ruleset_source_type": "Repository",
+                 "ruleset_source": f"{repo.owner}/{repo.name}", "ruleset_id": ruleset["id"],
+                 "parameters": {"strict_required_status_checks_policy": False,
+                                "required_status_checks": [{"context": c} for c in ruleset["checks"]]}}
+                for ruleset in repo.rulesets if name in ruleset["branches"]]
 
     # -- Actions -------------------------------------------------------------
 

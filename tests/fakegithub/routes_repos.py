@@ -183,6 +183,10 @@ def get_branch(call: Call) -> Reply:
     return Reply(200, call.fake.render.branch(call.repo, name, sha))
 
 
+def branch_rules(call: Call) -> Reply:
+    return paginate(call, call.fake.render.branch_rules(call.repo, call.params["branch"]))
+
+
 def list_branches(call: Call) -> Reply:
     repo = call.repo
     branches = [
@@ -304,6 +308,7 @@ ROUTES = [
     Route("DELETE", "/contents/{path*}", delete_contents, permissions=CONTENTS_WRITE),
     Route("GET", "/branches", list_branches, permissions=CONTENTS_READ),
     Route("GET", "/branches/{branch*}", get_branch, permissions=CONTENTS_READ),
+    Route("GET", "/rules/branches/{branch*}", branch_rules, permissions=METADATA),
     Route(
         "GET", "/commits/{commit_sha}/pulls", commit_pulls, permissions=(("pull_requests", "read"),)
     ),

@@ -331,6 +331,12 @@ class Repo:
         self.runs: dict[int, dict[str, Any]] = {}
         self.jobs: dict[int, dict[str, Any]] = {}
         self.roles: dict[str, str] = {}
+        #: Branch protection: branch -> the status checks it requires (`GET /branches/{branch}`
+        #: shows them under `protection`).
+        self.protected: dict[str, list[str]] = {}
+        #: Rulesets with a "required status checks" rule: {"id", "branches", "checks"} each
+        #: (`GET /rules/branches/{branch}` lists the rules that apply to a branch).
+        self.rulesets: list[dict[str, Any]] = []
         self._store = store
         self._clock = clock
         self._on_ref_change = on_ref_change
