@@ -84,9 +84,10 @@ class RepoAPI:
 
     async def required_checks(self, branch: str) -> tuple[dict[str, str], list[tuple[str, GitHubError]]]:
         """The status checks `branch` requires, each with where it is required (its branch
-        protection, or a ruleset), and what of that could not be read, with GitHub's answer. Both are readable with
-        the permissions foldbot has: a branch (Contents read) shows its protection's required
-        checks, and the rules that apply to a branch (Metadata read) the rulesets'."""
+        protection, or a ruleset), and what of that could not be read, with GitHub's answer.
+        Both are readable with the permissions foldbot has: a branch (Contents read) shows its
+        protection's required checks, and the rules that apply to a branch (Metadata read) the
+        active rulesets'."""
         where = _q(branch, "/")
         found = await asyncio.gather(self.gh.get(f"{self.base}/branches/{where}"),
                                      self.gh.get_all(f"{self.base}/rules/branches/{where}?{PAGE}"),

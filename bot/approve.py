@@ -180,8 +180,10 @@ def required_checks_gone(before: Mapping[str, str], after: Mapping[str, str],
 
 
 def _still_runs(axes: Mapping[str, list[object]], values: tuple[tuple[str, str], ...]) -> bool:
-    """Whether a matrix still makes the job with these values (an axis trimmed of one does not)."""
-    return all(key not in axes or value in {str(v) for v in axes[key]} for key, value in values)
+    """Whether a matrix still makes the job with these values (an axis trimmed of one does not;
+    GitHub writes a boolean value as `true`)."""
+    return all(key not in axes or value in {str(v).lower() if isinstance(v, bool) else str(v) for v in axes[key]}
+               for key, value in values)
 
 
 def required_note(branch: str, gone: list[tuple[str, str, str, str]], unread: list[tuple[str, GitHubError]]) -> str:

@@ -354,3 +354,14 @@ def test_the_required_checks_a_fold_of_the_current_lanes_takes_away() -> None:
          "jit-kernel-unit-test-amd-rocm720", LANES["rocm720"][0]),
         ("jit-kernel-unit-test-amd (linux-mi300-1gpu-sglang)", "ruleset 7", "jit-kernel-unit-test-amd", LANES["amd"][0])]
     assert approve.required_checks_gone(files, after, {}) == []
+
+
+def test_a_required_check_of_a_matrix_value_gone_is_named_as_github_writes_it() -> None:
+    """GitHub names a matrix job `t (false)` for a YAML `false`: that check goes with the value;
+    `t (true)` stays."""
+    before = "on: push\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    strategy:\n      matrix:\n" \
+             "        flag: [true, false]\n    steps:\n      - run: pytest\n"
+    after = {"ci.yml": before.replace("[true, false]", "[true]")}
+    assert approve.required_checks_gone({"ci.yml": before}, after, {"t (true)": "branch protection",
+                                                                   "t (false)": "ruleset 3"}) == [
+        ("t (false)", "ruleset 3", "t", "ci.yml")]
