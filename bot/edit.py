@@ -23,7 +23,8 @@ from typing import Any, Iterator
 import yaml
 
 from .config import RepoConfig
-from .workflow import JobDef, StepDef, Workflow, WorkflowError, compose_workflow, mapping_get, mapping_item
+from .workflow import (JobDef, StepDef, Workflow, WorkflowError, compose_workflow, directive, mapping_get,
+                       mapping_item, odd_lines)
 
 
 class EditError(ValueError):
@@ -766,23 +767,64 @@ def verify_edit(workflow: Workflow, change: LaneChange, edit: FileEdit, config: 
 def _patched_data(workflow: Workflow, edit: FileEdit) -> dict[str, Any]:
     """What the patched file parses to. Where the edit is the splices of the workflow's text
     and its jobs can be read one at a time (`Workflow.job_spans`), only the jobs the splices
-    touch are parsed again, with the rest of the file around them; the others are the
-    original's. That is the same data: a job's text parses to the same job wherever it stands,
-    and an alias, the one thing that reaches across jobs, makes every file be parsed whole.
-    Whatever does not parse so is parsed whole, for the error GitHub would give."""
-    spans = workflow.job_spans
-    if spans and edit.splices and edit.before == workflow.text and _splice(workflow.text, edit.splices) == edit.after:
-        untouched = {job: span for job, span in spans.items()
-                     if not any(s <= span.end and e >= span.start for s, e, _ in edit.splices)}
-        # each untouched job stands as `<id>: 0`, so the jobs keep their order and a repeated id is still one
-        held = [(span.start, span.end, f"{' ' * span.column}{job}: 0\n") for job, span in untouched.items()]
-        with contextlib.suppress(WorkflowError):  # parsed whole below, with the error's true line
-            _, data = compose_workflow(_splice(workflow.text, sorted([*edit.splices, *held], key=_place)), edit.path)
-            jobs = data.get("jobs")
-            if isinstance(jobs, dict) and all(type(jobs.get(job)) is int for job in untouched):
+    touch are parsed again, with the rest of the file around them, and each other job stands as
+    `<id>: 0` (so the jobs keep their order, and a repeated id is still one); the others' data
+    is the original's (shared, as the original's is: not to be changed). That is the same data:
+    a job's text parses to the same job wherever it stands. What could reach across jobs makes
+    the file be parsed whole: an anchor or alias in it, a directive, odd line breaks, a placeholder that does not parse where it stands (a splice that opens a
+    quote over it); so does whatever does not parse so, for the error's line in the patched file."""
+    reduced = _reduced(workflow, edit)
+    if reduced is not None:
+        text, held = reduced
+        with contextlib.suppress(WorkflowError):
+            root, data = compose_workflow(text, edit.path)
+            jobs_node = mapping_get(root, "jobs")
+            stood = {key.value: key.start_mark.index for key, value in jobs_node.value
+                     if key.value in held and isinstance(value, yaml.ScalarNode) and value.value == "0"} \
+                if isinstance(jobs_node, yaml.MappingNode) else None
+            if stood == held and isinstance(data.get("jobs"), dict):
                 original = workflow.data["jobs"]
-                return {**data, "jobs": {job: original[job] if job in untouched else value for job, value in jobs.items()}}
+                return {**data, "jobs": {job: original[job] if job in held else value
+                                         for job, value in data["jobs"].items()}}
     return compose_workflow(edit.after, edit.path)[1]
+
+
+def _reduced(workflow: Workflow, edit: FileEdit) -> tuple[str, dict[str, int]] | None:
+    """The patched text with each job no splice touches as `<id>: 0`, and where each of those
+    keys stands in it; None when the file must be parsed whole (see `_patched_data`)."""
+    spans = workflow.job_spans
+    splices = edit.splices
+    if not spans or not splices or edit.before != workflow.text or list(splices) != sorted(splices, key=_place) \
+            or any(a[1] > b[0] for a, b in zip(splices, splices[1:])) or _splice(workflow.text, splices) != edit.after:
+        return None
+    if any(directive(new) or odd_lines(new) for _, _, new in splices):  # (an anchor or alias a splice writes
+        # names none in a job left out: `job_spans` holds none)
+        return None
+    order = list(spans.items())
+    touched: set[int] = set()
+    for i, (_, span) in enumerate(order):
+        if any(s <= span.end and e >= span.start for s, e, _ in splices):
+            touched.add(i)
+            # a line put before the key, in its indentation, ends the job before: a block scalar there takes it
+            if i and any(s <= span.start + span.column and e >= span.start for s, e, _ in splices):
+                touched.add(i - 1)
+    held_spans = [(span.start, span.end, job, span.column) for i, (job, span) in enumerate(order) if i not in touched]
+    cuts = sorted([*((s, e, new, None, 0) for s, e, new in splices), *((s, e, "", job, column) for s, e, job, column
+                                                                         in held_spans)], key=lambda c: (c[0], c[1]))
+    pieces: list[str] = []
+    held: dict[str, int] = {}
+    size = pos = 0
+    for start, end, new, job, column in cuts:
+        pieces.append(workflow.text[pos:start])
+        size += start - pos
+        if job is not None:  # a job no splice touches
+            held[job] = size + column
+            new = f"{' ' * column}{job}: 0\n"
+        pieces.append(new)
+        size += len(new)
+        pos = end
+    pieces.append(workflow.text[pos:])
+    return "".join(pieces), held
 
 
 def _place(splice: tuple[int, int, str]) -> tuple[int, int]:

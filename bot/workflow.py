@@ -332,13 +332,25 @@ class Workflow:
 
     @functools.cached_property
     def line_starts(self) -> tuple[int, ...]:
-        """Offsets where lines start: after every "\\n" (only edits need them, so read on demand)."""
+        """Offsets where lines start, as YAML counts lines (the parser's marks give line numbers):
+        after every "\\n", and after a lone CR, NEL, U+2028 or U+2029 in a text that has one
+        (only edits need them, so read on demand)."""
+        if self.odd:
+            return (0, *(m.end() for m in _YAML_BREAK.finditer(self.text)))
         return tuple(itertools.accumulate(map((1).__add__, map(len, self.text.split("\n"))), initial=0))[:-1]
 
     @functools.cached_property
     def lines(self) -> list[str]:
-        """Its lines, line ends kept (read once; no caller changes them)."""
+        """Its lines as YAML counts them, line ends kept (read once; no caller changes them)."""
+        if self.odd:
+            starts = self.line_starts
+            return [self.text[a:b] for a, b in zip(starts, (*starts[1:], len(self.text))) if a < len(self.text)]
         return self.text.splitlines(keepends=True)
+
+    @functools.cached_property
+    def odd(self) -> bool:
+        """Whether its lines differ between YAML, "\\n" and `str.splitlines` (`odd_lines`)."""
+        return odd_lines(self.text)
 
     @functools.cached_property
     def crlf(self) -> bool:
@@ -354,8 +366,10 @@ class Workflow:
         patched file may parse only the spans a patch touched.
 
         None when a job's text might not stand alone: `jobs:` in flow style, a key that does
-        not begin its line, or an alias anywhere (a node shared between jobs)."""
-        if _may_share_nodes(self.text):
+        not begin its line, an anchor or alias anywhere (a node shared between jobs; an anchor
+        a patch writes again), a directive (a tag in one job may depend on it), or line breaks
+        YAML counts and "\\n" does not."""
+        if may_share_nodes(self.text, "&*", self.root) or directive(self.text) or odd_lines(self.text):
             return None
         jobs = self.jobs_node
         if jobs.flow_style:
@@ -414,22 +428,62 @@ def parse_workflow(text: str, path: str) -> Workflow:
     return Workflow(path, text, root, data, jobs)
 
 
-#: A `*` that may begin an alias (`*name`): one followed by a name's first character.
-_STAR = re.compile(r"\*[^\s,\[\]{}]")
+#: A `*` or `&` followed by a name's first character: the start of an alias or an anchor (not the
+#: `&&` of an expression or a script: an anchor named `&...` in a file is not looked for).
+_NODE_PROPERTY = {"*": re.compile(r"\*[^\s,\[\]{}]"), "&*": re.compile(r"\*[^\s,\[\]{}]|&(?!&)[^\s,\[\]{}&]")}
 
 
-def _may_share_nodes(text: str) -> bool:
-    """Whether an alias (`*name`, a node shared with an anchor elsewhere) may begin a node: a
-    `*` at a line's start, after a key's `:`, a `?`, a `-`, a flow collection's `[`, `{` (not
-    an expression's `${{`) or `,`, spaces between. A superset: a `*.py` glob after `- ` or a
-    script line starting `*` count too (the file is then checked whole). Anchors alone need no
-    look: an alias to one in a job left out of a check fails to parse, and the file is then
-    checked whole."""
-    for star in _STAR.finditer(text):
-        before = text[text.rfind("\n", 0, star.start()) + 1:star.start()].rstrip(" \t")
-        if not before or before[-1] in ":?,[-" or before[-1] == "{" and not before.endswith(("${", "${{")):
+_TAG_BEFORE = re.compile(r"(?:^|(?<=[ \t]))![^ \t]*$")
+
+
+def may_share_nodes(text: str, marks: str = "*", root: yaml.Node | None = None) -> bool:
+    """Whether an alias (`*name`, a node shared with an anchor elsewhere; with `marks="&*"`, an
+    anchor too) may begin a node in `text`: a `*` at a line's start (or the text's), after a
+    key's `:`, a `?`, a `-`, a flow collection's `[`, `{` (not an expression's `${{`) or `,`,
+    spaces and a tag between. Given `root`, the text's node tree, one inside a value's text (a
+    script line starting `&&` in a `run: |`) is none. A superset: the file is then checked whole."""
+    for mark in _NODE_PROPERTY[marks].finditer(text):
+        before = text[text.rfind("\n", 0, mark.start()) + 1:mark.start()].rstrip(" \t")
+        tag = _TAG_BEFORE.search(before)  # `!!str &a`: a tag may come first (or an expression's `!x &&`)
+        if tag:
+            before = before[:tag.start()].rstrip(" \t")
+        if (not before or before[-1] in ":?,[-" or before[-1] == "{" and not before.endswith(("${", "${{"))) \
+                and (root is None or not _inside_a_value(root, mark.start())):
             return True
     return False
+
+
+def _inside_a_value(node: yaml.Node, offset: int) -> bool:
+    """Whether `offset` is inside a scalar's text, after its start (where its own anchor would
+    be): found by the marks, from the root down."""
+    while not isinstance(node, yaml.ScalarNode):
+        children = [child for pair in node.value for child in pair] if isinstance(node, yaml.MappingNode) else node.value
+        node = next((c for c in children if c.start_mark.index <= offset < c.end_mark.index), None)
+        if node is None:
+            return False
+    return node.start_mark.index < offset < node.end_mark.index
+
+
+#: YAML's line breaks: "\n", CRLF, and what a split at "\n" does not count (a lone CR, NEL, the
+#: Unicode line and paragraph separators).
+_YAML_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
+def odd_lines(text: str) -> bool:
+    """Whether `text` has a character that makes its lines differ between YAML, "\\n" and
+    `str.splitlines`: a line break a split at "\\n" does not count (a lone CR, NEL, U+2028,
+    U+2029), a BOM (YAML skips one at a line's start), or one `splitlines` breaks at and YAML
+    does not (\\v, \\f, \\x1c-\\x1e). In a text with any, lines are found as YAML finds them."""
+    if "\r" in text and text.count("\r") != text.count("\r\n"):
+        return True
+    if any(c in text for c in "\x0b\x0c\x1c\x1d\x1e"):
+        return True
+    return not text.isascii() and any(c in text for c in "\x85\u2028\u2029\ufeff")
+
+
+def directive(text: str) -> bool:
+    """Whether `text` may hold a YAML directive (`%TAG`, `%YAML`): a `%` starting it or a line."""
+    return text.startswith("%") or "\n%" in text or "\r%" in text
 
 
 def _line_start_of(text: str, key: yaml.Node) -> int | None:
@@ -448,6 +502,8 @@ def compose_workflow(text: str, path: str) -> tuple[yaml.MappingNode, dict[str, 
     definitions (all that checking a patched file needs)."""
     try:
         root = yaml.compose(text, Loader=_Loader)
+    except RecursionError:
+        raise WorkflowError(f"{path}: not valid YAML: nested too deep") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
@@ -460,6 +516,8 @@ def compose_workflow(text: str, path: str) -> tuple[yaml.MappingNode, dict[str, 
         return root, to_python(root)
     except WorkflowError as exc:
         raise WorkflowError(f"{path}: {exc}") from None
+    except RecursionError:  # an alias inside the node it names (`&a [*a]`), or nesting past Python's stack
+        raise WorkflowError(f"{path}: a value that contains itself through an alias, or one nested too deep") from None
 
 
 def _job(job_id: str, key: yaml.ScalarNode, node: yaml.MappingNode, raw: dict[str, Any], path: str) -> JobDef:
