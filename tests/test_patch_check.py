@@ -222,3 +222,23 @@ def test_a_broken_touched_job_is_refused_with_the_whole_files_line() -> None:
         from bot.edit import LaneChange
         verify_edit(wf, LaneChange("ci.yml", ()), edit, RepoConfig())
     assert str(refused.value) == f"the patched file does not parse: {whole}"
+
+
+@pytest.mark.parametrize("odd", ["\u2028", "\r", "\x85"])
+def test_a_lane_file_with_a_line_break_that_newline_does_not_count_is_patched_right(odd) -> None:
+    """YAML counts a lone CR, NEL or U+2028 as a line break, and gives its marks in those lines;
+    the splicer counts lines so too, or every edit below one lands a line off (a review found a
+    `needs:` entry left in place)."""
+    from bot.edit import FoldEdit, LaneChange
+    from bot.verify import apply_patch
+    from bot.edit import unified_diff
+    clean = workflow_text("amd")
+    line = next(x for x in clean.splitlines(keepends=True) if x.startswith("  # ") and x.endswith("\n"))
+    text = clean.replace(line, line[:-1] + odd + "  # (a note after a break YAML counts)\n", 1)
+    wf = parse_workflow(text, LANES["amd"][0])
+    change = LaneChange(wf.path, (FoldEdit("jit-kernel-unit-test-amd", "jit-kernel-benchmark-test-amd", None, None, 30, ()),))
+    edit = apply_change(wf, change, RepoConfig())
+    verify_edit(wf, change, edit, RepoConfig())
+    same = apply_change(parse_workflow(clean, wf.path), change, RepoConfig())
+    assert edit.after == same.after.replace(line, line[:-1] + odd + "  # (a note after a break YAML counts)\n", 1)
+    assert apply_patch(unified_diff([edit]), {wf.path: text}) == {wf.path: edit.after}
