@@ -82,9 +82,10 @@ class RepoAPI:
         base (`files`, at most 300 of them)."""
         return await self.gh.get(f"{self.base}/compare/{_q(base, '/')}...{_q(head, '/')}")  # type: ignore[no-any-return]
 
-    async def required_checks(self, branch: str) -> tuple[dict[str, str], list[tuple[str, GitHubError]]]:
+    async def required_checks(self, branch: str) -> tuple[dict[str, list[str]], list[tuple[str, GitHubError]]]:
         """The status checks `branch` requires, each with where it is required (its branch
-        protection, or a ruleset), and what of that could not be read, with GitHub's answer.
+        protection, rulesets: each place, since each must change), and what of that could not be
+        read, with GitHub's answer.
         Both are readable with the permissions foldbot has: a branch (Contents read) shows its
         protection's required checks, and the rules that apply to a branch (Metadata read) the
         active rulesets'."""
@@ -92,7 +93,7 @@ class RepoAPI:
         found = await asyncio.gather(self.gh.get(f"{self.base}/branches/{where}"),
                                      self.gh.get_all(f"{self.base}/rules/branches/{where}?{PAGE}"),
                                      return_exceptions=True)
-        required: dict[str, str] = {}
+        required: dict[str, list[str]] = {}
         unread = [(what, answer) for what, answer in zip(("branch protection", "rulesets"), found)
                   if isinstance(answer, GitHubError)]
         for answer in found:
@@ -103,15 +104,15 @@ class RepoAPI:
             checks = (protection.get("protection") or {}).get("required_status_checks") or {}
             if checks.get("enforcement_level") != "off":
                 for context in [*(checks.get("contexts") or ()), *(c.get("context") for c in checks.get("checks") or ())]:
-                    if isinstance(context, str) and context:
-                        required.setdefault(context, "branch protection")
+                    if isinstance(context, str) and context and "branch protection" not in required.get(context, ()):
+                        required.setdefault(context, []).append("branch protection")
         for rule in rules if isinstance(rules, list) else ():
             if isinstance(rule, dict) and rule.get("type") == "required_status_checks":
                 source = f"ruleset {rule['ruleset_id']}" if rule.get("ruleset_id") else "a ruleset"
                 for check in (rule.get("parameters") or {}).get("required_status_checks") or ():
                     context = check.get("context") if isinstance(check, dict) else None
-                    if isinstance(context, str) and context:
-                        required.setdefault(context, source)
+                    if isinstance(context, str) and context and source not in required.get(context, ()):
+                        required.setdefault(context, []).append(source)
         return required, unread
 
     async def commit(self, sha: str) -> dict[str, Any]:

@@ -13,10 +13,10 @@ from .github import NOT_ACCESSIBLE, GitHubError
 from .permissions import permitted
 from .replies import Refusal
 from .report import code, md_escape
-from .timing import JobMatcher
+from .timing import JobMatcher, JobRef
 from .edit import patch_id as compute_patch_id
 from .states import ReportState
-from .workflow import parse_workflow
+from .workflow import Workflow, parse_workflow
 
 BRANCH_PREFIX = "foldbot/fold-"
 
@@ -159,52 +159,99 @@ def changed_jobs(path: str, before: str, after: str) -> list[str]:
     return [job_id for job_id, job in new.items() if job_id in old and old[job_id] != job]
 
 
+@dataclass(frozen=True)
+class GoneCheck:
+    """A required check that no job gives once a patch is merged."""
+
+    check: str
+    where: tuple[str, ...]  # branch protection, ruleset <id>: each place that requires it
+    job: str  # the job that gave it
+    path: str  # its lane file
+    shard: tuple[tuple[str, str], ...] = ()  # the matrix values of a trimmed shard; () for a job folded away
+
+    def line(self) -> str:
+        what = (f"shard {', '.join(f'{k}: {v}' for k, v in self.shard)} of {code(self.job)}, which the patch trims: "
+                "take it out of the rule" if self.shard else
+                f"{code(self.job)}, which the patch folds away: require the check of the job its tests now run in")
+        return f"- {code(self.check)} ({', '.join(self.where)}): {what} ({code(self.path)})"
+
+
 def required_checks_gone(before: Mapping[str, str], after: Mapping[str, str],
-                         required: Mapping[str, str]) -> list[tuple[str, str, str, str]]:
-    """(check, where it is required, job, lane file) for each required check that a job of a
-    patched lane file gives before the patch and no job gives after it: a folded suite's, a
-    trimmed shard's. A check is read as GitHub names a job's check run (`bot.timing.JobMatcher`,
-    which reads job names so from the runs)."""
+                         required: Mapping[str, list[str]]) -> list[GoneCheck]:
+    """Each required check that a job of a patched lane file gives before the patch and no job
+    of them gives after it: a folded job's, a trimmed shard's (a check a shard no longer in the
+    matrix gave is not the patch's). A check is read as GitHub names a job's check run
+    (`bot.timing.JobMatcher`, which reads the runs' job names so)."""
+    matchers = [(path, JobMatcher(parse_workflow(before[path], path)), JobMatcher(parse_workflow(after[path], path)))
+                for path in sorted(after)]
     gone = []
-    for path in sorted(after):
-        old = JobMatcher(parse_workflow(before[path], path))
-        new = JobMatcher(parse_workflow(after[path], path))
-        for check, where in sorted(required.items()):
-            was = old.match(check)
-            if was.job_id is None:
-                continue
-            now = new.match(check)
-            if now.job_id is None or not _still_runs(new.workflow.jobs[now.job_id].matrix_axes, now.matrix):
-                gone.append((check, where, was.job_id, path))
+    for check, where in sorted(required.items()):
+        given = [(path, ref, new) for path, old, new in matchers for ref in [old.match(check)] if _runs(old.workflow, ref)]
+        if given and not any(_runs(new.workflow, new.match(check)) for _, _, new in matchers):
+            path, ref, new = given[0]  # (a job of one id in both lanes: named once)
+            assert ref.job_id is not None
+            shard = ref.matrix if ref.job_id in new.workflow.jobs else ()
+            gone.append(GoneCheck(check, tuple(where), ref.job_id, path, shard))
     return gone
 
 
-def _still_runs(axes: Mapping[str, list[object]], values: tuple[tuple[str, str], ...]) -> bool:
-    """Whether a matrix still makes the job with these values (an axis trimmed of one does not;
-    GitHub writes a boolean value as `true`)."""
+def _runs(workflow: Workflow, ref: JobRef) -> bool:
+    """Whether the workflow makes the job a check names, with its matrix values (an axis trimmed
+    of one does not; GitHub writes a boolean value as `true`)."""
+    job = workflow.jobs.get(ref.job_id or "")
+    if job is None:
+        return False
+    axes = job.matrix_axes
     return all(key not in axes or value in {str(v).lower() if isinstance(v, bool) else str(v) for v in axes[key]}
-               for key, value in values)
+               for key, value in ref.matrix)
 
 
-def required_note(branch: str, gone: list[tuple[str, str, str, str]], unread: list[tuple[str, GitHubError]]) -> str:
-    """What the approval PR says of `branch`'s required checks: those no job gives once the
-    patch is merged, what could not be read, or that none goes."""
+#: The most required checks a pull request or a reply names one by one.
+NAMED = 20
+
+
+def required_note(branch: str, gone: list[GoneCheck], unread: list[tuple[str, GitHubError]], required: int) -> str:
+    """What the approval PR says of `branch`'s required checks (`required` of them were read):
+    those no job gives once the patch is merged, what could not be read, or that none goes."""
     if gone:
-        one = len(gone) == 1
-        lines = [f"- {code(check)} ({where}): {code(job)}'s, in {code(path)}" for check, where, job, path in gone]
-        text = (f"**Required checks:** {code(branch)} requires {'this check' if one else 'these checks'}, which no "
-                f"job gives once this patch is merged: GitHub would wait for {'it' if one else 'them'} on this pull "
-                "request and on every one after it. Before merging, require the checks of the jobs that now run "
-                "those tests instead (Settings → Branches, or Rules):\n\n" + "\n".join(lines))
-    elif not unread:
-        return f"**Required checks:** none of those {code(branch)} requires goes with this patch."
+        lines = [g.line() for g in gone[:NAMED]] + ([f"- and {len(gone) - NAMED} more"] if len(gone) > NAMED else [])
+        text = (f"**Required checks:** {code(branch)} requires {_plural(len(gone), 'check')} that no job gives once "
+                f"this patch is merged: GitHub would wait for {'it' if len(gone) == 1 else 'them'} on this pull request "
+                "and on every one after it. Change each rule before merging (Settings → Branches, or Rules):\n\n"
+                + "\n".join(lines))
+    elif len(unread) == 2:
+        text = "**Required checks:** foldbot could not read them."
+    elif not required:
+        text = f"**Required checks:** {code(branch)} requires none{' in its rulesets' if unread else ''}."
     else:
-        text = "**Required checks:**" + (" none of those foldbot read goes with this patch." if len(unread) == 1 else "")
+        text = f"**Required checks:** none of those {code(branch)} requires goes with this patch."
     if unread:
-        said = " or its ".join(f"{what} ({error.status}: {md_escape(one_line(error.message))})" for what, error in unread)
-        text += (f"\n\nfoldbot could not read {code(branch)}'s {said}: make sure no "
-                 "required check is one of a job the patch removes or of a shard it trims.")
+        text += f"\n\n{_unread(branch, unread)}: make sure no required check is one of a job the patch folds away " \
+                "or of a shard it trims."
     return text
+
+
+def required_reply(branch: str, gone: list[GoneCheck], unread: list[tuple[str, GitHubError]]) -> str:
+    """What the approval's reply adds: the required checks that go, or what could not be read."""
+    said = ""
+    if gone:  # (where each is required, here too: a pull request opened before says what was true then)
+        named = ", ".join(f"{code(g.check)} ({', '.join(g.where)})" for g in gone[:5]) + \
+            (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
+        said = f" Before merging it: {code(branch)} requires {named}, which no job gives once it is merged."
+    if unread:
+        said += f" {_unread(branch, unread)}: make sure none of {'the others' if gone else 'its required checks'} goes " \
+                "with this patch."
+    return said
+
+
+def _unread(branch: str, unread: list[tuple[str, GitHubError]]) -> str:
+    said = " or its ".join(f"{what} ({error.status}: {md_escape(one_line(error.message))})" if error.status else
+                           f"{what} (no answer from GitHub)" for what, error in unread)
+    return f"foldbot could not read {code(branch)}'s {said}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{'this' if n == 1 else n} {word}{'' if n == 1 else 's'}"
 
 
 def pull_body(patch_id: str, user: str, number: int, summary: str, runs: Mapping[str, list[list[str]] | None],

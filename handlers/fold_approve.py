@@ -18,7 +18,7 @@ from bot.edit import FileEdit
 from bot.github import GitHubError
 from bot.publish import find_comment, find_dashboard, issues_off, read_report
 from bot.replies import ROCKET, Outcome, Refusal
-from bot.report import code, pull_summary, suggestion_states, to_markdown
+from bot.report import pull_summary, suggestion_states, to_markdown
 from bot.reporting import PR_REPORT_TITLE, skipped_note
 from bot.repo import run_bundle
 from bot.verify import apply_patch, check_patch
@@ -99,7 +99,7 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     gone = approve.required_checks_gone(before, files, required)
     # write
     body = approve.pull_body(current, pull.user, pull.number, summary, _dispatches(pull, before, files),
-                             approve.required_note(pull.default_branch, gone, unread))
+                             approve.required_note(pull.default_branch, gone, unread, len(required)))
     fresh_token_after_refusal(api, ctx)
     try:
         committed = await commit_and_open(api, base_sha=pull.base_sha, default_branch=pull.default_branch,
@@ -116,8 +116,7 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     if isinstance(committed, Refusal):
         return Outcome.refused(committed)
     verb = "Opened" if committed.created else "Already open:"
-    warning = (f" Before merging it: {code(pull.default_branch)} requires {', '.join(code(c) for c, *_ in gone)}, which no "
-               "job gives once it is merged; the pull request says what to change." if gone else "")
+    warning = approve.required_reply(pull.default_branch, gone, unread)
     return Outcome(f"{verb} {committed.pull.get('html_url')} (#{committed.pull['number']}) with patch `{current}` on "
                    f"branch `{committed.branch}`.{warning}", ROCKET,
                    {"pull": int(committed.pull["number"]), "patch_id": current})

@@ -492,29 +492,41 @@ async def test_approve_commits_the_patch_and_opens_a_pr(fake_github: FakeGitHub,
 
 async def test_the_approval_pr_names_the_required_checks_no_job_gives_once_merged(fake_github: FakeGitHub,
                                                                                   bot: Bot) -> None:
-    """`main` requires the folded suite's check (branch protection) and the trimmed shard's (a
-    ruleset): merged, this PR and every one after it would wait for them. The PR and the reply
-    say which, and where; the checks that stay are not named."""
+    """`main` requires the folded suite's check (branch protection and a ruleset: both must
+    change) and the trimmed shard's (a ruleset): merged, this PR and every one after it would
+    wait for them. The PR and the reply say which, and where; the checks that stay are not
+    named, nor one of a shard the matrix had not before (`, 7`)."""
     world, number, patch_id, _ = await reported_pr(fake_github, bot)
     unit = "multimodal-gen-unit-test-amd-rocm720 (linux-mi300-1gpu-sglang)"
     shard = "multimodal-gen-test-2-gpu-amd-rocm720 (linux-mi300-2gpu-sglang, 2)"
     world.repo.protected["main"] = [unit, "multimodal-gen-test-2-gpu-amd-rocm720 (linux-mi300-2gpu-sglang, 1)", "lint"]
-    world.repo.rulesets.append({"id": 42, "branches": ["main"], "checks": [shard, unit]})
+    world.repo.rulesets.append({"id": 42, "branches": ["main"], "checks": [
+        shard, unit, "multimodal-gen-test-2-gpu-amd-rocm720 (linux-mi300-2gpu-sglang, 7)"]})
+    world.repo.rulesets.append({"id": 43, "branches": ["release"], "checks": ["multimodal-gen-test-2-gpu-amd-rocm720 "
+                                                                              "(linux-mi300-2gpu-sglang, 0)"]})
     await say(bot, world, number, f"/fold approve {patch_id}", "lead")
     (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]
-    assert (f"**Required checks:** `main` requires these checks, which no job gives once this patch is merged: GitHub "
-            "would wait for them on this pull request and on every one after it. Before merging, require the checks of "
-            "the jobs that now run those tests instead (Settings → Branches, or Rules):\n\n"
-            f"- `{shard}` (ruleset 42): `multimodal-gen-test-2-gpu-amd-rocm720`'s, in `{ROCM720}`\n"
-            f"- `{unit}` (branch protection): `multimodal-gen-unit-test-amd-rocm720`'s, in `{ROCM720}`\n\n**Note:**"
+    assert ("**Required checks:** `main` requires 2 checks that no job gives once this patch is merged: GitHub would "
+            "wait for them on this pull request and on every one after it. Change each rule before merging (Settings → "
+            "Branches, or Rules):\n\n"
+            f"- `{shard}` (ruleset 42): shard part: 2 of `multimodal-gen-test-2-gpu-amd-rocm720`, which the patch trims: "
+            f"take it out of the rule (`{ROCM720}`)\n"
+            f"- `{unit}` (branch protection, ruleset 42): `multimodal-gen-unit-test-amd-rocm720`, which the patch folds "
+            f"away: require the check of the job its tests now run in (`{ROCM720}`)\n\n**Note:**"
             ) in world.repo.issues[pull.number].body
-    assert (f"on branch `foldbot/fold-{patch_id}`. Before merging it: `main` requires `{shard}`, `{unit}`, which no job "
-            "gives once it is merged; the pull request says what to change.\n\n<!-- foldbot:reply") in \
-        replies(fake_github, world, number)[-1].body
+    said = (f"Before merging it: `main` requires `{shard}` (ruleset 42), `{unit}` (branch protection, ruleset 42), "
+            "which no job gives once it is merged.\n\n<!-- foldbot:reply")
+    assert f"on branch `foldbot/fold-{patch_id}`. {said}" in replies(fake_github, world, number)[-1].body
+    # approved again: the open PR is linked, and the reply says what is true now (a rule changed since)
+    world.repo.rulesets.clear()
+    fake_github.clock.hold(int(time.time()) + 3600)
+    await say(bot, world, number, "/fold approve", "lead")
+    assert (f"Already open: https://github.com/sgl-project/sglang/pull/{pull.number} (#{pull.number}) with patch "
+            f"`{patch_id}` on branch `foldbot/fold-{patch_id}`. Before merging it: `main` requires `{unit}` (branch "
+            "protection), which no job gives once it is merged.") in replies(fake_github, world, number)[-1].body
 
 
-async def test_the_approval_pr_says_when_no_required_check_goes_or_they_cannot_be_read(fake_github: FakeGitHub,
-                                                                                        bot: Bot) -> None:
+async def test_the_approval_pr_says_when_no_required_check_goes(fake_github: FakeGitHub, bot: Bot) -> None:
     world, number, patch_id, _ = await reported_pr(fake_github, bot)
     world.repo.protected["main"] = ["multimodal-gen-test-2-gpu-amd-rocm720 (linux-mi300-2gpu-sglang, 1)", "lint"]
     await say(bot, world, number, f"/fold approve {patch_id}", "lead")
@@ -524,16 +536,31 @@ async def test_the_approval_pr_says_when_no_required_check_goes_or_they_cannot_b
     assert f"on branch `foldbot/fold-{patch_id}`.\n\n<!-- foldbot:reply" in replies(fake_github, world, number)[-1].body
 
 
-async def test_the_approval_pr_says_which_required_checks_it_could_not_read(fake_github: FakeGitHub, bot: Bot) -> None:
-    """A GitHub Enterprise Server without rulesets answers 404 to the rules of a branch: the PR
-    says what was read and what was not, never a bare "none goes"."""
+@pytest.mark.parametrize("fails,body,reply", [
+    # GitHub Enterprise Server without rulesets: the rules of a branch are a 404
+    ({"/rules/branches/main": (404, "Not Found")},
+     "**Required checks:** `main` requires none in its rulesets.\n\nfoldbot could not read `main`'s rulesets (404: "
+     "Not Found): make sure no required check is one of a job the patch folds away or of a shard it trims.",
+     " foldbot could not read `main`'s rulesets (404: Not Found): make sure none of its required checks goes with this "
+     "patch."),
+    ({"/rules/branches/main": (500, "Server Error"), "/branches/main$": (403, "Resource not accessible by integration")},
+     "**Required checks:** foldbot could not read them.\n\nfoldbot could not read `main`'s branch protection (403: "
+     "Resource not accessible by integration) or its rulesets (500: Server Error): make sure no required check is one "
+     "of a job the patch folds away or of a shard it trims.",
+     " foldbot could not read `main`'s branch protection (403: Resource not accessible by integration) or its rulesets "
+     "(500: Server Error): make sure none of its required checks goes with this patch."),
+], ids=["rulesets-404", "both-fail"])
+async def test_the_approval_says_which_required_checks_it_could_not_read(fake_github: FakeGitHub, bot: Bot, fails,
+                                                                        body: str, reply: str) -> None:
+    """What could not be read is said, in the PR and in the reply; never a bare "none goes"."""
     world, number, patch_id, _ = await reported_pr(fake_github, bot)
-    fake_github.knobs.fail_next(1, 404, method="GET", path=r"/rules/branches/main", message="Not Found")
+    for path, (status, message) in fails.items():
+        fake_github.knobs.fail_next(6 if status >= 500 else 1, status, method="GET", path=path, message=message)
     await say(bot, world, number, f"/fold approve {patch_id}", "lead")
     (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]
-    assert ("**Required checks:** none of those foldbot read goes with this patch.\n\nfoldbot could not read `main`'s "
-            "rulesets (404: Not Found): make sure no required check is one of a job the patch removes or of a shard it "
-            "trims.\n\n**Note:**") in world.repo.issues[pull.number].body
+    assert f"{body}\n\n**Note:**" in world.repo.issues[pull.number].body
+    assert f"on branch `foldbot/fold-{patch_id}`.{reply}\n\n<!-- foldbot:reply" in \
+        replies(fake_github, world, number)[-1].body
 
 
 async def test_the_approval_prs_note_names_the_jobs_to_dispatch_and_they_dispatch(fake_github: FakeGitHub,

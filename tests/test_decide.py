@@ -345,23 +345,54 @@ def test_the_required_checks_a_fold_of_the_current_lanes_takes_away() -> None:
     analysis = analyze(files, bundles, Config())
     fold = next(s for s in analysis.suggestions if (s.kind, s.job) == ("fold", "jit-kernel-unit-test-amd-rocm720"))
     after = apply_patch(fold.patch, files)
-    required = {"jit-kernel-unit-test-amd-rocm720 (linux-mi300-1gpu-sglang)": "branch protection",
-                "jit-kernel-unit-test-amd (linux-mi300-1gpu-sglang)": "ruleset 7",
-                "jit-kernel-benchmark-test-amd-rocm720 (linux-mi300-1gpu-sglang)": "branch protection",
-                "lint": "branch protection"}
-    assert approve.required_checks_gone(files, after, required) == [  # (by lane file)
-        ("jit-kernel-unit-test-amd-rocm720 (linux-mi300-1gpu-sglang)", "branch protection",
-         "jit-kernel-unit-test-amd-rocm720", LANES["rocm720"][0]),
-        ("jit-kernel-unit-test-amd (linux-mi300-1gpu-sglang)", "ruleset 7", "jit-kernel-unit-test-amd", LANES["amd"][0])]
+    required = {"jit-kernel-unit-test-amd-rocm720 (linux-mi300-1gpu-sglang)": ["branch protection"],
+                "jit-kernel-unit-test-amd (linux-mi300-1gpu-sglang)": ["ruleset 7"],
+                "jit-kernel-benchmark-test-amd-rocm720 (linux-mi300-1gpu-sglang)": ["branch protection"],
+                "lint": ["branch protection"]}
+    assert approve.required_checks_gone(files, after, required) == [
+        approve.GoneCheck("jit-kernel-unit-test-amd (linux-mi300-1gpu-sglang)", ("ruleset 7",), "jit-kernel-unit-test-amd",
+                          LANES["amd"][0]),
+        approve.GoneCheck("jit-kernel-unit-test-amd-rocm720 (linux-mi300-1gpu-sglang)", ("branch protection",),
+                          "jit-kernel-unit-test-amd-rocm720", LANES["rocm720"][0])]
     assert approve.required_checks_gone(files, after, {}) == []
+
+
+MATRIX = "on: push\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    strategy:\n      matrix:\n" \
+         "        flag: [true, false]\n    steps:\n      - run: pytest\n"
 
 
 def test_a_required_check_of_a_matrix_value_gone_is_named_as_github_writes_it() -> None:
     """GitHub names a matrix job `t (false)` for a YAML `false`: that check goes with the value;
-    `t (true)` stays."""
-    before = "on: push\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    strategy:\n      matrix:\n" \
-             "        flag: [true, false]\n    steps:\n      - run: pytest\n"
-    after = {"ci.yml": before.replace("[true, false]", "[true]")}
-    assert approve.required_checks_gone({"ci.yml": before}, after, {"t (true)": "branch protection",
-                                                                   "t (false)": "ruleset 3"}) == [
-        ("t (false)", "ruleset 3", "t", "ci.yml")]
+    `t (true)` stays, and `t (maybe)`, a value the matrix never had, is not the patch's."""
+    after = {"ci.yml": MATRIX.replace("[true, false]", "[true]")}
+    assert approve.required_checks_gone({"ci.yml": MATRIX}, after, {
+        "t (true)": ["branch protection"], "t (false)": ["ruleset 3"], "t (maybe)": ["ruleset 3"]}) == [
+        approve.GoneCheck("t (false)", ("ruleset 3",), "t", "ci.yml", (("flag", "false"),))]
+
+
+def test_a_required_check_another_lane_file_still_gives_does_not_go() -> None:
+    """Two lane files with a job of one name: the check goes only when neither gives it."""
+    other = MATRIX.replace("flag: [true, false]", "flag: [false]")
+    trimmed = {"a.yml": MATRIX.replace("[true, false]", "[true]"), "b.yml": other}
+    assert approve.required_checks_gone({"a.yml": MATRIX, "b.yml": other}, trimmed, {"t (false)": ["ruleset 3"]}) == []
+    both = {"a.yml": trimmed["a.yml"], "b.yml": other.replace("[false]", "[true]")}
+    assert approve.required_checks_gone({"a.yml": MATRIX, "b.yml": other}, both, {"t (false)": ["ruleset 3"]}) == [
+        approve.GoneCheck("t (false)", ("ruleset 3",), "t", "a.yml", (("flag", "false"),))]
+
+
+def test_the_required_checks_note_is_bounded_and_says_what_was_not_read() -> None:
+    from bot.github import GitHubError
+    gone = [approve.GoneCheck(f"t ({n})", ("ruleset 3",), "t", "ci.yml", (("part", str(n)),)) for n in range(400)]
+    note = approve.required_note("main", gone, [], 400)
+    assert note.count("\n- ") == approve.NAMED + 1 and note.endswith("\n- and 380 more") and len(note) < 5_000
+    assert approve.required_reply("main", gone, []).startswith(
+        " Before merging it: `main` requires `t (0)` (ruleset 3), `t (1)` (ruleset 3), `t (2)` (ruleset 3), `t (3)` "
+        "(ruleset 3), `t (4)` (ruleset 3) and 395 more, which no job")
+    cut = GitHubError(0, "connection failed: ServerDisconnectedError('Server disconnected')", "GET", "/x")
+    assert approve.required_note("main", [], [("rulesets", cut)], 0) == (
+        "**Required checks:** `main` requires none in its rulesets.\n\nfoldbot could not read `main`'s rulesets (no "
+        "answer from GitHub): make sure no required check is one of a job the patch folds away or of a shard it trims.")
+    assert approve.required_note("main", [], [], 0) == "**Required checks:** `main` requires none."
+    assert approve.required_reply("main", gone[:1], [("rulesets", cut)]) == (
+        " Before merging it: `main` requires `t (0)` (ruleset 3), which no job gives once it is merged. foldbot could not "
+        "read `main`'s rulesets (no answer from GitHub): make sure none of the others goes with this patch.")

@@ -330,6 +330,7 @@ def create_pull(call: Call) -> Reply:
     missing = [name for name in ("head", "base", "title") if not body.get(name)]
     if missing:
         raise missing_fields("PullRequest", missing)
+    _body_fits("PullRequest", body.get("body"))
     head, base = str(body["head"]), str(body["base"])
     owner, _, branch = head.rpartition(":")
     head_repo = repo if not owner or owner.lower() == repo.owner.lower() else None
@@ -400,7 +401,7 @@ def update_pull(call: Call) -> Reply:
     if "title" in body:
         issue.title = str(body["title"])
     if "body" in body:
-        issue.body = body["body"]
+        issue.body = _body_fits("PullRequest", body["body"])
     if "base" in body:
         if call.repo.branch_sha(str(body["base"])) is None:
             raise validation_failed(
