@@ -109,6 +109,8 @@ class RepoAPI:
         for rule in rules if isinstance(rules, list) else ():
             if isinstance(rule, dict) and rule.get("type") == "required_status_checks":
                 source = f"ruleset {rule['ruleset_id']}" if rule.get("ruleset_id") else "a ruleset"
+                if rule.get("ruleset_source_type") == "Organization":  # the repository's settings cannot change it
+                    source += f" of the organization {rule.get('ruleset_source') or ''}".rstrip()
                 for check in (rule.get("parameters") or {}).get("required_status_checks") or ():
                     context = check.get("context") if isinstance(check, dict) else None
                     if isinstance(context, str) and context and source not in required.get(context, ()):

@@ -504,6 +504,7 @@ async def test_the_approval_pr_names_the_required_checks_no_job_gives_once_merge
         shard, unit, "multimodal-gen-test-2-gpu-amd-rocm720 (linux-mi300-2gpu-sglang, 7)"]})
     world.repo.rulesets.append({"id": 43, "branches": ["release"], "checks": ["multimodal-gen-test-2-gpu-amd-rocm720 "
                                                                               "(linux-mi300-2gpu-sglang, 0)"]})
+    world.repo.rulesets.append({"id": 9, "branches": ["main"], "checks": [unit], "organization": True})
     await say(bot, world, number, f"/fold approve {patch_id}", "lead")
     (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]
     assert ("**Required checks:** `main` requires 2 checks that no job gives once this patch is merged: GitHub would "
@@ -511,13 +512,15 @@ async def test_the_approval_pr_names_the_required_checks_no_job_gives_once_merge
             "Branches, or Rules):\n\n"
             f"- `{shard}` (ruleset 42): shard part: 2 of `multimodal-gen-test-2-gpu-amd-rocm720`, which the patch trims: "
             f"take it out of the rule (`{ROCM720}`)\n"
-            f"- `{unit}` (branch protection, ruleset 42): `multimodal-gen-unit-test-amd-rocm720`, which the patch folds "
+            f"- `{unit}` (branch protection, ruleset 42, ruleset 9 of the organization sgl-project): "
+            "`multimodal-gen-unit-test-amd-rocm720`, which the patch folds "
             f"away: require the check of the job its tests now run in (`{ROCM720}`)\n\n**Note:**"
             ) in world.repo.issues[pull.number].body
-    said = (f"Before merging it: `main` requires `{shard}` (ruleset 42), `{unit}` (branch protection, ruleset 42), "
+    said = (f"Before merging it: `main` requires `{shard}` (ruleset 42), `{unit}` (branch protection, ruleset 42, "
+            "ruleset 9 of the organization sgl-project), "
             "which no job gives once it is merged.\n\n<!-- foldbot:reply")
     assert f"on branch `foldbot/fold-{patch_id}`. {said}" in replies(fake_github, world, number)[-1].body
-    # approved again: the open PR is linked, and the reply says what is true now (a rule changed since)
+    # approved again: the open PR is linked, and the reply says what is true now (rules changed since)
     world.repo.rulesets.clear()
     fake_github.clock.hold(int(time.time()) + 3600)
     await say(bot, world, number, "/fold approve", "lead")

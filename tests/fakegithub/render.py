@@ -723,8 +723,10 @@ class Renderer:
     def branch_rules(self, repo: Repo, name: str) -> list[dict[str, Any]]:
         """The rules of the repository's rulesets that apply to a branch (only "required status
         checks" rules are kept here)."""
-        return [{"type": "required_status_checks", "ruleset_source_type": "Repository",
-                 "ruleset_source": f"{repo.owner}/{repo.name}", "ruleset_id": ruleset["id"],
+        return [{"type": "required_status_checks",
+                 "ruleset_source_type": "Organization" if ruleset.get("organization") else "Repository",
+                 "ruleset_source": repo.owner if ruleset.get("organization") else f"{repo.owner}/{repo.name}",
+                 "ruleset_id": ruleset["id"],
                  "parameters": {"strict_required_status_checks_policy": False,
                                 "required_status_checks": [{"context": c} for c in ruleset["checks"]]}}
                 for ruleset in repo.rulesets if name in ruleset["branches"]]

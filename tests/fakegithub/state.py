@@ -334,8 +334,9 @@ class Repo:
         #: Branch protection: branch -> the status checks it requires (`GET /branches/{branch}`
         #: shows them under `protection`).
         self.protected: dict[str, list[str]] = {}
-        #: Rulesets with a "required status checks" rule: {"id", "branches", "checks"} each
-        #: (`GET /rules/branches/{branch}` lists the rules that apply to a branch).
+        #: Rulesets with a "required status checks" rule: {"id", "branches", "checks"} each, and
+        #: "organization": True for one of the owner's organization (`GET /rules/branches/{branch}`
+        #: lists the rules that apply to a branch).
         self.rulesets: list[dict[str, Any]] = []
         self._store = store
         self._clock = clock
