@@ -797,8 +797,10 @@ def _reduced(workflow: Workflow, edit: FileEdit) -> tuple[str, dict[str, int]] |
     if not spans or not splices or edit.before != workflow.text or list(splices) != sorted(splices, key=_place) \
             or any(a[1] > b[0] for a, b in zip(splices, splices[1:])) or _splice(workflow.text, splices) != edit.after:
         return None
-    if any(directive(new) or odd_lines(new) for _, _, new in splices):  # (an anchor or alias a splice writes
-        # names none in a job left out: `job_spans` holds none)
+    # a directive or an odd line break the patch makes (written, or uncovered: `#%TAG` losing its `#`) changes
+    # how the jobs left out read; an anchor or alias it writes cannot name one of theirs (`job_spans` holds none:
+    # one that copies `jobs:` itself copies the `<id>: 0`s, which never equal the plan)
+    if directive(edit.after) or odd_lines(edit.after):
         return None
     order = list(spans.items())
     touched: set[int] = set()

@@ -369,7 +369,7 @@ class Workflow:
         not begin its line, an anchor or alias anywhere (a node shared between jobs; an anchor
         a patch writes again), a directive (a tag in one job may depend on it), or line breaks
         YAML counts and "\\n" does not."""
-        if may_share_nodes(self.text, "&*", self.root) or directive(self.text) or odd_lines(self.text):
+        if self.odd or directive(self.text) or may_share_nodes(self.text, self.root):
             return None
         jobs = self.jobs_node
         if jobs.flow_style:
@@ -430,25 +430,24 @@ def parse_workflow(text: str, path: str) -> Workflow:
 
 #: A `*` or `&` followed by a name's first character: the start of an alias or an anchor (not the
 #: `&&` of an expression or a script: an anchor named `&...` in a file is not looked for).
-_NODE_PROPERTY = {"*": re.compile(r"\*[^\s,\[\]{}]"), "&*": re.compile(r"\*[^\s,\[\]{}]|&(?!&)[^\s,\[\]{}&]")}
-
-
+_NODE_PROPERTY = re.compile(r"\*[^\s,\[\]{}]|&(?!&)[^\s,\[\]{}&]")
 _TAG_BEFORE = re.compile(r"(?:^|(?<=[ \t]))![^ \t]*$")
 
 
-def may_share_nodes(text: str, marks: str = "*", root: yaml.Node | None = None) -> bool:
-    """Whether an alias (`*name`, a node shared with an anchor elsewhere; with `marks="&*"`, an
-    anchor too) may begin a node in `text`: a `*` at a line's start (or the text's), after a
-    key's `:`, a `?`, a `-`, a flow collection's `[`, `{` (not an expression's `${{`) or `,`,
-    spaces and a tag between. Given `root`, the text's node tree, one inside a value's text (a
-    script line starting `&&` in a `run: |`) is none. A superset: the file is then checked whole."""
-    for mark in _NODE_PROPERTY[marks].finditer(text):
+def may_share_nodes(text: str, root: yaml.Node) -> bool:
+    """Whether an anchor (`&name`) or an alias (`*name`, a node shared with the anchor's) may
+    begin a node in `text` (`root` its node tree): a `&` or `*` at a line's start, after a key's
+    `:`, a `?`, a `-`, a flow collection's `[`, `{` (not an expression's `${{`) or `,`, spaces
+    between, and not inside a value's text (a script line starting `*` in a `run: |`); or one
+    after a tag (`!!str &a`: the tag starts the node, so the anchor is inside its text by the
+    marks). A superset: the file is then checked whole."""
+    for mark in _NODE_PROPERTY.finditer(text):
         before = text[text.rfind("\n", 0, mark.start()) + 1:mark.start()].rstrip(" \t")
-        tag = _TAG_BEFORE.search(before)  # `!!str &a`: a tag may come first (or an expression's `!x &&`)
+        tag = _TAG_BEFORE.search(before)  # (or an expression's `!x &y`: counted too)
         if tag:
             before = before[:tag.start()].rstrip(" \t")
         if (not before or before[-1] in ":?,[-" or before[-1] == "{" and not before.endswith(("${", "${{"))) \
-                and (root is None or not _inside_a_value(root, mark.start())):
+                and (tag or not _inside_a_value(root, mark.start())):
             return True
     return False
 
@@ -472,11 +471,10 @@ _YAML_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 def odd_lines(text: str) -> bool:
     """Whether `text` has a character that makes its lines differ between YAML, "\\n" and
     `str.splitlines`: a line break a split at "\\n" does not count (a lone CR, NEL, U+2028,
-    U+2029), a BOM (YAML skips one at a line's start), or one `splitlines` breaks at and YAML
-    does not (\\v, \\f, \\x1c-\\x1e). In a text with any, lines are found as YAML finds them."""
+    U+2029), or a BOM (YAML skips one at a line's start). In a text with any, lines are found as
+    YAML finds them. (`splitlines` also breaks at \\v, \\f and \\x1c-\\x1e, which libyaml
+    refuses in a file: no file foldbot reads has them.)"""
     if "\r" in text and text.count("\r") != text.count("\r\n"):
-        return True
-    if any(c in text for c in "\x0b\x0c\x1c\x1d\x1e"):
         return True
     return not text.isascii() and any(c in text for c in "\x85\u2028\u2029\ufeff")
 
