@@ -82,40 +82,19 @@ class RepoAPI:
         base (`files`, at most 300 of them)."""
         return await self.gh.get(f"{self.base}/compare/{_q(base, '/')}...{_q(head, '/')}")  # type: ignore[no-any-return]
 
-    async def required_checks(self, branch: str) -> tuple[dict[str, list[str]], list[tuple[str, GitHubError]]]:
-        """The status checks `branch` requires, each with where it is required (its branch
-        protection, rulesets: each place, since each must change), and what of that could not be
-        read, with GitHub's answer.
-        Both are readable with the permissions foldbot has: a branch (Contents read) shows its
-        protection's required checks, and the rules that apply to a branch (Metadata read) the
-        active rulesets'."""
+    async def required_check_sources(self, branch: str) -> tuple[Any, Any]:
+        """GitHub's answers to what `branch` requires, read together: the branch (Contents read;
+        its `protection` shows the required checks) and the rules that apply to it (Metadata
+        read; the active rulesets'). A read that failed is its `GitHubError`
+        (`bot.approve.read_required` reads both)."""
         where = _q(branch, "/")
         found = await asyncio.gather(self.gh.get(f"{self.base}/branches/{where}"),
                                      self.gh.get_all(f"{self.base}/rules/branches/{where}?{PAGE}"),
                                      return_exceptions=True)
-        required: dict[str, list[str]] = {}
-        unread = [(what, answer) for what, answer in zip(("branch protection", "rulesets"), found)
-                  if isinstance(answer, GitHubError)]
         for answer in found:
             if isinstance(answer, BaseException) and not isinstance(answer, GitHubError):
                 raise answer
-        protection, rules = found
-        if isinstance(protection, dict) and protection.get("protected"):
-            checks = (protection.get("protection") or {}).get("required_status_checks") or {}
-            if checks.get("enforcement_level") != "off":
-                for context in [*(checks.get("contexts") or ()), *(c.get("context") for c in checks.get("checks") or ())]:
-                    if isinstance(context, str) and context and "branch protection" not in required.get(context, ()):
-                        required.setdefault(context, []).append("branch protection")
-        for rule in rules if isinstance(rules, list) else ():
-            if isinstance(rule, dict) and rule.get("type") == "required_status_checks":
-                source = f"ruleset {rule['ruleset_id']}" if rule.get("ruleset_id") else "a ruleset"
-                if rule.get("ruleset_source_type") == "Organization":  # the repository's settings cannot change it
-                    source += f" of the organization {rule.get('ruleset_source') or ''}".rstrip()
-                for check in (rule.get("parameters") or {}).get("required_status_checks") or ():
-                    context = check.get("context") if isinstance(check, dict) else None
-                    if isinstance(context, str) and context and source not in required.get(context, ()):
-                        required.setdefault(context, []).append(source)
-        return required, unread
+        return found[0], found[1]
 
     async def commit(self, sha: str) -> dict[str, Any]:
         return await self.gh.get(f"{self.base}/git/commits/{_q(sha)}")  # type: ignore[no-any-return]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 from .github import NOT_ACCESSIBLE, GitHubError
 from .permissions import permitted
@@ -159,9 +159,55 @@ def changed_jobs(path: str, before: str, after: str) -> list[str]:
     return [job_id for job_id, job in new.items() if job_id in old and old[job_id] != job]
 
 
+def read_required(branch: Any, rules: Any) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
+    """The status checks a branch requires, each with every place that requires it (its branch
+    protection, rulesets), and what could not be read, with why: from GitHub's answers to
+    `GET /branches/{branch}` and `GET /rules/branches/{branch}` (`RepoAPI.required_check_sources`;
+    a `GitHubError` for a read that failed). A 404 for the rules is a GitHub Enterprise Server
+    without rulesets: none."""
+    required: dict[str, list[str]] = {}
+    unread: list[tuple[str, str]] = []
+
+    def add(context: Any, where: str) -> None:
+        if isinstance(context, str) and context and where not in required.get(context, ()):
+            required.setdefault(context, []).append(where)
+
+    if isinstance(branch, GitHubError):
+        unread.append(("branch protection", _why(branch)))
+    elif isinstance(branch, dict) and branch.get("protected"):
+        checks = (branch.get("protection") or {}).get("required_status_checks") \
+            if isinstance(branch.get("protection"), dict) else None
+        if not isinstance(checks, dict) or not isinstance(checks.get("contexts", []), list) \
+                or not isinstance(checks.get("checks", []), list):
+            unread.append(("branch protection", "GitHub did not show its required checks"))
+        elif checks.get("enforcement_level") != "off":
+            for context in checks.get("contexts") or ():
+                add(context, "branch protection")
+            for check in checks.get("checks") or ():
+                add(check.get("context") if isinstance(check, dict) else None, "branch protection")
+    if isinstance(rules, GitHubError):
+        if rules.status != 404:
+            unread.append(("rulesets", _why(rules)))
+    else:
+        for rule in rules if isinstance(rules, list) else ():
+            if not isinstance(rule, dict) or rule.get("type") != "required_status_checks":
+                continue
+            where = f"ruleset {rule['ruleset_id']}" if isinstance(rule.get("ruleset_id"), int) else "a ruleset"
+            if rule.get("ruleset_source_type") == "Organization":  # the repository's settings cannot change it
+                where = f"{where} of the organization {rule.get('ruleset_source') or ''}".rstrip()
+            parameters = rule.get("parameters") if isinstance(rule.get("parameters"), dict) else {}
+            for check in parameters.get("required_status_checks") or ():
+                add(check.get("context") if isinstance(check, dict) else None, where)
+    return required, unread
+
+
+def _why(error: GitHubError) -> str:
+    return f"{error.status}: {md_escape(one_line(error.message))}" if error.status else "no answer from GitHub"
+
+
 @dataclass(frozen=True)
 class GoneCheck:
-    """A required check that no job gives once a patch is merged."""
+    """A required check that no job of the lane files gives once a patch is merged."""
 
     check: str
     where: tuple[str, ...]  # branch protection, ruleset <id>: each place that requires it
@@ -170,87 +216,107 @@ class GoneCheck:
     shard: tuple[tuple[str, str], ...] = ()  # the matrix values of a trimmed shard; () for a job folded away
 
     def line(self) -> str:
-        what = (f"shard {', '.join(f'{k}: {v}' for k, v in self.shard)} of {code(self.job)}, which the patch trims: "
-                "take it out of the rule" if self.shard else
-                f"{code(self.job)}, which the patch folds away: require the check of the job its tests now run in")
+        what = (f"the `{', '.join(f'{k}: {v}' for k, v in self.shard)}` shard of {code(self.job)} (the patch trims "
+                "it): take it out of the rule" if self.shard else
+                f"{code(self.job)} (the patch folds it away): require the check of the job its tests now run in")
         return f"- {code(self.check)} ({', '.join(self.where)}): {what} ({code(self.path)})"
 
 
 def required_checks_gone(before: Mapping[str, str], after: Mapping[str, str],
                          required: Mapping[str, list[str]]) -> list[GoneCheck]:
-    """Each required check that a job of a patched lane file gives before the patch and no job
-    of them gives after it: a folded job's, a trimmed shard's (a check a shard no longer in the
-    matrix gave is not the patch's). A check is read as GitHub names a job's check run
-    (`bot.timing.JobMatcher`, which reads the runs' job names so)."""
+    """Each required check that a job of the lane files (`before`; `after`, every lane file as
+    patched or not) gives before the patch and none gives after it: a folded job's, a trimmed
+    shard's. A check is read as GitHub renders a job's name (`JobMatcher.rendered`), with a
+    matrix combination the job really has (not one `exclude` takes away, nor a value it never
+    had)."""
+    if not required:
+        return []
     matchers = [(path, JobMatcher(parse_workflow(before[path], path)), JobMatcher(parse_workflow(after[path], path)))
                 for path in sorted(after)]
     gone = []
     for check, where in sorted(required.items()):
-        given = [(path, ref, new) for path, old, new in matchers for ref in [old.match(check)] if _runs(old.workflow, ref)]
-        if given and not any(_runs(new.workflow, new.match(check)) for _, _, new in matchers):
-            path, ref, new = given[0]  # (a job of one id in both lanes: named once)
+        given = [(path, ref, new) for path, old, new in matchers
+                 for ref in [old.rendered(check)] if _gives(old.workflow, ref, check)]
+        if given and not any(_gives(new.workflow, new.rendered(check), check) for _, _, new in matchers):
+            path, ref, new = given[0]  # (a job of one id in two lanes: named once)
             assert ref.job_id is not None
             shard = ref.matrix if ref.job_id in new.workflow.jobs else ()
             gone.append(GoneCheck(check, tuple(where), ref.job_id, path, shard))
     return gone
 
 
-def _runs(workflow: Workflow, ref: JobRef) -> bool:
-    """Whether the workflow makes the job a check names, with its matrix values (an axis trimmed
-    of one does not; GitHub writes a boolean value as `true`)."""
+def _gives(workflow: Workflow, ref: JobRef, check: str) -> bool:
+    """Whether the workflow has the job a check names, with its matrix values: a value of an
+    axis or of an `include` entry, and no `exclude` entry that takes the combination away
+    (GitHub writes a boolean value as `true`). A job with no matrix and no `name:` gives its id
+    alone, not `<id> (...)`."""
     job = workflow.jobs.get(ref.job_id or "")
     if job is None:
         return False
-    axes = job.matrix_axes
-    return all(key not in axes or value in {str(v).lower() if isinstance(v, bool) else str(v) for v in axes[key]}
-               for key, value in ref.matrix)
+    if job.matrix_expression:
+        return True  # its combinations are known only when a run starts
+    if not job.matrix:
+        return job.name_template is not None or check.strip() == job.id or " / " in check
+    values = dict(ref.matrix)
+    include = [e for e in job.matrix.get("include") or () if isinstance(e, dict)]
+    for key, value in values.items():
+        written = [*job.matrix_axes.get(key, ()), *(e[key] for e in include if key in e)]
+        if written and value not in {_rendered(v) for v in written}:
+            return False
+    excluded = [e for e in job.matrix.get("exclude") or () if isinstance(e, dict)]
+    return not any(e and all(k in values and values[k] == _rendered(v) for k, v in e.items()) for e in excluded)
 
 
-#: The most required checks a pull request or a reply names one by one.
-NAMED = 20
+def _rendered(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def required_note(branch: str, gone: list[GoneCheck], unread: list[tuple[str, GitHubError]], required: int) -> str:
-    """What the approval PR says of `branch`'s required checks (`required` of them were read):
+#: The most required checks a pull request names one by one, and a reply.
+NAMED, NAMED_IN_REPLY = 20, 5
+
+
+def required_note(branch: str, gone: list[GoneCheck], unread: list[tuple[str, str]], read: int) -> str:
+    """What the approval PR says of `branch`'s required checks (`read`: how many were read):
     those no job gives once the patch is merged, what could not be read, or that none goes."""
     if gone:
         lines = [g.line() for g in gone[:NAMED]] + ([f"- and {len(gone) - NAMED} more"] if len(gone) > NAMED else [])
-        text = (f"**Required checks:** {code(branch)} requires {_plural(len(gone), 'check')} that no job gives once "
-                f"this patch is merged: GitHub would wait for {'it' if len(gone) == 1 else 'them'} on this pull request "
-                "and on every one after it. Change each rule before merging (Settings → Branches, or Rules):\n\n"
-                + "\n".join(lines))
+        text = (f"**Required checks:** {code(branch)} requires {_count(len(gone), 'check')} that no job of the lane "
+                f"files gives once this patch is merged: GitHub would wait for {'it' if len(gone) == 1 else 'them'} on "
+                "this pull request and on every one after it. Change each rule before merging (Settings → Branches, or "
+                "Rules):\n\n" + "\n".join(lines))
     elif len(unread) == 2:
-        text = "**Required checks:** foldbot could not read them."
-    elif not required:
-        text = f"**Required checks:** {code(branch)} requires none{' in its rulesets' if unread else ''}."
+        text = "**Required checks:**"
+    elif not read:
+        places = " or ".join(p for p in ("branch protection", "rulesets") if p not in {what for what, _ in unread})
+        text = f"**Required checks:** {code(branch)} requires none{f' in its {places}' if unread else ''}."
     else:
         text = f"**Required checks:** none of those {code(branch)} requires goes with this patch."
     if unread:
-        text += f"\n\n{_unread(branch, unread)}: make sure no required check is one of a job the patch folds away " \
-                "or of a shard it trims."
+        text += f"{chr(10) * 2 if gone or len(unread) < 2 else ' '}{_unread(branch, unread)}: make sure no required " \
+                "check is one of a job the patch folds away or of a shard it trims."
     return text
 
 
-def required_reply(branch: str, gone: list[GoneCheck], unread: list[tuple[str, GitHubError]]) -> str:
-    """What the approval's reply adds: the required checks that go, or what could not be read."""
+def required_reply(branch: str, gone: list[GoneCheck], unread: list[tuple[str, str]]) -> str:
+    """What the approval's reply adds: the required checks that go, and what could not be read
+    (where each is required, here too: a pull request opened before says what was true then)."""
     said = ""
-    if gone:  # (where each is required, here too: a pull request opened before says what was true then)
-        named = ", ".join(f"{code(g.check)} ({', '.join(g.where)})" for g in gone[:5]) + \
-            (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
-        said = f" Before merging it: {code(branch)} requires {named}, which no job gives once it is merged."
+    if gone:
+        named = ", ".join(f"{code(g.check)} ({', '.join(g.where)})" for g in gone[:NAMED_IN_REPLY]) + \
+            (f" and {len(gone) - NAMED_IN_REPLY} more" if len(gone) > NAMED_IN_REPLY else "")
+        said = f" Before merging it: {code(branch)} requires {named}, which no job of the lane files gives once it is merged."
     if unread:
         said += f" {_unread(branch, unread)}: make sure none of {'the others' if gone else 'its required checks'} goes " \
                 "with this patch."
     return said
 
 
-def _unread(branch: str, unread: list[tuple[str, GitHubError]]) -> str:
-    said = " or its ".join(f"{what} ({error.status}: {md_escape(one_line(error.message))})" if error.status else
-                           f"{what} (no answer from GitHub)" for what, error in unread)
-    return f"foldbot could not read {code(branch)}'s {said}"
+def _unread(branch: str, unread: list[tuple[str, str]]) -> str:
+    return f"foldbot could not read {code(branch)}'s {' or its '.join(f'{what} ({why})' for what, why in unread)}"
 
 
-def _plural(n: int, word: str) -> str:
+def _count(n: int, word: str) -> str:
+    """`this check`, `2 checks`."""
     return f"{'this' if n == 1 else n} {word}{'' if n == 1 else 's'}"
 
 

@@ -247,20 +247,25 @@ class JobMatcher:
                     return JobRef(job_id, self._values(rule.axes, m))
         return JobRef(job_id)
 
-    def _match(self, api_name: str) -> JobRef:
+    def rendered(self, check: str) -> JobRef:
+        """`match` for a name GitHub renders from the workflow (a required check's): no guess by
+        a job id that starts the name."""
+        return self._match(check, guess=False)
+
+    def _match(self, api_name: str, guess: bool = True) -> JobRef:
         name = api_name.strip()
         caller, sep, _ = name.partition(" / ")
         if sep:  # a reusable workflow's job: "caller / callee"
-            ref = self._match_one(caller)
+            ref = self._match_one(caller, guess)
             if ref.job_id:
                 return ref
-            whole = self._match_one(name)
+            whole = self._match_one(name, guess)
             # Callers that share one `name:` (a build and a test caller): `match_job` tells
             # them apart by the callee.
             return whole if whole.job_id or not ref.ambiguous else ref
-        return self._match_one(name)
+        return self._match_one(name, guess)
 
-    def _match_one(self, name: str) -> JobRef:
+    def _match_one(self, name: str, guess: bool = True) -> JobRef:
         if "${{" in name:  # a skipped job can show its `name:` template unevaluated
             for rule in self._rules:
                 if rule.name_template is not None and " ".join(rule.name_template.split()) == " ".join(name.split()):
@@ -288,7 +293,7 @@ class JobMatcher:
             return best[1]
         # Fallback: the longest job id that starts the name.
         candidates = [
-            job_id for job_id in self.workflow.jobs if name == job_id or name.startswith(job_id + " ")
+            job_id for job_id in self.workflow.jobs if name == job_id or guess and name.startswith(job_id + " ")
         ]
         if candidates:
             return JobRef(max(candidates, key=len))

@@ -92,11 +92,12 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     before = dict(pull.files)
     files = apply_patch(patch, before)
     await asyncio.to_thread(check_patch, patch, [FileEdit(p, before[p], text) for p, text in files.items()], before)
-    rival, (required, unread) = await asyncio.gather(_rival(api, current, set(files)),
-                                                     api.required_checks(pull.default_branch))
+    rival, sources = await asyncio.gather(_rival(api, current, set(files)),
+                                          api.required_check_sources(pull.default_branch))
     if rival is not None:
         return Outcome.refused(rival)
-    gone = approve.required_checks_gone(before, files, required)
+    required, unread = approve.read_required(*sources)
+    gone = approve.required_checks_gone(before, {**before, **files}, required)  # (a lane the patch leaves still gives its)
     # write
     body = approve.pull_body(current, pull.user, pull.number, summary, _dispatches(pull, before, files),
                              approve.required_note(pull.default_branch, gone, unread, len(required)))

@@ -507,18 +507,17 @@ async def test_the_approval_pr_names_the_required_checks_no_job_gives_once_merge
     world.repo.rulesets.append({"id": 9, "branches": ["main"], "checks": [unit], "organization": True})
     await say(bot, world, number, f"/fold approve {patch_id}", "lead")
     (pull,) = [p for p in world.repo.pulls.values() if p.head_ref == f"foldbot/fold-{patch_id}"]
-    assert ("**Required checks:** `main` requires 2 checks that no job gives once this patch is merged: GitHub would "
-            "wait for them on this pull request and on every one after it. Change each rule before merging (Settings → "
-            "Branches, or Rules):\n\n"
-            f"- `{shard}` (ruleset 42): shard part: 2 of `multimodal-gen-test-2-gpu-amd-rocm720`, which the patch trims: "
-            f"take it out of the rule (`{ROCM720}`)\n"
+    assert ("**Required checks:** `main` requires 2 checks that no job of the lane files gives once this patch is "
+            "merged: GitHub would wait for them on this pull request and on every one after it. Change each rule before "
+            "merging (Settings → Branches, or Rules):\n\n"
+            f"- `{shard}` (ruleset 42): the `part: 2` shard of `multimodal-gen-test-2-gpu-amd-rocm720` (the patch trims "
+            f"it): take it out of the rule (`{ROCM720}`)\n"
             f"- `{unit}` (branch protection, ruleset 42, ruleset 9 of the organization sgl-project): "
-            "`multimodal-gen-unit-test-amd-rocm720`, which the patch folds "
-            f"away: require the check of the job its tests now run in (`{ROCM720}`)\n\n**Note:**"
-            ) in world.repo.issues[pull.number].body
+            "`multimodal-gen-unit-test-amd-rocm720` (the patch folds it away): require the check of the job its tests "
+            f"now run in (`{ROCM720}`)\n\n**Note:**") in world.repo.issues[pull.number].body
     said = (f"Before merging it: `main` requires `{shard}` (ruleset 42), `{unit}` (branch protection, ruleset 42, "
-            "ruleset 9 of the organization sgl-project), "
-            "which no job gives once it is merged.\n\n<!-- foldbot:reply")
+            "ruleset 9 of the organization sgl-project), which no job of the lane files gives once it is merged.\n\n"
+            "<!-- foldbot:reply")
     assert f"on branch `foldbot/fold-{patch_id}`. {said}" in replies(fake_github, world, number)[-1].body
     # approved again: the open PR is linked, and the reply says what is true now (rules changed since)
     world.repo.rulesets.clear()
@@ -526,7 +525,8 @@ async def test_the_approval_pr_names_the_required_checks_no_job_gives_once_merge
     await say(bot, world, number, "/fold approve", "lead")
     assert (f"Already open: https://github.com/sgl-project/sglang/pull/{pull.number} (#{pull.number}) with patch "
             f"`{patch_id}` on branch `foldbot/fold-{patch_id}`. Before merging it: `main` requires `{unit}` (branch "
-            "protection), which no job gives once it is merged.") in replies(fake_github, world, number)[-1].body
+            "protection), which no job of the lane files gives once it is merged.") in \
+        replies(fake_github, world, number)[-1].body
 
 
 async def test_the_approval_pr_says_when_no_required_check_goes(fake_github: FakeGitHub, bot: Bot) -> None:
@@ -540,19 +540,21 @@ async def test_the_approval_pr_says_when_no_required_check_goes(fake_github: Fak
 
 
 @pytest.mark.parametrize("fails,body,reply", [
-    # GitHub Enterprise Server without rulesets: the rules of a branch are a 404
-    ({"/rules/branches/main": (404, "Not Found")},
-     "**Required checks:** `main` requires none in its rulesets.\n\nfoldbot could not read `main`'s rulesets (404: "
-     "Not Found): make sure no required check is one of a job the patch folds away or of a shard it trims.",
-     " foldbot could not read `main`'s rulesets (404: Not Found): make sure none of its required checks goes with this "
-     "patch."),
+    # the rules of a branch failing (a 404 is a GitHub Enterprise Server without rulesets: none, said nothing of)
+    ({"/rules/branches/main": (403, "Resource not accessible by integration")},
+     "**Required checks:** `main` requires none in its branch protection.\n\nfoldbot could not read `main`'s rulesets "
+     "(403: Resource not accessible by integration): make sure no required check is one of a job the patch folds away "
+     "or of a shard it trims.",
+     " foldbot could not read `main`'s rulesets (403: Resource not accessible by integration): make sure none of its "
+     "required checks goes with this patch."),
+    ({"/rules/branches/main": (404, "Not Found")}, "**Required checks:** `main` requires none.", ""),
     ({"/rules/branches/main": (500, "Server Error"), "/branches/main$": (403, "Resource not accessible by integration")},
-     "**Required checks:** foldbot could not read them.\n\nfoldbot could not read `main`'s branch protection (403: "
-     "Resource not accessible by integration) or its rulesets (500: Server Error): make sure no required check is one "
-     "of a job the patch folds away or of a shard it trims.",
+     "**Required checks:** foldbot could not read `main`'s branch protection (403: Resource not accessible by "
+     "integration) or its rulesets (500: Server Error): make sure no required check is one of a job the patch folds "
+     "away or of a shard it trims.",
      " foldbot could not read `main`'s branch protection (403: Resource not accessible by integration) or its rulesets "
      "(500: Server Error): make sure none of its required checks goes with this patch."),
-], ids=["rulesets-404", "both-fail"])
+], ids=["rulesets-403", "rulesets-404-GHES", "both-fail"])
 async def test_the_approval_says_which_required_checks_it_could_not_read(fake_github: FakeGitHub, bot: Bot, fails,
                                                                         body: str, reply: str) -> None:
     """What could not be read is said, in the PR and in the reply; never a bare "none goes"."""

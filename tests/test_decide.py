@@ -373,10 +373,11 @@ def test_a_required_check_of_a_matrix_value_gone_is_named_as_github_writes_it() 
 def test_a_required_check_another_lane_file_still_gives_does_not_go() -> None:
     """Two lane files with a job of one name: the check goes only when neither gives it."""
     other = MATRIX.replace("flag: [true, false]", "flag: [false]")
-    trimmed = {"a.yml": MATRIX.replace("[true, false]", "[true]"), "b.yml": other}
-    assert approve.required_checks_gone({"a.yml": MATRIX, "b.yml": other}, trimmed, {"t (false)": ["ruleset 3"]}) == []
-    both = {"a.yml": trimmed["a.yml"], "b.yml": other.replace("[false]", "[true]")}
-    assert approve.required_checks_gone({"a.yml": MATRIX, "b.yml": other}, both, {"t (false)": ["ruleset 3"]}) == [
+    before = {"a.yml": MATRIX, "b.yml": other}
+    changed = {"a.yml": MATRIX.replace("[true, false]", "[true]")}  # (what `apply_patch` gives: the files it changes)
+    assert approve.required_checks_gone(before, {**before, **changed}, {"t (false)": ["ruleset 3"]}) == []
+    both = {"a.yml": changed["a.yml"], "b.yml": other.replace("[false]", "[true]")}
+    assert approve.required_checks_gone(before, both, {"t (false)": ["ruleset 3"]}) == [
         approve.GoneCheck("t (false)", ("ruleset 3",), "t", "a.yml", (("flag", "false"),))]
 
 
@@ -387,12 +388,59 @@ def test_the_required_checks_note_is_bounded_and_says_what_was_not_read() -> Non
     assert note.count("\n- ") == approve.NAMED + 1 and note.endswith("\n- and 380 more") and len(note) < 5_000
     assert approve.required_reply("main", gone, []).startswith(
         " Before merging it: `main` requires `t (0)` (ruleset 3), `t (1)` (ruleset 3), `t (2)` (ruleset 3), `t (3)` "
-        "(ruleset 3), `t (4)` (ruleset 3) and 395 more, which no job")
+        "(ruleset 3), `t (4)` (ruleset 3) and 395 more, which no job of the lane files")
     cut = GitHubError(0, "connection failed: ServerDisconnectedError('Server disconnected')", "GET", "/x")
-    assert approve.required_note("main", [], [("rulesets", cut)], 0) == (
-        "**Required checks:** `main` requires none in its rulesets.\n\nfoldbot could not read `main`'s rulesets (no "
-        "answer from GitHub): make sure no required check is one of a job the patch folds away or of a shard it trims.")
+    _, unread = approve.read_required({"protected": False}, cut)
+    assert approve.required_note("main", [], unread, 0) == (
+        "**Required checks:** `main` requires none in its branch protection.\n\nfoldbot could not read `main`'s rulesets "
+        "(no answer from GitHub): make sure no required check is one of a job the patch folds away or of a shard it "
+        "trims.")
     assert approve.required_note("main", [], [], 0) == "**Required checks:** `main` requires none."
-    assert approve.required_reply("main", gone[:1], [("rulesets", cut)]) == (
-        " Before merging it: `main` requires `t (0)` (ruleset 3), which no job gives once it is merged. foldbot could not "
-        "read `main`'s rulesets (no answer from GitHub): make sure none of the others goes with this patch.")
+    assert approve.required_reply("main", gone[:1], unread) == (
+        " Before merging it: `main` requires `t (0)` (ruleset 3), which no job of the lane files gives once it is merged. "
+        "foldbot could not read `main`'s rulesets (no answer from GitHub): make sure none of the others goes with this "
+        "patch.")
+
+
+def test_a_required_check_is_a_combination_the_matrix_really_makes() -> None:
+    """A job without a matrix gives `t`, not `t (linux)`; a combination `exclude` takes away is
+    no check the patch removes; a value `include` adds is one, when the patch takes it out."""
+    plain = "on: push\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n      - run: pytest\n"
+    gone = {"ci.yml": plain.replace("  t:\n", "  u:\n")}
+    assert [g.check for g in approve.required_checks_gone({"ci.yml": plain}, gone, {
+        "t": ["branch protection"], "t (linux)": ["branch protection"]})] == ["t"]
+    matrix = MATRIX.replace("        flag: [true, false]\n", "        part: [0, 1, 2]\n        exclude:\n"
+                            "          - part: 2\n        include:\n          - part: 3\n")
+    trimmed = {"ci.yml": matrix.replace("[0, 1, 2]", "[0, 1]").replace("          - part: 3\n", "          - part: 4\n")}
+    assert [g.check for g in approve.required_checks_gone({"ci.yml": matrix}, trimmed, {
+        f"t ({n})": ["ruleset 3"] for n in range(5)})] == ["t (3)"]
+
+
+def test_what_a_branch_requires_is_read_from_githubs_answers() -> None:
+    """GitHub's answers as its REST reference shows them (the unprotected branch is its own
+    example, ../shared/fixtures/github/rest/examples/repos.get-branch.200.json)."""
+    import json
+    from bot.github import GitHubError
+    from tests.paths import FIXTURES
+    example = json.loads((FIXTURES / "github" / "rest" / "examples" / "repos.get-branch.200.json").read_text())
+    assert approve.read_required(example, []) == ({}, [])
+    protected = {**example, "protected": True, "protection": {"enabled": True, "required_status_checks": {
+        "enforcement_level": "non_admins", "contexts": ["ci-test", "linter"],
+        "checks": [{"context": "ci-test", "app_id": None}, {"context": "build", "app_id": 15368}]}}}
+    rules = [{"type": "pull_request", "parameters": {}, "ruleset_id": 5},
+             {"type": "required_status_checks", "ruleset_source_type": "Repository", "ruleset_source": "o/r",
+              "ruleset_id": 42, "parameters": {"strict_required_status_checks_policy": True,
+                                              "required_status_checks": [{"context": "linter"}, {"context": "e2e"}]}},
+             {"type": "required_status_checks", "ruleset_source_type": "Organization", "ruleset_source": "o",
+              "ruleset_id": 7, "parameters": {"required_status_checks": [{"context": "e2e", "integration_id": 1}]}}]
+    assert approve.read_required(protected, rules) == ({
+        "ci-test": ["branch protection"], "linter": ["branch protection", "ruleset 42"], "build": ["branch protection"],
+        "e2e": ["ruleset 42", "ruleset 7 of the organization o"]}, [])
+    off = {**protected, "protection": {"required_status_checks": {"enforcement_level": "off", "contexts": ["x"]}}}
+    assert approve.read_required(off, []) == ({}, [])
+    hidden = {**protected, "protection": {"enabled": True}}  # protected, its required checks not shown
+    assert approve.read_required(hidden, GitHubError(404, "Not Found", "GET", "/x")) == (
+        {}, [("branch protection", "GitHub did not show its required checks")])
+    odd = {**protected, "protection": {"required_status_checks": {"contexts": "ci-test"}}}  # not a list
+    assert approve.read_required(odd, [{"type": "required_status_checks", "parameters": None}, "x"]) == (
+        {}, [("branch protection", "GitHub did not show its required checks")])
