@@ -251,8 +251,8 @@ def _update_comment(line: str, old: int, new: int) -> str:
 def _reindent(lines: list[str], delta: int) -> list[str]:
     out = []
     for line in lines:
-        if _is_blank(line):
-            out.append("\n" if line.endswith("\n") else "")
+        if _is_blank(line):  # its line break only: "\n", CRLF, or one YAML counts too (a lone CR, U+2028)
+            out.append(line.lstrip(" \t"))
         elif delta >= 0:
             out.append(" " * delta + line)
         else:

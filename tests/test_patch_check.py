@@ -268,3 +268,20 @@ def test_a_lane_file_with_a_line_break_that_newline_does_not_count_is_patched_ri
     same = apply_change(parse_workflow(clean, wf.path), change, RepoConfig())
     assert edit.after == same.after.replace(line, line[:-1] + odd + "  # (a note after a break YAML counts)\n", 1)
     assert apply_patch(unified_diff([edit]), {wf.path: text}) == {wf.path: edit.after}
+
+
+@pytest.mark.parametrize("odd", ["\u2028", "\r", "\x85"])
+def test_a_blank_line_with_such_a_break_in_a_moved_step_moves_with_it(odd) -> None:
+    """A blank line inside the moved step's `run: |` that such a break ends: moved, it keeps its
+    break (it was dropped, and the fold refused as differing from the plan)."""
+    from bot.edit import FoldEdit, LaneChange
+    clean = workflow_text("amd")
+    run = ("python3 run_suite.py --hw amd --suite jit-kernel-unit-test-amd ${{ needs.check-changes.outputs."
+           "continue_on_error == 'true' && '--continue-on-error' || '' }}\n")
+    text = clean.replace(run, run[:-1] + odd + odd + "          echo done\n", 1)
+    assert text != clean
+    wf = parse_workflow(text, LANES["amd"][0])
+    change = LaneChange(wf.path, (FoldEdit("jit-kernel-unit-test-amd", "jit-kernel-benchmark-test-amd", None, None, 30, ()),))
+    edit = apply_change(wf, change, RepoConfig())
+    verify_edit(wf, change, edit, RepoConfig())
+    assert edit.after.count(odd + odd + "          echo done\n") == 1
