@@ -20,7 +20,7 @@ import jsonschema
 from check_jsonschema.builtin_schemas import get_builtin_schema
 
 from .edit import FileEdit
-from .workflow import context_keys, parse_workflow, tree_expressions
+from .workflow import WorkflowError, compose_workflow, context_keys, tree_expressions
 
 SCHEMA_NAME = "vendor.github-workflows"
 
@@ -50,11 +50,17 @@ def _validator() -> Any:
 
 
 @functools.lru_cache(maxsize=32)
+def _data(path: str, text: str) -> dict[str, Any]:
+    """A file's plain data, parsed once for the checks below (kept per text, as they are)."""
+    return compose_workflow(text, path)[1]
+
+
+@functools.lru_cache(maxsize=32)
 def schema_errors(path: str, text: str) -> tuple[str, ...]:
     """What the GitHub workflow schema says about a file ('on' read as GitHub reads it).
     Kept per text: each event checks the same lane files, and mostly the same patch
     (~27 ms a file here, the most of an event's CPU before it was kept)."""
-    data = parse_workflow(text, path).data
+    data = _data(path, text)
     return tuple(sorted(
         f"{'/'.join(str(p) for p in error.absolute_path) or '/'}: {error.message[:200]}"
         for error in _validator().iter_errors(data)
@@ -84,6 +90,10 @@ def check_patch(patch: str, edits: list[FileEdit], files: Mapping[str, str]) -> 
             if applied != edit.after:
                 raise PatchCheckError(f"{edit.path}: the applied patch does not give the verified text")
         for edit in edits:
+            try:
+                _data(edit.path, edit.after)
+            except WorkflowError as exc:  # (verify_edit parsed it; a patch made another way may not parse)
+                raise PatchCheckError(f"the patched file does not parse: {exc}") from None
             new = set(schema_errors(edit.path, edit.after)) - set(schema_errors(edit.path, edit.before))
             if new:
                 raise PatchCheckError(f"{edit.path}: the patched file breaks the GitHub workflow schema: {sorted(new)[0]}")
@@ -99,7 +109,7 @@ def needs_unmet(path: str, text: str) -> frozenset[str]:
     """Each `needs.<id>` a job reads that is not among its `needs:` (what actionlint calls
     "property is not defined in object type"; here without it): in words. GitHub gives such a
     job nothing there; a removed job left behind in an `if:` is one."""
-    jobs = parse_workflow(text, path).data.get("jobs")
+    jobs = _data(path, text).get("jobs")
     found: set[str] = set()
     for job_id, raw in (jobs.items() if isinstance(jobs, dict) else ()):
         if not isinstance(raw, dict):

@@ -421,3 +421,15 @@ def test_words_and_paths_that_spell_a_removed_jobs_id_are_not_warned_about() -> 
         f"{PATH}:{after.index(line) + 1}" for line in after
         if line.strip() in ("needs.tests.result == 'failure'", "- run: echo ${{ needs.tests.result }} tests")]
     assert len(edit.warnings) == 2
+
+
+def test_a_patch_that_leaves_a_file_that_does_not_parse_is_refused_as_such() -> None:
+    """A patch made another way than foldbot's splicer (checked before it is committed: the
+    Action's `--patch-out`, an approval's stored patch) whose result is no YAML: a clear refusal,
+    not a parser's exception."""
+    from bot.verify import PatchCheckError, check_patch
+    after = WORKFLOW + "  broken: [\n"
+    edit = FileEdit(PATH, WORKFLOW, after)
+    with pytest.raises(PatchCheckError, match=r"^the patched file does not parse: \.github/workflows/ci-amd\.yml: not "
+                                              r"valid YAML at line \d+, column \d+"):
+        check_patch(unified_diff([edit]), [edit], {PATH: WORKFLOW})
