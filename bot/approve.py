@@ -284,17 +284,19 @@ def required_note(branch: str, gone: list[GoneCheck], unread: list[tuple[str, st
                 f"files gives once this patch is merged: GitHub would wait for {'it' if len(gone) == 1 else 'them'} on "
                 "this pull request and on every one after it. Change each rule before merging (Settings → Branches, or "
                 "Rules):\n\n" + "\n".join(lines))
-    elif len(unread) == 2:
-        text = "**Required checks:**"
+    elif len(unread) == 2:  # (the sentence below says it all)
+        return f"**Required checks:** {_unread(branch, unread)}: {_MAKE_SURE}."
     elif not read:
         places = " or ".join(p for p in ("branch protection", "rulesets") if p not in {what for what, _ in unread})
         text = f"**Required checks:** {code(branch)} requires none{f' in its {places}' if unread else ''}."
     else:
         text = f"**Required checks:** none of those {code(branch)} requires goes with this patch."
     if unread:
-        text += f"{chr(10) * 2 if gone or len(unread) < 2 else ' '}{_unread(branch, unread)}: make sure no required " \
-                "check is one of a job the patch folds away or of a shard it trims."
+        text += f"\n\n{_unread(branch, unread)}: {_MAKE_SURE}."
     return text
+
+
+_MAKE_SURE = "make sure no required check is one of a job the patch folds away or of a shard it trims"
 
 
 def required_reply(branch: str, gone: list[GoneCheck], unread: list[tuple[str, str]]) -> str:

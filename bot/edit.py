@@ -771,8 +771,9 @@ def _patched_data(workflow: Workflow, edit: FileEdit) -> dict[str, Any]:
     `<id>: 0` (so the jobs keep their order, and a repeated id is still one); the others' data
     is the original's (shared, as the original's is: not to be changed). That is the same data:
     a job's text parses to the same job wherever it stands. What could reach across jobs makes
-    the file be parsed whole: an anchor or alias in it, a directive, odd line breaks, a placeholder that does not parse where it stands (a splice that opens a
-    quote over it); so does whatever does not parse so, for the error's line in the patched file."""
+    the file be parsed whole: an anchor or alias in it, a directive, odd line breaks, a
+    placeholder that does not stand where it was put (a splice that opens a quote over it); so
+    does whatever does not parse so, for the error's line in the patched file."""
     reduced = _reduced(workflow, edit)
     if reduced is not None:
         text, held = reduced
