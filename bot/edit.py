@@ -617,9 +617,18 @@ def _deep_copy(data: Any) -> Any:
 
 def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) -> dict[str, Any]:
     """The original file's data with the change applied as data: what the patched
-    text must parse to."""
-    data = _deep_copy(workflow.data)
-    jobs = data["jobs"]
+    text must parse to. Copied where it changes: `on` (its dispatch options), and a job on
+    its first change; the other jobs are the original's own dicts (read, never changed)."""
+    data = {**workflow.data, "on": _deep_copy(workflow.data.get("on"))} if "on" in workflow.data else dict(workflow.data)
+    jobs = data["jobs"] = dict(workflow.data["jobs"])
+    owned: set[str] = set()
+
+    def own(job_id: str) -> Any:
+        if job_id not in owned:
+            jobs[job_id] = _deep_copy(jobs[job_id])
+            owned.add(job_id)
+        return jobs[job_id]
+
     removed: set[str] = set()
     inserted: dict[str, int] = {}  # host -> steps moved into it so far (a later suite's follow them)
     for fold in change.folds:
@@ -634,16 +643,16 @@ def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) ->
             raw["if"] = shard_condition(fold.shard_key, fold.shard_value, step.if_)
             raw["timeout-minutes"] = fold.timeout_minutes
             new_steps.append(raw)
-        steps = jobs[fold.host]["steps"]
+        steps = own(fold.host)["steps"]
         jobs[fold.host]["steps"] = steps[: last_test + 1] + new_steps + steps[last_test + 1 :]
         removed.add(fold.suite)
     hosts = {fold.suite: fold.host for fold in change.folds}
     for job_id in removed:
         del jobs[job_id]
-    for job in jobs.values():
-        needs = job.get("needs")
+    for job_id, job in list(jobs.items()):
+        needs = job.get("needs") if isinstance(job, dict) else None
         if isinstance(needs, str) and needs in removed:
-            job["needs"] = hosts[needs]
+            own(job_id)["needs"] = hosts[needs]
         elif isinstance(needs, list):
             original, kept = set(needs), []
             for need in needs:
@@ -652,16 +661,18 @@ def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) ->
                         continue
                     need = hosts[need]
                 kept.append(need)
-            job["needs"] = kept
+            if kept != needs:
+                own(job_id)["needs"] = kept
     for options in option_lists(data):
         options[:] = [o for o in options if o not in removed]
     fewer = _fewer_jobs(change)
-    for job in jobs.values():
-        for step in job.get("steps") or []:
+    for job_id, job in list(jobs.items()):
+        for index, step in enumerate(job.get("steps") or [] if isinstance(job, dict) else []):
             spec = (step.get("with") or {}).get("jobs") if isinstance(step, dict) else None
             parsed = _parse_spec(spec)
             if parsed is None:
                 continue
+            step = own(job_id)["steps"][index]
             parsed = [e for e in parsed if e.get("prefix") not in removed]
             for entry in parsed:
                 prefix = entry.get("prefix")
@@ -670,7 +681,7 @@ def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) ->
                     entry["expected_count"] -= less
             step["with"]["jobs"] = parsed
     for reshard in change.reshards:
-        job = jobs[reshard.job]
+        job = own(reshard.job)
         axis = job["strategy"]["matrix"][reshard.shard_key]
         job["strategy"]["matrix"][reshard.shard_key] = axis[: reshard.to_count]
         pattern = re.compile(rf"({re.escape(reshard.flag)}[ =]){reshard.from_count}\b")

@@ -433,3 +433,21 @@ def test_a_patch_that_leaves_a_file_that_does_not_parse_is_refused_as_such() -> 
     with pytest.raises(PatchCheckError, match=r"^the patched file does not parse: \.github/workflows/ci-amd\.yml: not "
                                               r"valid YAML at line \d+, column \d+"):
         check_patch(unified_diff([edit]), [edit], {PATH: WORKFLOW})
+
+
+def test_the_expected_data_leaves_the_original_as_it_was() -> None:
+    """`expected_data` copies only what a change changes (`on`, a job on its first change): the
+    parsed original, which every other check of the same analysis reads, stays as parsed."""
+    import copy
+
+    from bot.analysis import analyze
+    from bot.edit import expected_data
+    from tests.sglang_current import LANES, history, workflow_text
+    files = {LANES[lane][0]: workflow_text(lane) for lane in LANES}
+    bundles, _ = history("rocm720")
+    analysis = analyze(files, bundles, RepoConfig())
+    assert analysis.plan.folds and analysis.plan.reshards
+    for result in analysis.lanes:
+        before = copy.deepcopy(result.lane.workflow.data)
+        expected = expected_data(result.lane.workflow, result.change, RepoConfig())
+        assert result.lane.workflow.data == before != expected
