@@ -5,6 +5,7 @@ committed. Pure: `handlers/fold_approve.py` reads and writes."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -151,11 +152,16 @@ def pull_title(patch_id: str) -> str:
     return f"foldbot: fewer AMD setup cycles (patch {patch_id})"
 
 
+#: A lane file parsed once for an approval, which reads each before and after the patch several
+#: times (the jobs it changed, the `/dispatch` lines, the required checks that go). Never changed.
+parsed = functools.lru_cache(maxsize=8)(parse_workflow)
+
+
 def changed_jobs(path: str, before: str, after: str) -> list[str]:
     """The jobs of a workflow file that a patch changed, in the file's order: a host that took a
     suite's steps, a matrix with fewer shards (a job it removed is not among them)."""
-    old = parse_workflow(before, path).data.get("jobs") or {}
-    new = parse_workflow(after, path).data.get("jobs") or {}
+    old = parsed(before, path).data.get("jobs") or {}
+    new = parsed(after, path).data.get("jobs") or {}
     return [job_id for job_id, job in new.items() if job_id in old and old[job_id] != job]
 
 
@@ -231,7 +237,7 @@ def required_checks_gone(before: Mapping[str, str], after: Mapping[str, str],
     had)."""
     if not required:
         return []
-    matchers = [(path, JobMatcher(parse_workflow(before[path], path)), JobMatcher(parse_workflow(after[path], path)))
+    matchers = [(path, JobMatcher(parsed(before[path], path)), JobMatcher(parsed(after[path], path)))
                 for path in sorted(after)]
     gone = []
     for check, where in sorted(required.items()):

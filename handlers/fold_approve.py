@@ -22,7 +22,6 @@ from bot.report import pull_summary, suggestion_states, to_markdown
 from bot.reporting import PR_REPORT_TITLE, skipped_note
 from bot.repo import run_bundle
 from bot.verify import apply_patch, check_patch
-from bot.workflow import parse_workflow
 
 from .dispatch import fresh_token_after_refusal, note_permission_refused, role_of
 from .workflow_run import analyze_with_logs
@@ -148,7 +147,7 @@ def _dispatches(pull: PullRead, before: dict[str, str], after: dict[str, str]) -
     for name, lane in pull.lanes.items():
         if lane.path not in after:
             continue
-        patched = LaneInfo(name, lane.path, parse_workflow(after[lane.path], lane.path))
+        patched = LaneInfo(name, lane.path, approve.parsed(after[lane.path], lane.path))
         if patched.undispatchable is not None:
             out[name] = None
             continue
