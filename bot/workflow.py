@@ -3,7 +3,8 @@
 PyYAML's ``compose`` gives every node its start and end marks; we keep them so
 that edits are surgical splices of the original text, leaving every comment and
 blank line elsewhere untouched. libyaml's ``CSafeLoader`` keeps the same marks at
-a tenth of the pure-Python cost.
+a tenth of the pure-Python cost (after a BOM that starts the text, one character
+on: `_count_the_bom`).
 
 Everything here is pure: text in, values out.
 """
@@ -35,7 +36,7 @@ class _LeanResolver(yaml.resolver.Resolver):
     ascend_resolver = staticmethod(tuple)  # () -> ()
 
 
-try:  # libyaml is optional at install time; the pure parser gives the same marks.
+try:  # libyaml is optional at install time; the pure parser gives the same marks (but see _MARKS_SKIP_A_BOM).
     from yaml.cyaml import CParser as _CParser
 
     class _Loader(_CParser, _LeanResolver):  # type: ignore[misc]
@@ -495,11 +496,37 @@ def _line_start_of(text: str, key: yaml.Node) -> int | None:
     return start
 
 
+#: libyaml counts its marks after a BOM that starts the text (the pure parser counts the BOM).
+_MARKS_SKIP_A_BOM = yaml.compose("\ufeffa: 1", Loader=_Loader).value[0][0].start_mark.index == 0
+
+
+def _count_the_bom(root: yaml.Node) -> None:
+    """Every mark of the tree one character on, past the BOM that starts the text: the marks
+    are offsets into the text, and the splices land where they point. (Columns are YAML's:
+    the BOM is not in them.)"""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:  # an alias: one node, reached again
+            continue
+        seen.add(id(node))
+        for attr in ("start_mark", "end_mark"):
+            mark = getattr(node, attr)
+            setattr(node, attr, yaml.Mark(mark.name, mark.index + 1, mark.line, mark.column, None, None))
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(n for pair in node.value for n in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+
+
 def compose_workflow(text: str, path: str) -> tuple[yaml.MappingNode, dict[str, Any]]:
     """The node tree and the plain data of a workflow file, without its job
     definitions (all that checking a patched file needs)."""
     try:
         root = yaml.compose(text, Loader=_Loader)
+        if text[:1] == "\ufeff" and root is not None and _MARKS_SKIP_A_BOM:
+            _count_the_bom(root)
     except RecursionError:
         raise WorkflowError(f"{path}: not valid YAML: nested too deep") from None
     except yaml.MarkedYAMLError as exc:

@@ -23,8 +23,8 @@ from bot.states import ReportState
 from tests.paths import AMD, BEFORE, ROCM720
 from tests.sglang_current import LANES
 from tests.fakegithub import FakeGitHub
-from tests.harness import (Bot, comment_payload, current_world, pr_with_lane_run, serve_process, sglang_world, sign,
-                           start_bot, until)
+from tests.harness import (Bot, World, comment_payload, current_world, pr_with_lane_run, serve_process, sglang_world,
+                           sign, start_bot, until)
 from tests.test_app_serve import free_port
 
 LOGIN = "foldbot[bot]"
@@ -448,9 +448,9 @@ async def test_the_same_comment_delivered_twice_dispatches_once(fake_github: Fak
 
 # --- /fold approve -------------------------------------------------------------------------------
 
-async def reported_pr(fake_github: FakeGitHub, bot: Bot) -> tuple:
-    """A CI PR with foldbot's report on it."""
-    world = sglang_world(fake_github)
+async def reported_pr(fake_github: FakeGitHub, bot: Bot, world: World | None = None) -> tuple:
+    """A CI PR with foldbot's report on it (in `world`, else a new `sglang_world`)."""
+    world = world or sglang_world(fake_github)
     last = world.runs[-1]
     await bot.deliver("workflow_run", world.payload(last["id"]))
     await bot.settle()
@@ -488,6 +488,22 @@ async def test_approve_commits_the_patch_and_opens_a_pr(fake_github: FakeGitHub,
     assert "Already open:" in replies(fake_github, world, number)[-1].body
     assert len([p for p in world.repo.pulls.values() if p.head_ref == branch]) == 1
     assert fake_github.count("POST", r"/git/refs$") == 1 and fake_github.count("POST", r"/git/commits$") == 1
+
+
+async def test_lane_files_saved_with_a_bom_are_patched_and_keep_it(fake_github: FakeGitHub, bot: Bot) -> None:
+    """Lane files that start with a BOM (an editor on Windows): the report has the same patch
+    as without it (it had none: every splice landed a character early and was refused), and
+    the approval commits files that keep their BOM and change nothing else of line 1."""
+    world = sglang_world(fake_github)
+    plain = world.repo.files_at("main")
+    world.repo.put_files("main", {p: "\ufeff" + plain[p] for p in (ROCM720, AMD)}, message="saved on Windows")
+    world, number, patch_id, report = await reported_pr(fake_github, bot, world)
+    assert "no patch for this file" not in report.body and "Approve it all: `/fold approve" in report.body
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    files = world.repo.files_at(f"foldbot/fold-{patch_id}")
+    for path, gone in ((ROCM720, "multimodal-gen-unit-test-amd-rocm720:"), (AMD, "multimodal-gen-unit-test-amd:")):
+        assert files[path].startswith("\ufeff" + plain[path].split("\n", 1)[0] + "\n")
+        assert files[path].count("\ufeff") == 1 and gone not in files[path] and "--total-partitions 2" in files[path]
 
 
 async def test_the_approval_pr_names_the_required_checks_no_job_gives_once_merged(fake_github: FakeGitHub,
@@ -982,7 +998,7 @@ async def test_help_and_refresh_in_a_repository_without_lanes_say_so(fake_github
     fake_github.add_installation(31337, [repo])
     sha = repo.put_files("feature", {"x.py": "1\n"}, message="x")
     pull = fake_github.add_pull(repo, 7, head_ref="feature", head_sha=sha, files=["x.py"])
-    world = __import__("tests.harness", fromlist=["World"]).World(fake_github, repo)
+    world = World(fake_github, repo)
     await say(bot, world, pull.number, "/fold help\n/fold refresh", "passer-by")
     (reply,) = replies(fake_github, world, pull.number)
     help_part, refresh_part = reply.body.split("\n\n---\n\n")

@@ -270,6 +270,23 @@ def test_a_lane_file_with_a_line_break_that_newline_does_not_count_is_patched_ri
     assert apply_patch(unified_diff([edit]), {wf.path: text}) == {wf.path: edit.after}
 
 
+def test_a_lane_file_that_starts_with_a_bom_is_patched_as_without_it() -> None:
+    """Editors on Windows save a BOM first; GitHub runs such a file. libyaml counts its marks
+    after the BOM, so every splice landed a character early and the fold was refused as
+    differing from the plan: no patch for the file. The BOM stays where it was."""
+    from bot.edit import FoldEdit, LaneChange
+    from bot.verify import apply_patch
+    from bot.edit import unified_diff
+    clean = workflow_text("amd")
+    wf = parse_workflow("\ufeff" + clean, LANES["amd"][0])
+    assert wf.jobs["jit-kernel-unit-test-amd"].key_node.start_mark.index == clean.index("  jit-kernel-unit-test-amd:") + 3
+    change = LaneChange(wf.path, (FoldEdit("jit-kernel-unit-test-amd", "jit-kernel-benchmark-test-amd", None, None, 30, ()),))
+    edit = apply_change(wf, change, RepoConfig())
+    verify_edit(wf, change, edit, RepoConfig())
+    assert edit.after == "\ufeff" + apply_change(parse_workflow(clean, wf.path), change, RepoConfig()).after
+    assert apply_patch(unified_diff([edit]), {wf.path: wf.text}) == {wf.path: edit.after}
+
+
 @pytest.mark.parametrize("odd", ["\u2028", "\r", "\x85"])
 def test_a_blank_line_with_such_a_break_in_a_moved_step_moves_with_it(odd) -> None:
     """A blank line inside the moved step's `run: |` that such a break ends: moved, it keeps its
