@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import difflib
+import functools
 import hashlib
 import itertools
 import json
@@ -380,7 +381,9 @@ def apply_change(workflow: Workflow, change: LaneChange, config: RepoConfig) -> 
         for spec in _wait_specs(job):
             _edit_wait_spec(sp, spec, drop=removed, fewer=fewer)
     after_text = sp.result()
-    warnings = []
+    warnings: list[str] = []
+    if not removed:  # (no job gone: no mention of one to look for)
+        return FileEdit(workflow.path, workflow.text, after_text, (), tuple(sp.ordered()))
     after_lines = after_text.splitlines(keepends=True)
     line_starts = list(itertools.accumulate(map(len, after_lines), initial=0))
     own = _moved_spans(sp.ordered(), moved)
@@ -896,7 +899,7 @@ def unified_diff(edits: list[FileEdit]) -> str:
     for edit in edits:
         if edit.before == edit.after:
             continue
-        a = _diff_lines(edit.before)
+        a = _before_lines(edit.before)
         b = _diff_lines(edit.after)
         opcodes = _splice_opcodes(edit, a, b) if edit.splices else None
         matcher = difflib.SequenceMatcher(None, a, b) if opcodes is None else _Opcodes(opcodes)
@@ -980,6 +983,13 @@ def _splice_opcodes(edit: FileEdit, a: list[str], b: list[str]) -> list[tuple[st
 
 
 _NO_NEWLINE = "\n\\ No newline at end of file\n"
+
+
+@functools.lru_cache(maxsize=16)
+def _before_lines(text: str) -> list[str]:
+    """`_diff_lines` of a lane file as it is: the same for each patch of it (the whole patch,
+    each suggestion's), so kept. Read, never changed."""
+    return _diff_lines(text)
 
 
 def _diff_lines(text: str) -> list[str]:

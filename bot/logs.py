@@ -286,9 +286,9 @@ class ShardPredictor:
         heap = [(0.0, i) for i in range(shards)]
         spent = [0.0] * shards
         for weight, cost in zip(self._weights, self._costs):
-            load, target = heapq.heappop(heap)
+            load, target = heap[0]  # the least loaded shard takes the next file
             spent[target] += cost
-            heapq.heappush(heap, (load + weight, target))
+            heapq.heapreplace(heap, (load + weight, target))
         return max(spent)
 
 

@@ -345,6 +345,7 @@ class Planner:
         self.partial_logs: dict[str, list[str]] = {}  # job id -> "k of n" shard logs, per run
         self.candidates: dict[str, int] = {}  # matrices looked at for a reshard -> runs read from logs
         self._mismatches: dict[tuple[str, str], str | None] = {}
+        self._runs_on_keys: dict[tuple[str, bool], str] = {}
 
     def plan(self) -> Plan:
         folds = self._folds()
@@ -511,6 +512,15 @@ class Planner:
             self._mismatches[key] = self._mismatch(suite, host)
         return self._mismatches[key]
 
+    def _runs_on(self, job: JobDef, first: dict[str, Any]) -> str:
+        """`_runs_on_key`, kept per job: `first` is {} for a suite, and for a host the first
+        value of its shard axis, the same each time it is asked."""
+        key = (job.id, bool(first))
+        found = self._runs_on_keys.get(key)
+        if found is None:
+            found = self._runs_on_keys[key] = _runs_on_key(job, first)
+        return found
+
     def _mismatch(self, suite: JobDef, host: JobDef) -> str | None:
         if host.matrix_expression:
             return _expression(host)
@@ -521,7 +531,7 @@ class Planner:
         if axis is None and host.shard_count > 1:
             return "its matrix has more than one axis with several values"
         first = {axis[0]: axis[1][0]} if axis else {}
-        if _runs_on_key(host, first) != _runs_on_key(suite, {}):
+        if self._runs_on(host, first) != self._runs_on(suite, {}):
             return "runs on other runners"
         host_stats, suite_stats = self.stats.get(host.id), self.stats.get(suite.id)
         if host_stats and suite_stats and host_stats.labels and suite_stats.labels:
