@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -220,12 +222,25 @@ class GoneCheck:
     job: str  # the job that gave it
     path: str  # its lane file
     shard: tuple[tuple[str, str], ...] = ()  # the matrix values of a trimmed shard; () for a job folded away
+    #: for a job folded away: the job its steps now run in, and the shard of it that runs them (() for
+    #: all of it); None when the patched file does not show it
+    into: tuple[str, tuple[tuple[str, str], ...]] | None = None
 
     def line(self) -> str:
-        what = (f"the `{', '.join(f'{k}: {v}' for k, v in self.shard)}` shard of {code(self.job)} (the patch trims "
-                "it): take it out of the rule" if self.shard else
-                f"{code(self.job)} (the patch folds it away): require the check of the job its tests now run in")
+        if self.shard:
+            what = f"the {_shard(self.shard)} shard of {code(self.job)} (the patch trims it): take it out of the rule"
+        elif self.into is None:
+            what = f"{code(self.job)} (the patch folds it away): require the check of the job its tests now run in"
+        elif self.into[1]:
+            what = (f"{code(self.job)} (the patch folds it into the {_shard(self.into[1])} shard of "
+                    f"{code(self.into[0])}): require that shard's check instead")
+        else:
+            what = f"{code(self.job)} (the patch folds it into {code(self.into[0])}): require its check instead"
         return f"- {code(self.check)} ({', '.join(self.where)}): {what} ({code(self.path)})"
+
+
+def _shard(values: tuple[tuple[str, str], ...]) -> str:
+    return f"`{', '.join(f'{k}: {v}' for k, v in values)}`"
 
 
 def required_checks_gone(before: Mapping[str, str], after: Mapping[str, str],
@@ -246,9 +261,40 @@ def required_checks_gone(before: Mapping[str, str], after: Mapping[str, str],
         if given and not any(_gives(new.workflow, new.rendered(check), check) for _, _, new in matchers):
             path, ref, new = given[0]  # (a job of one id in two lanes: named once)
             assert ref.job_id is not None
-            shard = ref.matrix if ref.job_id in new.workflow.jobs else ()
-            gone.append(GoneCheck(check, tuple(where), ref.job_id, path, shard))
+            if ref.job_id in new.workflow.jobs:
+                gone.append(GoneCheck(check, tuple(where), ref.job_id, path, ref.matrix))
+            else:
+                into = folded_into(parsed(before[path], path), new.workflow, ref.job_id)
+                gone.append(GoneCheck(check, tuple(where), ref.job_id, path, into=into))
     return gone
+
+
+#: The `if:` foldbot gives a step it moves onto one shard (`edit.shard_condition`): `matrix.<key> == <value> && ...`.
+_ON_SHARD = re.compile(r"matrix\.([\w-]+) == ('(?:[^']|'')*'|[^\s']+) && \(success\(\) \|\| failure\(\)\)")
+
+
+def folded_into(before: Workflow, after: Workflow, suite: str) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+    """The job of `after` that runs the steps of `before`'s job `suite` (gone from `after`), and
+    the shard of it whose `if:` picks them (`((key, value),)`; `()`: every run of the job): a job of
+    both with more steps like one of the suite's (the same run, action, inputs and environment)
+    than it had. None when no job or more than one does."""
+    steps = {step.identity[:-1] for step in before.jobs[suite].steps}  # (not its `if:`, which the move changes)
+    found: list[tuple[str, tuple[tuple[str, str], ...]]] = []
+    for job in after.jobs.values():
+        old = before.jobs.get(job.id)
+        if old is None or job.id == suite:
+            continue
+        had = Counter(step.identity[:-1] for step in old.steps)
+        now = Counter(step.identity[:-1] for step in job.steps)
+        moved = [step for step in job.steps
+                 if step.identity[:-1] in steps and now[step.identity[:-1]] > had[step.identity[:-1]]]
+        if moved:  # (a step the job had before, alike, has no shard's `if:`)
+            on = next(filter(None, (_ON_SHARD.match(" ".join(str(step.if_ or "").split())) for step in moved)), None)
+            value = on.group(2) if on else ""
+            if value.startswith("'"):
+                value = value[1:-1].replace("''", "'")
+            found.append((job.id, ((on.group(1), value),) if on else ()))
+    return found[0] if len(found) == 1 else None
 
 
 def _gives(workflow: Workflow, ref: JobRef, check: str) -> bool:

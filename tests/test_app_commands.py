@@ -529,8 +529,8 @@ async def test_the_approval_pr_names_the_required_checks_no_job_gives_once_merge
             f"- `{shard}` (ruleset 42): the `part: 2` shard of `multimodal-gen-test-2-gpu-amd-rocm720` (the patch trims "
             f"it): take it out of the rule (`{ROCM720}`)\n"
             f"- `{unit}` (branch protection, ruleset 42, ruleset 9 of the organization sgl-project): "
-            "`multimodal-gen-unit-test-amd-rocm720` (the patch folds it away): require the check of the job its tests "
-            f"now run in (`{ROCM720}`)\n\n**Note:**") in world.repo.issues[pull.number].body
+            "`multimodal-gen-unit-test-amd-rocm720` (the patch folds it into the `part: 0` shard of "
+            f"`multimodal-gen-test-1-gpu-amd-rocm720`): require that shard's check instead (`{ROCM720}`)\n\n**Note:**") in world.repo.issues[pull.number].body
     said = (f"Before merging it: `main` requires `{shard}` (ruleset 42), `{unit}` (branch protection, ruleset 42, "
             "ruleset 9 of the organization sgl-project), which no job of the lane files gives once it is merged.\n\n"
             "<!-- foldbot:reply")

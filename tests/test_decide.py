@@ -351,9 +351,14 @@ def test_the_required_checks_a_fold_of_the_current_lanes_takes_away() -> None:
                 "lint": ["branch protection"]}
     assert approve.required_checks_gone(files, after, required) == [
         approve.GoneCheck("jit-kernel-unit-test-amd (linux-mi300-1gpu-sglang)", ("ruleset 7",), "jit-kernel-unit-test-amd",
-                          LANES["amd"][0]),
+                          LANES["amd"][0], into=("jit-kernel-benchmark-test-amd", ())),
         approve.GoneCheck("jit-kernel-unit-test-amd-rocm720 (linux-mi300-1gpu-sglang)", ("branch protection",),
-                          "jit-kernel-unit-test-amd-rocm720", LANES["rocm720"][0])]
+                          "jit-kernel-unit-test-amd-rocm720", LANES["rocm720"][0],
+                          into=("jit-kernel-benchmark-test-amd-rocm720", ()))]
+    assert approve.required_checks_gone(files, after, required)[1].line() == (
+        "- `jit-kernel-unit-test-amd-rocm720 (linux-mi300-1gpu-sglang)` (branch protection): "
+        "`jit-kernel-unit-test-amd-rocm720` (the patch folds it into `jit-kernel-benchmark-test-amd-rocm720`): require "
+        f"its check instead (`{LANES['rocm720'][0]}`)")
     assert approve.required_checks_gone(files, after, {}) == []
 
 
@@ -379,6 +384,49 @@ def test_a_required_check_another_lane_file_still_gives_does_not_go() -> None:
     both = {"a.yml": changed["a.yml"], "b.yml": other.replace("[false]", "[true]")}
     assert approve.required_checks_gone(before, both, {"t (false)": ["ruleset 3"]}) == [
         approve.GoneCheck("t (false)", ("ruleset 3",), "t", "a.yml", (("flag", "false"),))]
+
+
+FOLD_BEFORE = """on: push
+jobs:
+  unit:
+    runs-on: linux-mi300-gpu-1
+    steps:
+      - uses: actions/checkout@v4
+      - run: pytest unit
+  big:
+    runs-on: linux-mi300-gpu-1
+    strategy:
+      matrix:
+        gpu: ['mi300', "it's"]
+    steps:
+      - uses: actions/checkout@v4
+      - run: pytest unit
+      - run: pytest big
+  other:
+    runs-on: linux-mi300-gpu-1
+    steps:
+      - run: pytest other
+"""
+FOLD_AFTER = FOLD_BEFORE.split("  big:")[0].split("  unit:")[0] + "  big:" + FOLD_BEFORE.split("  big:")[1].replace(
+    "      - run: pytest big\n",
+    "      - run: pytest big\n      - run: pytest unit\n        if: matrix.gpu == 'it''s' && (success() || failure())\n")
+
+
+def test_a_required_check_of_a_folded_job_names_the_shard_its_steps_now_run_on() -> None:
+    """The host is the job with more steps like the suite's than it had (`big` ran `pytest unit`
+    already: one more now), the shard is the one its `if:` picks; where two jobs gained such a step,
+    none is named and the line says what to do in general."""
+    from bot.workflow import parse_workflow
+    before, after = parse_workflow(FOLD_BEFORE, "ci.yml"), parse_workflow(FOLD_AFTER, "ci.yml")
+    assert approve.folded_into(before, after, "unit") == ("big", (("gpu", "it's"),))
+    [gone] = approve.required_checks_gone({"ci.yml": FOLD_BEFORE}, {"ci.yml": FOLD_AFTER}, {"unit": ["ruleset 3"]})
+    assert gone.line() == ("- `unit` (ruleset 3): `unit` (the patch folds it into the `gpu: it's` shard of `big`): "
+                           "require that shard's check instead (`ci.yml`)")
+    twice = FOLD_AFTER.replace("      - run: pytest other\n", "      - run: pytest other\n      - run: pytest unit\n")
+    assert approve.folded_into(before, parse_workflow(twice, "ci.yml"), "unit") is None
+    [gone] = approve.required_checks_gone({"ci.yml": FOLD_BEFORE}, {"ci.yml": twice}, {"unit": ["ruleset 3"]})
+    assert gone.line() == ("- `unit` (ruleset 3): `unit` (the patch folds it away): require the check of the job its "
+                           "tests now run in (`ci.yml`)")
 
 
 def test_the_required_checks_note_is_bounded_and_says_what_was_not_read() -> None:
