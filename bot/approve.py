@@ -270,26 +270,29 @@ def required_checks_gone(before: Mapping[str, str], after: Mapping[str, str],
 
 
 #: The `if:` foldbot gives a step it moves onto one shard (`edit.shard_condition`): `matrix.<key> == <value> && ...`.
-_ON_SHARD = re.compile(r"matrix\.([\w-]+) == ('(?:[^']|'')*'|[^\s']+) && \(success\(\) \|\| failure\(\)\)")
+_ON_SHARD = re.compile(r"\s*matrix\.([\w-]+) == ('(?:[^']|'')*'|[^\s']+) && \(success\(\) \|\| failure\(\)\)")
 
 
 def folded_into(before: Workflow, after: Workflow, suite: str) -> tuple[str, tuple[tuple[str, str], ...]] | None:
     """The job of `after` that runs the steps of `before`'s job `suite` (gone from `after`), and
     the shard of it whose `if:` picks them (`((key, value),)`; `()`: every run of the job): a job of
-    both with more steps like one of the suite's (the same run, action, inputs and environment)
-    than it had. None when no job or more than one does."""
+    both with steps it had not (as written, `if:` and all) that are like one of the suite's (the same
+    run, action, inputs and environment). None when no job or more than one does."""
     steps = {step.identity[:-1] for step in before.jobs[suite].steps}  # (not its `if:`, which the move changes)
     found: list[tuple[str, tuple[tuple[str, str], ...]]] = []
     for job in after.jobs.values():
         old = before.jobs.get(job.id)
         if old is None or job.id == suite:
             continue
-        had = Counter(step.identity[:-1] for step in old.steps)
-        now = Counter(step.identity[:-1] for step in job.steps)
-        moved = [step for step in job.steps
-                 if step.identity[:-1] in steps and now[step.identity[:-1]] > had[step.identity[:-1]]]
-        if moved:  # (a step the job had before, alike, has no shard's `if:`)
-            on = next(filter(None, (_ON_SHARD.match(" ".join(str(step.if_ or "").split())) for step in moved)), None)
+        had = Counter(step.identity for step in old.steps)
+        moved = []
+        for step in job.steps:  # each step it had stands for one alike; the rest are new
+            if had[step.identity] > 0:
+                had[step.identity] -= 1
+            elif step.identity[:-1] in steps:
+                moved.append(step)
+        if moved:  # (a step the job had before, alike, is not among them: its `if:` may pick another shard)
+            on = next(filter(None, (_ON_SHARD.match(str(step.if_ or "")) for step in moved)), None)
             value = on.group(2) if on else ""
             if value.startswith("'"):
                 value = value[1:-1].replace("''", "'")

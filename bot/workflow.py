@@ -160,8 +160,8 @@ class StepDef:
         run = "\n".join(line.rstrip() for line in (self.run or "").strip().splitlines())
         raw = self.raw if isinstance(self.raw, dict) else {}
         when = " ".join(str(self.if_).split()) if self.if_ is not None else None
-        return (self.uses, run, _freeze(self.with_), _freeze(self.env), raw.get("shell"),
-                raw.get("working-directory"), when)
+        return (self.uses, run, _freeze(self.with_), _freeze(self.env), _freeze(raw.get("shell")),
+                _freeze(raw.get("working-directory")), when)
 
     def contexts(self, name: str) -> list[str]:
         """The keys of context `name` its expressions read (`context_keys`): every value of the

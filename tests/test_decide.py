@@ -422,6 +422,17 @@ def test_a_required_check_of_a_folded_job_names_the_shard_its_steps_now_run_on()
     [gone] = approve.required_checks_gone({"ci.yml": FOLD_BEFORE}, {"ci.yml": FOLD_AFTER}, {"unit": ["ruleset 3"]})
     assert gone.line() == ("- `unit` (ruleset 3): `unit` (the patch folds it into the `gpu: it's` shard of `big`): "
                            "require that shard's check instead (`ci.yml`)")
+    # `big` ran the suite's step on its other shard already (an earlier fold): the new one is the one named
+    earlier = "      - run: pytest unit\n        if: matrix.gpu == 'mi300' && (success() || failure())\n"
+    fold_before = FOLD_BEFORE.replace("      - run: pytest big\n", "      - run: pytest big\n" + earlier)
+    fold_after = FOLD_AFTER.replace("      - run: pytest big\n", "      - run: pytest big\n" + earlier)
+    assert approve.folded_into(parse_workflow(fold_before, "ci.yml"), parse_workflow(fold_after, "ci.yml"), "unit") \
+        == ("big", (("gpu", "it's"),))
+    # a `shell:` a schema would refuse (a mapping), in any job: the steps are still compared
+    odd = "      - run: pytest other\n        shell: {bash: 1}\n"
+    assert approve.folded_into(parse_workflow(FOLD_BEFORE.replace("      - run: pytest other\n", odd), "ci.yml"),
+                               parse_workflow(FOLD_AFTER.replace("      - run: pytest other\n", odd), "ci.yml"),
+                               "unit") == ("big", (("gpu", "it's"),))
     twice = FOLD_AFTER.replace("      - run: pytest other\n", "      - run: pytest other\n      - run: pytest unit\n")
     assert approve.folded_into(before, parse_workflow(twice, "ci.yml"), "unit") is None
     [gone] = approve.required_checks_gone({"ci.yml": FOLD_BEFORE}, {"ci.yml": twice}, {"unit": ["ruleset 3"]})
