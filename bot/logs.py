@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import heapq
 import json
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -122,6 +123,8 @@ def _block_entry(payload: str) -> tuple[str, float]:
     elapsed = entry.get("elapsed", entry.get("seconds", entry.get("duration")))
     if not isinstance(name, str) or isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)):
         raise LogError(f"TIMINGS entry needs `file` and a numeric `elapsed`: {payload[:80]!r}")
+    if not 0 <= elapsed < math.inf:  # (JSON as Python reads it has NaN, Infinity and 1e400)
+        raise LogError(f"TIMINGS entry's `elapsed` must be a finite number of seconds, not negative: {payload[:80]!r}")
     return normal_path(name), float(elapsed)
 
 

@@ -123,6 +123,9 @@ def test_a_log_with_nothing_foldbot_reads_is_empty() -> None:
     ('{"file": "a.py"}', "numeric `elapsed`"),
     ('{"file": "a.py", "elapsed": true}', "numeric `elapsed`"),
     ("[1, 2]", "JSON object"),
+    # JSON as Python reads it: a NaN made a shard count's predicted longest shard depend on the heap's order
+    *((f'{{"file": "a.py", "elapsed": {bad}}}', "finite number of seconds, not negative")
+      for bad in ("NaN", "Infinity", "-Infinity", "1e400", "-5")),
 ])
 def test_a_broken_timings_block_is_a_clear_error(line: str, message: str) -> None:
     with pytest.raises(LogError, match=message):
