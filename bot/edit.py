@@ -966,7 +966,7 @@ def _splice_opcodes(edit: FileEdit, a: list[str], b: list[str]) -> list[tuple[st
         region = text[starts[first]:starts[last]]
         for start, end, new in reversed(splices):
             region = region[: start - starts[first]] + new + region[end - starts[first]:]
-        count = len(region.splitlines(keepends=True))
+        count = len(_git_lines(region))
         if first > i:
             opcodes.append(("equal", i, first, j, j + first - i))
             j += first - i
@@ -992,8 +992,18 @@ def _before_lines(text: str) -> list[str]:
     return _diff_lines(text)
 
 
+def _git_lines(text: str) -> list[str]:
+    """`text`'s lines as git counts them: each ends at a "\n" (a CR, NEL or U+2028 is in its
+    line; `str.splitlines` breaks there, and the patch was corrupt for `git apply`)."""
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    if not lines[-1]:
+        lines.pop()
+    return lines
+
+
 def _diff_lines(text: str) -> list[str]:
-    lines = text.splitlines(keepends=True)
+    lines = _git_lines(text)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += _NO_NEWLINE
     return lines

@@ -270,6 +270,24 @@ def test_a_lane_file_with_a_line_break_that_newline_does_not_count_is_patched_ri
     assert apply_patch(unified_diff([edit]), {wf.path: text}) == {wf.path: edit.after}
 
 
+@pytest.mark.parametrize("odd", ["\u2028", "\r", "\x85"])
+def test_a_hunk_over_a_line_with_such_a_break_applies_with_git(odd) -> None:
+    """git ends a line at "\\n" only: the patch's lines were split as `str.splitlines` splits, so a
+    hunk over a line with a U+2028, a lone CR or a NEL in it was a corrupt patch to `git apply`."""
+    from bot.edit import LaneChange, ReshardEdit, unified_diff
+    from bot.verify import apply_patch
+    text = ("on: push\njobs:\n  host:\n    runs-on: linux-mi300-gpu-1\n    strategy:\n      matrix:\n"
+            f"        part: [0, 1, 2]  # three{odd}  # parts\n    steps:\n      - name: Run tests\n"
+            "        run: pytest host --total-partitions 3\n")
+    wf = parse_workflow(text, "w.yml")
+    change = LaneChange("w.yml", (), (ReshardEdit("host", "part", 3, 2, "--total-partitions"),))
+    edit = apply_change(wf, change, RepoConfig())
+    verify_edit(wf, change, edit, RepoConfig())
+    patch = unified_diff([edit])
+    assert f"-        part: [0, 1, 2]  # three{odd}  # parts\n+        part: [0, 1]  # two{odd}  # parts\n" in patch
+    assert apply_patch(patch, {"w.yml": text}) == {"w.yml": edit.after}
+
+
 def test_a_lane_file_that_starts_with_a_bom_is_patched_as_without_it() -> None:
     """Editors on Windows save a BOM first; GitHub runs such a file. libyaml counts its marks
     after the BOM, so every splice landed a character early and the fold was refused as
