@@ -155,6 +155,8 @@ class _Splicer:
 
     def insert_at_line(self, line: int, text: str) -> None:
         offset = self.line_start(line)
+        if offset == len(self.wf.text) and self.wf.text and self.wf.text[-1] not in "\n\r\x85\u2028\u2029":
+            text = "\n" + text  # after a last line with no line break: on a line of its own
         self.replace(offset, offset, text)
 
     def ordered(self) -> list[tuple[int, int, str]]:

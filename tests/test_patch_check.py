@@ -288,6 +288,44 @@ def test_a_hunk_over_a_line_with_such_a_break_applies_with_git(odd) -> None:
     assert apply_patch(patch, {"w.yml": text}) == {"w.yml": edit.after}
 
 
+NO_FINAL_BREAK = """on: push
+jobs:
+  unit:
+    runs-on: linux-mi300-gpu-1
+    steps:
+      - name: Run unit
+        run: pytest unit
+  host:
+    runs-on: linux-mi300-gpu-1
+    strategy:
+      matrix:
+        part: [0, 1, 2]
+    steps:
+      - name: Run tests
+        run: pytest host --total-partitions 3"""
+
+
+@pytest.mark.parametrize("comment", [("Folded by foldbot",), ()])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_fold_after_a_last_line_with_no_line_break_starts_a_line_of_its_own(comment, newline) -> None:
+    """The host's last test step is the file's last line, with no line break after it: the moved
+    step was glued onto it (the fold refused as not parsing; with a comment, the comment glued
+    on). Found by a fuzzer."""
+    from bot.edit import FoldEdit, LaneChange, unified_diff
+    from bot.verify import apply_patch
+    text = NO_FINAL_BREAK.replace("\n", newline)
+    wf = parse_workflow(text, "w.yml")
+    change = LaneChange("w.yml", (FoldEdit("unit", "host", "part", 0, 30, comment),))
+    edit = apply_change(wf, change, RepoConfig())
+    verify_edit(wf, change, edit, RepoConfig())
+    moved = "".join(f"      # {c}\n" for c in comment) + ("      - name: Run unit\n        if: matrix.part == 0 && "
+                                                            "(success() || failure())\n        timeout-minutes: 30\n"
+                                                            "        run: pytest unit\n")
+    assert edit.after == (NO_FINAL_BREAK.split("  host:")[0].split("  unit:")[0] + "  host:"
+                          + NO_FINAL_BREAK.split("  host:")[1] + "\n" + moved).replace("\n", newline)
+    assert apply_patch(unified_diff([edit]), {"w.yml": text}) == {"w.yml": edit.after}
+
+
 def test_a_lane_file_that_starts_with_a_bom_is_patched_as_without_it() -> None:
     """Editors on Windows save a BOM first; GitHub runs such a file. libyaml counts its marks
     after the BOM, so every splice landed a character early and the fold was refused as
