@@ -91,7 +91,11 @@ def last_line(node: yaml.Node, lines: list[str]) -> int:
         end = node.end_mark
         if node.style in ("|", ">"):
             line = end.line if end.column > 0 else end.line - 1
-            while line > node.start_mark.line and _is_blank(lines[line]):
+            header = lines[node.start_mark.line][node.start_mark.column:]
+            if "+" in header[:3]:  # `|+`, `>2+`: keep chomping, its trailing empty lines are content too
+                return line
+            indent = _block_indent(lines, node.start_mark.line + 1, line)
+            while line > node.start_mark.line and _is_blank(lines[line]) and not _block_content(lines[line], indent):
                 line -= 1
             return line
         return end.line if end.column > 0 else max(end.line - 1, node.start_mark.line)
@@ -107,6 +111,22 @@ def last_line(node: yaml.Node, lines: list[str]) -> int:
             return node.end_mark.line
         return last_line(node.value[-1], lines)
     return node.end_mark.line
+
+
+def _block_indent(lines: list[str], first: int, last: int) -> int:
+    """The indentation of a block scalar's content: its first line with text (lines `first` to
+    `last`); past every line's when none has any."""
+    for line in lines[first:last + 1]:
+        if not _is_blank(line):
+            return len(line) - len(line.lstrip(" "))
+    return max((len(line) for line in lines[first:last + 1]), default=0)
+
+
+def _block_content(line: str, indent: int) -> bool:
+    """Whether a line with no text is still content of a block scalar indented `indent`: white
+    space past the indentation (`pytest a\\n<spaces>\\n` keeps them), or a tab."""
+    text = line.rstrip("\r\n\x85\u2028\u2029")
+    return len(text) > indent or "\t" in text
 
 
 _BANNER = re.compile(r"#\s*([=\-#*~])\1{4,}")
@@ -254,9 +274,9 @@ def _update_comment(line: str, old: int, new: int) -> str:
 def _reindent(lines: list[str], delta: int) -> list[str]:
     out = []
     for line in lines:
-        if _is_blank(line):  # its line break only: "\n", CRLF, or one YAML counts too (a lone CR, U+2028)
-            out.append(line.lstrip(" \t"))
-        elif delta >= 0:
+        if not line.rstrip("\r\n\x85\u2028\u2029"):  # its line break only: "\n", CRLF, or one YAML counts too
+            out.append(line)
+        elif delta >= 0:  # (white space alone moves too: in a block scalar, what is past its indentation is content)
             out.append(" " * delta + line)
         else:
             strip = min(-delta, len(line) - len(line.lstrip(" ")))

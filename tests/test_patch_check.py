@@ -326,6 +326,50 @@ def test_a_fold_after_a_last_line_with_no_line_break_starts_a_line_of_its_own(co
     assert apply_patch(unified_diff([edit]), {"w.yml": text}) == {"w.yml": edit.after}
 
 
+@pytest.mark.parametrize("extra", ["  ", "\t", "  \t"])
+@pytest.mark.parametrize("where", ["end", "middle"])
+@pytest.mark.parametrize("host_dash", [6, 4, 8])
+def test_white_space_that_is_content_of_a_moved_run_block_moves_with_it(extra, where, host_dash) -> None:
+    """A line of a `run: |` block with white space past the block's indentation (an editor that
+    indents blank lines) is content: YAML reads `pytest a\\n  \\n`. The moved step dropped it at the
+    block's end and emptied it elsewhere, and the fold was refused as differing from the plan; moved
+    into steps indented otherwise, it moves with the rest of its line."""
+    from bot.edit import FoldEdit, LaneChange, unified_diff
+    from bot.verify import apply_patch
+    ws = "          " + extra + "\n"
+    body = ("          pytest a\n" + ws + "          pytest b\n") if where == "middle" else ("          pytest a\n" + ws)
+    dash = " " * host_dash
+    text = ("on: push\njobs:\n  unit:\n    runs-on: linux-mi300-gpu-1\n    steps:\n      - name: Run unit\n"
+            "        run: |\n" + body + "\n  host:\n    runs-on: linux-mi300-gpu-1\n    strategy:\n      matrix:\n"
+            f"        part: [0, 1]\n    steps:\n{dash}- name: Run tests\n{dash}  run: pytest host --total-partitions 2\n")
+    wf = parse_workflow(text, "w.yml")
+    run = wf.data["jobs"]["unit"]["steps"][0]["run"]
+    assert extra in run  # (YAML reads it as content)
+    change = LaneChange("w.yml", (FoldEdit("unit", "host", "part", 0, 30, ()),))
+    edit = apply_change(wf, change, RepoConfig())
+    verify_edit(wf, change, edit, RepoConfig())
+    assert parse_workflow(edit.after, "w.yml").data["jobs"]["host"]["steps"][1]["run"] == run
+    assert apply_patch(unified_diff([edit]), {"w.yml": text}) == {"w.yml": edit.after}
+
+
+@pytest.mark.parametrize("indicator", ["|+", ">+", "|2+", "|+2"])
+def test_a_moved_block_that_keeps_its_trailing_empty_lines_keeps_them(indicator) -> None:
+    """Keep chomping (`|+`): the block's trailing empty lines are content; the moved step dropped
+    them, and the fold was refused as differing from the plan."""
+    from bot.edit import FoldEdit, LaneChange, unified_diff
+    from bot.verify import apply_patch
+    text = ("on: push\njobs:\n  unit:\n    runs-on: linux-mi300-gpu-1\n    steps:\n      - name: Run unit\n"
+            f"        run: {indicator}\n          pytest unit\n\n\n  host:\n    runs-on: linux-mi300-gpu-1\n"
+            "    strategy:\n      matrix:\n        part: [0, 1]\n    steps:\n      - name: Run tests\n"
+            "        run: pytest host --total-partitions 2\n")
+    wf = parse_workflow(text, "w.yml")
+    assert wf.data["jobs"]["unit"]["steps"][0]["run"].endswith("\n\n\n")
+    change = LaneChange("w.yml", (FoldEdit("unit", "host", "part", 0, 30, ()),))
+    edit = apply_change(wf, change, RepoConfig())
+    verify_edit(wf, change, edit, RepoConfig())
+    assert apply_patch(unified_diff([edit]), {"w.yml": text}) == {"w.yml": edit.after}
+
+
 def test_a_lane_file_that_starts_with_a_bom_is_patched_as_without_it() -> None:
     """Editors on Windows save a BOM first; GitHub runs such a file. libyaml counts its marks
     after the BOM, so every splice landed a character early and the fold was refused as
