@@ -70,7 +70,10 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # pytorch `Upload test artifacts`, `Save test results`, `Store Core dumps on GitHub`, `Collect backtraces
     # ...`; TE `Copy logs and reports from container`; JAX `Archive jax wheels`; aiter `Collect test logs`;
     # DeepSpeed `Open GitHub issue if nightly CI fails`; SGLang `Upload diffusion failure artifacts`.
-    StepRule(r"(?i)(?:(?:upload|archive|store|save|publish|collect|gather|pack|report|notify|comment)\b|summar"
+    # (IREE's names are gerunds: `Uploading new config file`, `Checking out external TestSuite repository`,
+    # `Installing external TestSuite Python requirements`; each verb's -ing form goes with it.)
+    StepRule(r"(?i)(?:(?:upload(?:ing)?|archiv(?:e|ing)|stor(?:e|ing)|sav(?:e|ing)|publish(?:ing)?|collect(?:ing)?"
+             r"|gather(?:ing)?|pack(?:ing)?|report(?:ing)?|notify(?:ing)?|comment(?:ing)?)\b|summar"
              r"|write back|copy .*\b(?:logs?|reports?|results?|artifacts?)\b|(?:open|create|file) .*\bissue)",
              "other"),
     # Getting the results ready to upload: onnxruntime `Prepare Build Output for Upload`, pytorch/test-infra
@@ -102,13 +105,14 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)(?:verify|test) (?:rccl|nccl|rdma|nixl)\b", "other"),
     # Teardown: aiter/TE `Cleanup container`, aiter `Clean Up`, pytorch `Teardown ROCm`, `Stop monitoring
     # script`, triton `Clean up caches`.
-    StepRule(r"(?i)(?:teardown|tear down|clean ?up|remove|delete|stop|kill)\b", "other"),
+    StepRule(r"(?i)(?:teardown|tear(?:ing)? down|clean ?up|cleaning(?: up)?|remov(?:e|ing)|delet(?:e|ing)"
+             r"|stop(?:ping)?|kill(?:ing)?)\b", "other"),
     StepRule(r"(?i)(?:lint|format|pre-commit|clang-format|ruff|flake8|mypy|actionlint)\b", "other"),
     # -- setup, before the test rules (`Install Pytest`, `Set Test step time`, `Triton Test Selection Script`).
     # Checkout: SGLang/aiter `Checkout code`, pytorch `Checkout PyTorch`, TE `Checkout repository`, triton
     # `Checkout`, aiter `Sync submodules`, `Sync CK submodule`, `Clone sglang repo`; TheRock `Checking repository`,
     # `Checking out repository` (checkouts of a called workflow, whose `uses:` foldbot does not see), `Adjust git config`.
-    StepRule(r"(?i)(?:checkout|check out|checking (?:out )?(?:the )?repo\w*|clone|fetch"
+    StepRule(r"(?i)(?:checkout|check out|checking out|checking (?:the )?repo\w*|clon(?:e|ing)|fetch(?:ing)?"
              r"|(?:sync|update|init) (?:\S+ )*?submodules?"
              r"|.*\bgit config)\b", "setup"),
     # Installs, builds, pulls, logins, caches: DeepSpeed `Install pytorch`, `Install deepspeed`; pytorch
@@ -119,10 +123,12 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # to clang`; optimum-benchmark `Restore files ownership`, `Build image`, `Set target devices`; SGLang
     # `Setup docker`, `Setup kernel caches`, `Install dependencies`, `Download artifacts`, `Login to Docker Hub`;
     # transformers `Reinstall transformers in edit mode ...`; TheRock `Configuring CI options`.
-    StepRule(r"(?i)(?:set ?up|setup|set|install|re-?install|uninstall|update|upgrade|configure|configuring|config"
-             r"|prepare|enable|build"
-             r"|compile|warm ?up|pull|download|restore|cache|ccache|login|log ?in|docker login|authenticate"
-             r"|sign in|free disk)\b", "setup"),
+    # (Gerunds too, but not `updating`/`upgrading`: IREE's `Updating config file with latest XFAIL lists` runs after
+    # the tests, on a failure.)
+    StepRule(r"(?i)(?:set ?up|setup|set|setting(?: up)?|(?:re-?|un)?install(?:ing)?|update|upgrade|configure|configuring"
+             r"|config|prepar(?:e|ing)|enabl(?:e|ing)|build(?:ing)?|compil(?:e|ing)|warm(?:ing)? ?up|pull(?:ing)?"
+             r"|download(?:ing)?|restor(?:e|ing)|cach(?:e|ing)|ccache|login|log(?:ging)? ?in|docker login"
+             r"|authenticat(?:e|ing)|sign(?:ing)? in|free(?:ing)? disk)\b", "setup"),
     # Starting the container or helpers: SGLang `Start CI container`, `Start Special Container`, `Start
     # container from the miles image`; aiter `Run the container`; TE `Run Container`; pytorch `Start
     # monitoring script`.

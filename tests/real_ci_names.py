@@ -590,6 +590,8 @@ ONNXRUNTIME = Project(
 # iree-org/iree: the MI325 package tests and the regression suite's model tests and benchmarks.
 #   iree-org/iree .github/workflows/pkgci_test_amd_mi325.yml @031445e2
 #   iree-org/iree .github/workflows/pkgci_regression_test.yml @434d21aaf27844e39c03e7c86fd0a8b71b6c1327
+#   iree-org/iree .github/workflows/pkgci_regression_test_amdgpu_vulkan.yml @07d65086916b759c1ca7fe4c134bf0090b9b1362
+#   (its step names are gerunds; the XFAIL update and the upload run after the tests, `if: failure()`)
 #   (runs-on: nodai-amdgpu-mi250-x86-64, nodai-amdgpu-mi300-x86-64); linux-mi325-1gpu-ossci-iree-org from
 #   the project's runner reports
 IREE = Project(
@@ -597,6 +599,7 @@ IREE = Project(
     sources=(
         "iree-org/iree .github/workflows/pkgci_test_amd_mi325.yml @031445e2",
         "iree-org/iree .github/workflows/pkgci_regression_test.yml @434d21aa",
+        "iree-org/iree .github/workflows/pkgci_regression_test_amdgpu_vulkan.yml @07d65086",
     ),
     steps=(
         ("Run rocminfo", False, SETUP),
@@ -617,6 +620,11 @@ IREE = Project(
         ("Running SD3 special model tests", False, TEST),
         ("Running SDXL rocm pipeline benchmark (mi250)", False, TEST),
         ("Running SDXL rocm pipeline benchmark (mi300)", False, TEST),
+        ("Checking out external TestSuite repository", True, SETUP),
+        ("Installing external TestSuite Python requirements", False, SETUP),
+        ("Run external tests - ONNX test suite", False, TEST),
+        ("Updating config file with latest XFAIL lists", False, OTHER),
+        ("Uploading new config file", True, OTHER),
     ),
     amd_labels=("linux-mi325-1gpu-ossci-iree-org", "nodai-amdgpu-mi250-x86-64", "nodai-amdgpu-mi300-x86-64"),
     other_labels=(),

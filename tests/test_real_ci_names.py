@@ -124,3 +124,20 @@ def test_a_repository_rule_wins_over_an_action_step() -> None:
 ])
 def test_a_report_shown_after_the_tests_is_other_a_machine_summary_before_them_setup(name: str, category: str) -> None:
     assert RepoConfig().classify(name, action=False) == category
+
+
+@pytest.mark.parametrize("name,category", [
+    ("Installing dependencies", "setup"), ("Reinstalling torch", "setup"), ("Building wheel", "setup"),
+    ("Downloading artifacts", "setup"), ("Pulling docker image", "setup"), ("Setting up Python", "setup"),
+    ("Logging in to Docker Hub", "setup"), ("Cloning the test suite", "setup"), ("Fetching submodules", "setup"),
+    ("Checking out the TestSuite repo", "setup"), ("Compiling kernels", "setup"), ("Restoring the cache", "setup"),
+    ("Uploading artifacts", "other"), ("Saving test results", "other"), ("Collecting logs", "other"),
+    ("Cleaning up containers", "other"), ("Removing old images", "other"), ("Tearing down the cluster", "other"),
+    ("Stopping the server", "other"),
+    # a gerund that does not start the name is read as before; the test word still makes a test step
+    ("Running unit tests", "test"), ("Run tests while installing nothing", "test"),
+])
+def test_a_step_named_with_a_gerund_gets_its_verbs_category(name: str, category: str) -> None:
+    """IREE names its steps `Checking out ...`, `Installing ...`, `Uploading ...`: its TestSuite checkout
+    and pip install were tests (the word TestSuite) and its upload was setup."""
+    assert RepoConfig().classify(name, action=False) == category
