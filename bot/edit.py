@@ -319,6 +319,13 @@ def shard_condition(key: str | None, value: Any, existing: str | None) -> str:
     return f"{base} && ({' '.join(inner.split())})"
 
 
+def _dash_column(item: yaml.Node, lines: list[str]) -> int | None:
+    """The column of the `-` that begins a block list's item, on the line where the item starts
+    (`- name:` or `-   name:`); None when it is not there (a flow list, an item on the next line)."""
+    before = lines[item.start_mark.line][:item.start_mark.column].rstrip(" ")
+    return len(before) - 1 if before.endswith("-") and not before[:-1].strip(" ") else None
+
+
 def _step_text(sp: _Splicer, step: StepDef, dash_col: int, *, condition: str, timeout: int) -> list[str]:
     """The source lines of a step, re-indented to `dash_col`, with `if:` and
     `timeout-minutes:` set right after its name."""
@@ -326,17 +333,18 @@ def _step_text(sp: _Splicer, step: StepDef, dash_col: int, *, condition: str, ti
     lines = sp.lines
     last = last_line(node, lines)
     pairs = node.value
-    step_dash = node.start_mark.column - 2
+    key_col = node.start_mark.column
+    step_dash = key_col - 2  # (where `- ` would put the dash: the text is moved by its keys' column)
+    real_dash = _dash_column(node, lines)
     blocks: list[tuple[str, list[str]]] = []
     for i, (k, v) in enumerate(pairs):
         first = k.start_mark.line
         end = pairs[i + 1][0].start_mark.line - 1 if i + 1 < len(pairs) else last
         block = lines[first : end + 1]
-        if i == 0:  # the item's first line carries the dash
+        if i == 0 and real_dash is not None:  # the item's first line carries the dash (`- `, or `-   `)
             head = block[0]
-            block = [head[:step_dash] + "  " + head[step_dash + 2 :]] + block[1:]
+            block = [head[:real_dash] + " " + head[real_dash + 1 :]] + block[1:]
         blocks.append((k.value, block))
-    key_col = node.start_mark.column
     kept = [(k, b) for k, b in blocks if k not in ("if", "timeout-minutes")]
     pad = " " * key_col
     extra = [f"{pad}if: {_yaml_scalar(condition)}\n", f"{pad}timeout-minutes: {timeout}\n"]
@@ -372,7 +380,9 @@ def apply_change(workflow: Workflow, change: LaneChange, config: RepoConfig) -> 
         if not moving or not test_indexes:
             raise EditError(f"{workflow.path}: `{fold.suite}` has no steps to move or `{fold.host}` no test step")
         after = host.steps[test_indexes[-1]]
-        dash_col = after.node.start_mark.column - 2
+        dash_col = _dash_column(after.node, sp.lines)  # (the moved steps are items of its list: their dash goes there)
+        if dash_col is None:
+            raise EditError(f"{workflow.path}: the steps of `{fold.host}` are not a block list")
         body: list[str] = [" " * dash_col + ("# " + c if c else "#") + "\n" for c in fold.comment]
         for step in moving:
             condition = shard_condition(fold.shard_key, fold.shard_value, step.if_)

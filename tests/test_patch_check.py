@@ -370,6 +370,29 @@ def test_a_moved_block_that_keeps_its_trailing_empty_lines_keeps_them(indicator)
     assert apply_patch(unified_diff([edit]), {"w.yml": text}) == {"w.yml": edit.after}
 
 
+@pytest.mark.parametrize("suite_gap,host_gap", [(3, 1), (1, 3), (3, 3), (2, 1)])
+def test_steps_written_with_more_spaces_after_the_dash_fold(suite_gap, host_gap) -> None:
+    """`-   name: x` (the keys aligned past the dash): the moved step's own dash was left in its
+    first line, or the step was put in the host's list with its dash at the keys' column less two,
+    not at its siblings' dashes; either way the patched file did not parse and the fold was
+    refused. Found by a fuzzer."""
+    from bot.edit import FoldEdit, LaneChange, unified_diff
+    from bot.verify import apply_patch
+    suite, host = "-" + " " * suite_gap, "-" + " " * host_gap
+    pad_s, pad_h = " " * (suite_gap + 1), " " * (host_gap + 1)
+    text = ("on: push\njobs:\n  unit:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+            f"      {suite}name: Run unit\n      {pad_s}run: pytest unit\n"
+            "  host:\n    runs-on: linux-mi300-gpu-1\n    strategy:\n      matrix:\n        part: [0, 1]\n    steps:\n"
+            f"      {host}name: Run tests\n      {pad_h}run: pytest host --total-partitions 2\n")
+    wf = parse_workflow(text, "w.yml")
+    change = LaneChange("w.yml", (FoldEdit("unit", "host", "part", 0, 30, ()),))
+    edit = apply_change(wf, change, RepoConfig())
+    verify_edit(wf, change, edit, RepoConfig())
+    assert edit.after.endswith("      - name: Run unit\n        if: matrix.part == 0 && (success() || failure())\n"
+                               "        timeout-minutes: 30\n        run: pytest unit\n")
+    assert apply_patch(unified_diff([edit]), {"w.yml": text}) == {"w.yml": edit.after}
+
+
 def test_a_lane_file_that_starts_with_a_bom_is_patched_as_without_it() -> None:
     """Editors on Windows save a BOM first; GitHub runs such a file. libyaml counts its marks
     after the BOM, so every splice landed a character early and the fold was refused as
