@@ -319,6 +319,14 @@ def shard_condition(key: str | None, value: Any, existing: str | None) -> str:
     return f"{base} && ({' '.join(inner.split())})"
 
 
+def _trails(line: str, dash_col: int) -> bool:
+    """Whether a line after a list item's text still goes with it: a comment, or white space alone,
+    indented past the items' dash (at the dash or before it, a comment leads what follows)."""
+    text = line.rstrip("\r\n\x85\u2028\u2029")
+    rest = text.lstrip(" ")
+    return len(text) - len(rest) > dash_col and (not rest.strip() or rest.startswith("#"))
+
+
 def _dash_column(item: yaml.Node, lines: list[str]) -> int | None:
     """The column of the `-` that begins a block list's item, on the line where the item starts
     (`- name:` or `-   name:`); None when it is not there (a flow list, an item on the next line)."""
@@ -388,6 +396,8 @@ def apply_change(workflow: Workflow, change: LaneChange, config: RepoConfig) -> 
             condition = shard_condition(fold.shard_key, fold.shard_value, step.if_)
             body.extend(_step_text(sp, step, dash_col, condition=condition, timeout=fold.timeout_minutes))
         end = last_line(after.node, sp.lines)
+        while end + 1 < len(sp.lines) and _trails(sp.lines[end + 1], dash_col):
+            end += 1  # (its commented-out keys stay with it: after a moved block, they would be the block's text)
         is_last = after.index == len(host.steps) - 1
         blank_between = end + 1 < len(sp.lines) and _is_blank(sp.lines[end + 1])
         count = len(sp.edits)

@@ -393,6 +393,28 @@ def test_steps_written_with_more_spaces_after_the_dash_fold(suite_gap, host_gap)
     assert apply_patch(unified_diff([edit]), {"w.yml": text}) == {"w.yml": edit.after}
 
 
+@pytest.mark.parametrize("trailing", ["          # --slow disabled\n", "        # timeout-minutes: 30\n",
+                                      "            \n"])
+def test_lines_that_trail_the_hosts_last_step_stay_with_it(trailing) -> None:
+    """A commented-out line (or white space) indented past the dash, after the host's last test step:
+    the moved step went in before it, and where it was indented past the moved `run: |` block it
+    became that block's text (the fold refused as differing from the plan). It stays with its step,
+    and the moved step follows it. Found by a fuzzer."""
+    from bot.edit import FoldEdit, LaneChange, unified_diff
+    from bot.verify import apply_patch
+    host_step = f"      - name: Run tests\n        run: pytest host --total-partitions 2\n{trailing}"
+    text = ("on: push\njobs:\n  unit:\n    runs-on: linux-mi300-gpu-1\n    steps:\n      - name: Run unit\n"
+            "        run: |\n          pytest unit\n  host:\n    runs-on: linux-mi300-gpu-1\n    strategy:\n"
+            f"      matrix:\n        part: [0, 1]\n    steps:\n{host_step}")
+    wf = parse_workflow(text, "w.yml")
+    change = LaneChange("w.yml", (FoldEdit("unit", "host", "part", 0, 30, ()),))
+    edit = apply_change(wf, change, RepoConfig())
+    verify_edit(wf, change, edit, RepoConfig())
+    assert edit.after.endswith(host_step + "      - name: Run unit\n        if: matrix.part == 0 && (success() || "
+                               "failure())\n        timeout-minutes: 30\n        run: |\n          pytest unit\n")
+    assert apply_patch(unified_diff([edit]), {"w.yml": text}) == {"w.yml": edit.after}
+
+
 def test_a_lane_file_that_starts_with_a_bom_is_patched_as_without_it() -> None:
     """Editors on Windows save a BOM first; GitHub runs such a file. libyaml counts its marks
     after the BOM, so every splice landed a character early and the fold was refused as
