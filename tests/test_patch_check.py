@@ -288,6 +288,19 @@ def test_a_hunk_over_a_line_with_such_a_break_applies_with_git(odd) -> None:
     assert apply_patch(patch, {"w.yml": text}) == {"w.yml": edit.after}
 
 
+def _fold_unit_into_host(text: str, comment: tuple[str, ...] = ()) -> FileEdit:
+    """`unit` folded into shard `part: 0` of `host` in `w.yml`: the edit, verified, and its patch
+    checked to give the same text through `git apply`."""
+    from bot.edit import FoldEdit, LaneChange, unified_diff
+    from bot.verify import apply_patch
+    wf = parse_workflow(text, "w.yml")
+    change = LaneChange("w.yml", (FoldEdit("unit", "host", "part", 0, 30, comment),))
+    edit = apply_change(wf, change, RepoConfig())
+    verify_edit(wf, change, edit, RepoConfig())
+    assert apply_patch(unified_diff([edit]), {"w.yml": text}) == {"w.yml": edit.after}
+    return edit
+
+
 NO_FINAL_BREAK = """on: push
 jobs:
   unit:
@@ -311,19 +324,12 @@ def test_a_fold_after_a_last_line_with_no_line_break_starts_a_line_of_its_own(co
     """The host's last test step is the file's last line, with no line break after it: the moved
     step was glued onto it (the fold refused as not parsing; with a comment, the comment glued
     on). Found by a fuzzer."""
-    from bot.edit import FoldEdit, LaneChange, unified_diff
-    from bot.verify import apply_patch
-    text = NO_FINAL_BREAK.replace("\n", newline)
-    wf = parse_workflow(text, "w.yml")
-    change = LaneChange("w.yml", (FoldEdit("unit", "host", "part", 0, 30, comment),))
-    edit = apply_change(wf, change, RepoConfig())
-    verify_edit(wf, change, edit, RepoConfig())
+    edit = _fold_unit_into_host(NO_FINAL_BREAK.replace("\n", newline), comment)
     moved = "".join(f"      # {c}\n" for c in comment) + ("      - name: Run unit\n        if: matrix.part == 0 && "
                                                             "(success() || failure())\n        timeout-minutes: 30\n"
                                                             "        run: pytest unit\n")
     assert edit.after == (NO_FINAL_BREAK.split("  host:")[0].split("  unit:")[0] + "  host:"
                           + NO_FINAL_BREAK.split("  host:")[1] + "\n" + moved).replace("\n", newline)
-    assert apply_patch(unified_diff([edit]), {"w.yml": text}) == {"w.yml": edit.after}
 
 
 @pytest.mark.parametrize("extra", ["  ", "\t", "  \t"])
@@ -334,8 +340,6 @@ def test_white_space_that_is_content_of_a_moved_run_block_moves_with_it(extra, w
     indents blank lines) is content: YAML reads `pytest a\\n  \\n`. The moved step dropped it at the
     block's end and emptied it elsewhere, and the fold was refused as differing from the plan; moved
     into steps indented otherwise, it moves with the rest of its line."""
-    from bot.edit import FoldEdit, LaneChange, unified_diff
-    from bot.verify import apply_patch
     ws = "          " + extra + "\n"
     body = ("          pytest a\n" + ws + "          pytest b\n") if where == "middle" else ("          pytest a\n" + ws)
     dash = " " * host_dash
@@ -345,29 +349,21 @@ def test_white_space_that_is_content_of_a_moved_run_block_moves_with_it(extra, w
     wf = parse_workflow(text, "w.yml")
     run = wf.data["jobs"]["unit"]["steps"][0]["run"]
     assert extra in run  # (YAML reads it as content)
-    change = LaneChange("w.yml", (FoldEdit("unit", "host", "part", 0, 30, ()),))
-    edit = apply_change(wf, change, RepoConfig())
-    verify_edit(wf, change, edit, RepoConfig())
+    edit = _fold_unit_into_host(text)
     assert parse_workflow(edit.after, "w.yml").data["jobs"]["host"]["steps"][1]["run"] == run
-    assert apply_patch(unified_diff([edit]), {"w.yml": text}) == {"w.yml": edit.after}
 
 
 @pytest.mark.parametrize("indicator", ["|+", ">+", "|2+", "|+2"])
 def test_a_moved_block_that_keeps_its_trailing_empty_lines_keeps_them(indicator) -> None:
     """Keep chomping (`|+`): the block's trailing empty lines are content; the moved step dropped
     them, and the fold was refused as differing from the plan."""
-    from bot.edit import FoldEdit, LaneChange, unified_diff
-    from bot.verify import apply_patch
     text = ("on: push\njobs:\n  unit:\n    runs-on: linux-mi300-gpu-1\n    steps:\n      - name: Run unit\n"
             f"        run: {indicator}\n          pytest unit\n\n\n  host:\n    runs-on: linux-mi300-gpu-1\n"
             "    strategy:\n      matrix:\n        part: [0, 1]\n    steps:\n      - name: Run tests\n"
             "        run: pytest host --total-partitions 2\n")
     wf = parse_workflow(text, "w.yml")
     assert wf.data["jobs"]["unit"]["steps"][0]["run"].endswith("\n\n\n")
-    change = LaneChange("w.yml", (FoldEdit("unit", "host", "part", 0, 30, ()),))
-    edit = apply_change(wf, change, RepoConfig())
-    verify_edit(wf, change, edit, RepoConfig())
-    assert apply_patch(unified_diff([edit]), {"w.yml": text}) == {"w.yml": edit.after}
+    _fold_unit_into_host(text)
 
 
 @pytest.mark.parametrize("suite_gap,host_gap", [(3, 1), (1, 3), (3, 3), (2, 1)])
@@ -376,21 +372,15 @@ def test_steps_written_with_more_spaces_after_the_dash_fold(suite_gap, host_gap)
     first line, or the step was put in the host's list with its dash at the keys' column less two,
     not at its siblings' dashes; either way the patched file did not parse and the fold was
     refused. Found by a fuzzer."""
-    from bot.edit import FoldEdit, LaneChange, unified_diff
-    from bot.verify import apply_patch
     suite, host = "-" + " " * suite_gap, "-" + " " * host_gap
     pad_s, pad_h = " " * (suite_gap + 1), " " * (host_gap + 1)
     text = ("on: push\njobs:\n  unit:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
             f"      {suite}name: Run unit\n      {pad_s}run: pytest unit\n"
             "  host:\n    runs-on: linux-mi300-gpu-1\n    strategy:\n      matrix:\n        part: [0, 1]\n    steps:\n"
             f"      {host}name: Run tests\n      {pad_h}run: pytest host --total-partitions 2\n")
-    wf = parse_workflow(text, "w.yml")
-    change = LaneChange("w.yml", (FoldEdit("unit", "host", "part", 0, 30, ()),))
-    edit = apply_change(wf, change, RepoConfig())
-    verify_edit(wf, change, edit, RepoConfig())
+    edit = _fold_unit_into_host(text)
     assert edit.after.endswith("      - name: Run unit\n        if: matrix.part == 0 && (success() || failure())\n"
                                "        timeout-minutes: 30\n        run: pytest unit\n")
-    assert apply_patch(unified_diff([edit]), {"w.yml": text}) == {"w.yml": edit.after}
 
 
 @pytest.mark.parametrize("trailing", ["          # --slow disabled\n", "        # timeout-minutes: 30\n",
@@ -400,19 +390,13 @@ def test_lines_that_trail_the_hosts_last_step_stay_with_it(trailing) -> None:
     the moved step went in before it, and where it was indented past the moved `run: |` block it
     became that block's text (the fold refused as differing from the plan). It stays with its step,
     and the moved step follows it. Found by a fuzzer."""
-    from bot.edit import FoldEdit, LaneChange, unified_diff
-    from bot.verify import apply_patch
     host_step = f"      - name: Run tests\n        run: pytest host --total-partitions 2\n{trailing}"
     text = ("on: push\njobs:\n  unit:\n    runs-on: linux-mi300-gpu-1\n    steps:\n      - name: Run unit\n"
             "        run: |\n          pytest unit\n  host:\n    runs-on: linux-mi300-gpu-1\n    strategy:\n"
             f"      matrix:\n        part: [0, 1]\n    steps:\n{host_step}")
-    wf = parse_workflow(text, "w.yml")
-    change = LaneChange("w.yml", (FoldEdit("unit", "host", "part", 0, 30, ()),))
-    edit = apply_change(wf, change, RepoConfig())
-    verify_edit(wf, change, edit, RepoConfig())
+    edit = _fold_unit_into_host(text)
     assert edit.after.endswith(host_step + "      - name: Run unit\n        if: matrix.part == 0 && (success() || "
                                "failure())\n        timeout-minutes: 30\n        run: |\n          pytest unit\n")
-    assert apply_patch(unified_diff([edit]), {"w.yml": text}) == {"w.yml": edit.after}
 
 
 def test_a_lane_file_that_starts_with_a_bom_is_patched_as_without_it() -> None:
