@@ -256,15 +256,15 @@ def required_checks_gone(before: Mapping[str, str], after: Mapping[str, str],
                 for path in sorted(after)]
     gone = []
     for check, where in sorted(required.items()):
-        given = [(path, ref, new) for path, old, new in matchers
+        given = [(path, ref, old, new) for path, old, new in matchers
                  for ref in [old.rendered(check)] if _gives(old.workflow, ref, check)]
         if given and not any(_gives(new.workflow, new.rendered(check), check) for _, _, new in matchers):
-            path, ref, new = given[0]  # (a job of one id in two lanes: named once)
+            path, ref, old, new = given[0]  # (a job of one id in two lanes: named once)
             assert ref.job_id is not None
             if ref.job_id in new.workflow.jobs:
                 gone.append(GoneCheck(check, tuple(where), ref.job_id, path, ref.matrix))
             else:
-                into = folded_into(parsed(before[path], path), new.workflow, ref.job_id)
+                into = folded_into(old.workflow, new.workflow, ref.job_id)
                 gone.append(GoneCheck(check, tuple(where), ref.job_id, path, into=into))
     return gone
 

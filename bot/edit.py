@@ -77,6 +77,15 @@ class FileEdit:
 
 # --- positions -----------------------------------------------------------------------------------
 
+#: The characters of YAML's line breaks (CRLF is two of them).
+_BREAKS = "\r\n\x85\u2028\u2029"
+
+
+def _text_of(line: str) -> str:
+    """A line without its line break."""
+    return line.rstrip(_BREAKS)
+
+
 def _is_blank(line: str) -> bool:
     return not line.strip()
 
@@ -125,7 +134,7 @@ def _block_indent(lines: list[str], first: int, last: int) -> int:
 def _block_content(line: str, indent: int) -> bool:
     """Whether a line with no text is still content of a block scalar indented `indent`: white
     space past the indentation (`pytest a\\n<spaces>\\n` keeps them), or a tab."""
-    text = line.rstrip("\r\n\x85\u2028\u2029")
+    text = _text_of(line)
     return len(text) > indent or "\t" in text
 
 
@@ -175,7 +184,7 @@ class _Splicer:
 
     def insert_at_line(self, line: int, text: str) -> None:
         offset = self.line_start(line)
-        if offset == len(self.wf.text) and self.wf.text and self.wf.text[-1] not in "\n\r\x85\u2028\u2029":
+        if offset == len(self.wf.text) and self.wf.text and self.wf.text[-1] not in _BREAKS:
             text = "\n" + text  # after a last line with no line break: on a line of its own
         self.replace(offset, offset, text)
 
@@ -274,7 +283,7 @@ def _update_comment(line: str, old: int, new: int) -> str:
 def _reindent(lines: list[str], delta: int) -> list[str]:
     out = []
     for line in lines:
-        if not line.rstrip("\r\n\x85\u2028\u2029"):  # its line break only: "\n", CRLF, or one YAML counts too
+        if not _text_of(line):  # its line break only: "\n", CRLF, or one YAML counts too
             out.append(line)
         elif delta >= 0:  # (white space alone moves too: in a block scalar, what is past its indentation is content)
             out.append(" " * delta + line)
@@ -322,7 +331,7 @@ def shard_condition(key: str | None, value: Any, existing: str | None) -> str:
 def _trails(line: str, dash_col: int) -> bool:
     """Whether a line after a list item's text still goes with it: a comment, or white space alone,
     indented past the items' dash (at the dash or before it, a comment leads what follows)."""
-    text = line.rstrip("\r\n\x85\u2028\u2029")
+    text = _text_of(line)
     rest = text.lstrip(" ")
     return len(text) - len(rest) > dash_col and (not rest.strip() or rest.startswith("#"))
 
