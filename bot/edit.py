@@ -24,7 +24,7 @@ from typing import Any, Iterator
 import yaml
 
 from .config import RepoConfig
-from .workflow import (JobDef, StepDef, Workflow, WorkflowError, compose_workflow, directive, mapping_get,
+from .workflow import (JobDef, JobSpan, StepDef, Workflow, WorkflowError, compose_workflow, directive, mapping_get,
                        mapping_item, odd_lines)
 
 
@@ -832,67 +832,87 @@ def verify_edit(workflow: Workflow, change: LaneChange, edit: FileEdit, config: 
 def _patched_data(workflow: Workflow, edit: FileEdit) -> dict[str, Any]:
     """What the patched file parses to. Where the edit is the splices of the workflow's text
     and its jobs can be read one at a time (`Workflow.job_spans`), only the jobs the splices
-    touch are parsed again, with the rest of the file around them, and each other job stands as
-    `<id>: 0` (so the jobs keep their order, and a repeated id is still one); the others' data
-    is the original's (shared, as the original's is: not to be changed). That is the same data:
-    a job's text parses to the same job wherever it stands. What could reach across jobs makes
-    the file be parsed whole: an anchor or alias in it, a directive, odd line breaks, a
-    placeholder that does not stand where it was put (a splice that opens a quote over it); so
-    does whatever does not parse so, for the error's line in the patched file."""
+    touch are parsed again, with the top-level keys they touch (`on:` when a job leaves its
+    options), and each other job stands as `<id>: 0`, each other top-level key as `<key>: 0`
+    (so they keep their order, and a repeated one is still one); the others' data is the
+    original's (shared, as the original's is: not to be changed). That is the same data: a
+    job's text parses to the same job wherever it stands, a key's to the same value. What could
+    reach across them makes the file be parsed whole: an anchor or alias in it, a directive,
+    odd line breaks, a placeholder that does not stand where it was put (a splice that opens a
+    quote over it); so does whatever does not parse so, for the error's line in the patched
+    file."""
     reduced = _reduced(workflow, edit)
     if reduced is not None:
-        text, held = reduced
+        text, held_keys, held_jobs = reduced
         with contextlib.suppress(WorkflowError):
             root, data = compose_workflow(text, edit.path)
             jobs_node = mapping_get(root, "jobs")
-            stood = {key.value: key.start_mark.index for key, value in jobs_node.value
-                     if key.value in held and isinstance(value, yaml.ScalarNode) and value.value == "0"} \
-                if isinstance(jobs_node, yaml.MappingNode) else None
-            if stood == held and isinstance(data.get("jobs"), dict):
-                original = workflow.data["jobs"]
-                return {**data, "jobs": {job: original[job] if job in held else value
-                                         for job, value in data["jobs"].items()}}
+            if _stood(root, held_keys) == held_keys and _stood(jobs_node, held_jobs) == held_jobs \
+                    and isinstance(data.get("jobs"), dict):
+                original = workflow.data
+                jobs = {job: original["jobs"][job] if job in held_jobs else value
+                        for job, value in data["jobs"].items()}
+                return {key: original[key] if key in held_keys else jobs if key == "jobs" else value
+                        for key, value in data.items()}
     return compose_workflow(edit.after, edit.path)[1]
 
 
-def _reduced(workflow: Workflow, edit: FileEdit) -> tuple[str, dict[str, int]] | None:
-    """The patched text with each job no splice touches as `<id>: 0`, and where each of those
-    keys stands in it; None when the file must be parsed whole (see `_patched_data`)."""
-    spans = workflow.job_spans
+def _stood(node: yaml.Node | None, held: dict[str, int]) -> dict[str, int] | None:
+    """Where each of the `held` keys of a mapping stands with the placeholder value `0`."""
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    return {key.value: key.start_mark.index for key, value in node.value
+            if key.value in held and isinstance(value, yaml.ScalarNode) and value.value == "0"}
+
+
+def _reduced(workflow: Workflow, edit: FileEdit) -> tuple[str, dict[str, int], dict[str, int]] | None:
+    """The patched text with each top-level key and each job no splice touches as `<key>: 0`,
+    and where each of those keys stands in it (the top-level ones, the jobs); None when the
+    file must be parsed whole (see `_patched_data`)."""
+    spans, top = workflow.job_spans, workflow.top_spans
     splices = edit.splices
-    if not spans or not splices or edit.before != workflow.text or list(splices) != sorted(splices, key=_place) \
-            or any(a[1] > b[0] for a, b in zip(splices, splices[1:])) or _splice(workflow.text, splices) != edit.after:
+    if not spans or not top or not splices or edit.before != workflow.text \
+            or list(splices) != sorted(splices, key=_place) or any(a[1] > b[0] for a, b in zip(splices, splices[1:])) \
+            or _splice(workflow.text, splices) != edit.after:
         return None
     # a directive or an odd line break the patch makes (written, or uncovered: `#%TAG` losing its `#`) changes
     # how the jobs left out read; an anchor or alias it writes cannot name one of theirs (`job_spans` holds none:
     # one that copies `jobs:` itself copies the `<id>: 0`s, which never equal the plan)
     if directive(edit.after) or odd_lines(edit.after):
         return None
+    held_top = {key: span for key, span in _untouched(top, splices).items() if key != "jobs"}  # (its jobs are)
+    held_jobs = _untouched(spans, splices)
+    cuts = sorted([*((s, e, new, None, 0, False) for s, e, new in splices),
+                   *((span.start, span.end, "", key, span.column, True) for key, span in held_top.items()),
+                   *((span.start, span.end, "", job, span.column, False) for job, span in held_jobs.items())],
+                  key=lambda c: (c[0], c[1]))
+    pieces: list[str] = []
+    held: tuple[dict[str, int], dict[str, int]] = ({}, {})
+    size = pos = 0
+    for start, end, new, key, column, top_level in cuts:
+        pieces.append(workflow.text[pos:start])
+        size += start - pos
+        if key is not None:  # a key no splice touches
+            held[0 if top_level else 1][key] = size + column
+            new = f"{' ' * column}{key}: 0\n"
+        pieces.append(new)
+        size += len(new)
+        pos = end
+    pieces.append(workflow.text[pos:])
+    return "".join(pieces), *held
+
+
+def _untouched(spans: dict[str, JobSpan], splices: tuple[tuple[int, int, str], ...]) -> dict[str, JobSpan]:
+    """The spans no splice touches (in their order)."""
     order = list(spans.items())
     touched: set[int] = set()
     for i, (_, span) in enumerate(order):
         if any(s <= span.end and e >= span.start for s, e, _ in splices):
             touched.add(i)
-            # a line put before the key, in its indentation, ends the job before: a block scalar there takes it
+            # a line put before the key, in its indentation, ends the span before: a block scalar there takes it
             if i and any(s <= span.start + span.column and e >= span.start for s, e, _ in splices):
                 touched.add(i - 1)
-    held_spans = [(span.start, span.end, job, span.column) for i, (job, span) in enumerate(order) if i not in touched]
-    cuts = sorted([*((s, e, new, None, 0) for s, e, new in splices), *((s, e, "", job, column) for s, e, job, column
-                                                                         in held_spans)], key=lambda c: (c[0], c[1]))
-    pieces: list[str] = []
-    held: dict[str, int] = {}
-    size = pos = 0
-    for start, end, new, job, column in cuts:
-        pieces.append(workflow.text[pos:start])
-        size += start - pos
-        if job is not None:  # a job no splice touches
-            held[job] = size + column
-            new = f"{' ' * column}{job}: 0\n"
-        pieces.append(new)
-        size += len(new)
-        pos = end
-    pieces.append(workflow.text[pos:])
-    return "".join(pieces), held
+    return {key: span for i, (key, span) in enumerate(order) if i not in touched}
 
 
 def _place(splice: tuple[int, int, str]) -> tuple[int, int]:

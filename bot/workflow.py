@@ -375,19 +375,20 @@ class Workflow:
         jobs = self.jobs_node
         if jobs.flow_style:
             return None
-        starts: list[tuple[str, int, int]] = []
-        for key, _ in jobs.value:
-            start = _line_start_of(self.text, key)
-            if start is None:
-                return None
-            starts.append((key.value, start, key.start_mark.column))
         keys = [k for k, _ in self.root.value]
         later = keys[keys.index(next(k for k, v in self.root.value if v is jobs)) + 1:]
         end = _line_start_of(self.text, later[0]) if later else len(self.text)
-        if end is None:
+        return None if end is None else _key_spans(self.text, jobs, end)
+
+    @functools.cached_property
+    def top_spans(self) -> dict[str, JobSpan] | None:
+        """Each top-level key's text as `job_spans` has each job's (`jobs`'s too: the whole
+        mapping), from the start of its key's line to the next key's; what stands before the
+        first key (comments, `---`) is in none. None where `job_spans` is, or the top level is
+        in flow style or has a key that does not begin its line."""
+        if self.job_spans is None or self.root.flow_style:
             return None
-        bounds = [start for _, start, _ in starts[1:]] + [end]
-        return {job: JobSpan(start, stop, column) for (job, start, column), stop in zip(starts, bounds)}
+        return _key_spans(self.text, self.root, len(self.text))
 
     @property
     def name(self) -> str:
@@ -484,6 +485,19 @@ def directive(text: str) -> bool:
     """Whether `text` may hold a YAML directive (`%TAG`, `%YAML`): a `%` starting it or a line."""
     # (a lone "%" is found at memchr's speed; two characters are searched ~50x slower in a text that is not ASCII)
     return "%" in text and (text.startswith("%") or "\n%" in text or "\r%" in text)
+
+
+def _key_spans(text: str, mapping: yaml.MappingNode, end: int) -> dict[str, JobSpan] | None:
+    """Each key's text in a block mapping, from its line's start to the next key's (the last
+    one's to `end`); None when a key does not begin its line."""
+    starts: list[tuple[str, int, int]] = []
+    for key, _ in mapping.value:
+        start = _line_start_of(text, key)
+        if start is None:
+            return None
+        starts.append((key.value, start, key.start_mark.column))
+    bounds = [start for _, start, _ in starts[1:]] + [end]
+    return {name: JobSpan(start, stop, column) for (name, start, column), stop in zip(starts, bounds)}
 
 
 def _line_start_of(text: str, key: yaml.Node) -> int | None:
