@@ -46,6 +46,10 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # The steps GitHub adds itself (actions/runner JobExtension.cs, ContainerOperationProvider.cs): every
     # project; `Initialize containers` / `Stop containers` in container jobs (triton's AMD lane).
     StepRule(r"(?:Set up job|Initialize containers|Stop containers|Complete job)$", "setup"),
+    # A step of the workflow's own that begins with `Post` and sends results after the tests: aiter `Post perf
+    # results to PR` (a github-script comment), rccl `Post test report upload`, `Post Build Upload`. (GitHub's
+    # post-step of an action that uploads, `Post Upload results`, lands here too: it takes no time.)
+    StepRule(r"(?i)post (?:\S+ )*?(?:results?|reports?|comments?|uploads?)\b", "other"),
     # `Pre <step>` / `Post <step>`: pre- and post-steps of actions (`Post Run actions/checkout@v4`,
     # `Post Checkout code`, `Post Cache build dependencies`): every project.
     StepRule(r"(?:Pre|Post) \S", "setup"),
@@ -64,7 +68,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # down`, is other).
     StepRule(r"(?i)clean (?:the )?workspace$", "setup"),
     # Checking the runner and its GPUs before the tests: TheRock `Runner health status`, `Driver / GPU sanity check`.
-    StepRule(r"(?i)(?:(?:runner|gpu|node|machine|system|host) )?health (?:status|checks?)\b", "setup"),
+    StepRule(r"(?i)(?:(?:runner|gpu|node|machine|system|host) )?health (?:status|checks?|settings)\b", "setup"),
     StepRule(r"(?i)(?:drivers?|gpus?|rocm|devices?)\b.*\bsanity checks?\b", "setup"),
     # -- other: results, logs, reports, teardown, lint; before the test rules, as these names say "test".
     # pytorch `Upload test artifacts`, `Save test results`, `Store Core dumps on GitHub`, `Collect backtraces
@@ -128,17 +132,23 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)(?:set ?up|setup|set|setting(?: up)?|(?:re-?|un)?install(?:ing)?|update|upgrade|configure|configuring"
              r"|config|prepar(?:e|ing)|enabl(?:e|ing)|build(?:ing)?|compil(?:e|ing)|warm(?:ing)? ?up|pull(?:ing)?"
              r"|download(?:ing)?|restor(?:e|ing)|cach(?:e|ing)|ccache|login|log(?:ging)? ?in|docker login"
-             r"|authenticat(?:e|ing)|sign(?:ing)? in|free(?:ing)? disk)\b", "setup"),
+             r"|authenticat(?:e|ing)|sign(?:ing)? in|free(?:ing)? disk|initiali[sz](?:e|ing)|patch(?:ing)?"
+             r"|push(?:ing)? (?:the )?(?:docker )?images?)\b", "setup"),
     # Starting the container or helpers: SGLang `Start CI container`, `Start Special Container`, `Start
     # container from the miles image`; aiter `Run the container`; TE `Run Container`; pytorch `Start
     # monitoring script`.
     StepRule(r"(?i)(?:start|run|launch|create|boot|spin up) (?:the |a |ci |special |docker )?containers?\b", "setup"),
+    StepRule(r"(?i)(?:start|launch|boot|spin up) (?:\S+ ){1,3}?containers?\b", "setup"),  # aiter `Start Radeon test container`
     StepRule(r"(?i)start (?:monitoring|services?|server)\b", "setup"),
     # Deciding what to run and where: pytorch `Calculate docker image`, `Parse ref`, `Get workflow job id`,
     # `Check for keep-going label and re-enabled test issues`; TE `Select Docker Image Tag`; triton `Compute
     # cache keys`; aiter `Triton Test Selection Script`; optimum-benchmark `Target devices`; SGLang `Determine
     # run mode`, `Detect file changes`, `Resolve newest miles ROCm 7.2 image`, `Compute partitions`.
     StepRule(r"(?i).*\b(?:test selection|select(?:ing)? tests|target determination)\b", "setup"),
+    # ... and what the shards will run: aiter `List test shard files`, TheRock `Export test times for sharding`
+    # (pytorch's export_test_times.py, read by its sharder), ROCm/vllm `Check models performance test script`.
+    StepRule(r"(?i)(?:list|export|split|load|check) .*\btests? (?:shards?|times|lists?|files|scripts?|matrix)\b",
+             "setup"),
     StepRule(r"(?i)(?:determine|detect|decide|define|compute|calculate|resolve|select|choose|pick|parse|get"
              r"|read|target|check for)\b", "setup"),
     # aiter `Generate Dockerfile`; SGLang; onnxruntime `Generate Build Files (CMake) (x64 / Release)`.
@@ -147,12 +157,15 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # `environment`, TE `Host Diagnostics & Environment Setup`, aiter `Show Dockerfile`, triton `Inspect cache
     # directories`, SGLang `Diagnose HF cache and system resources`, `Check Host RDMA Environment`; pytorch/test-infra
     # linux_job_v2.yml `Check if in a container runner`.
-    StepRule(r"(?i)(?:print|show|display|inspect|check|log|diagnose|dump|list|query) .*\b(?:env|environment"
+    StepRule(r"(?i)(?:print|show|display|inspect|check|verify|log|diagnose|dump|list|query) .*\b(?:env|environment"
              r"|system|host|gpus?|rocm|rocm-smi|rocminfo|devices?|container state|dockerfile|info|versions?"
-             r"|cache|hardware|resources|runners?)\b", "setup"),
-    StepRule(r"(?i).*\b(?:environment|diagnostics)\b", "setup"),
+             r"|cache|hardware|resources|runners?|disk|shm|director(?:y|ies))\b", "setup"),
+    StepRule(r"(?i).*\b(?:environment|diagnostics|resources? snapshot)\b", "setup"),
     StepRule(r"(?i)export .*\b(?:env|environment|vars?|variables?)\b", "setup"),  # SGLang `Export rdma_devices to job env`
-    StepRule(r"(?i)(?:run )?(?:rocm-smi|rocminfo|amd-smi|nvidia-smi)\b", "setup"),  # transformers `ROCM-SMI`
+    # transformers `ROCM-SMI`, `ROCM-INFO`; ROCm/jax `ROCm Info`; pytorch's Kubernetes lanes `Job pod rocminfo`, `Job
+    # pod amd-smi`, `Job pod ROCm version`, `Job pod system info`, `Job pod GPU check`.
+    StepRule(r"(?i)(?:run |job pod )?(?:rocm-smi|rocminfo|amd-smi|nvidia-smi|rocm[- ]info|rocm version|system info"
+             r"|gpu check)\b", "setup"),
     # -- test: a word of the name says test, benchmark, eval, accuracy or suite (a word: at the start or
     # after a space, `(` or `+`, so `Run ./.github/actions/run-tests`, an unnamed action, is not a test).
     # pytorch/JAX `Test`, `Run tests`; aiter `Tests`, `Triton Tests`, `Run correctness tests`, `Run
@@ -162,7 +175,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # `Nightly Unit Test ...`, `Benchmark offline throughput`, `Run miles CI suite ...`; ROCm/flash-attention
     # `AMD Bench`, `AMD Bench with Autotune` (`bench`, as benchmark); rocm-libraries `Execute direct and generic
     # public C/C++ GEMM regressions` (`regression`, as regression tests).
-    StepRule(r"(?i)(?:.*[\s(+])?(?:test\w*|unit ?tests?|pytest|bench\w*|eval\w*|accuracy|correctness"
+    StepRule(r"(?i)(?:.*[\s(+])?(?:(?:smoke-?)?test\w*|unit ?tests?|pytest|bench\w*|eval\w*|accuracy|correctness"
              r"|suites?|regressions?)\b", "test"),
     # pytorch/test-infra linux_job_v2.yml runs its caller's `script:` (pytorch/ao's ROCm regression tests, two
     # hours of pytest) in `Run script in container` or `Run script outside container`.
@@ -188,12 +201,13 @@ class RepoConfig:
     # m6a; its inductor x86-zen CPU benchmarks). Also a Radeon named by its architecture or card, as IREE's
     # runners are (`rdna3`, `radeon`, `navi31`; `iree-r9700`: Radeon AI PRO R9700, `iree-w7900`: Radeon PRO
     # W7900, `iree-7900xtx-1`, pytorch's `linux.rocm.gpu.rx7900.1`): an `rx`, `w` or `r` before a 6000-9000
-    # card number, or a bare card number followed by `xt`/`xtx` (not NVIDIA's `rtx4090`, `a6000`). Searched,
-    # case-insensitive.
+    # card number, or a bare card number followed by `xt`/`xtx` (not NVIDIA's `rtx4090`, `a6000`); and AMD's APUs
+    # with a Radeon GPU named by their code name (transformers' `strix-halo`: a Ryzen AI Max, gfx1151). Searched,
+    # case-insensitive. (A card number alone is not: aiter's `[self-hosted, "9700"]` R9700 runner.)
     amd_runner_pattern: str = (r"(?<![a-z0-9])(?:mi-?\d[\dx]{2}|gfx\d|(?<!scale-)rocm"
                                r"|(?<!xlarge\.)(?<!xl\.)amd(?![a-z0-9]|[-_. ]?(?:cpu|epyc))"
                                r"|aiter(?![a-z0-9])"
-                               r"|rdna\d|radeon|navi\d\d|(?:rx-?|w|r)[6-9]\d00|[6-9]\d00xtx?)")
+                               r"|rdna\d|radeon|navi\d\d|(?:rx-?|w|r)[6-9]\d00|[6-9]\d00xtx?|strix[-_ ]?(?:halo|point))")
     step_rules: tuple[StepRule, ...] = DEFAULT_STEP_RULES
     fold_max_test_minutes: float = 15.0
     fold_min_setup_share: float = 0.5

@@ -936,10 +936,271 @@ SGLANG = Project(
     other_labels=("ubuntu-latest",),
 )
 
+# ---- a second survey (2026-12-06): more files of the projects above, and two new ones ----------------------------
+# Names whose class changed that day say what it was before. Left as they are (seconds each, or in jobs on CPU
+# runners, which the analysis leaves out; a repository rule in `.github/foldbot.yml` sets them): TheRock `Expand GPU
+# family to device extras` and `Summarize workflow inputs` (other, setup in fact), transformers `Echo folder ...`
+# (other), its `Run test` in model_jobs_amd.yml (an `echo` after the tests; SGLang's `Run test` is its test step),
+# aiter's ubuntu jobs `Split FlyDSL Tests (2 shards)`, `Trigger extended tests`; aiter's `[self-hosted, "9700"]`
+# (a Radeon AI PRO R9700, which no label names but a number) is not taken for AMD.
+
+# pytorch/pytorch: the ARC (Kubernetes) ROCm test lanes, where the CI image is the job pod (`container:`), so
+# GitHub adds `Initialize containers` / `Stop containers` and the host-side checks become `Job pod ...` steps.
+#   .github/workflows/_rocm-test-kubernetes.yml @1bf1ea67, .github/workflows/_rocm-test-no-dind.yml @05983e13
+PYTORCH_K8S_SOURCES = (
+    "pytorch/pytorch .github/workflows/_rocm-test-kubernetes.yml @1bf1ea67",
+    "pytorch/pytorch .github/workflows/_rocm-test-no-dind.yml @05983e13",
+)
+PYTORCH_K8S_STEPS = (
+    ("Job pod GPU check", False, SETUP),  # other before 2026-12-06: rocminfo | grep -c gfx; exit 1 if fewer GPUs than needed
+    ("Initialize job directories", False, SETUP),  # other before 2026-12-06: rm -rf/mkdir -p $RUNNER_TEMP dirs -> GITHUB_ENV
+    ("Job pod ROCm version", False, SETUP),  # other before 2026-12-06: amd-smi version; rocminfo Runtime Version
+    ("Job pod system info", False, SETUP),  # other before 2026-12-06: cat /etc/os-release, rocm.list; whoami; dpkg -l
+    ("Job pod amd-smi", False, SETUP),  # other before 2026-12-06: amd-smi monitor -ptumv; amd-smi list
+    ("Job pod rocminfo", False, SETUP),  # other before 2026-12-06: rocminfo
+    ("Configure AWS credentials", True, SETUP),
+    ("Configure AWS credentials for in-run test-result upload", True, SETUP),  # before `Test`
+    ("Resolve GHCR mirror", False, SETUP),  # resolve-image job, ubuntu-24.04
+    ("Start monitoring script", False, SETUP),
+    ("Download build artifacts", True, SETUP),
+    ("Test", False, TEST),  # `pip install dist/*.whl`, then .ci/pytorch/test.sh: the install is inside the test step
+    ("Print remaining test logs", False, OTHER),
+    ("Upload test artifacts", True, OTHER),
+)
+
+# ROCm/aiter
+AITER_MORE_SOURCES = (
+    "ROCm/aiter .github/workflows/flydsl-test.yaml @eda25222",
+    "ROCm/aiter .github/workflows/opus-test.yaml @0fcea24f",
+    "ROCm/aiter .github/workflows/atom-test.yaml @0d02c70b",
+    "ROCm/aiter .github/workflows/op-perf-bench.yaml @1927d630",
+    "ROCm/aiter .github/workflows/vllm_benchmark.yaml @009f5b63",
+    "ROCm/aiter .github/workflows/radeon-gpu-test.yaml @127aa6be",
+    "ROCm/aiter .github/workflows/extended-test.yaml @21220b7f",
+)
+AITER_MORE_STEPS = (
+    # flydsl job (linux-aiter-mi35x-1): after `Download test shard lists`, before the container: `ls -l flydsl_shard_*.list`
+    ("List test shard files", False, SETUP),  # test before 2026-12-06
+    ("Download test shard lists", True, SETUP),
+    ("Export test file list for this shard as env", False, SETUP),
+    ("FlyDSL Tests", False, TEST),
+    ("Show OPUS test environment", False, SETUP),
+    ("OPUS tests", False, TEST),
+    ("Upload OPUS test logs", True, OTHER),
+    ("Select OPUS test runners", False, SETUP),
+    # atom-test.yaml atom_benchmark (linux-aiter-mi35x-4, linux-aiter-do-mi350x-8): `df -h /dev/shm` before the tests
+    ("Check shm size", False, SETUP),  # other before 2026-12-06
+    ("Download the ATOM base image", False, SETUP),
+    ("Build the ATOM test image", False, SETUP),
+    ("Download Models", False, SETUP),  # up to 150 min of model download
+    ("Run ATOM accuracy test", False, TEST),
+    ("Check accuracy test results", False, OTHER),
+    # op-perf-bench.yaml perf-bench (aiter-1gpu-runner): actions/github-script creating/updating a PR comment, after
+    # the benchmarks. A `run:`/`uses:` step named `Post ...`, not GitHub's post-step of an action.
+    ("Post perf results to PR", True, OTHER),  # setup before 2026-12-06 (the `(?:Pre|Post) \S` rule)
+    ("Build AITER", False, SETUP),
+    ("Run performance benchmarks", False, TEST),
+    ("Compare with baseline (main branch)", False, OTHER),
+    # vllm_benchmark.yaml build_vllm_image (aiter-1gpu-runner): `docker push` of the image built in the step before,
+    # which the benchmark job then pulls; the job builds the image and runs no test.
+    ("Push Docker image", False, SETUP),  # other before 2026-12-06
+    ("Checkout vLLM repo with retry", True, SETUP),
+    ("Download the vLLM image", False, SETUP),
+    # radeon-gpu-test.yaml radeon-gfx1201 ([self-hosted, "9700"]: Radeon AI PRO R9700)
+    ("Verify Radeon runner host", False, SETUP),  # other before 2026-12-06: hostname check; rocm-smi --showproductname
+    ("Start Radeon test container", False, SETUP),  # test before 2026-12-06: docker run -dt ... --name aiter_radeon_test
+    ("Prepare Radeon workspace", False, SETUP),
+    ("Check GPU visibility", False, SETUP),
+    ("Build and install Aiter wheel", False, SETUP),  # up to 60 min: pip installs + setup.py bdist_wheel
+    ("OPUS gfx1201 tests", False, TEST),
+    ("Aiter FlyDSL gfx1201 flash-attention tests", False, TEST),
+    ("Upload Radeon test logs", True, OTHER),
+)
+AITER_MORE_AMD_LABELS = ("linux-aiter-mi35x-4", "linux-aiter-do-mi350x-8")
+
+# ROCm/TheRock: the PyTorch wheel tests (quick and full-suite), in a container on gfx942 runners.
+THEROCK_WHEELS_SOURCES = (
+    "ROCm/TheRock .github/workflows/test_pytorch_wheels.yml @00fc2777",
+    "ROCm/TheRock .github/workflows/test_pytorch_wheels_full.yml @00fc602c",
+)
+THEROCK_WHEELS_STEPS = (
+    # run_pytorch_smoke_tests.py (pytest), 10-min timeout, before `Run PyTorch tests`: `smoketests` is no test word
+    ("Run PyTorch smoketests", False, TEST),  # other before 2026-12-06
+    # PYTHONPATH=. python tools/stats/export_test_times.py: the test-time file the sharder reads, before the tests
+    ("Export test times for sharding", False, SETUP),  # test before 2026-12-06
+    ("Set git options", False, SETUP),
+    ("Checkout PyTorch Source Repos from nightly branch", False, SETUP),
+    ("Checkout PyTorch Source", False, SETUP),
+    ("Set up virtual environment", False, SETUP),
+    ("Initialize ROCm SDK and configure environment", False, SETUP),
+    ("Install test requirements", False, SETUP),
+    ("Run rocm-sdk sanity tests", False, TEST),
+    ("Run PyTorch tests", False, TEST),
+    ("(Linux) Run PyTorch full test suite", False, TEST),
+    ("(Windows) Run PyTorch tests", False, TEST),
+    ("(Windows) Read and propagate exit code", False, OTHER),
+    ("Generate combined summary", False, OTHER),
+)
+THEROCK_WHEELS_AMD_LABELS = ("linux-gfx942-1gpu-ccs-csp-ossci-rocm", "linux-gfx942-8gpu-ossci-rocm")
+
+# huggingface/transformers
+TRANSFORMERS_MORE_SOURCES = (
+    "huggingface/transformers .github/workflows/model_jobs_amd.yml @7ea15741",
+    "huggingface/transformers .github/workflows/amd-strix-halo-probe.yml @00010328",
+    "huggingface/transformers .github/workflows/benchmark_v2.yml @00a4e1f9",
+    "huggingface/transformers .github/workflows/benchmark_v2_mi325_caller.yml @00a4e1f9",
+)
+TRANSFORMERS_MORE_STEPS = (
+    ("ROCM-INFO", False, SETUP),  # other before 2026-12-06: rocminfo | grep "Agent" -A 14, next to `ROCM-SMI`
+    ("Show ROCR environment", False, SETUP),
+    ("Update / Install some packages (for Past CI)", False, SETUP),
+    # amd-strix-halo-probe.yml `test` job: torch.cuda tensor + matmul + flash_attn_func on the GPU with asserts
+    ("Smoke-test torch + Flash-Attention on the GPU", False, TEST),  # other before 2026-12-06
+    ("Test ${{ matrix.model }}", False, TEST),
+    ("Run a tiny transformers test slice (optional signal)", False, TEST),
+    ("Get repo", True, SETUP),  # benchmark_v2.yml on amd-mi325-ci-1gpu
+    ("Install benchmark dependencies", False, SETUP),
+    ("Reinstall transformers in edit mode", False, SETUP),
+    ("Run benchmark v2", False, TEST),
+)
+# [self-hosted, Linux, devlab-dispatch, strix-halo]: AMD Ryzen AI Max "Strix Halo" (gfx1151), per the file's header
+TRANSFORMERS_MORE_AMD_LABELS = ("strix-halo", "amd-mi325-ci-1gpu")  # "strix-halo": not AMD before 2026-12-06
+TRANSFORMERS_MORE_OTHER_LABELS = ("devlab-dispatch",)
+
+# ROCm/jax
+ROCM_JAX_SOURCES = (
+    "ROCm/jax .github/workflows/pytest_rocm.yml @0006385b",
+    "ROCm/jax .github/workflows/bazel_rocm.yml @004845ef",
+    "ROCm/jax .github/workflows/benchmark_rocm.yml @1d25b87d",
+)
+ROCM_JAX_STEPS = (
+    ("ROCm Info", False, SETUP),  # other before 2026-12-06: bazel_rocm.yml: rocminfo, first step after checkout
+    # runner-host-diagnostics job (its only step after checkout): ./ci/utilities/rocm_runner_diagnostics.sh
+    ("Runner host resource snapshot (no job container)", False, SETUP),  # other before 2026-12-06
+    ("Resource diagnostics (job container)", False, SETUP),
+    ("Download JAX ROCm wheels", True, SETUP),
+    ("Install Python dependencies", False, SETUP),
+    ("Resolve RBE container image digest", False, SETUP),
+    ("Run Pytest ROCm tests", False, TEST),
+    ("Bazel ROCm tests with build_jax=${{ inputs.build_jax }}, build_jaxlib=${{ inputs.build_jaxlib }}", False, TEST),
+    ("Run ROCm benchmarks", False, TEST),
+    ("Archive test logs", False, OTHER),
+    ("Upload test-artifacts to AMD S3", False, OTHER),
+    ("Upload CI artifacts to S3", False, OTHER),
+)
+ROCM_JAX_AMD_LABELS = ("amd-do-linux.jax.gpu.gfx950.4", "amd-sandbox-linux.jax.gpu.gfx950.16-dpx",
+                       "linux-x86-64-1gpu-amd", "linux-x86-64-8gpu-amd")
+
+# ROCm/rocm-libraries
+ROCM_LIBRARIES_MORE_SOURCES = (
+    "ROCm/rocm-libraries .github/workflows/hipdnn-benchmark-ci.yml @0838d0fc",
+    "ROCm/rocm-libraries .github/workflows/gfx1250_hipblaslt_tensilelite_test.yml @00a693bd",
+)
+ROCM_LIBRARIES_MORE_STEPS = (
+    # cp /opt/rocm/lib/libhipdnn_backend.so over the wheel's bundled copy, before the benchmark
+    ("Patch torch's bundled libhipdnn_backend.so", False, SETUP),  # other before 2026-12-06
+    ("Pre-job GPU process cleanup", False, SETUP),
+    ("Fetch prebuilt ROCm by run-id (deterministic)", False, SETUP),
+    ("Build + install hipdnn_frontend wheel", False, SETUP),
+    ("Run benchmark smoke", False, TEST),
+    ("Gate-check results.json", False, OTHER),
+    ("Emit provenance sidecar", False, OTHER),
+    ("Post-job GPU process cleanup", False, OTHER),
+    ("Build hipBLASLt from source", False, SETUP),
+    ("Run hipBLASLt tests", False, TEST),
+    ("Run TensileLite common tests (fresh client)", False, TEST),
+    ("Redact wall-clock timing from logs", False, OTHER),
+)
+ROCM_LIBRARIES_MORE_AMD_LABELS = ("linux-gfx942-2gpu-core42-ossci-rocm", "blas-rocm-mi455-sandbox")
+
+
+
+# ROCm/vllm: the dev/perf lane builds an aiter+vLLM image on the MI308 runner and benchmarks DeepSeek-R1 in it;
+# the gfx1151 kernel tests run in a container from a prebuilt wheel.
+ROCM_VLLM = Project(
+    name="rocm-vllm",
+    sources=(
+        "ROCm/vllm .github/workflows/models_performance_test.yaml @1c640363",
+        "ROCm/vllm .github/workflows/vllm_benchmark.yaml @18604e05",
+        "ROCm/vllm .github/workflows/test-rocm-kernels.yml @2b6c139d",
+    ),
+    steps=(
+        ("Checkout vLLM repo", True, SETUP),
+        ("Show disk usage", False, SETUP),  # other before 2026-12-06: df -h, first step
+        ("Check models performance test script", False, SETUP),  # test before 2026-12-06: `ls -all /models/`, before the build
+        ("Show models directory", False, SETUP),  # other before 2026-12-06: `ls -all /models/`
+        ("Docker login", False, SETUP),
+        ("Download the vLLM base image", False, SETUP),
+        ("Generate Dockerfile", False, SETUP),
+        ("Show Dockerfile", False, SETUP),
+        ("Build Docker image", False, SETUP),  # clones and builds aiter and vLLM from source in the image
+        ("Clean up Rocm processes", False, SETUP),
+        ("Run the container", False, SETUP),
+        ("Install Denpendencies", False, SETUP),  # (sic)
+        ("Run performance tests", False, TEST),
+        ("Upload benchmark results", True, OTHER),
+        ("Upload comparison log", True, OTHER),
+        ("Remove Docker container", False, OTHER),
+        ("Download wheel artifact", True, SETUP),
+        ("Install wheel and test dependencies", False, SETUP),
+        ("GPU sanity check", False, SETUP),
+        ("Prepare test environment", False, SETUP),
+        ("Test kernel ${{ inputs.test_name }}", False, TEST),
+    ),
+    amd_labels=("vllm-mi308-8gpu",),
+    other_labels=(),
+)
+
+# ROCm/rccl: multi-node RCCL tests on the MI350X/MI325 Slurm clusters after a TheRock build on a CPU VM.
+RCCL = Project(
+    name="rccl",
+    sources=(
+        "ROCm/rccl .github/workflows/therock-test-packages-multi-node.yml @01e2b428",
+        "ROCm/rccl .github/workflows/rccl-ci.yml @0108600d",
+        "ROCm/rccl .github/workflows/therock-mi325-linux.yml @48669709",
+    ),
+    steps=(
+        ("Checkout Repository", True, SETUP),
+        ("Run setup test environment workflow", True, SETUP),
+        ("Test gfx950", False, TEST),  # sbatch --wait -N4 ... (the multi-node heatmap tests)
+        ("Configure AWS Credentials for non-forked repos", True, SETUP),
+        # if: always(), after the tests: upload_test_report_script.py --report-path /apps/cvs_tests/test_reports.
+        # A run: step named `Post ...`, not GitHub's post-step of an action.
+        ("Post test report upload", False, OTHER),  # setup before 2026-12-06 (the `(?:Pre|Post) \S` rule)
+        ("Run tests on vultr-linux-node", False, TEST),
+        ("Fetch sources", False, SETUP),
+        ("Install python deps", False, SETUP),
+        ("Configure Projects", False, SETUP),
+        ("Build therock-dist", False, SETUP),
+        ("Build therock-archives", False, SETUP),
+        ("Setup ccache", False, SETUP),
+        ("Report", False, OTHER),
+        ("Create Log archive", False, OTHER),
+        # azure-linux-scale-rocm build VM (non-AMD job): if: always(): post_build_upload.py --upload
+        ("Post Build Upload", False, OTHER),  # setup before 2026-12-06 (a job on a CPU runner)
+        # same VM: setup_ccache.py, df -h, git config before the build
+        ("Runner Health Settings", False, SETUP),  # other before 2026-12-06 (a job on a CPU runner)
+    ),
+    amd_labels=("vultr-linux-rocm", "linux-vultr-mi325-scale-runner"),
+    other_labels=("azure-linux-scale-rocm",),
+)
+
+# (their runs-on is the caller's `${{ matrix.runner }}`, whose labels no file read names: pytorch's)
+PYTORCH_K8S = Project("pytorch (ARC lanes)", PYTORCH_K8S_SOURCES, PYTORCH_K8S_STEPS, PYTORCH.amd_labels, ())
+AITER_MORE = Project("aiter (more lanes)", AITER_MORE_SOURCES, AITER_MORE_STEPS, AITER_MORE_AMD_LABELS, ())
+THEROCK_WHEELS = Project("TheRock (PyTorch wheels)", THEROCK_WHEELS_SOURCES, THEROCK_WHEELS_STEPS,
+                         THEROCK_WHEELS_AMD_LABELS, ())
+TRANSFORMERS_MORE = Project("transformers (more lanes)", TRANSFORMERS_MORE_SOURCES, TRANSFORMERS_MORE_STEPS,
+                            TRANSFORMERS_MORE_AMD_LABELS, TRANSFORMERS_MORE_OTHER_LABELS)
+ROCM_JAX = Project("ROCm/jax", ROCM_JAX_SOURCES, ROCM_JAX_STEPS, ROCM_JAX_AMD_LABELS, ())
+ROCM_LIBRARIES_MORE = Project("rocm-libraries (more lanes)", ROCM_LIBRARIES_MORE_SOURCES, ROCM_LIBRARIES_MORE_STEPS,
+                              ROCM_LIBRARIES_MORE_AMD_LABELS, ())
+
 PROJECTS: tuple[Project, ...] = (
     PYTORCH, DEEPSPEED, AITER, TRITON, JAX, TRANSFORMER_ENGINE, OPTIMUM_BENCHMARK, TRANSFORMERS, SGLANG,
     PYTORCH_AO, THEROCK, FLASH_ATTENTION, XFORMERS, ONNXRUNTIME, IREE, ROCM_LIBRARIES,
-    MEGATRON_LM,
+    MEGATRON_LM, PYTORCH_K8S, AITER_MORE, THEROCK_WHEELS, TRANSFORMERS_MORE, ROCM_JAX, ROCM_LIBRARIES_MORE,
+    ROCM_VLLM, RCCL,
 )
 
 # Whole `runs-on` label lists of real jobs (as the API's `labels` would carry them), and whether
@@ -991,4 +1252,13 @@ RUNS_ON: tuple[tuple[tuple[str, ...], bool], ...] = (
     (("x64-cu13-kernel-tests",), False),
     (("xeon-gnr",), False),
     (("self-hosted", "ascend", "910b", "npu-2"), False),
+    # The second survey (2026-12-06): transformers amd-strix-halo-probe.yml @00010328 (a Strix Halo APU, gfx1151;
+    # not AMD before that day), ggml-org/llama.cpp build-self-hosted.yml @079700ad (gpu-rocm, gpu-cuda,
+    # gpu-vulkan-intel-linux), ROCm/vllm, ROCm/rccl rccl-ci.yml @0108600d.
+    (("self-hosted", "Linux", "devlab-dispatch", "strix-halo"), True),
+    (("self-hosted", "Linux", "AMD"), True),
+    (("self-hosted", "Linux", "NVIDIA"), False),
+    (("self-hosted", "Linux", "Intel"), False),
+    (("vllm-mi308-8gpu",), True),
+    (("vultr-linux-rocm",), True),
 )

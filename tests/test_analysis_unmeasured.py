@@ -466,17 +466,18 @@ def test_the_headline_counts_the_jobs_whose_setup_it_sums() -> None:
                                                          RepoConfig()))
 
 
-def test_a_build_job_whose_push_is_its_longest_other_step_is_not_told_the_push_is_a_test() -> None:
-    """An image build on the GPU runner with its push a step of its own (`Push docker image`, neither
-    setup nor test): the fix said, unconditionally, to classify the push as a test; it says so only if
-    that step runs tests, and that a job that only builds has none."""
+def test_a_build_job_whose_longest_other_step_is_not_told_that_step_is_a_test() -> None:
+    """An image build on the GPU runner with a step of its own that is neither setup nor test (a scan of
+    the image; a push was one before pushing an image counted as setup): the fix said, unconditionally,
+    to classify it as a test; it says so only if that step runs tests, and that a job that only builds
+    has none."""
     steps = [Step("Set up job", 0.1), Step("Run actions/checkout@v4", 1), Step("Build docker image", 120),
-             Step("Push docker image", 15)]
+             Step("Scan docker image", 15)]
     runs = [bundle(run_id=700 + i, repo="ROCm/Megatron-LM", workflow_path=IMAGE_PATH, workflow_name="Megatron-LM CI",
                    head_sha=f"{700 + i:040x}", start=START,
                    jobs=[job("Build Docker image", steps, ["linux-megatron-mi325-8"])]) for i in range(3)]
     (line,) = [u for u in analyze({IMAGE_PATH: IMAGE}, runs, RepoConfig()).unmeasured if u.subject == "build"]
     assert line.reason == ("ran in 3 runs but no step is classified as a test; its longest other steps: "
-                           "`Push docker image` (15 min)")
-    assert line.fix == ("add `step_rules: [{pattern: '^Push\\ docker\\ image$', category: test}]` to .github/foldbot.yml "
+                           "`Scan docker image` (15 min)")
+    assert line.fix == ("add `step_rules: [{pattern: '^Scan\\ docker\\ image$', category: test}]` to .github/foldbot.yml "
                         "if that step runs tests; a job that only builds or prepares (an image, artifacts) has no tests")
