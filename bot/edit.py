@@ -19,12 +19,12 @@ import itertools
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 import yaml
 
 from .config import RepoConfig
-from .workflow import (JobDef, JobSpan, StepDef, Workflow, WorkflowError, compose_workflow, directive, mapping_get,
+from .workflow import (JobDef, StepDef, Workflow, WorkflowError, compose_workflow, directive, mapping_get,
                        mapping_item, odd_lines)
 
 
@@ -831,88 +831,118 @@ def verify_edit(workflow: Workflow, change: LaneChange, edit: FileEdit, config: 
 
 def _patched_data(workflow: Workflow, edit: FileEdit) -> dict[str, Any]:
     """What the patched file parses to. Where the edit is the splices of the workflow's text
-    and its jobs can be read one at a time (`Workflow.job_spans`), only the jobs the splices
-    touch are parsed again, with the top-level keys they touch (`on:` when a job leaves its
-    options), and each other job stands as `<id>: 0`, each other top-level key as `<key>: 0`
-    (so they keep their order, and a repeated one is still one); the others' data is the
-    original's (shared, as the original's is: not to be changed). That is the same data: a
-    job's text parses to the same job wherever it stands, a key's to the same value. What could
-    reach across them makes the file be parsed whole: an anchor or alias in it, a directive,
-    odd line breaks, a placeholder that does not stand where it was put (a splice that opens a
-    quote over it); so does whatever does not parse so, for the error's line in the patched
-    file."""
+    and its nodes can be read one at a time (`Workflow.cuttable`), only what the splices touch
+    is parsed again: each child of a block mapping or sequence that no splice touches stands as
+    a placeholder, `<key>: 0` or `- 0`, in its place (so the children keep their order, and a
+    repeated key is still one), and the data is the original's there (shared, as the original's
+    is: not to be changed). A job the patch leaves alone is `<id>: 0`; in the job it folds a
+    suite into, the steps before and after the new ones are `- 0`; in `on:`, only the options
+    list a job leaves is read. That is the same data: a child's text parses to the same value
+    wherever it stands in a block collection at its column (`child_spans`). What could reach
+    across them makes the file be parsed whole: an anchor or alias in it (or one a patch writes:
+    a node reached twice), a directive, odd line breaks, a placeholder that does not stand where
+    it was put (a splice that opens a quote over it, or writes a block scalar that takes it); so
+    does whatever does not parse so, for the error's line in the patched file."""
     reduced = _reduced(workflow, edit)
     if reduced is not None:
-        text, held_keys, held_jobs = reduced
+        text, held = reduced
         with contextlib.suppress(WorkflowError):
             root, data = compose_workflow(text, edit.path)
-            jobs_node = mapping_get(root, "jobs")
-            if _stood(root, held_keys) == held_keys and _stood(jobs_node, held_jobs) == held_jobs \
-                    and isinstance(data.get("jobs"), dict):
-                original = workflow.data
-                jobs = {job: original["jobs"][job] if job in held_jobs else value
-                        for job, value in data["jobs"].items()}
-                return {key: original[key] if key in held_keys else jobs if key == "jobs" else value
-                        for key, value in data.items()}
+            if _put_back(root, data, held, set()) == len(held):
+                return data
     return compose_workflow(edit.after, edit.path)[1]
 
 
-def _stood(node: yaml.Node | None, held: dict[str, int]) -> dict[str, int] | None:
-    """Where each of the `held` keys of a mapping stands with the placeholder value `0`."""
-    if not isinstance(node, yaml.MappingNode):
-        return None
-    return {key.value: key.start_mark.index for key, value in node.value
-            if key.value in held and isinstance(value, yaml.ScalarNode) and value.value == "0"}
+def _put_back(node: yaml.Node, data: Any, held: dict[int, Any], seen: set[int]) -> int:
+    """Put the original's value in place of each placeholder of the parsed reduced text (`held`:
+    where each stands, its value), in the data parsed from it; how many stood where they were put,
+    or -1 when a node is reached twice (an alias the patch wrote: its copies hold placeholders)."""
+    if id(node) in seen:
+        return -1
+    seen.add(id(node))
+    found = 0
+    pairs = node.value if isinstance(node, yaml.MappingNode) else enumerate(node.value)
+    for at, child in pairs:
+        if isinstance(node, yaml.MappingNode):
+            mark, at = at.start_mark.index, at.value
+        else:
+            mark = child.start_mark.index
+        if type(child) is yaml.ScalarNode:
+            if mark in held and child.value == "0" and not child.style:  # (plain: None, or "" from libyaml)
+                data[at] = held[mark]
+                found += 1
+        else:
+            count = _put_back(child, data[at], held, seen)
+            if count < 0:
+                return -1
+            found += count
+    return found
 
 
-def _reduced(workflow: Workflow, edit: FileEdit) -> tuple[str, dict[str, int], dict[str, int]] | None:
-    """The patched text with each top-level key and each job no splice touches as `<key>: 0`,
-    and where each of those keys stands in it (the top-level ones, the jobs); None when the
-    file must be parsed whole (see `_patched_data`)."""
-    spans, top = workflow.job_spans, workflow.top_spans
+def _reduced(workflow: Workflow, edit: FileEdit) -> tuple[str, dict[int, Any]] | None:
+    """The patched text with each child no splice touches as a placeholder (`_holds`), and
+    where each placeholder's key (or item) stands in it, with the original's value; None when
+    the file must be parsed whole (see `_patched_data`)."""
     splices = edit.splices
-    if not spans or not top or not splices or edit.before != workflow.text \
+    if not splices or not workflow.cuttable or edit.before != workflow.text \
             or list(splices) != sorted(splices, key=_place) or any(a[1] > b[0] for a, b in zip(splices, splices[1:])) \
             or _splice(workflow.text, splices) != edit.after:
         return None
     # a directive or an odd line break the patch makes (written, or uncovered: `#%TAG` losing its `#`) changes
-    # how the jobs left out read; an anchor or alias it writes cannot name one of theirs (`job_spans` holds none:
-    # one that copies `jobs:` itself copies the `<id>: 0`s, which never equal the plan)
+    # how the children left out read (an anchor or alias it makes is found after the parse)
     if directive(edit.after) or odd_lines(edit.after):
         return None
-    held_top = {key: span for key, span in _untouched(top, splices).items() if key != "jobs"}  # (its jobs are)
-    held_jobs = _untouched(spans, splices)
-    cuts = sorted([*((s, e, new, None, 0, False) for s, e, new in splices),
-                   *((span.start, span.end, "", key, span.column, True) for key, span in held_top.items()),
-                   *((span.start, span.end, "", job, span.column, False) for job, span in held_jobs.items())],
-                  key=lambda c: (c[0], c[1]))
+    holds: list[tuple[int, int, str, int, Any]] = []
+    _holds(workflow, workflow.root, workflow.data, len(workflow.text), len(workflow.text),
+           _Splices([s for s, _, _ in splices], [e for _, e, _ in splices]), holds)
+    if not holds:
+        return None
+    cuts = sorted([*((s, e, new, None) for s, e, new in splices),
+                   *((s, e, line, (at, value)) for s, e, line, at, value in holds)], key=lambda c: (c[0], c[1]))
     pieces: list[str] = []
-    held: tuple[dict[str, int], dict[str, int]] = ({}, {})
+    held: dict[int, Any] = {}
     size = pos = 0
-    for start, end, new, key, column, top_level in cuts:
+    for start, end, new, hold in cuts:
         pieces.append(workflow.text[pos:start])
         size += start - pos
-        if key is not None:  # a key no splice touches
-            held[0 if top_level else 1][key] = size + column
-            new = f"{' ' * column}{key}: 0\n"
+        if hold is not None:  # a child no splice touches
+            held[size + hold[0]] = hold[1]
         pieces.append(new)
         size += len(new)
         pos = end
     pieces.append(workflow.text[pos:])
-    return "".join(pieces), *held
+    return "".join(pieces), held
 
 
-def _untouched(spans: dict[str, JobSpan], splices: tuple[tuple[int, int, str], ...]) -> dict[str, JobSpan]:
-    """The spans no splice touches (in their order)."""
-    order = list(spans.items())
-    touched: set[int] = set()
-    for i, (_, span) in enumerate(order):
-        if any(s <= span.end and e >= span.start for s, e, _ in splices):
-            touched.add(i)
-            # a line put before the key, in its indentation, ends the span before: a block scalar there takes it
-            if i and any(s <= span.start + span.column and e >= span.start for s, e, _ in splices):
-                touched.add(i - 1)
-    return {key: span for i, (key, span) in enumerate(order) if i not in touched}
+def _holds(workflow: Workflow, node: yaml.Node, data: Any, end: int, reach: int, splices: _Splices,
+           out: list[tuple[int, int, str, int, Any]]) -> None:
+    """Each child of `node` (a block collection whose text ends at `end`) that no splice touches,
+    as (its text's start and end, its placeholder line, where the placeholder's key or item
+    starts in that line, its value); and the same within each child a splice touches. A splice
+    touches a child when it meets the child's text, or the indentation of the line after it (up
+    to `reach` for the last child: a line put there, deeper than the next key, is taken by a block
+    scalar that ends the child)."""
+    spans = workflow.child_spans(node, end)
+    if spans is None:
+        return
+    for i, span in enumerate(spans):
+        after = spans[i + 1].start + spans[i + 1].column if i + 1 < len(spans) else reach
+        # (the first splice that ends at or after the child's start: it touches the child if it starts by `after`)
+        first = bisect.bisect_left(splices.ends, span.start)
+        if first == len(splices.ends) or splices.starts[first] > after:
+            out.append((span.start, span.end, span.placeholder, span.column + 2 if span.key is None else span.column,
+                        data[i] if span.key is None else data[span.key]))
+            continue
+        child = node.value[i] if span.key is None else node.value[i][1]
+        if isinstance(child, (yaml.MappingNode, yaml.SequenceNode)):
+            _holds(workflow, child, data[i] if span.key is None else data[span.key], span.end, after, splices, out)
+
+
+class _Splices(NamedTuple):
+    """Where the splices of an edit (sorted, not overlapping) start and end, for bisection."""
+
+    starts: list[int]
+    ends: list[int]
 
 
 def _place(splice: tuple[int, int, str]) -> tuple[int, int]:
