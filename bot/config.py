@@ -86,6 +86,9 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # `Post-<phase>` steps and what runs after teardown: TheRock `Post-job cleanup GPU processes on Linux`, xformers
     # `Post-build clean`, pytorch/test-infra `Clean workspace after tear down`.
     StepRule(r"(?i)(?:post-(?:job|build|run|test)\b|.*\bafter (?:tear ?down|teardown)\b)", "other"),
+    # ... and a look at the machine after the tests (`GPU check after tests`, `Show disk usage after the tests`):
+    # other, not the setup of the same look before them.
+    StepRule(r"(?i).*\bafter (?:the |all )?(?:tests?|benchmarks?)\b", "other"),
     # Notifying a dashboard that the job started or ended, `if: always()`: TheRock's notify_quartz action steps
     # `Quartz - started - test ROCm component`, `Quartz - completed - test ROCm component`.
     StepRule(r"(?i)quartz - (?:started|completed)\b", "other"),
@@ -138,7 +141,8 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # container from the miles image`; aiter `Run the container`; TE `Run Container`; pytorch `Start
     # monitoring script`.
     StepRule(r"(?i)(?:start|run|launch|create|boot|spin up) (?:the |a |ci |special |docker )?containers?\b", "setup"),
-    StepRule(r"(?i)(?:start|launch|boot|spin up) (?:\S+ ){1,3}?containers?\b", "setup"),  # aiter `Start Radeon test container`
+    # aiter `Start Radeon test container` (not `Launch tests in container`: what runs in it)
+    StepRule(r"(?i)(?:start|launch|boot|spin up) (?:(?!(?:in|inside|within|into|on)\b)\S+ ){1,3}?containers?$", "setup"),
     StepRule(r"(?i)start (?:monitoring|services?|server)\b", "setup"),
     # Deciding what to run and where: pytorch `Calculate docker image`, `Parse ref`, `Get workflow job id`,
     # `Check for keep-going label and re-enabled test issues`; TE `Select Docker Image Tag`; triton `Compute
@@ -147,8 +151,9 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i).*\b(?:test selection|select(?:ing)? tests|target determination)\b", "setup"),
     # ... and what the shards will run: aiter `List test shard files`, TheRock `Export test times for sharding`
     # (pytorch's export_test_times.py, read by its sharder), ROCm/vllm `Check models performance test script`.
-    StepRule(r"(?i)(?:list|export|split|load|check) .*\btests? (?:shards?|times|lists?|files|scripts?|matrix)\b",
-             "setup"),
+    # (the name ends there: `Check that all test files ran`, `Split test list and run shard` are tests)
+    StepRule(r"(?i)(?:list|export|split|load|check) .*\btests? (?:(?:shard )?(?:files|lists?)|shards?|times|scripts?"
+             r"|matrix)(?: for \S+)?$", "setup"),
     StepRule(r"(?i)(?:determine|detect|decide|define|compute|calculate|resolve|select|choose|pick|parse|get"
              r"|read|target|check for)\b", "setup"),
     # aiter `Generate Dockerfile`; SGLang; onnxruntime `Generate Build Files (CMake) (x64 / Release)`.
@@ -157,7 +162,8 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # `environment`, TE `Host Diagnostics & Environment Setup`, aiter `Show Dockerfile`, triton `Inspect cache
     # directories`, SGLang `Diagnose HF cache and system resources`, `Check Host RDMA Environment`; pytorch/test-infra
     # linux_job_v2.yml `Check if in a container runner`.
-    StepRule(r"(?i)(?:print|show|display|inspect|check|verify|log|diagnose|dump|list|query) .*\b(?:env|environment"
+    StepRule(r"(?i)(?:print|show|display|inspect|check|verify(?!.*\b(?:tests?|results?|pass\w*|fail\w*)\b)|log"
+             r"|diagnose|dump|list|query) .*\b(?:env|environment"
              r"|system|host|gpus?|rocm|rocm-smi|rocminfo|devices?|container state|dockerfile|info|versions?"
              r"|cache|hardware|resources|runners?|disk|shm|director(?:y|ies))\b", "setup"),
     StepRule(r"(?i).*\b(?:environment|diagnostics|resources? snapshot)\b", "setup"),
@@ -192,7 +198,7 @@ class RepoConfig:
     lanes: tuple[str, ...] = DEFAULT_LANES
     exclude_lanes: tuple[str, ...] = ()
     # A label naming an Instinct part (mi210, mi250, mi-250, mi300x, mi325, mi35x, mi355, mi2xx), a gfx target
-    # (gfx90a, gfx942, gfx950, gfx1100), ROCm, `amd` as a word (not `amd64`: NVIDIA's `linux-amd64-gpu-*`,
+    # (gfx90a, gfx942, gfx950, gfx1100), ROCm, `amd` or `amdgpu` as a word (not `amd64`: NVIDIA's `linux-amd64-gpu-*`,
     # RAPIDS' `amd64`; nor `amd` followed by `cpu` or `epyc`: onnxruntime's CPU build pool
     # `1ES.Pool=onnxruntime-github-Ubuntu2204-AMD-CPU`) or aiter's runners (`aiter-1gpu-runner` is an MI325).
     # `rocm` after `scale-` is not: the ROCm organisation's elastic CPU build pools (`azure-linux-scale-rocm`,
@@ -205,7 +211,7 @@ class RepoConfig:
     # with a Radeon GPU named by their code name (transformers' `strix-halo`: a Ryzen AI Max, gfx1151). Searched,
     # case-insensitive. (A card number alone is not: aiter's `[self-hosted, "9700"]` R9700 runner.)
     amd_runner_pattern: str = (r"(?<![a-z0-9])(?:mi-?\d[\dx]{2}|gfx\d|(?<!scale-)rocm"
-                               r"|(?<!xlarge\.)(?<!xl\.)amd(?![a-z0-9]|[-_. ]?(?:cpu|epyc))"
+                               r"|(?<!xlarge\.)(?<!xl\.)amd(?:gpu)?(?![a-z0-9]|[-_. ]?(?:cpu|epyc))"
                                r"|aiter(?![a-z0-9])"
                                r"|rdna\d|radeon|navi\d\d|(?:rx-?|w|r)[6-9]\d00|[6-9]\d00xtx?|strix[-_ ]?(?:halo|point))")
     step_rules: tuple[StepRule, ...] = DEFAULT_STEP_RULES

@@ -52,6 +52,8 @@ def test_whole_runs_on_lists(labels: tuple[str, ...], amd: bool) -> None:
     # pytorch's AMD EPYC CPU pools, named by EC2 size (its x86-zen inductor CPU benchmarks): no GPU
     ("linux.24xlarge.amd", False), ("linux.8xlarge.amd", False), ("linux.12xlarge.amd", False),
     ("amd", True), ("amd-gpu", True), ("AMD-GPU", True), ("amd-mi300", True), ("mi300x-amd-cpu", True),
+    # `amdgpu` as one word (the kernel driver's name) is an AMD GPU too; a longer word that starts so is not
+    ("linux-amdgpu", True), ("amdgpu", True), ("amdgpu-cpu", False), ("amdgpux", False),
 ])
 def test_a_label_that_says_amd_cpu_is_no_amd_gpu(label: str, amd: bool) -> None:
     """`amd` as a word is an AMD GPU runner, but not when the label goes on to say CPU or EPYC;
@@ -141,3 +143,19 @@ def test_a_step_named_with_a_gerund_gets_its_verbs_category(name: str, category:
     """IREE names its steps `Checking out ...`, `Installing ...`, `Uploading ...`: its TestSuite checkout
     and pip install were tests (the word TestSuite) and its upload was setup."""
     assert RepoConfig().classify(name, action=False) == category
+
+
+@pytest.mark.parametrize("name,category", [
+    ("Launch tests in container", "test"), ("Start tests in docker container", "test"),
+    ("Launch benchmark inside the container", "test"), ("Start Radeon test container", "setup"),
+    ("Verify tests passed on ROCm", "test"), ("Verify GPU test results", "test"), ("Verify Radeon runner host", "setup"),
+    ("Check that all test files ran", "test"), ("Split test list and run shard", "test"),
+    ("List test shard files", "setup"), ("Export test times for sharding", "setup"),
+    ("GPU check after tests", "other"), ("Show disk usage after the tests", "other"), ("Show disk usage", "setup"),
+])
+def test_the_rules_for_the_second_survey_leave_tests_tests(name: str, category: str) -> None:
+    """The rules the 2026-12-06 survey brought (a container started by name, `verify` of the machine, a list
+    of test files, the machine's checks) take setup steps out of the tests, and only those: names a review
+    wrote that run or judge tests stay tests (a fold moves test steps only: a suite step taken for setup
+    would be left behind), and a look at the machine after the tests is other."""
+    assert RepoConfig().classify(name) == category
