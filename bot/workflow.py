@@ -11,6 +11,7 @@ Everything here is pure: text in, values out.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import itertools
@@ -450,27 +451,37 @@ def may_share_nodes(text: str, root: yaml.Node) -> bool:
     between, and not inside a value's text (a script line starting `*` in a `run: |`); or one
     after a tag (`!!str &a`: the tag starts the node, so the anchor is inside its text by the
     marks). A superset: the file is then checked whole."""
+    children: dict[int, tuple[list[yaml.Node], list[int]]] = {}  # (each collection's, read once)
     for mark in _node_properties(text):
         before = text[text.rfind("\n", 0, mark.start()) + 1:mark.start()].rstrip(" \t")
         tag = _TAG_BEFORE.search(before)  # (or an expression's `!x &y`: counted too)
         if tag:
             before = before[:tag.start()].rstrip(" \t")
         if (not before or before[-1] in ":?,[-" or before[-1] == "{" and not before.endswith(("${", "${{"))) \
-                and (tag or not _inside_a_value(text, root, mark.start())):
+                and (tag or not _inside_a_value(text, root, mark.start(), children)):
             return True
     return False
 
 
-def _inside_a_value(text: str, node: yaml.Node, offset: int) -> bool:
+def _inside_a_value(text: str, node: yaml.Node, offset: int,
+                    children: dict[int, tuple[list[yaml.Node], list[int]]]) -> bool:
     """Whether `offset` is inside a scalar's text, after its start (where its own anchor would
-    be): found by the marks, from the root down. A scalar with a tag starts at its tag, so its
-    anchor may come after its start, on a later line (`!!str\\n  &a x`) or after a flow
-    indicator (`[!!str &a x]`): an offset in a tagged scalar counts as outside."""
+    be): found by the marks, from the root down (each collection's children and where they start
+    kept in `children`, so that a file of many `*` lines is not read again for each). A scalar with
+    a tag starts at its tag, so its anchor may come after its start, on a later line
+    (`!!str\\n  &a x`) or after a flow indicator (`[!!str &a x]`): an offset in a tagged scalar
+    counts as outside."""
     while not isinstance(node, yaml.ScalarNode):
-        children = [child for pair in node.value for child in pair] if isinstance(node, yaml.MappingNode) else node.value
-        node = next((c for c in children if c.start_mark.index <= offset < c.end_mark.index), None)
-        if node is None:
+        known = children.get(id(node))
+        if known is None:
+            nodes = [child for pair in node.value for child in pair] if isinstance(node, yaml.MappingNode) \
+                else list(node.value)
+            known = children[id(node)] = (nodes, [child.start_mark.index for child in nodes])
+        nodes, starts = known
+        at = bisect.bisect_right(starts, offset) - 1  # (children do not overlap: only this one may hold it)
+        if at < 0 or offset >= nodes[at].end_mark.index:
             return False
+        node = nodes[at]
     return node.start_mark.index < offset < node.end_mark.index and text[node.start_mark.index] != "!"
 
 
