@@ -835,9 +835,9 @@ def _patched_data(workflow: Workflow, edit: FileEdit) -> dict[str, Any]:
     is parsed again: each child of a block mapping or sequence that no splice touches stands as
     a placeholder, `<key>: 0` or `- 0`, in its place (so the children keep their order, and a
     repeated key is still one), and the data is the original's there (shared, as the original's
-    is: not to be changed). A job the patch leaves alone is `<id>: 0`; in the job it folds a
-    suite into, the steps before and after the new ones are `- 0`; in `on:`, only the options
-    list a job leaves is read. That is the same data: a child's text parses to the same value
+    is: not to be changed). A job the patch leaves alone is `<id>: 0`; of the job it folds a
+    suite into, only the new steps and the two beside them are read, its other steps are `- 0`;
+    of `on:`, only the options list a job leaves. That is the same data: a child's text parses to the same value
     wherever it stands in a block collection at its column (`child_spans`). What could reach
     across them makes the file be parsed whole: an anchor or alias in it (or one a patch writes:
     a node reached twice), a directive, odd line breaks, a placeholder that does not stand where
