@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
+import yaml
+
 from .config import RepoConfig, lane_name
 from .logs import ShardLog, ShardPredictor, merge_logs
 from .timing import JobStats, JobTiming, RunTiming, declared_amd, percentile, median
@@ -148,6 +150,9 @@ class Plan:
     partial_logs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # matrices whose shard count foldbot could change -> runs whose per-file logs it read for them
     reshard_candidates: dict[str, int] = field(default_factory=dict)
+    #: Shard lists measured but not edited (a list passed to a reusable workflow as a string):
+    #: what the times allow, to change by hand.
+    by_hand: tuple[Finding, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -307,6 +312,74 @@ def _picked_by_id(job: JobDef) -> bool:
     return "'" in _gate(job) and "<self>" in _gate(job)
 
 
+@dataclass(frozen=True)
+class ShardGroup:
+    """One configuration's shards in a list passed to a reusable workflow."""
+
+    config: str
+    runner: str | None
+    count: int
+
+    def holds(self, values: tuple[str, ...]) -> bool:
+        """Whether a called job whose name ends in `(<config>, <shard>, <count>, <runner>, ...)`,
+        as pytorch's test workflows name theirs, is one of these shards."""
+        return (len(values) >= 3 and values[0] == self.config and values[1].isdigit() and values[2] == str(self.count)
+                and (self.runner is None or len(values) < 4 or values[3] == self.runner))
+
+
+@dataclass(frozen=True)
+class PassedShards:
+    """Shards a caller of a reusable workflow is passed as a string another job writes: pytorch's
+    `test-matrix` (`{ include: [{ config: "default", shard: 1, num_shards: 6, runner: ... }, ...] }`
+    in the build job's `with:`, handed on as `${{ needs.<build>.outputs.test-matrix }}`)."""
+
+    job: str  # the job whose `with:` writes the list
+    key: str  # that `with:` key
+    groups: tuple[ShardGroup, ...]  # each configuration numbered 1..count, count >= 2
+
+
+_NEEDS_OUTPUT = re.compile(r"\$\{\{\s*needs\.([A-Za-z_][\w-]*)\.outputs\.([A-Za-z_][\w-]*)\s*\}\}")
+
+
+def passed_shards(workflow: Workflow, job: JobDef) -> PassedShards | None:
+    """The shard list a caller is passed (`PassedShards`), when another job of the file writes it
+    out; None otherwise (no such `with:`, an expression, a list that does not parse)."""
+    jobs = workflow.data.get("jobs") if isinstance(workflow.data, dict) else None
+    passed = jobs.get(job.id, {}).get("with") if isinstance(jobs, dict) and isinstance(jobs.get(job.id), dict) else None
+    for value in passed.values() if isinstance(passed, dict) else ():
+        m = _NEEDS_OUTPUT.fullmatch(value.strip()) if isinstance(value, str) else None
+        writer = jobs.get(m[1]) if m else None
+        written = writer.get("with") if isinstance(writer, dict) else None
+        text = written.get(m[2]) if m and isinstance(written, dict) else None
+        if not isinstance(text, str):
+            continue
+        try:
+            data = yaml.safe_load(text)
+        except (yaml.YAMLError, RecursionError):
+            continue
+        include = data.get("include") if isinstance(data, dict) else None
+        numbered: dict[tuple[str, str | None, int], list[int]] = {}
+        for entry in include if isinstance(include, list) else ():
+            if not isinstance(entry, dict) or "config" not in entry:
+                continue
+            shard, count, runner = entry.get("shard"), entry.get("num_shards"), entry.get("runner")
+            if type(shard) is int and type(count) is int:
+                key = (str(entry["config"]), None if runner is None else str(runner), count)
+                numbered.setdefault(key, []).append(shard)
+        groups = tuple(ShardGroup(*key) for key, shards in numbered.items()
+                       if key[2] >= 2 and sorted(shards) == list(range(1, key[2] + 1)))
+        if groups:
+            return PassedShards(m[1], m[2], groups)
+    return None
+
+
+def called_values(api_name: str) -> tuple[str, ...]:
+    """The values in the parentheses that end a called job's name, as GitHub shows it in the
+    caller's run: `linux-jammy-rocm-py3.10 / test (default, 1, 6, linux.rocm.gpu.2)`."""
+    m = re.search(r"\(([^()]*)\)\s*$", api_name.partition(" / ")[2])
+    return tuple(v.strip() for v in m[1].split(",")) if m else ()
+
+
 def partition_step(job: JobDef, shards: int) -> tuple[StepDef, str] | None:
     for step in job.steps:
         for flag in PARTITION_FLAGS:
@@ -344,6 +417,7 @@ class Planner:
         self.overruns: list[str] = []
         self.partial_logs: dict[str, list[str]] = {}  # job id -> "k of n" shard logs, per run
         self.candidates: dict[str, int] = {}  # matrices looked at for a reshard -> runs read from logs
+        self.by_hand: list[Finding] = []  # shard lists measured, not edited (`_passed_reshards`)
         self._mismatches: dict[tuple[str, str], str | None] = {}
         self._runs_on_keys: dict[tuple[str, bool], str] = {}
 
@@ -352,7 +426,7 @@ class Planner:
         reshards = self._reshards()
         return Plan(self.lane.path, tuple(folds), tuple(reshards), tuple(self.findings),
                     overruns=tuple(self.overruns), partial_logs={k: tuple(v) for k, v in self.partial_logs.items()},
-                    reshard_candidates=dict(self.candidates))
+                    reshard_candidates=dict(self.candidates), by_hand=tuple(self.by_hand))
 
     # fold ------------------------------------------------------------------------------------
 
@@ -672,6 +746,8 @@ class Planner:
     def _reshards(self) -> list[Reshard]:
         out = []
         for job in self.workflow.jobs.values():
+            if job.uses and job.id in self.stats and self._is_gpu(job):
+                self._passed_reshards(job, self.stats[job.id])
             # A caller's matrix passes values to another file's jobs: its finding above says what to do.
             if job.shard_count < 2 or not self._is_gpu(job) or job.uses:
                 continue
@@ -791,6 +867,60 @@ class Planner:
             log_runs=log_runs,
             neutral_count=neutral,
         )
+
+    def _passed_reshards(self, job: JobDef, stats: JobStats) -> None:
+        """What the measured times allow for each configuration of a shard list this caller is
+        passed (`passed_shards`): said, not edited (the list is a string another job writes,
+        and the called workflow's jobs are another file's)."""
+        passed = passed_shards(self.workflow, job)
+        if passed is None:
+            return
+        configs = [group.config for group in passed.groups]
+        for group in passed.groups:
+            label = f"`{group.config}`" + (f" on `{group.runner}`" if configs.count(group.config) > 1 else "")
+            n = group.count
+            full = []
+            for run in stats.per_run:
+                shards = {int(values[1]): j for j in run if group.holds(values := called_values(j.name))}
+                if sorted(shards) == list(range(1, n + 1)):
+                    full.append([j.test_seconds for j in shards.values()])
+            if not full:
+                self.by_hand.append(Finding(job.id, f"{label} runs {n} shards (`num_shards` in `{passed.job}`'s "
+                                                    f"`{passed.key}`); no run in the history ran all {n} of them, so "
+                                                    "nothing is said of fewer"))
+                continue
+            # Each run's tests on k shards: its shards' total over k, as unevenly as today.
+            runs = [(sum(times), max(times) / (sum(times) / n) if sum(times) else 1.0) for times in full]
+
+            def p90_at(k: int) -> float:
+                return percentile([total / k * imbalance for total, imbalance in runs], 90)
+
+            setup = median(j.setup_seconds for run in stats.per_run for j in run if group.holds(called_values(j.name)))
+            measured = (f"{label} runs {n} shards (`num_shards` in `{passed.job}`'s `{passed.key}`); over "
+                        f"{_runs(len(full))} its tests took {median(total for total, _ in runs) / 60:.0f} min per run "
+                        f"(median), the longest shard {p90_at(n) / 60:.0f} min (p90)")
+            each = f"each shard fewer saves one setup of {setup / 60:.0f} min (median)"
+            passed_timeout = (self.workflow.data["jobs"][job.id].get("with") or {}).get("timeout-minutes")
+            limit_minutes = timeout_minutes(passed_timeout, stats.labels)
+            if limit_minutes is None:
+                fewer = ", ".join(f"{k} \u2192 {p90_at(k) / 60:.0f} min" for k in range(n - 1, max(n - 4, 0), -1))
+                self.by_hand.append(Finding(job.id, (
+                    f"{measured}. On fewer shards the longest would take about {fewer} (p90, today's shard times "
+                    f"scaled); {each}. The jobs' timeout is set in `{job.uses}`, which foldbot does not read: weigh "
+                    "these against it, and change the list by hand")))
+                continue
+            limit = self.config.reshard_safety * limit_minutes * 60
+            best = next((k for k in range(1, n) if p90_at(k) <= limit), None)
+            bound = f"{self.config.reshard_safety:.0%} of the {limit_minutes:.0f}-min `timeout-minutes` this job passes"
+            if best is None:
+                self.by_hand.append(Finding(job.id, (
+                    f"{measured}. {n} shards are needed: on {n - 1} the longest would take about "
+                    f"{p90_at(n - 1) / 60:.0f} min (p90), over {bound}")))
+                continue
+            self.by_hand.append(Finding(job.id, (
+                f"{measured}. On {best} the longest would take about {p90_at(best) / 60:.0f} min (p90, today's shard "
+                f"times scaled), within {bound}; {each}. Set `num_shards: {best}` and drop "
+                f"{f'shards {best + 1}-{n}' if best + 1 < n else f'shard {n}'} of that list by hand")))
 
     def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...]) -> ShardLog | None:
         """The per-file times of one run of a matrix, when its logs tell the whole suite:

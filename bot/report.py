@@ -175,6 +175,7 @@ def to_json(analysis: Analysis, checks: str | None = None) -> dict[str, Any]:
         "history": history_rows(analysis),
         "suggestions": [*map(_suggestion_json, analysis.plan.folds), *map(_suggestion_json, analysis.plan.reshards)],
         "not_suggested": [{"job": f.job, "reason": f.reason} for f in analysis.plan.findings],
+        "by_hand": [{"job": f.job, "reason": f.reason} for f in analysis.plan.by_hand],
         "savings": {
             "setup_cycles": sum(s["setup_cycles"] for s in savings),
             "runner_hours": round(sum(s["runner_hours"] for s in savings), 2),
@@ -561,6 +562,9 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
         out += [_fold_md(f, analysis.min_samples) + _alone(alone.get(("fold", f.job))) for f in plan.folds]
         out += [_reshard_md(r, analysis.min_samples) + _alone(alone.get(("reshard", r.job)))
                 + _neutral(r, alone.get(("reshard-neutral", r.job))) for r in plan.reshards]
+    if plan.by_hand:
+        out += ["", "**Shards to trim by hand** (measured; foldbot does not edit these lists)", ""]
+        out += [f"- {code(f.job)}: {md_text(f.reason)}." for f in plan.by_hand]
     overruns = [f for f in plan.findings if f.job in plan.overruns]
     if overruns:
         out += ["", "**Already over time**", ""]
