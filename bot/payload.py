@@ -157,6 +157,8 @@ FIELDS: dict[str, tuple[tuple[str, Check, bool], ...]] = {
         ("issue", is_object, True),
         ("issue.number", is_id, True),
         ("issue.pull_request", is_object, False),
+        ("issue.user", is_object, False),  # a plain issue's author: is it foldbot's dashboard?
+        ("issue.user.login", is_str, False),
         ("comment", is_object, True),
         ("comment.id", is_id, True),
         ("comment.body", is_str, True),

@@ -96,6 +96,9 @@ COMMENT_CASES = [
     ("comment.user", "octocat", "an object"),
     ("comment.user.login", "", "a non-empty string"),
     ("issue.pull_request", "yes", "an object"),
+    ("issue.user", "mallory", "an object"),  # read of a plain issue's comment: is the issue the dashboard?
+    ("issue.user", 5, "an object"),
+    ("issue.user.login", ["foldbot[bot]"], "a string"),
 ]
 
 
