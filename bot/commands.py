@@ -48,22 +48,33 @@ def command_lines(body: str) -> list[str]:
     not hidden in an HTML comment or a `<pre>` block."""
     lines: list[str] = []
     fence: str | None = None
+    fence_column = 0  # the content column of the list item a fence opened in (0: none)
     hidden: str | None = None  # inside an HTML comment ("-->") or a <pre> block ("</pre>"): what ends it
     rows = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     closing = _closing(rows)
     for number, raw in enumerate(rows):
-        match = _FENCE.match(raw) if hidden is None else None
         if fence is not None:
-            closes = match is not None and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
-            if closes and not raw[match.end():].strip():  # type: ignore[union-attr]
-                fence = None
-            continue
+            indent = len(raw) - len(raw.lstrip(" "))
+            if not (fence_column and raw.strip() and indent < fence_column):  # else the list item, and its fence, ended
+                match = _FENCE.match(raw[min(indent, fence_column):])
+                closes = match is not None and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
+                if closes and not raw[min(indent, fence_column) + match.end():].strip():  # type: ignore[union-attr]
+                    fence = None
+                continue
+            fence = None
+        # A list item's content is a block of its own: `- ```` opens a fence, `- <!--` a comment block.
+        column = _item_column(raw) if hidden is None else 0
+        match = _FENCE.match(raw[column:]) if hidden is None else None
         if match:
-            fence = match.group(1)
+            fence, fence_column = match.group(1), column
             continue
         if raw.startswith(("    ", "\t")) and not hidden:
             continue  # an indented code block
-        raw, hidden = _visible(raw, hidden, closing[number + 1])
+        if column and _HIDING.match(raw, column):
+            seen, hidden = _visible(raw[column:], None, closing[number + 1])
+            raw = raw[:column] + seen
+        else:
+            raw, hidden = _visible(raw, hidden, closing[number + 1])
         stripped = raw.strip()
         if stripped.startswith(">"):
             continue
@@ -178,6 +189,15 @@ def _opens(row: str) -> tuple[int, int, bool] | None:
     if not rest.strip() or _BLOCKS.match(rest.lstrip(" ")):
         return None
     return depth, column, in_list
+
+
+def _item_column(row: str) -> int:
+    """Where the content of the list items a row opens starts (`- `, `1. `, nested `- * `), or 0:
+    the row opens none, or it is indented code (4 columns in)."""
+    column, rest = 0, row
+    while (indent := len(rest) - len(rest.lstrip(" "))) <= 3 and (item := _ITEM.match(rest, indent)) is not None:
+        column, rest = column + item.end(), rest[item.end():]
+    return column
 
 
 def parse_commands(body: str) -> list[Command]:

@@ -139,6 +139,17 @@ def test_a_line_lazily_continuing_a_quote_is_the_commenters_own_command() -> Non
     ("text <!-- x\n# head\n/dispatch rocm720 -->", ["/dispatch rocm720 -->"]),
     ("text <!-- x\n***\n/dispatch rocm720 -->", ["/dispatch rocm720 -->"]),
     ("text <!-- x\n-\n/dispatch rocm720 -->", ["/dispatch rocm720 -->"]),  # a setext heading
+    # A list item's content is a block of its own: a comment, `<pre>` or fence that opens it hides
+    # what it holds (a "how to run" snippet pasted in a bullet starts no GPU run).
+    ("- <!--\n  /dispatch rocm720\n  -->\n/fold help", ["/fold help"]),
+    ("1. <!--\n   /dispatch rocm720\n   -->", []),
+    ("* <pre>/dispatch rocm720</pre>", []),
+    ("- ```\n  /dispatch rocm720\n  ```\n\n/fold help", ["/fold help"]),
+    ("* ~~~\n  /dispatch rocm720\n  ~~~", []),
+    ("10. ```\n    /dispatch rocm720\n    ```\n/fold help", ["/fold help"]),  # closed 4 columns in
+    ("- a\n  - ```\n    /dispatch rocm720\n    ```", []),  # a nested item
+    ("- ```\n/dispatch rocm720\n```", ["/dispatch rocm720"]),  # not indented: the item (and its fence) ended
+    ("- <!-- x\n  -->\n/dispatch rocm720", ["/dispatch rocm720"]),
 ])
 def test_html_comments_and_pre_blocks_hide_commands(body: str, lines: list[str]) -> None:
     assert [c.line for c in parse_commands(body)] == lines
