@@ -208,10 +208,20 @@ class RetryingGitHubAPI(GitHubAPI):
         #: Calls of this client now waiting out a rate limit (primary or secondary), and until when.
         self.waiting = 0
         self.waiting_until: float | None = None
+        #: GitHub asked for a longer wait than `max_wait` (a secondary limit's Retry-After, a primary limit's
+        #: reset far off): until then no call of this client is sent (each fails at once, saying so), as GitHub
+        #: asks ("may result in the banning of your integration").
+        self.blocked_until: float | None = None
 
     async def _request(self, method: str, url: str, headers: Any, body: bytes = b"") -> tuple[int, Any, bytes]:
         path = _path(url)
         for attempt in range(1, self.max_attempts + 1):
+            if self.blocked_until is not None:
+                left = self.blocked_until - time.time()
+                if left > 0:
+                    raise GitHubError(429, f"not sent: GitHub asked for no calls until {_iso(self.blocked_until)} "
+                                           f"({left:.0f}s from now)", method, url)
+                self.blocked_until = None
             if self.jwt is not None and str(headers.get("authorization", "")).startswith("bearer "):
                 headers = {**headers, "authorization": f"bearer {self.jwt()}"}
             try:
@@ -277,8 +287,11 @@ class RetryingGitHubAPI(GitHubAPI):
         if wait is None:
             return False
         if wait > self.max_wait:
-            log.error("github %s %s: %s asks to wait %.0fs, more than the %.0fs allowed; giving up%s",
-                      method, _path(url), status, wait, self.max_wait, delivery_note(), extra=fields)
+            log.error("github %s %s: %s asks to wait %.0fs, more than the %.0fs allowed; giving up, and sending no "
+                      "call of this installation before then%s", method, _path(url), status, wait, self.max_wait,
+                      delivery_note(), extra=fields)
+            if status in (403, 429):
+                self.blocked_until = max(self.blocked_until or 0.0, time.time() + wait)
             return False
         log.warning("github %s %s: %s; retrying in %.1fs (attempt %d)%s", method, _path(url), status, wait, attempt,
                     delivery_note(), extra={**fields, "wait": round(wait, 2)})
@@ -379,16 +392,17 @@ class GitHubPool:
 
     def short_of_budget(self, low: int = 300) -> list[dict[str, Any]]:
         """The clients (an installation's id, or `app` for the App's JWT) whose calls wait out a
-        rate limit now, or that have fewer than `low` calls left: what `/health` shows as the
-        backlog's cause."""
+        rate limit now, that GitHub asked to send nothing until later (`blocked_until`), or that
+        have fewer than `low` calls left: what `/health` shows as the backlog's cause."""
         out = []
         now = time.time()
         for key, api in list(self._clients.items()):
             short = api.remaining is not None and api.remaining < low and (api.reset_at is None or api.reset_at > now)
-            if key == "credentials" or not (api.waiting or short):  # a count from before its reset says nothing
+            blocked = api.blocked_until if api.blocked_until and api.blocked_until > now else None
+            if key == "credentials" or not (api.waiting or short or blocked):  # a count from before its reset says nothing
                 continue
             out.append({"client": key, "remaining": api.remaining, "waiting_calls": api.waiting,
-                        "until": _iso(api.waiting_until or api.reset_at)})
+                        "until": _iso(max(api.waiting_until or 0.0, blocked or 0.0) or api.reset_at)})
         return out
 
     def for_installation(self, installation_id: int | None) -> "GitHub":

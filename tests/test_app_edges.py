@@ -9,7 +9,9 @@ import asyncio
 import json
 import logging
 import re
+import time
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from typing import Any
 
 import aiohttp
@@ -89,6 +91,28 @@ async def test_health_shows_the_installation_whose_rate_limit_holds_the_work_bac
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", limited[INSTALLATION]["until"])
     await bot.settle()  # the limit reset: the work went on
     assert "limited" in bot.state.done and (await _health(bot))[1]["rate_limited"] == []
+
+
+async def test_a_wait_longer_than_foldbot_waits_holds_every_call_of_the_installation_until_then(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """A secondary limit whose Retry-After is past what one call waits (5 s here, 60 s deployed): the
+    delivery fails, and no call of that installation goes out before the time GitHub gave; /health says
+    until when."""
+    world = sglang_world(fake_github, runs=2)
+    fake_github.secondary_rate_limit(1, retry_after=120, method="GET", path=r"/actions/runs/\d+/jobs")
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]), delivery="limited")
+    await bot.settle()
+    assert "limited" not in bot.state.done
+    assert 403 in [r.status for r in fake_github.requests if "/jobs" in r.path]  # (another run's, sent with it: 200)
+    _, health = await _health(bot)
+    [limited] = [entry for entry in health["rate_limited"] if entry["client"] == INSTALLATION]
+    until = datetime.strptime(limited["until"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp()
+    assert 100 < until - time.time() <= 121
+    before = len(fake_github.requests)
+    await bot.deliver("workflow_run", world.payload(world.runs[0]["id"]), delivery="next")
+    await bot.settle()
+    assert "next" not in bot.state.done
+    assert [r.path for r in fake_github.requests[before:] if r.path.startswith("/repos/")] == []
 
 
 async def test_health_lists_twenty_clients_short_of_their_limit_and_counts_them_all(

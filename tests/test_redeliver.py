@@ -11,12 +11,14 @@ import hmac
 import json
 import time
 from datetime import datetime, timedelta, timezone
+from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
 import pytest
 from aiohttp import web
 
+from bot.github import GitHubError
 from bot.redeliver import to_redeliver
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.hooks import app_hook
@@ -205,7 +207,8 @@ async def test_a_redelivery_github_refuses_is_not_asked_for_again_while_the_wind
     assert fake_github.count("POST", r"/attempts$") == 3
 
 
-async def test_a_rate_limit_ends_the_pass_and_the_rest_wait_for_the_next(fake_github: FakeGitHub) -> None:
+async def test_a_rate_limit_ends_the_pass_and_the_rest_wait_for_the_next(fake_github: FakeGitHub,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     hook = app_hook(fake_github)
     hook.configure("http://127.0.0.1:9/webhook", SECRET)
     for i in range(5):
@@ -219,6 +222,10 @@ async def test_a_rate_limit_ends_the_pass_and_the_rest_wait_for_the_next(fake_gi
         assert (limited.asked, limited.refused) == ([], ["g0"])
         assert limited.stopped == "GitHub answered 403; the rest wait for the next pass"
         assert fake_github.count("POST", r"/attempts$") == 1  # nothing more was asked for while limited
+        with pytest.raises(GitHubError, match="429 not sent: GitHub asked for no calls until"):
+            await _pass(pool, asked, now, 60)  # within the 600 s GitHub asked for: the App's client sends nothing
+        assert fake_github.count("POST", r"/attempts$") == 1
+        monkeypatch.setattr("bot.github.time", SimpleNamespace(time=lambda: time.time() + 601))  # past it
         following = await _pass(pool, asked, now, 600)
         assert following.asked == ["g0", "g1", "g2", "g3", "g4"] and following.stopped is None
         await asyncio.gather(*hook.tasks)
