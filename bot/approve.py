@@ -58,7 +58,7 @@ def decide(state: ReportState | None, requested: str | None, role: str, needed: 
     if current not in state.ids:
         others = [f"`{i}`" for i in state.ids if i != state.patch_id]
         alone = f" (and {', '.join(others)} for single suggestions)" if others else ""
-        return Refusal(f"`{md_escape(current)}` is not the current patch: the report shows `{state.patch_id}`{alone}. "
+        return Refusal(f"{code(current)} is not the current patch: the report shows `{state.patch_id}`{alone}. "
                        f"Read it, then `/fold approve {state.patch_id}`.")
     paths = sorted(state.blobs)
     if paths and all(blobs_now.get(p) == state.blobs[p] for p in paths):

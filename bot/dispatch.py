@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 from .config import RepoConfig, lane_name
 from .github import GitHubError
 from .permissions import Allowance, permitted
-from .report import md_escape
+from .report import code, md_escape
 from .replies import Refusal
 from .states import ReplyState
 from .timing import JobMatcher
@@ -196,14 +196,14 @@ class DispatchRead:
 def decide(read: DispatchRead) -> DispatchPlan | Refusal | LaneRunNeeded:
     lane = read.lanes.get(read.lane)
     if lane is None:
-        return Refusal(f"`{md_escape(read.lane)}` is not a lane of this repository. Lanes: "
+        return Refusal(f"{code(read.lane)} is not a lane of this repository. Lanes: "
                        f"{', '.join(f'`{name}`' for name in read.lanes) or 'none (no lane workflow files)'}.")
     refused = permitted(read.role, read.config.dispatch_permission, "dispatch", read.user, read.allowance)
     if refused:
         return Refusal(refused)
     if read.pr.get("state") != "open":
         if read.pr.get("merged") or read.pr.get("merged_at"):
-            return Refusal(f"This PR is merged: its commits are on `{md_escape(read.default_branch)}`, whose own runs "
+            return Refusal(f"This PR is merged: its commits are on {code(read.default_branch)}, whose own runs "
                            "test them. Nothing dispatched.")
         return Refusal("This PR is closed: nothing dispatched. Reopen it to run its GPU jobs.")
     minutes = read.config.dispatch_cooldown_minutes
@@ -318,7 +318,7 @@ def latest_run(runs: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
 def dispatched_message(plan: DispatchPlan, run: Mapping[str, Any] | None) -> str:
     inputs = ", ".join(f"`{k}={v}`" for k, v in plan.inputs.items())
     where = f"[run {run['id']}]({run.get('html_url')})" if run else "a run (GitHub did not say which; see the Actions tab)"
-    return (f"Dispatched `{plan.lane.path}` on `{md_escape(plan.ref)}` with {inputs}: {where}. "
+    return (f"Dispatched `{plan.lane.path}` on {code(plan.ref)} with {inputs}: {where}. "
             f"Jobs: {', '.join(f'`{j}`' for j in plan.targets)}. This reply is edited when the run completes.")
 
 

@@ -18,7 +18,7 @@ from bot.dispatch import (DispatchPlan, DispatchRead, LaneInfo, LaneRunNeeded, d
 from bot.github import GitHubError
 from bot.permissions import Allowance, effective_role, parse_ci_permissions
 from bot.replies import ROCKET, Outcome, Refusal, titled_as_dispatched
-from bot.report import md_escape
+from bot.report import code, md_escape
 from bot.workflow import WorkflowError, parse_workflow
 
 
@@ -78,7 +78,7 @@ async def lanes_at_ref(api: RepoAPI, pull: PullRead, name: str) -> Mapping[str, 
     try:
         found = await api.file(lane.path, str(head["sha"]))
         if found is None:
-            return Refusal(f"`{lane.path}` is not on this PR's branch `{md_escape(str(head['ref']))}`, and a dispatch "
+            return Refusal(f"`{lane.path}` is not on this PR's branch {code(str(head['ref']))}, and a dispatch "
                            "runs the branch's own file: merge the default branch into it first.")
         if found[0] == pull.files.get(lane.path):
             return pull.lanes
@@ -167,7 +167,7 @@ async def started_since(api: RepoAPI, plan: DispatchPlan, since: str, login: str
         return None
     named = ", ".join(f"[run {r['id']}]({r.get('html_url')})" for r in sorted(untold, key=lambda r: r["id"]))
     return Refusal(f"{what}, and foldbot cannot tell whether it started a run: since this command foldbot dispatched "
-                   f"`{plan.lane.path}` on `{md_escape(plan.ref)}` ({named}), and the lane does not title its runs "
+                   f"`{plan.lane.path}` on {code(plan.ref)} ({named}), and the lane does not title its runs "
                    f"`{run_title(plan)}`. Not dispatched again, so that GPU time is not spent twice: if no run is this "
                    f"command's, comment the command again. " + untitled_lane(plan))
 

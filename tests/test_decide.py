@@ -51,6 +51,9 @@ EARLIER = ReplyState("dispatch", 1, "/dispatch rocm720", "Writer", "2026-08-01T1
 
 @pytest.mark.parametrize("changes,reason", [
     ({"lane": "rocm999"}, "`rocm999` is not a lane of this repository. Lanes: `amd`, `rocm720`."),
+    # a name in inline code is shown as typed (a backslash there would show), inert all the same
+    ({"lane": "my_lane*<b>"}, "`my_lane*<b>` is not a lane of this repository."),
+    ({"lane": "a`b @x <!-- y"}, "`a'b @\u200bx <\u200b!-- y` is not a lane of this repository."),
     ({"role": "read"}, "`dispatch` needs the **write** permission on this repository; writer has **read**"),
     ({"role": "triage"}, "needs the **write** permission"),
     ({"replies": (EARLIER,)}, "writer dispatched `rocm720` on this PR less than 30 minutes ago (run 5); try again in "
@@ -72,6 +75,8 @@ EARLIER = ReplyState("dispatch", 1, "/dispatch rocm720", "Writer", "2026-08-01T1
       "run_jobs": (job("call-gate / pr-gate", "failure"),)}, "The gate failed in run [99]"),
     ({"pr": {**pr(), "state": "closed"}}, "This PR is closed: nothing dispatched."),
     ({"pr": {**pr(), "state": "closed", "merged_at": "2026-08-01T11:00:00Z"}}, "This PR is merged: its commits are on"),
+    ({"pr": {**pr(), "state": "closed", "merged_at": "2026-08-01T11:00:00Z"}, "default_branch": "amd/fix_rocm_tests"},
+     "This PR is merged: its commits are on `amd/fix_rocm_tests`, whose own runs test them."),
     # another maintainer's dispatch of the same jobs (or more) for the same head, within the cooldown
     ({"replies": (replace(EARLIER, user="alice", lane="rocm720", sha=HEAD,
                           targets=("sgl-kernel-unit-test-amd-rocm720", "other")),),
