@@ -212,7 +212,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise CliError(f"the bundles come from several workflows ({', '.join(sorted(measured))}); give one workflow's runs")
     files = lane_files(root, config, sorted(measured))
     logs, log_problems = _parse_logs(log_specs, bundles)
-    analysis = analyze(files, bundles, config, logs, log_problems)
+    from .repo import shard_callees_of
+
+    called = {path: (root / path).read_bytes().decode("utf-8") for lane, text in files.items()
+              for path in shard_callees_of(text, lane) if path not in files and (root / path).is_file()}
+    analysis = analyze(files, bundles, config, logs, log_problems, called)
     checks = None
     if analysis.patch and not args.no_checks:
         checks = check_patch(analysis.patch, analysis.edits, files).summary()

@@ -17,7 +17,7 @@ from .edit import EditError, FileEdit, FoldEdit, VerificationError, LaneChange, 
 from .logs import ShardLog
 from .plan import Fold, Lane, Plan, Planner, partition_step, shard_axis
 from .timing import BundleError, JobMatcher, JobStats, JobTiming, RunTiming, declared_amd, job_stats, run_timing, workflow_path_of
-from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, Workflow, parse_workflow, timeout_minutes
+from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, Workflow, WorkflowError, parse_workflow, timeout_minutes
 
 
 class AnalysisError(ValueError):
@@ -84,13 +84,16 @@ def analyze(
     config: RepoConfig,
     logs: Mapping[int, ShardLog] | None = None,
     log_problems: Sequence[Unmeasured] = (),
+    called: Mapping[str, str] | None = None,
 ) -> Analysis:
     """Analyse the runs of one lane and plan changes for every lane in `files`.
 
     `files` maps repo-relative paths of the lane workflow files to their text;
     `bundles` are run bundles of one of them, oldest first; `logs` maps API job ids
     to parsed job logs; `log_problems` are the logs that could not be read (a fetch
-    that failed, a file with no times), reported with the rest of what is unmeasured."""
+    that failed, a file with no times), reported with the rest of what is unmeasured;
+    `called` the reusable workflows of the repository that lane jobs call with a shard list
+    (`plan.shard_callees`): read for their jobs' timeout, never edited."""
     if not bundles:
         raise AnalysisError("no run bundles given")
     paths = {workflow_path_of(b, f"bundle {i + 1}") for i, b in enumerate(bundles)}
@@ -122,7 +125,7 @@ def analyze(
                             f"counted once, as attempt {max(seen)}")
     ordered = tuple(runs.values())
     stats = job_stats(ordered)
-    plan = Planner(measured, list(ordered), stats, config, dict(logs or {})).plan()
+    plan = Planner(measured, list(ordered), stats, config, dict(logs or {}), _parsed(called or {}, warnings)).plan()
     lane_results, lane_warnings = _patch_lanes(plan, measured, workflows, config)
     warnings.extend(lane_warnings)
     edits = [r.edit for r in lane_results if r.edit is not None]
@@ -178,6 +181,18 @@ def _patch_lanes(plan: Plan, measured: Lane, workflows: Mapping[str, Workflow],
                 warnings.extend(edit.warnings)
         results.append(LaneResult(lane, change, edit, carried))
     return results, warnings
+
+
+def _parsed(called: Mapping[str, str], warnings: list[str]) -> dict[str, Workflow]:
+    """The called workflows that parse; of one that does not, the warning says so (its jobs'
+    timeout is then unknown, and the report says that too)."""
+    out = {}
+    for path, text in sorted(called.items()):
+        try:
+            out[path] = parse_workflow(text, path)
+        except WorkflowError as exc:
+            warnings.append(f"{exc} (read only for its jobs' timeout)")
+    return out
 
 
 def _attempt(bundle: Mapping[str, Any]) -> int:

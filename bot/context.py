@@ -80,6 +80,7 @@ class PullRead:
     pr: Mapping[str, Any]
     replies: tuple[ReplyState, ...]  # foldbot's answers to earlier commands on this PR
     resuming: bool = False  # this comment's reply was left pending: a crash may have come after a write
+    called: Mapping[str, str] = field(default_factory=dict)  # reusable workflows read for their timeout (`LaneFiles`)
 
     @property
     def user(self) -> str:

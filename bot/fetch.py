@@ -68,7 +68,7 @@ async def fetch(api: RepoAPI, out: Path, *, workflows: Sequence[str] = (), runs:
     say(f"{api.repo} at {branch} {head[:12]}: {len(lanes.files)} lane files; fetching {', '.join(chosen)}")
     fetched = Fetched(out, api.repo, head)
     repo_root = out / "repo"
-    for path, text in lanes.files.items():
+    for path, text in {**lanes.files, **lanes.called}.items():  # (the called files: for their jobs' timeout)
         _write(repo_root / path, text)
     config_file = await api.file(CONFIG_PATH, head)
     if config_file is not None:

@@ -336,6 +336,7 @@ class PassedShards:
     job: str  # the job whose `with:` writes the list
     key: str  # that `with:` key
     groups: tuple[ShardGroup, ...]  # each configuration numbered 1..count, count >= 2
+    passed_as: str = ""  # the caller's `with:` key that hands it on (the called workflow's input)
 
 
 _NEEDS_OUTPUT = re.compile(r"\$\{\{\s*needs\.([A-Za-z_][\w-]*)\.outputs\.([A-Za-z_][\w-]*)\s*\}\}")
@@ -346,7 +347,7 @@ def passed_shards(workflow: Workflow, job: JobDef) -> PassedShards | None:
     out; None otherwise (no such `with:`, an expression, a list that does not parse)."""
     jobs = workflow.data.get("jobs") if isinstance(workflow.data, dict) else None
     passed = jobs.get(job.id, {}).get("with") if isinstance(jobs, dict) and isinstance(jobs.get(job.id), dict) else None
-    for value in passed.values() if isinstance(passed, dict) else ():
+    for passed_as, value in passed.items() if isinstance(passed, dict) else ():
         m = _NEEDS_OUTPUT.fullmatch(value.strip()) if isinstance(value, str) else None
         writer = jobs.get(m[1]) if m else None
         written = writer.get("with") if isinstance(writer, dict) else None
@@ -369,8 +370,58 @@ def passed_shards(workflow: Workflow, job: JobDef) -> PassedShards | None:
         groups = tuple(ShardGroup(*key) for key, shards in numbered.items()
                        if key[2] >= 2 and sorted(shards) == list(range(1, key[2] + 1)))
         if groups:
-            return PassedShards(m[1], m[2], groups)
+            return PassedShards(m[1], m[2], groups, str(passed_as))
     return None
+
+
+def local_callee(job: JobDef) -> str | None:
+    """The repository path of the reusable workflow a job calls in its own repository
+    (`uses: ./.github/workflows/_rocm-test.yml`), else None."""
+    uses = job.uses or ""
+    return uses[2:] if uses.startswith("./.github/workflows/") and uses.endswith((".yml", ".yaml")) else None
+
+
+def shard_callees(workflow: Workflow) -> list[str]:
+    """The reusable workflows of this repository that its callers hand a written-out shard
+    list (`passed_shards`): the files whose jobs' timeout says how many shards fit."""
+    return sorted({path for job in workflow.jobs.values()
+                   if (path := local_callee(job)) and passed_shards(workflow, job) is not None})
+
+
+_INPUT = re.compile(r"\binputs\.([A-Za-z_][\w-]*)")
+
+
+def callee_timeout(callee: Workflow, passed: PassedShards, given: Any, labels: tuple[str, ...]) -> tuple[str, float] | None:
+    """The `timeout-minutes` of the called job that runs the shards (its matrix reads the input the
+    list is passed as), with the caller's `with:` values (`given`) or the inputs' defaults put in
+    for `inputs.<name>`: (that job's id, minutes). None when no such job or no number."""
+    on = callee.data.get("on") if isinstance(callee.data, dict) else None
+    call = on.get("workflow_call") if isinstance(on, dict) else None
+    inputs = call.get("inputs") if isinstance(call, dict) else None
+    given = given if isinstance(given, dict) else {}
+
+    def value(m: re.Match[str]) -> str:
+        name = m[1]
+        if name in given and not isinstance(given[name], (dict, list)):
+            return str(given[name])
+        spec = inputs.get(name) if isinstance(inputs, dict) else None
+        default = spec.get("default") if isinstance(spec, dict) else None
+        return m[0] if default is None or isinstance(default, (bool, dict, list)) else str(default)
+
+    def reads_the_list(job: JobDef) -> bool:
+        strategy = callee.data["jobs"][job.id].get("strategy")
+        matrix = strategy.get("matrix") if isinstance(strategy, dict) else None
+        return isinstance(matrix, str) and re.search(rf"\binputs\.{re.escape(passed.passed_as)}\b", matrix) is not None
+
+    runs = [job for job in callee.jobs.values() if passed.passed_as and reads_the_list(job)]
+    if len(runs) != 1:
+        return None
+    raw = runs[0].timeout_minutes
+    if raw is None:
+        return runs[0].id, DEFAULT_JOB_TIMEOUT_MINUTES  # GitHub's own limit
+    text = _INPUT.sub(value, str(raw))
+    minutes = None if _INPUT.search(text) else timeout_minutes(text, labels)  # an input left unknown: no guess
+    return None if minutes is None else (runs[0].id, minutes)
 
 
 def called_values(api_name: str) -> tuple[str, ...]:
@@ -406,8 +457,9 @@ def _ceil_to(value: float, step: int) -> int:
 
 class Planner:
     def __init__(self, lane: Lane, runs: list[RunTiming], stats: dict[str, JobStats], config: RepoConfig,
-                 logs: dict[int, ShardLog] | None = None) -> None:
+                 logs: dict[int, ShardLog] | None = None, called: dict[str, Workflow] | None = None) -> None:
         self.lane = lane
+        self.called = called or {}  # the reusable workflows of the repository its callers run (path -> parsed)
         self.workflow = lane.workflow
         self.runs = runs
         self.stats = stats
@@ -900,18 +952,25 @@ class Planner:
                         f"{_runs(len(full))} its tests took {median(total for total, _ in runs) / 60:.0f} min per run "
                         f"(median), the longest shard {p90_at(n) / 60:.0f} min (p90)")
             each = f"each shard fewer saves one setup of {setup / 60:.0f} min (median)"
-            passed_timeout = (self.workflow.data["jobs"][job.id].get("with") or {}).get("timeout-minutes")
-            limit_minutes = timeout_minutes(passed_timeout, stats.labels)
+            given = self.workflow.data["jobs"][job.id].get("with") or {}
+            callee = local_callee(job)
+            if callee in self.called:
+                found = callee_timeout(self.called[callee], passed, given, stats.labels)
+                limit_minutes = found[1] if found else None
+                whose = f"of `{callee}`'s `{found[0]}` job" if found else ""
+            else:
+                limit_minutes, whose = timeout_minutes(given.get("timeout-minutes"), stats.labels), "this job passes"
             if limit_minutes is None:
                 fewer = ", ".join(f"{k} \u2192 {p90_at(k) / 60:.0f} min" for k in range(n - 1, max(n - 4, 0), -1))
+                unknown = (f"`{callee}` gives the job that runs them no timeout foldbot can tell" if callee in self.called
+                           else f"The jobs' timeout is set in `{job.uses}`, which foldbot does not read")
                 self.by_hand.append(Finding(job.id, (
                     f"{measured}. On fewer shards the longest would take about {fewer} (p90, today's shard times "
-                    f"scaled); {each}. The jobs' timeout is set in `{job.uses}`, which foldbot does not read: weigh "
-                    "these against it, and change the list by hand")))
+                    f"scaled); {each}. {unknown}: weigh these against it, and change the list by hand")))
                 continue
             limit = self.config.reshard_safety * limit_minutes * 60
             best = next((k for k in range(1, n) if p90_at(k) <= limit), None)
-            bound = f"{self.config.reshard_safety:.0%} of the {limit_minutes:.0f}-min `timeout-minutes` this job passes"
+            bound = f"{self.config.reshard_safety:.0%} of the {limit_minutes:.0f}-min `timeout-minutes` {whose}"
             if best is None:
                 self.by_hand.append(Finding(job.id, (
                     f"{measured}. {n} shards are needed: on {n - 1} the longest would take about "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, MutableMapping
 
 import cachetools
@@ -14,6 +14,7 @@ import cachetools
 from .api import NotText, RepoAPI
 from .config import CONFIG_PATH, ConfigError, RepoConfig, parse_config
 from .timing import declared_amd
+from .plan import shard_callees
 from .workflow import WorkflowError, parse_workflow
 
 
@@ -22,6 +23,9 @@ class LaneFiles:
     ref: str  # the commit the files were read at
     files: dict[str, str]  # path -> text
     blobs: dict[str, str]  # path -> blob SHA
+    #: The reusable workflows of the repository that lane jobs hand a shard list (`shard_callees`):
+    #: path -> text, read for their jobs' timeout only.
+    called: dict[str, str] = field(default_factory=dict)
 
 
 async def default_branch_head(api: RepoAPI) -> tuple[str, str]:
@@ -85,7 +89,22 @@ async def read_lanes(api: RepoAPI, ref: str, config: RepoConfig, also: tuple[str
     for (path, _), item in zip(entries, found):
         if item is not None:
             files[path], blobs[path] = item
-    return LaneFiles(ref, files, blobs)
+    listed = {str(entry["path"]): str(entry.get("sha") or "") for entry in listing if entry.get("type") == "file"}
+    callees = sorted({path for lane, text in files.items() for path in shard_callees_of(text, lane)
+                      if path in listed and path not in files})
+    read = await asyncio.gather(*(text_of(path, listed[path]) for path in callees))
+    return LaneFiles(ref, files, blobs, {path: item[0] for path, item in zip(callees, read) if item is not None})
+
+
+def shard_callees_of(text: str, path: str) -> list[str]:
+    """`shard_callees` of a lane file that may have any (a shard list names `num_shards`), else
+    none, without parsing it; one that does not parse has none (its analysis says why)."""
+    if "num_shards" not in text:
+        return []
+    try:
+        return shard_callees(parse_workflow(text, path))
+    except WorkflowError:
+        return []
 
 
 #: At most this many workflow files whose name says AMD are read per repository (`amd_workflows`).

@@ -64,7 +64,7 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
         patch, summary = decision.patch, state.summary_for(current)
     else:  # the lane files moved: the same runs on the files as they are now
         bundles = [await run_bundle(api, await api.run(run_id), ctx.state.cache) for run_id in decision.runs]
-        analysis = await analyze_with_logs(api, ctx, dict(pull.files), bundles, pull.config)  # as the report was made
+        analysis = await analyze_with_logs(api, ctx, dict(pull.files), bundles, pull.config, dict(pull.called))  # as the report was made
         patches = {s.patch_id: (s.patch, pull_summary(analysis, s)) for s in analysis.suggestions}
         if analysis.patch_id:
             patches[analysis.patch_id] = (analysis.patch, pull_summary(analysis))

@@ -194,4 +194,4 @@ async def read_pull(api: RepoAPI, ctx: Context, number: int, comment: dict[str, 
                                      api.pull(number) if on_pull else asyncio.sleep(0, {}))
     return PullRead(number=number, comment=comment, login=login, default_branch=default_branch, base_sha=base_sha,
                     config=config, files=lanes.files, blobs=lanes.blobs, lanes=lanes_of(lanes.files), pr=pr,
-                    replies=replies, resuming=resuming)
+                    replies=replies, resuming=resuming, called=lanes.called)

@@ -137,7 +137,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         return
     # decide
     try:
-        analysis = await analyze_with_logs(api, ctx, lanes.files, bundles, config)
+        analysis = await analyze_with_logs(api, ctx, lanes.files, bundles, config, lanes.called)
         checks = await asyncio.to_thread(check_patch, analysis.patch, analysis.edits, lanes.files) if analysis.patch else None
     except USER_ERRORS as exc:
         return await unanalysed(api, ctx, login, str(exc), f"cannot analyse {path}: ")
@@ -323,21 +323,21 @@ async def _lanes(api: RepoAPI, head: str, config: RepoConfig, path: str, listing
 
 
 async def analyze_with_logs(api: RepoAPI, ctx: Context, files: dict[str, str], bundles: list[dict[str, Any]],
-                            config: RepoConfig) -> Analysis:
+                            config: RepoConfig, called: dict[str, str] | None = None) -> Analysis:
     """The analysis of a lane's runs, with the shard logs its reshards can use when the
-    installation's budget allows them (read, or said to wait)."""
-    analysis = await asyncio.to_thread(analyze, files, bundles, config)
+    installation's budget allows them (read, or said to wait). `called`: `LaneFiles.called`."""
+    analysis = await asyncio.to_thread(analyze, files, bundles, config, None, (), called)
     if not (config.logs_fetch and analysis.plan.reshard_candidates):
         return analysis
     low = _budget_low(api, config.logs_max_jobs)
     if low:
         ctx.log.warning("%s: shard logs not read: %s", api.repo, low.reason)
-        return await asyncio.to_thread(analyze, files, bundles, config, {}, (low,))
+        return await asyncio.to_thread(analyze, files, bundles, config, {}, (low,), called)
     read = await read_logs(api, analysis, config, ctx.state.cache)
     ctx.log.info("%s: %d shard logs used, %d downloaded, %d not readable", api.repo, len(read.logs),
                  read.downloads, len(read.problems))
     if read.logs or read.problems:
-        return await asyncio.to_thread(analyze, files, bundles, config, read.logs, read.problems)
+        return await asyncio.to_thread(analyze, files, bundles, config, read.logs, read.problems, called)
     return analysis
 
 

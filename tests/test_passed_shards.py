@@ -6,16 +6,21 @@ and says what the times allow, to change by hand."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 
 from bot.analysis import analyze
 from bot.config import RepoConfig
-from bot.plan import PassedShards, ShardGroup, called_values, passed_shards
+from bot.plan import PassedShards, ShardGroup, callee_timeout, called_values, passed_shards, shard_callees
 from bot.report import to_json, to_markdown
 from bot.workflow import parse_workflow
 from tests.builders import PYTORCH_ROCM_MI300, Step, amd_job, bundle, job as api_job
+from tests.fakegithub import FakeGitHub
+from tests.harness import INSTALLATION, Bot, World
+from tests.test_app_workflow_run import dashboards
 
 PATH = ".github/workflows/rocm-mi300.yml"
 RUNNER = "linux.rocm.gpu.mi300.2"
@@ -74,7 +79,7 @@ def test_the_list_a_caller_is_passed_is_read_by_configuration() -> None:
     found = passed_shards(parse_workflow(text, PATH), parse_workflow(text, PATH).jobs["test"])
     # a one-shard configuration has nothing to trim
     assert found == PassedShards("build", "test-matrix", (ShardGroup("default", RUNNER, 3),
-                                                          ShardGroup("distributed", RUNNER, 2)))
+                                                          ShardGroup("distributed", RUNNER, 2)), "test-matrix")
 
 
 @pytest.mark.parametrize("listed", [
@@ -180,3 +185,138 @@ def test_pytorch_s_rocm_mi300_lane_as_modelled_gets_its_measured_counts() -> Non
         "shards the longest would take about 1 \u2192 16 min (p90, today's shard times scaled); each shard fewer saves "
         "one setup of 38 min (median). The jobs' timeout is set in `./.github/workflows/_rocm-test.yml`, which foldbot "
         "does not read: weigh these against it, and change the list by hand"]
+
+
+CALLEE = ".github/workflows/_rocm-test.yml"
+
+
+def callee(timeout: str = "${{ matrix.mem_leak_check == 'mem_leak_check' && 600 || inputs.timeout-minutes }}",
+           default: str = "300") -> str:
+    """A called test workflow as pytorch's `_rocm-test.yml` is built: the list comes in as an input and
+    is the matrix; the job's timeout is an input with a default (600 min for a leak check)."""
+    return f"""name: test
+on:
+  workflow_call:
+    inputs:
+      test-matrix:
+        required: true
+        type: string
+      timeout-minutes:
+        required: false
+        type: number
+{"        default: " + default if default else ""}
+jobs:
+  test:
+    strategy:
+      matrix: ${{{{ fromJSON(inputs.test-matrix) }}}}
+      fail-fast: false
+    timeout-minutes: {timeout}
+    runs-on: ${{{{ matrix.runner }}}}
+    name: test (${{{{ matrix.config }}}}, ${{{{ matrix.shard }}}}, ${{{{ matrix.num_shards }}}}, ${{{{ matrix.runner }}}})
+    steps:
+      - name: Test
+        run: .ci/pytorch/test.sh
+"""
+
+
+@pytest.mark.parametrize("called,passed,minutes", [
+    (callee(), "", 300.0),  # the input's default; not the leak check's 600
+    (callee(), "      timeout-minutes: 240\n", 240.0),  # what the caller passes
+    (callee(timeout="200"), "", 200.0),
+    (callee().replace("    timeout-minutes: ${{", "    x-timeout: ${{"), "", 360.0),  # none: GitHub's own 360
+    (callee(default=""), "", None),  # an input with no default, not passed: no guess (not 600)
+    (callee().replace("inputs.test-matrix", "inputs.other"), "", None),  # no job reads the list
+])
+def test_the_called_job_s_timeout_is_read_with_what_the_caller_passes(called: str, passed: str,
+                                                                      minutes: float | None) -> None:
+    lane_workflow = parse_workflow(lane(entries("default", 3), passed), PATH)
+    found = passed_shards(lane_workflow, lane_workflow.jobs["test"])
+    assert found is not None and shard_callees(lane_workflow) == [CALLEE]
+    given = lane_workflow.data["jobs"]["test"]["with"]
+    assert callee_timeout(parse_workflow(called, CALLEE), found, given, (RUNNER,)) == (
+        None if minutes is None else ("test", minutes))
+
+
+def test_with_the_called_file_read_the_count_is_named_against_its_job_s_timeout() -> None:
+    history = runs({("default", RUNNER): [70, 60, 50]})
+    analysis = analyze({PATH: lane(entries("default", 3))}, history, RepoConfig(), called={CALLEE: callee()})
+    assert [f.reason for f in analysis.plan.by_hand] == [
+        "`default` runs 3 shards (`num_shards` in `build`'s `test-matrix`); over 3 runs its tests took 180 min per run "
+        "(median), the longest shard 70 min (p90). On 2 the longest would take about 105 min (p90, today's shard times "
+        "scaled), within 60% of the 300-min `timeout-minutes` of `.github/workflows/_rocm-test.yml`'s `test` job; "
+        "each shard fewer saves one setup of 38 min (median). Set `num_shards: 2` and drop shard 3 of that list by "
+        "hand"]
+    unknown = analyze({PATH: lane(entries("default", 3))}, history, RepoConfig(), called={CALLEE: callee(default="")})
+    assert "`.github/workflows/_rocm-test.yml` gives the job that runs them no timeout foldbot can tell: weigh these " \
+        "against it" in unknown.plan.by_hand[0].reason
+    broken = analyze({PATH: lane(entries("default", 3))}, history, RepoConfig(), called={CALLEE: "jobs: ["})
+    assert any(w.startswith(f"{CALLEE}:") and w.endswith("(read only for its jobs' timeout)") for w in broken.warnings)
+    assert "which foldbot does not read" in broken.plan.by_hand[0].reason
+
+
+def pytorch_world(fake: FakeGitHub) -> World:
+    """pytorch/pytorch in the fake: the lane above, its called test workflow, three runs."""
+    repo = fake.add_repo("pytorch", "pytorch")
+    repo.put_files("main", {PATH: lane(entries("default", 3)), CALLEE: callee(),
+                            ".github/workflows/_linux-build.yml": "on: workflow_call\njobs: {}\n",
+                            ".github/foldbot.yml": f"lanes:\n  - {PATH}\n"}, message="ROCm lane")
+    fake.add_workflow(repo, 7001, PATH)
+    fake.add_installation(INSTALLATION, [repo])
+    world = World(fake, repo)
+    for run_bundle in runs({("default", RUNNER): [70, 60, 50]}):
+        run = dict(run_bundle["workflow_run"])
+        run.update(workflow_id=7001, path=PATH, event="push", head_repository=repo.full_name, pull_requests=[])
+        stored = fake.add_run(repo, run)
+        fake.add_jobs(stored["id"], run_bundle["jobs"])
+        world.runs.append(stored)
+    return world
+
+
+COUNTED = ("within 60% of the 300-min `timeout-minutes` of `.github/workflows/_rocm-test.yml`'s `test` job; each shard "
+           "fewer saves one setup of 38 min")
+
+
+async def test_the_app_reads_the_called_file_once_and_reports_the_count(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = pytorch_world(fake_github)
+    for run in world.runs[-2:]:  # cold, then warm
+        await bot.deliver("workflow_run", world.payload(run["id"]))
+        await bot.settle()
+    [board] = dashboards(fake_github, world)
+    assert ("- `test`: `default` runs 3 shards \\(`num_shards` in `build`'s `test-matrix`\\); over 3 runs its tests took "
+            "180 min per run \\(median\\), the longest shard 70 min \\(p90\\). On 2 the longest would take about "
+            "105 min \\(p90, today's shard times scaled\\), within 60% of the 300-min `timeout-minutes` of "
+            "`.github/workflows/_rocm-test.yml`'s `test` job;") in board.body
+    assert fake_github.count("GET", r"/contents/\.github/workflows/_rocm-test\.yml") == 1  # then its blob is known
+    assert fake_github.count("GET", r"/contents/\.github/workflows/_linux-build\.yml") == 0  # it runs no shards
+
+
+def test_the_cli_reads_the_called_file_from_the_repo_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.__main__ import main
+
+    (tmp_path / ".github/workflows").mkdir(parents=True)
+    (tmp_path / PATH).write_text(lane(entries("default", 3)))
+    (tmp_path / CALLEE).write_text(callee(timeout="100"))
+    (tmp_path / ".github/foldbot.yml").write_text(f"lanes:\n  - {PATH}\n")
+    run_args = []
+    for run_bundle in runs({("default", RUNNER): [70, 60, 50]}):
+        file = tmp_path / f"run-{run_bundle['workflow_run']['id']}.json"
+        file.write_text(json.dumps(run_bundle))
+        run_args += ["--run", str(file)]
+    assert main(["analyze", "--repo-root", str(tmp_path), *run_args, "--format", "json"]) == 0
+    [found] = json.loads(capsys.readouterr().out)["by_hand"]
+    assert found["reason"].endswith("3 shards are needed: on 2 the longest would take about 105 min (p90), over 60% of "
+                                    "the 100-min `timeout-minutes` of `.github/workflows/_rocm-test.yml`'s `test` job")
+
+
+async def test_fetch_writes_the_called_file_and_analyze_fetched_reads_it(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    from tests.test_fetch import TOKEN, foldbot
+
+    pytorch_world(fake_github)
+    fake_github.add_personal_token(TOKEN, "maintainer")
+    code, _, err = await foldbot(fake_github, "fetch", "--repo", "pytorch/pytorch", "--out", str(tmp_path))
+    assert code == 0, err
+    assert (tmp_path / "repo" / CALLEE).read_text() == callee()
+    assert not (tmp_path / "repo" / ".github/workflows/_linux-build.yml").exists()
+    code, report, err = await foldbot(fake_github, "analyze", "--fetched", str(tmp_path), "--no-checks")
+    assert code == 0, err
+    assert COUNTED.replace("(", "\\(") in report
