@@ -1,8 +1,10 @@
 """Chat commands in PR comments: `/dispatch` and `/fold`.
 
-foldbot owns only lines that start with `/dispatch` or `/fold`, outside fenced code
-blocks, inline code, `>` quotes, HTML comments (`<!-- -->`, invisible when rendered)
-and `<pre>` blocks; any other `/word` belongs to someone else and is left alone.
+foldbot owns only lines that start with `/dispatch` or `/fold` as a reader of the rendered
+comment sees them: lines of its paragraphs, read with a CommonMark parser (markdown-it-py),
+so not in code (fenced, indented, inline), not quoted, not in a heading, and not hidden by
+raw HTML (a comment `<!-- -->`, invisible when rendered, `<pre>`, ...); any other `/word`
+belongs to someone else and is left alone.
 Grammar:
 
     /dispatch <lane> [<job-id> ...] [sha=<hex>]
@@ -19,12 +21,13 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
 from .config import CONFIG_PATH, RepoConfig
 from .dispatch import HOW_DISPATCHED, LaneInfo
 
 FOLD_SUBCOMMANDS = ("approve", "refresh", "help")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _HEX = re.compile(r"[0-9a-fA-F]{7,40}")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
@@ -43,172 +46,186 @@ class Command:
     error: str | None = None
 
 
-def command_lines(body: str) -> list[str]:
-    """The lines of a comment that may hold foldbot commands: not in fenced code, not quoted,
-    not hidden in an HTML comment or a `<pre>` block."""
-    lines: list[str] = []
-    fence: str | None = None
-    fence_column = 0  # the content column of the list item a fence opened in (0: none)
-    hidden: str | None = None  # inside an HTML comment ("-->") or a <pre> block ("</pre>"): what ends it
+#: GitHub renders comments as CommonMark (GFM's extensions add no place a command could hide).
+_MARKDOWN = MarkdownIt("commonmark")
+
+
+def command_lines(body: str) -> list[tuple[str, str]]:
+    """The lines a reader of the rendered comment sees begin with plain text, as
+    (the visible line, with inline code kept; the same with inline code unwrapped): the lines
+    of its paragraphs, not in code (fenced, indented or inline), not quoted (a line typed after
+    a quote without a `>` of its own, which CommonMark continues the quote with, is the
+    commenter's own), not hidden by raw HTML (a comment, `<pre>`, `<code>`, `<script>`, ...,
+    opened and not yet closed), not headings. A list item's first line is not one (`- /fold
+    help` lists a command, it does not give one); its later lines are."""
     rows = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    closing = _closing(rows)
-    for number, raw in enumerate(rows):
-        if fence is not None:
-            indent = len(raw) - len(raw.lstrip(" "))
-            if not (fence_column and raw.strip() and indent < fence_column):  # else the list item, and its fence, ended
-                match = _FENCE.match(raw[min(indent, fence_column):])
-                closes = match is not None and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
-                if closes and not raw[min(indent, fence_column) + match.end():].strip():  # type: ignore[union-attr]
-                    fence = None
-                continue
-            fence = None
-        # A list item's content is a block of its own: `- ```` opens a fence, `- <!--` a comment block.
-        column = _item_column(raw) if hidden is None else 0
-        match = _FENCE.match(raw[column:]) if hidden is None else None
-        if match:
-            fence, fence_column = match.group(1), column
-            continue
-        if raw.startswith(("    ", "\t")) and not hidden:
-            continue  # an indented code block
-        if column and _HIDING.match(raw, column):
-            seen, hidden = _visible(raw[column:], None, closing[number + 1])
-            raw = raw[:column] + seen
-        else:
-            raw, hidden = _visible(raw, hidden, closing[number + 1])
-        stripped = raw.strip()
-        if stripped.startswith(">"):
-            continue
-        lines.append(stripped)
+    html = _Html()  # the page as a browser reads it: the rendered markup, raw HTML and all
+    containers: list[tuple[str, int]] = []  # (kind, first row) of the quotes and list items around
+    lines: list[tuple[str, str]] = []
+    tokens = _MARKDOWN.parse(body)
+    for index, token in enumerate(tokens):
+        if token.type in ("blockquote_open", "list_item_open"):
+            containers.append((token.type, token.map[0] if token.map else -1))
+        elif token.type in ("blockquote_close", "list_item_close"):
+            containers.pop()
+        if token.type == "html_block":
+            html.feed(token.content, raw=True)
+        elif token.type in ("fence", "code_block"):
+            html.feed("<pre><code></code></pre>")
+        elif token.type == "inline" and index and tokens[index - 1].type == "paragraph_open":
+            quoted = any(kind == "blockquote_open" for kind, _ in containers)
+            marker = bool(containers) and containers[-1][0] == "list_item_open" and token.map is not None \
+                and containers[-1][1] == token.map[0]
+            lines += _paragraph_lines(token, rows, html, quoted=quoted, marker=marker)
+        elif token.type == "inline":
+            for child in token.children or ():
+                html.feed(child.content if child.type == "html_inline" else _markup(child), raw=child.type == "html_inline")
+        elif token.tag and not token.hidden:
+            html.feed(_markup(token))
     return lines
 
 
-_HIDING = re.compile(r"<!--|<pre\b[^>]*>", re.I)
+def _markup(token: Token) -> str:
+    """The tag a token renders as (its text aside, which reaches the page escaped)."""
+    if token.type == "code_inline":
+        return "<code></code>"
+    if not token.tag:
+        return ""
+    return f"</{token.tag}>" if token.nesting < 0 else f"<{token.tag}>"
 
 
-def _visible(line: str, hidden: str | None, closed_below: bool) -> tuple[str, str | None]:
-    """The part of a line a reader sees, outside HTML comments and `<pre>` blocks, and
-    what hides the start of the next line (an opened comment or block runs on). As in
-    CommonMark: a marker inside inline code hides nothing; `<!--` at the start of a line
-    opens a comment block (to its `-->`, or the end of the comment); elsewhere it opens an
-    inline comment only when its `-->` follows in the paragraph (on this line, or below:
-    `closed_below`), else it is text."""
-    seen, at = [], 0
-    lowered, last_close = line.lower(), line.rfind("-->")
-    uncoded = _INLINE_CODE.sub(lambda m: " " * len(m.group()), line)  # a marker in inline code hides nothing
-    while True:
-        if hidden is not None:
-            end = lowered.find(hidden, at)
-            if end == -1:
-                return "".join(seen), hidden
-            at, hidden = end + len(hidden), None
+def _paragraph_lines(token: Token, rows: list[str], html: "_Html", *, quoted: bool,
+                     marker: bool) -> list[tuple[str, str]]:
+    """`command_lines` of one paragraph (`quoted`: in a quote; `marker`: it starts on its list
+    item's marker line)."""
+    out: list[tuple[str, str]] = []
+    row: int | None = token.map[0] if token.map else None  # the source row reached (None: not known)
+    start = row  # the source row the line starts on
+    pieces: list[tuple[str, str, str]] = []  # (kind, as written, as read) of the line's visible part
+    first = True
+
+    def end_line() -> None:
+        own = not quoted or (start is not None and start < len(rows) and not rows[start].lstrip(" \t").startswith(">"))
+        visible = [piece for piece in pieces if piece[0] != "text" or piece[1].strip()]
+        if own and not (first and marker) and visible and visible[0][0] == "text":
+            out.append(("".join(p[1] for p in pieces).strip(), "".join(p[2] for p in pieces).strip()))
+
+    for child in token.children or ():
+        if child.type in ("softbreak", "hardbreak"):
+            end_line()
+            pieces, first = [], False
+            row = start = None if row is None else row + 1
             continue
-        opened = _HIDING.search(uncoded, at)
-        if opened is None:
-            seen.append(line[at:])
-            return "".join(seen), None
-        comment = opened.group().startswith("<!--")
-        block = at == 0 and len(line) - len(line.lstrip(" ")) == opened.start() <= 3
-        if comment and not block and not (closed_below or last_close >= opened.end()):
-            seen.append(line[at:opened.end()])  # an unclosed `<!--` inside a paragraph is text
-            at = opened.end()
+        hidden = html.hidden
+        if child.type == "html_inline":
+            html.feed(child.content, raw=True)
+            row = None if row is None else row + child.content.count("\n")
+            if not child.content.startswith("<!--"):  # a tag is no plain text: the line does not begin with it
+                pieces.append(("tag", "", ""))
             continue
-        seen.append(line[at:opened.start()])
-        hidden = "-->" if comment else "</pre>"
-        at = opened.end()
-
-
-# What starts a block that ends a paragraph (CommonMark's "can interrupt a paragraph"),
-# matched on a row's text past its indentation: a code fence, an ATX heading, a `>`
-# quote, a thematic break or setext underline, a list item that is not empty, and the
-# HTML blocks of kinds 1 to 6. An ordered item interrupts a paragraph outside a list
-# only when it starts at 1.
-_BLOCK = (  # a block that holds no paragraph
-    r"(?:`{3,}(?!.*`)|~{3,})"
-    r"|#{1,6}(?:[ \t]|$)"
-    r"|(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$"
-    r"|<(?:script|pre|style|textarea)(?:[\s>]|$)|<!--|<\?|<![A-Za-z]|<!\[CDATA\["
-    r"|</?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|dialog|dir"
-    r"|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|h[1-6]|head|header|hr|html|iframe|legend"
-    r"|li|link|main|menu|menuitem|nav|noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|td"
-    r"|tfoot|th|thead|title|tr|track|ul)(?:[\s>]|/>|$)"
-)
-_BLOCKS = re.compile(_BLOCK, re.I)
-_BREAKS = re.compile(_BLOCK + r"|>|(?:=+|-+)[ \t]*$|[-+*][ \t]+\S", re.I)
-_ORDERED = re.compile(r"(\d{1,9})[.)][ \t]+\S")
-_ITEM = re.compile(r"(?:[-+*]|\d{1,9}[.)])[ \t]+(?=\S)")
-_QUOTED = re.compile(r" {0,3}> ?")
-
-
-def _closing(rows: list[str]) -> list[bool]:
-    """Per row (and one past the last): whether it goes on in the paragraph of the row
-    before it, and a `-->` is on it or on a later row of that paragraph. A paragraph
-    ends at a blank row and at a row that starts another block (`_BREAKS`: a fence
-    among them, so a `-->` in a code block below closes nothing); a row of a quote's
-    paragraph that starts with `>` goes on in it."""
-    goes_on = [False] * (len(rows) + 1)  # row n continues the paragraph of row n - 1
-    paragraph: tuple[int, int, bool] | None = None  # of the row before: quote depth, list item's content column, in a list
-    for number, row in enumerate(rows):
-        depth, rest = 0, row
-        while paragraph is not None and depth < paragraph[0] and (quoted := _QUOTED.match(rest)):
-            depth, rest = depth + 1, rest[quoted.end():]
-        if paragraph is not None and rest.strip() and not _breaks(rest, paragraph[1], paragraph[2]):
-            goes_on[number] = True
+        html.feed(_markup(child))
+        if hidden:
             continue
-        paragraph = _opens(row)
-    closing = [False] * (len(rows) + 1)  # row n goes on in the paragraph before it, and it or a later row of it has `-->`
-    for number in range(len(rows) - 1, 0, -1):
-        closing[number] = goes_on[number] and ("-->" in rows[number] or closing[number + 1])
-    return closing
+        if child.type == "text":
+            pieces.append(("text", child.content, child.content))
+        elif child.type == "code_inline":  # an argument in code is the argument (`/fold approve `<id>``)
+            pieces.append(("code", f"{child.markup}{child.content}{child.markup}", f" {child.content} "))
+            if quoted:
+                row = None  # a code span may run over rows, and its text no longer says
+        else:  # emphasis, a link, an image: no plain text at the line's start
+            pieces.append(("markup", "", ""))
+    end_line()
+    return out
 
 
-def _breaks(row: str, column: int, in_list: bool) -> bool:
-    """Whether a row ends the paragraph before it, whose list item's content starts at
-    `column` (0 outside a list): a blank row, or a block's start at most 3 columns in
-    from the margin or from that column (deeper, it is the paragraph's text)."""
-    text = row.lstrip(" ")
-    indent = len(row) - len(text)
-    if not text.strip():
-        return True
-    if not (indent <= 3 or column <= indent <= column + 3):
-        return False
-    ordered = _ORDERED.match(text)
-    return bool(_BREAKS.match(text) or (ordered and (in_list or ordered.group(1) == "1")))
+class _Html:
+    """What a page's HTML hides from a reader at each point, fed in the order a browser reads
+    it: inside a comment (to `-->`; `<!-->` and `<!--->` are empty ones, as in HTML5), a bogus
+    comment (`<!x`, `<?x`, `</1`: to `>`), a tag not yet ended, the text of `<script>`,
+    `<style>`, `<textarea>`, `<title>`, `<xmp>` (to its end tag), or while a `<pre>`, `<code>`
+    or `<blockquote>` of the raw HTML is open. Markdown's own markup is fed too (`raw` False):
+    its `>` ends a bogus comment, its `</li>` closes the `<pre>` opened in the item (unless a
+    comment swallowed its `<li>`), but what it opens hides nothing (a quote's own rule is
+    `command_lines`'). Its text reaches the page escaped, so only tags open or close anything."""
 
+    BLOCKS = ("pre", "listing", "blockquote", "li", "ul", "ol")
+    HIDING = ("pre", "listing", "blockquote")
+    RAW_TEXT = ("script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript", "plaintext")
+    _TAG = re.compile(r"<(/?)([A-Za-z][^\s/>]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)(>|$)")
 
-def _opens(row: str) -> tuple[int, int, bool] | None:
-    """The paragraph a row starts, if it starts one: its quote depth, its list item's
-    content column and whether it is in a list; None for a blank row, a heading, a
-    thematic break, a fence or an HTML block's first row."""
-    depth, rest = 0, row
-    while quoted := _QUOTED.match(rest):
-        depth, rest = depth + 1, rest[quoted.end():]
-    column, in_list = 0, False
-    while (item := _ITEM.match(rest.lstrip(" "))) is not None:
-        column += len(rest) - len(rest.lstrip(" ")) + item.end()
-        rest, in_list = rest.lstrip(" ")[item.end():], True
-    if not rest.strip() or _BLOCKS.match(rest.lstrip(" ")):
-        return None
-    return depth, column, in_list
+    def __init__(self) -> None:
+        self.until: str | None = None  # what ends the comment, bogus comment or tag it is inside
+        self.raw_text: str | None = None  # the element whose text runs to its end tag
+        self.stack: list[tuple[str, bool]] = []  # open block elements: (name, from raw HTML)
+        self.code = 0  # raw `<code>` elements open
+        self.own_code = 0  # markdown's own open
 
+    @property
+    def hidden(self) -> bool:
+        return (self.until is not None or self.raw_text is not None or self.code > 0
+                or any(raw and name in self.HIDING for name, raw in self.stack))
 
-def _item_column(row: str) -> int:
-    """Where the content of the list items a row opens starts (`- `, `1. `, nested `- * `), or 0:
-    the row opens none, or it is indented code (4 columns in)."""
-    column, rest = 0, row
-    while (indent := len(rest) - len(rest.lstrip(" "))) <= 3 and (item := _ITEM.match(rest, indent)) is not None:
-        column, rest = column + item.end(), rest[item.end():]
-    return column
+    def feed(self, html: str, *, raw: bool = False) -> None:
+        at, lowered = 0, html.lower()
+        while at < len(html):
+            if self.until is not None:
+                ends = [i for i in (lowered.find(self.until, at), lowered.find("--!>", at) if self.until == "-->" else -1)
+                        if i >= 0]
+                if not ends:
+                    return
+                end = min(ends)
+                at = end + (4 if html.startswith("--!>", end) else len(self.until))
+                self.until = None
+                continue
+            if self.raw_text is not None:
+                end = lowered.find(f"</{self.raw_text}", at)
+                if end < 0:
+                    return
+                at, self.raw_text = end, None
+            start = html.find("<", at)
+            if start < 0:
+                return
+            rest = html[start:]
+            if rest.startswith("<!--"):
+                empty = re.match(r"<!---?>", rest)
+                at, self.until = (start + empty.end(), None) if empty else (start + 4, "-->")
+            elif rest.startswith(("<!", "<?")) or (rest.startswith("</") and not rest[2:3].isalpha()):
+                at, self.until = start + 2, ">"
+            elif (tag := self._TAG.match(rest)) is not None:
+                at = start + tag.end()
+                if not tag[4]:
+                    self.until = ">"  # a tag still open at the end of the text
+                self._tag(tag[2].lower(), closing=bool(tag[1]), raw=raw)
+            else:
+                at = start + 1
+
+    def _tag(self, name: str, *, closing: bool, raw: bool) -> None:
+        if name == "code":
+            if not closing:
+                self.code, self.own_code = (self.code + 1, self.own_code) if raw else (self.code, self.own_code + 1)
+            elif self.own_code:
+                self.own_code -= 1
+            else:
+                self.code = max(0, self.code - 1)
+        elif name in self.RAW_TEXT and not closing:
+            self.raw_text = name
+        elif name in self.BLOCKS and not closing:
+            self.stack.append((name, raw))
+        elif name in self.BLOCKS:
+            for depth in range(len(self.stack) - 1, -1, -1):
+                if self.stack[depth][0] == name:
+                    del self.stack[depth:]  # and whatever it holds (HTML5's end tag of an open element)
+                    break
+                if name == "li" and self.stack[depth][0] in ("ul", "ol"):
+                    break  # not in list item scope: the end tag is ignored
 
 
 def parse_commands(body: str) -> list[Command]:
     """Every foldbot command in a comment, in order."""
     commands = []
-    for line in command_lines(body):
-        if line.startswith("`"):
-            continue  # inline code at the start of the line
+    for line, text in command_lines(body):
         # an argument in inline code is the argument (`/fold approve `<id>``, as the report shows ids):
         # dropped, a named job would be no job (so: every skipped one), a named id the current one
-        text = _INLINE_CODE.sub(lambda m: f" {m.group()[len(m.group(1)):-len(m.group(1))]} ", line).strip()
         head = text.split(maxsplit=1)[0] if text else ""
         if head == "/dispatch":
             commands.append(_dispatch(line, text))
