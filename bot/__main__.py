@@ -214,8 +214,12 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     logs, log_problems = _parse_logs(log_specs, bundles)
     from .repo import shard_callees_of
 
-    called = {path: (root / path).read_bytes().decode("utf-8") for lane, text in files.items()
-              for path in shard_callees_of(text, lane) if path not in files and (root / path).is_file()}
+    called = {}
+    for path in {path for lane, text in files.items() for path in shard_callees_of(text, lane)} - set(files):
+        try:
+            called[path] = (root / path).read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):  # no such file, or not text: its jobs' timeout is then unknown
+            continue
     analysis = analyze(files, bundles, config, logs, log_problems, called)
     checks = None
     if analysis.patch and not args.no_checks:

@@ -125,7 +125,9 @@ def analyze(
                             f"counted once, as attempt {max(seen)}")
     ordered = tuple(runs.values())
     stats = job_stats(ordered)
-    plan = Planner(measured, list(ordered), stats, config, dict(logs or {}), _parsed(called or {}, warnings)).plan()
+    # (a lane may be called too: `_rocm-test.yml` among lanes `*rocm*.yml`)
+    plan = Planner(measured, list(ordered), stats, config, dict(logs or {}),
+                   {**workflows, **_parsed(called or {}, warnings)}).plan()
     lane_results, lane_warnings = _patch_lanes(plan, measured, workflows, config)
     warnings.extend(lane_warnings)
     edits = [r.edit for r in lane_results if r.edit is not None]

@@ -323,7 +323,7 @@ class ShardGroup:
     def holds(self, values: tuple[str, ...]) -> bool:
         """Whether a called job whose name ends in `(<config>, <shard>, <count>, <runner>, ...)`,
         as pytorch's test workflows name theirs, is one of these shards."""
-        return (len(values) >= 3 and values[0] == self.config and values[1].isdigit() and values[2] == str(self.count)
+        return (len(values) >= 3 and values[0] == self.config and values[1].isdecimal() and values[2] == str(self.count)
                 and (self.runner is None or len(values) < 4 or values[3] == self.runner))
 
 
@@ -339,6 +339,8 @@ class PassedShards:
     passed_as: str = ""  # the caller's `with:` key that hands it on (the called workflow's input)
 
 
+#: A shard list longer than this is not read (pytorch's longest is ~1.5 K; a list is parsed in the event loop).
+SHARD_LIST_MAX_CHARS = 65536
 _NEEDS_OUTPUT = re.compile(r"\$\{\{\s*needs\.([A-Za-z_][\w-]*)\.outputs\.([A-Za-z_][\w-]*)\s*\}\}")
 
 
@@ -352,7 +354,7 @@ def passed_shards(workflow: Workflow, job: JobDef) -> PassedShards | None:
         writer = jobs.get(m[1]) if m else None
         written = writer.get("with") if isinstance(writer, dict) else None
         text = written.get(m[2]) if m and isinstance(written, dict) else None
-        if not isinstance(text, str):
+        if not isinstance(text, str) or len(text) > SHARD_LIST_MAX_CHARS:
             continue
         try:
             data = yaml.safe_load(text)
@@ -361,14 +363,14 @@ def passed_shards(workflow: Workflow, job: JobDef) -> PassedShards | None:
         include = data.get("include") if isinstance(data, dict) else None
         numbered: dict[tuple[str, str | None, int], list[int]] = {}
         for entry in include if isinstance(include, list) else ():
-            if not isinstance(entry, dict) or "config" not in entry:
+            if not isinstance(entry, dict):
                 continue
-            shard, count, runner = entry.get("shard"), entry.get("num_shards"), entry.get("runner")
-            if type(shard) is int and type(count) is int:
-                key = (str(entry["config"]), None if runner is None else str(runner), count)
-                numbered.setdefault(key, []).append(shard)
+            config, shard, count, runner = (entry.get(k) for k in ("config", "shard", "num_shards", "runner"))
+            # scalars only: an alias nested deep or wide is no configuration (and would take long to print)
+            if type(shard) is int and type(count) is int and type(config) in (str, int) and type(runner) in (str, int, type(None)):
+                numbered.setdefault((str(config), None if runner is None else str(runner), count), []).append(shard)
         groups = tuple(ShardGroup(*key) for key, shards in numbered.items()
-                       if key[2] >= 2 and sorted(shards) == list(range(1, key[2] + 1)))
+                       if len(shards) == key[2] >= 2 and sorted(shards) == list(range(1, key[2] + 1)))
         if groups:
             return PassedShards(m[1], m[2], groups, str(passed_as))
     return None
@@ -389,6 +391,7 @@ def shard_callees(workflow: Workflow) -> list[str]:
 
 
 _INPUT = re.compile(r"\binputs\.([A-Za-z_][\w-]*)")
+_UNKNOWN = re.compile(r"\b(?:inputs|vars|needs|github|env|secrets|steps|job|jobs|runner|strategy)\.")
 
 
 def callee_timeout(callee: Workflow, passed: PassedShards, given: Any, labels: tuple[str, ...]) -> tuple[str, float] | None:
@@ -402,8 +405,9 @@ def callee_timeout(callee: Workflow, passed: PassedShards, given: Any, labels: t
 
     def value(m: re.Match[str]) -> str:
         name = m[1]
-        if name in given and not isinstance(given[name], (dict, list)):
-            return str(given[name])
+        if name in given:  # what the caller passes; an expression of its own (`${{ vars.X }}`) is not known here
+            passed_value = given[name]
+            return m[0] if isinstance(passed_value, (dict, list, bool)) or "${{" in str(passed_value) else str(passed_value)
         spec = inputs.get(name) if isinstance(inputs, dict) else None
         default = spec.get("default") if isinstance(spec, dict) else None
         return m[0] if default is None or isinstance(default, (bool, dict, list)) else str(default)
@@ -420,7 +424,8 @@ def callee_timeout(callee: Workflow, passed: PassedShards, given: Any, labels: t
     if raw is None:
         return runs[0].id, DEFAULT_JOB_TIMEOUT_MINUTES  # GitHub's own limit
     text = _INPUT.sub(value, str(raw))
-    minutes = None if _INPUT.search(text) else timeout_minutes(text, labels)  # an input left unknown: no guess
+    # a context left unknown (an input, `vars.`, `needs.`, ...): no guess (the smallest number in it would be one)
+    minutes = None if _UNKNOWN.search(text) else timeout_minutes(text, labels)
     return None if minutes is None else (runs[0].id, minutes)
 
 
@@ -933,7 +938,7 @@ class Planner:
             n = group.count
             full = []
             for run in stats.per_run:
-                shards = {int(values[1]): j for j in run if group.holds(values := called_values(j.name))}
+                shards = {int(values[1]): j for j in run if group.holds(values := called_values(j.name))}  # (decimal)
                 if sorted(shards) == list(range(1, n + 1)):
                     full.append([j.test_seconds for j in shards.values()])
             if not full:
@@ -941,11 +946,11 @@ class Planner:
                                                     f"`{passed.key}`); no run in the history ran all {n} of them, so "
                                                     "nothing is said of fewer"))
                 continue
-            # Each run's tests on k shards: its shards' total over k, as unevenly as today.
+            # Each run's tests on k shards: its shards' total over k, as unevenly as today (one shard: the total).
             runs = [(sum(times), max(times) / (sum(times) / n) if sum(times) else 1.0) for times in full]
 
             def p90_at(k: int) -> float:
-                return percentile([total / k * imbalance for total, imbalance in runs], 90)
+                return percentile([total if k == 1 else total / k * imbalance for total, imbalance in runs], 90)
 
             setup = median(j.setup_seconds for run in stats.per_run for j in run if group.holds(called_values(j.name)))
             measured = (f"{label} runs {n} shards (`num_shards` in `{passed.job}`'s `{passed.key}`); over "
@@ -959,7 +964,9 @@ class Planner:
                 limit_minutes = found[1] if found else None
                 whose = f"of `{callee}`'s `{found[0]}` job" if found else ""
             else:
-                limit_minutes, whose = timeout_minutes(given.get("timeout-minutes"), stats.labels), "this job passes"
+                passed_timeout = given.get("timeout-minutes")
+                known = not (isinstance(passed_timeout, str) and _UNKNOWN.search(passed_timeout))
+                limit_minutes, whose = timeout_minutes(passed_timeout, stats.labels) if known else None, "this job passes"
             if limit_minutes is None:
                 fewer = ", ".join(f"{k} \u2192 {p90_at(k) / 60:.0f} min" for k in range(n - 1, max(n - 4, 0), -1))
                 unknown = (f"`{callee}` gives the job that runs them no timeout foldbot can tell" if callee in self.called

@@ -90,9 +90,19 @@ async def read_lanes(api: RepoAPI, ref: str, config: RepoConfig, also: tuple[str
         if item is not None:
             files[path], blobs[path] = item
     listed = {str(entry["path"]): str(entry.get("sha") or "") for entry in listing if entry.get("type") == "file"}
-    callees = sorted({path for lane, text in files.items() for path in shard_callees_of(text, lane)
-                      if path in listed and path not in files})
-    read = await asyncio.gather(*(text_of(path, listed[path]) for path in callees))
+    callees: list[str] = []
+    if any("num_shards" in text for text in files.values()):  # (parsed off the event loop: a lane may be large)
+        callees = await asyncio.to_thread(lambda: sorted({
+            path for lane, text in files.items() for path in shard_callees_of(text, lane)
+            if path in listed and path not in files}))
+
+    async def called_text(path: str) -> tuple[str, str] | None:
+        try:
+            return await text_of(path, listed[path])
+        except WorkflowError:  # not text: the report says its jobs' timeout is unknown
+            return None
+
+    read = await asyncio.gather(*(called_text(path) for path in callees))
     return LaneFiles(ref, files, blobs, {path: item[0] for path, item in zip(callees, read) if item is not None})
 
 

@@ -122,7 +122,7 @@ def test_the_times_of_each_configuration_are_said_against_a_timeout_foldbot_does
     assert by_hand(lane(entries("default", 3) + "\n" + entries("distributed", 2)), history) == [
         "test: `default` runs 3 shards (`num_shards` in `build`'s `test-matrix`); over 3 runs its tests took 150 min "
         "per run (median), the longest shard 60 min (p90). On fewer shards the longest would take about 2 \u2192 90 min, "
-        "1 \u2192 180 min (p90, today's shard times scaled); each shard fewer saves one setup of 38 min (median). The "
+        "1 \u2192 150 min (p90, today's shard times scaled); each shard fewer saves one setup of 38 min (median). The "
         "jobs' timeout is set in `./.github/workflows/_rocm-test.yml`, which foldbot does not read: weigh these against "
         "it, and change the list by hand",
         "test: `distributed` runs 2 shards (`num_shards` in `build`'s `test-matrix`); over 3 runs its tests took 60 min "
@@ -226,6 +226,7 @@ jobs:
     (callee().replace("    timeout-minutes: ${{", "    x-timeout: ${{"), "", 360.0),  # none: GitHub's own 360
     (callee(default=""), "", None),  # an input with no default, not passed: no guess (not 600)
     (callee().replace("inputs.test-matrix", "inputs.other"), "", None),  # no job reads the list
+    (callee(), "      timeout-minutes: ${{ vars.ROCM_TIMEOUT }}\n", None),  # the caller's own expression: not known
 ])
 def test_the_called_job_s_timeout_is_read_with_what_the_caller_passes(called: str, passed: str,
                                                                       minutes: float | None) -> None:
@@ -238,11 +239,11 @@ def test_the_called_job_s_timeout_is_read_with_what_the_caller_passes(called: st
 
 
 def test_with_the_called_file_read_the_count_is_named_against_its_job_s_timeout() -> None:
-    history = runs({("default", RUNNER): [70, 60, 50]})
+    history = runs({("default", RUNNER): [90, 70, 50]})
     analysis = analyze({PATH: lane(entries("default", 3))}, history, RepoConfig(), called={CALLEE: callee()})
     assert [f.reason for f in analysis.plan.by_hand] == [
-        "`default` runs 3 shards (`num_shards` in `build`'s `test-matrix`); over 3 runs its tests took 180 min per run "
-        "(median), the longest shard 70 min (p90). On 2 the longest would take about 105 min (p90, today's shard times "
+        "`default` runs 3 shards (`num_shards` in `build`'s `test-matrix`); over 3 runs its tests took 210 min per run "
+        "(median), the longest shard 90 min (p90). On 2 the longest would take about 135 min (p90, today's shard times "
         "scaled), within 60% of the 300-min `timeout-minutes` of `.github/workflows/_rocm-test.yml`'s `test` job; "
         "each shard fewer saves one setup of 38 min (median). Set `num_shards: 2` and drop shard 3 of that list by "
         "hand"]
@@ -263,7 +264,7 @@ def pytorch_world(fake: FakeGitHub) -> World:
     fake.add_workflow(repo, 7001, PATH)
     fake.add_installation(INSTALLATION, [repo])
     world = World(fake, repo)
-    for run_bundle in runs({("default", RUNNER): [70, 60, 50]}):
+    for run_bundle in runs({("default", RUNNER): [90, 70, 50]}):
         run = dict(run_bundle["workflow_run"])
         run.update(workflow_id=7001, path=PATH, event="push", head_repository=repo.full_name, pull_requests=[])
         stored = fake.add_run(repo, run)
@@ -283,8 +284,8 @@ async def test_the_app_reads_the_called_file_once_and_reports_the_count(fake_git
         await bot.settle()
     [board] = dashboards(fake_github, world)
     assert ("- `test`: `default` runs 3 shards \\(`num_shards` in `build`'s `test-matrix`\\); over 3 runs its tests took "
-            "180 min per run \\(median\\), the longest shard 70 min \\(p90\\). On 2 the longest would take about "
-            "105 min \\(p90, today's shard times scaled\\), within 60% of the 300-min `timeout-minutes` of "
+            "210 min per run \\(median\\), the longest shard 90 min \\(p90\\). On 2 the longest would take about "
+            "135 min \\(p90, today's shard times scaled\\), within 60% of the 300-min `timeout-minutes` of "
             "`.github/workflows/_rocm-test.yml`'s `test` job;") in board.body
     assert fake_github.count("GET", r"/contents/\.github/workflows/_rocm-test\.yml") == 1  # then its blob is known
     assert fake_github.count("GET", r"/contents/\.github/workflows/_linux-build\.yml") == 0  # it runs no shards
@@ -320,3 +321,44 @@ async def test_fetch_writes_the_called_file_and_analyze_fetched_reads_it(fake_gi
     code, report, err = await foldbot(fake_github, "analyze", "--fetched", str(tmp_path), "--no-checks")
     assert code == 0, err
     assert COUNTED.replace("(", "\\(") in report
+
+
+@pytest.mark.parametrize("listed", [
+    entry("default", 1, 1_000_000_000) + "\n" + entry("default", 2, 1_000_000_000),  # counts nobody runs
+    "          { config: [" + "[" * 3000 + "]" * 3000 + "], shard: 1, num_shards: 2 },",  # nested past the stack
+    entry("default", 1, 2) + "\n" + entry("default", 2, 2) + "\n" + "          # " + "x" * 70_000,  # too long to read
+])
+def test_a_shard_list_that_would_take_long_to_read_is_not_read(listed: str) -> None:
+    workflow = parse_workflow(lane(listed), PATH)
+    assert passed_shards(workflow, workflow.jobs["test"]) is None
+
+
+def test_a_configuration_that_is_no_scalar_is_not_printed() -> None:
+    """An alias that repeats itself nine times nine levels deep prints as 9**9 words."""
+    bomb = "\n".join(["        {"] + [f"          a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9) if i else 'x'}]," for i in range(9)]
+                      + ['          include: [{ config: *a8, shard: 1, num_shards: 2 }, { config: *a8, shard: 2, num_shards: 2 }]',
+                         "        }"])
+    text = lane("").replace("        { include: [\n\n        ]}", bomb)
+    workflow = parse_workflow(text, PATH)
+    assert passed_shards(workflow, workflow.jobs["test"]) is None
+
+
+def test_a_shard_number_that_is_no_decimal_is_no_shard() -> None:
+    assert not ShardGroup("default", RUNNER, 3).holds(("default", "\u00b2", "3", RUNNER))
+
+
+def test_a_called_file_that_is_a_lane_too_gives_its_timeout() -> None:
+    history = runs({("default", RUNNER): [90, 70, 50]})
+    analysis = analyze({PATH: lane(entries("default", 3)), CALLEE: callee()}, history, RepoConfig())
+    assert "within 60% of the 300-min `timeout-minutes` of `.github/workflows/_rocm-test.yml`'s `test` job" in \
+        analysis.plan.by_hand[0].reason
+
+
+async def test_a_called_file_that_is_not_text_leaves_the_report_whole(fake_github: FakeGitHub, bot: Bot) -> None:
+    world = pytorch_world(fake_github)
+    world.repo.put_files("main", {CALLEE: b"\xff\xfe not text"}, message="a binary callee")
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    [board] = dashboards(fake_github, world)
+    assert "could not analyse" not in board.body
+    assert "The jobs' timeout is set in `./.github/workflows/_rocm-test.yml`, which foldbot does not read" in board.body
