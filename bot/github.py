@@ -38,6 +38,8 @@ USER_AGENT = f"foldbot/{__version__}"
 #: listed last time: one GitHub was still trying then (it waits 10 s for an answer) may be listed
 #: only after deliveries made after it.
 LATE_SECONDS = 60
+#: The longest a client holds its calls back when GitHub asks it to wait (`RetryingGitHubAPI.block`).
+BLOCK_AT_MOST = 3600.0
 
 #: A token is used until this many seconds before GitHub says it expires.
 TOKEN_MARGIN_SECONDS = 300
@@ -217,11 +219,7 @@ class RetryingGitHubAPI(GitHubAPI):
         path = _path(url)
         for attempt in range(1, self.max_attempts + 1):
             if self.blocked_until is not None:
-                left = self.blocked_until - time.time()
-                if left > 0:
-                    raise GitHubError(429, f"not sent: GitHub asked for no calls until {_iso(self.blocked_until)} "
-                                           f"({left:.0f}s from now)", method, url)
-                self.blocked_until = None
+                await self._wait_for_the_block(method, path, url)
             if self.jwt is not None and str(headers.get("authorization", "")).startswith("bearer "):
                 headers = {**headers, "authorization": f"bearer {self.jwt()}"}
             try:
@@ -254,6 +252,33 @@ class RetryingGitHubAPI(GitHubAPI):
                     self.metrics.rate_limit_remaining.set(int(remaining))
             return status, response_headers, data
         raise AssertionError("unreachable")
+
+    async def _wait_for_the_block(self, method: str, path: str, url: str) -> None:
+        """A call made while GitHub asked this client to wait (`blocked_until`): it waits as the
+        other retries do, at most `max_wait`; a longer wait fails it at once, saying until when."""
+        assert self.blocked_until is not None
+        until, left = self.blocked_until, self.blocked_until - time.time()
+        if left <= 0:
+            self.blocked_until = None
+            return
+        if left > self.max_wait:
+            raise GitHubError(429, f"not sent: GitHub asked for no calls until {_iso(until)} ({left:.0f}s from now)",
+                              method, url)
+        log.warning("github %s %s: waiting %.1fs before sending it, as GitHub asked%s", method, path, left,
+                    delivery_note(), extra={"method": method, "path": path, "status": 0, "wait": round(left, 2)})
+        self.waiting += 1
+        self.waiting_until = max(self.waiting_until or 0.0, until)
+        try:
+            await self.sleep(left)
+        finally:
+            self.waiting -= 1
+            if not self.waiting:
+                self.waiting_until = None
+
+    def block(self, seconds: float) -> None:
+        """No call of this client before `seconds` from now (at most an hour: GitHub's primary window;
+        a longer wait is no rate limit GitHub documents)."""
+        self.blocked_until = max(self.blocked_until or 0.0, time.time() + min(seconds, BLOCK_AT_MOST))
 
     def backoff(self, attempt: int) -> float:
         return min(self.base_delay * 2 ** (attempt - 1), self.max_wait) * (0.5 + random.random() / 2)
@@ -291,7 +316,7 @@ class RetryingGitHubAPI(GitHubAPI):
                       "call of this installation before then%s", method, _path(url), status, wait, self.max_wait,
                       delivery_note(), extra=fields)
             if status in (403, 429):
-                self.blocked_until = max(self.blocked_until or 0.0, time.time() + wait)
+                self.block(wait)
             return False
         log.warning("github %s %s: %s; retrying in %.1fs (attempt %d)%s", method, _path(url), status, wait, attempt,
                     delivery_note(), extra={**fields, "wait": round(wait, 2)})
@@ -591,6 +616,9 @@ class GitHub:
 
     async def _log_location(self, url: str) -> str:
         for attempt in range(1, 4):
+            if self.api.blocked_until is not None and self.api.blocked_until > time.time():
+                raise JobLogError(f"GitHub asked for no calls until {_iso(self.api.blocked_until)}; read again on a "
+                                  "later run", "rate_limited")
             token = await self.pool.credentials.token(self.api, self.installation_id)
             headers = {"authorization": f"token {token}", "accept": "application/vnd.github+json",
                        "user-agent": USER_AGENT}
@@ -611,6 +639,8 @@ class GitHub:
                 self.pool.credentials.forget(self.installation_id)
                 continue
             if status in (403, 429) and (retry_after is not None or remaining == "0" or "rate limit" in message.lower()):
+                if retry_after is not None and retry_after.strip().isdigit():  # not asked again, here or elsewhere, before then
+                    self.api.block(float(retry_after))
                 raise JobLogError(f"GitHub's rate limit ({status}); read again on a later run", "rate_limited")
             if (status == 0 or status >= 500) and attempt < 3:
                 await self.api.sleep(self.api.backoff(attempt))

@@ -17,14 +17,14 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.github import Credentials, GitHubPool
+from bot.github import Credentials, GitHubPool, JobLogError
 from bot.metrics import Metrics
 from bot.publish import DASHBOARD_TITLE
 from bot.server import STATE, create_app
 from bot.settings import Settings
 from handlers import router
 from tests.fakegithub import FakeGitHub, make_rsa_key
-from tests.harness import INSTALLATION, SECRET, Bot, sglang_world, sign, start_bot
+from tests.harness import INSTALLATION, SECRET, Bot, app_pool, sglang_world, sign, start_bot
 
 
 def _series(text: str) -> set[str]:
@@ -113,6 +113,24 @@ async def test_a_wait_longer_than_foldbot_waits_holds_every_call_of_the_installa
     await bot.settle()
     assert "next" not in bot.state.done
     assert [r.path for r in fake_github.requests[before:] if r.path.startswith("/repos/")] == []
+
+
+async def test_a_blocked_installation_reads_no_job_log_and_a_log_s_retry_after_blocks_it(
+        fake_github: FakeGitHub) -> None:
+    world = sglang_world(fake_github, runs=1)
+    job_id = fake_github.jobs_of(world.runs[0]["id"])[0]["id"]
+    fake_github.add_job_log(job_id, "a log")
+    path = f"/repos/{world.repo.full_name}/actions/jobs/{job_id}/logs"
+    fake_github.secondary_rate_limit(1, retry_after=120, method="GET", path=r"/logs$")
+    async with aiohttp.ClientSession() as session:
+        gh = app_pool(fake_github, session).for_installation(INSTALLATION)
+        with pytest.raises(JobLogError, match=r"GitHub's rate limit \(403\)"):
+            await gh.download(path, 1 << 20)
+        assert 100 < (gh.api.blocked_until or 0) - time.time() <= 121
+        before = len(fake_github.requests)
+        with pytest.raises(JobLogError, match="GitHub asked for no calls until") as refused:
+            await gh.download(path, 1 << 20)
+        assert refused.value.kind == "rate_limited" and fake_github.requests[before:] == []
 
 
 async def test_health_lists_twenty_clients_short_of_their_limit_and_counts_them_all(

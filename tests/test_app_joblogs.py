@@ -217,13 +217,16 @@ async def test_raising_max_mb_reads_a_log_that_was_too_large(fake_github: FakeGi
     assert "over the" not in dashboard(world)
 
 
-async def test_a_rate_limit_stops_the_downloads_of_the_event(fake_github: FakeGitHub, bot: Bot) -> None:
+async def test_a_rate_limit_stops_the_downloads_of_the_event(fake_github: FakeGitHub, bot: Bot,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
     world, _ = current_world(fake_github, config="logs: {max_jobs: 200}\n")
-    fake_github.secondary_rate_limit(1, retry_after=60, path=LOG_PATH)
+    fake_github.secondary_rate_limit(1, retry_after=2, path=LOG_PATH)  # (the test App waits at most 5 s)
     await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
     await bot.settle()
     assert fake_github.count("GET", LOG_PATH) <= 4  # the ones already on their way when the limit came
     assert "GitHub's rate limit (403); read again on a later run" in dashboard(world)
+    # the report's own calls waited what was left of the 2 s GitHub asked for (they are the App's calls too)
+    assert any("before sending it, as GitHub asked" in r.getMessage() for r in caplog.records)
 
 
 async def test_with_the_rate_limit_low_the_logs_wait_and_the_report_says_so(fake_github: FakeGitHub) -> None:
