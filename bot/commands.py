@@ -46,8 +46,11 @@ class Command:
     error: str | None = None
 
 
-#: GitHub renders comments as CommonMark (GFM's extensions add no place a command could hide).
-_MARKDOWN = MarkdownIt("commonmark")
+#: GitHub renders comments as GFM: CommonMark with tables (an indented line right under one is code,
+#: not the table's paragraph) and strikethrough.
+_MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+#: A list item's markers before a row's text (`- `, `1. `, nested): where a quote's `>` would stand.
+_MARKERS = re.compile(r"(?:[ \t]*(?:[-+*]|\d{1,9}[.)])(?=[ \t]))*[ \t]*")
 
 
 def command_lines(body: str) -> list[tuple[str, str]]:
@@ -58,6 +61,7 @@ def command_lines(body: str) -> list[tuple[str, str]]:
     commenter's own), not hidden by raw HTML (a comment, `<pre>`, `<code>`, `<script>`, ...,
     opened and not yet closed), not headings. A list item's first line is not one (`- /fold
     help` lists a command, it does not give one); its later lines are."""
+    body = body.removeprefix("\ufeff")  # as GitHub's cmark-gfm reads it
     rows = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     html = _Html()  # the page as a browser reads it: the rendered markup, raw HTML and all
     containers: list[tuple[str, int]] = []  # (kind, first row) of the quotes and list items around
@@ -68,6 +72,7 @@ def command_lines(body: str) -> list[tuple[str, str]]:
             containers.append((token.type, token.map[0] if token.map else -1))
         elif token.type in ("blockquote_close", "list_item_close"):
             containers.pop()
+        html.quotes = sum(kind == "blockquote_open" for kind, _ in containers)
         if token.type == "html_block":
             html.feed(token.content, raw=True)
         elif token.type in ("fence", "code_block"):
@@ -105,7 +110,9 @@ def _paragraph_lines(token: Token, rows: list[str], html: "_Html", *, quoted: bo
     first = True
 
     def end_line() -> None:
-        own = not quoted or (start is not None and start < len(rows) and not rows[start].lstrip(" \t").startswith(">"))
+        # a quote's paragraph begins on a row of the quote; a later row without its `>` is the commenter's own
+        own = not quoted or (not first and start is not None and start < len(rows)
+                             and not rows[start][_MARKERS.match(rows[start]).end():].startswith(">"))
         visible = [piece for piece in pieces if piece[0] != "text" or piece[1].strip()]
         if own and not (first and marker) and visible and visible[0][0] == "text":
             out.append(("".join(p[1] for p in pieces).strip(), "".join(p[2] for p in pieces).strip()))
@@ -130,10 +137,10 @@ def _paragraph_lines(token: Token, rows: list[str], html: "_Html", *, quoted: bo
             pieces.append(("text", child.content, child.content))
         elif child.type == "code_inline":  # an argument in code is the argument (`/fold approve `<id>``)
             pieces.append(("code", f"{child.markup}{child.content}{child.markup}", f" {child.content} "))
-            if quoted:
-                row = None  # a code span may run over rows, and its text no longer says
         else:  # emphasis, a link, an image: no plain text at the line's start
             pieces.append(("markup", "", ""))
+        if quoted and child.type in ("code_inline", "image", "link_open"):
+            row = None  # a code span, an image's text or a link's title may run over rows, and no break says so
     end_line()
     return out
 
@@ -142,40 +149,47 @@ class _Html:
     """What a page's HTML hides from a reader at each point, fed in the order a browser reads
     it: inside a comment (to `-->`; `<!-->` and `<!--->` are empty ones, as in HTML5), a bogus
     comment (`<!x`, `<?x`, `</1`: to `>`), a tag not yet ended, the text of `<script>`,
-    `<style>`, `<textarea>`, `<title>`, `<xmp>` (to its end tag), or while a `<pre>`, `<code>`
-    or `<blockquote>` of the raw HTML is open. Markdown's own markup is fed too (`raw` False):
-    its `>` ends a bogus comment, its `</li>` closes the `<pre>` opened in the item (unless a
-    comment swallowed its `<li>`), but what it opens hides nothing (a quote's own rule is
-    `command_lines`'). Its text reaches the page escaped, so only tags open or close anything."""
+    `<style>`, `<textarea>`, `<title>`, `<xmp>` (to its end tag), while a `<pre>`, `<code>`
+    or `<blockquote>` of the raw HTML is open, or while the page holds more quotes open than the
+    markdown does (`quotes`: its own `</blockquote>` went to a raw one, or was swallowed). Markdown's
+    own markup is fed too (`raw` False): its `>` ends a bogus comment, its `</li>` closes the
+    `<pre>` opened in the item, but what it opens hides nothing (a quote's own rule is
+    `command_lines`'). An end tag past a table, cell, `<object>`, ... closes nothing (HTML5's
+    scope). Its text reaches the page escaped, so only tags open or close anything. Past
+    `MAX_OPEN` elements open, all the rest is taken as hidden."""
 
-    BLOCKS = ("pre", "listing", "blockquote", "li", "ul", "ol")
-    HIDING = ("pre", "listing", "blockquote")
+    BLOCKS = ("pre", "listing", "blockquote", "li", "ul", "ol", "template", "select")
+    HIDING = ("pre", "listing", "blockquote", "template", "select")  # (a template is inert; a select shows one option)
+    SCOPE = ("table", "td", "th", "caption", "object", "marquee", "applet", "template", "html")
     RAW_TEXT = ("script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript", "plaintext")
-    _TAG = re.compile(r"<(/?)([A-Za-z][^\s/>]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)(>|$)")
+    MAX_OPEN = 256
+    _TAG = re.compile(r"<(/?)([A-Za-z][^\t\n\f />]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)(>|$)")
+    _END = {"-->": re.compile(r"--!?>"), ">": re.compile(">")}
 
     def __init__(self) -> None:
         self.until: str | None = None  # what ends the comment, bogus comment or tag it is inside
         self.raw_text: str | None = None  # the element whose text runs to its end tag
-        self.stack: list[tuple[str, bool]] = []  # open block elements: (name, from raw HTML)
+        self.stack: list[tuple[str, bool]] = []  # open block and scope elements: (name, from raw HTML)
+        self.raw_hiding = 0  # raw `<pre>`, `<blockquote>`, ... among them
+        self.page_quotes = 0  # `<blockquote>`s among them, raw or markdown's
+        self.quotes = 0  # the quotes the markdown has open here (set by `command_lines`)
         self.code = 0  # raw `<code>` elements open
         self.own_code = 0  # markdown's own open
+        self.lost = False  # more open than MAX_OPEN, or a tag never ended: hidden from there on
 
     @property
     def hidden(self) -> bool:
-        return (self.until is not None or self.raw_text is not None or self.code > 0
-                or any(raw and name in self.HIDING for name, raw in self.stack))
+        return (self.lost or self.until is not None or self.raw_text is not None or self.code > 0
+                or self.raw_hiding > 0 or self.page_quotes > self.quotes)
 
     def feed(self, html: str, *, raw: bool = False) -> None:
         at, lowered = 0, html.lower()
-        while at < len(html):
+        while at < len(html) and not self.lost:
             if self.until is not None:
-                ends = [i for i in (lowered.find(self.until, at), lowered.find("--!>", at) if self.until == "-->" else -1)
-                        if i >= 0]
-                if not ends:
+                found = self._END[self.until].search(lowered, at)
+                if found is None:
                     return
-                end = min(ends)
-                at = end + (4 if html.startswith("--!>", end) else len(self.until))
-                self.until = None
+                at, self.until = found.end(), None
                 continue
             if self.raw_text is not None:
                 end = lowered.find(f"</{self.raw_text}", at)
@@ -196,28 +210,53 @@ class _Html:
                 if not tag[4]:
                     self.until = ">"  # a tag still open at the end of the text
                 self._tag(tag[2].lower(), closing=bool(tag[1]), raw=raw)
+            elif re.match(r"</?[A-Za-z]", rest):
+                self.lost = True  # a tag whose quoted value never ends: the browser reads on inside it
             else:
                 at = start + 1
 
     def _tag(self, name: str, *, closing: bool, raw: bool) -> None:
-        if name == "code":
+        if name == "code":  # a formatting element: an end tag past a scope's start closes nothing
             if not closing:
                 self.code, self.own_code = (self.code + 1, self.own_code) if raw else (self.code, self.own_code + 1)
-            elif self.own_code:
+                self._push("code", raw)
+                return
+            for depth in range(len(self.stack) - 1, -1, -1):
+                if self.stack[depth][0] in self.SCOPE:
+                    return
+                if self.stack[depth][0] == "code":
+                    del self.stack[depth]
+                    break
+            if self.own_code:
                 self.own_code -= 1
             else:
                 self.code = max(0, self.code - 1)
         elif name in self.RAW_TEXT and not closing:
             self.raw_text = name
-        elif name in self.BLOCKS and not closing:
-            self.stack.append((name, raw))
-        elif name in self.BLOCKS:
+        elif (name in self.BLOCKS or name in self.SCOPE) and not closing:
+            self._push(name, raw)
+        elif name in self.BLOCKS or name in self.SCOPE:
+            bounds = self.SCOPE + (("ul", "ol") if name == "li" else ())
             for depth in range(len(self.stack) - 1, -1, -1):
                 if self.stack[depth][0] == name:
-                    del self.stack[depth:]  # and whatever it holds (HTML5's end tag of an open element)
-                    break
-                if name == "li" and self.stack[depth][0] in ("ul", "ol"):
-                    break  # not in list item scope: the end tag is ignored
+                    while len(self.stack) > depth:  # and whatever it holds (HTML5's end tag of an open element)
+                        self._pop()
+                    return
+                if self.stack[depth][0] in bounds:
+                    return  # not in scope: the end tag is ignored
+
+    def _push(self, name: str, raw: bool) -> None:
+        if len(self.stack) >= self.MAX_OPEN:
+            self.lost = True
+            return
+        self.stack.append((name, raw))
+        self.raw_hiding += raw and name in self.HIDING
+        self.page_quotes += name == "blockquote"
+
+    def _pop(self) -> None:
+        name, raw = self.stack.pop()
+        self.raw_hiding -= raw and name in self.HIDING
+        self.page_quotes -= name == "blockquote"
 
 
 def parse_commands(body: str) -> list[Command]:

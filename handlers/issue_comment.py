@@ -63,7 +63,8 @@ async def on_created(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
     user = comment.get("user") or {}
     if user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]"):
         return
-    commands = parse_commands(str(comment.get("body") or ""))
+    # (off the event loop: a 65,536-character comment of nested markup takes markdown-it a second or two)
+    commands = await asyncio.to_thread(parse_commands, str(comment.get("body") or ""))
     if not commands:
         return
     on_pull = bool(issue.get("pull_request"))

@@ -179,6 +179,25 @@ def test_html_comments_and_pre_blocks_hide_commands(body: str, lines: list[str])
     "<!--><!\n-<pre>\n/dispatch rocm720",  # a bogus comment the paragraph's own `<p>` ends
     "1. <!--\n><!--><pre>\n/dispatch rocm720",  # the item's end tag was inside the comment: the `<pre>` stays open
     "/dispatch rocm720\n---",  # a heading
+    # a second fuzzer, against GitHub's own cmark-gfm as well (/tmp/review50)
+    "- > /dispatch rocm720",  # a quote on a list item's marker row
+    "1. >/dispatch rocm720",
+    "> <blockquote>\n\n/dispatch rocm720",  # the quote's own end tag closed the raw one: the page's quote stays open
+    "> <table>\n\n/dispatch rocm720",  # past a table the quote's end tag closes nothing
+    "><object>\n/dispatch rocm720",
+    "><div\n/dispatch rocm720",  # an unfinished tag swallows the quote's end tag
+    "><!--\n<!-->\n/dispatch rocm720",
+    '<div title="\n\n/dispatch rocm720',  # a quoted value that never ends
+    "| a | b |\n|---|---|\n    /dispatch rocm720",  # indented code right under a table
+    "| a |\n|---|\n/dispatch rocm720",  # a table's row
+    "<pre><table><tr><td>\n</pre>\n\n/dispatch rocm720",  # `</pre>` out of scope behind a cell
+    "<pre><object></pre>\n/dispatch rocm720",
+    "> ![a\nb](u)\n> /dispatch rocm720",  # an image's text over two rows
+    "<pre>\n</pre\xa0></script>\n\n/dispatch rocm720",  # a no-break space is part of a tag's name
+    "<div>\n" + "<li>" * 300 + "\n\n/dispatch rocm720",  # more elements open than the reader follows: hidden
+    "<code><object></code>\n      /dispatch rocm720",  # `</code>` past an object's start closes nothing
+    "<template>\n\n/dispatch rocm720",  # a template's content is inert
+    "\ufeff```\n/dispatch rocm720\n```",  # a BOM before a fence (GitHub's parser drops it)
 ])
 def test_what_the_rendered_comment_hides_or_shows_as_code_is_no_command(body: str) -> None:
     assert parse_commands(body) == []
