@@ -158,10 +158,13 @@ class _Html:
     scope). Its text reaches the page escaped, so only tags open or close anything. Past
     `MAX_OPEN` elements open, all the rest is taken as hidden."""
 
-    BLOCKS = ("pre", "listing", "blockquote", "li", "ul", "ol", "template", "select")
-    HIDING = ("pre", "listing", "blockquote", "template", "select")  # (a template is inert; a select shows one option)
+    BLOCKS = ("pre", "listing", "blockquote", "li", "ul", "ol", "template")
+    HIDING = ("pre", "listing", "blockquote", "template")  # (a template's content is inert)
     SCOPE = ("table", "td", "th", "caption", "object", "marquee", "applet", "template", "html")
-    RAW_TEXT = ("script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript", "plaintext")
+    #: (a `<select>` is not raw text, but inside it a browser drops every tag but its own end tag and
+    #: shows no text outside its options: as hidden)
+    RAW_TEXT = ("script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript", "plaintext",
+                "select")
     MAX_OPEN = 256
     _TAG = re.compile(r"<(/?)([A-Za-z][^\t\n\f />]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)(>|$)")
     _END = {"-->": re.compile(r"--!?>"), ">": re.compile(">")}

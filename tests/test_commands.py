@@ -197,6 +197,7 @@ def test_html_comments_and_pre_blocks_hide_commands(body: str, lines: list[str])
     "<div>\n" + "<li>" * 300 + "\n\n/dispatch rocm720",  # more elements open than the reader follows: hidden
     "<code><object></code>\n      /dispatch rocm720",  # `</code>` past an object's start closes nothing
     "<template>\n\n/dispatch rocm720",  # a template's content is inert
+    " -   <select>\n /dispatch rocm720",  # inside a select a browser drops the item's end tags, and the text
     "\ufeff```\n/dispatch rocm720\n```",  # a BOM before a fence (GitHub's parser drops it)
 ])
 def test_what_the_rendered_comment_hides_or_shows_as_code_is_no_command(body: str) -> None:
@@ -212,6 +213,7 @@ def test_what_the_rendered_comment_hides_or_shows_as_code_is_no_command(body: st
     "- <pre>\n\n/dispatch rocm720",
     "-\n  ```\n/dispatch rocm720",  # the fence ends with its item
     "- item\n\n    /dispatch rocm720",  # the item's second paragraph
+    "<select><option>a</option></select>\n\n/dispatch rocm720",  # a select closed
 ])
 def test_what_the_rendered_comment_shows_at_the_start_of_a_line_is_a_command(body: str) -> None:
     assert [c.line for c in parse_commands(body)] == ["/dispatch rocm720"]
