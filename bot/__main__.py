@@ -212,10 +212,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise CliError(f"the bundles come from several workflows ({', '.join(sorted(measured))}); give one workflow's runs")
     files = lane_files(root, config, sorted(measured))
     logs, log_problems = _parse_logs(log_specs, bundles)
-    from .repo import shard_callees_of
+    from .repo import shard_callee_paths
 
     called = {}
-    for path in {path for lane, text in files.items() for path in shard_callees_of(text, lane)} - set(files):
+    for path in shard_callee_paths(files):
         try:
             called[path] = (root / path).read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError):  # no such file, or not text: its jobs' timeout is then unknown

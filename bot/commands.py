@@ -78,10 +78,9 @@ def command_lines(body: str) -> list[tuple[str, str]]:
         elif token.type in ("fence", "code_block"):
             html.feed("<pre><code></code></pre>")
         elif token.type == "inline" and index and tokens[index - 1].type == "paragraph_open":
-            quoted = any(kind == "blockquote_open" for kind, _ in containers)
             marker = bool(containers) and containers[-1][0] == "list_item_open" and token.map is not None \
                 and containers[-1][1] == token.map[0]
-            lines += _paragraph_lines(token, rows, html, quoted=quoted, marker=marker)
+            lines += _paragraph_lines(token, rows, html, quoted=html.quotes > 0, marker=marker)
         elif token.type == "inline":
             for child in token.children or ():
                 html.feed(child.content if child.type == "html_inline" else _markup(child), raw=child.type == "html_inline")

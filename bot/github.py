@@ -211,8 +211,9 @@ class RetryingGitHubAPI(GitHubAPI):
         self.waiting = 0
         self.waiting_until: float | None = None
         #: GitHub asked for a longer wait than `max_wait` (a secondary limit's Retry-After, a primary limit's
-        #: reset far off): until then no call of this client is sent (each fails at once, saying so), as GitHub
-        #: asks ("may result in the banning of your integration").
+        #: reset far off, a job log's Retry-After): until then no call of this client is sent (one waits what is
+        #: left, up to `max_wait`, else fails at once, saying so), as GitHub asks ("may result in the banning of
+        #: your integration").
         self.blocked_until: float | None = None
 
     async def _request(self, method: str, url: str, headers: Any, body: bytes = b"") -> tuple[int, Any, bytes]:
@@ -274,6 +275,10 @@ class RetryingGitHubAPI(GitHubAPI):
             self.waiting -= 1
             if not self.waiting:
                 self.waiting_until = None
+
+    def blocked_now(self) -> float | None:
+        """Until when GitHub's wait holds, if it still does."""
+        return self.blocked_until if self.blocked_until is not None and self.blocked_until > time.time() else None
 
     def block(self, seconds: float) -> None:
         """No call of this client before `seconds` from now (at most an hour: GitHub's primary window;
@@ -423,7 +428,7 @@ class GitHubPool:
         now = time.time()
         for key, api in list(self._clients.items()):
             short = api.remaining is not None and api.remaining < low and (api.reset_at is None or api.reset_at > now)
-            blocked = api.blocked_until if api.blocked_until and api.blocked_until > now else None
+            blocked = api.blocked_now()
             if key == "credentials" or not (api.waiting or short or blocked):  # a count from before its reset says nothing
                 continue
             out.append({"client": key, "remaining": api.remaining, "waiting_calls": api.waiting,
@@ -616,9 +621,9 @@ class GitHub:
 
     async def _log_location(self, url: str) -> str:
         for attempt in range(1, 4):
-            if self.api.blocked_until is not None and self.api.blocked_until > time.time():
-                raise JobLogError(f"GitHub asked for no calls until {_iso(self.api.blocked_until)}; read again on a "
-                                  "later run", "rate_limited")
+            if (blocked := self.api.blocked_now()) is not None:
+                raise JobLogError(f"GitHub asked for no calls until {_iso(blocked)}; read again on a later run",
+                                  "rate_limited")
             token = await self.pool.credentials.token(self.api, self.installation_id)
             headers = {"authorization": f"token {token}", "accept": "application/vnd.github+json",
                        "user-agent": USER_AGENT}

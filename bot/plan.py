@@ -423,10 +423,14 @@ def callee_timeout(callee: Workflow, passed: PassedShards, given: Any, labels: t
     raw = runs[0].timeout_minutes
     if raw is None:
         return runs[0].id, DEFAULT_JOB_TIMEOUT_MINUTES  # GitHub's own limit
-    text = _INPUT.sub(value, str(raw))
-    # a context left unknown (an input, `vars.`, `needs.`, ...): no guess (the smallest number in it would be one)
-    minutes = None if _UNKNOWN.search(text) else timeout_minutes(text, labels)
+    minutes = _known_minutes(_INPUT.sub(value, str(raw)), labels)
     return None if minutes is None else (runs[0].id, minutes)
+
+
+def _known_minutes(value: Any, labels: tuple[str, ...]) -> float | None:
+    """`timeout_minutes`, but None for an expression that reads a context not known here (an input,
+    `vars.`, `needs.`, ...): no guess (the smallest number in it would be one)."""
+    return None if isinstance(value, str) and _UNKNOWN.search(value) else timeout_minutes(value, labels)
 
 
 def called_values(api_name: str) -> tuple[str, ...]:
@@ -964,9 +968,7 @@ class Planner:
                 limit_minutes = found[1] if found else None
                 whose = f"of `{callee}`'s `{found[0]}` job" if found else ""
             else:
-                passed_timeout = given.get("timeout-minutes")
-                known = not (isinstance(passed_timeout, str) and _UNKNOWN.search(passed_timeout))
-                limit_minutes, whose = timeout_minutes(passed_timeout, stats.labels) if known else None, "this job passes"
+                limit_minutes, whose = _known_minutes(given.get("timeout-minutes"), stats.labels), "this job passes"
             if limit_minutes is None:
                 fewer = ", ".join(f"{k} \u2192 {p90_at(k) / 60:.0f} min" for k in range(n - 1, max(n - 4, 0), -1))
                 unknown = (f"`{callee}` gives the job that runs them no timeout foldbot can tell" if callee in self.called

@@ -92,9 +92,7 @@ async def read_lanes(api: RepoAPI, ref: str, config: RepoConfig, also: tuple[str
     listed = {str(entry["path"]): str(entry.get("sha") or "") for entry in listing if entry.get("type") == "file"}
     callees: list[str] = []
     if any("num_shards" in text for text in files.values()):  # (parsed off the event loop: a lane may be large)
-        callees = await asyncio.to_thread(lambda: sorted({
-            path for lane, text in files.items() for path in shard_callees_of(text, lane)
-            if path in listed and path not in files}))
+        callees = sorted(path for path in await asyncio.to_thread(shard_callee_paths, files) if path in listed)
 
     async def called_text(path: str) -> tuple[str, str] | None:
         try:
@@ -106,15 +104,18 @@ async def read_lanes(api: RepoAPI, ref: str, config: RepoConfig, also: tuple[str
     return LaneFiles(ref, files, blobs, {path: item[0] for path, item in zip(callees, read) if item is not None})
 
 
-def shard_callees_of(text: str, path: str) -> list[str]:
-    """`shard_callees` of a lane file that may have any (a shard list names `num_shards`), else
-    none, without parsing it; one that does not parse has none (its analysis says why)."""
-    if "num_shards" not in text:
-        return []
-    try:
-        return shard_callees(parse_workflow(text, path))
-    except WorkflowError:
-        return []
+def shard_callee_paths(files: dict[str, str]) -> set[str]:
+    """The `shard_callees` of the lane files (path -> text) that are not lanes themselves. A file
+    that names no `num_shards` has none and is not parsed; one that does not parse has none (its
+    analysis says why)."""
+    out: set[str] = set()
+    for path, text in files.items():
+        if "num_shards" in text:
+            try:
+                out.update(shard_callees(parse_workflow(text, path)))
+            except WorkflowError:
+                continue
+    return out - set(files)
 
 
 #: At most this many workflow files whose name says AMD are read per repository (`amd_workflows`).
