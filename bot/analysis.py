@@ -13,9 +13,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from .config import RepoConfig
-from .edit import EditError, FileEdit, FoldEdit, VerificationError, LaneChange, ReshardEdit, apply_change, patch_id, unified_diff, verify_edit
+from .edit import (EditError, FileEdit, FoldEdit, LaneChange, ListEdit, ListTrimEdit, ReshardEdit, VerificationError, apply_change,
+                   patch_id, unified_diff, verify_edit)
 from .logs import ShardLog
-from .plan import Fold, Lane, Plan, Planner, partition_step, shard_axis
+from .plan import Fold, Lane, Plan, Planner, ShardGroup, partition_step, passed_shards, shard_axis
 from .timing import BundleError, JobMatcher, JobStats, JobTiming, RunTiming, declared_amd, job_stats, run_timing, workflow_path_of
 from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, Workflow, WorkflowError, parse_workflow, timeout_minutes
 
@@ -47,7 +48,7 @@ class SuggestionPatch:
     """One suggestion on its own, in every lane that takes it: approvable alone, so a
     fold can be taken without a reshard that would slow the lane."""
 
-    kind: str  # "fold" | "reshard" | "reshard-neutral" (the count that keeps the lane's wall clock)
+    kind: str  # "fold" | "reshard" | "reshard-neutral" (the count that keeps the lane's wall clock) | "shard-list"
     job: str  # the measured lane's job id
     patch: str
     patch_id: str
@@ -65,7 +66,7 @@ class Analysis:
     warnings: tuple[str, ...] = field(default=())
     unmeasured: tuple[Unmeasured, ...] = field(default=())
     min_samples: int = 3
-    #: Each suggestion's own patch, in the plan's order (folds, then reshards); with a
+    #: Each suggestion's own patch, in the plan's order (folds, reshards, shard lists); with a
     #: single suggestion, its patch is the whole patch.
     suggestions: tuple[SuggestionPatch, ...] = field(default=())
 
@@ -133,10 +134,12 @@ def analyze(
     edits = [r.edit for r in lane_results if r.edit is not None]
     patch = unified_diff(edits)
     suggestions: list[SuggestionPatch] = []
-    alone = [("fold", f.job, replace(plan, folds=(f.alone(),), reshards=())) for f in plan.folds] + \
-            [("reshard", r.job, replace(plan, folds=(), reshards=(r,))) for r in plan.reshards] + \
-            [("reshard-neutral", r.job, replace(plan, folds=(), reshards=(replace(r, to_count=r.neutral_count),)))
-             for r in plan.reshards if r.neutral_count]
+    only = replace(plan, folds=(), reshards=(), lists=())
+    alone = [("fold", f.job, replace(only, folds=(f.alone(),))) for f in plan.folds] + \
+            [("reshard", r.job, replace(only, reshards=(r,))) for r in plan.reshards] + \
+            [("reshard-neutral", r.job, replace(only, reshards=(replace(r, to_count=r.neutral_count),)))
+             for r in plan.reshards if r.neutral_count] + \
+            [("shard-list", listed.job, replace(only, lists=(listed,))) for listed in plan.lists]
     for kind, job, subset in alone:
         if len(alone) == 1 and kind != "reshard-neutral":
             own = patch
@@ -593,8 +596,26 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig) -> 
             warnings.append(f"{target.path}: `{job_id}` does not have {reshard.from_count} shards with a `{reshard.flag}` count; not resharded there")
             continue
         reshards.append(ReshardEdit(job_id, axis[0], reshard.from_count, reshard.to_count, reshard.flag))
-    carried = len(folds) + len(reshards)
-    return LaneChange(target.path, tuple(folds), tuple(reshards)), carried, warnings
+    lists: list[ListEdit] = []
+    for listed in plan.lists:
+        job_id = target.job_id(source.base_id(listed.job))
+        passed = passed_shards(target.workflow, target.workflow.jobs[job_id]) if job_id is not None else None
+        if passed is None:
+            warnings.append(f"{target.path}: has no `{source.base_id(listed.job)}` job passed a shard list; "
+                            "its list is not trimmed there")
+            continue
+        trims = []
+        for trim in listed.trims:
+            if ShardGroup(trim.config, trim.runner, trim.from_count) in passed.groups:
+                trims.append(ListTrimEdit(trim.config, trim.runner, trim.from_count, trim.to_count))
+            else:  # (another runner is other hardware: its times were not measured)
+                runner = f" on `{trim.runner}`" if trim.runner is not None else ""
+                warnings.append(f"{target.path}: `{job_id}` is not passed `{trim.config}` on {trim.from_count} shards"
+                                f"{runner}; not trimmed there")
+        if trims:
+            lists.append(ListEdit(job_id, passed.job, passed.key, tuple(trims)))
+    carried = len(folds) + len(reshards) + len(lists)
+    return LaneChange(target.path, tuple(folds), tuple(reshards), tuple(lists)), carried, warnings
 
 
 def _not_standalone(job: JobDef) -> str:
@@ -622,6 +643,12 @@ def lane_savings(analysis: Analysis) -> list[dict[str, Any]]:
             match_r = next(r for r in analysis.plan.reshards if source.base_id(r.job) == result.lane.base_id(reshard.job))
             cycles += match_r.setup_cycles_saved
             seconds += match_r.runner_seconds_saved
+        for listed in result.change.lists:
+            match_l = next(item for item in analysis.plan.lists if source.base_id(item.job) == result.lane.base_id(listed.job))
+            for trim in listed.trims:
+                measured = next(t for t in match_l.trims if (t.config, t.runner) == (trim.config, trim.runner))
+                cycles += measured.setup_cycles_saved
+                seconds += measured.setup_cycles_saved * measured.setup_median_s
         out.append({
             "lane": result.lane.name,
             "path": result.lane.path,

@@ -16,6 +16,7 @@ from .github import NOT_ACCESSIBLE, GitHubError
 from .permissions import permitted
 from .replies import Refusal
 from .report import code, md_escape
+from .plan import called_values, passed_shards
 from .timing import JobMatcher, JobRef
 from .edit import patch_id as compute_patch_id
 from .states import ReportState
@@ -225,9 +226,17 @@ class GoneCheck:
     #: for a job folded away: the job its steps now run in, and the shard of it that runs them (() for
     #: all of it); None when the patched file does not show it
     into: tuple[str, tuple[tuple[str, str], ...]] | None = None
+    #: for a shard of a list the job is passed (pytorch's `test-matrix`): the check's name on the shard
+    #: count the patch sets ("" when the patch trims that shard); None for any other check
+    renamed: str | None = None
 
     def line(self) -> str:
-        if self.shard:
+        if self.renamed == "":
+            what = f"a shard the patch trims from the shard list of {code(self.job)}: take it out of the rule"
+        elif self.renamed is not None:
+            what = (f"the patch lowers `num_shards` in the shard list of {code(self.job)}, which is in the name: "
+                    f"require {code(self.renamed)} instead")
+        elif self.shard:
             what = f"the {_shard(self.shard)} shard of {code(self.job)} (the patch trims it): take it out of the rule"
         elif self.into is None:
             what = f"{code(self.job)} (the patch folds it away): require the check of the job its tests now run in"
@@ -256,10 +265,14 @@ def required_checks_gone(before: Mapping[str, str], after: Mapping[str, str],
                 for path in sorted(after)]
     gone = []
     for check, where in sorted(required.items()):
-        given = [(path, ref, old, new) for path, old, new in matchers
-                 for ref in [old.rendered(check)] if _gives(old.workflow, ref, check)]
-        if given and not any(_gives(new.workflow, new.rendered(check), check) for _, _, new in matchers):
+        given = [(path, old.rendered(check), old, new) for path, old, new in matchers if _given(old, check)]
+        if given and not any(_given(new, check) for _, _, new in matchers):
             path, ref, old, new = given[0]  # (a job of one id in two lanes: named once)
+            listed = _listed(old.workflow, ref, check)
+            if listed is not None:
+                gone.append(GoneCheck(check, tuple(where), listed, path,
+                                      renamed=_renamed(new.workflow, listed, check)))
+                continue
             assert ref.job_id is not None
             if ref.job_id in new.workflow.jobs:
                 gone.append(GoneCheck(check, tuple(where), ref.job_id, path, ref.matrix))
@@ -267,6 +280,40 @@ def required_checks_gone(before: Mapping[str, str], after: Mapping[str, str],
                 into = folded_into(old.workflow, new.workflow, ref.job_id)
                 gone.append(GoneCheck(check, tuple(where), ref.job_id, path, into=into))
     return gone
+
+
+def _given(matcher: JobMatcher, check: str) -> bool:
+    """Whether a job of the matcher's workflow gives the check (`_gives`), or a shard of a list a
+    caller is passed does (`_listed`)."""
+    ref = matcher.rendered(check)
+    return _gives(matcher.workflow, ref, check) or _listed(matcher.workflow, ref, check) is not None
+
+
+def _listed(workflow: Workflow, ref: JobRef, check: str) -> str | None:
+    """The caller whose passed shard list (`plan.passed_shards`) has the shard a check names
+    (`<caller name> / <job> (<config>, <shard>, <num_shards>, <runner>, ...)`), else None. The
+    caller may be one of several that share its name (pytorch's build and test jobs)."""
+    values = called_values(check)
+    for job_id in ref.ambiguous or ((ref.job_id,) if ref.job_id else ()):
+        job = workflow.jobs.get(job_id)
+        passed = passed_shards(workflow, job) if job is not None and job.uses else None
+        if passed is not None and any(group.holds(values) and 1 <= int(values[1]) <= group.count
+                                      for group in passed.groups):
+            return job_id
+    return None
+
+
+def _renamed(workflow: Workflow, job_id: str, check: str) -> str:
+    """A list shard's check on the count the patched list gives its configuration, or "" when
+    the shard is gone from it."""
+    values = called_values(check)
+    job = workflow.jobs.get(job_id)
+    passed = passed_shards(workflow, job) if job is not None else None
+    for group in passed.groups if passed else ():
+        moved = (values[0], values[1], str(group.count), *values[3:])
+        if group.holds(moved) and int(values[1]) <= group.count:
+            return check[:check.rindex("(")] + "(" + ", ".join(moved) + ")"
+    return ""
 
 
 #: The `if:` foldbot gives a step it moves onto one shard (`edit.shard_condition`): `matrix.<key> == <value> && ...`.

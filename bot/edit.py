@@ -56,14 +56,47 @@ class ReshardEdit:
 
 
 @dataclass(frozen=True)
+class ListTrimEdit:
+    """One configuration of a written-out shard list on fewer shards."""
+
+    config: str
+    runner: str | None  # None: the entries name no runner
+    from_count: int
+    to_count: int
+
+    def holds(self, entry: Any) -> bool:
+        """Whether a parsed entry of the list is one of this configuration's shards (as
+        `plan.passed_shards` groups them: scalars, compared as text)."""
+        if not isinstance(entry, dict):
+            return False
+        config, shard, count, runner = (entry.get(k) for k in ("config", "shard", "num_shards", "runner"))
+        return (type(shard) is int and type(count) is int and count == self.from_count
+                and type(config) in (str, int) and str(config) == self.config
+                and type(runner) in (str, int, type(None)) and (None if runner is None else str(runner)) == self.runner)
+
+
+@dataclass(frozen=True)
+class ListEdit:
+    """A shard list written in a job's `with:` as a literal block (pytorch's build job's
+    `test-matrix`, one `{ config, shard, num_shards, runner }` entry per line): for each trim,
+    its entries past the new count go and the rest say the new `num_shards`."""
+
+    job: str  # the caller the list is passed to
+    writer: str  # the job whose `with:` holds the list
+    key: str
+    trims: tuple[ListTrimEdit, ...]
+
+
+@dataclass(frozen=True)
 class LaneChange:
     path: str
     folds: tuple[FoldEdit, ...] = ()
     reshards: tuple[ReshardEdit, ...] = ()
+    lists: tuple[ListEdit, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not self.folds and not self.reshards
+        return not self.folds and not self.reshards and not self.lists
 
 
 @dataclass(frozen=True)
@@ -425,6 +458,8 @@ def apply_change(workflow: Workflow, change: LaneChange, config: RepoConfig) -> 
         _remove_references(sp, workflow, hosts)
     for reshard in change.reshards:
         _apply_reshard(sp, workflow, reshard)
+    for listed in change.lists:
+        _apply_list(sp, workflow, listed)
     fewer = _fewer_jobs(change)
     for job in workflow.jobs.values():
         if job.id in removed:
@@ -651,6 +686,86 @@ def _apply_reshard(sp: _Splicer, workflow: Workflow, reshard: ReshardEdit) -> No
         raise EditError(f"{workflow.path}: `{reshard.job}` has no `{reshard.flag} {reshard.from_count}` to change")
 
 
+def _list_node(workflow: Workflow, edit: ListEdit) -> yaml.ScalarNode:
+    """The literal block (`key: |`) that holds a list edit's shard list."""
+    job = workflow.jobs.get(edit.writer)
+    node = mapping_get(mapping_get(job.node, "with"), edit.key) if job is not None else None
+    if not isinstance(node, yaml.ScalarNode) or node.style != "|":
+        raise EditError(f"{workflow.path}: `{edit.writer}` has no `with: {edit.key}` written as a literal block (`|`)")
+    return node
+
+
+def _apply_list(sp: _Splicer, workflow: Workflow, edit: ListEdit) -> None:
+    """Drop each trimmed configuration's lines past the new count and lower `num_shards` in the
+    others. Each entry must stand on a line of its own: a list written otherwise is refused."""
+    node = _list_node(workflow, edit)
+    found: dict[ListTrimEdit, list[tuple[int, int]]] = {trim: [] for trim in edit.trims}  # trim -> (shard, line)
+    for number in range(node.start_mark.line + 1, last_line(node, sp.lines) + 1):
+        text = _text_of(sp.lines[number]).strip().removesuffix(",").rstrip()
+        if not (text.startswith("{") and text.endswith("}")) or "num_shards" not in text:
+            continue
+        try:
+            entry = yaml.safe_load(text)
+        except (yaml.YAMLError, RecursionError):
+            continue
+        for trim in edit.trims:
+            if trim.holds(entry):
+                found[trim].append((entry["shard"], number))
+    for trim, lines in found.items():
+        # each shard once, each on a line of its own
+        if sorted(shard for shard, _ in lines) != list(range(1, trim.from_count + 1)) \
+                or len({number for _, number in lines}) != trim.from_count:
+            raise EditError(f"{workflow.path}: `{edit.writer}`'s `{edit.key}` does not list the {trim.from_count} shards "
+                            f"of `{trim.config}` one per line")
+        count = re.compile(rf"(\bnum_shards\s*:\s*){trim.from_count}\b")
+        for shard, number in lines:
+            if shard > trim.to_count:
+                sp.delete_lines(number, number)
+                continue
+            new, hits = count.subn(rf"\g<1>{trim.to_count}", sp.lines[number])
+            if hits != 1:
+                raise EditError(f"{workflow.path}: `{edit.writer}`'s `{edit.key}` says `num_shards` other than once "
+                                f"on line {number + 1}")
+            _replace_line(sp, number, new)
+
+
+def _trimmed_list(value: Any, edit: ListEdit) -> Any:
+    """A shard list's data with a list edit done: each trim's entries past its new count gone,
+    `num_shards` the new count in the others."""
+    include = value.get("include") if isinstance(value, dict) else None
+    if not isinstance(include, list):
+        return value
+    kept = []
+    for entry in include:
+        trim = next((t for t in edit.trims if t.holds(entry)), None)
+        if trim is None:
+            kept.append(entry)
+        elif entry["shard"] <= trim.to_count:
+            kept.append({**entry, "num_shards": trim.to_count})
+    return {**value, "include": kept}
+
+
+def _parsed_list(workflow_path: str, text: Any) -> Any:
+    """A shard list's text as the data it holds (what the workflow that reads it sees)."""
+    try:
+        return yaml.safe_load(text) if isinstance(text, str) else text
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise VerificationError(f"{workflow_path}: a shard list does not parse: {exc}") from None
+
+
+def _with_lists_parsed(path: str, data: dict[str, Any], change: LaneChange) -> dict[str, Any]:
+    """The data with each shard list a list edit changes read as YAML (copied where it changes)."""
+    if not change.lists:
+        return data
+    jobs = dict(data.get("jobs") or {})
+    for edit in change.lists:
+        job = jobs.get(edit.writer)
+        with_ = job.get("with") if isinstance(job, dict) else None
+        if isinstance(with_, dict) and edit.key in with_:
+            jobs[edit.writer] = {**job, "with": {**with_, edit.key: _parsed_list(path, with_[edit.key])}}
+    return {**data, "jobs": jobs}
+
+
 def _replace_line(sp: _Splicer, line: int, new: str) -> None:
     if new != sp.lines[line]:
         sp.replace(sp.line_start(line), sp.line_start(line + 1), new)
@@ -742,6 +857,9 @@ def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) ->
         for step in job.get("steps") or []:
             if isinstance(step.get("run"), str):
                 step["run"] = pattern.sub(rf"\g<1>{reshard.to_count}", step["run"])
+    for listed in change.lists:  # (the list as data: `verify_edit` reads the patched text's list so too)
+        with_ = own(listed.writer)["with"]
+        with_[listed.key] = _trimmed_list(_parsed_list(workflow.path, with_[listed.key]), listed)
     return data
 
 
@@ -822,7 +940,7 @@ def verify_edit(workflow: Workflow, change: LaneChange, edit: FileEdit, config: 
     except WorkflowError as exc:
         raise VerificationError(f"the patched file does not parse: {exc}") from None
     expected = _normalise(expected_data(workflow, change, config))
-    actual = _normalise(actual)
+    actual = _normalise(_with_lists_parsed(edit.path, actual, change))
     diff = None if expected == actual else _first_difference(expected, actual)
     if diff:
         raise VerificationError(f"{edit.path}: the patched file differs from the plan at {diff}")

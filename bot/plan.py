@@ -132,6 +132,53 @@ class Reshard:
 
 
 @dataclass(frozen=True)
+class ListTrim:
+    """One configuration of a shard list a caller is passed (`PassedShards`), on fewer shards."""
+
+    config: str
+    runner: str | None
+    from_count: int
+    to_count: int
+    longest_p90_s: float  # the longest shard today (p90 over the runs that ran them all)
+    predicted_longest_p90_s: float  # on `to_count` shards: each run's total over the count, as unevenly as today
+    limit_s: float  # `reshard.safety` of the called job's timeout
+    timeout_minutes: float
+    setup_median_s: float
+    samples: int  # runs that ran every shard of it
+    reason: str  # what was measured and allowed, as a sentence (the report's line)
+
+    @property
+    def setup_cycles_saved(self) -> int:
+        return self.from_count - self.to_count
+
+
+@dataclass(frozen=True)
+class ListReshard:
+    """The configurations of one caller's shard list that the times allow on fewer shards:
+    `num_shards` lowered and the shards past it dropped, in the `with:` value of the job
+    that writes the list (pytorch's build job's `test-matrix`)."""
+
+    job: str  # the caller whose jobs run the shards (a job of the measured lane)
+    writer: str  # the job whose `with:` writes the list
+    key: str  # that `with:` key
+    trims: tuple[ListTrim, ...]
+    provisional: bool
+
+    @property
+    def setup_cycles_saved(self) -> int:
+        return sum(t.setup_cycles_saved for t in self.trims)
+
+    @property
+    def runner_seconds_saved(self) -> float:
+        return sum(t.setup_cycles_saved * t.setup_median_s for t in self.trims)
+
+    @property
+    def slower_by_s(self) -> float:
+        """How much longer its longest shard runs (the lane's wall clock, as its shards run side by side)."""
+        return max(t.predicted_longest_p90_s - t.longest_p90_s for t in self.trims)
+
+
+@dataclass(frozen=True)
 class Finding:
     """A candidate that was looked at and left alone, with the reason."""
 
@@ -153,18 +200,20 @@ class Plan:
     #: Shard lists measured but not edited (a list passed to a reusable workflow as a string):
     #: what the times allow, to change by hand.
     by_hand: tuple[Finding, ...] = ()
+    #: Shard lists passed to a reusable workflow that the times allow on fewer shards.
+    lists: tuple[ListReshard, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not self.folds and not self.reshards
+        return not self.folds and not self.reshards and not self.lists
 
     @property
     def setup_cycles_saved(self) -> int:
-        return sum(f.setup_cycles_saved for f in self.folds) + sum(r.setup_cycles_saved for r in self.reshards)
+        return sum(s.setup_cycles_saved for s in (*self.folds, *self.reshards, *self.lists))
 
     @property
     def runner_seconds_saved(self) -> float:
-        return sum(f.runner_seconds_saved for f in self.folds) + sum(r.runner_seconds_saved for r in self.reshards)
+        return sum(s.runner_seconds_saved for s in (*self.folds, *self.reshards, *self.lists))
 
 
 # --- helpers over job definitions ----------------------------------------------------------------
@@ -190,9 +239,12 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:39] + "\u2026"
 
 
-def _reusable(job: JobDef) -> str:
+def _reusable(job: JobDef, passed: PassedShards | None) -> str:
     """Why a caller of a reusable workflow is neither folded nor resharded, and what to change instead."""
     uses = str(job.uses)
+    if passed is not None:  # (its shard count is in this file: measured on its own)
+        return (f"its AMD jobs run the reusable workflow `{uses}`, whose steps foldbot does not edit; how many shards "
+                f"they run is the list in `{passed.job}`'s `{passed.key}`, which this report measures per configuration")
     if uses.startswith("./"):
         return (f"its AMD jobs run the reusable workflow `{uses}`, whose matrix and steps foldbot does not edit; "
                 "to fold or reshard them, change that file (or the matrix this job passes it) by hand, "
@@ -478,7 +530,8 @@ class Planner:
         self.overruns: list[str] = []
         self.partial_logs: dict[str, list[str]] = {}  # job id -> "k of n" shard logs, per run
         self.candidates: dict[str, int] = {}  # matrices looked at for a reshard -> runs read from logs
-        self.by_hand: list[Finding] = []  # shard lists measured, not edited (`_passed_reshards`)
+        self.by_hand: list[Finding] = []  # shard lists measured, with no change foldbot can make (`_passed_reshards`)
+        self.lists: list[ListReshard] = []  # shard lists the times allow on fewer shards (`_passed_reshards`)
         self._mismatches: dict[tuple[str, str], str | None] = {}
         self._runs_on_keys: dict[tuple[str, bool], str] = {}
 
@@ -487,7 +540,7 @@ class Planner:
         reshards = self._reshards()
         return Plan(self.lane.path, tuple(folds), tuple(reshards), tuple(self.findings),
                     overruns=tuple(self.overruns), partial_logs={k: tuple(v) for k, v in self.partial_logs.items()},
-                    reshard_candidates=dict(self.candidates), by_hand=tuple(self.by_hand))
+                    reshard_candidates=dict(self.candidates), by_hand=tuple(self.by_hand), lists=tuple(self.lists))
 
     # fold ------------------------------------------------------------------------------------
 
@@ -507,7 +560,7 @@ class Planner:
         suites: list[tuple[JobDef, JobStats]] = []
         for job in self.workflow.jobs.values():
             if job.uses and job.id in self.stats:  # measured, but its jobs are written in another file
-                self.findings.append(Finding(job.id, _reusable(job)))
+                self.findings.append(Finding(job.id, _reusable(job, passed_shards(self.workflow, job))))
             if job.uses or not job.steps or job.shard_count > 1 or not self._is_gpu(job):
                 continue
             stats = self.stats.get(job.id)
@@ -931,12 +984,14 @@ class Planner:
 
     def _passed_reshards(self, job: JobDef, stats: JobStats) -> None:
         """What the measured times allow for each configuration of a shard list this caller is
-        passed (`passed_shards`): said, not edited (the list is a string another job writes,
-        and the called workflow's jobs are another file's)."""
+        passed (`passed_shards`): fewer shards where the called job's timeout allows them (a
+        `ListReshard`, which the patch makes in the list's text), else said (`by_hand`)."""
         passed = passed_shards(self.workflow, job)
         if passed is None:
             return
         configs = [group.config for group in passed.groups]
+        trims: list[ListTrim] = []
+        runs_read: list[int] = []
         for group in passed.groups:
             label = f"`{group.config}`" + (f" on `{group.runner}`" if configs.count(group.config) > 1 else "")
             n = group.count
@@ -985,10 +1040,14 @@ class Planner:
                     f"{measured}. {n} shards are needed: on {n - 1} the longest would take about "
                     f"{p90_at(n - 1) / 60:.0f} min (p90), over {bound}")))
                 continue
-            self.by_hand.append(Finding(job.id, (
+            trims.append(ListTrim(group.config, group.runner, n, best, p90_at(n), p90_at(best), limit, limit_minutes,
+                                  setup, len(full), (
                 f"{measured}. On {best} the longest would take about {p90_at(best) / 60:.0f} min (p90, today's shard "
-                f"times scaled), within {bound}; {each}. Set `num_shards: {best}` and drop "
-                f"{f'shards {best + 1}-{n}' if best + 1 < n else f'shard {n}'} of that list by hand")))
+                f"times scaled), within {bound}; {each}")))
+            runs_read.append(len(full))
+        if trims:
+            self.lists.append(ListReshard(job.id, passed.job, passed.key, tuple(trims),
+                                          provisional=min(runs_read) < self.config.min_samples))
 
     def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...]) -> ShardLog | None:
         """The per-file times of one run of a matrix, when its logs tell the whole suite:

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from .analysis import Analysis, SuggestionPatch, lane_savings
 from .edit import option_lists, unified_diff
-from .plan import Finding, Fold, Reshard
+from .plan import Finding, Fold, ListReshard, Reshard
 from .states import LaneFigures
 from .timing import RunTiming
 from .workflow import Workflow
@@ -131,7 +131,18 @@ def history_rows(analysis: Analysis) -> list[dict[str, Any]]:
     return out
 
 
-def _suggestion_json(item: Fold | Reshard) -> dict[str, Any]:
+def _suggestion_json(item: Fold | Reshard | ListReshard) -> dict[str, Any]:
+    if isinstance(item, ListReshard):
+        return {
+            "kind": "shard-list", "job": item.job, "writer": item.writer, "key": item.key,
+            "configs": [{"config": t.config, "runner": t.runner, "from": t.from_count, "to": t.to_count,
+                         "longest_p90_seconds": round(t.longest_p90_s, 1),
+                         "predicted_longest_p90_seconds": round(t.predicted_longest_p90_s, 1),
+                         "limit_seconds": round(t.limit_s, 1), "job_timeout_minutes": t.timeout_minutes,
+                         "setup_median_seconds": round(t.setup_median_s, 1), "samples": t.samples} for t in item.trims],
+            "provisional": item.provisional,
+            "setup_cycles": item.setup_cycles_saved, "runner_hours": round(item.runner_seconds_saved / 3600, 2),
+        }
     if isinstance(item, Fold):
         return {
             "kind": "fold", "job": item.job, "into": item.into, "shard": None if item.standalone else {item.shard_key: item.shard_value},
@@ -157,7 +168,9 @@ def _suggestion_json(item: Fold | Reshard) -> dict[str, Any]:
 
 #: The version of `to_json`'s shape, its first key: raised when a key is renamed or removed or
 #: changes meaning (a new key does not raise it), so a consumer can refuse a shape it does not know.
-JSON_SCHEMA_VERSION = 1
+#: 2: `suggestions[]` may hold `kind: "shard-list"` (its own keys: `writer`, `key`, `configs[]`), and
+#: `by_hand[]` holds only the shard lists foldbot sets no count for.
+JSON_SCHEMA_VERSION = 2
 
 
 def to_json(analysis: Analysis, checks: str | None = None) -> dict[str, Any]:
@@ -173,7 +186,7 @@ def to_json(analysis: Analysis, checks: str | None = None) -> dict[str, Any]:
         "totals": totals(latest),
         "skipped_jobs": skipped_jobs(latest),
         "history": history_rows(analysis),
-        "suggestions": [*map(_suggestion_json, analysis.plan.folds), *map(_suggestion_json, analysis.plan.reshards)],
+        "suggestions": [*map(_suggestion_json, (*analysis.plan.folds, *analysis.plan.reshards, *analysis.plan.lists))],
         "not_suggested": [{"job": f.job, "reason": f.reason} for f in analysis.plan.findings],
         "by_hand": [{"job": f.job, "reason": f.reason} for f in analysis.plan.by_hand],
         "savings": {
@@ -258,7 +271,7 @@ def _grouped_findings(findings: tuple[Finding, ...]) -> list[str]:
     return [f"{', '.join(code(job) for job in names)}: {md_text(reason)}" for reason, names in jobs.items()]
 
 
-def _provisional(item: Fold | Reshard, min_samples: int) -> str:
+def _provisional(item: Fold | Reshard | ListReshard, min_samples: int) -> str:
     return f" *(provisional: fewer than {_plural(min_samples, 'run')})*" if item.provisional else ""
 
 
@@ -305,6 +318,29 @@ def _reshard_md(r: Reshard, min_samples: int) -> str:
     )
 
 
+def _list_md(item: ListReshard, min_samples: int, alone: str | None = None) -> str:
+    """A shard list's trims: the counts, what they save and do to the wall clock, then what was
+    measured for each configuration (its own line)."""
+    counts = "; ".join(f"{code(t.config)}{f' on {code(t.runner)}' if _runner_named(item, t.config) else ''} "
+                       f"{t.from_count} \u2192 {t.to_count} shards" for t in item.trims)
+    slowest = max(item.trims, key=lambda t: t.predicted_longest_p90_s - t.longest_p90_s)
+    if item.slower_by_s >= 60:
+        wall = (f"**slower** wall clock (its longest shard {_min(slowest.longest_p90_s)} \u2192 "
+                f"{_min(slowest.predicted_longest_p90_s)} min at p90: the shards run side by side, so each one "
+                "left carries more tests)")
+    else:
+        wall = "about the same wall clock"
+    head = (f"- **Trim the shard list** {code(item.key)} of {code(item.writer)} (the jobs of {code(item.job)})"
+            f"{_provisional(item, min_samples)}: {counts}. Saves {_plural(item.setup_cycles_saved, 'setup cycle')}, "
+            f"~{_hours(item.runner_seconds_saved)} runner-hours per run; {wall}.{_alone(alone)}")
+    return "\n".join([head, *(f"  - {md_text(t.reason)}." for t in item.trims)])
+
+
+def _runner_named(item: ListReshard, config: str) -> bool:
+    """Whether a configuration is trimmed on several runners (each is then named)."""
+    return sum(t.config == config for t in item.trims) > 1
+
+
 def _diff_block(diff: str) -> list[str]:
     return ["```diff", diff.rstrip("\n").replace("```", "`\u200b``"), "```", ""]
 
@@ -322,6 +358,9 @@ def _changes_per_file(analysis: Analysis) -> list[str]:
                  for f in change.folds]
         parts += [f"{code(r.job)} runs {_plural(r.to_count, 'shard')} instead of {r.from_count} ({code(r.flag)} "
                   f"{r.to_count}, and any `wait-for-*` count of its jobs)" for r in change.reshards]
+        parts += [f"{code(edit.writer)}'s {code(edit.key)} lists " + ", ".join(
+                      f"{code(t.config)} on {_plural(t.to_count, 'shard')} instead of {t.from_count}" for t in edit.trims)
+                  + " (`num_shards` lowered, the shards past it dropped)" for edit in change.lists]
         out.append(f"- {code(result.lane.path)}: " + "; ".join(parts) + ".")
     return out
 
@@ -356,9 +395,11 @@ def _verdict(analysis: Analysis, savings: list[dict[str, Any]]) -> list[str]:
     plan = analysis.plan
     slower = [r for r in plan.reshards if _slows(r)]
     faster = [r for r in plan.reshards if r.wall_after_s - r.wall_before_s <= -60]
-    if slower:
-        wall = (f"{_plural(len(slower), 'reshard')} would make the lane slower "
-                f"({', '.join(f'{code(r.job)} +{_min(r.wall_after_s - r.wall_before_s)} min' for r in slower)})")
+    slower_lists = [item for item in plan.lists if item.slower_by_s >= 60]
+    if slower or slower_lists:
+        which = [*(f"{code(r.job)} +{_min(r.wall_after_s - r.wall_before_s)} min" for r in slower),
+                 *(f"{code(item.job)} +{_min(item.slower_by_s)} min" for item in slower_lists)]
+        wall = f"{_plural(len(which), 'shard change')} would make the lane slower ({', '.join(which)})"
     elif faster:
         wall = f"the lane gets faster (fewer setups in sequence, from {_plural(len(faster), 'reshard')})"
     else:
@@ -367,8 +408,9 @@ def _verdict(analysis: Analysis, savings: list[dict[str, Any]]) -> list[str]:
     if analysis.patch_id:
         line = f"Approve it all: `/fold approve {analysis.patch_id}`"
         keep = [s for s in analysis.suggestions
-                if not (s.kind == "reshard" and any(r.job == s.job for r in slower))]
-        if slower and keep and len(analysis.suggestions) > 1:
+                if not (s.kind == "reshard" and any(r.job == s.job for r in slower))
+                and not (s.kind == "shard-list" and any(item.job == s.job for item in slower_lists))]
+        if (slower or slower_lists) and keep and len(analysis.suggestions) > 1:
             line += "; or only what does not slow the lane: " + " ".join(f"`/fold approve {s.patch_id}`" for s in keep)
         elif len(analysis.suggestions) > 1:
             line += "; or one suggestion alone (its command is on its line below)"
@@ -407,9 +449,11 @@ def pull_summary(analysis: Analysis, only: SuggestionPatch | None = None) -> str
     folds = [f if only is None else f.alone() for f in plan.folds
              if only is None or (only.kind, only.job) == ("fold", f.job)]
     reshards = [r for r in plan.reshards if only is None or (only.kind, only.job) == ("reshard", r.job)]
+    lists = [item for item in plan.lists if only is None or (only.kind, only.job) == ("shard-list", item.job)]
     lines = [f"This saves {_saves(lane_savings(analysis))}.", ""] if only is None else []
     lines += [_fold_md(f, analysis.min_samples) for f in folds]
     lines += [_reshard_md(r, analysis.min_samples) for r in reshards]
+    lines += [_list_md(item, analysis.min_samples) for item in lists]
     if only is not None and only.kind == "reshard-neutral":
         r = next(r for r in plan.reshards if r.job == only.job)
         lines.append(f"- **Reshard** {code(r.job)} from {r.from_count} to {r.neutral_count} shards, the fewest that keep "
@@ -562,8 +606,9 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
         out += [_fold_md(f, analysis.min_samples) + _alone(alone.get(("fold", f.job))) for f in plan.folds]
         out += [_reshard_md(r, analysis.min_samples) + _alone(alone.get(("reshard", r.job)))
                 + _neutral(r, alone.get(("reshard-neutral", r.job))) for r in plan.reshards]
+        out += [_list_md(item, analysis.min_samples, alone.get(("shard-list", item.job))) for item in plan.lists]
     if plan.by_hand:
-        out += ["", "**Shards to trim by hand** (measured; foldbot does not edit these lists)", ""]
+        out += ["", "**Shard lists left as they are** (measured; no count foldbot can set)", ""]
         out += [f"- {code(f.job)}: {md_text(f.reason)}." for f in plan.by_hand]
     overruns = [f for f in plan.findings if f.job in plan.overruns]
     if overruns:

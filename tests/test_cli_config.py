@@ -77,4 +77,4 @@ def test_the_json_output_leads_with_its_schema_version(capsys: pytest.CaptureFix
     assert main(["analyze", "--format", "json", "--no-checks"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert next(iter(data)) == "schema_version"
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == 2

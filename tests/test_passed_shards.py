@@ -1,8 +1,9 @@
 """Shard lists passed to a reusable workflow as a string another job writes: pytorch's ROCm
 lanes (`rocm-mi300.yml`, `periodic-rocm-mi200.yml`, ...), where the build job's `with:
 test-matrix` lists `{ config, shard, num_shards, runner }` entries and the test job hands it to
-`_rocm-test.yml`. foldbot does not edit such a list; it measures each configuration's shards
-and says what the times allow, to change by hand."""
+`_rocm-test.yml`. foldbot measures each configuration's shards; where the called job's timeout
+allows fewer, its patch lowers `num_shards` in the list and drops the shards past it (the list
+compared as the data it parses to); otherwise it says what the times allow."""
 
 from __future__ import annotations
 
@@ -69,9 +70,18 @@ def runs(test_minutes: dict[tuple[str, str], list[float]], count: int = 3, setup
 
 
 def by_hand(text: str, history: list[dict]) -> list[str]:
+    """What is said of the lists with no count foldbot sets."""
     analysis = analyze({PATH: text}, history, RepoConfig())
+    assert not analysis.plan.lists
     assert analysis.plan.empty  # nothing foldbot edits itself
     return [f"{f.job}: {f.reason}" for f in analysis.plan.by_hand]
+
+
+def trimmed(text: str, history: list[dict], **called: str) -> list[tuple[str, str, int, int, str]]:
+    """The (caller, configuration, count, new count, what was measured) foldbot's patch makes."""
+    analysis = analyze({PATH: text}, history, RepoConfig(), called=called.get("called") and {CALLEE: called["called"]})
+    assert analysis.patch
+    return [(item.job, t.config, t.from_count, t.to_count, t.reason) for item in analysis.plan.lists for t in item.trims]
 
 
 def test_the_list_a_caller_is_passed_is_read_by_configuration() -> None:
@@ -135,19 +145,21 @@ def test_the_times_of_each_configuration_are_said_against_a_timeout_foldbot_does
 
 def test_a_timeout_the_caller_passes_names_the_count() -> None:
     history = runs({("default", RUNNER): [60, 50, 40]})
-    assert by_hand(lane(entries("default", 3), "      timeout-minutes: 160\n"), history) == [
-        "test: `default` runs 3 shards (`num_shards` in `build`'s `test-matrix`); over 3 runs its tests took 150 min "
+    assert trimmed(lane(entries("default", 3), "      timeout-minutes: 160\n"), history) == [(
+        "test", "default", 3, 2,
+        "`default` runs 3 shards (`num_shards` in `build`'s `test-matrix`); over 3 runs its tests took 150 min "
         "per run (median), the longest shard 60 min (p90). On 2 the longest would take about 90 min (p90, today's "
         "shard times scaled), within 60% of the 160-min `timeout-minutes` this job passes; each shard fewer saves one "
-        "setup of 38 min (median). Set `num_shards: 2` and drop shard 3 of that list by hand"]
+        "setup of 38 min (median)")]
     assert by_hand(lane(entries("default", 3), "      timeout-minutes: 100\n"), history) == [
         "test: `default` runs 3 shards (`num_shards` in `build`'s `test-matrix`); over 3 runs its tests took 150 min "
         "per run (median), the longest shard 60 min (p90). 3 shards are needed: on 2 the longest would take about "
         "90 min (p90), over 60% of the 100-min `timeout-minutes` this job passes"]
-    assert by_hand(lane(entries("default", 4), "      timeout-minutes: 200\n"), runs({("default", RUNNER): [40] * 4}))[0] \
-        .endswith("On 2 the longest would take about 80 min (p90, today's shard times scaled), within 60% of the "
-                  "200-min `timeout-minutes` this job passes; each shard fewer saves one setup of 38 min (median). Set "
-                  "`num_shards: 2` and drop shards 3-4 of that list by hand")
+    [(_, _, _, to, reason)] = trimmed(lane(entries("default", 4), "      timeout-minutes: 200\n"),
+                                      runs({("default", RUNNER): [40] * 4}))
+    assert to == 2 and reason.endswith(
+        "On 2 the longest would take about 80 min (p90, today's shard times scaled), within 60% of the "
+        "200-min `timeout-minutes` this job passes; each shard fewer saves one setup of 38 min (median)")
 
 
 def test_a_configuration_on_two_runners_is_said_per_runner_and_a_run_missing_a_shard_is_no_sample() -> None:
@@ -166,7 +178,7 @@ def test_the_report_shows_them_apart_from_what_foldbot_edits() -> None:
     history = runs({("default", RUNNER): [60, 50, 40]})
     analysis = analyze({PATH: lane(entries("default", 3))}, history, RepoConfig())
     markdown = to_markdown(analysis)
-    assert ("**Shards to trim by hand** (measured; foldbot does not edit these lists)\n\n"
+    assert ("**Shard lists left as they are** (measured; no count foldbot can set)\n\n"
             "- `test`: `default` runs 3 shards") in markdown
     assert [f["job"] for f in to_json(analysis)["by_hand"]] == ["test"]
     # the reusable workflow's finding stays: its jobs are not folded either
@@ -240,13 +252,12 @@ def test_the_called_job_s_timeout_is_read_with_what_the_caller_passes(called: st
 
 def test_with_the_called_file_read_the_count_is_named_against_its_job_s_timeout() -> None:
     history = runs({("default", RUNNER): [90, 70, 50]})
-    analysis = analyze({PATH: lane(entries("default", 3))}, history, RepoConfig(), called={CALLEE: callee()})
-    assert [f.reason for f in analysis.plan.by_hand] == [
+    assert trimmed(lane(entries("default", 3)), history, called=callee()) == [(
+        "test", "default", 3, 2,
         "`default` runs 3 shards (`num_shards` in `build`'s `test-matrix`); over 3 runs its tests took 210 min per run "
         "(median), the longest shard 90 min (p90). On 2 the longest would take about 135 min (p90, today's shard times "
         "scaled), within 60% of the 300-min `timeout-minutes` of `.github/workflows/_rocm-test.yml`'s `test` job; "
-        "each shard fewer saves one setup of 38 min (median). Set `num_shards: 2` and drop shard 3 of that list by "
-        "hand"]
+        "each shard fewer saves one setup of 38 min (median)")]
     unknown = analyze({PATH: lane(entries("default", 3))}, history, RepoConfig(), called={CALLEE: callee(default="")})
     assert "`.github/workflows/_rocm-test.yml` gives the job that runs them no timeout foldbot can tell: weigh these " \
         "against it" in unknown.plan.by_hand[0].reason
@@ -255,16 +266,17 @@ def test_with_the_called_file_read_the_count_is_named_against_its_job_s_timeout(
     assert "which foldbot does not read" in broken.plan.by_hand[0].reason
 
 
-def pytorch_world(fake: FakeGitHub) -> World:
-    """pytorch/pytorch in the fake: the lane above, its called test workflow, three runs."""
+def pytorch_world(fake: FakeGitHub, text: str | None = None,
+                  times: dict[tuple[str, str], list[float]] | None = None) -> World:
+    """pytorch/pytorch in the fake: the lane above (or `text`), its called test workflow, three runs."""
     repo = fake.add_repo("pytorch", "pytorch")
-    repo.put_files("main", {PATH: lane(entries("default", 3)), CALLEE: callee(),
+    repo.put_files("main", {PATH: text or lane(entries("default", 3)), CALLEE: callee(),
                             ".github/workflows/_linux-build.yml": "on: workflow_call\njobs: {}\n",
                             ".github/foldbot.yml": f"lanes:\n  - {PATH}\n"}, message="ROCm lane")
     fake.add_workflow(repo, 7001, PATH)
     fake.add_installation(INSTALLATION, [repo])
     world = World(fake, repo)
-    for run_bundle in runs({("default", RUNNER): [90, 70, 50]}):
+    for run_bundle in runs(times or {("default", RUNNER): [90, 70, 50]}):
         run = dict(run_bundle["workflow_run"])
         run.update(workflow_id=7001, path=PATH, event="push", head_repository=repo.full_name, pull_requests=[])
         stored = fake.add_run(repo, run)
@@ -283,7 +295,7 @@ async def test_the_app_reads_the_called_file_once_and_reports_the_count(fake_git
         await bot.deliver("workflow_run", world.payload(run["id"]))
         await bot.settle()
     [board] = dashboards(fake_github, world)
-    assert ("- `test`: `default` runs 3 shards \\(`num_shards` in `build`'s `test-matrix`\\); over 3 runs its tests took "
+    assert ("  - `default` runs 3 shards \\(`num_shards` in `build`'s `test-matrix`\\); over 3 runs its tests took "
             "210 min per run \\(median\\), the longest shard 90 min \\(p90\\). On 2 the longest would take about "
             "135 min \\(p90, today's shard times scaled\\), within 60% of the 300-min `timeout-minutes` of "
             "`.github/workflows/_rocm-test.yml`'s `test` job;") in board.body
@@ -351,7 +363,7 @@ def test_a_called_file_that_is_a_lane_too_gives_its_timeout() -> None:
     history = runs({("default", RUNNER): [90, 70, 50]})
     analysis = analyze({PATH: lane(entries("default", 3)), CALLEE: callee()}, history, RepoConfig())
     assert "within 60% of the 300-min `timeout-minutes` of `.github/workflows/_rocm-test.yml`'s `test` job" in \
-        analysis.plan.by_hand[0].reason
+        analysis.plan.lists[0].trims[0].reason
 
 
 async def test_a_called_file_that_is_not_text_leaves_the_report_whole(fake_github: FakeGitHub, bot: Bot) -> None:
@@ -362,3 +374,150 @@ async def test_a_called_file_that_is_not_text_leaves_the_report_whole(fake_githu
     [board] = dashboards(fake_github, world)
     assert "could not analyse" not in board.body
     assert "The jobs' timeout is set in `./.github/workflows/_rocm-test.yml`, which foldbot does not read" in board.body
+
+
+# --- the patch: the list's text edited, checked as the data it parses to -----------------------------
+
+LISTED = lane(entries("default", 6) + "\n" + entries("distributed", 3) + "\n" + entry("slow", 1, 1),
+              "      timeout-minutes: 150\n")
+#: default's shards 50..20 min (total 220): on 4 the longest ~75 min, within 60% of 150; distributed's on 2, 60 min.
+LISTED_TIMES = {("default", RUNNER): [50, 45, 40, 35, 30, 20], ("distributed", RUNNER): [40, 35, 30]}
+
+
+def test_the_patch_lowers_num_shards_and_drops_the_shards_past_it() -> None:
+    analysis = analyze({PATH: LISTED}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()})
+    [listed] = analysis.plan.lists
+    assert [(t.config, t.from_count, t.to_count) for t in listed.trims] == [("default", 6, 4), ("distributed", 3, 2)]
+    assert (listed.job, listed.writer, listed.key, listed.setup_cycles_saved) == ("test", "build", "test-matrix", 3)
+    assert analysis.warnings == ()
+    assert analysis.patch == f"""diff --git a/{PATH} b/{PATH}
+--- a/{PATH}
++++ b/{PATH}
+@@ -7,15 +7,12 @@
+     with:
+       test-matrix: |
+         {{ include: [
+-          {{ config: "default", shard: 1, num_shards: 6, runner: "{RUNNER}" }},
++          {{ config: "default", shard: 1, num_shards: 4, runner: "{RUNNER}" }},
+-          {{ config: "default", shard: 2, num_shards: 6, runner: "{RUNNER}" }},
++          {{ config: "default", shard: 2, num_shards: 4, runner: "{RUNNER}" }},
+-          {{ config: "default", shard: 3, num_shards: 6, runner: "{RUNNER}" }},
++          {{ config: "default", shard: 3, num_shards: 4, runner: "{RUNNER}" }},
+-          {{ config: "default", shard: 4, num_shards: 6, runner: "{RUNNER}" }},
++          {{ config: "default", shard: 4, num_shards: 4, runner: "{RUNNER}" }},
+-          {{ config: "default", shard: 5, num_shards: 6, runner: "{RUNNER}" }},
+-          {{ config: "default", shard: 6, num_shards: 6, runner: "{RUNNER}" }},
+-          {{ config: "distributed", shard: 1, num_shards: 3, runner: "{RUNNER}" }},
++          {{ config: "distributed", shard: 1, num_shards: 2, runner: "{RUNNER}" }},
+-          {{ config: "distributed", shard: 2, num_shards: 3, runner: "{RUNNER}" }},
++          {{ config: "distributed", shard: 2, num_shards: 2, runner: "{RUNNER}" }},
+-          {{ config: "distributed", shard: 3, num_shards: 3, runner: "{RUNNER}" }},
+           {{ config: "slow", shard: 1, num_shards: 1, runner: "{RUNNER}" }},
+         ]}}
+   test:
+"""
+    [edit] = analysis.edits
+    after = parse_workflow(edit.after, PATH)
+    assert passed_shards(after, after.jobs["test"]).groups == (ShardGroup("default", RUNNER, 4),
+                                                                ShardGroup("distributed", RUNNER, 2))
+    markdown = to_markdown(analysis)
+    assert ("- **Trim the shard list** `test-matrix` of `build` (the jobs of `test`): `default` 6 \u2192 4 shards; "
+            "`distributed` 3 \u2192 2 shards. Saves 3 setup cycles, ~1.9 runner-hours per run; **slower** wall clock "
+            "(its longest shard 50 \u2192 75 min at p90: the shards run side by side, so each one left carries more "
+            "tests).\n  - `default` runs 6 shards") in markdown
+    assert (f"- `{PATH}`: `build`'s `test-matrix` lists `default` on 4 shards instead of 6, `distributed` on 2 shards "
+            "instead of 3 (`num_shards` lowered, the shards past it dropped).") in markdown
+    [suggestion] = to_json(analysis)["suggestions"]
+    assert suggestion["kind"] == "shard-list" and [(c["config"], c["from"], c["to"]) for c in suggestion["configs"]] == [
+        ("default", 6, 4), ("distributed", 3, 2)]
+
+
+@pytest.mark.parametrize("change,why", [
+    # two entries on a line: dropping a line would drop both
+    (lambda text: text.replace(f'runner: "{RUNNER}" }},\n          {{ config: "default", shard: 6',
+                               f'runner: "{RUNNER}" }}, {{ config: "default", shard: 6'),
+     "`build`'s `test-matrix` does not list the 6 shards of `default` one per line"),
+    # a comment after an entry: the line is not only the entry
+    (lambda text: text.replace(f'shard: 6, num_shards: 6, runner: "{RUNNER}" }},',
+                               f'shard: 6, num_shards: 6, runner: "{RUNNER}" }},  # the slowest'),
+     "`build`'s `test-matrix` does not list the 6 shards of `default` one per line"),
+    # folded: its lines are one line to the workflow that reads it
+    (lambda text: text.replace("test-matrix: |", "test-matrix: >"),
+     "`build` has no `with: test-matrix` written as a literal block (`|`)"),
+])
+def test_a_list_not_written_one_entry_per_line_gets_no_patch(change, why: str) -> None:  # noqa: ANN001
+    text = change(LISTED)
+    analysis = analyze({PATH: text}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()})
+    assert [t.to_count for item in analysis.plan.lists for t in item.trims] == [4, 2]  # measured all the same
+    assert analysis.patch == "" and analysis.edits == []
+    assert analysis.warnings == (f"{PATH}: no patch for this file: {PATH}: {why}",)
+
+
+def test_a_patched_list_that_is_not_the_plan_fails_its_check() -> None:
+    from bot.edit import FileEdit, LaneChange, ListEdit, ListTrimEdit, VerificationError, verify_edit
+
+    workflow = parse_workflow(LISTED, PATH)
+    change = LaneChange(PATH, lists=(ListEdit("test", "build", "test-matrix", (ListTrimEdit("default", RUNNER, 6, 4),)),))
+    # num_shards lowered, but shards 5 and 6 kept
+    kept = LISTED.replace("num_shards: 6", "num_shards: 4")
+    with pytest.raises(VerificationError, match=r"^\.github/workflows/rocm-mi300\.yml: the patched file differs from the "
+                                                r"plan at /jobs/build/with/test-matrix/include: 8 entries expected, 10 found$"):
+        verify_edit(workflow, change, FileEdit(PATH, LISTED, kept), RepoConfig())
+    broken = LISTED.replace('{ config: "default", shard: 5', '{ config: "default", shard: [5')
+    with pytest.raises(VerificationError, match="a shard list does not parse"):
+        verify_edit(workflow, change, FileEdit(PATH, LISTED, broken), RepoConfig())
+
+
+MI355 = ".github/workflows/rocm-mi355.yml"
+
+
+def test_a_sibling_lane_is_trimmed_only_where_it_runs_the_same_shards_on_the_same_runner() -> None:
+    same = LISTED.replace("name: rocm-mi300", "name: rocm-mi300-nightly")
+    other = LISTED.replace(RUNNER, "linux.rocm.gpu.mi355.2").replace("name: rocm-mi300", "name: rocm-mi355")
+    nightly = ".github/workflows/rocm-mi300-nightly.yml"
+    analysis = analyze({PATH: LISTED, nightly: same, MI355: other}, runs(LISTED_TIMES), RepoConfig(),
+                       called={CALLEE: callee()})
+    assert [e.path for e in analysis.edits] == [PATH, nightly]
+    assert analysis.warnings == (
+        f"{MI355}: `test` is not passed `default` on 6 shards on `{RUNNER}`; not trimmed there",
+        f"{MI355}: `test` is not passed `distributed` on 3 shards on `{RUNNER}`; not trimmed there")
+
+
+async def test_the_list_patch_is_approved_and_committed(fake_github: FakeGitHub, bot: Bot) -> None:
+    from bot.publish import read_state
+    from tests.test_app_commands import dashboard_comment
+
+    world = pytorch_world(fake_github, LISTED, LISTED_TIMES)
+    fake_github.set_permission(world.repo, "lead", "maintain")
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    [board] = dashboards(fake_github, world)
+    patch_id = read_state(board.body)["patch_id"]
+    assert (await bot.deliver("issue_comment", dashboard_comment(world, f"/fold approve {patch_id}", "lead")))[0] == 202
+    await bot.settle()
+    branch = f"foldbot/fold-{patch_id}"
+    [pull] = [p for p in world.repo.pulls.values() if p.head_ref == branch]
+    committed = world.repo.files_at(branch)[PATH]
+    assert committed == analyze({PATH: LISTED}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()}).edits[0].after
+    assert "num_shards: 6" not in committed and committed.count("num_shards: 4") == 4
+    assert "- **Trim the shard list** `test-matrix` of `build`" in world.repo.issues[pull.number].body
+
+
+def test_required_checks_of_a_trimmed_list_are_named_with_their_new_names() -> None:
+    """Every shard of a trimmed configuration changes its check's name (`num_shards` is in it):
+    the approval names the check to require instead, or the shard that goes."""
+    from bot import approve
+
+    after = analyze({PATH: LISTED}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()}).edits[0].after
+    required = {f"linux-rocm / test (default, 1, 6, {RUNNER})": ["branch protection"],
+                f"linux-rocm / test (default, 6, 6, {RUNNER})": ["ruleset 7"],
+                f"linux-rocm / test (slow, 1, 1, {RUNNER})": ["branch protection"],  # not in the patch
+                "linux-rocm / build": ["branch protection"]}
+    gone = approve.required_checks_gone({PATH: LISTED}, {PATH: after}, required)
+    assert [g.line() for g in gone] == [
+        f"- `linux-rocm / test (default, 1, 6, {RUNNER})` (branch protection): the patch lowers `num_shards` in the "
+        f"shard list of `test`, which is in the name: require `linux-rocm / test (default, 1, 4, {RUNNER})` instead "
+        f"(`{PATH}`)",
+        f"- `linux-rocm / test (default, 6, 6, {RUNNER})` (ruleset 7): a shard the patch trims from the shard list of "
+        f"`test`: take it out of the rule (`{PATH}`)"]
+    assert approve.required_checks_gone({PATH: LISTED}, {PATH: LISTED}, required) == []
