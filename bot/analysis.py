@@ -604,6 +604,11 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig) -> 
             warnings.append(f"{target.path}: has no `{source.base_id(listed.job)}` job passed a shard list; "
                             "its list is not trimmed there")
             continue
+        if not same and _call(source, listed.job) != _call(target, job_id):
+            # (the count is measured against the called job's timeout as the measured lane calls it)
+            warnings.append(f"{target.path}: `{job_id}` calls `{target.workflow.jobs[job_id].uses}` with another "
+                            f"`timeout-minutes` or another file than `{source.path}` does; its list is not trimmed there")
+            continue
         trims = []
         for trim in listed.trims:
             if ShardGroup(trim.config, trim.runner, trim.from_count) in passed.groups:
@@ -616,6 +621,13 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig) -> 
             lists.append(ListEdit(job_id, passed.job, passed.key, tuple(trims)))
     carried = len(folds) + len(reshards) + len(lists)
     return LaneChange(target.path, tuple(folds), tuple(reshards), tuple(lists)), carried, warnings
+
+
+def _call(lane: Lane, job_id: str) -> tuple[Any, Any]:
+    """The file a caller calls and the `timeout-minutes` it passes: what a count is measured against."""
+    job = lane.workflow.data["jobs"][job_id]
+    given = job.get("with") if isinstance(job.get("with"), dict) else {}
+    return job.get("uses"), given.get("timeout-minutes")
 
 
 def _not_standalone(job: JobDef) -> str:

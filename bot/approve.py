@@ -16,7 +16,7 @@ from .github import NOT_ACCESSIBLE, GitHubError
 from .permissions import permitted
 from .replies import Refusal
 from .report import code, md_escape
-from .plan import called_values, passed_shards
+from .plan import PassedShards, ShardGroup, called_values, passed_shards
 from .timing import JobMatcher, JobRef
 from .edit import patch_id as compute_patch_id
 from .states import ReportState
@@ -270,8 +270,8 @@ def required_checks_gone(before: Mapping[str, str], after: Mapping[str, str],
             path, ref, old, new = given[0]  # (a job of one id in two lanes: named once)
             listed = _listed(old.workflow, ref, check)
             if listed is not None:
-                gone.append(GoneCheck(check, tuple(where), listed, path,
-                                      renamed=_renamed(new.workflow, listed, check)))
+                gone.append(GoneCheck(check, tuple(where), listed[0], path,
+                                      renamed=_renamed(new.workflow, *listed, check)))
                 continue
             assert ref.job_id is not None
             if ref.job_id in new.workflow.jobs:
@@ -283,36 +283,49 @@ def required_checks_gone(before: Mapping[str, str], after: Mapping[str, str],
 
 
 def _given(matcher: JobMatcher, check: str) -> bool:
-    """Whether a job of the matcher's workflow gives the check (`_gives`), or a shard of a list a
-    caller is passed does (`_listed`)."""
+    """Whether a job of the matcher's workflow gives the check (`_gives`); for a check that names a
+    shard of a list a caller is passed, whether the list has that shard (`_listed`)."""
     ref = matcher.rendered(check)
-    return _gives(matcher.workflow, ref, check) or _listed(matcher.workflow, ref, check) is not None
+    if _listed(matcher.workflow, ref, check) is not None:
+        return True
+    if len(called_values(check)) >= 3 and any(_passed(matcher.workflow, job_id) for job_id in _callers(ref)):
+        return False  # (a caller gives any `<name> / ...` check: for a shard of its list, only the list tells)
+    return _gives(matcher.workflow, ref, check)
 
 
-def _listed(workflow: Workflow, ref: JobRef, check: str) -> str | None:
+def _callers(ref: JobRef) -> tuple[str, ...]:
+    """The jobs a check's name may be of (several that share a `name:`, as pytorch's build and test callers)."""
+    return ref.ambiguous or ((ref.job_id,) if ref.job_id else ())
+
+
+def _passed(workflow: Workflow, job_id: str) -> PassedShards | None:
+    job = workflow.jobs.get(job_id)
+    return passed_shards(workflow, job) if job is not None and job.uses else None
+
+
+def _listed(workflow: Workflow, ref: JobRef, check: str) -> tuple[str, ShardGroup] | None:
     """The caller whose passed shard list (`plan.passed_shards`) has the shard a check names
-    (`<caller name> / <job> (<config>, <shard>, <num_shards>, <runner>, ...)`), else None. The
-    caller may be one of several that share its name (pytorch's build and test jobs)."""
+    (`<caller name> / <job> (<config>, <shard>, <num_shards>, <runner>, ...)`, as GitHub writes it),
+    and that shard's configuration; else None."""
     values = called_values(check)
-    for job_id in ref.ambiguous or ((ref.job_id,) if ref.job_id else ()):
-        job = workflow.jobs.get(job_id)
-        passed = passed_shards(workflow, job) if job is not None and job.uses else None
-        if passed is not None and any(group.holds(values) and 1 <= int(values[1]) <= group.count
-                                      for group in passed.groups):
-            return job_id
+    if not check.rstrip().endswith("(" + ", ".join(values) + ")"):
+        return None  # (not as GitHub renders a matrix's values)
+    for job_id in _callers(ref):
+        passed = _passed(workflow, job_id)
+        for group in passed.groups if passed else ():
+            if group.holds(values) and int(values[1]) <= group.count:
+                return job_id, group
     return None
 
 
-def _renamed(workflow: Workflow, job_id: str, check: str) -> str:
-    """A list shard's check on the count the patched list gives its configuration, or "" when
-    the shard is gone from it."""
+def _renamed(workflow: Workflow, job_id: str, group: ShardGroup, check: str) -> str:
+    """A list shard's check on the count the patched list gives its configuration (`group`, as it
+    was), or "" when the shard is gone from it."""
     values = called_values(check)
-    job = workflow.jobs.get(job_id)
-    passed = passed_shards(workflow, job) if job is not None else None
-    for group in passed.groups if passed else ():
-        moved = (values[0], values[1], str(group.count), *values[3:])
-        if group.holds(moved) and int(values[1]) <= group.count:
-            return check[:check.rindex("(")] + "(" + ", ".join(moved) + ")"
+    passed = _passed(workflow, job_id)
+    for new in passed.groups if passed else ():
+        if (new.config, new.runner) == (group.config, group.runner) and int(values[1]) <= new.count:
+            return check[:check.rindex("(")] + "(" + ", ".join((values[0], values[1], str(new.count), *values[3:])) + ")"
     return ""
 
 

@@ -701,12 +701,13 @@ def _apply_list(sp: _Splicer, workflow: Workflow, edit: ListEdit) -> None:
     node = _list_node(workflow, edit)
     found: dict[ListTrimEdit, list[tuple[int, int]]] = {trim: [] for trim in edit.trims}  # trim -> (shard, line)
     for number in range(node.start_mark.line + 1, last_line(node, sp.lines) + 1):
-        text = _text_of(sp.lines[number]).strip().removesuffix(",").rstrip()
+        # (an entry of a block sequence, `- { ... }`, is one too)
+        text = re.sub(r"^-[ \t]+", "", _text_of(sp.lines[number]).strip()).removesuffix(",").rstrip()
         if not (text.startswith("{") and text.endswith("}")) or "num_shards" not in text:
             continue
         try:
             entry = yaml.safe_load(text)
-        except (yaml.YAMLError, RecursionError):
+        except (yaml.YAMLError, RecursionError, ValueError):  # (ValueError: a date that is none, an integer too long)
             continue
         for trim in edit.trims:
             if trim.holds(entry):
@@ -717,7 +718,7 @@ def _apply_list(sp: _Splicer, workflow: Workflow, edit: ListEdit) -> None:
                 or len({number for _, number in lines}) != trim.from_count:
             raise EditError(f"{workflow.path}: `{edit.writer}`'s `{edit.key}` does not list the {trim.from_count} shards "
                             f"of `{trim.config}` one per line")
-        count = re.compile(rf"(\bnum_shards\s*:\s*){trim.from_count}\b")
+        count = re.compile(rf"(\bnum_shards[\"']?\s*:\s*){trim.from_count}\b")
         for shard, number in lines:
             if shard > trim.to_count:
                 sp.delete_lines(number, number)
@@ -749,7 +750,7 @@ def _parsed_list(workflow_path: str, text: Any) -> Any:
     """A shard list's text as the data it holds (what the workflow that reads it sees)."""
     try:
         return yaml.safe_load(text) if isinstance(text, str) else text
-    except (yaml.YAMLError, RecursionError) as exc:
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:
         raise VerificationError(f"{workflow_path}: a shard list does not parse: {exc}") from None
 
 
@@ -929,7 +930,13 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
             if diff:
                 return diff
         return None
-    return None if a == b else f"{path}: {a!r} expected, {b!r} found"
+    return None if a == b else f"{path}: {_shown(a)} expected, {_shown(b)} found"
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    """A value for an error message: its repr, cut to `limit` characters (a shard list is a long string)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 1] + "\u2026"
 
 
 def verify_edit(workflow: Workflow, change: LaneChange, edit: FileEdit, config: RepoConfig) -> None:

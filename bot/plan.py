@@ -163,6 +163,10 @@ class ListReshard:
     key: str  # that `with:` key
     trims: tuple[ListTrim, ...]
     provisional: bool
+    #: the caller's longest shard (p90 over its runs), today and with the trims: its configurations run
+    #: side by side, so a configuration not trimmed may still be the longest
+    wall_before_s: float = 0.0
+    wall_after_s: float = 0.0
 
     @property
     def setup_cycles_saved(self) -> int:
@@ -174,8 +178,8 @@ class ListReshard:
 
     @property
     def slower_by_s(self) -> float:
-        """How much longer its longest shard runs (the lane's wall clock, as its shards run side by side)."""
-        return max(t.predicted_longest_p90_s - t.longest_p90_s for t in self.trims)
+        """How much longer the caller's longest shard runs (the lane's wall clock, as its shards run side by side)."""
+        return self.wall_after_s - self.wall_before_s
 
 
 @dataclass(frozen=True)
@@ -375,8 +379,12 @@ class ShardGroup:
     def holds(self, values: tuple[str, ...]) -> bool:
         """Whether a called job whose name ends in `(<config>, <shard>, <count>, <runner>, ...)`,
         as pytorch's test workflows name theirs, is one of these shards."""
-        return (len(values) >= 3 and values[0] == self.config and values[1].isdecimal() and values[2] == str(self.count)
-                and (self.runner is None or len(values) < 4 or values[3] == self.runner))
+        return (len(values) >= 3 and values[0] == self.config and _SHARD_NUMBER.fullmatch(values[1]) is not None
+                and values[2] == str(self.count) and (self.runner is None or len(values) < 4 or values[3] == self.runner))
+
+
+#: A shard number as GitHub writes a matrix's integer into a job's name.
+_SHARD_NUMBER = re.compile(r"[1-9][0-9]{0,5}")
 
 
 @dataclass(frozen=True)
@@ -410,7 +418,7 @@ def passed_shards(workflow: Workflow, job: JobDef) -> PassedShards | None:
             continue
         try:
             data = yaml.safe_load(text)
-        except (yaml.YAMLError, RecursionError):
+        except (yaml.YAMLError, RecursionError, ValueError):  # (a date that is none, an integer past Python's digits)
             continue
         include = data.get("include") if isinstance(data, dict) else None
         numbered: dict[tuple[str, str | None, int], list[int]] = {}
@@ -992,14 +1000,26 @@ class Planner:
         configs = [group.config for group in passed.groups]
         trims: list[ListTrim] = []
         runs_read: list[int] = []
+        trimmed: list[tuple[ShardGroup, float]] = []  # (group, its longest shard on the new count, p90)
         for group in passed.groups:
-            label = f"`{group.config}`" + (f" on `{group.runner}`" if configs.count(group.config) > 1 else "")
+            label = f"`{group.config}`" + ((f" on `{group.runner}`" if group.runner is not None else " with no runner")
+                                          if configs.count(group.config) > 1 else "")
             n = group.count
             full = []
+            told_apart = True
             for run in stats.per_run:
-                shards = {int(values[1]): j for j in run if group.holds(values := called_values(j.name))}  # (decimal)
+                numbered = [(int(values[1]), j) for j in run if group.holds(values := called_values(j.name))]
+                shards = dict(numbered)
+                told_apart &= len(shards) == len(numbered)
                 if sorted(shards) == list(range(1, n + 1)):
                     full.append([j.test_seconds for j in shards.values()])
+            if not told_apart:
+                self.by_hand.append(Finding(job.id, (
+                    f"{label} runs {n} shards (`num_shards` in `{passed.job}`'s `{passed.key}`); its jobs' names do not "
+                    "tell its shards from another configuration's (a shard number ran twice in one run: a configuration "
+                    "listed on several runners whose jobs' names do not say the runner, or also with none), so nothing "
+                    "is said of fewer")))
+                continue
             if not full:
                 self.by_hand.append(Finding(job.id, f"{label} runs {n} shards (`num_shards` in `{passed.job}`'s "
                                                     f"`{passed.key}`); no run in the history ran all {n} of them, so "
@@ -1045,9 +1065,22 @@ class Planner:
                 f"{measured}. On {best} the longest would take about {p90_at(best) / 60:.0f} min (p90, today's shard "
                 f"times scaled), within {bound}; {each}")))
             runs_read.append(len(full))
-        if trims:
+            trimmed.append((group, p90_at(best)))
+        others = [j.id for j in self.workflow.jobs.values() if j.id != job.id and j.uses
+                  and (p := passed_shards(self.workflow, j)) is not None and (p.job, p.key) == (passed.job, passed.key)]
+        if trims and others:  # one list, several callers: a count must fit each of them
+            self.by_hand.extend(Finding(job.id, (
+                f"{t.reason}. The list is passed to {', '.join(f'`{o}`' for o in others)} too, whose shards a count "
+                "must fit as well: change it by hand")) for t in trims)
+        elif trims:
+            # The caller's configurations run side by side: its wall clock is its longest shard, of any of them.
+            before = percentile([max((j.test_seconds for j in run), default=0.0) for run in stats.per_run], 90)
+            rest = percentile([max((j.test_seconds for j in run
+                                    if not any(g.holds(called_values(j.name)) for g, _ in trimmed)), default=0.0)
+                               for run in stats.per_run], 90)
             self.lists.append(ListReshard(job.id, passed.job, passed.key, tuple(trims),
-                                          provisional=min(runs_read) < self.config.min_samples))
+                                          provisional=min(runs_read) < self.config.min_samples, wall_before_s=before,
+                                          wall_after_s=max(rest, *(longest for _, longest in trimmed))))
 
     def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...]) -> ShardLog | None:
         """The per-file times of one run of a matrix, when its logs tell the whole suite:

@@ -321,13 +321,12 @@ def _reshard_md(r: Reshard, min_samples: int) -> str:
 def _list_md(item: ListReshard, min_samples: int, alone: str | None = None) -> str:
     """A shard list's trims: the counts, what they save and do to the wall clock, then what was
     measured for each configuration (its own line)."""
-    counts = "; ".join(f"{code(t.config)}{f' on {code(t.runner)}' if _runner_named(item, t.config) else ''} "
-                       f"{t.from_count} \u2192 {t.to_count} shards" for t in item.trims)
-    slowest = max(item.trims, key=lambda t: t.predicted_longest_p90_s - t.longest_p90_s)
+    counts = "; ".join(f"{_configuration(t.config, t.runner, item.trims)} {t.from_count} \u2192 "
+                       f"{_plural(t.to_count, 'shard')}" for t in item.trims)
     if item.slower_by_s >= 60:
-        wall = (f"**slower** wall clock (its longest shard {_min(slowest.longest_p90_s)} \u2192 "
-                f"{_min(slowest.predicted_longest_p90_s)} min at p90: the shards run side by side, so each one "
-                "left carries more tests)")
+        wall = (f"**slower** wall clock (its longest shard {_min(item.wall_before_s)} \u2192 "
+                f"{_min(item.wall_after_s)} min at p90: the shards run side by side, so each one left carries more "
+                "tests)")
     else:
         wall = "about the same wall clock"
     head = (f"- **Trim the shard list** {code(item.key)} of {code(item.writer)} (the jobs of {code(item.job)})"
@@ -336,9 +335,11 @@ def _list_md(item: ListReshard, min_samples: int, alone: str | None = None) -> s
     return "\n".join([head, *(f"  - {md_text(t.reason)}." for t in item.trims)])
 
 
-def _runner_named(item: ListReshard, config: str) -> bool:
-    """Whether a configuration is trimmed on several runners (each is then named)."""
-    return sum(t.config == config for t in item.trims) > 1
+def _configuration(config: str, runner: str | None, trims: Sequence[Any]) -> str:
+    """A configuration of a shard list, with its runner when the trims hold it on several."""
+    if sum(t.config == config for t in trims) < 2:
+        return code(config)
+    return f"{code(config)} on {code(runner)}" if runner is not None else f"{code(config)} with no runner"
 
 
 def _diff_block(diff: str) -> list[str]:
@@ -359,7 +360,8 @@ def _changes_per_file(analysis: Analysis) -> list[str]:
         parts += [f"{code(r.job)} runs {_plural(r.to_count, 'shard')} instead of {r.from_count} ({code(r.flag)} "
                   f"{r.to_count}, and any `wait-for-*` count of its jobs)" for r in change.reshards]
         parts += [f"{code(edit.writer)}'s {code(edit.key)} lists " + ", ".join(
-                      f"{code(t.config)} on {_plural(t.to_count, 'shard')} instead of {t.from_count}" for t in edit.trims)
+                      f"{_configuration(t.config, t.runner, edit.trims)} with {_plural(t.to_count, 'shard')} instead of "
+                      f"{t.from_count}" for t in edit.trims)
                   + " (`num_shards` lowered, the shards past it dropped)" for edit in change.lists]
         out.append(f"- {code(result.lane.path)}: " + "; ".join(parts) + ".")
     return out

@@ -8,6 +8,7 @@ compared as the data it parses to); otherwise it says what the times allow."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -425,8 +426,8 @@ def test_the_patch_lowers_num_shards_and_drops_the_shards_past_it() -> None:
             "`distributed` 3 \u2192 2 shards. Saves 3 setup cycles, ~1.9 runner-hours per run; **slower** wall clock "
             "(its longest shard 50 \u2192 75 min at p90: the shards run side by side, so each one left carries more "
             "tests).\n  - `default` runs 6 shards") in markdown
-    assert (f"- `{PATH}`: `build`'s `test-matrix` lists `default` on 4 shards instead of 6, `distributed` on 2 shards "
-            "instead of 3 (`num_shards` lowered, the shards past it dropped).") in markdown
+    assert (f"- `{PATH}`: `build`'s `test-matrix` lists `default` with 4 shards instead of 6, `distributed` with 2 "
+            "shards instead of 3 (`num_shards` lowered, the shards past it dropped).") in markdown
     [suggestion] = to_json(analysis)["suggestions"]
     assert suggestion["kind"] == "shard-list" and [(c["config"], c["from"], c["to"]) for c in suggestion["configs"]] == [
         ("default", 6, 4), ("distributed", 3, 2)]
@@ -521,3 +522,125 @@ def test_required_checks_of_a_trimmed_list_are_named_with_their_new_names() -> N
         f"- `linux-rocm / test (default, 6, 6, {RUNNER})` (ruleset 7): a shard the patch trims from the shard list of "
         f"`test`: take it out of the rule (`{PATH}`)"]
     assert approve.required_checks_gone({PATH: LISTED}, {PATH: LISTED}, required) == []
+
+
+def called_jobs(caller: str, times: dict[tuple[str, str | None], list[float]]) -> list[tuple[str, str, float]]:
+    """(name, runner, minutes) of a caller's called jobs as GitHub names them; a runner of None is not named."""
+    return [(f"{caller} / test ({config}, {s}, {len(minutes)}" + (f", {runner})" if runner else ")"), runner or RUNNER, m)
+            for (config, runner), minutes in times.items() for s, m in enumerate(minutes, 1)]
+
+
+def runs_of(jobs: list[tuple[str, str, float]], count: int = 3) -> list[dict]:
+    """`count` runs of the lane whose called jobs are `jobs` (name, runner, test minutes)."""
+    return [bundle(run_id=9600 + k, repo="pytorch/pytorch", workflow_path=PATH, workflow_name="rocm-mi300",
+                   head_sha=f"{k + 1:040x}", start=datetime(2026, 8, 10 + k, tzinfo=timezone.utc), jobs=[
+                       api_job("linux-rocm / build", [Step("Build", 70)], ["linux.2xlarge"]),
+                       *[amd_job(name, labels=[runner], setup_minutes=38, tests=[("Test", m)]) for name, runner, m in jobs]])
+            for k in range(count)]
+
+
+def test_a_list_passed_to_two_callers_is_left_to_be_changed_by_hand() -> None:
+    """One list, two callers that each run all of it: a count one of them allows may not fit the other."""
+    text = LISTED + """  test-slow:
+    name: linux-rocm-slow
+    uses: ./.github/workflows/_rocm-test.yml
+    needs: build
+    with:
+      test-matrix: ${{ needs.build.outputs.test-matrix }}
+      timeout-minutes: 150
+"""
+    history = runs_of(called_jobs("linux-rocm", LISTED_TIMES) + called_jobs("linux-rocm-slow", {
+        ("default", RUNNER): [60] * 6, ("distributed", RUNNER): [10] * 3}))
+    analysis = analyze({PATH: text}, history, RepoConfig(), called={CALLEE: callee()})
+    assert analysis.plan.lists == () and analysis.patch == ""
+    reasons = [f"{f.job}: {f.reason}" for f in analysis.plan.by_hand]
+    assert reasons[0].startswith("test: `default` runs 6 shards") and reasons[0].endswith(
+        "each shard fewer saves one setup of 38 min (median). The list is passed to `test-slow` too, whose shards a "
+        "count must fit as well: change it by hand")
+    assert any(r.startswith("test-slow: `default` runs 6 shards") and r.endswith(
+        "The list is passed to `test` too, whose shards a count must fit as well: change it by hand") for r in reasons)
+    assert any(r.startswith("test-slow: `distributed` runs 3 shards") for r in reasons)
+
+
+def test_a_sibling_lane_that_calls_with_another_timeout_is_not_trimmed() -> None:
+    nightly = ".github/workflows/rocm-mi300-nightly.yml"
+    other = LISTED.replace("name: rocm-mi300", "name: rocm-mi300-nightly").replace("timeout-minutes: 150",
+                                                                                     "timeout-minutes: 80")
+    analysis = analyze({PATH: LISTED, nightly: other}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()})
+    assert [e.path for e in analysis.edits] == [PATH]
+    assert analysis.warnings == (f"{nightly}: `test` calls `./.github/workflows/_rocm-test.yml` with another "
+                                 f"`timeout-minutes` or another file than `{PATH}` does; its list is not trimmed there",)
+
+
+@pytest.mark.parametrize("odd", [
+    # a line of a quoted note reads as an entry alone, with no date
+    '          { config: "slow", shard: 1, num_shards: 1, note: "see\n          { num_shards: 1, since: 2024-02-30 }\n'
+    '          end" },',
+    "          { config: \"slow\", shard: 1, num_shards: 1, since: 2024-02-30 },",  # the list itself: no date
+    "          { config: \"slow\", shard: 1, num_shards: " + "9" * 5000 + " },",  # past Python's digits
+])
+def test_a_value_yaml_cannot_make_a_python_value_of_is_no_crash(odd: str) -> None:
+    text = LISTED.replace(f'          {{ config: "slow", shard: 1, num_shards: 1, runner: "{RUNNER}" }},', odd)
+    analysis = analyze({PATH: text}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()})
+    if "note" in odd:  # inside a quoted note: the list reads whole, and its lines as they are
+        assert [e.path for e in analysis.edits] == [PATH] and "2024-02-30" in analysis.edits[0].after
+    else:  # the list does not read: no list, no crash
+        assert analysis.plan.lists == () and analysis.plan.by_hand == ()
+
+
+def test_the_wall_clock_is_the_caller_s_longest_shard_of_any_configuration() -> None:
+    """`slow` runs 150 min on its one shard: trimming `default` to 75-min shards does not slow the caller."""
+    analysis = analyze({PATH: LISTED}, runs({**LISTED_TIMES, ("slow", RUNNER): [150]}), RepoConfig(),
+                       called={CALLEE: callee()})
+    [listed] = analysis.plan.lists
+    assert (listed.wall_before_s, listed.wall_after_s) == (150 * 60, 150 * 60)
+    assert "Saves 3 setup cycles, ~1.9 runner-hours per run; about the same wall clock." in to_markdown(analysis)
+
+
+def test_shards_whose_names_do_not_say_their_runner_are_not_counted_for_either() -> None:
+    navi = "linux.rocm.gpu.navi31"
+    text = lane(entries("default", 3).replace(f', runner: "{RUNNER}"', "") + "\n" + entries("default", 3, navi),
+                "      timeout-minutes: 150\n")
+    history = runs_of(called_jobs("linux-rocm", {("default", None): [100] * 3})
+                      + called_jobs("linux-rocm", {("default", navi): [5] * 3}))
+    analysis = analyze({PATH: text}, history, RepoConfig(), called={CALLEE: callee()})
+    assert analysis.plan.lists == ()
+    assert [f.reason.split(" runs ")[0] for f in analysis.plan.by_hand] == ["`default` with no runner", f"`default` on `{navi}`"]
+    assert all("its jobs' names do not tell its shards from another configuration's" in f.reason
+               for f in analysis.plan.by_hand)
+
+
+@pytest.mark.parametrize("written", [
+    lambda text: re.sub(r"\b(config|shard|num_shards|runner):", r'"\1":', text),  # JSON's quoted keys
+    lambda text: text.replace("{ include: [", "include:").replace("        ]}\n", "").replace("          {", "          - {")
+    .replace("},\n", "}\n"),  # a block sequence of flow entries
+])
+def test_lists_written_as_json_or_as_a_block_sequence_are_trimmed_too(written) -> None:  # noqa: ANN001
+    text = written(LISTED)
+    analysis = analyze({PATH: text}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()})
+    assert analysis.warnings == () and [e.path for e in analysis.edits] == [PATH]
+    after = parse_workflow(analysis.edits[0].after, PATH)
+    assert passed_shards(after, after.jobs["test"]).groups == (ShardGroup("default", RUNNER, 4),
+                                                                ShardGroup("distributed", RUNNER, 2))
+
+
+def test_a_list_another_job_reads_through_an_alias_gets_a_short_refusal() -> None:
+    text = LISTED.replace("test-matrix: |", "test-matrix: &tm |") + "  other:\n    uses: ./x.yml\n    with:\n      m: *tm\n"
+    analysis = analyze({PATH: text}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()})
+    [warning] = analysis.warnings
+    assert analysis.patch == "" and len(warning) < 350
+    assert warning.startswith(f"{PATH}: no patch for this file: {PATH}: the patched file differs from the plan at "
+                              "/jobs/other/with/m: '{ include: [\\n")
+
+
+def test_a_caller_with_a_name_of_its_own_has_its_required_list_checks_named() -> None:
+    from bot import approve
+
+    text = LISTED.replace("  test:\n    name: linux-rocm\n", "  test:\n    name: linux-rocm-test\n")
+    after = analyze({PATH: text}, runs_of(called_jobs("linux-rocm-test", LISTED_TIMES)), RepoConfig(),
+                    called={CALLEE: callee()}).edits[0].after
+    gone = approve.required_checks_gone({PATH: text}, {PATH: after}, {
+        f"linux-rocm-test / test (default, 6, 6, {RUNNER})": ["branch protection"],
+        f"linux-rocm-test / test (slow, 1, 1, {RUNNER})": ["branch protection"],
+        f"linux-rocm-test / test (default, 06, 6, {RUNNER})": ["branch protection"]})  # not as GitHub writes it
+    assert [(g.check, g.renamed) for g in gone] == [(f"linux-rocm-test / test (default, 6, 6, {RUNNER})", "")]
