@@ -16,7 +16,8 @@ from .config import RepoConfig
 from .edit import (EditError, FileEdit, FoldEdit, LaneChange, ListEdit, ListTrimEdit, ReshardEdit, VerificationError, apply_change,
                    patch_id, unified_diff, verify_edit)
 from .logs import ShardLog
-from .plan import Fold, Lane, Plan, Planner, ShardGroup, partition_step, passed_shards, shard_axis
+from .plan import (Fold, Lane, Plan, Planner, ShardGroup, list_limit, other_readers, partition_step, passed_shards, shard_axis,
+                   shared_list)
 from .timing import BundleError, JobMatcher, JobStats, JobTiming, RunTiming, declared_amd, job_stats, run_timing, workflow_path_of
 from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, Workflow, WorkflowError, parse_workflow, timeout_minutes
 
@@ -126,10 +127,9 @@ def analyze(
                             f"counted once, as attempt {max(seen)}")
     ordered = tuple(runs.values())
     stats = job_stats(ordered)
-    # (a lane may be called too: `_rocm-test.yml` among lanes `*rocm*.yml`)
-    plan = Planner(measured, list(ordered), stats, config, dict(logs or {}),
-                   {**workflows, **_parsed(called or {}, warnings)}).plan()
-    lane_results, lane_warnings = _patch_lanes(plan, measured, workflows, config)
+    readable = {**workflows, **_parsed(called or {}, warnings)}  # (a lane may be called too)
+    plan = Planner(measured, list(ordered), stats, config, dict(logs or {}), readable).plan()
+    lane_results, lane_warnings = _patch_lanes(plan, measured, workflows, config, readable)
     warnings.extend(lane_warnings)
     edits = [r.edit for r in lane_results if r.edit is not None]
     patch = unified_diff(edits)
@@ -144,7 +144,7 @@ def analyze(
         if len(alone) == 1 and kind != "reshard-neutral":
             own = patch
         else:
-            results, _ = _patch_lanes(subset, measured, workflows, config)
+            results, _ = _patch_lanes(subset, measured, workflows, config, readable)
             own = unified_diff([r.edit for r in results if r.edit is not None])
         if own:
             suggestions.append(SuggestionPatch(kind, job, own, patch_id(own)))
@@ -164,15 +164,16 @@ def analyze(
     )
 
 
-def _patch_lanes(plan: Plan, measured: Lane, workflows: Mapping[str, Workflow],
-                 config: RepoConfig) -> tuple[list[LaneResult], list[str]]:
-    """The plan carried into every lane, each lane's edit verified as data."""
+def _patch_lanes(plan: Plan, measured: Lane, workflows: Mapping[str, Workflow], config: RepoConfig,
+                 called: Mapping[str, Workflow]) -> tuple[list[LaneResult], list[str]]:
+    """The plan carried into every lane, each lane's edit verified as data (`called`: the reusable
+    workflows the lanes' callers run, read for their jobs' timeout)."""
     results: list[LaneResult] = []
     warnings: list[str] = []
     others = sorted(p for p in workflows if p != measured.path)
     for path in [measured.path, *others]:
         lane = Lane.of(workflows[path])
-        change, carried, lane_warnings = _lane_change(plan, measured, lane, config)
+        change, carried, lane_warnings = _lane_change(plan, measured, lane, config, called)
         warnings.extend(lane_warnings)
         edit = None
         if not change.empty:
@@ -538,7 +539,8 @@ def fold_comment(fold: Fold) -> tuple[str, ...]:
     )
 
 
-def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig) -> tuple[LaneChange, int, list[str]]:
+def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
+                 called: Mapping[str, Workflow]) -> tuple[LaneChange, int, list[str]]:
     """The plan in the target lane's job ids; suggestions the lane cannot take are warned about."""
     folds: list[FoldEdit] = []
     reshards: list[ReshardEdit] = []
@@ -604,30 +606,31 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig) -> 
             warnings.append(f"{target.path}: has no `{source.base_id(listed.job)}` job passed a shard list; "
                             "its list is not trimmed there")
             continue
-        if not same and _call(source, listed.job) != _call(target, job_id):
-            # (the count is measured against the called job's timeout as the measured lane calls it)
-            warnings.append(f"{target.path}: `{job_id}` calls `{target.workflow.jobs[job_id].uses}` with another "
-                            f"`timeout-minutes` or another file than `{source.path}` does; its list is not trimmed there")
-            continue
+        if not same:  # (the measured lane's own were checked as it was planned)
+            others = other_readers(target.workflow, passed, job_id)
+            if others:
+                warnings.append(f"{target.path}: `{job_id}`'s list is not trimmed there. {shared_list(others)}")
+                continue
+            limit, whose = list_limit(target.workflow, target.workflow.jobs[job_id], passed, called, listed.labels)
+            if limit is None:
+                warnings.append(f"{target.path}: `{job_id}`'s list is not trimmed there: {whose[0].lower()}{whose[1:]}")
+                continue
         trims = []
         for trim in listed.trims:
-            if ShardGroup(trim.config, trim.runner, trim.from_count) in passed.groups:
-                trims.append(ListTrimEdit(trim.config, trim.runner, trim.from_count, trim.to_count))
-            else:  # (another runner is other hardware: its times were not measured)
-                runner = f" on `{trim.runner}`" if trim.runner is not None else ""
+            if ShardGroup(trim.config, trim.runner, trim.from_count) not in passed.groups:
+                runner = f" on `{trim.runner}`" if trim.runner is not None else ""  # (another runner: other hardware)
                 warnings.append(f"{target.path}: `{job_id}` is not passed `{trim.config}` on {trim.from_count} shards"
                                 f"{runner}; not trimmed there")
+            elif not same and trim.predicted_longest_p90_s > config.reshard_safety * limit * 60:
+                warnings.append(f"{target.path}: `{trim.config}` is not trimmed there: on {trim.to_count} its longest "
+                                f"shard would take about {trim.predicted_longest_p90_s / 60:.0f} min (p90), over "
+                                f"{config.reshard_safety:.0%} of the {limit:.0f}-min `timeout-minutes` {whose}")
+            else:
+                trims.append(ListTrimEdit(trim.config, trim.runner, trim.from_count, trim.to_count))
         if trims:
             lists.append(ListEdit(job_id, passed.job, passed.key, tuple(trims)))
     carried = len(folds) + len(reshards) + len(lists)
     return LaneChange(target.path, tuple(folds), tuple(reshards), tuple(lists)), carried, warnings
-
-
-def _call(lane: Lane, job_id: str) -> tuple[Any, Any]:
-    """The file a caller calls and the `timeout-minutes` it passes: what a count is measured against."""
-    job = lane.workflow.data["jobs"][job_id]
-    given = job.get("with") if isinstance(job.get("with"), dict) else {}
-    return job.get("uses"), given.get("timeout-minutes")
 
 
 def _not_standalone(job: JobDef) -> str:

@@ -298,9 +298,9 @@ def _callers(ref: JobRef) -> tuple[str, ...]:
     return ref.ambiguous or ((ref.job_id,) if ref.job_id else ())
 
 
-def _passed(workflow: Workflow, job_id: str) -> PassedShards | None:
+def _passed(workflow: Workflow, job_id: str, least: int = 2) -> PassedShards | None:
     job = workflow.jobs.get(job_id)
-    return passed_shards(workflow, job) if job is not None and job.uses else None
+    return passed_shards(workflow, job, least) if job is not None and job.uses else None
 
 
 def _listed(workflow: Workflow, ref: JobRef, check: str) -> tuple[str, ShardGroup] | None:
@@ -322,7 +322,7 @@ def _renamed(workflow: Workflow, job_id: str, group: ShardGroup, check: str) -> 
     """A list shard's check on the count the patched list gives its configuration (`group`, as it
     was), or "" when the shard is gone from it."""
     values = called_values(check)
-    passed = _passed(workflow, job_id)
+    passed = _passed(workflow, job_id, least=1)  # (a configuration trimmed to one shard is still listed)
     for new in passed.groups if passed else ():
         if (new.config, new.runner) == (group.config, group.runner) and int(values[1]) <= new.count:
             return check[:check.rindex("(")] + "(" + ", ".join((values[0], values[1], str(new.count), *values[3:])) + ")"

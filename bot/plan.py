@@ -13,7 +13,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Mapping
 
 import yaml
 
@@ -167,6 +167,7 @@ class ListReshard:
     #: side by side, so a configuration not trimmed may still be the longest
     wall_before_s: float = 0.0
     wall_after_s: float = 0.0
+    labels: tuple[str, ...] = ()  # the caller's runner labels (a timeout expression may branch on them)
 
     @property
     def setup_cycles_saved(self) -> int:
@@ -404,9 +405,10 @@ SHARD_LIST_MAX_CHARS = 65536
 _NEEDS_OUTPUT = re.compile(r"\$\{\{\s*needs\.([A-Za-z_][\w-]*)\.outputs\.([A-Za-z_][\w-]*)\s*\}\}")
 
 
-def passed_shards(workflow: Workflow, job: JobDef) -> PassedShards | None:
+def passed_shards(workflow: Workflow, job: JobDef, least: int = 2) -> PassedShards | None:
     """The shard list a caller is passed (`PassedShards`), when another job of the file writes it
-    out; None otherwise (no such `with:`, an expression, a list that does not parse)."""
+    out; None otherwise (no such `with:`, an expression, a list that does not parse). Its groups
+    are the configurations of `least` shards or more (1: every configuration it lists)."""
     jobs = workflow.data.get("jobs") if isinstance(workflow.data, dict) else None
     passed = jobs.get(job.id, {}).get("with") if isinstance(jobs, dict) and isinstance(jobs.get(job.id), dict) else None
     for passed_as, value in passed.items() if isinstance(passed, dict) else ():
@@ -430,10 +432,60 @@ def passed_shards(workflow: Workflow, job: JobDef) -> PassedShards | None:
             if type(shard) is int and type(count) is int and type(config) in (str, int) and type(runner) in (str, int, type(None)):
                 numbered.setdefault((str(config), None if runner is None else str(runner), count), []).append(shard)
         groups = tuple(ShardGroup(*key) for key, shards in numbered.items()
-                       if len(shards) == key[2] >= 2 and sorted(shards) == list(range(1, key[2] + 1)))
+                       if len(shards) == key[2] >= least and sorted(shards) == list(range(1, key[2] + 1)))
         if groups:
             return PassedShards(m[1], m[2], groups, str(passed_as))
     return None
+
+
+def list_readers(workflow: Workflow, passed: PassedShards) -> list[str]:
+    """The jobs that read the list (`needs.<writer>.outputs.<key>`, in any of GitHub's spellings,
+    anywhere in the job: a `with:`, a matrix, an `if:`), once for each place that reads it."""
+    writer, key = re.escape(passed.job), re.escape(passed.key)
+    reads = re.compile(rf"needs\s*(?:\.\s*{writer}|\[\s*'{writer}'\s*\]|\[\s*\"{writer}\"\s*\])\s*\.\s*outputs\s*"
+                       rf"(?:\.\s*{key}(?![\w-])|\[\s*'{key}'\s*\]|\[\s*\"{key}\"\s*\])")
+    jobs = workflow.data.get("jobs") if isinstance(workflow.data, dict) else None
+    found = []
+    for job_id, job in jobs.items() if isinstance(jobs, dict) else ():
+        found += [str(job_id)] * sum(len(reads.findall(text)) for text in _strings(job))
+    return found
+
+
+def other_readers(workflow: Workflow, passed: PassedShards, job_id: str) -> list[str]:
+    """`list_readers` but one place of `job_id`'s: the others that read the list a caller is passed."""
+    readers = list_readers(workflow, passed)
+    if job_id in readers:
+        readers.remove(job_id)
+    return readers
+
+
+def _strings(data: Any) -> Iterator[str]:
+    """Every string in parsed YAML data, keys and values; a value an alias shares is read once."""
+    stack, seen = [data], set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, (dict, list)) and id(item) not in seen:
+            seen.add(id(item))
+            stack += [*map(str, item.keys()), *item.values()] if isinstance(item, dict) else item
+
+
+def list_limit(workflow: Workflow, job: JobDef, passed: PassedShards, called: Mapping[str, Workflow],
+               labels: tuple[str, ...]) -> tuple[float | None, str]:
+    """The timeout, in minutes, of the jobs that run a caller's shard list, and whose it is (for a
+    sentence); or None and why there is none: the called job's (`callee_timeout`) when the called
+    file is read, else what the caller passes as `timeout-minutes`."""
+    given = workflow.data["jobs"][job.id].get("with") or {}
+    callee = local_callee(job)
+    if callee in called:
+        found = callee_timeout(called[callee], passed, given, labels)
+        if found is None:
+            return None, f"`{callee}` gives the job that runs them no timeout foldbot can tell"
+        return found[1], f"of `{callee}`'s `{found[0]}` job"
+    minutes = _known_minutes(given.get("timeout-minutes"), labels)
+    return minutes, "this job passes" if minutes is not None else \
+        f"The jobs' timeout is set in `{job.uses}`, which foldbot does not read"
 
 
 def local_callee(job: JobDef) -> str | None:
@@ -485,6 +537,11 @@ def callee_timeout(callee: Workflow, passed: PassedShards, given: Any, labels: t
         return runs[0].id, DEFAULT_JOB_TIMEOUT_MINUTES  # GitHub's own limit
     minutes = _known_minutes(_INPUT.sub(value, str(raw)), labels)
     return None if minutes is None else (runs[0].id, minutes)
+
+
+def shared_list(others: list[str]) -> str:
+    """That other jobs read a list too (`list_readers`, less the one measured)."""
+    return f"The list is read by {', '.join(f'`{o}`' for o in dict.fromkeys(others))} too, whose shards a count must fit as well"
 
 
 def _known_minutes(value: Any, labels: tuple[str, ...]) -> float | None:
@@ -1001,14 +1058,16 @@ class Planner:
         trims: list[ListTrim] = []
         runs_read: list[int] = []
         trimmed: list[tuple[ShardGroup, float]] = []  # (group, its longest shard on the new count, p90)
+        named = [[(called_values(j.name), j) for j in run] for run in stats.per_run]  # (once: read per group)
+        limit_minutes, whose = list_limit(self.workflow, job, passed, self.called, stats.labels)
         for group in passed.groups:
             label = f"`{group.config}`" + ((f" on `{group.runner}`" if group.runner is not None else " with no runner")
                                           if configs.count(group.config) > 1 else "")
             n = group.count
             full = []
             told_apart = True
-            for run in stats.per_run:
-                numbered = [(int(values[1]), j) for j in run if group.holds(values := called_values(j.name))]
+            for run in named:
+                numbered = [(int(values[1]), j) for values, j in run if group.holds(values)]
                 shards = dict(numbered)
                 told_apart &= len(shards) == len(numbered)
                 if sorted(shards) == list(range(1, n + 1)):
@@ -1031,26 +1090,16 @@ class Planner:
             def p90_at(k: int) -> float:
                 return percentile([total if k == 1 else total / k * imbalance for total, imbalance in runs], 90)
 
-            setup = median(j.setup_seconds for run in stats.per_run for j in run if group.holds(called_values(j.name)))
+            setup = median(j.setup_seconds for run in named for values, j in run if group.holds(values))
             measured = (f"{label} runs {n} shards (`num_shards` in `{passed.job}`'s `{passed.key}`); over "
                         f"{_runs(len(full))} its tests took {median(total for total, _ in runs) / 60:.0f} min per run "
                         f"(median), the longest shard {p90_at(n) / 60:.0f} min (p90)")
             each = f"each shard fewer saves one setup of {setup / 60:.0f} min (median)"
-            given = self.workflow.data["jobs"][job.id].get("with") or {}
-            callee = local_callee(job)
-            if callee in self.called:
-                found = callee_timeout(self.called[callee], passed, given, stats.labels)
-                limit_minutes = found[1] if found else None
-                whose = f"of `{callee}`'s `{found[0]}` job" if found else ""
-            else:
-                limit_minutes, whose = _known_minutes(given.get("timeout-minutes"), stats.labels), "this job passes"
             if limit_minutes is None:
                 fewer = ", ".join(f"{k} \u2192 {p90_at(k) / 60:.0f} min" for k in range(n - 1, max(n - 4, 0), -1))
-                unknown = (f"`{callee}` gives the job that runs them no timeout foldbot can tell" if callee in self.called
-                           else f"The jobs' timeout is set in `{job.uses}`, which foldbot does not read")
                 self.by_hand.append(Finding(job.id, (
                     f"{measured}. On fewer shards the longest would take about {fewer} (p90, today's shard times "
-                    f"scaled); {each}. {unknown}: weigh these against it, and change the list by hand")))
+                    f"scaled); {each}. {whose}: weigh these against it, and change the list by hand")))
                 continue
             limit = self.config.reshard_safety * limit_minutes * 60
             best = next((k for k in range(1, n) if p90_at(k) <= limit), None)
@@ -1066,21 +1115,23 @@ class Planner:
                 f"times scaled), within {bound}; {each}")))
             runs_read.append(len(full))
             trimmed.append((group, p90_at(best)))
-        others = [j.id for j in self.workflow.jobs.values() if j.id != job.id and j.uses
-                  and (p := passed_shards(self.workflow, j)) is not None and (p.job, p.key) == (passed.job, passed.key)]
-        if trims and others:  # one list, several callers: a count must fit each of them
+        others = other_readers(self.workflow, passed, job.id)
+        if trims and others:  # one list, several readers: a count must fit each of them
             self.by_hand.extend(Finding(job.id, (
-                f"{t.reason}. The list is passed to {', '.join(f'`{o}`' for o in others)} too, whose shards a count "
-                "must fit as well: change it by hand")) for t in trims)
+                f"{t.reason}. {shared_list(others)}: change it by hand")) for t in trims)
         elif trims:
-            # The caller's configurations run side by side: its wall clock is its longest shard, of any of them.
-            before = percentile([max((j.test_seconds for j in run), default=0.0) for run in stats.per_run], 90)
-            rest = percentile([max((j.test_seconds for j in run
-                                    if not any(g.holds(called_values(j.name)) for g, _ in trimmed)), default=0.0)
-                               for run in stats.per_run], 90)
+            # The caller's shards run side by side: its wall clock is its longest shard, of any configuration
+            # the list names (one-shard ones too; not its called workflow's other jobs).
+            listed = passed_shards(self.workflow, job, least=1)
+            shards = [[(values, j) for values, j in run if listed and any(g.holds(values) for g in listed.groups)]
+                      for run in named]
+            before = percentile([max((j.test_seconds for _, j in run), default=0.0) for run in shards], 90)
+            rest = percentile([max((j.test_seconds for values, j in run if not any(g.holds(values) for g, _ in trimmed)),
+                                   default=0.0) for run in shards], 90)
             self.lists.append(ListReshard(job.id, passed.job, passed.key, tuple(trims),
                                           provisional=min(runs_read) < self.config.min_samples, wall_before_s=before,
-                                          wall_after_s=max(rest, *(longest for _, longest in trimmed))))
+                                          wall_after_s=max(rest, *(longest for _, longest in trimmed)),
+                                          labels=stats.labels))
 
     def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...]) -> ShardLog | None:
         """The per-file times of one run of a matrix, when its logs tell the whole suite:

@@ -555,21 +555,43 @@ def test_a_list_passed_to_two_callers_is_left_to_be_changed_by_hand() -> None:
     assert analysis.plan.lists == () and analysis.patch == ""
     reasons = [f"{f.job}: {f.reason}" for f in analysis.plan.by_hand]
     assert reasons[0].startswith("test: `default` runs 6 shards") and reasons[0].endswith(
-        "each shard fewer saves one setup of 38 min (median). The list is passed to `test-slow` too, whose shards a "
+        "each shard fewer saves one setup of 38 min (median). The list is read by `test-slow` too, whose shards a "
         "count must fit as well: change it by hand")
     assert any(r.startswith("test-slow: `default` runs 6 shards") and r.endswith(
-        "The list is passed to `test` too, whose shards a count must fit as well: change it by hand") for r in reasons)
+        "The list is read by `test` too, whose shards a count must fit as well: change it by hand") for r in reasons)
     assert any(r.startswith("test-slow: `distributed` runs 3 shards") for r in reasons)
 
 
-def test_a_sibling_lane_that_calls_with_another_timeout_is_not_trimmed() -> None:
-    nightly = ".github/workflows/rocm-mi300-nightly.yml"
+NIGHTLY = ".github/workflows/rocm-mi300-nightly.yml"
+
+
+def test_a_sibling_lane_is_trimmed_only_where_its_own_timeout_allows_the_count() -> None:
+    """Each configuration against the timeout the sibling's called job has, with what it passes."""
     other = LISTED.replace("name: rocm-mi300", "name: rocm-mi300-nightly").replace("timeout-minutes: 150",
-                                                                                     "timeout-minutes: 80")
-    analysis = analyze({PATH: LISTED, nightly: other}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()})
+                                                                                     "timeout-minutes: 110")
+    analysis = analyze({PATH: LISTED, NIGHTLY: other}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()})
+    assert analysis.warnings == (
+        f"{NIGHTLY}: `default` is not trimmed there: on 4 its longest shard would take about 75 min (p90), over 60% of "
+        "the 110-min `timeout-minutes` of `.github/workflows/_rocm-test.yml`'s `test` job",)
+    assert [e.path for e in analysis.edits] == [PATH, NIGHTLY]  # `distributed` (60 min) fits 66 there
+    assert "num_shards: 6" in analysis.edits[1].after and "num_shards: 3" not in analysis.edits[1].after
+    # the same minutes written as a string are the same timeout
+    quoted = LISTED.replace("name: rocm-mi300", "name: rocm-mi300-nightly").replace("timeout-minutes: 150",
+                                                                                      "timeout-minutes: '150'")
+    analysis = analyze({PATH: LISTED, NIGHTLY: quoted}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()})
+    assert analysis.warnings == () and [e.path for e in analysis.edits] == [PATH, NIGHTLY]
+
+
+def test_a_sibling_lane_whose_called_job_reads_another_input_for_its_timeout_is_measured_by_it() -> None:
+    called = callee(timeout="${{ inputs.test-timeout }}").replace(
+        "      timeout-minutes:\n", "      test-timeout:\n        type: number\n      timeout-minutes:\n")
+    measured = LISTED.replace("timeout-minutes: 150", "test-timeout: 150")
+    other = measured.replace("name: rocm-mi300", "name: rocm-mi300-nightly").replace("test-timeout: 150",
+                                                                                       "test-timeout: 40")
+    analysis = analyze({PATH: measured, NIGHTLY: other}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: called})
     assert [e.path for e in analysis.edits] == [PATH]
-    assert analysis.warnings == (f"{nightly}: `test` calls `./.github/workflows/_rocm-test.yml` with another "
-                                 f"`timeout-minutes` or another file than `{PATH}` does; its list is not trimmed there",)
+    assert [w.split(": on ")[0] for w in analysis.warnings] == [f"{NIGHTLY}: `default` is not trimmed there",
+                                                                f"{NIGHTLY}: `distributed` is not trimmed there"]
 
 
 @pytest.mark.parametrize("odd", [
@@ -644,3 +666,70 @@ def test_a_caller_with_a_name_of_its_own_has_its_required_list_checks_named() ->
         f"linux-rocm-test / test (slow, 1, 1, {RUNNER})": ["branch protection"],
         f"linux-rocm-test / test (default, 06, 6, {RUNNER})": ["branch protection"]})  # not as GitHub writes it
     assert [(g.check, g.renamed) for g in gone] == [(f"linux-rocm-test / test (default, 6, 6, {RUNNER})", "")]
+
+
+READERS = {
+    "a plain job's matrix": """  test-slow:
+    needs: build
+    runs-on: ${{ matrix.runner }}
+    timeout-minutes: 60
+    strategy:
+      matrix: ${{ fromJSON(needs.build.outputs.test-matrix) }}
+    steps:
+      - run: .ci/pytorch/test.sh
+""",
+    "brackets": """  test-slow:
+    uses: ./.github/workflows/_rocm-test.yml
+    needs: build
+    with:
+      test-matrix: ${{ needs.build.outputs['test-matrix'] }}
+      timeout-minutes: 30
+""",
+    "a function around it": """  test-slow:
+    uses: ./.github/workflows/_rocm-test.yml
+    needs: build
+    with:
+      test-matrix: ${{ toJSON(fromJSON(needs.build.outputs.test-matrix)) }}
+      timeout-minutes: 30
+""",
+}
+
+
+@pytest.mark.parametrize("reader", READERS.values(), ids=READERS.keys())
+def test_a_list_any_other_job_reads_is_left_to_be_changed_by_hand(reader: str) -> None:
+    analysis = analyze({PATH: LISTED + reader}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()})
+    assert analysis.plan.lists == () and analysis.patch == ""
+    assert [f.reason.endswith("The list is read by `test-slow` too, whose shards a count must fit as well: change it "
+                              "by hand") for f in analysis.plan.by_hand] == [True, True]
+
+
+def test_a_list_another_job_reads_in_a_sibling_lane_is_not_trimmed_there() -> None:
+    other = LISTED.replace("name: rocm-mi300", "name: rocm-mi300-nightly") + READERS["brackets"]
+    analysis = analyze({PATH: LISTED, NIGHTLY: other}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()})
+    assert [e.path for e in analysis.edits] == [PATH]
+    assert analysis.warnings == (f"{NIGHTLY}: `test`'s list is not trimmed there. The list is read by `test-slow` too, "
+                                 "whose shards a count must fit as well",)
+
+
+def test_a_configuration_trimmed_to_one_shard_has_its_check_renamed_not_dropped() -> None:
+    from bot import approve
+
+    times = {("default", RUNNER): [20, 18, 15, 12, 10, 5], ("distributed", RUNNER): [40, 35, 30]}
+    analysis = analyze({PATH: LISTED}, runs(times), RepoConfig(), called={CALLEE: callee()})
+    assert [(t.config, t.to_count) for t in analysis.plan.lists[0].trims] == [("default", 1), ("distributed", 2)]
+    gone = approve.required_checks_gone({PATH: LISTED}, {PATH: analysis.edits[0].after}, {
+        f"linux-rocm / test (default, 1, 6, {RUNNER})": ["branch protection"],
+        f"linux-rocm / test (default, 2, 6, {RUNNER})": ["branch protection"]})
+    assert [(g.check, g.renamed) for g in gone] == [
+        (f"linux-rocm / test (default, 1, 6, {RUNNER})", f"linux-rocm / test (default, 1, 1, {RUNNER})"),
+        (f"linux-rocm / test (default, 2, 6, {RUNNER})", "")]
+
+
+def test_the_wall_clock_is_of_the_list_s_shards_not_the_called_workflow_s_other_jobs() -> None:
+    """A report job of the called workflow (100 min, after the shards or beside them) is no shard."""
+    text = LISTED.replace("  test:\n    name: linux-rocm\n", "  test:\n    name: linux-rocm-test\n")
+    jobs = called_jobs("linux-rocm-test", LISTED_TIMES) + [("linux-rocm-test / report", RUNNER, 100)]
+    analysis = analyze({PATH: text}, runs_of(jobs), RepoConfig(), called={CALLEE: callee()})
+    assert max(j.test_seconds for j in analysis.stats["test"].per_run[0]) == 100 * 60  # the caller's job, measured
+    [listed] = analysis.plan.lists
+    assert (listed.wall_before_s, listed.wall_after_s) == (50 * 60, 75 * 60)
