@@ -444,7 +444,7 @@ def pull_body(patch_id: str, user: str, number: int, summary: str, runs: Mapping
     cannot run the lane: no `workflow_dispatch` trigger with a `target_stage` input)."""
     commands = [" ".join(["/dispatch", name, *jobs]) for name, each in runs.items() if each is not None for jobs in each]
     manual = [f"`{name}`" for name, each in runs.items() if each is None]
-    note = ("**Note:** a change to workflow files alone may not trigger the lanes it folds (their path filters and "
+    note = ("**Note:** a change to workflow files alone may not trigger the lanes it changes (their path filters and "
             "change gates look at the code).")
     if commands:  # (in a block: its text, or its copy button, pastes as the commands themselves)
         note += (" Run the jobs it changes on this PR before merging: comment these lines, a command each (the "

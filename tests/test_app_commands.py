@@ -594,7 +594,7 @@ async def test_the_approval_prs_note_names_the_jobs_to_dispatch_and_they_dispatc
     lines = ("/dispatch amd multimodal-gen-test-1-gpu-amd multimodal-gen-test-2-gpu-amd\n"
              "/dispatch rocm720 multimodal-gen-test-1-gpu-amd-rocm720 multimodal-gen-test-2-gpu-amd-rocm720")
     assert world.repo.issues[pull.number].body.endswith(
-        "**Note:** a change to workflow files alone may not trigger the lanes it folds (their path filters and change "
+        "**Note:** a change to workflow files alone may not trigger the lanes it changes (their path filters and change "
         "gates look at the code). Run the jobs it changes on this PR before merging: comment these lines, a command "
         f"each (the block's copy button takes them all):\n\n```\n{lines}\n```\n")
     await say(bot, world, pull.number, lines, "lead")  # one person, both lanes, in one comment

@@ -501,7 +501,12 @@ async def test_the_list_patch_is_approved_and_committed(fake_github: FakeGitHub,
     committed = world.repo.files_at(branch)[PATH]
     assert committed == analyze({PATH: LISTED}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()}).edits[0].after
     assert "num_shards: 6" not in committed and committed.count("num_shards: 4") == 4
-    assert "- **Trim the shard list** `test-matrix` of `build`" in world.repo.issues[pull.number].body
+    body = world.repo.issues[pull.number].body
+    assert "- **Trim the shard list** `test-matrix` of `build`" in body
+    assert body.endswith(
+        "**Note:** a change to workflow files alone may not trigger the lanes it changes (their path filters and change "
+        "gates look at the code).\n\n`/dispatch` cannot run lane `rocm-mi300` (its file has no `workflow_dispatch` "
+        "trigger with a `target_stage` input): have it run on this branch another way before merging.\n")
 
 
 def test_required_checks_of_a_trimmed_list_are_named_with_their_new_names() -> None:
