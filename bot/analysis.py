@@ -323,12 +323,13 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 fix,
             ))
     for job_id, job in workflow.jobs.items():
-        if job.uses or job_id in labelled or declared_amd(job, config) is not None:
+        if job.uses or job_id in labelled or declared_amd(job, config, workflow) is not None:
             continue
         out.append(Unmeasured(
             job_id,
             f"`runs-on: {_runs_on_text(job.runs_on)}` is an expression the file does not resolve, and no run of the job was seen",
-            "it is measured once a run of it completes; or put the AMD label (or its default, `inputs.x || 'mi300'`) in the expression",
+            "it is measured once a run of it completes; or put the AMD label (or its default, `inputs.x || 'mi300'`) in the "
+            "expression, or give the input it reads a `default:`",
         ))
     untested: dict[str, list[JobTiming]] = {}
     untested_runs: dict[str, set[int]] = {}

@@ -613,7 +613,7 @@ class Planner:
         stats = self.stats.get(job.id)
         if stats and stats.labels:
             return self.config.is_amd_runner(stats.labels)
-        return declared_amd(job, self.config) is True
+        return declared_amd(job, self.config, self.workflow) is True
 
     def _folds(self) -> list[Fold]:
         """Short suites into a host of the same runners, stage, gate and setup: shard 0 of a

@@ -140,7 +140,7 @@ async def amd_workflows(api: RepoAPI, ref: str, config: RepoConfig,
             workflow = parse_workflow(item[0], path) if item is not None else None
         except (NotText, WorkflowError):
             continue
-        jobs = [job.id for job in workflow.jobs.values() if declared_amd(job, config)] if workflow else []
+        jobs = [job.id for job in workflow.jobs.values() if declared_amd(job, config, workflow)] if workflow else []
         if jobs:
             found[path] = jobs
     return found

@@ -485,20 +485,23 @@ def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) 
 def _declared_amd(workflow: Workflow, ref: JobRef, config: RepoConfig) -> bool:
     """A skipped job has no labels; judge it by the runs-on it declares."""
     job = workflow.jobs.get(ref.job_id or "")
-    return job is not None and declared_amd(job, config) is True
+    return job is not None and declared_amd(job, config, workflow) is True
 
 
 _QUOTED = re.compile(r"'((?:[^']|'')*)'")
 _MATRIX_KEY_PATH = re.compile(r"matrix\.([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)")  # a value, or a key of it
+_INPUT = re.compile(r"\binputs\.([A-Za-z_][\w-]*)")
 _UNRESOLVED = re.compile(r"\b(?:inputs|vars|needs|github|env|fromJSON|steps)\b", re.I)
 
 
-def declared_amd(job: JobDef, config: RepoConfig) -> bool | None:
+def declared_amd(job: JobDef, config: RepoConfig, workflow: Workflow | None = None) -> bool | None:
     """Whether a workflow job's `runs-on` names an AMD runner: True, False, or None
     when it cannot be told (an expression whose value the file does not show).
     Matrix references take every value of their axis; an expression such as
     `format('linux-{0}-1gpu', inputs.runner_arch || 'mi300')` is read with its
-    literals, so its default (`mi300`) counts."""
+    literals, so its default (`mi300`) counts; `inputs.<name>` with the default and
+    options the job's `workflow` gives that input."""
+    inputs = workflow.input_values if workflow is not None else {}
     if job.runs_on is None:
         return None if job.uses else False
     items = job.runs_on if isinstance(job.runs_on, list) else [job.runs_on]
@@ -526,8 +529,9 @@ def declared_amd(job: JobDef, config: RepoConfig) -> bool | None:
                 texts += [str(v) for v in values if v is not None]
                 continue
             literals = [lit.replace("''", "'") for lit in _QUOTED.findall(expr)]
-            texts += literals
-            if not literals and _UNRESOLVED.search(expr):
+            given = [value for name in _INPUT.findall(expr) for value in inputs.get(name, ())]
+            texts += literals + given
+            if not literals and not given and _UNRESOLVED.search(expr):
                 unresolved = True
         texts.append(re.sub(r"\$\{\{.*?\}\}", " ", item, flags=re.S))
     if config.is_amd_runner(tuple(t for t in texts if t.strip())):

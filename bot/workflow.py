@@ -363,6 +363,22 @@ class Workflow:
         return odd_lines(self.text)
 
     @functools.cached_property
+    def input_values(self) -> dict[str, tuple[str, ...]]:
+        """The values the file gives each of its dispatch and call inputs: its default and its
+        options (`runs-on: ${{ inputs.runner }}` runs on one of them when nobody passes another)."""
+        on = self.data.get("on") if isinstance(self.data, dict) else None
+        values: dict[str, tuple[str, ...]] = {}
+        for trigger in ("workflow_dispatch", "workflow_call") if isinstance(on, dict) else ():
+            inputs = on.get(trigger).get("inputs") if isinstance(on.get(trigger), dict) else None
+            for name, spec in inputs.items() if isinstance(inputs, dict) else ():
+                if not isinstance(spec, dict):
+                    continue
+                options = spec.get("options") if isinstance(spec.get("options"), list) else []
+                given = [v for v in (spec.get("default"), *options) if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+                values[str(name)] = tuple(dict.fromkeys((*values.get(str(name), ()), *map(str, given))))
+        return values
+
+    @functools.cached_property
     def crlf(self) -> bool:
         """Whether its lines end in CRLF (a file saved on Windows): what is inserted ends so too."""
         crlf = self.text.count("\r\n")

@@ -481,3 +481,23 @@ def test_a_build_job_whose_longest_other_step_is_not_told_that_step_is_a_test() 
                            "`Scan docker image` (15 min)")
     assert line.fix == ("add `step_rules: [{pattern: '^Scan\\ docker\\ image$', category: test}]` to .github/foldbot.yml "
                         "if that step runs tests; a job that only builds or prepares (an image, artifacts) has no tests")
+
+
+def test_a_job_on_a_runner_the_file_cannot_tell_and_never_run_has_a_line_with_its_fix() -> None:
+    """`runs-on: ${{ inputs.runner }}` with no default and no run of the job: no all-clear for it. An input
+    the file gives a default (an AMD one, or another) is told from that."""
+    text = AITER + """  nightly:
+    runs-on: ${{ inputs.runner }}
+    steps:
+      - name: Tests
+        run: ./.github/scripts/aiter_test.sh
+"""
+    runs = _runs(*[[_aiter_job("Standard Tests (1 GPU)", "aiter-mi355-1gpu")]] * 3)
+    lines = [(u.subject, u.reason, u.fix) for u in analyze({PATH: text}, runs, RepoConfig()).unmeasured]
+    assert ("nightly", "`runs-on: ${{ inputs.runner }}` is an expression the file does not resolve, and no run of the job "
+            "was seen", "it is measured once a run of it completes; or put the AMD label (or its default, "
+            "`inputs.x || 'mi300'`) in the expression, or give the input it reads a `default:`") in lines
+    for default in ("aiter-1gpu-runner", "ubuntu-latest"):
+        given = text.replace("on: pull_request\n", "on:\n  pull_request:\n  workflow_dispatch:\n    inputs:\n"
+                                                   f"      runner: {{default: {default}}}\n")
+        assert "nightly" not in [u.subject for u in analyze({PATH: given}, runs, RepoConfig()).unmeasured]

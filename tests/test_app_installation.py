@@ -185,6 +185,21 @@ jobs:
 """
 
 
+BENCH_WORKFLOW = """name: rocm-bench
+on:
+  workflow_dispatch:
+    inputs:
+      runner:
+        type: string
+        default: linux-mi300-gpu-1
+jobs:
+  bench:
+    runs-on: ${{ inputs.runner }}
+    steps:
+      - run: python bench.py
+"""
+
+
 async def test_a_repository_whose_amd_workflows_are_not_lanes_is_told_how_to_measure_them(
         fake_github: FakeGitHub, bot: Bot, caplog: pytest.LogCaptureFixture) -> None:
     """pytorch's shape: its AMD jobs are in `rocm-mi300.yml`, which no default lane pattern
@@ -194,7 +209,9 @@ async def test_a_repository_whose_amd_workflows_are_not_lanes_is_told_how_to_mea
     sglang_world(fake_github, runs=1)
     repo = fake_github.add_repo("sgl-project", "kernels")
     repo.put_files("main", {".github/workflows/rocm-mi300.yml": ROCM_WORKFLOW,
-                            ".github/workflows/lint.yml": ROCM_WORKFLOW.replace("rocm-mi300", "lint")},
+                            ".github/workflows/lint.yml": ROCM_WORKFLOW.replace("rocm-mi300", "lint"),
+                            # on the runner its dispatch input names by default
+                            ".github/workflows/rocm-bench.yml": BENCH_WORKFLOW},
                    message="CI")
     plain = fake_github.add_repo("sgl-project", "docs")
     plain.put_files("main", {".github/workflows/docs.yml": "on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n"
@@ -210,15 +227,17 @@ async def test_a_repository_whose_amd_workflows_are_not_lanes_is_told_how_to_mea
         "foldbot is installed on sgl-project/kernels, but measures none of its workflow files: the lanes it reads are "
         "the files that match `lanes` in `.github/foldbot.yml` (`.github/workflows/pr-test-amd.yml`, "
         "`.github/workflows/pr-test-amd-rocm*.yml` (the default)), and none does. These run jobs on AMD runners:\n\n"
-        "- `.github/workflows/rocm-mi300.yml`: `test`\n\n"
+        "- `.github/workflows/rocm-bench.yml`: `bench`\n- `.github/workflows/rocm-mi300.yml`: `test`\n\n"
         "To measure them, add to `.github/foldbot.yml` on the default branch (and `amd_runner_pattern`, should your "
-        "runners' labels not name the GPU):\n\n```yaml\nlanes:\n  - \".github/workflows/rocm-mi300.yml\"\n```\n\n"
+        "runners' labels not name the GPU):\n\n```yaml\nlanes:\n  - \".github/workflows/rocm-bench.yml\"\n"
+        "  - \".github/workflows/rocm-mi300.yml\"\n```\n\n"
         "The next completed run of a lane then writes its report here.\n")
     assert fake_github.count("GET", r"/repos/sgl-project/kernels/contents/\.github/workflows/lint\.yml") == 0
     assert [i for i in plain.issues.values() if DASHBOARD_LABEL in i.labels] == []
     assert said(caplog) == [f"installation {INSTALLATION} (sgl-project) took in sgl-project/kernels, sgl-project/docs: "
                             "no lane run to report"]
-    assert any("sgl-project/kernels: no lane file, though .github/workflows/rocm-mi300.yml run jobs on AMD runners: "
+    assert any("sgl-project/kernels: no lane file, though .github/workflows/rocm-bench.yml, "
+               ".github/workflows/rocm-mi300.yml run jobs on AMD runners: "
                f"dashboard issue #{dashboard.number} created says how to measure them" in r.getMessage()
                for r in caplog.records)
     # the file's next run says the same (its jobs by id, not its shards by name): the dashboard stands

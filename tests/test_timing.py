@@ -356,3 +356,45 @@ def test_runs_on_a_key_of_an_object_matrix_value_is_decided_from_those_values() 
     assert declared_amd(wf.jobs["odd"], RepoConfig()) is None
     run = run_timing(_run(1, skipped_job("core-deb (navi4, linux-rx9070-gpu-rocm, ubuntu-22.04)")), wf, RepoConfig())
     assert run.jobs[0].workflow_job == "core-deb" and run.jobs[0].is_amd
+
+
+INPUT_RUNNERS = """name: bench
+on:
+  workflow_dispatch:
+    inputs:
+      runner:
+        type: choice
+        default: ubuntu-latest
+        options: [ubuntu-latest, linux-mi325-gpu-1]
+  workflow_call:
+    inputs:
+      gpu:
+        type: string
+        default: linux-mi300-gpu-1
+      none:
+        type: string
+jobs:
+  picked:
+    runs-on: ${{ inputs.runner }}
+    steps: [{name: Test, run: pytest}]
+  called:
+    runs-on: ${{ inputs.gpu }}
+    steps: [{name: Test, run: pytest}]
+  cpu:
+    runs-on: ${{ inputs.none || 'ubuntu-22.04' }}
+    steps: [{name: Test, run: pytest}]
+  unknown:
+    runs-on: ${{ inputs.none }}
+    steps: [{name: Test, run: pytest}]
+"""
+
+
+def test_runs_on_an_input_is_read_with_the_default_and_options_the_file_gives_it() -> None:
+    """`runs-on: ${{ inputs.runner }}`: a dispatch's choice, a call's default. An input the file gives no
+    value cannot be told."""
+    from bot.timing import declared_amd
+    wf = parse_workflow(INPUT_RUNNERS, ".github/workflows/bench.yml")
+    assert wf.input_values == {"runner": ("ubuntu-latest", "linux-mi325-gpu-1"), "gpu": ("linux-mi300-gpu-1",), "none": ()}
+    assert [declared_amd(wf.jobs[j], RepoConfig(), wf) for j in ("picked", "called", "cpu", "unknown")] == [
+        True, True, False, None]
+    assert declared_amd(wf.jobs["called"], RepoConfig()) is None  # (the file's inputs not given)
