@@ -25,7 +25,7 @@ import yaml
 
 from .config import RepoConfig
 from .workflow import (JobDef, StepDef, Workflow, WorkflowError, compose_workflow, directive, mapping_get,
-                       mapping_item, odd_lines)
+                       mapping_item, odd_lines, shard_entry)
 
 
 class EditError(ValueError):
@@ -65,14 +65,10 @@ class ListTrimEdit:
     to_count: int
 
     def holds(self, entry: Any) -> bool:
-        """Whether a parsed entry of the list is one of this configuration's shards (as
-        `plan.passed_shards` groups them: scalars, compared as text)."""
-        if not isinstance(entry, dict):
-            return False
-        config, shard, count, runner = (entry.get(k) for k in ("config", "shard", "num_shards", "runner"))
-        return (type(shard) is int and type(count) is int and count == self.from_count
-                and type(config) in (str, int) and str(config) == self.config
-                and type(runner) in (str, int, type(None)) and (None if runner is None else str(runner)) == self.runner)
+        """Whether a parsed entry of the list is one of this configuration's shards (`shard_entry`,
+        as `plan.passed_shards` groups them)."""
+        fields = shard_entry(entry)
+        return fields is not None and (fields[0], fields[2], fields[3]) == (self.config, self.from_count, self.runner)
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,14 @@ import functools
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Mapping
 
 import yaml
 
 from .config import RepoConfig, lane_name
 from .logs import ShardLog, ShardPredictor, merge_logs
 from .timing import JobStats, JobTiming, RunTiming, declared_amd, percentile, median
-from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, context_keys, strings,
+from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, context_keys, shard_entry, strings,
                        substitute_matrix, timeout_minutes, tree_expressions)
 
 PARTITION_FLAGS = ("--total-partitions", "--auto-partition-size")
@@ -425,12 +425,9 @@ def passed_shards(workflow: Workflow, job: JobDef, least: int = 2) -> PassedShar
         include = data.get("include") if isinstance(data, dict) else None
         numbered: dict[tuple[str, str | None, int], list[int]] = {}
         for entry in include if isinstance(include, list) else ():
-            if not isinstance(entry, dict):
-                continue
-            config, shard, count, runner = (entry.get(k) for k in ("config", "shard", "num_shards", "runner"))
-            # scalars only: an alias nested deep or wide is no configuration (and would take long to print)
-            if type(shard) is int and type(count) is int and type(config) in (str, int) and type(runner) in (str, int, type(None)):
-                numbered.setdefault((str(config), None if runner is None else str(runner), count), []).append(shard)
+            if (fields := shard_entry(entry)) is not None:
+                config, shard, count, runner = fields
+                numbered.setdefault((config, runner, count), []).append(shard)
         groups = tuple(ShardGroup(*key) for key, shards in numbered.items()
                        if len(shards) == key[2] >= least and sorted(shards) == list(range(1, key[2] + 1)))
         if groups:
@@ -447,7 +444,7 @@ def list_readers(workflow: Workflow, passed: PassedShards) -> list[str]:
     jobs = workflow.data.get("jobs") if isinstance(workflow.data, dict) else None
     found = []
     for job_id, job in jobs.items() if isinstance(jobs, dict) else ():
-        found += [str(job_id)] * sum(len(reads.findall(text)) for text in _strings(job))
+        found += [str(job_id)] * sum(len(reads.findall(text)) for text in strings(job))
     return found
 
 
@@ -457,18 +454,6 @@ def other_readers(workflow: Workflow, passed: PassedShards, job_id: str) -> list
     if job_id in readers:
         readers.remove(job_id)
     return readers
-
-
-def _strings(data: Any) -> Iterator[str]:
-    """Every string in parsed YAML data, keys and values; a value an alias shares is read once."""
-    stack, seen = [data], set()
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            yield item
-        elif isinstance(item, (dict, list)) and id(item) not in seen:
-            seen.add(id(item))
-            stack += [*map(str, item.keys()), *item.values()] if isinstance(item, dict) else item
 
 
 def list_limit(workflow: Workflow, job: JobDef, passed: PassedShards, called: Mapping[str, Workflow],

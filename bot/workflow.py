@@ -84,6 +84,35 @@ def to_python(node: yaml.Node) -> Any:
     raise WorkflowError(f"line {node.start_mark.line + 1}: unexpected {kind.__name__}")
 
 
+#: The most values a workflow file may hold once its aliases are read out (SGLang's longest lane file,
+#: 2,400 lines, holds ~10,000): nine aliases of nine, nine deep, are 387 million (and minutes of work).
+MAX_VALUES = 200_000
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """How many values the tree holds with every alias read out, counted once per node (linear);
+    past `MAX_VALUES` it stops counting. -1: a node contains itself through an alias (endless)."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # the nodes whose children are being counted (the path from the root)
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, counted = stack.pop()
+        children = ([n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode)
+                    else node.value if isinstance(node, yaml.SequenceNode) else [])
+        if counted:
+            sizes[id(node)] = size = 1 + sum(sizes[id(child)] for child in children)
+            open_nodes.discard(id(node))
+            if size > MAX_VALUES:
+                return size
+        elif id(node) in open_nodes:
+            return -1
+        elif id(node) not in sizes:
+            open_nodes.add(id(node))
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+    return sizes[id(root)]
+
+
 def _duplicate_key(node: yaml.MappingNode) -> None:
     """GitHub rejects a mapping that repeats a key ("'x' is already defined")."""
     seen: set[str] = set()
@@ -205,14 +234,19 @@ def tree_expressions(node: Any) -> list[str]:
 
 
 def strings(node: Any) -> list[str]:
-    """Every string value in a YAML tree, in order (not the keys)."""
-    if isinstance(node, str):
-        return [node]
-    if isinstance(node, dict):
-        return [text for value in node.values() for text in strings(value)]
-    if isinstance(node, list):
-        return [text for item in node for text in strings(item)]
-    return []
+    """Every string value in a YAML tree, in order (not the keys); a value that aliases share is
+    read once (nine aliases of nine, nine deep, are 9**9 strings read the other way)."""
+    out: list[str] = []
+    seen: set[int] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, (dict, list)) and id(item) not in seen:
+            seen.add(id(item))
+            stack.extend(reversed(list(item.values()) if isinstance(item, dict) else item))
+    return out
 
 
 def _freeze(value: Any) -> Any:
@@ -328,6 +362,19 @@ class Span(NamedTuple):
     def placeholder(self) -> str:
         """The line that stands for it where its text is left out: `<key>: 0`, `- 0`."""
         return f"{' ' * self.column}{'- ' if self.key is None else self.key + ': '}0\n"
+
+
+def shard_entry(entry: Any) -> tuple[str, int, int, str | None] | None:
+    """An entry of a shard list written out for a matrix (pytorch's `test-matrix`: `{ config:
+    "default", shard: 1, num_shards: 6, runner: "..." }`) as (config, shard, count, runner); None
+    for anything else. Scalars only, compared as text: an alias nested deep or wide is no
+    configuration (and would take long to print)."""
+    if not isinstance(entry, dict):
+        return None
+    config, shard, count, runner = (entry.get(k) for k in ("config", "shard", "num_shards", "runner"))
+    if type(shard) is int and type(count) is int and type(config) in (str, int) and type(runner) in (str, int, type(None)):
+        return str(config), shard, count, None if runner is None else str(runner)
+    return None
 
 
 @dataclass(frozen=True)
@@ -486,8 +533,13 @@ def _inside_a_value(text: str, node: yaml.Node, offset: int,
     kept in `children`, so that a file of many `*` lines is not read again for each). A scalar with
     a tag starts at its tag, so its anchor may come after its start, on a later line
     (`!!str\\n  &a x`) or after a flow indicator (`[!!str &a x]`): an offset in a tagged scalar
-    counts as outside."""
+    counts as outside; so does one in a node that contains itself through an alias (`&r [*r]`: a
+    descent that would not end)."""
+    seen: set[int] = set()
     while not isinstance(node, yaml.ScalarNode):
+        if id(node) in seen:
+            return False
+        seen.add(id(node))
         known = children.get(id(node))
         if known is None:
             nodes = [child for pair in node.value for child in pair] if isinstance(node, yaml.MappingNode) \
@@ -609,6 +661,12 @@ def compose_workflow(text: str, path: str) -> tuple[yaml.MappingNode, dict[str, 
         raise WorkflowError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(root, yaml.MappingNode):
         raise WorkflowError(f"{path}: a workflow must be a mapping at the top level")
+    size = _expanded_size(root) if may_share_nodes(text, root) else 0  # (no alias: each node is one value)
+    if size < 0:
+        raise WorkflowError(f"{path}: a value that contains itself through an alias")
+    if size > MAX_VALUES:
+        raise WorkflowError(f"{path}: its aliases repeat values past {MAX_VALUES:,} in all (a value read as many "
+                            "times as aliases name it); not read")
     try:
         return root, to_python(root)
     except WorkflowError as exc:

@@ -18,7 +18,7 @@ from bot.analysis import analyze
 from bot.config import RepoConfig
 from bot.plan import PassedShards, ShardGroup, callee_timeout, called_values, passed_shards, shard_callees
 from bot.report import to_json, to_markdown
-from bot.workflow import parse_workflow
+from bot.workflow import WorkflowError, parse_workflow
 from tests.builders import PYTORCH_ROCM_MI300, Step, amd_job, bundle, job as api_job
 from tests.fakegithub import FakeGitHub
 from tests.harness import INSTALLATION, Bot, World
@@ -738,3 +738,21 @@ def test_the_wall_clock_is_of_the_list_s_shards_not_the_called_workflow_s_other_
     assert max(j.test_seconds for j in analysis.stats["test"].per_run[0]) == 100 * 60  # the caller's job, measured
     [listed] = analysis.plan.lists
     assert (listed.wall_before_s, listed.wall_after_s) == (50 * 60, 75 * 60)
+
+
+def test_a_lane_whose_aliases_repeat_values_past_the_limit_is_not_read() -> None:
+    """Nine aliases of nine, nine deep, are 387 million values read out (minutes of work in a worker):
+    refused at once, by a count of the tree's nodes. Aliases that repeat less are read."""
+    def bomb(depth: int) -> str:
+        anchors = "\n".join(f"  a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9) if i else 'x'}]" for i in range(depth))
+        return LISTED.replace("on: push\n", f"on: push\nenv:\n{anchors}\n") + (
+            f"  other:\n    uses: ./x.yml\n    needs: build\n    with:\n      m: *a{depth - 1}\n")
+
+    text = bomb(9)
+    with pytest.raises(WorkflowError, match=r"^\.github/workflows/rocm-mi300\.yml: its aliases repeat values past "
+                                            r"200,000 in all \(a value read as many times as aliases name it\); not read$"):
+        analyze({PATH: text}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()})
+    analysis = analyze({PATH: bomb(5)}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()})  # 2 x 9**4 values
+    assert [e.path for e in analysis.edits] == [PATH]  # `other` reads no list
+    with pytest.raises(WorkflowError, match="contains itself through an alias"):
+        parse_workflow("on: push\njobs:\n  a: &a\n    steps: [*a]\n", "ci.yml")
