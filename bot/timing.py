@@ -490,7 +490,7 @@ def _declared_amd(workflow: Workflow, ref: JobRef, config: RepoConfig) -> bool:
 
 _QUOTED = re.compile(r"'((?:[^']|'')*)'")
 _MATRIX_KEY_PATH = re.compile(r"matrix\.([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)")  # a value, or a key of it
-_INPUT = re.compile(r"\binputs\.([A-Za-z_][\w-]*)")
+_INPUT = re.compile(r"(?<![\w.-])(?:github\.event\.)?inputs\.([A-Za-z_][\w-]*)", re.I)
 _UNRESOLVED = re.compile(r"\b(?:inputs|vars|needs|github|env|fromJSON|steps)\b", re.I)
 
 
@@ -499,8 +499,9 @@ def declared_amd(job: JobDef, config: RepoConfig, workflow: Workflow | None = No
     when it cannot be told (an expression whose value the file does not show).
     Matrix references take every value of their axis; an expression such as
     `format('linux-{0}-1gpu', inputs.runner_arch || 'mi300')` is read with its
-    literals, so its default (`mi300`) counts; `inputs.<name>` with the default and
-    options the job's `workflow` gives that input."""
+    literals, so its default (`mi300`) counts. `inputs.<name>` may be the default or an
+    option the job's `workflow` gives that input: an AMD one makes the job AMD; others
+    decide nothing (a caller may pass another runner)."""
     inputs = workflow.input_values if workflow is not None else {}
     if job.runs_on is None:
         return None if job.uses else False
@@ -529,10 +530,11 @@ def declared_amd(job: JobDef, config: RepoConfig, workflow: Workflow | None = No
                 texts += [str(v) for v in values if v is not None]
                 continue
             literals = [lit.replace("''", "'") for lit in _QUOTED.findall(expr)]
-            given = [value for name in _INPUT.findall(expr) for value in inputs.get(name, ())]
-            texts += literals + given
-            if not literals and not given and _UNRESOLVED.search(expr):
+            texts += literals
+            if not literals and _UNRESOLVED.search(expr):
                 unresolved = True
+            if any(config.is_amd_runner(value) for name in _INPUT.findall(expr) for value in inputs.get(name.lower(), ())):
+                return True
         texts.append(re.sub(r"\$\{\{.*?\}\}", " ", item, flags=re.S))
     if config.is_amd_runner(tuple(t for t in texts if t.strip())):
         return True

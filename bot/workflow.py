@@ -68,49 +68,42 @@ _STR_TAG = "tag:yaml.org,2002:str"
 _Scalar, _Mapping, _Sequence = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
 
 
-def to_python(node: yaml.Node) -> Any:
+def to_python(node: yaml.Node, read: dict[int, tuple[Any, int]] | None = None) -> Any:
     """Plain Python value of a node. Mapping keys are always strings, as GitHub
-    reads them (YAML 1.1 would turn the key ``on`` into ``True``)."""
+    reads them (YAML 1.1 would turn the key ``on`` into ``True``). A collection that
+    aliases name is read once and shared, as PyYAML's own loader does (`read`: each
+    collection's value and how many values it holds with its aliases read out)."""
+    return _read(node, {} if read is None else read)[0]
+
+
+def _read(node: yaml.Node, read: dict[int, tuple[Any, int]]) -> tuple[Any, int]:
+    """`to_python`'s value of a node, and how many values it holds, aliases read out."""
     kind = type(node)
     if kind is _Scalar:
-        return node.value if node.tag == _STR_TAG else _scalar(node)
+        return (node.value if node.tag == _STR_TAG else _scalar(node)), 1
+    done = read.get(id(node))
+    if done is not None:
+        return done
     if kind is _Mapping:
-        mapping = {k.value if type(k) is _Scalar else _key(k): to_python(v) for k, v in node.value}
+        mapping, size = {}, 1
+        for k, v in node.value:
+            value, count = _read(v, read)
+            mapping[k.value if type(k) is _Scalar else _key(k)] = value
+            size += count + 1
         if len(mapping) != len(node.value):
             _duplicate_key(node)
-        return mapping
+        read[id(node)] = (mapping, size)
+        return mapping, size
     if kind is _Sequence:
-        return [to_python(v) for v in node.value]
+        items = [_read(v, read) for v in node.value]
+        read[id(node)] = done = ([value for value, _ in items], 1 + sum(count for _, count in items))
+        return done
     raise WorkflowError(f"line {node.start_mark.line + 1}: unexpected {kind.__name__}")
 
 
 #: The most values a workflow file may hold once its aliases are read out (SGLang's longest lane file,
-#: 2,400 lines, holds ~10,000): nine aliases of nine, nine deep, are 387 million (and minutes of work).
+#: 2,400 lines, holds ~3,000): nine aliases of nine, nine deep, are 387 million (and minutes of work).
 MAX_VALUES = 200_000
-
-
-def _expanded_size(root: yaml.Node) -> int:
-    """How many values the tree holds with every alias read out, counted once per node (linear);
-    past `MAX_VALUES` it stops counting. -1: a node contains itself through an alias (endless)."""
-    sizes: dict[int, int] = {}
-    open_nodes: set[int] = set()  # the nodes whose children are being counted (the path from the root)
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while stack:
-        node, counted = stack.pop()
-        children = ([n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode)
-                    else node.value if isinstance(node, yaml.SequenceNode) else [])
-        if counted:
-            sizes[id(node)] = size = 1 + sum(sizes[id(child)] for child in children)
-            open_nodes.discard(id(node))
-            if size > MAX_VALUES:
-                return size
-        elif id(node) in open_nodes:
-            return -1
-        elif id(node) not in sizes:
-            open_nodes.add(id(node))
-            stack.append((node, True))
-            stack.extend((child, False) for child in children if id(child) not in sizes)
-    return sizes[id(root)]
 
 
 def _duplicate_key(node: yaml.MappingNode) -> None:
@@ -411,8 +404,9 @@ class Workflow:
 
     @functools.cached_property
     def input_values(self) -> dict[str, tuple[str, ...]]:
-        """The values the file gives each of its dispatch and call inputs: its default and its
-        options (`runs-on: ${{ inputs.runner }}` runs on one of them when nobody passes another)."""
+        """The values the file gives each of its dispatch and call inputs, by the input's name in
+        lower case (GitHub's contexts are not case-sensitive): its default and its options, the
+        strings among them (`runs-on: ${{ inputs.runner }}` may run on one of them)."""
         on = self.data.get("on") if isinstance(self.data, dict) else None
         values: dict[str, tuple[str, ...]] = {}
         for trigger in ("workflow_dispatch", "workflow_call") if isinstance(on, dict) else ():
@@ -421,8 +415,9 @@ class Workflow:
                 if not isinstance(spec, dict):
                     continue
                 options = spec.get("options") if isinstance(spec.get("options"), list) else []
-                given = [v for v in (spec.get("default"), *options) if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
-                values[str(name)] = tuple(dict.fromkeys((*values.get(str(name), ()), *map(str, given))))
+                given = [v for v in (spec.get("default"), *options) if isinstance(v, str) and v.strip()]
+                key = str(name).lower()
+                values[key] = tuple(dict.fromkeys((*values.get(key, ()), *given)))
         return values
 
     @functools.cached_property
@@ -515,8 +510,14 @@ def may_share_nodes(text: str, root: yaml.Node) -> bool:
     after a tag (`!!str &a`: the tag starts the node, so the anchor is inside its text by the
     marks). A superset: the file is then checked whole."""
     children: dict[int, tuple[list[yaml.Node], list[int]]] = {}  # (each collection's, read once)
+    starts: list[int] = []  # where YAML's lines start (a lone CR, NEL, U+2028, U+2029 end one too)
     for mark in _node_properties(text):
-        before = text[text.rfind("\n", 0, mark.start()) + 1:mark.start()].rstrip(" \t")
+        if not starts:
+            starts = [0, *(m.end() for m in _YAML_BREAK.finditer(text))]
+        # what stands before it on its line, at most 256 characters (a node's start is near: on a line of
+        # 90 KB with a `*` in every third, the whole of it each time took half a minute)
+        line = starts[bisect.bisect_right(starts, mark.start()) - 1]
+        before = text[max(line, mark.start() - 256):mark.start()].rstrip(" \t")
         tag = _TAG_BEFORE.search(before)  # (or an expression's `!x &y`: counted too)
         if tag:
             before = before[:tag.start()].rstrip(" \t")
@@ -661,14 +662,12 @@ def compose_workflow(text: str, path: str) -> tuple[yaml.MappingNode, dict[str, 
         raise WorkflowError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(root, yaml.MappingNode):
         raise WorkflowError(f"{path}: a workflow must be a mapping at the top level")
-    size = _expanded_size(root) if may_share_nodes(text, root) else 0  # (no alias: each node is one value)
-    if size < 0:
-        raise WorkflowError(f"{path}: a value that contains itself through an alias")
-    if size > MAX_VALUES:
-        raise WorkflowError(f"{path}: its aliases repeat values past {MAX_VALUES:,} in all (a value read as many "
-                            "times as aliases name it); not read")
     try:
-        return root, to_python(root)
+        data, size = _read(root, {})
+        if size > MAX_VALUES:
+            raise WorkflowError(f"its aliases repeat values past {MAX_VALUES:,} in all (a value read as many times as "
+                                "aliases name it); not read")
+        return root, data
     except WorkflowError as exc:
         raise WorkflowError(f"{path}: {exc}") from None
     except RecursionError:  # an alias inside the node it names (`&a [*a]`), or nesting past Python's stack

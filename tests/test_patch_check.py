@@ -476,3 +476,16 @@ def test_a_blank_line_with_such_a_break_in_a_moved_step_moves_with_it(odd) -> No
     edit = apply_change(wf, change, RepoConfig())
     verify_edit(wf, change, edit, RepoConfig())
     assert edit.after.count(odd + odd + "          echo done\n") == 1
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r", "\x85", "\u2028", "\u2029"])
+def test_aliases_that_repeat_values_past_the_limit_are_refused_whatever_ends_the_lines(newline: str) -> None:
+    """Nine anchors of nine, nine deep: 387 million values read out. Each collection is read once (as PyYAML
+    shares it) and counted, so the file is refused at once, with any of YAML's line breaks (a lone CR, NEL,
+    U+2028 and U+2029 are breaks to YAML, not to a search for "\\n")."""
+    lines = ["on: push", "env:", *(f"  a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9) if i else 'x'}]" for i in range(9)),
+             "jobs:", "  a:", "    runs-on: ubuntu-latest", "    steps: [{run: make}]"]
+    with pytest.raises(WorkflowError, match=r"^ci\.yml: its aliases repeat values past 200,000 in all"):
+        parse_workflow(newline.join(lines) + newline, "ci.yml")
+    shared = parse_workflow(newline.join(lines[:4] + lines[11:]) + newline, "ci.yml")  # a0..a1: 1 + 9 values
+    assert shared.data["env"]["a1"] == [["x"]] * 9 and shared.data["env"]["a1"][0] is shared.data["env"]["a0"]

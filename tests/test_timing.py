@@ -373,6 +373,12 @@ on:
         default: linux-mi300-gpu-1
       none:
         type: string
+      cpu_only:
+        type: string
+        default: ubuntu-latest
+      huge:
+        type: number
+        default: 0xffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff
 jobs:
   picked:
     runs-on: ${{ inputs.runner }}
@@ -386,15 +392,23 @@ jobs:
   unknown:
     runs-on: ${{ inputs.none }}
     steps: [{name: Test, run: pytest}]
+  by-default-cpu:
+    runs-on: ${{ inputs.cpu_only }}
+    steps: [{name: Test, run: pytest}]
+  spelled:
+    runs-on: ${{ Inputs.GPU }}
+    steps: [{name: Test, run: pytest}]
 """
 
 
 def test_runs_on_an_input_is_read_with_the_default_and_options_the_file_gives_it() -> None:
-    """`runs-on: ${{ inputs.runner }}`: a dispatch's choice, a call's default. An input the file gives no
-    value cannot be told."""
+    """`runs-on: ${{ inputs.runner }}`: a dispatch's choice, a call's default, in any case. An AMD value makes
+    the job AMD; a CPU default does not make it not AMD (a caller may pass another runner), and an input the
+    file gives no value cannot be told. A number is no runner (one past Python's digits is no crash)."""
     from bot.timing import declared_amd
     wf = parse_workflow(INPUT_RUNNERS, ".github/workflows/bench.yml")
-    assert wf.input_values == {"runner": ("ubuntu-latest", "linux-mi325-gpu-1"), "gpu": ("linux-mi300-gpu-1",), "none": ()}
-    assert [declared_amd(wf.jobs[j], RepoConfig(), wf) for j in ("picked", "called", "cpu", "unknown")] == [
-        True, True, False, None]
+    assert wf.input_values == {"runner": ("ubuntu-latest", "linux-mi325-gpu-1"), "gpu": ("linux-mi300-gpu-1",),
+                               "none": (), "cpu_only": ("ubuntu-latest",), "huge": ()}
+    jobs = ("picked", "called", "cpu", "unknown", "by-default-cpu", "spelled")
+    assert [declared_amd(wf.jobs[j], RepoConfig(), wf) for j in jobs] == [True, True, False, None, None, True]
     assert declared_amd(wf.jobs["called"], RepoConfig()) is None  # (the file's inputs not given)
