@@ -85,19 +85,30 @@ def _read(node: yaml.Node, read: dict[int, tuple[Any, int]]) -> tuple[Any, int]:
     if done is not None:
         return done
     if kind is _Mapping:
-        mapping, size = {}, 1
+        mapping, size = {}, 1 + len(node.value)  # (itself and its keys)
         for k, v in node.value:
-            value, count = _read(v, read)
-            mapping[k.value if type(k) is _Scalar else _key(k)] = value
-            size += count + 1
+            if type(v) is _Scalar:  # (most values: read here, not in a call of their own)
+                mapping[k.value if type(k) is _Scalar else _key(k)] = v.value if v.tag == _STR_TAG else _scalar(v)
+                size += 1
+            else:
+                mapping[k.value if type(k) is _Scalar else _key(k)], count = _read(v, read)
+                size += count
         if len(mapping) != len(node.value):
             _duplicate_key(node)
         read[id(node)] = (mapping, size)
         return mapping, size
     if kind is _Sequence:
-        items = [_read(v, read) for v in node.value]
-        read[id(node)] = done = ([value for value, _ in items], 1 + sum(count for _, count in items))
-        return done
+        items, size = [], 1
+        for v in node.value:
+            if type(v) is _Scalar:
+                items.append(v.value if v.tag == _STR_TAG else _scalar(v))
+                size += 1
+            else:
+                value, count = _read(v, read)
+                items.append(value)
+                size += count
+        read[id(node)] = (items, size)
+        return items, size
     raise WorkflowError(f"line {node.start_mark.line + 1}: unexpected {kind.__name__}")
 
 
