@@ -521,14 +521,12 @@ def may_share_nodes(text: str, root: yaml.Node) -> bool:
     after a tag (`!!str &a`: the tag starts the node, so the anchor is inside its text by the
     marks). A superset: the file is then checked whole."""
     children: dict[int, tuple[list[yaml.Node], list[int]]] = {}  # (each collection's, read once)
-    starts: list[int] = []  # where YAML's lines start (a lone CR, NEL, U+2028, U+2029 end one too)
     for mark in _node_properties(text):
-        if not starts:
-            starts = [0, *(m.end() for m in _YAML_BREAK.finditer(text))]
-        # what stands before it on its line, at most 256 characters (a node's start is near: on a line of
-        # 90 KB with a `*` in every third, the whole of it each time took half a minute)
-        line = starts[bisect.bisect_right(starts, mark.start()) - 1]
-        before = text[max(line, mark.start() - 256):mark.start()].rstrip(" \t")
+        # what stands before it on its line (a lone CR, NEL, U+2028 or U+2029 ends one too), at most 256
+        # characters: a node's start is near (on a line of 90 KB with a `*` in every third, the whole line
+        # each time took half a minute)
+        window = text[max(0, mark.start() - 256):mark.start()]
+        before = window[max(window.rfind(c) for c in _BREAK_CHARS) + 1:].rstrip(" \t")
         tag = _TAG_BEFORE.search(before)  # (or an expression's `!x &y`: counted too)
         if tag:
             before = before[:tag.start()].rstrip(" \t")
@@ -568,6 +566,7 @@ def _inside_a_value(text: str, node: yaml.Node, offset: int,
 #: YAML's line breaks: "\n", CRLF, and what a split at "\n" does not count (a lone CR, NEL, the
 #: Unicode line and paragraph separators).
 _YAML_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+_BREAK_CHARS = "\r\n\x85\u2028\u2029"
 
 
 def odd_lines(text: str) -> bool:
