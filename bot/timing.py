@@ -488,6 +488,7 @@ def _declared_amd(workflow: Workflow, ref: JobRef, config: RepoConfig) -> bool:
     return job is not None and declared_amd(job, config, workflow) is True
 
 
+_INDEX = re.compile(r"\[\s*'([A-Za-z_][\w-]*)'\s*\]")
 _QUOTED = re.compile(r"'((?:[^']|'')*)'")
 _MATRIX_KEY_PATH = re.compile(r"matrix\.([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)")  # a value, or a key of it
 _INPUT = re.compile(r"(?<![\w.-])(?:github\.event\.)?inputs\.([A-Za-z_][\w-]*)", re.I)
@@ -529,6 +530,7 @@ def declared_amd(job: JobDef, config: RepoConfig, workflow: Workflow | None = No
                     unresolved = True
                 texts += [str(v) for v in values if v is not None]
                 continue
+            expr = _INDEX.sub(r".\1", expr)  # (`inputs['runner']`: a key, not a label)
             literals = [lit.replace("''", "'") for lit in _QUOTED.findall(expr)]
             texts += literals
             if not literals and _UNRESOLVED.search(expr):

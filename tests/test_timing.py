@@ -398,6 +398,12 @@ jobs:
   spelled:
     runs-on: ${{ Inputs.GPU }}
     steps: [{name: Test, run: pytest}]
+  indexed:
+    runs-on: ${{ inputs['none'] }}
+    steps: [{name: Test, run: pytest}]
+  indexed-amd:
+    runs-on: ${{ inputs['gpu'] }}
+    steps: [{name: Test, run: pytest}]
 """
 
 
@@ -409,6 +415,7 @@ def test_runs_on_an_input_is_read_with_the_default_and_options_the_file_gives_it
     wf = parse_workflow(INPUT_RUNNERS, ".github/workflows/bench.yml")
     assert wf.input_values == {"runner": ("ubuntu-latest", "linux-mi325-gpu-1"), "gpu": ("linux-mi300-gpu-1",),
                                "none": (), "cpu_only": ("ubuntu-latest",), "huge": ()}
-    jobs = ("picked", "called", "cpu", "unknown", "by-default-cpu", "spelled")
-    assert [declared_amd(wf.jobs[j], RepoConfig(), wf) for j in jobs] == [True, True, False, None, None, True]
+    jobs = ("picked", "called", "cpu", "unknown", "by-default-cpu", "spelled", "indexed", "indexed-amd")
+    # (`inputs['none']`: the key is no label, so not "not AMD")
+    assert [declared_amd(wf.jobs[j], RepoConfig(), wf) for j in jobs] == [True, True, False, None, None, True, None, True]
     assert declared_amd(wf.jobs["called"], RepoConfig()) is None  # (the file's inputs not given)
