@@ -440,7 +440,7 @@ def list_readers(workflow: Workflow, passed: PassedShards) -> list[str]:
     anywhere in the job: a `with:`, a matrix, an `if:`), once for each place that reads it."""
     writer, key = re.escape(passed.job), re.escape(passed.key)
     reads = re.compile(rf"needs\s*(?:\.\s*{writer}|\[\s*'{writer}'\s*\]|\[\s*\"{writer}\"\s*\])\s*\.\s*outputs\s*"
-                       rf"(?:\.\s*{key}(?![\w-])|\[\s*'{key}'\s*\]|\[\s*\"{key}\"\s*\])")
+                       rf"(?:\.\s*{key}(?![\w-])|\[\s*'{key}'\s*\]|\[\s*\"{key}\"\s*\])", re.I)  # (contexts: any case)
     jobs = workflow.data.get("jobs") if isinstance(workflow.data, dict) else None
     found = []
     for job_id, job in jobs.items() if isinstance(jobs, dict) else ():

@@ -690,6 +690,13 @@ READERS = {
       test-matrix: ${{ needs.build.outputs['test-matrix'] }}
       timeout-minutes: 30
 """,
+    "another case": """  test-slow:
+    uses: ./.github/workflows/_rocm-test.yml
+    needs: build
+    with:
+      test-matrix: ${{ NEEDS.Build.Outputs.Test-Matrix }}
+      timeout-minutes: 30
+""",
     "a function around it": """  test-slow:
     uses: ./.github/workflows/_rocm-test.yml
     needs: build
