@@ -664,7 +664,7 @@ def lane_savings(analysis: Analysis) -> list[dict[str, Any]]:
             for trim in listed.trims:
                 measured = next(t for t in match_l.trims if (t.config, t.runner) == (trim.config, trim.runner))
                 cycles += measured.setup_cycles_saved
-                seconds += measured.setup_cycles_saved * measured.setup_median_s
+                seconds += measured.runner_seconds_saved
         out.append({
             "lane": result.lane.name,
             "path": result.lane.path,

@@ -151,6 +151,10 @@ class ListTrim:
     def setup_cycles_saved(self) -> int:
         return self.from_count - self.to_count
 
+    @property
+    def runner_seconds_saved(self) -> float:
+        return self.setup_cycles_saved * self.setup_median_s
+
 
 @dataclass(frozen=True)
 class ListReshard:
@@ -175,7 +179,7 @@ class ListReshard:
 
     @property
     def runner_seconds_saved(self) -> float:
-        return sum(t.setup_cycles_saved * t.setup_median_s for t in self.trims)
+        return sum(t.runner_seconds_saved for t in self.trims)
 
     @property
     def slower_by_s(self) -> float:
