@@ -1,10 +1,10 @@
 """Chat commands in PR comments: `/dispatch` and `/fold`.
 
 foldbot owns only lines that start with `/dispatch` or `/fold` as a reader of the rendered
-comment sees them: lines of its paragraphs, read with a CommonMark parser (markdown-it-py),
-so not in code (fenced, indented, inline), not quoted, not in a heading, and not hidden by
-raw HTML (a comment `<!-- -->`, invisible when rendered, `<pre>`, ...); any other `/word`
-belongs to someone else and is left alone.
+comment sees them: lines of its paragraphs, rendered by GitHub's own parser (cmark-gfm) and
+built as a browser builds the page (lexbor), so not in code (fenced, indented, inline), not
+quoted, not in a heading, and not hidden by raw HTML (a comment `<!-- -->`, invisible when
+rendered, `<pre>`, ...); any other `/word` belongs to someone else and is left alone.
 Grammar:
 
     /dispatch <lane> [<job-id> ...] [sha=<hex>]
@@ -18,11 +18,12 @@ Pure: text in, commands out; and the text of `/fold help`.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Iterable
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from cmarkgfm.cmark import Options, markdown_to_html_with_extensions
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .config import CONFIG_PATH, RepoConfig
 from .dispatch import HOW_DISPATCHED, LaneInfo
@@ -46,225 +47,289 @@ class Command:
     error: str | None = None
 
 
-#: GitHub renders comments as GFM: CommonMark with tables (an indented line right under one is code,
-#: not the table's paragraph) and strikethrough.
-_MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
-#: A list item's markers before a row's text (`- `, `1. `, nested): where a quote's `>` would stand.
-_MARKERS = re.compile(r"(?:[ \t]*(?:[-+*]|\d{1,9}[.)])(?=[ \t]))*[ \t]*")
+#: What GitHub's renderer (cmark-gfm) is asked: its own extensions (tables, strikethrough, autolinks, task
+#: lists, and the tag filter that shows `<script>`, `<textarea>`, ... as text), footnotes, raw HTML kept
+#: (the sanitizer after it hides nothing a browser would show).
+_RENDER = Options.CMARK_OPT_UNSAFE | Options.CMARK_OPT_FOOTNOTES | Options.CMARK_OPT_GITHUB_PRE_LANG
+#: Elements whose text a reader does not see as lines of the comment: code blocks, an inert `<template>`
+#: (its content is no child in the tree), drawings and formulas, a `<select>`'s options. (Inline `<code>`
+#: is a line's argument, or makes it no command; a quote of raw HTML hides too.)
+_HIDDEN = frozenset({"pre", "listing", "xmp", "plaintext", "template", "script", "style", "textarea", "title",
+                     "iframe", "noembed", "noframes", "noscript", "svg", "math", "select", "option", "head"})
+#: Elements a browser shows as a block: each begins and ends a line. Any other element (`<em>`, `<a>`,
+#: `<span>`, an unknown `<foo>`) sits inside a line.
+_BLOCKS = frozenset({
+    "address", "article", "aside", "blockquote", "body", "caption", "center", "col", "colgroup", "dd", "details",
+    "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4",
+    "h5", "h6", "header", "hgroup", "hr", "html", "legend", "li", "main", "menu", "nav", "ol", "p", "search", "section",
+    "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"})
+#: Shown where the line has no text of its own: an image, a task list's checkbox.
+_MARKS = frozenset({"img", "input", "video", "audio", "object", "embed", "canvas", "meter", "progress", "button"})
+_SOURCEPOS = re.compile(r"(\d{1,9}):(\d{1,9})-(\d{1,9}):(\d{1,9})")
 
 
 def command_lines(body: str) -> list[tuple[str, str]]:
     """The lines a reader of the rendered comment sees begin with plain text, as
-    (the visible line, with inline code kept; the same with inline code unwrapped): the lines
-    of its paragraphs, not in code (fenced, indented or inline), not quoted (a line typed after
-    a quote without a `>` of its own, which CommonMark continues the quote with, is the
-    commenter's own), not hidden by raw HTML (a comment, `<pre>`, `<code>`, `<script>`, ...,
-    opened and not yet closed), not headings. A list item's first line is not one (`- /fold
-    help` lists a command, it does not give one); its later lines are."""
-    body = body.removeprefix("\ufeff")  # as GitHub's cmark-gfm reads it
-    rows = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    html = _Html()  # the page as a browser reads it: the rendered markup, raw HTML and all
-    containers: list[tuple[str, int]] = []  # (kind, first row) of the quotes and list items around
-    lines: list[tuple[str, str]] = []
-    tokens = _MARKDOWN.parse(body)
-    for index, token in enumerate(tokens):
-        if token.type in ("blockquote_open", "list_item_open"):
-            containers.append((token.type, token.map[0] if token.map else -1))
-        elif token.type in ("blockquote_close", "list_item_close"):
-            containers.pop()
-        html.quotes = sum(kind == "blockquote_open" for kind, _ in containers)
-        if token.type == "html_block":
-            html.feed(token.content, raw=True)
-        elif token.type in ("fence", "code_block"):
-            html.feed("<pre><code></code></pre>")
-        elif token.type == "inline" and index and tokens[index - 1].type == "paragraph_open":
-            marker = bool(containers) and containers[-1][0] == "list_item_open" and token.map is not None \
-                and containers[-1][1] == token.map[0]
-            lines += _paragraph_lines(token, rows, html, quoted=html.quotes > 0, marker=marker)
-        elif token.type == "inline":
-            for child in token.children or ():
-                html.feed(child.content if child.type == "html_inline" else _markup(child), raw=child.type == "html_inline")
-        elif token.tag and not token.hidden:
-            html.feed(_markup(token))
-    return lines
+    (the visible line, with inline code kept; the same with inline code unwrapped).
+
+    The comment is rendered as GitHub renders it (cmark-gfm, GitHub's own parser), raw HTML and
+    all, and the page is then built as a browser builds it (lexbor, an HTML5 tree builder: what a
+    comment `<!-- -->`, an unfinished tag or a quoted value swallows is no text; an end tag out of
+    scope closes nothing; a table's stray text goes before it). Then only the lines of paragraphs
+    and list items count, and not those inside code (fenced, indented or inline), a heading, a
+    table, raw HTML's own blocks, `<pre>`, `<template>`, `<select>`, ...; not a quote's, but a
+    line typed after a quote without a `>` of its own (which CommonMark continues the quote with)
+    is the commenter's own; and not a list item's first line when it is on the marker's row
+    (`- /fold help` lists a command, it does not give one)."""
+    body = body.replace("\r\n", "\n").replace("\r", "\n")
+    html = markdown_to_html_with_extensions(body, options=_RENDER, extensions=_GFM)
+    if (depth := _depth(html)) > MAX_DEPTH:
+        raise TooDeep(depth)
+    shown = LexborHTMLParser(html).body  # the page as GitHub shows it
+    # the same, each block with its source rows
+    placed = LexborHTMLParser(markdown_to_html_with_extensions(
+        body, options=_RENDER | Options.CMARK_OPT_SOURCEPOS, extensions=_GFM)).body
+    if shown is None or placed is None:
+        return []
+    if _shape(placed) == _shape(shown):
+        return _Page(body.split("\n")).read(placed)
+    # raw HTML's unfinished quote (`<p title="x>`) took in a row's attribute, and the pages differ:
+    # read the one GitHub shows, with no rows (every quote hidden, no item's first line read)
+    return _Page(body.split("\n"), rows_known=False).read(shown)
 
 
-def _markup(token: Token) -> str:
-    """The tag a token renders as (its text aside, which reaches the page escaped)."""
-    if token.type == "code_inline":
-        return "<code></code>"
-    if not token.tag:
-        return ""
-    return f"</{token.tag}>" if token.nesting < 0 else f"<{token.tag}>"
+#: How deep a comment's elements may nest to be read (as deep as Chrome's parser builds a page): an HTML5
+#: tree builder looks through the open elements at each tag, so 16,000 nested quotes take it seconds.
+MAX_DEPTH = 512
 
 
-def _paragraph_lines(token: Token, rows: list[str], html: "_Html", *, quoted: bool,
-                     marker: bool) -> list[tuple[str, str]]:
-    """`command_lines` of one paragraph (`quoted`: in a quote; `marker`: it starts on its list
-    item's marker line)."""
-    out: list[tuple[str, str]] = []
-    row: int | None = token.map[0] if token.map else None  # the source row reached (None: not known)
-    start = row  # the source row the line starts on
-    pieces: list[tuple[str, str, str]] = []  # (kind, as written, as read) of the line's visible part
-    first = True
+class TooDeep(ValueError):
+    """A comment whose elements nest deeper than `MAX_DEPTH`: none of its lines is read."""
 
-    def end_line() -> None:
-        # a quote's paragraph begins on a row of the quote; a later row without its `>` is the commenter's own
-        own = not quoted or (not first and start is not None and start < len(rows)
-                             and not rows[start][_MARKERS.match(rows[start]).end():].startswith(">"))
-        visible = [piece for piece in pieces if piece[0] != "text" or piece[1].strip()]
-        if own and not (first and marker) and visible and visible[0][0] == "text":
-            out.append(("".join(p[1] for p in pieces).strip(), "".join(p[2] for p in pieces).strip()))
+    def __init__(self, depth: int) -> None:
+        super().__init__(f"its elements nest {depth} deep")
+        self.depth = depth
 
-    for child in token.children or ():
-        if child.type in ("softbreak", "hardbreak"):
-            end_line()
-            pieces, first = [], False
-            row = start = None if row is None else row + 1
+
+#: Elements that hold nothing (void), or that the next of their kind closes: they add no depth.
+_FLAT = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr",
+                   "param", "keygen", "p", "li", "dt", "dd", "option", "optgroup", "tr", "td", "th", "thead", "tbody",
+                   "tfoot", "rt", "rp", "caption", "colgroup"})
+_TAGS = re.compile(r"<(/?)([A-Za-z][^\t\n\f />]*)")
+
+
+def _depth(html: str) -> int:
+    """About how deep the page's elements nest: its start tags less those their end tags close
+    (an end tag closes the open element of its name and all it holds; one of no open element
+    closes nothing). Text is escaped by the renderer, so every `<` followed by a letter is a tag
+    (or a comment's text: counted, on the safe side)."""
+    stack: list[str] = []
+    open_names: dict[str, int] = {}
+    deepest = 0
+    for closing, name in _TAGS.findall(html):
+        name = name.lower()
+        if name in _FLAT:
             continue
-        hidden = html.hidden
-        if child.type == "html_inline":
-            html.feed(child.content, raw=True)
-            row = None if row is None else row + child.content.count("\n")
-            if not child.content.startswith("<!--"):  # a tag is no plain text: the line does not begin with it
-                pieces.append(("tag", "", ""))
-            continue
-        html.feed(_markup(child))
-        if hidden:
-            continue
-        if child.type == "text":
-            pieces.append(("text", child.content, child.content))
-        elif child.type == "code_inline":  # an argument in code is the argument (`/fold approve `<id>``)
-            pieces.append(("code", f"{child.markup}{child.content}{child.markup}", f" {child.content} "))
-        else:  # emphasis, a link, an image: no plain text at the line's start
-            pieces.append(("markup", "", ""))
-        if quoted and child.type in ("code_inline", "image", "link_open"):
-            row = None  # a code span, an image's text or a link's title may run over rows, and no break says so
-    end_line()
-    return out
-
-
-class _Html:
-    """What a page's HTML hides from a reader at each point, fed in the order a browser reads
-    it: inside a comment (to `-->`; `<!-->` and `<!--->` are empty ones, as in HTML5), a bogus
-    comment (`<!x`, `<?x`, `</1`: to `>`), a tag not yet ended, the text of `<script>`,
-    `<style>`, `<textarea>`, `<title>`, `<xmp>` (to its end tag), while a `<pre>`, `<code>`
-    or `<blockquote>` of the raw HTML is open, or while the page holds more quotes open than the
-    markdown does (`quotes`: its own `</blockquote>` went to a raw one, or was swallowed). Markdown's
-    own markup is fed too (`raw` False): its `>` ends a bogus comment, its `</li>` closes the
-    `<pre>` opened in the item, but what it opens hides nothing (a quote's own rule is
-    `command_lines`'). An end tag past a table, cell, `<object>`, ... closes nothing (HTML5's
-    scope). Its text reaches the page escaped, so only tags open or close anything. Past
-    `MAX_OPEN` elements open, all the rest is taken as hidden."""
-
-    BLOCKS = ("pre", "listing", "blockquote", "li", "ul", "ol", "template")
-    HIDING = ("pre", "listing", "blockquote", "template")  # (a template's content is inert)
-    SCOPE = ("table", "td", "th", "caption", "object", "marquee", "applet", "template", "html")
-    #: (a `<select>` is not raw text, but inside it a browser drops every tag but its own end tag and
-    #: shows no text outside its options: as hidden)
-    RAW_TEXT = ("script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript", "plaintext",
-                "select")
-    MAX_OPEN = 256
-    _TAG = re.compile(r"<(/?)([A-Za-z][^\t\n\f />]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)(>|$)")
-    _END = {"-->": re.compile(r"--!?>"), ">": re.compile(">")}
-
-    def __init__(self) -> None:
-        self.until: str | None = None  # what ends the comment, bogus comment or tag it is inside
-        self.raw_text: str | None = None  # the element whose text runs to its end tag
-        self.stack: list[tuple[str, bool]] = []  # open block and scope elements: (name, from raw HTML)
-        self.raw_hiding = 0  # raw `<pre>`, `<blockquote>`, ... among them
-        self.page_quotes = 0  # `<blockquote>`s among them, raw or markdown's
-        self.quotes = 0  # the quotes the markdown has open here (set by `command_lines`)
-        self.code = 0  # raw `<code>` elements open
-        self.own_code = 0  # markdown's own open
-        self.lost = False  # more open than MAX_OPEN, or a tag never ended: hidden from there on
-
-    @property
-    def hidden(self) -> bool:
-        return (self.lost or self.until is not None or self.raw_text is not None or self.code > 0
-                or self.raw_hiding > 0 or self.page_quotes > self.quotes)
-
-    def feed(self, html: str, *, raw: bool = False) -> None:
-        at, lowered = 0, html.lower()
-        while at < len(html) and not self.lost:
-            if self.until is not None:
-                found = self._END[self.until].search(lowered, at)
-                if found is None:
-                    return
-                at, self.until = found.end(), None
-                continue
-            if self.raw_text is not None:
-                end = lowered.find(f"</{self.raw_text}", at)
-                if end < 0:
-                    return
-                at, self.raw_text = end, None
-            start = html.find("<", at)
-            if start < 0:
-                return
-            rest = html[start:]
-            if rest.startswith("<!--"):
-                empty = re.match(r"<!---?>", rest)
-                at, self.until = (start + empty.end(), None) if empty else (start + 4, "-->")
-            elif rest.startswith(("<!", "<?")) or (rest.startswith("</") and not rest[2:3].isalpha()):
-                at, self.until = start + 2, ">"
-            elif (tag := self._TAG.match(rest)) is not None:
-                at = start + tag.end()
-                if not tag[4]:
-                    self.until = ">"  # a tag still open at the end of the text
-                self._tag(tag[2].lower(), closing=bool(tag[1]), raw=raw)
-            elif re.match(r"</?[A-Za-z]", rest):
-                self.lost = True  # a tag whose quoted value never ends: the browser reads on inside it
-            else:
-                at = start + 1
-
-    def _tag(self, name: str, *, closing: bool, raw: bool) -> None:
-        if name == "code":  # a formatting element: an end tag past a scope's start closes nothing
-            if not closing:
-                self.code, self.own_code = (self.code + 1, self.own_code) if raw else (self.code, self.own_code + 1)
-                self._push("code", raw)
-                return
-            for depth in range(len(self.stack) - 1, -1, -1):
-                if self.stack[depth][0] in self.SCOPE:
-                    return
-                if self.stack[depth][0] == "code":
-                    del self.stack[depth]
+        if not closing:
+            stack.append(name)
+            open_names[name] = open_names.get(name, 0) + 1
+            deepest = max(deepest, len(stack))
+        elif open_names.get(name):
+            while True:
+                top = stack.pop()
+                open_names[top] -= 1
+                if top == name:
                     break
-            if self.own_code:
-                self.own_code -= 1
-            else:
-                self.code = max(0, self.code - 1)
-        elif name in self.RAW_TEXT and not closing:
-            self.raw_text = name
-        elif (name in self.BLOCKS or name in self.SCOPE) and not closing:
-            self._push(name, raw)
-        elif name in self.BLOCKS or name in self.SCOPE:
-            bounds = self.SCOPE + (("ul", "ol") if name == "li" else ())
-            for depth in range(len(self.stack) - 1, -1, -1):
-                if self.stack[depth][0] == name:
-                    while len(self.stack) > depth:  # and whatever it holds (HTML5's end tag of an open element)
-                        self._pop()
-                    return
-                if self.stack[depth][0] in bounds:
-                    return  # not in scope: the end tag is ignored
+    return deepest
 
-    def _push(self, name: str, raw: bool) -> None:
-        if len(self.stack) >= self.MAX_OPEN:
-            self.lost = True
+
+def _shape(page: LexborNode) -> list[tuple[str | None, str | None]]:
+    """The page's elements and texts in order, their attributes aside."""
+    return [(node.tag, node.text_content if node.tag == "-text" else None) for node in page.traverse(include_text=True)]
+
+
+_GFM = ["table", "autolink", "tagfilter", "strikethrough", "tasklist"]  # as cmarkgfm's github_flavored_markdown_to_html
+
+
+@dataclass
+class _Block:
+    """A paragraph or a list item being read: the pieces of its current line, as
+    (kind, as written, as read); kind "text" (the block's own text), "inner" (text inside
+    `<em>`, a link, ...), "code" (inline code) or "mark" (an image, a checkbox)."""
+
+    skip_first: bool  # its first line is on a list item's marker row (or a footnote's label)
+    quoted: tuple[int, int] | None  # in a quote: the source rows it spans, (0, 0) if not known (None: not quoted)
+    pieces: list[tuple[str, str, str]]
+    first: bool = True
+
+
+class _Page:
+    """One walk of the rendered page, in document order, without recursion (a comment may nest
+    thousands of elements)."""
+
+    def __init__(self, rows: list[str], *, rows_known: bool = True) -> None:
+        self.rows = rows
+        self.rows_known = rows_known  # False: the page has no `data-sourcepos` of the renderer's
+        self.lines: list[tuple[str, str]] = []
+        self.blocks: list[_Block | None] = []  # per open block element: its reading, or None (text not read)
+        self.quotes: list[tuple[int, int]] = []  # per markdown quote around: the source rows all of them span
+        self._own: dict[str, list[int]] | None = None  # each row typed without `>` (as stripped): its numbers
+        self._claimed: dict[str, int] = {}  # per such text, the index past the rows already read
+
+    def read(self, root: LexborNode) -> list[tuple[str, str]]:
+        todo: list[tuple[LexborNode, bool]] = [(root, True)]  # (node, entering) ; leaving a block is pushed too
+        while todo:
+            node, entering = todo.pop()
+            if not entering:
+                self._leave(node)
+                continue
+            tag = node.tag
+            if tag == "-text":
+                self._text(node.text_content or "", inside=node.parent.tag if node.parent is not None else "")
+                continue
+            if tag is None or tag.startswith(("-", "!", "#", "_")) or tag in _HIDDEN:
+                continue  # a comment, a doctype, or an element whose text nobody sees
+            block = self.blocks[-1] if self.blocks else None
+            if tag == "code":
+                if block is not None:
+                    text = node.text(deep=True)
+                    block.pieces.append(("code", f"`{text}`", f" {text} "))
+                continue
+            if tag == "br":
+                self._end_line()
+                continue
+            if tag in _MARKS:
+                if block is not None:
+                    block.pieces.append(("mark", "", ""))
+                continue
+            if tag in _BLOCKS:
+                if not self._enter(node, tag):
+                    continue  # a quote of raw HTML: hidden
+                todo.append((node, False))
+            children = list(node.iter(include_text=True))
+            todo.extend((child, True) for child in reversed(children))
+        return self.lines
+
+    def _enter(self, node: LexborNode, tag: str) -> bool:
+        """Open a block element; False: it hides what it holds."""
+        self._end_line()
+        where = _sourcepos(node) if self.rows_known else None
+        if tag == "blockquote":
+            # markdown's own quote has its rows and a `>` where they start; a raw `<blockquote>` is hidden
+            if where is None or not self._at(where, b">") or not self._within_quotes(where):
+                return False
+            self.quotes.append((where[0], where[2]) if not self.quotes else
+                               (max(where[0], self.quotes[-1][0]), min(where[2], self.quotes[-1][1])))
+            self.blocks.append(None)
+            return True
+        if tag not in ("p", "li"):
+            self.blocks.append(None)
+            return True
+        outer = self.blocks[-1] if self.blocks else None
+        # a paragraph that opens an item is on the item's first line
+        skip_first = self._on_marker_row(where, tag) or (outer is not None and outer.first and outer.skip_first)
+        quoted = None
+        if self.quotes:
+            quoted = (where[0], where[2]) if where is not None and self._within_quotes(where) else (0, 0)
+        self.blocks.append(_Block(skip_first, quoted, []))
+        return True
+
+    def _leave(self, node: LexborNode) -> None:
+        self._end_line()
+        self.blocks.pop()
+        if node.tag == "blockquote":
+            self.quotes.pop()
+        if self.blocks and self.blocks[-1] is not None:
+            self.blocks[-1].first = False  # what the item holds after a nested block is a line of its own
+
+    def _text(self, text: str, *, inside: str) -> None:
+        block = self.blocks[-1] if self.blocks else None
+        if block is None:
             return
-        self.stack.append((name, raw))
-        self.raw_hiding += raw and name in self.HIDING
-        self.page_quotes += name == "blockquote"
+        kind = "text" if inside in ("p", "li") else "inner"
+        for number, part in enumerate(text.split("\n")):
+            if number:
+                self._end_line()
+            if part:
+                block.pieces.append((kind, part, part))
 
-    def _pop(self) -> None:
-        name, raw = self.stack.pop()
-        self.raw_hiding -= raw and name in self.HIDING
-        self.page_quotes -= name == "blockquote"
+    def _end_line(self) -> None:
+        block = self.blocks[-1] if self.blocks else None
+        if block is None:
+            return
+        pieces, first = block.pieces, block.first
+        visible = [piece for piece in pieces if piece[0] != "text" or piece[1].strip()]
+        # an empty line is no first line; nor is a task list's box alone when the rows are not known (the
+        # item's paragraph below it may be on the marker's row)
+        block.pieces = []
+        block.first = first and (not visible if self.rows_known else all(piece[0] == "mark" for piece in visible))
+        if not visible or visible[0][0] != "text" or (first and block.skip_first):
+            return
+        line = "".join(piece[1] for piece in pieces).strip()
+        if block.quoted is not None and not self._own_row(line, *block.quoted):
+            return
+        self.lines.append((line, "".join(piece[2] for piece in pieces).strip()))
+
+    def _own_row(self, line: str, first: int, last: int) -> bool:
+        """Whether a quoted block's line is a row of its own, typed without `>` (CommonMark's lazy
+        continuation): the first such row with the same text between `first` and `last` not read yet."""
+        if self._own is None:
+            self._own = {}
+            for number, row in enumerate(self.rows, 1):
+                if not row[_MARKERS.match(row).end():].startswith(">"):
+                    self._own.setdefault(row.strip(), []).append(number)
+        numbers = self._own.get(line, [])
+        at = max(self._claimed.get(line, 0), bisect_left(numbers, first))
+        if at < len(numbers) and numbers[at] <= last:
+            self._claimed[line] = at + 1
+            return True
+        return False
+
+    def _at(self, where: tuple[int, int, int, int], char: bytes) -> bool:
+        row = self._row_bytes(where[0])
+        return row[where[1] - 1:where[1]] == char
+
+    def _within_quotes(self, where: tuple[int, int, int, int]) -> bool:
+        return not self.quotes or self.quotes[-1][0] <= where[0] and where[2] <= self.quotes[-1][1]
+
+    def _on_marker_row(self, where: tuple[int, int, int, int] | None, tag: str) -> bool:
+        """Whether a paragraph or list item's first line is on a list marker's (or a footnote
+        label's) row: an item without its rows (raw HTML's `<li>`) is taken to be."""
+        if where is None:
+            return tag == "li"
+        row = self._row_bytes(where[0])
+        if tag == "p":  # what stands before it on its row, other than indentation and quotes' `>`
+            return bool(row[:where[1] - 1].decode("utf-8", "replace").lstrip("\ufeff").replace(">", "").strip())
+        rest = row[where[1] - 1:].decode("utf-8", "replace")  # an item: its marker and what follows it
+        return bool(_ITEM_MARK.sub("", rest, count=1).strip())
+
+    def _row_bytes(self, number: int) -> bytes:
+        return self.rows[number - 1].encode("utf-8", "surrogatepass") if 0 < number <= len(self.rows) else b""
+
+
+#: A list item's markers before a row's text (`- `, `1. `, nested): where a quote's `>` would stand.
+_MARKERS = re.compile(r"(?:[ \t]*(?:[-+*]|\d{1,9}[.)])(?=[ \t]))*[ \t]*")
+#: An item's marker and a task list's box, on the row the item starts on.
+_ITEM_MARK = re.compile(r"^[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]+\[[ xX]\])?")
+
+
+def _sourcepos(node: LexborNode) -> tuple[int, int, int, int] | None:
+    """The source rows and columns the renderer gave a block (`data-sourcepos`), or None."""
+    found = _SOURCEPOS.fullmatch(node.attributes.get("data-sourcepos") or "")
+    return tuple(int(number) for number in found.groups()) if found else None  # type: ignore[return-value]
 
 
 def parse_commands(body: str) -> list[Command]:
     """Every foldbot command in a comment, in order."""
+    try:
+        lines = command_lines(body)
+    except TooDeep as exc:  # said, when the comment names a command: not dropped without a word
+        named = re.search(r"/(dispatch|fold)\b", body)
+        return [] if named is None else [Command(
+            named[1], f"/{named[1]}", error=f"foldbot could not read this comment: {exc} (at most {MAX_DEPTH}); "
+                                            "write the command in a comment of its own")]
     commands = []
-    for line, text in command_lines(body):
+    for line, text in lines:
         # an argument in inline code is the argument (`/fold approve `<id>``, as the report shows ids):
         # dropped, a named job would be no job (so: every skipped one), a named id the current one
         head = text.split(maxsplit=1)[0] if text else ""

@@ -63,7 +63,7 @@ async def on_created(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
     user = comment.get("user") or {}
     if user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]"):
         return
-    # (off the event loop: a 65,536-character comment of nested markup takes markdown-it a second or two)
+    # (off the event loop: a 65,536-character comment of 16,000 list items takes its reader ~0.3 s)
     commands = await asyncio.to_thread(parse_commands, str(comment.get("body") or ""))
     if not commands:
         return

@@ -73,7 +73,7 @@ def test_an_argument_in_inline_code_is_read_not_dropped(body: str, parsed: tuple
     (command,) = parse_commands(body)
     assert (command.name, command.subcommand, command.patch_id, command.jobs,
             command.sha if command.name == "dispatch" and not command.error else command.error) == parsed
-    assert command.line == body
+    assert command.line == body.replace("``", "`")  # quoted in the reply as shown: code in single backticks
 
 
 def test_a_fence_needs_its_own_kind_to_close() -> None:
@@ -156,7 +156,7 @@ def test_html_comments_and_pre_blocks_hide_commands(body: str, lines: list[str])
     assert [c.line for c in parse_commands(body)] == lines
 
 
-# Read as a browser shows the comment (CommonMark, then HTML): what a fuzzer of 60,000 bodies against
+# Read as a browser shows the comment (GitHub's markdown, then HTML): what a fuzzer of 60,000 bodies against
 # markdown-it-py and html5lib found the hand-written reader got wrong, each shrunk to its smallest form.
 @pytest.mark.parametrize("body", [
     " \t/dispatch rocm720",  # a space and a tab reach column 4: indented code
@@ -194,11 +194,17 @@ def test_html_comments_and_pre_blocks_hide_commands(body: str, lines: list[str])
     "<pre><object></pre>\n/dispatch rocm720",
     "> ![a\nb](u)\n> /dispatch rocm720",  # an image's text over two rows
     "<pre>\n</pre\xa0></script>\n\n/dispatch rocm720",  # a no-break space is part of a tag's name
-    "<div>\n" + "<li>" * 300 + "\n\n/dispatch rocm720",  # more elements open than the reader follows: hidden
+    "<div>\n" + "<li>" * 300 + "\n\n/dispatch rocm720",  # a raw `<li>`'s first line, like a list item's
     "<code><object></code>\n      /dispatch rocm720",  # `</code>` past an object's start closes nothing
     "<template>\n\n/dispatch rocm720",  # a template's content is inert
     " -   <select>\n /dispatch rocm720",  # inside a select a browser drops the item's end tags, and the text
     "\ufeff```\n/dispatch rocm720\n```",  # a BOM before a fence (GitHub's parser drops it)
+    # a third fuzzer, of the reader on cmark-gfm and lexbor, against cmark-gfm and html5lib (/tmp/s54/fuzz)
+    '<p title="x>\n\n/dispatch rocm720',  # the unfinished value swallows the line, as GitHub renders it
+    '<p title="\n````py\n/dispatch rocm720\n````',  # GitHub writes `<pre lang="py">`: its `"` ends the value
+    "- [X] /dispatch rocm720\n\n  <details title=\"x>",  # a task item's first line, the page's rows unknown
+    "text[^1]\n\n[^1]: /dispatch rocm720",  # a footnote's first line, after its label
+    "- [ ] /dispatch rocm720",  # a task item's first line
 ])
 def test_what_the_rendered_comment_hides_or_shows_as_code_is_no_command(body: str) -> None:
     assert parse_commands(body) == []
@@ -214,6 +220,36 @@ def test_what_the_rendered_comment_hides_or_shows_as_code_is_no_command(body: st
     "-\n  ```\n/dispatch rocm720",  # the fence ends with its item
     "- item\n\n    /dispatch rocm720",  # the item's second paragraph
     "<select><option>a</option></select>\n\n/dispatch rocm720",  # a select closed
+    "\ufeff/dispatch rocm720",  # a BOM first, which GitHub's parser drops
+    "see <textarea>\n/dispatch rocm720",  # GitHub's tag filter shows `<textarea>` (`<script>`, ...) as text
+    "- [ ] item\n  /dispatch rocm720",  # a task item's second line
+    "- [ ] <!-- note -->\n  /dispatch rocm720",  # (its first shows the box alone)
+    "> quote\n/dispatch rocm720\n> /dispatch rocm720",  # the line typed without `>` is read, the quoted one not
+    "> /dispatch rocm720\n/dispatch rocm720\n> /dispatch rocm720",  # (the same text, quoted twice, typed once)
+    "> quote\n> more\n/dispatch rocm720",
+    "- > quote\n/dispatch rocm720",  # a quote in an item, continued lazily
 ])
 def test_what_the_rendered_comment_shows_at_the_start_of_a_line_is_a_command(body: str) -> None:
     assert [c.line for c in parse_commands(body)] == ["/dispatch rocm720"]
+
+
+def test_a_raw_line_break_starts_a_line() -> None:
+    assert [c.line for c in parse_commands("/fold help<br>/dispatch rocm720")] == ["/fold help", "/dispatch rocm720"]
+    assert [c.line for c in parse_commands("see<br/>\n/dispatch rocm720  \n/fold help")] == [
+        "/dispatch rocm720", "/fold help"]
+
+
+def test_a_comment_nested_too_deep_to_read_is_answered_not_dropped() -> None:
+    """A page nested thousands deep takes an HTML5 tree builder seconds (it looks through the open
+    elements at each tag): past 512, as deep as Chrome builds a page, the comment is not read, and
+    if it names a command, the reply says why."""
+    (command,) = parse_commands(">" * 600 + " /dispatch rocm720")
+    assert command == Command("dispatch", "/dispatch", error=(
+        "foldbot could not read this comment: its elements nest 600 deep (at most 512); write the command in "
+        "a comment of its own"))
+    assert parse_commands("<div>\n" + "<ul>" * 5000 + "\n\nno command here") == []
+    assert parse_commands("/fold help\n\n" + "<div>\n" + "<span>" * 600)[0].error.startswith(
+        "foldbot could not read this comment: its elements nest 601 deep")
+    # what closes does not count: 20,000 closed pairs nest 2 deep
+    assert [c.line for c in parse_commands("/fold help\n\n<div>\n" + "<b>x</b>" * 20000)] == ["/fold help"]
+    assert [c.line for c in parse_commands(">" * 500 + " quote\n/dispatch rocm720")] == ["/dispatch rocm720"]
