@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
+from itertools import zip_longest
 from typing import Iterable
 
 from cmarkgfm.cmark import Options, markdown_to_html_with_extensions
@@ -49,8 +50,10 @@ class Command:
 
 #: What GitHub's renderer (cmark-gfm) is asked: its own extensions (tables, strikethrough, autolinks, task
 #: lists, and the tag filter that shows `<script>`, `<textarea>`, ... as text), footnotes, raw HTML kept
-#: (the sanitizer after it hides nothing a browser would show).
-_RENDER = Options.CMARK_OPT_UNSAFE | Options.CMARK_OPT_FOOTNOTES | Options.CMARK_OPT_GITHUB_PRE_LANG
+#: (the sanitizer after it hides nothing a browser would show), and a comment's newline as a line break
+#: (`<br>`), as GitHub renders comments. Any other newline on the page (raw HTML's, `&#10;`) is a space.
+_RENDER = (Options.CMARK_OPT_UNSAFE | Options.CMARK_OPT_FOOTNOTES | Options.CMARK_OPT_GITHUB_PRE_LANG
+           | Options.CMARK_OPT_HARDBREAKS)
 #: Elements whose text a reader does not see as lines of the comment: code blocks, an inert `<template>`
 #: (its content is no child in the tree), drawings and formulas, a `<select>`'s options. (Inline `<code>`
 #: is a line's argument, or makes it no command; a quote of raw HTML hides too.)
@@ -63,8 +66,12 @@ _BLOCKS = frozenset({
     "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4",
     "h5", "h6", "header", "hgroup", "hr", "html", "legend", "li", "main", "menu", "nav", "ol", "p", "search", "section",
     "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"})
+#: Elements a paragraph or list item may stand in and still be read as it shows: any other around it
+#: (`<details>`, closed until opened; a heading, a cell, `<sub>`, `<del>`, `<kbd>`, `<rp>`, ...) makes it no command.
+_OPEN = frozenset({"html", "body", "div", "section", "article", "main", "center", "ul", "ol", "li", "p", "blockquote"})
 #: Shown where the line has no text of its own: an image, a task list's checkbox.
 _MARKS = frozenset({"img", "input", "video", "audio", "object", "embed", "canvas", "meter", "progress", "button"})
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _SOURCEPOS = re.compile(r"(\d{1,9}):(\d{1,9})-(\d{1,9}):(\d{1,9})")
 
 
@@ -81,17 +88,17 @@ def command_lines(body: str) -> list[tuple[str, str]]:
     line typed after a quote without a `>` of its own (which CommonMark continues the quote with)
     is the commenter's own; and not a list item's first line when it is on the marker's row
     (`- /fold help` lists a command, it does not give one)."""
-    body = body.replace("\r\n", "\n").replace("\r", "\n")
+    body = _SURROGATE.sub("\ufffd", body.replace("\r\n", "\n").replace("\r", "\n"))  # (JSON may hold one alone)
+    _check_tables(body)
     html = markdown_to_html_with_extensions(body, options=_RENDER, extensions=_GFM)
-    if (depth := _depth(html)) > MAX_DEPTH:
-        raise TooDeep(depth)
+    _check_tags(html)
     shown = LexborHTMLParser(html).body  # the page as GitHub shows it
     # the same, each block with its source rows
     placed = LexborHTMLParser(markdown_to_html_with_extensions(
         body, options=_RENDER | Options.CMARK_OPT_SOURCEPOS, extensions=_GFM)).body
     if shown is None or placed is None:
         return []
-    if _shape(placed) == _shape(shown):
+    if _same_page(placed, shown):
         return _Page(body.split("\n")).read(placed)
     # raw HTML's unfinished quote (`<p title="x>`) took in a row's attribute, and the pages differ:
     # read the one GitHub shows, with no rows (every quote hidden, no item's first line read)
@@ -101,51 +108,93 @@ def command_lines(body: str) -> list[tuple[str, str]]:
 #: How deep a comment's elements may nest to be read (as deep as Chrome's parser builds a page): an HTML5
 #: tree builder looks through the open elements at each tag, so 16,000 nested quotes take it seconds.
 MAX_DEPTH = 512
+#: How many elements a browser may rebuild: each element a formatting element left open (`<b x=1>`) is
+#: reopened in (HTML5's "reconstruct the active formatting elements"). 500 left open and 15,000
+#: paragraphs make 7.5 million, 24 s and 6.6 GB.
+MAX_REBUILT = 50_000
+#: How many cells the comment's tables may hold: GitHub's parser fills every short row to the
+#: delimiter row's width, so 1,000 columns and 500 rows (5 KB) are half a million cells and 3 s
+#: (~7 µs a cell; 64 KiB of real cells, two characters each, are fewer than this).
+MAX_CELLS = 50_000
 
 
-class TooDeep(ValueError):
-    """A comment whose elements nest deeper than `MAX_DEPTH`: none of its lines is read."""
-
-    def __init__(self, depth: int) -> None:
-        super().__init__(f"its elements nest {depth} deep")
-        self.depth = depth
+class Unreadable(ValueError):
+    """A comment too costly to build as a page (nested past `MAX_DEPTH`, past `MAX_REBUILT` elements
+    rebuilt, past `MAX_CELLS` table cells): none of its lines is read."""
 
 
 #: Elements that hold nothing (void), or that the next of their kind closes: they add no depth.
 _FLAT = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr",
                    "param", "keygen", "p", "li", "dt", "dd", "option", "optgroup", "tr", "td", "th", "thead", "tbody",
                    "tfoot", "rt", "rp", "caption", "colgroup"})
+#: HTML5's formatting elements: one left open is reopened in each block after it.
+_FORMATTING = frozenset({"a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u"})
 _TAGS = re.compile(r"<(/?)([A-Za-z][^\t\n\f />]*)")
+#: A table's delimiter row (`|---|:-:|`), in a quote or not: its dashes' groups are the table's columns.
+_DELIMITER_ROW = re.compile(r"[ \t>]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
 
 
-def _depth(html: str) -> int:
-    """About how deep the page's elements nest: its start tags less those their end tags close
-    (an end tag closes the open element of its name and all it holds; one of no open element
-    closes nothing). Text is escaped by the renderer, so every `<` followed by a letter is a tag
-    (or a comment's text: counted, on the safe side)."""
+def _check_tags(html: str) -> None:
+    """Raise `Unreadable` for a comment whose page would take seconds to build (see `MAX_DEPTH`,
+    `MAX_REBUILT`). The page's shape is estimated from its tags: start tags less those
+    their end tags close (an end tag closes the open element of its name and all it holds; one of no
+    open element closes nothing). Text is escaped by the renderer, so every `<` followed by a letter
+    is a tag (or a comment's text: counted, on the safe side)."""
     stack: list[str] = []
     open_names: dict[str, int] = {}
-    deepest = 0
+    deepest = rebuilt = formatting = 0
     for closing, name in _TAGS.findall(html):
         name = name.lower()
-        if name in _FLAT:
-            continue
         if not closing:
+            rebuilt += 0 if name in _FORMATTING else formatting
+            if name in _FLAT:
+                continue
             stack.append(name)
             open_names[name] = open_names.get(name, 0) + 1
+            formatting += name in _FORMATTING
             deepest = max(deepest, len(stack))
         elif open_names.get(name):
             while True:
                 top = stack.pop()
                 open_names[top] -= 1
+                formatting -= top in _FORMATTING
                 if top == name:
                     break
-    return deepest
+    if deepest > MAX_DEPTH:
+        raise Unreadable(f"its elements nest {deepest} deep (at most {MAX_DEPTH})")
+    if rebuilt > MAX_REBUILT:
+        raise Unreadable(f"a browser would rebuild {rebuilt:,} of its elements (at most {MAX_REBUILT:,})")
 
 
-def _shape(page: LexborNode) -> list[tuple[str | None, str | None]]:
-    """The page's elements and texts in order, their attributes aside."""
-    return [(node.tag, node.text_content if node.tag == "-text" else None) for node in page.traverse(include_text=True)]
+def _check_tables(body: str) -> None:
+    """Raise `Unreadable` for a comment whose tables hold more than `MAX_CELLS` cells once GitHub's
+    parser has filled their rows: each table's columns (its delimiter row's) by its rows, down to the
+    next blank one (an upper bound; counted before the parse, which is what takes the time)."""
+    rows = body.split("\n")
+    cells = width = 0  # width: the columns of the table the row is in (0: none)
+    for number, row in enumerate(rows):
+        if not row.strip():
+            width = 0
+        elif width:
+            cells += width
+        elif "-" in row and number and rows[number - 1].strip() and _DELIMITER_ROW.fullmatch(row):
+            width = len(re.findall(r":?-+:?", row))
+            cells += 2 * width
+    if cells > MAX_CELLS:
+        raise Unreadable(f"its tables hold {cells:,} cells (at most {MAX_CELLS:,})")
+
+
+def _same_page(placed: LexborNode, shown: LexborNode) -> bool:
+    """Whether the page with source rows has the elements and texts of the page GitHub shows, in
+    the same order; if so, a `data-sourcepos` the comment wrote itself (on raw HTML, in both) is
+    taken off the first, so that every one left is the renderer's."""
+    for node, shown_node in zip_longest(placed.traverse(include_text=True), shown.traverse(include_text=True)):
+        if node is None or shown_node is None or node.tag != shown_node.tag or (
+                node.tag == "-text" and node.text_content != shown_node.text_content):
+            return False
+        if node.tag != "-text" and "data-sourcepos" in shown_node.attributes:
+            del node.attrs["data-sourcepos"]
+    return True
 
 
 _GFM = ["table", "autolink", "tagfilter", "strikethrough", "tasklist"]  # as cmarkgfm's github_flavored_markdown_to_html
@@ -173,6 +222,7 @@ class _Page:
         self.lines: list[tuple[str, str]] = []
         self.blocks: list[_Block | None] = []  # per open block element: its reading, or None (text not read)
         self.quotes: list[tuple[int, int]] = []  # per markdown quote around: the source rows all of them span
+        self.closed = 0  # elements around that are not `_OPEN`
         self._own: dict[str, list[int]] | None = None  # each row typed without `>` (as stripped): its numbers
         self._claimed: dict[str, int] = {}  # per such text, the index past the rows already read
 
@@ -202,10 +252,10 @@ class _Page:
                 if block is not None:
                     block.pieces.append(("mark", "", ""))
                 continue
-            if tag in _BLOCKS:
-                if not self._enter(node, tag):
-                    continue  # a quote of raw HTML: hidden
-                todo.append((node, False))
+            if tag in _BLOCKS and not self._enter(node, tag):
+                continue  # a quote of raw HTML: hidden
+            self.closed += tag not in _OPEN
+            todo.append((node, False))
             children = list(node.iter(include_text=True))
             todo.extend((child, True) for child in reversed(children))
         return self.lines
@@ -213,6 +263,9 @@ class _Page:
     def _enter(self, node: LexborNode, tag: str) -> bool:
         """Open a block element; False: it hides what it holds."""
         self._end_line()
+        if self.closed and tag in ("p", "li"):  # in a heading, a cell, `<details>`, `<sub>`, ...: not read
+            self.blocks.append(None)
+            return True
         where = _sourcepos(node) if self.rows_known else None
         if tag == "blockquote":
             # markdown's own quote has its rows and a `>` where they start; a raw `<blockquote>` is hidden
@@ -235,6 +288,9 @@ class _Page:
         return True
 
     def _leave(self, node: LexborNode) -> None:
+        self.closed -= node.tag not in _OPEN
+        if node.tag not in _BLOCKS:
+            return
         self._end_line()
         self.blocks.pop()
         if node.tag == "blockquote":
@@ -247,11 +303,8 @@ class _Page:
         if block is None:
             return
         kind = "text" if inside in ("p", "li") else "inner"
-        for number, part in enumerate(text.split("\n")):
-            if number:
-                self._end_line()
-            if part:
-                block.pieces.append((kind, part, part))
+        text = text.replace("\n", " ")  # (a line ends at a `<br>` or a block, a browser's newline is a space)
+        block.pieces.append((kind, text, text))
 
     def _end_line(self) -> None:
         block = self.blocks[-1] if self.blocks else None
@@ -323,10 +376,10 @@ def parse_commands(body: str) -> list[Command]:
     """Every foldbot command in a comment, in order."""
     try:
         lines = command_lines(body)
-    except TooDeep as exc:  # said, when the comment names a command: not dropped without a word
+    except Unreadable as exc:  # said, when the comment names a command: not dropped without a word
         named = re.search(r"/(dispatch|fold)\b", body)
         return [] if named is None else [Command(
-            named[1], f"/{named[1]}", error=f"foldbot could not read this comment: {exc} (at most {MAX_DEPTH}); "
+            named[1], f"/{named[1]}", error=f"foldbot could not read this comment: {exc}; "
                                             "write the command in a comment of its own")]
     commands = []
     for line, text in lines:

@@ -205,6 +205,19 @@ def test_html_comments_and_pre_blocks_hide_commands(body: str, lines: list[str])
     "- [X] /dispatch rocm720\n\n  <details title=\"x>",  # a task item's first line, the page's rows unknown
     "text[^1]\n\n[^1]: /dispatch rocm720",  # a footnote's first line, after its label
     "- [ ] /dispatch rocm720",  # a task item's first line
+    # a fourth: a review of the reader on cmark-gfm (/tmp/review54)
+    '<blockquote data-sourcepos="1:39-3:13">\n\n/dispatch rocm720',  # a raw quote claiming a markdown quote's rows
+    "<details>\n\n/dispatch rocm720",  # closed until opened
+    "<rp>\n\n/dispatch rocm720",  # never shown
+    "<sub>\n" * 20 + "\n/dispatch rocm720",  # too small to read
+    "<h1>\n\n/dispatch rocm720",
+    "<table><tr><td>\n\n/dispatch rocm720",
+    "<del>\n\n/dispatch rocm720",  # struck out
+    "please run&#10;/dispatch rocm720",  # an entity's newline is a space: mid-line
+    "<p>please run\n/dispatch rocm720</p>",  # raw HTML's newline too
+    "- x&#10;/dispatch rocm720",
+    # a raw quote that writes the renderer's row attribute itself is still raw HTML's (not a quote's lazy line)
+    '> x\n<blockquote data-sourcepos="1:1-5:20">\n\n/dispatch rocm720\n\n</blockquote>',
 ])
 def test_what_the_rendered_comment_hides_or_shows_as_code_is_no_command(body: str) -> None:
     assert parse_commands(body) == []
@@ -253,3 +266,22 @@ def test_a_comment_nested_too_deep_to_read_is_answered_not_dropped() -> None:
     # what closes does not count: 20,000 closed pairs nest 2 deep
     assert [c.line for c in parse_commands("/fold help\n\n<div>\n" + "<b>x</b>" * 20000)] == ["/fold help"]
     assert [c.line for c in parse_commands(">" * 500 + " quote\n/dispatch rocm720")] == ["/dispatch rocm720"]
+
+
+@pytest.mark.parametrize("body,error", [
+    # 500 formatting elements left open, reopened in each of 15,000 paragraphs: 24 s and 6.6 GB to build
+    ("".join(f"<b x={i}>" for i in range(500)) + "<p>a" * 7000 + "\n\n/dispatch rocm720",
+     "a browser would rebuild 3,500,500 of its elements (at most 50,000)"),
+    # GitHub's parser fills each row of a 1,000-column table: 500 rows are 3 s
+    ("|" + "a|" * 1000 + "\n|" + "-|" * 1000 + "\n" + "x\n" * 500 + "\n/fold help",
+     "its tables hold 502,000 cells (at most 50,000)"),
+])
+def test_a_comment_too_costly_to_build_is_answered_not_dropped(body: str, error: str) -> None:
+    (command,) = parse_commands(body)
+    assert command.error == f"foldbot could not read this comment: {error}; write the command in a comment of its own"
+
+
+def test_a_lone_surrogate_is_read_as_a_replacement_character() -> None:
+    """JSON may carry one (`"\\ud800"`); GitHub's parser takes UTF-8 only."""
+    assert [c.line for c in parse_commands("\ud800 text\n/dispatch rocm720")] == ["/dispatch rocm720"]
+    assert [c.line for c in parse_commands("| a |\n|---|\n| b |\n" * 3 + "\n/fold help")] == ["/fold help"]

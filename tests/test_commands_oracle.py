@@ -22,10 +22,11 @@ _TEXTS = ["{}", "{}", "{}", "text {}", "`{}`", "`{}", "{}`", "*{}*", "<b>{}</b>"
           "<details>", "<summary>s</summary>", "</details>", "| a | b |", "|---|---|", '<div title="', '"',
           "<template>", "</template>", "<select>", "<blockquote>", "</blockquote>", "---", "===", "<table><td>",
           "<svg>", "<math>", '<p title="x>', "<!-->", "text[^1]", "<textarea>", "![i](u) {}", "&#47;{}", "<div>",
-          "</div>", "<ul><li>{}", "\u00a0{}", "\ufeff{}"]
+          "</div>", "<ul><li>{}", "\u00a0{}", "\ufeff{}", "x&#10;{}", "<h1>", "<sub>", "<rp>", "<del>", "<kbd>",
+          "</details>"]
 _HIDERS = {"pre", "code", "template", "script", "style", "textarea", "title", "xmp", "noscript", "iframe", "noembed",
            "noframes", "plaintext", "svg", "math", "select", "option", "h1", "h2", "h3", "h4", "h5", "h6", "td", "th",
-           "kbd", "samp", "tt"}
+           "kbd", "samp", "tt", "details", "rp", "sub", "sup", "del", "s", "strike", "var"}
 _INLINE = {"a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "del", "dfn", "em", "font", "i", "img", "ins", "kbd",
            "mark", "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "tt", "u", "var", "wbr",
            "label", "time", "data", "input"}
@@ -41,14 +42,14 @@ def _body(rows: list[tuple[str, str]]) -> str:
 
 def _segments(html: str) -> list[tuple[str, tuple[str, ...]]]:
     """The page's text as html5lib builds it, in order, with each piece's elements; a line break
-    (`\\n`) around each block and at each `<br>`."""
+    (`\\n`) around each block and at each `<br>`, and nowhere else."""
     out: list[tuple[str, tuple[str, ...]]] = []
     body = html5lib.parse(html, treebuilder="etree", namespaceHTMLElements=False).find("body")
     todo: list[tuple[object, tuple[str, ...], bool]] = [(body, (), True)]
     while todo:
         node, around, entering = todo.pop()
-        if isinstance(node, str):
-            out.append((node, around))
+        if isinstance(node, str):  # (a newline in text is a space: GitHub's come as `<br>`)
+            out.append((node.replace("\n", " "), around))
             continue
         tag = node.tag if isinstance(node.tag, str) else "!"
         inner = around + (tag.lower().rpartition("}")[2],)
