@@ -55,9 +55,9 @@ class Command:
 _RENDER = (Options.CMARK_OPT_UNSAFE | Options.CMARK_OPT_FOOTNOTES | Options.CMARK_OPT_GITHUB_PRE_LANG
            | Options.CMARK_OPT_HARDBREAKS)
 #: Elements whose text a reader does not see as lines of the comment: code blocks, an inert `<template>`
-#: (its content is no child in the tree), drawings and formulas, a `<select>`'s options. (Inline `<code>`
+#: (its content is no child in the tree), drawings and formulas, a `<select>`'s options, `<rp>`. (Inline `<code>`
 #: is a line's argument, or makes it no command; a quote of raw HTML hides too.)
-_HIDDEN = frozenset({"pre", "listing", "xmp", "plaintext", "template", "script", "style", "textarea", "title",
+_HIDDEN = frozenset({"rp", "pre", "listing", "xmp", "plaintext", "template", "script", "style", "textarea", "title",
                      "iframe", "noembed", "noframes", "noscript", "svg", "math", "select", "option", "head"})
 #: Elements a browser shows as a block: each begins and ends a line. Any other element (`<em>`, `<a>`,
 #: `<span>`, an unknown `<foo>`) sits inside a line.
@@ -69,8 +69,13 @@ _BLOCKS = frozenset({
 #: Elements a paragraph or list item may stand in and still be read as it shows: any other around it
 #: (`<details>`, closed until opened; a heading, a cell, `<sub>`, `<del>`, `<kbd>`, `<rp>`, ...) makes it no command.
 _OPEN = frozenset({"html", "body", "div", "section", "article", "main", "center", "ul", "ol", "li", "p", "blockquote"})
-#: Shown where the line has no text of its own: an image, a task list's checkbox.
-_MARKS = frozenset({"img", "input", "video", "audio", "object", "embed", "canvas", "meter", "progress", "button"})
+#: Shown where the line has no text of its own: an image, a task list's checkbox, `<q>`'s quote marks.
+_MARKS = frozenset({"q", "img", "input", "video", "audio", "object", "embed", "canvas", "meter", "progress", "button"})
+#: Elements whose own text (raw HTML's, between its blocks) is read by lines, as a paragraph's.
+_ANONYMOUS = frozenset({"body", "div", "section", "article", "main", "center"})
+_SEPARATORS = re.compile("[\u2028\u2029]")
+#: Whitespace and the invisible characters before a line's first word: a zero-width space, joiners, a BOM.
+_INVISIBLE = re.compile("^[\\s\u200b\u200c\u200d\u2060\ufeff]+")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SOURCEPOS = re.compile(r"(\d{1,9}):(\d{1,9})-(\d{1,9}):(\d{1,9})")
 
@@ -82,12 +87,14 @@ def command_lines(body: str) -> list[tuple[str, str]]:
     The comment is rendered as GitHub renders it (cmark-gfm, GitHub's own parser), raw HTML and
     all, and the page is then built as a browser builds it (lexbor, an HTML5 tree builder: what a
     comment `<!-- -->`, an unfinished tag or a quoted value swallows is no text; an end tag out of
-    scope closes nothing; a table's stray text goes before it). Then only the lines of paragraphs
-    and list items count, and not those inside code (fenced, indented or inline), a heading, a
-    table, raw HTML's own blocks, `<pre>`, `<template>`, `<select>`, ...; not a quote's, but a
-    line typed after a quote without a `>` of its own (which CommonMark continues the quote with)
-    is the commenter's own; and not a list item's first line when it is on the marker's row
-    (`- /fold help` lists a command, it does not give one)."""
+    scope closes nothing; a table's stray text goes before it). Then only the lines of paragraphs,
+    list items and raw HTML's own text count (a line ends at GitHub's `<br>` for a newline, a
+    block, a line separator), and not those inside code (fenced, indented or inline), a heading,
+    a table, `<details>`, `<pre>`, `<template>`, `<select>`, `<sub>`, ..., or a `$$` formula; not a
+    quote's, but a line typed after a quote without a `>` of its own (which CommonMark continues
+    the quote with) is the commenter's own; and not a list item's first line when it is on the
+    marker's row (`- /fold help` lists a command, it does not give one). Raises `Unreadable` for
+    a comment whose page would take seconds to build."""
     body = _SURROGATE.sub("\ufffd", body.replace("\r\n", "\n").replace("\r", "\n"))  # (JSON may hold one alone)
     _check_tables(body)
     html = markdown_to_html_with_extensions(body, options=_RENDER, extensions=_GFM)
@@ -210,6 +217,7 @@ class _Block:
     quoted: tuple[int, int] | None  # in a quote: the source rows it spans, (0, 0) if not known (None: not quoted)
     pieces: list[tuple[str, str, str]]
     first: bool = True
+    math: bool = False  # inside a `$$` formula (GitHub's math): its lines are no commands
 
 
 class _Page:
@@ -237,8 +245,9 @@ class _Page:
             if tag == "-text":
                 self._text(node.text_content or "", inside=node.parent.tag if node.parent is not None else "")
                 continue
-            if tag is None or tag.startswith(("-", "!", "#", "_")) or tag in _HIDDEN:
-                continue  # a comment, a doctype, or an element whose text nobody sees
+            if tag is None or tag.startswith(("-", "!", "#", "_")) or tag in _HIDDEN or (
+                    tag == "a" and "data-footnote-backref" in node.attributes):
+                continue  # a comment, a doctype, an element whose text nobody sees, a footnote's `↩`
             block = self.blocks[-1] if self.blocks else None
             if tag == "code":
                 if block is not None:
@@ -263,7 +272,7 @@ class _Page:
     def _enter(self, node: LexborNode, tag: str) -> bool:
         """Open a block element; False: it hides what it holds."""
         self._end_line()
-        if self.closed and tag in ("p", "li"):  # in a heading, a cell, `<details>`, `<sub>`, ...: not read
+        if self.closed and tag in ("p", "li", *_ANONYMOUS):  # in a heading, a cell, `<details>`, `<sub>`, ...
             self.blocks.append(None)
             return True
         where = _sourcepos(node) if self.rows_known else None
@@ -274,6 +283,9 @@ class _Page:
             self.quotes.append((where[0], where[2]) if not self.quotes else
                                (max(where[0], self.quotes[-1][0]), min(where[2], self.quotes[-1][1])))
             self.blocks.append(None)
+            return True
+        if tag in _ANONYMOUS:  # its own text (raw HTML's) is read by lines too, never as a quote's lazy line
+            self.blocks.append(_Block(False, (0, 0) if self.quotes else None, []))
             return True
         if tag not in ("p", "li"):
             self.blocks.append(None)
@@ -302,9 +314,12 @@ class _Page:
         block = self.blocks[-1] if self.blocks else None
         if block is None:
             return
-        kind = "text" if inside in ("p", "li") else "inner"
-        text = text.replace("\n", " ")  # (a line ends at a `<br>` or a block, a browser's newline is a space)
-        block.pieces.append((kind, text, text))
+        kind = "text" if inside in _OPEN else "inner"
+        # a line ends at a `<br>`, a block or a line separator; a browser's newline is a space
+        for number, part in enumerate(_SEPARATORS.split(text.replace("\n", " "))):
+            if number:
+                self._end_line()
+            block.pieces.append((kind, part, part))
 
     def _end_line(self) -> None:
         block = self.blocks[-1] if self.blocks else None
@@ -316,12 +331,14 @@ class _Page:
         # item's paragraph below it may be on the marker's row)
         block.pieces = []
         block.first = first and (not visible if self.rows_known else all(piece[0] == "mark" for piece in visible))
-        if not visible or visible[0][0] != "text" or (first and block.skip_first):
+        line = _INVISIBLE.sub("", "".join(piece[1] for piece in pieces)).strip()
+        in_math = block.math
+        block.math ^= line.count("$$") % 2 == 1
+        if in_math or not visible or visible[0][0] != "text" or (first and block.skip_first):
             return
-        line = "".join(piece[1] for piece in pieces).strip()
         if block.quoted is not None and not self._own_row(line, *block.quoted):
             return
-        self.lines.append((line, "".join(piece[2] for piece in pieces).strip()))
+        self.lines.append((line, _INVISIBLE.sub("", "".join(piece[2] for piece in pieces)).strip()))
 
     def _own_row(self, line: str, first: int, last: int) -> bool:
         """Whether a quoted block's line is a row of its own, typed without `>` (CommonMark's lazy

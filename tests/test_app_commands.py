@@ -334,7 +334,7 @@ async def test_each_command_is_one_log_line_with_its_outcome(fake_github: FakeGi
     world = sglang_world(fake_github, runs=1)
     number, sha = pr_with_lane_run(world)
     fake_github.set_permission(world.repo, "writer", "write")
-    body = "/dispatch rocm720\n/dispatch rocm720\n/dispatch rocm720 x\u2028INFO forged\x1b[0m"
+    body = "/dispatch rocm720\n/dispatch rocm720\n/dispatch rocm720 x\x85INFO forged\x1b[0m"
     with caplog.at_level(logging.INFO):
         assert (await bot.deliver("issue_comment", comment_payload(world, number, body, "writer"), "d-1"))[0] == 202
         await bot.settle()
@@ -346,7 +346,7 @@ async def test_each_command_is_one_log_line_with_its_outcome(fake_github: FakeGi
         f"delivery d-1: sgl-project/sglang#{number}: writer `/dispatch rocm720`: refused: writer dispatched `rocm720` "
         f"on this PR less than 30 minutes ago (run {dispatch.run_id}); try again in 30 minutes (GPU time is scarce: "
         "each lane of a PR is dispatched once per person in 30 minutes).",
-        f"delivery d-1: sgl-project/sglang#{number}: writer `/dispatch rocm720 x\\u2028INFO forged\\x1b[0m`: refused: "
+        f"delivery d-1: sgl-project/sglang#{number}: writer `/dispatch rocm720 x\\x85INFO forged\\x1b[0m`: refused: "
         "`forged\\x1b[0m` is not a job id"]
 
 

@@ -124,7 +124,8 @@ def test_a_line_lazily_continuing_a_quote_is_the_commenters_own_command() -> Non
     ("<!-- never closed\n/dispatch rocm720\n/fold help", []),  # GitHub hides the rest of the comment
     ("<pre>\n/dispatch rocm720\n</pre>\n/fold help", ["/fold help"]),
     ("<PRE class='x'>/dispatch rocm720</PRE>\n\n/fold help", ["/fold help"]),
-    ("<pre>log</pre> /fold help", []),  # the text of a raw HTML block, not a paragraph: no command there
+    ("<pre>log</pre> /fold help", ["/fold help"]),  # a raw HTML block's text, on a line of its own after the `<pre>`
+    ("<pre>log</pre> text /fold help", []),
     ("text <!-- hidden --> /fold refresh", []),  # not at the start of the line: not a command
     ("```\n<!--\n```\n/fold help", ["/fold help"]),  # a marker inside a code fence hides nothing
     ("    <!-- indented\n/fold help -->\n/fold refresh", ["/fold help -->", "/fold refresh"]),  # code, not a comment
@@ -216,6 +217,8 @@ def test_html_comments_and_pre_blocks_hide_commands(body: str, lines: list[str])
     "please run&#10;/dispatch rocm720",  # an entity's newline is a space: mid-line
     "<p>please run\n/dispatch rocm720</p>",  # raw HTML's newline too
     "- x&#10;/dispatch rocm720",
+    "$$\n/dispatch rocm720\n$$",  # a formula: GitHub's math
+    "<q></q>/dispatch rocm720",  # after the quote marks `<q>` draws
     # a raw quote that writes the renderer's row attribute itself is still raw HTML's (not a quote's lazy line)
     '> x\n<blockquote data-sourcepos="1:1-5:20">\n\n/dispatch rocm720\n\n</blockquote>',
 ])
@@ -241,9 +244,24 @@ def test_what_the_rendered_comment_hides_or_shows_as_code_is_no_command(body: st
     "> /dispatch rocm720\n/dispatch rocm720\n> /dispatch rocm720",  # (the same text, quoted twice, typed once)
     "> quote\n> more\n/dispatch rocm720",
     "- > quote\n/dispatch rocm720",  # a quote in an item, continued lazily
+    # the text of raw HTML on a line of its own, after a block (no blank line needed)
+    "<details><summary>log</summary>\nlots\n</details>\n/dispatch rocm720",
+    '<p align="center"><img src="x.png"></p>\n/dispatch rocm720',
+    '<div align="center">\n/dispatch rocm720\n</div>',
+    "\u200b/dispatch rocm720",  # invisible characters first
+    "a\n\ufeff/dispatch rocm720",
+    "text[^1]\n\n[^1]: note\n    /dispatch rocm720",  # a footnote's second line, its `↩` link aside
+    "$$\nx\n$$\n/dispatch rocm720",  # after a formula
 ])
 def test_what_the_rendered_comment_shows_at_the_start_of_a_line_is_a_command(body: str) -> None:
     assert [c.line for c in parse_commands(body)] == ["/dispatch rocm720"]
+
+
+def test_what_the_page_hides_or_breaks_off_is_no_argument() -> None:
+    (command,) = parse_commands("/dispatch rocm720<rp> sha=0123456789abcdef</rp>")  # `<rp>` is never shown
+    assert (command.lane, command.sha, command.error) == ("rocm720", None, None)
+    (command,) = parse_commands("/dispatch rocm720\u2028more words")  # a line separator ends the line
+    assert (command.lane, command.jobs, command.error) == ("rocm720", (), None)
 
 
 def test_a_raw_line_break_starts_a_line() -> None:

@@ -86,7 +86,7 @@ def _must_not_read(body: str) -> dict[str, str]:
                 found[match[1]] = f"in <{hider}>"
             elif "blockquote" in around and not lazy:
                 found[match[1]] = "quoted"
-            elif before.strip():
+            elif re.sub(r"[\s\u200b\u200c\u200d\u2060\ufeff]", "", before):  # (the invisible ones aside)
                 found[match[1]] = f"mid-line, after {before.strip()!r}"
             elif around and around[-1] in _INLINE:
                 found[match[1]] = f"formatted <{around[-1]}>"
