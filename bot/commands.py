@@ -59,23 +59,25 @@ _RENDER = (Options.CMARK_OPT_UNSAFE | Options.CMARK_OPT_FOOTNOTES | Options.CMAR
 #: is a line's argument, or makes it no command; a quote of raw HTML hides too.)
 _HIDDEN = frozenset({"rp", "pre", "listing", "xmp", "plaintext", "template", "script", "style", "textarea", "title",
                      "iframe", "noembed", "noframes", "noscript", "svg", "math", "select", "option", "head"})
-#: Elements a browser shows as a block: each begins and ends a line. Any other element (`<em>`, `<a>`,
-#: `<span>`, an unknown `<foo>`) sits inside a line.
+#: Elements a browser shows as a block, of those GitHub's sanitizer keeps: each begins and ends a line.
+#: Any other element (`<em>`, `<a>`, `<span>`, an unknown `<foo>`, and `<center>`, `<section>`, ...,
+#: which the sanitizer takes off around their text) sits inside a line.
 _BLOCKS = frozenset({
-    "address", "article", "aside", "blockquote", "body", "caption", "center", "col", "colgroup", "dd", "details",
-    "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4",
-    "h5", "h6", "header", "hgroup", "hr", "html", "legend", "li", "main", "menu", "nav", "ol", "p", "search", "section",
-    "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"})
+    "blockquote", "body", "caption", "dd", "details", "div", "dl", "dt", "figcaption", "figure", "h1", "h2", "h3", "h4",
+    "h5", "h6", "hr", "html", "li", "ol", "p", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"})
+#: Of the `_HIDDEN` ones, those that end the line (a block of code); `<rp>` leaves nothing, the others a mark.
+_HIDDEN_BLOCKS = frozenset({"pre", "listing", "xmp", "plaintext"})
 #: Elements a paragraph or list item may stand in and still be read as it shows: any other around it
 #: (`<details>`, closed until opened; a heading, a cell, `<sub>`, `<del>`, `<kbd>`, `<rp>`, ...) makes it no command.
-_OPEN = frozenset({"html", "body", "div", "section", "article", "main", "center", "ul", "ol", "li", "p", "blockquote"})
-#: Shown where the line has no text of its own: an image, a task list's checkbox, `<q>`'s quote marks.
-_MARKS = frozenset({"q", "img", "input", "video", "audio", "object", "embed", "canvas", "meter", "progress", "button"})
+_OPEN = frozenset({"html", "body", "div", "ul", "ol", "li", "p", "blockquote", "section"})  # (footnotes' `<section>`)
+#: Shown where the line has no text of its own: an image, a task list's checkbox, `<q>`'s quote marks, a key.
+_MARKS = frozenset({"q", "kbd", "img", "input", "video", "audio", "object", "embed", "canvas", "meter", "progress", "button"})
 #: Elements whose own text (raw HTML's, between its blocks) is read by lines, as a paragraph's.
-_ANONYMOUS = frozenset({"body", "div", "section", "article", "main", "center"})
+_ANONYMOUS = frozenset({"body", "div"})
+#: What a browser shows as nothing (a zero-width space, joiners, a BOM), and the line and paragraph
+#: separators, which it shows as a space or nothing, never as a line break.
+_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
 _SEPARATORS = re.compile("[\u2028\u2029]")
-#: Whitespace and the invisible characters before a line's first word: a zero-width space, joiners, a BOM.
-_INVISIBLE = re.compile("^[\\s\u200b\u200c\u200d\u2060\ufeff]+")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SOURCEPOS = re.compile(r"(\d{1,9}):(\d{1,9})-(\d{1,9}):(\d{1,9})")
 
@@ -245,10 +247,15 @@ class _Page:
             if tag == "-text":
                 self._text(node.text_content or "", inside=node.parent.tag if node.parent is not None else "")
                 continue
-            if tag is None or tag.startswith(("-", "!", "#", "_")) or tag in _HIDDEN or (
-                    tag == "a" and "data-footnote-backref" in node.attributes):
-                continue  # a comment, a doctype, an element whose text nobody sees, a footnote's `↩`
+            if tag is None or tag.startswith(("-", "!", "#", "_")) or _backlink(node):
+                continue  # a comment, a doctype, a footnote's `↩`
             block = self.blocks[-1] if self.blocks else None
+            if tag in _HIDDEN:  # shown (a widget, a drawing, GitHub's unwrapped text), but not as a line's text
+                if tag in _HIDDEN_BLOCKS:
+                    self._end_line()
+                elif block is not None and tag != "rp":
+                    block.pieces.append(("mark", "", ""))
+                continue
             if tag == "code":
                 if block is not None:
                     text = node.text(deep=True)
@@ -284,13 +291,14 @@ class _Page:
                                (max(where[0], self.quotes[-1][0]), min(where[2], self.quotes[-1][1])))
             self.blocks.append(None)
             return True
+        outer = self.blocks[-1] if self.blocks else None
         if tag in _ANONYMOUS:  # its own text (raw HTML's) is read by lines too, never as a quote's lazy line
-            self.blocks.append(_Block(False, (0, 0) if self.quotes else None, []))
+            self.blocks.append(_Block(outer is not None and outer.first and outer.skip_first,
+                                      (0, 0) if self.quotes else None, []))
             return True
         if tag not in ("p", "li"):
             self.blocks.append(None)
             return True
-        outer = self.blocks[-1] if self.blocks else None
         # a paragraph that opens an item is on the item's first line
         skip_first = self._on_marker_row(where, tag) or (outer is not None and outer.first and outer.skip_first)
         quoted = None
@@ -315,11 +323,9 @@ class _Page:
         if block is None:
             return
         kind = "text" if inside in _OPEN else "inner"
-        # a line ends at a `<br>`, a block or a line separator; a browser's newline is a space
-        for number, part in enumerate(_SEPARATORS.split(text.replace("\n", " "))):
-            if number:
-                self._end_line()
-            block.pieces.append((kind, part, part))
+        # a line ends at a `<br>` or a block; a browser's newline is a space, what it shows as nothing is not there
+        text = _SEPARATORS.sub(" ", _INVISIBLE.sub("", text.replace("\n", " ")))
+        block.pieces.append((kind, text, text))
 
     def _end_line(self) -> None:
         block = self.blocks[-1] if self.blocks else None
@@ -331,14 +337,14 @@ class _Page:
         # item's paragraph below it may be on the marker's row)
         block.pieces = []
         block.first = first and (not visible if self.rows_known else all(piece[0] == "mark" for piece in visible))
-        line = _INVISIBLE.sub("", "".join(piece[1] for piece in pieces)).strip()
+        line = "".join(piece[1] for piece in pieces).strip()
         in_math = block.math
         block.math ^= line.count("$$") % 2 == 1
         if in_math or not visible or visible[0][0] != "text" or (first and block.skip_first):
             return
         if block.quoted is not None and not self._own_row(line, *block.quoted):
             return
-        self.lines.append((line, _INVISIBLE.sub("", "".join(piece[2] for piece in pieces)).strip()))
+        self.lines.append((line, "".join(piece[2] for piece in pieces).strip()))
 
     def _own_row(self, line: str, first: int, last: int) -> bool:
         """Whether a quoted block's line is a row of its own, typed without `>` (CommonMark's lazy
@@ -381,6 +387,20 @@ class _Page:
 _MARKERS = re.compile(r"(?:[ \t]*(?:[-+*]|\d{1,9}[.)])(?=[ \t]))*[ \t]*")
 #: An item's marker and a task list's box, on the row the item starts on.
 _ITEM_MARK = re.compile(r"^[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]+\[[ xX]\])?")
+
+
+def _backlink(node: LexborNode) -> bool:
+    """Whether an element is a footnote's back-link, as the renderer writes it at the end of the
+    footnote's last paragraph (`↩`, and the reference's number): nothing shown after it."""
+    if node.tag != "a" or "data-footnote-backref" not in node.attributes or not _BACKLINK.fullmatch(node.text()):
+        return False
+    after = node.next
+    while after is not None and after.tag == "-text" and not (after.text_content or "").strip():
+        after = after.next
+    return after is None
+
+
+_BACKLINK = re.compile("\u21a9\\d*")
 
 
 def _sourcepos(node: LexborNode) -> tuple[int, int, int, int] | None:

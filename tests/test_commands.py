@@ -219,6 +219,20 @@ def test_html_comments_and_pre_blocks_hide_commands(body: str, lines: list[str])
     "- x&#10;/dispatch rocm720",
     "$$\n/dispatch rocm720\n$$",  # a formula: GitHub's math
     "<q></q>/dispatch rocm720",  # after the quote marks `<q>` draws
+    # a second review of it (/tmp/review55)
+    "please run\u2028/dispatch rocm720",  # a line separator shows as a space or nothing
+    "- item&#x2028;/dispatch rocm720",
+    "\u200b![logo](x.png)/dispatch rocm720",  # a zero-width space is nothing: the image is first
+    "\u200b<q>note</q> /dispatch rocm720",
+    '<a data-footnote-backref href="#x">please run</a> /dispatch rocm720',  # not the renderer's back-link
+    '<a data-footnote-backref href="#x">\u21a9</a> /dispatch rocm720',
+    "<div>please run<center>/dispatch rocm720</center></div>",  # GitHub takes `<center>` off: one line
+    '<div align="center"><img src="x.png"><section>/dispatch rocm720</section></div>',
+    "<select><option>please run</option></select> /dispatch rocm720",  # a widget before it
+    "<math><mi>x</mi></math> /dispatch rocm720",
+    "<kbd></kbd> /dispatch rocm720",  # an empty key is drawn
+    "- <div>/dispatch rocm720</div>",  # a raw `<div>`'s text on the item's marker row
+    "[^1]: <div>/dispatch rocm720</div>\n\ntext[^1]",
     # a raw quote that writes the renderer's row attribute itself is still raw HTML's (not a quote's lazy line)
     '> x\n<blockquote data-sourcepos="1:1-5:20">\n\n/dispatch rocm720\n\n</blockquote>',
 ])
@@ -252,6 +266,7 @@ def test_what_the_rendered_comment_hides_or_shows_as_code_is_no_command(body: st
     "a\n\ufeff/dispatch rocm720",
     "text[^1]\n\n[^1]: note\n    /dispatch rocm720",  # a footnote's second line, its `↩` link aside
     "$$\nx\n$$\n/dispatch rocm720",  # after a formula
+    "<p>please run</p><section>/dispatch rocm720</section>",  # GitHub takes `<section>` off: after a paragraph
 ])
 def test_what_the_rendered_comment_shows_at_the_start_of_a_line_is_a_command(body: str) -> None:
     assert [c.line for c in parse_commands(body)] == ["/dispatch rocm720"]
@@ -260,8 +275,8 @@ def test_what_the_rendered_comment_shows_at_the_start_of_a_line_is_a_command(bod
 def test_what_the_page_hides_or_breaks_off_is_no_argument() -> None:
     (command,) = parse_commands("/dispatch rocm720<rp> sha=0123456789abcdef</rp>")  # `<rp>` is never shown
     assert (command.lane, command.sha, command.error) == ("rocm720", None, None)
-    (command,) = parse_commands("/dispatch rocm720\u2028more words")  # a line separator ends the line
-    assert (command.lane, command.jobs, command.error) == ("rocm720", (), None)
+    (command,) = parse_commands("/dispatch rocm720\u2028more words")  # a line separator is no line break
+    assert (command.lane, command.jobs, command.error) == ("rocm720", ("more", "words"), None)
 
 
 def test_a_raw_line_break_starts_a_line() -> None:
