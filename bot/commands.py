@@ -18,7 +18,6 @@ Pure: text in, commands out; and the text of `/fold help`.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import zip_longest
 from typing import Iterable
@@ -78,6 +77,8 @@ _ANONYMOUS = frozenset({"body", "div"})
 #: separators, which it shows as a space or nothing, never as a line break.
 _INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
 _SEPARATORS = re.compile("[\u2028\u2029]")
+#: What may make a row show other text than it holds (emphasis, code, an entity, an escape, a tag, ...).
+_MARKUP = re.compile(r"[*_`&<\\\[!~|$]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SOURCEPOS = re.compile(r"(\d{1,9}):(\d{1,9})-(\d{1,9}):(\d{1,9})")
 
@@ -220,6 +221,7 @@ class _Block:
     pieces: list[tuple[str, str, str]]
     first: bool = True
     math: bool = False  # inside a `$$` formula (GitHub's math): its lines are no commands
+    own: dict[str, list[int]] | None = None  # in a quote: its rows typed without `>`, by the line each shows
 
 
 class _Page:
@@ -233,8 +235,8 @@ class _Page:
         self.blocks: list[_Block | None] = []  # per open block element: its reading, or None (text not read)
         self.quotes: list[tuple[int, int]] = []  # per markdown quote around: the source rows all of them span
         self.closed = 0  # elements around that are not `_OPEN`
-        self._own: dict[str, list[int]] | None = None  # each row typed without `>` (as stripped): its numbers
-        self._claimed: dict[str, int] = {}  # per such text, the index past the rows already read
+        self._claimed: set[int] = set()  # the rows typed without `>` already read as a quoted block's line
+        self._shown: dict[str, str | None] = {}  # a row's text: the line it shows on its own
 
     def read(self, root: LexborNode) -> list[tuple[str, str]]:
         todo: list[tuple[LexborNode, bool]] = [(root, True)]  # (node, entering) ; leaving a block is pushed too
@@ -342,24 +344,45 @@ class _Page:
         block.math ^= line.count("$$") % 2 == 1
         if in_math or not visible or visible[0][0] != "text" or (first and block.skip_first):
             return
-        if block.quoted is not None and not self._own_row(line, *block.quoted):
+        if block.quoted is not None and not self._own_row(block, line):
             return
         self.lines.append((line, "".join(piece[2] for piece in pieces).strip()))
 
-    def _own_row(self, line: str, first: int, last: int) -> bool:
+    def _own_row(self, block: _Block, line: str) -> bool:
         """Whether a quoted block's line is a row of its own, typed without `>` (CommonMark's lazy
-        continuation): the first such row with the same text between `first` and `last` not read yet."""
-        if self._own is None:
-            self._own = {}
-            for number, row in enumerate(self.rows, 1):
+        continuation): the first such row of the block's that shows the same line and is not read yet."""
+        if block.own is None:
+            block.own = {}
+            first, last = block.quoted or (0, 0)
+            for number in range(max(first, 1), min(last, len(self.rows)) + 1):
+                row = self.rows[number - 1]
                 if not row[_MARKERS.match(row).end():].startswith(">"):
-                    self._own.setdefault(row.strip(), []).append(number)
-        numbers = self._own.get(line, [])
-        at = max(self._claimed.get(line, 0), bisect_left(numbers, first))
-        if at < len(numbers) and numbers[at] <= last:
-            self._claimed[line] = at + 1
-            return True
-        return False
+                    shown = self._shown_alone(row.strip())
+                    if shown is not None:
+                        block.own.setdefault(shown, []).append(number)
+        numbers = block.own.get(line, [])
+        while numbers and numbers[0] in self._claimed:
+            numbers.pop(0)
+        if not numbers:
+            return False
+        self._claimed.add(numbers.pop(0))
+        return True
+
+    def _shown_alone(self, text: str) -> str | None:
+        """The line a row's text shows by itself (`/dispatch x *now*` shows `/dispatch x now`), or None."""
+        if not _MARKUP.search(text):
+            return text
+        if text not in self._shown:
+            html = markdown_to_html_with_extensions(text, options=_RENDER, extensions=_GFM)
+            try:
+                _check_tags(html)
+            except Unreadable:
+                self._shown[text] = None
+                return None
+            page = LexborHTMLParser(html).body
+            lines = _Page([text], rows_known=False).read(page) if page is not None else []
+            self._shown[text] = lines[0][0] if len(lines) == 1 else None
+        return self._shown[text]
 
     def _at(self, where: tuple[int, int, int, int], char: bytes) -> bool:
         row = self._row_bytes(where[0])

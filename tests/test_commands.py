@@ -258,6 +258,8 @@ def test_what_the_rendered_comment_hides_or_shows_as_code_is_no_command(body: st
     "> /dispatch rocm720\n/dispatch rocm720\n> /dispatch rocm720",  # (the same text, quoted twice, typed once)
     "> quote\n> more\n/dispatch rocm720",
     "- > quote\n/dispatch rocm720",  # a quote in an item, continued lazily
+    "> quote\n/dispatch rocm720 <!-- note -->",  # a lazy line with markup is matched as it shows
+    "> quote\n/dispatch&#32;rocm720",
     # the text of raw HTML on a line of its own, after a block (no blank line needed)
     "<details><summary>log</summary>\nlots\n</details>\n/dispatch rocm720",
     '<p align="center"><img src="x.png"></p>\n/dispatch rocm720',
@@ -277,6 +279,16 @@ def test_what_the_page_hides_or_breaks_off_is_no_argument() -> None:
     assert (command.lane, command.sha, command.error) == ("rocm720", None, None)
     (command,) = parse_commands("/dispatch rocm720\u2028more words")  # a line separator is no line break
     assert (command.lane, command.jobs, command.error) == ("rocm720", ("more", "words"), None)
+
+
+def test_a_lazy_line_with_markup_is_read_as_it_shows() -> None:
+    (command,) = parse_commands("> can you run it?\n/dispatch rocm720 `stage-a-test-1-gpu-small-amd-rocm720`")
+    assert command.jobs == ("stage-a-test-1-gpu-small-amd-rocm720",)
+    (command,) = parse_commands("> can you run it?\n/dispatch rocm720 *now*")  # (an emphasised word, a job id)
+    assert (command.lane, command.jobs) == ("rocm720", ("now",))
+    # the quoted line that shows the same is not the typed one's twin: one command, not two
+    assert len(parse_commands("> /dispatch rocm720 *now*\n/dispatch rocm720 *now*")) == 1
+    assert parse_commands("> /dispatch rocm720 *now*\n> more") == []
 
 
 def test_a_raw_line_break_starts_a_line() -> None:
