@@ -56,7 +56,7 @@ _RENDER = (Options.CMARK_OPT_UNSAFE | Options.CMARK_OPT_FOOTNOTES | Options.CMAR
 #: Elements whose text a reader does not see as lines of the comment: code blocks, an inert `<template>`
 #: (its content is no child in the tree), drawings and formulas, a `<select>`'s options, `<rp>`. (Inline `<code>`
 #: is a line's argument, or makes it no command; a quote of raw HTML hides too.)
-_HIDDEN = frozenset({"rp", "pre", "listing", "xmp", "plaintext", "template", "script", "style", "textarea", "title",
+_HIDDEN = frozenset({"rp", "pre", "xmp", "plaintext", "template", "script", "style", "textarea", "title",
                      "iframe", "noembed", "noframes", "noscript", "svg", "math", "select", "option", "head"})
 #: Elements a browser shows as a block, of those GitHub's sanitizer keeps: each begins and ends a line.
 #: Any other element (`<em>`, `<a>`, `<span>`, an unknown `<foo>`, and `<center>`, `<section>`, ...,
@@ -65,10 +65,22 @@ _BLOCKS = frozenset({
     "blockquote", "body", "caption", "dd", "details", "div", "dl", "dt", "figcaption", "figure", "h1", "h2", "h3", "h4",
     "h5", "h6", "hr", "html", "li", "ol", "p", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"})
 #: Of the `_HIDDEN` ones, those that end the line (a block of code); `<rp>` leaves nothing, the others a mark.
-_HIDDEN_BLOCKS = frozenset({"pre", "listing", "xmp", "plaintext"})
+_HIDDEN_BLOCKS = frozenset({"pre", "xmp", "plaintext"})
 #: Elements a paragraph or list item may stand in and still be read as it shows: any other around it
 #: (`<details>`, closed until opened; a heading, a cell, `<sub>`, `<del>`, `<kbd>`, `<rp>`, ...) makes it no command.
-_OPEN = frozenset({"html", "body", "div", "ul", "ol", "li", "p", "blockquote", "section"})  # (footnotes' `<section>`)
+_OPEN = frozenset({"html", "body", "div", "ul", "ol", "li", "p", "blockquote"})  # (and footnotes' `<section>`)
+#: What GitHub's sanitizer keeps of a comment's HTML (and what its renderer writes): any other element it
+#: takes off around its text, which then runs on where the element stood; it is read as a mark there.
+_KEPT = frozenset({
+    "html", "body", "h1", "h2", "h3", "h4", "h5", "h6", "br", "b", "i", "strong", "em", "a", "pre", "code", "img", "tt",
+    "div", "ins", "del", "sup", "sub", "p", "ol", "ul", "table", "thead", "tbody", "tfoot", "blockquote", "dl", "dt",
+    "dd", "kbd", "q", "samp", "var", "hr", "ruby", "rt", "rp", "li", "tr", "td", "th", "s", "strike", "summary",
+    "details", "caption", "figure", "figcaption", "abbr", "bdo", "cite", "dfn", "mark", "small", "span", "time", "wbr",
+    "input", "picture", "source", "video"})
+#: The spaces a browser shows as space (or collapses), and no other: Python's `str.strip` also takes
+#: U+001C-U+001F, U+0085 and U+1680, which a browser shows as a box or a dash.
+_SPACES = " \t\n\r\f\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+_WORDS = re.compile(f"[^{_SPACES}]+")
 #: Shown where the line has no text of its own: an image, a task list's checkbox, `<q>`'s quote marks, a key.
 _MARKS = frozenset({"q", "kbd", "img", "input", "video", "audio", "object", "embed", "canvas", "meter", "progress", "button"})
 #: Elements whose own text (raw HTML's, between its blocks) is read by lines, as a paragraph's.
@@ -141,39 +153,56 @@ _FLAT = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "
 _FORMATTING = frozenset({"a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u"})
 _TAGS = re.compile(r"<(/?)([A-Za-z][^\t\n\f />]*)")
 #: A table's delimiter row (`|---|:-:|`), in a quote or not: its dashes' groups are the table's columns.
-_DELIMITER_ROW = re.compile(r"[ \t>]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
+_DELIMITER_CELL = re.compile(r"[ \t]*:?-+:?[ \t]*")
 
 
 def _check_tags(html: str) -> None:
     """Raise `Unreadable` for a comment whose page would take seconds to build (see `MAX_DEPTH`,
     `MAX_REBUILT`). The page's shape is estimated from its tags: start tags less those
     their end tags close (an end tag closes the open element of its name and all it holds; one of no
-    open element closes nothing). Text is escaped by the renderer, so every `<` followed by a letter
-    is a tag (or a comment's text: counted, on the safe side)."""
+    open element closes nothing), and at each start tag, the formatting elements that no end tag of
+    their own closed (HTML5 reopens them wherever an end tag took them off). Text is escaped by the
+    renderer, so every `<` followed by a letter is a tag (or a comment's text: counted, on the safe
+    side)."""
     stack: list[str] = []
     open_names: dict[str, int] = {}
-    deepest = rebuilt = formatting = 0
+    active: dict[str, int] = {}  # formatting elements not closed by their own end tag: each tag rebuilds them
+    deepest = rebuilt = reopened = 0
     for closing, name in _TAGS.findall(html):
         name = name.lower()
         if not closing:
-            rebuilt += 0 if name in _FORMATTING else formatting
+            rebuilt += reopened
+            if name in _FORMATTING:
+                active[name] = active.get(name, 0) + 1
+                reopened += 1
             if name in _FLAT:
                 continue
             stack.append(name)
             open_names[name] = open_names.get(name, 0) + 1
-            formatting += name in _FORMATTING
             deepest = max(deepest, len(stack))
-        elif open_names.get(name):
+            continue
+        if active.get(name):  # (another element's end tag takes it off the stack, not off this list)
+            active[name] -= 1
+            reopened -= 1
+        if open_names.get(name):
             while True:
                 top = stack.pop()
                 open_names[top] -= 1
-                formatting -= top in _FORMATTING
                 if top == name:
                     break
     if deepest > MAX_DEPTH:
         raise Unreadable(f"its elements nest {deepest} deep (at most {MAX_DEPTH})")
     if rebuilt > MAX_REBUILT:
         raise Unreadable(f"a browser would rebuild {rebuilt:,} of its elements (at most {MAX_REBUILT:,})")
+
+
+def _delimiter_width(row: str) -> int:
+    """The columns of a table's delimiter row (`|---|:-:|`, in a quote or not), or 0 for another row."""
+    core = row.lstrip(" \t>").rstrip(" \t")
+    if "-" not in core or core.strip("|:- \t"):
+        return 0
+    cells = core.removeprefix("|").removesuffix("|").split("|")
+    return len(cells) if all(_DELIMITER_CELL.fullmatch(cell) for cell in cells) else 0
 
 
 def _check_tables(body: str) -> None:
@@ -187,8 +216,7 @@ def _check_tables(body: str) -> None:
             width = 0
         elif width:
             cells += width
-        elif "-" in row and number and rows[number - 1].strip() and _DELIMITER_ROW.fullmatch(row):
-            width = len(re.findall(r":?-+:?", row))
+        elif number and rows[number - 1].strip() and (width := _delimiter_width(row)):
             cells += 2 * width
     if cells > MAX_CELLS:
         raise Unreadable(f"its tables hold {cells:,} cells (at most {MAX_CELLS:,})")
@@ -222,6 +250,7 @@ class _Block:
     first: bool = True
     math: bool = False  # inside a `$$` formula (GitHub's math): its lines are no commands
     own: dict[str, list[int]] | None = None  # in a quote: its rows typed without `>`, by the line each shows
+    shown: bool = False  # it has shown a line (of text or marks)
 
 
 class _Page:
@@ -239,15 +268,16 @@ class _Page:
         self._shown: dict[str, str | None] = {}  # a row's text: the line it shows on its own
 
     def read(self, root: LexborNode) -> list[tuple[str, str]]:
-        todo: list[tuple[LexborNode, bool]] = [(root, True)]  # (node, entering) ; leaving a block is pushed too
+        # (node, True) to enter it; (node, (a block?, open?)) to leave it
+        todo: list[tuple[LexborNode, bool | tuple[bool, bool]]] = [(root, True)]
         while todo:
             node, entering = todo.pop()
-            if not entering:
-                self._leave(node)
+            if entering is not True:
+                self._leave(node, *entering)
                 continue
             tag = node.tag
             if tag == "-text":
-                self._text(node.text_content or "", inside=node.parent.tag if node.parent is not None else "")
+                self._text(node.text_content or "")
                 continue
             if tag is None or tag.startswith(("-", "!", "#", "_")) or _backlink(node):
                 continue  # a comment, a doctype, a footnote's `↩`
@@ -258,7 +288,7 @@ class _Page:
                 elif block is not None and tag != "rp":
                     block.pieces.append(("mark", "", ""))
                 continue
-            if tag == "code":
+            if tag in ("code", "tt", "samp"):  # (drawn as code, even empty)
                 if block is not None:
                     text = node.text(deep=True)
                     block.pieces.append(("code", f"`{text}`", f" {text} "))
@@ -270,10 +300,16 @@ class _Page:
                 if block is not None:
                     block.pieces.append(("mark", "", ""))
                 continue
-            if tag in _BLOCKS and not self._enter(node, tag):
+            # GitHub takes it off (an `<li>` out of a list too): its text runs on, after what came before
+            unwrapped = (tag not in _KEPT and not _footnotes(node)) or (
+                tag == "li" and (node.parent is None or node.parent.tag not in ("ul", "ol")))
+            is_block, opens = tag in _BLOCKS and not unwrapped, _opens(node) and not unwrapped
+            if is_block and not self._enter(node, tag):
                 continue  # a quote of raw HTML: hidden
-            self.closed += tag not in _OPEN
-            todo.append((node, False))
+            if unwrapped and block is not None:
+                block.pieces.append(("mark", "", ""))
+            self.closed += not opens
+            todo.append((node, (is_block, opens)))
             children = list(node.iter(include_text=True))
             todo.extend((child, True) for child in reversed(children))
         return self.lines
@@ -309,22 +345,22 @@ class _Page:
         self.blocks.append(_Block(skip_first, quoted, []))
         return True
 
-    def _leave(self, node: LexborNode) -> None:
-        self.closed -= node.tag not in _OPEN
-        if node.tag not in _BLOCKS:
+    def _leave(self, node: LexborNode, is_block: bool, opens: bool) -> None:
+        self.closed -= not opens
+        if not is_block:
             return
         self._end_line()
-        self.blocks.pop()
+        inner = self.blocks.pop()
         if node.tag == "blockquote":
             self.quotes.pop()
-        if self.blocks and self.blocks[-1] is not None:
-            self.blocks[-1].first = False  # what the item holds after a nested block is a line of its own
+        if self.blocks and self.blocks[-1] is not None and inner is not None and inner.shown:
+            self.blocks[-1].first = False  # what the item holds after a nested block it showed is a line of its own
 
-    def _text(self, text: str, *, inside: str) -> None:
+    def _text(self, text: str) -> None:
         block = self.blocks[-1] if self.blocks else None
         if block is None:
             return
-        kind = "text" if inside in _OPEN else "inner"
+        kind = "inner" if self.closed else "text"  # (inside `<em>`, a link, `<sub>`, ...: formatted)
         # a line ends at a `<br>` or a block; a browser's newline is a space, what it shows as nothing is not there
         text = _SEPARATORS.sub(" ", _INVISIBLE.sub("", text.replace("\n", " ")))
         block.pieces.append((kind, text, text))
@@ -334,19 +370,20 @@ class _Page:
         if block is None:
             return
         pieces, first = block.pieces, block.first
-        visible = [piece for piece in pieces if piece[0] != "text" or piece[1].strip()]
+        visible = [piece for piece in pieces if piece[0] != "text" or piece[1].strip(_SPACES)]
         # an empty line is no first line; nor is a task list's box alone when the rows are not known (the
         # item's paragraph below it may be on the marker's row)
         block.pieces = []
+        block.shown = block.shown or bool(visible)
         block.first = first and (not visible if self.rows_known else all(piece[0] == "mark" for piece in visible))
-        line = "".join(piece[1] for piece in pieces).strip()
+        line = "".join(piece[1] for piece in pieces).strip(_SPACES)
         in_math = block.math
         block.math ^= line.count("$$") % 2 == 1
         if in_math or not visible or visible[0][0] != "text" or (first and block.skip_first):
             return
         if block.quoted is not None and not self._own_row(block, line):
             return
-        self.lines.append((line, "".join(piece[2] for piece in pieces).strip()))
+        self.lines.append((line, "".join(piece[2] for piece in pieces).strip(_SPACES)))
 
     def _own_row(self, block: _Block, line: str) -> bool:
         """Whether a quoted block's line is a row of its own, typed without `>` (CommonMark's lazy
@@ -392,15 +429,15 @@ class _Page:
         return not self.quotes or self.quotes[-1][0] <= where[0] and where[2] <= self.quotes[-1][1]
 
     def _on_marker_row(self, where: tuple[int, int, int, int] | None, tag: str) -> bool:
-        """Whether a paragraph or list item's first line is on a list marker's (or a footnote
-        label's) row: an item without its rows (raw HTML's `<li>`) is taken to be."""
+        """Whether a list item's or paragraph's first line is an item's first (on the marker's row or
+        the next: `-\\n  x` shows as `- x`) or after a footnote's label; a paragraph's, by what stands
+        before it on its row (other than indentation and quotes' `>`)."""
+        if tag == "li":
+            return True
         if where is None:
-            return tag == "li"
+            return False
         row = self._row_bytes(where[0])
-        if tag == "p":  # what stands before it on its row, other than indentation and quotes' `>`
-            return bool(row[:where[1] - 1].decode("utf-8", "replace").lstrip("\ufeff").replace(">", "").strip())
-        rest = row[where[1] - 1:].decode("utf-8", "replace")  # an item: its marker and what follows it
-        return bool(_ITEM_MARK.sub("", rest, count=1).strip())
+        return bool(row[:where[1] - 1].decode("utf-8", "replace").lstrip("\ufeff").replace(">", "").strip())
 
     def _row_bytes(self, number: int) -> bytes:
         return self.rows[number - 1].encode("utf-8", "surrogatepass") if 0 < number <= len(self.rows) else b""
@@ -408,19 +445,32 @@ class _Page:
 
 #: A list item's markers before a row's text (`- `, `1. `, nested): where a quote's `>` would stand.
 _MARKERS = re.compile(r"(?:[ \t]*(?:[-+*]|\d{1,9}[.)])(?=[ \t]))*[ \t]*")
-#: An item's marker and a task list's box, on the row the item starts on.
-_ITEM_MARK = re.compile(r"^[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]+\[[ xX]\])?")
 
 
 def _backlink(node: LexborNode) -> bool:
-    """Whether an element is a footnote's back-link, as the renderer writes it at the end of the
-    footnote's last paragraph (`↩`, and the reference's number): nothing shown after it."""
-    if node.tag != "a" or "data-footnote-backref" not in node.attributes or not _BACKLINK.fullmatch(node.text()):
-        return False
-    after = node.next
-    while after is not None and after.tag == "-text" and not (after.text_content or "").strip():
-        after = after.next
-    return after is None
+    """Whether an element is a footnote's back-link, as the renderer writes them at the end of the
+    footnote's last paragraph (`↩`, and the reference's number): in the paragraph itself, nothing but
+    other back-links after it."""
+    while True:
+        if (node.tag != "a" or "data-footnote-backref" not in node.attributes or node.parent is None
+                or node.parent.tag != "p" or not _BACKLINK.fullmatch(node.text())):
+            return False
+        after = node.next
+        while after is not None and after.tag == "-text" and not (after.text_content or "").strip():
+            after = after.next
+        if after is None:
+            return True
+        node = after
+
+
+def _footnotes(node: LexborNode) -> bool:
+    """Whether an element is the renderer's section of footnotes (GitHub keeps it)."""
+    return node.tag == "section" and "data-footnotes" in node.attributes
+
+
+def _opens(node: LexborNode) -> bool:
+    """Whether a paragraph, an item or text inside the element may still be read as plain (`_OPEN`)."""
+    return node.tag in _OPEN or _footnotes(node)
 
 
 _BACKLINK = re.compile("\u21a9\\d*")
@@ -445,7 +495,8 @@ def parse_commands(body: str) -> list[Command]:
     for line, text in lines:
         # an argument in inline code is the argument (`/fold approve `<id>``, as the report shows ids):
         # dropped, a named job would be no job (so: every skipped one), a named id the current one
-        head = text.split(maxsplit=1)[0] if text else ""
+        words = _WORDS.findall(text)
+        head = words[0] if words else ""
         if head == "/dispatch":
             commands.append(_dispatch(line, text))
         elif head == "/fold":
@@ -454,7 +505,7 @@ def parse_commands(body: str) -> list[Command]:
 
 
 def _dispatch(line: str, text: str) -> Command:
-    words = text.split()[1:]
+    words = _WORDS.findall(text)[1:]
     if not words:
         return Command("dispatch", line, error="name a lane: `/dispatch <lane> [<job-id> ...] [sha=<hex>]`")
     lane, *rest = words
@@ -480,7 +531,7 @@ def _dispatch(line: str, text: str) -> Command:
 
 
 def _fold(line: str, text: str) -> Command:
-    words = text.split()[1:]
+    words = _WORDS.findall(text)[1:]
     if not words or words[0] not in FOLD_SUBCOMMANDS:
         given = f"`{_quote(words[0])}` is not a `/fold` command" if words else "`/fold` needs a command"
         return Command("fold", line, subcommand=words[0] if words else None,

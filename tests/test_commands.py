@@ -233,6 +233,21 @@ def test_html_comments_and_pre_blocks_hide_commands(body: str, lines: list[str])
     "<kbd></kbd> /dispatch rocm720",  # an empty key is drawn
     "- <div>/dispatch rocm720</div>",  # a raw `<div>`'s text on the item's marker row
     "[^1]: <div>/dispatch rocm720</div>\n\ntext[^1]",
+    # a third (/tmp/review56)
+    "<div><sub><section>/dispatch rocm720</section></sub></div>",  # subscript, once `<section>` is off
+    "<div><del><section>/dispatch rocm720</section></del></div>",
+    "<ruby><section>/dispatch rocm720</section><rt>x</rt></ruby>",
+    "<div>please run<listing></listing>/dispatch rocm720</div>",  # GitHub takes `<listing>` off: one line
+    "please run<section></section>/dispatch rocm720",
+    "<div><li>please run</li>/dispatch rocm720</div>",
+    '<span><a data-footnote-backref href="#">\u21a9</a></span>/dispatch rocm720',
+    "-\n  /dispatch rocm720",  # shown as `- /dispatch rocm720`: the item's first line
+    "- <div></div>/dispatch rocm720",  # an empty block shows nothing: still the marker's row
+    "- <p></p>/dispatch rocm720",
+    "<tt></tt> /dispatch rocm720",  # an empty `<tt>` is drawn
+    "\u1680/dispatch rocm720",  # U+1680 is a dash, not a space
+    "&#x1c;/dispatch rocm720",
+    "/dispatch&#x85;rocm720",
     # a raw quote that writes the renderer's row attribute itself is still raw HTML's (not a quote's lazy line)
     '> x\n<blockquote data-sourcepos="1:1-5:20">\n\n/dispatch rocm720\n\n</blockquote>',
 ])
@@ -268,7 +283,6 @@ def test_what_the_rendered_comment_hides_or_shows_as_code_is_no_command(body: st
     "a\n\ufeff/dispatch rocm720",
     "text[^1]\n\n[^1]: note\n    /dispatch rocm720",  # a footnote's second line, its `↩` link aside
     "$$\nx\n$$\n/dispatch rocm720",  # after a formula
-    "<p>please run</p><section>/dispatch rocm720</section>",  # GitHub takes `<section>` off: after a paragraph
 ])
 def test_what_the_rendered_comment_shows_at_the_start_of_a_line_is_a_command(body: str) -> None:
     assert [c.line for c in parse_commands(body)] == ["/dispatch rocm720"]
@@ -289,6 +303,16 @@ def test_a_lazy_line_with_markup_is_read_as_it_shows() -> None:
     # the quoted line that shows the same is not the typed one's twin: one command, not two
     assert len(parse_commands("> /dispatch rocm720 *now*\n/dispatch rocm720 *now*")) == 1
     assert parse_commands("> /dispatch rocm720 *now*\n> more") == []
+
+
+def test_a_footnote_referenced_twice_has_two_back_links_and_no_argument_of_them() -> None:
+    (command,) = parse_commands("a[^1] b[^1]\n\n[^1]: note\n    /dispatch rocm720")
+    assert (command.lane, command.jobs, command.error) == ("rocm720", (), None)
+
+
+def test_a_table_row_of_spaces_is_read_at_once() -> None:
+    """(A delimiter row's pattern took 40 s on 65,000 spaces before a dash.)"""
+    assert [c.line for c in parse_commands("x\n" + " " * 65000 + "-x\n\n/fold help")] == ["/fold help"]
 
 
 def test_a_raw_line_break_starts_a_line() -> None:
@@ -316,10 +340,13 @@ def test_a_comment_nested_too_deep_to_read_is_answered_not_dropped() -> None:
 @pytest.mark.parametrize("body,error", [
     # 500 formatting elements left open, reopened in each of 15,000 paragraphs: 24 s and 6.6 GB to build
     ("".join(f"<b x={i}>" for i in range(500)) + "<p>a" * 7000 + "\n\n/dispatch rocm720",
-     "a browser would rebuild 3,500,500 of its elements (at most 50,000)"),
+     "a browser would rebuild 3,625,250 of its elements (at most 50,000)"),
     # GitHub's parser fills each row of a 1,000-column table: 500 rows are 3 s
     ("|" + "a|" * 1000 + "\n|" + "-|" * 1000 + "\n" + "x\n" * 500 + "\n/fold help",
      "its tables hold 502,000 cells (at most 50,000)"),
+    # formatting elements an end tag of another takes off the stack stay open: each `<b>` reopens the others
+    ("".join(f"<div><b x={i}></div>" for i in range(400)) + "\n\n/dispatch rocm720",
+     "a browser would rebuild 160,000 of its elements (at most 50,000)"),
 ])
 def test_a_comment_too_costly_to_build_is_answered_not_dropped(body: str, error: str) -> None:
     (command,) = parse_commands(body)
