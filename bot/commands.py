@@ -103,13 +103,14 @@ def command_lines(body: str) -> list[tuple[str, str]]:
     all, and the page is then built as a browser builds it (lexbor, an HTML5 tree builder: what a
     comment `<!-- -->`, an unfinished tag or a quoted value swallows is no text; an end tag out of
     scope closes nothing; a table's stray text goes before it). Then only the lines of paragraphs,
-    list items and raw HTML's own text count (a line ends at GitHub's `<br>` for a newline, a
-    block, a line separator), and not those inside code (fenced, indented or inline), a heading,
-    a table, `<details>`, `<pre>`, `<template>`, `<select>`, `<sub>`, ..., or a `$$` formula; not a
-    quote's, but a line typed after a quote without a `>` of its own (which CommonMark continues
-    the quote with) is the commenter's own; and not a list item's first line when it is on the
-    marker's row (`- /fold help` lists a command, it does not give one). Raises `Unreadable` for
-    a comment whose page would take seconds to build."""
+    list items and raw HTML's own text count (a line ends at GitHub's `<br>` for a newline, or at
+    a block), and not those inside code (fenced, indented or inline), a heading, a table,
+    `<details>`, `<pre>`, `<template>`, `<select>`, `<sub>`, ..., or a `$$` formula, nor a line
+    whose first shown thing is no plain text (an image, a widget, an element GitHub takes off); not
+    a quote's, but a line typed after a quote without a `>` of its own (which CommonMark continues
+    the quote with) is the commenter's own; and not a list item's first line (`- /fold help` lists
+    a command, it does not give one). Raises `Unreadable` for a comment whose page would take
+    seconds to build."""
     body = _SURROGATE.sub("\ufffd", body.replace("\r\n", "\n").replace("\r", "\n"))  # (JSON may hold one alone)
     _check_tables(body)
     html = markdown_to_html_with_extensions(body, options=_RENDER, extensions=_GFM)
