@@ -53,6 +53,7 @@ class Command:
 #: (`<br>`), as GitHub renders comments. Any other newline on the page (raw HTML's, `&#10;`) is a space.
 _RENDER = (Options.CMARK_OPT_UNSAFE | Options.CMARK_OPT_FOOTNOTES | Options.CMARK_OPT_GITHUB_PRE_LANG
            | Options.CMARK_OPT_HARDBREAKS)
+_GFM = ["table", "autolink", "tagfilter", "strikethrough", "tasklist"]  # as cmarkgfm's github_flavored_markdown_to_html
 #: Elements whose text a reader does not see as lines of the comment: code blocks, an inert `<template>`
 #: (its content is no child in the tree), drawings and formulas, a `<select>`'s options, `<rp>`. (Inline `<code>`
 #: is a line's argument, or makes it no command; a quote of raw HTML hides too.)
@@ -113,12 +114,8 @@ def command_lines(body: str) -> list[tuple[str, str]]:
     seconds to build."""
     body = _SURROGATE.sub("\ufffd", body.replace("\r\n", "\n").replace("\r", "\n"))  # (JSON may hold one alone)
     _check_tables(body)
-    html = markdown_to_html_with_extensions(body, options=_RENDER, extensions=_GFM)
-    _check_tags(html)
-    shown = LexborHTMLParser(html).body  # the page as GitHub shows it
-    # the same, each block with its source rows
-    placed = LexborHTMLParser(markdown_to_html_with_extensions(
-        body, options=_RENDER | Options.CMARK_OPT_SOURCEPOS, extensions=_GFM)).body
+    shown = _page(body)  # the page as GitHub shows it
+    placed = _page(body, sourcepos=True)  # the same, each block with its source rows
     if shown is None or placed is None:
         return []
     if _same_page(placed, shown):
@@ -153,7 +150,7 @@ _FLAT = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "
 #: HTML5's formatting elements: one left open is reopened in each block after it.
 _FORMATTING = frozenset({"a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u"})
 _TAGS = re.compile(r"<(/?)([A-Za-z][^\t\n\f />]*)")
-#: A table's delimiter row (`|---|:-:|`), in a quote or not: its dashes' groups are the table's columns.
+#: A cell of a table's delimiter row (`|---|:-:|`).
 _DELIMITER_CELL = re.compile(r"[ \t]*:?-+:?[ \t]*")
 
 
@@ -223,6 +220,15 @@ def _check_tables(body: str) -> None:
         raise Unreadable(f"its tables hold {cells:,} cells (at most {MAX_CELLS:,})")
 
 
+def _page(text: str, *, sourcepos: bool = False) -> LexborNode | None:
+    """The page GitHub renders `text` as (with each block's source rows, `sourcepos`), as a
+    browser builds it; `Unreadable` if that would take seconds (`_check_tags`)."""
+    html = markdown_to_html_with_extensions(
+        text, options=_RENDER | (Options.CMARK_OPT_SOURCEPOS if sourcepos else 0), extensions=_GFM)
+    _check_tags(html)
+    return LexborHTMLParser(html).body
+
+
 def _same_page(placed: LexborNode, shown: LexborNode) -> bool:
     """Whether the page with source rows has the elements and texts of the page GitHub shows, in
     the same order; if so, a `data-sourcepos` the comment wrote itself (on raw HTML, in both) is
@@ -236,16 +242,13 @@ def _same_page(placed: LexborNode, shown: LexborNode) -> bool:
     return True
 
 
-_GFM = ["table", "autolink", "tagfilter", "strikethrough", "tasklist"]  # as cmarkgfm's github_flavored_markdown_to_html
-
-
 @dataclass
 class _Block:
     """A paragraph or a list item being read: the pieces of its current line, as
     (kind, as written, as read); kind "text" (the block's own text), "inner" (text inside
     `<em>`, a link, ...), "code" (inline code) or "mark" (an image, a checkbox)."""
 
-    skip_first: bool  # its first line is on a list item's marker row (or a footnote's label)
+    skip_first: bool  # its first line is a list item's first (or after a footnote's label): not read
     quoted: tuple[int, int] | None  # in a quote: the source rows it spans, (0, 0) if not known (None: not quoted)
     pieces: list[tuple[str, str, str]]
     first: bool = True
@@ -339,7 +342,7 @@ class _Page:
             self.blocks.append(None)
             return True
         # a paragraph that opens an item is on the item's first line
-        skip_first = self._on_marker_row(where, tag) or (outer is not None and outer.first and outer.skip_first)
+        skip_first = self._skips_first_line(where, tag) or (outer is not None and outer.first and outer.skip_first)
         quoted = None
         if self.quotes:
             quoted = (where[0], where[2]) if where is not None and self._within_quotes(where) else (0, 0)
@@ -411,13 +414,10 @@ class _Page:
         if not _MARKUP.search(text):
             return text
         if text not in self._shown:
-            html = markdown_to_html_with_extensions(text, options=_RENDER, extensions=_GFM)
             try:
-                _check_tags(html)
+                page = _page(text)
             except Unreadable:
-                self._shown[text] = None
-                return None
-            page = LexborHTMLParser(html).body
+                page = None
             lines = _Page([text], rows_known=False).read(page) if page is not None else []
             self._shown[text] = lines[0][0] if len(lines) == 1 else None
         return self._shown[text]
@@ -429,7 +429,7 @@ class _Page:
     def _within_quotes(self, where: tuple[int, int, int, int]) -> bool:
         return not self.quotes or self.quotes[-1][0] <= where[0] and where[2] <= self.quotes[-1][1]
 
-    def _on_marker_row(self, where: tuple[int, int, int, int] | None, tag: str) -> bool:
+    def _skips_first_line(self, where: tuple[int, int, int, int] | None, tag: str) -> bool:
         """Whether a list item's or paragraph's first line is an item's first (on the marker's row or
         the next: `-\\n  x` shows as `- x`) or after a footnote's label; a paragraph's, by what stands
         before it on its row (other than indentation and quotes' `>`)."""
