@@ -25,7 +25,7 @@ import yaml
 
 from .config import RepoConfig
 from .workflow import (JobDef, StepDef, Workflow, WorkflowError, compose_workflow, directive, mapping_get,
-                       mapping_item, odd_lines, shard_entry)
+                       mapping_item, odd_lines, parse_workflow, shard_entry)
 
 
 class EditError(ValueError):
@@ -149,6 +149,16 @@ def last_line(node: yaml.Node, lines: list[str]) -> int:
             return node.end_mark.line
         return last_line(node.value[-1], lines)
     return node.end_mark.line
+
+
+def _keeps_blank_lines(node: yaml.Node, lines: list[str]) -> bool:
+    """Whether the node's text ends in a keep-chomping block scalar (`|+`, `>2+`): the blank lines
+    right after it are its value's. (Of a moved step: of the value of its last key but `if:` and
+    `timeout-minutes:`, which move up under its name.)"""
+    while isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and not node.flow_style and node.value:
+        node = node.value[-1][1] if isinstance(node, yaml.MappingNode) else node.value[-1]
+    return isinstance(node, yaml.ScalarNode) and node.style in ("|", ">") and \
+        "+" in lines[node.start_mark.line][node.start_mark.column:][:3]
 
 
 def _block_indent(lines: list[str], first: int, last: int) -> int:
@@ -439,7 +449,15 @@ def apply_change(workflow: Workflow, change: LaneChange, config: RepoConfig) -> 
         is_last = after.index == len(host.steps) - 1
         blank_between = end + 1 < len(sp.lines) and _is_blank(sp.lines[end + 1])
         count = len(sp.edits)
-        if is_last:
+        last_kept = [v for k, v in moving[-1].node.value if k.value not in ("if", "timeout-minutes")][-1:]
+        if blank_between and last_kept and _keeps_blank_lines(last_kept[0], sp.lines):
+            # the moved steps end in a `|+` block: a blank line after them would be its text. They go after
+            # the blank lines, right before what follows (or the file's end)
+            line = end + 1
+            while line < len(sp.lines) and _is_blank(sp.lines[line]):
+                line += 1
+            sp.insert_at_line(line, "".join(body))
+        elif is_last:
             sp.insert_at_line(end + 1, ("\n" if blank_between else "") + "".join(body))
         elif blank_between:
             sp.insert_at_line(end + 2, "".join(body) + "\n")
@@ -942,7 +960,13 @@ def verify_edit(workflow: Workflow, change: LaneChange, edit: FileEdit, config: 
         actual = _patched_data(workflow, edit)
     except WorkflowError as exc:
         raise VerificationError(f"the patched file does not parse: {exc}") from None
-    expected = _normalise(expected_data(workflow, change, config))
+    planned = workflow
+    if workflow.text and not workflow.text.endswith(tuple(_BREAKS)) and edit.after.endswith(("\n", "\r")):
+        # The file's last line had no line break, and now has one (a step put after it, or moved off it):
+        # a block scalar that ended the file (`run: |` + `pytest host`) reads with its final newline now, as
+        # it would have had the file ended as files do. The plan is the change to the file so ended.
+        planned = parse_workflow(workflow.text + ("\r\n" if workflow.crlf else "\n"), workflow.path)
+    expected = _normalise(expected_data(planned, change, config))
     actual = _normalise(_with_lists_parsed(edit.path, actual, change))
     diff = None if expected == actual else _first_difference(expected, actual)
     if diff:

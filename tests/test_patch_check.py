@@ -411,6 +411,63 @@ def test_a_moved_block_that_keeps_its_trailing_empty_lines_keeps_them(indicator)
     _fold_unit_into_host(text)
 
 
+UNIT = "  unit:\n    runs-on: linux-mi300-gpu-1\n    steps:\n      - name: Run unit\n"
+HOST = ("  host:\n    runs-on: linux-mi300-gpu-1\n    strategy:\n      matrix:\n        part: [0, 1]\n    steps:\n"
+        "      - name: Run tests\n")
+MOVED = "      - name: Run unit\n        if: matrix.part == 0 && (success() || failure())\n        timeout-minutes: 30\n"
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_run_block_that_ends_a_file_with_no_final_line_break_folds(newline) -> None:
+    """The file ends in a `run: |` block with no line break after its last line: YAML reads
+    `pytest unit`, no final newline. Moved (the suite's step) or followed by the moved step (the
+    host's), it reads `pytest unit\\n`, as the block of any file that ends in a line break does; the
+    fold was refused as differing from the plan. The plan is the file with its final line break.
+    Found by a fuzzer (412 of 21,693 layouts)."""
+    suite_last = "on: push\njobs:\n" + HOST + "        run: pytest host\n" + UNIT + "        run: |\n          pytest unit"
+    edit = _fold_unit_into_host(suite_last.replace("\n", newline))
+    assert edit.after == ("on: push\njobs:\n" + HOST + "        run: pytest host\n" + MOVED
+                          + "        run: |\n          pytest unit\n").replace("\n", newline)
+    host_last = "on: push\njobs:\n" + UNIT + "        run: pytest unit\n" + HOST + "        run: |\n          pytest host"
+    edit = _fold_unit_into_host(host_last.replace("\n", newline))
+    assert edit.after == ("on: push\njobs:\n" + HOST + "        run: |\n          pytest host\n" + MOVED
+                          + "        run: pytest unit\n").replace("\n", newline)
+    assert parse_workflow(edit.after, "w.yml").data["jobs"]["host"]["steps"][0]["run"] == "pytest host\n"
+
+
+def test_a_file_with_no_final_line_break_that_a_patch_leaves_so_is_checked_as_it_is() -> None:
+    """A patch that leaves the file's end alone is checked against the file as it is: a block
+    scalar ending it still reads without a final newline, and must."""
+    text = ("on: push\njobs:\n" + UNIT + "        run: pytest unit\n" + HOST + "        run: pytest host\n"
+            "  last:\n    runs-on: ubuntu-latest\n    steps:\n      - run: |\n          echo done")
+    edit = _fold_unit_into_host(text)
+    assert edit.after.endswith("      - run: |\n          echo done")
+    assert parse_workflow(edit.after, "w.yml").data["jobs"]["last"]["steps"][0]["run"] == "echo done"
+
+
+@pytest.mark.parametrize("blanks", [1, 2])
+@pytest.mark.parametrize("host_last", [True, False])
+@pytest.mark.parametrize("suite_ends_file", [True, False])
+def test_a_moved_keep_block_goes_where_no_blank_line_follows_it(blanks, host_last, suite_ends_file) -> None:
+    """The moved step ends in a `|+` block, and a blank line follows the host's last test step: put
+    before that blank line, the block took it as its text (`pytest unit\\n\\n`), and the fold was
+    refused as differing from the plan. It goes after the blank lines, right before what follows.
+    Found by a fuzzer (962 of 21,693 layouts held a keep block)."""
+    gap = "\n" * blanks
+    after_test = "" if host_last else "      - name: Upload logs\n        run: echo upload\n"
+    host = HOST + "        run: pytest host\n" + gap + after_test
+    unit = UNIT + "        run: |+\n          pytest unit\n        timeout-minutes: 9\n"
+    tail = "" if suite_ends_file else gap + "  post:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo\n"
+    text = "on: push\njobs:\n" + host + unit + tail
+    edit = _fold_unit_into_host(text)
+    moved = MOVED + "        run: |+\n          pytest unit\n"
+    # the blank lines stay before the moved step; right after it comes the host's next step, the next job (the
+    # blank lines before it went with the suite's job), or the file's end
+    assert edit.after == ("on: push\njobs:\n" + HOST + "        run: pytest host\n" + gap + moved + after_test
+                          + tail.lstrip("\n"))
+    assert parse_workflow(edit.after, "w.yml").data["jobs"]["host"]["steps"][1]["run"] == "pytest unit\n"
+
+
 @pytest.mark.parametrize("suite_gap,host_gap", [(3, 1), (1, 3), (3, 3), (2, 1)])
 def test_steps_written_with_more_spaces_after_the_dash_fold(suite_gap, host_gap) -> None:
     """`-   name: x` (the keys aligned past the dash): the moved step's own dash was left in its
