@@ -408,7 +408,17 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
     for job_id, log_runs in plan.reshard_candidates.items():
         if job_id in explained:
             continue  # its logs have a line of their own: why they could not be read
-        if job_id in plan.partial_logs:
+        if job_id in plan.misplaced_logs:
+            misplaced = plan.misplaced_logs[job_id]
+            out.append(Unmeasured(
+                job_id,
+                f"shard logs that are not their job's, by their header: {'; '.join(misplaced[:3])}"
+                + (f" (and {len(misplaced) - 3} more)" if len(misplaced) > 3 else "")
+                + "; those runs' logs are not used, so shard times stand in",
+                "give each job its own shard's log (`--logs JOB_ID=FILE`: the `id` of the job whose name carries "
+                "that shard); if they are the jobs' own logs, the test command's partition id is not the matrix's value",
+            ))
+        elif job_id in plan.partial_logs:
             out.append(Unmeasured(
                 job_id,
                 f"per-file times need every shard's log of a run; read {', '.join(plan.partial_logs[job_id])} shards' logs, "

@@ -204,6 +204,8 @@ class Plan:
     warnings: tuple[str, ...] = field(default=())
     overruns: tuple[str, ...] = ()  # matrices whose shards already ran into their timeout
     partial_logs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: matrices -> their shard logs whose header names another shard than their job's (not used)
+    misplaced_logs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # matrices whose shard count foldbot could change -> runs whose per-file logs it read for them
     reshard_candidates: dict[str, int] = field(default_factory=dict)
     #: Shard lists measured but not edited (a list passed to a reusable workflow as a string):
@@ -583,6 +585,7 @@ class Planner:
         self.findings: list[Finding] = []
         self.overruns: list[str] = []
         self.partial_logs: dict[str, list[str]] = {}  # job id -> "k of n" shard logs, per run
+        self.misplaced_logs: dict[str, list[str]] = {}  # job id -> its logs that are another shard's (`_run_log`)
         self.candidates: dict[str, int] = {}  # matrices looked at for a reshard -> runs read from logs
         self.by_hand: list[Finding] = []  # shard lists measured, with no change foldbot can make (`_passed_reshards`)
         self.lists: list[ListReshard] = []  # shard lists the times allow on fewer shards (`_passed_reshards`)
@@ -594,6 +597,7 @@ class Planner:
         reshards = self._reshards()
         return Plan(self.lane.path, tuple(folds), tuple(reshards), tuple(self.findings),
                     overruns=tuple(self.overruns), partial_logs={k: tuple(v) for k, v in self.partial_logs.items()},
+                    misplaced_logs={k: tuple(v) for k, v in self.misplaced_logs.items()},
                     reshard_candidates=dict(self.candidates), by_hand=tuple(self.by_hand), lists=tuple(self.lists))
 
     # fold ------------------------------------------------------------------------------------
@@ -966,7 +970,7 @@ class Planner:
         # evaluated as the search below asks for them.
         predictors: list[Callable[[int], float]] = []
         for shards in full_runs:
-            merged = self._run_log(job, shards)
+            merged = self._run_log(job, shards, key, values)
             if merged is not None:
                 log_runs += 1
                 longest = ShardPredictor(merged).longest
@@ -997,11 +1001,15 @@ class Planner:
             self.overruns.append(job.id)
             return None
         if best is None:
-            self.findings.append(Finding(
-                job.id,
-                f"{n} shards are needed: {n - 1} would run {p90_at(n - 1) / 60:.0f} min at p90 "
-                f"(limit {limit / 60:.0f} min = {self.config.reshard_safety:.0%} of {limit_minutes:.0f}; {estimate})",
-            ))
+            bound = f"limit {limit / 60:.0f} min = {self.config.reshard_safety:.0%} of {limit_minutes:.0f}; {estimate}"
+            if p90_at(n) <= limit:
+                reason = f"{n} shards are needed: {n - 1} would run {p90_at(n - 1) / 60:.0f} min at p90 ({bound})"
+            else:  # not even today's count is within the limit: "needed" would mislead
+                needed = next((k for k in range(n + 1, 3 * n + 1) if p90_at(k) <= limit), None)
+                reason = (f"no fewer shards: today's {n} already run {p90_at(n) / 60:.0f} min at p90 ({bound}); "
+                          + (f"about {needed} would keep the longest within the limit" if needed else
+                             f"no count up to {3 * n} keeps the longest within it: a test file may take longer alone"))
+            self.findings.append(Finding(job.id, reason))
             return None
         setup_median = stats.setup.median
         longest_now = median(max(j.step_seconds(step.name) or j.test_seconds for j in shards) for shards in full_runs)
@@ -1122,14 +1130,19 @@ class Planner:
                                           wall_after_s=max(rest, *(longest for _, longest in trimmed)),
                                           labels=stats.labels))
 
-    def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...]) -> ShardLog | None:
+    def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...], key: str, values: list[Any]) -> ShardLog | None:
         """The per-file times of one run of a matrix, when its logs tell the whole suite:
         every shard's log read (each lists only its own files), or one that lists the
-        suite's plan; and no shard cut off mid-file. None otherwise (shard times then)."""
-        logs = [self.logs[j.api_id] for j in shards if j.api_id in self.logs]
+        suite's plan; no shard cut off mid-file; and each log its own shard's, as far as its
+        header (`partition: 2/14 (0-based id=1)`) says. None otherwise (shard times then)."""
+        logs = [(j, self.logs[j.api_id]) for j in shards if j.api_id in self.logs]
         if not logs:
             return None
-        merged = merge_logs(logs)
+        misplaced = _misplaced(logs, len(shards), key, values)
+        if misplaced:  # (one shard's files twice, another's not at all: every time of the run would be wrong)
+            self.misplaced_logs.setdefault(job.id, []).extend(misplaced)
+            return None
+        merged = merge_logs([log for _, log in logs])
         if not merged.usable or merged.unfinished:
             return None
         if merged.scope == "shard" and len(logs) < len(shards):
@@ -1147,6 +1160,29 @@ class Planner:
         return (f"already overruns: in {len(over)} of {_runs(len(hit))} a shard ran into the "
                 f"{limit_minutes:.0f}-min timeout of `{step.name}` (longest {max(over) / 60:.0f} min); "
                 f"it needs more shards or a longer timeout, not fewer")
+
+
+def _misplaced(logs: list[tuple[JobTiming, ShardLog]], n: int, key: str, values: list[Any]) -> list[str]:
+    """The logs of one run's shards whose header says they are another shard's: of a run on
+    another count, the same shard's as another job's, or (when the matrix's values are the shard
+    ids, `part: [0, 1, ...]`) not their job's value. A log with no header is taken as given."""
+    ids = [str(value) for value in values] == [str(i) for i in range(n)]
+    out: list[str] = []
+    seen: dict[int, int] = {}
+    for job, log in logs:
+        if log.shard is None:
+            continue
+        index, count = log.shard
+        value = job.ref.value(key)
+        header = f"`{index + 1}/{count} (0-based id={index})`"
+        if count != n:
+            out.append(f"job {job.api_id}'s log is of a run on {count} shards (its header: {header}), not {n}")
+        elif ids and value is not None and value != str(index):
+            out.append(f"job {job.api_id} (`{key}: {value}`) has the log of shard {index} (its header: {header})")
+        elif index in seen:
+            out.append(f"jobs {seen[index]} and {job.api_id} have logs of one shard (their header: {header})")
+        seen.setdefault(index, job.api_id)
+    return out
 
 
 def _some(job_ids: list[str], shown: int = 3) -> str:

@@ -190,3 +190,61 @@ def test_without_logs_the_shard_times_give_less_and_the_report_says_why(runs: di
     assert small.estimate == "shard times" and small.to_count > 6
     unmeasured = {u["subject"]: u["reason"] for u in to_json(analysis)["unmeasured"]}
     assert unmeasured[SMALL + "-rocm720"].startswith("no per-file test times read from its logs")
+
+
+def _small_shards(bundle: dict[str, Any]) -> dict[int, int]:
+    """The 1-GPU small matrix's jobs of a run: shard (its name's last value) -> API job id."""
+    return {int(j["name"].rsplit(", ", 1)[1].rstrip(")")): j["id"] for j in bundle["jobs"]
+            if j["name"].startswith(SMALL + "-rocm720 (")}
+
+
+@pytest.mark.parametrize("slip", ["copied", "swapped", "other_count"])
+def test_a_log_given_for_another_shards_job_is_not_used_and_the_report_says_so(runs: dict[str, Any], slip: str) -> None:
+    """A `--logs JOB_ID=FILE` slip: shard 0's log given for shard 1's job too, or two shards'
+    logs swapped, or a log of a run on another shard count. Each log's header says which shard
+    it is of (`partition: 1/14 (0-based id=0)`) and was not checked: a copied log counted shard
+    0's files twice (14 -> 6 became "14 shards are needed: 13 would run 52 min") and a swapped
+    pair went unseen. The run's logs are not used (its shard times stand in), and the report
+    names the jobs and the header."""
+    bundles, logs = runs["rocm720"]
+    given = {k: parse_log(v) for k, v in logs.items()}
+    bundle = bundles[-1]
+    shards = _small_shards(bundle)
+    if slip == "copied":
+        given[shards[1]] = given[shards[0]]
+        expected = f"job {shards[1]} (`part: 1`) has the log of shard 0 (its header: `1/14 (0-based id=0)`)"
+    elif slip == "swapped":
+        given[shards[1]], given[shards[2]] = given[shards[2]], given[shards[1]]
+        expected = (f"job {shards[1]} (`part: 1`) has the log of shard 2 (its header: `3/14 (0-based id=2)`); "
+                    f"job {shards[2]} (`part: 2`) has the log of shard 1 (its header: `2/14 (0-based id=1)`)")
+    else:
+        given[shards[3]] = parse_log(logs[shards[3]].replace("partition: 4/14 (0-based id=3)",
+                                                             "partition: 4/15 (0-based id=3)"))
+        assert given[shards[3]].shard == (3, 15)
+        expected = f"job {shards[3]}'s log is of a run on 15 shards (its header: `4/15 (0-based id=3)`), not 14"
+    analysis = analyze(_files(), bundles, RepoConfig(), given)
+    small = next(r for r in analysis.plan.reshards if r.job == SMALL + "-rocm720")
+    # as if that run's logs were not given: its shard times stand in; the other runs' logs still count
+    without = analyze(_files(), bundles, RepoConfig(), {k: v for k, v in given.items() if k not in shards.values()})
+    alike = next(r for r in without.plan.reshards if r.job == SMALL + "-rocm720")
+    assert (small.to_count, small.log_runs, small.predicted_longest_p90_s) == \
+        (alike.to_count, len(bundles) - 1, alike.predicted_longest_p90_s)
+    unmeasured = {u["subject"]: u for u in to_json(analysis)["unmeasured"]}
+    assert unmeasured[SMALL + "-rocm720"] == {
+        "subject": SMALL + "-rocm720",
+        "reason": f"shard logs that are not their job's, by their header: {expected}; those runs' logs are not used, "
+                  "so shard times stand in",
+        "fix": "give each job its own shard's log (`--logs JOB_ID=FILE`: the `id` of the job whose name carries that "
+               "shard); if they are the jobs' own logs, the test command's partition id is not the matrix's value"}
+
+
+def test_a_matrix_no_count_keeps_within_the_limit_is_not_said_to_need_its_count(runs: dict[str, Any]) -> None:
+    """With `reshard: {safety: 0.3}` (22 of the 75-min step) even today's 14 shards run 26 min at
+    p90: one test file (`test_torch_compile_moe.py`, ~23 min) is longer than the limit alone. The
+    finding said "14 shards are needed: 13 would run 26 min", read as "14 is the fewest that fits"."""
+    bundles, logs = runs["rocm720"]
+    analysis = analyze(_files(), bundles, RepoConfig(reshard_safety=0.3), {k: parse_log(v) for k, v in logs.items()})
+    assert [f.reason for f in analysis.plan.findings if f.job == SMALL + "-rocm720"] == [
+        "no fewer shards: today's 14 already run 26 min at p90 (limit 22 min = 30% of 75; per-file logs); no count "
+        "up to 42 keeps the longest within it: a test file may take longer alone"]
+    assert not [r for r in analysis.plan.reshards if r.job == SMALL + "-rocm720"]
