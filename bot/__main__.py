@@ -359,7 +359,10 @@ def cmd_comment(args: argparse.Namespace) -> int:
     if MARKER not in body:
         body = f"{MARKER}\n{body}"
 
-    written = _with_github(args.repo, lambda api: upsert_comment(api, args.pr, body, args.login))
+    async def post(api: Any) -> Any:  # foldbot's comment is the token's own: its account, unless told
+        return await upsert_comment(api, args.pr, body, args.login or await api.gh.pool.bot_login())
+
+    written = _with_github(args.repo, post)
     print(f"{written.action} the report comment on #{args.pr}: {written.url or written.number}")
     return 0
 
@@ -436,8 +439,9 @@ def build_parser() -> argparse.ArgumentParser:
     pc.add_argument("--repo", required=True, metavar="OWNER/NAME")
     pc.add_argument("--pr", required=True, type=int, metavar="NUMBER")
     pc.add_argument("--body-file", required=True, metavar="FILE", help="the report (markdown), e.g. from foldbot analyze")
-    pc.add_argument("--login", default="github-actions[bot]",
-                    help="whose comment is foldbot's (the token's user; default github-actions[bot], GITHUB_TOKEN's)")
+    pc.add_argument("--login", help="whose comment is foldbot's (default: the token's own account, as GitHub names "
+                                    "it: github-actions[bot] for a job's GITHUB_TOKEN, <app-slug>[bot] for an App's, "
+                                    "the user's for a personal token)")
     pc.set_defaults(func=cmd_comment)
     c = sub.add_parser("config", help="check the repository's .github/foldbot.yml")
     check = c.add_subparsers(dest="action", required=True).add_parser(

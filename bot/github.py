@@ -440,8 +440,8 @@ class GitHubPool:
 
     async def check_credentials(self) -> str | None:
         """None when GitHub accepts foldbot's credentials (`GET /app` with the App's JWT,
-        `GET /user` with a token), else why not, in words for `/health` and the log."""
-        what = "GET /app with the App's JWT" if self.credentials.is_app else "GET /user with GITHUB_TOKEN"
+        the token's `viewer`), else why not, in words for `/health` and the log."""
+        what = "GET /app with the App's JWT" if self.credentials.is_app else "GraphQL `viewer` with GITHUB_TOKEN"
         api = self._api("credentials")  # a client (and ETag cache) of its own: later calls are counted as before
         try:
             if self.credentials.is_app:
@@ -451,7 +451,7 @@ class GitHubPool:
                     return f"the App's private key cannot sign a JWT: {type(exc).__name__}: {exc}"
                 str((await api.getitem("/app", jwt=token))["slug"])
             else:
-                str((await api.getitem("/user", oauth_token=self.credentials.personal_token))["login"])
+                await self._token_login(api)
         except HTTPException as exc:
             return f"{what} answered {int(exc.status_code)} {str(exc)[:200]}".rstrip()
         except GitHubError as exc:
@@ -538,9 +538,29 @@ class GitHubPool:
                 app = await api.getitem("/app", jwt=self.credentials.jwt())
                 self._login = f"{app['slug']}[bot]"
             else:
-                user = await api.getitem("/user", oauth_token=self.credentials.personal_token)
-                self._login = str(user["login"])
+                self._login = await self._token_login(api)
         return self._login
+
+    @property
+    def graphql_url(self) -> str:
+        """GitHub's GraphQL endpoint beside its REST API: `https://api.github.com/graphql`;
+        GitHub Enterprise's `https://HOST/api/graphql` beside `https://HOST/api/v3`."""
+        base = self.base_url
+        return (base[: -len("/v3")] if base.endswith("/api/v3") else base) + "/graphql"
+
+    async def _token_login(self, api: RetryingGitHubAPI) -> str:
+        """The account the token acts as: GraphQL's `viewer`, which answers a personal token (its
+        user) and an installation token alike (`<app-slug>[bot]`: the job's GITHUB_TOKEN is
+        `github-actions[bot]`), where REST's `GET /user` refuses the latter."""
+        url = self.graphql_url
+        answer = await api.post(url, data={"query": "query { viewer { login } }"},
+                                oauth_token=self.credentials.personal_token)
+        data = answer.get("data") if isinstance(answer, dict) else None
+        login = data.get("viewer", {}).get("login") if isinstance(data, dict) and isinstance(data.get("viewer"), dict) else None
+        if not isinstance(login, str) or not login:
+            errors = answer.get("errors") if isinstance(answer, dict) else None
+            raise GitHubError(200, f"no viewer login in the answer: {str(errors or answer)[:200]}", "POST", url)
+        return login
 
 
 class GitHub:

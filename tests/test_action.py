@@ -15,10 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.fakegithub import FakeGitHub
-from tests.harness import current_world
+from tests.harness import INSTALLATION, current_world
 from tests.paths import ROOT
 
 TOKEN = "ghs_" + "a" * 36
@@ -130,6 +131,40 @@ async def test_the_action_writes_the_summary_and_one_comment(fake_github: FakeGi
         assert out.startswith(f"{expected} the report comment on #{pull.number}: ")
     comments = fake_github.comments_on(world.repo, pull.number)
     assert [(c.user, c.body) for c in comments] == [("github-actions[bot]", summary)]
+
+
+@pytest.mark.parametrize("kind", ["personal", "app"])
+async def test_the_action_with_another_token_edits_its_one_comment(fake_github: FakeGitHub, tmp_path: Path,
+                                                                   kind: str) -> None:
+    """The `token` input set to a personal token, or to another App's installation token: the
+    comment was looked for as `github-actions[bot]`'s, so each run posted one more. foldbot's
+    comment is the token's own account's (GraphQL `viewer`: REST `GET /user` refuses an App's token)."""
+    world, _ = current_world(fake_github)
+    if kind == "personal":
+        token, login = "ghp_" + "b" * 36, "ci-maintainer"
+        fake_github.add_personal_token(token, login)
+    else:
+        token, login = fake_github.installation_token(INSTALLATION), fake_github.bot.login
+    pull = fake_github.add_pull(world.repo, 78, head_ref="main")
+    report = tmp_path / "report.md"
+    runner = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "GITHUB_API_URL": fake_github.base_url,
+              "RUNNER_TEMP": str(tmp_path), "GITHUB_STEP_SUMMARY": str(tmp_path / "s"), "GITHUB_OUTPUT": str(tmp_path / "o")}
+    data = action()
+    comment = step(data, "Comment on the pull request")
+    comment = {**comment, "run": comment["run"].replace("foldbot comment", f"{sys.executable} -m bot comment")}
+    context: dict[str, Any] = {
+        "inputs": {**{k: v.get("default", "") for k, v in data["inputs"].items()}, "comment": "true", "token": token},
+        "github": {"repository": "sgl-project/sglang", "token": TOKEN,
+                   "event": {"workflow_run": {"path": LANE, "pull_requests": [{"number": pull.number}]}}},
+        "steps": {"analyze": {"outputs": {"report": str(report)}}},
+    }
+    for run, expected in ((1, "created"), (2, "updated")):
+        report.write_text(f"<!-- foldbot:report -->\nrun {run}\n")
+        code, out, err = await run_step(comment, context, runner)
+        assert code == 0, err
+        assert out.startswith(f"{expected} the report comment on #{pull.number}: ")
+    assert [(c.user, c.body) for c in fake_github.comments_on(world.repo, pull.number)] == [
+        (login, "<!-- foldbot:report -->\nrun 2\n")]
 
 
 async def test_the_action_without_a_pull_request_or_a_workflow(fake_github: FakeGitHub, tmp_path: Path) -> None:

@@ -185,7 +185,7 @@ async def test_health_is_degraded_for_a_token_github_refuses(fake_github: FakeGi
     bot, runner = await _start(config, None)
     try:
         status, health = await _health(bot)
-        assert status == 503 and health["reason"].startswith("GET /user with GITHUB_TOKEN answered 401")
+        assert status == 503 and health["reason"].startswith("GraphQL `viewer` with GITHUB_TOKEN answered 401")
         assert "ghp_not-a-token" not in json.dumps(health)
     finally:
         await bot.session.close()
@@ -200,7 +200,7 @@ async def test_health_is_ok_with_a_token_github_accepts(fake_github: FakeGitHub)
         assert await _health(bot) == (200, {"ok": True, "status": "ok", "version": bot.app[STATE].metrics and
                                             (await _health(bot))[1]["version"], "queue_depth": 0, "accepting": True,
                                             "rate_limited": [], "rate_limited_clients": 0})
-        assert fake_github.count("GET", r"^/user$") >= 1
+        assert fake_github.count("POST", r"^/graphql$") >= 1
     finally:
         await bot.session.close()
         await runner.cleanup()

@@ -116,6 +116,21 @@ def authenticated_user(call: Call) -> Reply:
     return Reply(200, call.fake.render.user(call.principal.login))
 
 
+#: The one GraphQL query the fake answers (whitespace aside): whose a token is.
+VIEWER_LOGIN = "query { viewer { login } }"
+
+
+def graphql(call: Call) -> Reply:
+    """`POST /graphql`: of GitHub's GraphQL API, the `viewer`'s login. It answers any token: a
+    personal token's user, an installation token's `<app-slug>[bot]` (as the job's GITHUB_TOKEN
+    answers `github-actions[bot]`), where REST's `GET /user` refuses the latter. A query that does
+    not parse, as GitHub answers it, is a 200 with `errors`; the fake parses no other query."""
+    query = call.json(required=True).get("query")
+    if not isinstance(query, str) or " ".join(query.replace("{", " { ").replace("}", " } ").split()) != VIEWER_LOGIN:
+        return Reply(200, {"errors": [{"message": "the fake GitHub answers only `query { viewer { login } }`"}]})
+    return Reply(200, {"data": {"viewer": {"login": call.principal.login}}})
+
+
 def rate_limit(call: Call) -> Reply:
     bucket = call.fake.rate_limits.bucket(call.principal.rate_key)
     body = template("rate-limit.get.200")
@@ -142,6 +157,7 @@ ROUTES = [
     Route("GET", "/installation", get_repo_installation, auth="app"),
     Route("GET", "/installation/repositories", installation_repositories, repo=False),
     Route("GET", "/user", authenticated_user, repo=False),
+    Route("POST", "/graphql", graphql, repo=False),
     Route(
         "GET", "/rate_limit", rate_limit, auth="any", repo=False, counts_against_rate_limit=False
     ),
