@@ -47,16 +47,28 @@ def lane_files(root: Path, config: RepoConfig, also: Sequence[str] = ()) -> dict
             if not (root / extra).is_file():
                 raise CliError(f"{root}: the runs are of {extra}, which is not in this repo root")
             chosen.append(extra)
-    # As bytes: `read_text` would turn a Windows-written file's CRLF into LF, and the patch made of
-    # that text would not apply to the file in the checkout.
-    return {p: (root / p).read_bytes().decode("utf-8") for p in chosen}
+    return {p: read_text(root / p) for p in chosen}
+
+
+def read_text(path: Path, errors: str = "strict") -> str:
+    """A file the user named, as UTF-8 text (as bytes first: `read_text` would turn a Windows-written
+    file's CRLF into LF, and a patch made of that text would not apply to the file). What stops it is
+    one CLI error line: no such file, a directory, no permission, not UTF-8."""
+    try:
+        return path.read_bytes().decode("utf-8", errors)
+    except FileNotFoundError:
+        raise CliError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CliError(f"{path}: a directory, not a file") from None
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
+    except OSError as exc:
+        raise CliError(f"{path}: cannot be read: {exc.strerror or exc}") from None
 
 
 def _load_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CliError(f"{path}: no such file") from None
+        return json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise CliError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
 
@@ -72,10 +84,7 @@ def _parse_logs(specs: Sequence[str], bundles: Sequence[Any] = ()) -> tuple[dict
         job_id, sep, file = spec.partition("=")
         if not sep or not job_id.strip().isdigit() or not file:
             raise CliError(f"--logs takes JOB_ID=FILE with a numeric job id, not {spec!r}")
-        try:
-            text = Path(file).read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
-            raise CliError(f"{file}: no such file") from None
+        text = read_text(Path(file), errors="replace")  # (a log's odd bytes are no reason to refuse its times)
         try:
             log = parse_log(text)
         except LogError as exc:
@@ -169,8 +178,17 @@ def _from_fetched(out: Path, workflow: str | None) -> tuple[Path, list[Path], li
             raise CliError(f"{out}: no runs of {path}; fetched: {', '.join(sorted(runs))}")
     else:
         path = max(runs, key=lambda p: _load_json(out / runs[p][-1])["workflow_run"].get("created_at") or "")
-    specs = [f"{job_id}={out / file}" for job_id, file in manifest.get("logs", {}).items()]
-    return out / "repo", [out / r for r in runs[path]], specs
+    bundles = [out / r for r in runs[path]]
+    # the logs of this workflow's jobs: a fetch of several lanes holds the others' too, which are not missing here
+    jobs = {str(job.get("id")) for bundle in bundles for job in _jobs_of(_load_json(bundle)) if isinstance(job, dict)}
+    specs = [f"{job_id}={out / file}" for job_id, file in manifest.get("logs", {}).items() if str(job_id) in jobs]
+    return out / "repo", bundles, specs
+
+
+def _jobs_of(bundle: Any) -> list[Any]:
+    """A run bundle's jobs, or none when it has no list of them (the analysis says what is wrong)."""
+    jobs = bundle.get("jobs") if isinstance(bundle, dict) else None
+    return jobs if isinstance(jobs, list) else []
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
@@ -202,7 +220,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if not args.run and not args.logs:
         log_specs = [f"{p.stem}={p}" for p in sorted((example_root() / "logs").glob("*.log"))]
     config_file = root / CONFIG_PATH
-    config = parse_config(config_file.read_text(encoding="utf-8") if config_file.is_file() else None)
+    config = parse_config(read_text(config_file) if config_file.is_file() else None)
+    patch_out = Path(args.patch_out) if args.patch_out else None
+    if patch_out is not None and not patch_out.parent.is_dir():  # said now, not after the analysis
+        raise CliError(f"--patch-out {patch_out}: no directory {patch_out.parent}")
     bundles = [_load_json(p) for p in run_paths]
     for path, bundle in zip(run_paths, bundles):
         if not isinstance(bundle, dict):
@@ -224,12 +245,15 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     checks = None
     if analysis.patch and not args.no_checks:
         checks = check_patch(analysis.patch, analysis.edits, files).summary()
-    if args.patch_out:
-        Path(args.patch_out).write_bytes(analysis.patch.encode("utf-8"))
     if args.format == "json":
         print(json.dumps(to_json(analysis, checks), indent=2))
     else:
         print(to_markdown(analysis, checks=checks), end="")
+    if patch_out is not None:  # after the report: a file that cannot be written does not lose it
+        try:
+            patch_out.write_bytes(analysis.patch.encode("utf-8"))
+        except OSError as exc:
+            raise CliError(f"--patch-out {patch_out}: cannot be written: {exc.strerror or exc}") from None
     return 0
 
 
@@ -352,10 +376,7 @@ def cmd_comment(args: argparse.Namespace) -> int:
 
     if args.pr < 1:
         raise CliError(f"--pr takes a pull request number, not {args.pr}")
-    try:
-        body = Path(args.body_file).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CliError(f"{args.body_file}: no such file") from None
+    body = read_text(Path(args.body_file)).replace("\r\n", "\n")
     if MARKER not in body:
         body = f"{MARKER}\n{body}"
 
@@ -376,7 +397,7 @@ def cmd_config_check(args: argparse.Namespace) -> int:
     if not root.is_dir():
         raise CliError(f"{root}: not a directory")
     path = root / CONFIG_PATH
-    text = path.read_text(encoding="utf-8") if path.is_file() else None
+    text = read_text(path) if path.is_file() else None
     try:
         config = parse_config(text)
     except ConfigError as exc:

@@ -83,6 +83,12 @@ def test_sglang_from_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     ("run-without-root", "--run needs --repo-root"),
     ("root-without-run", "--repo-root needs --run: the runs of that repository to analyse "
                          "(without both, foldbot analyses its embedded example)"),
+    # each of these was a Python traceback (exit 1); --patch-out's only after the whole analysis, its report lost
+    ("run-is-a-directory", "runs: a directory, not a file"),
+    ("log-is-a-directory", "runs: a directory, not a file"),
+    ("not-utf8", "latin1.json: not UTF-8 text (byte 0xe9 at offset 13)"),
+    ("config-not-utf8", "foldbot.yml: not UTF-8 text (byte 0xe9 at offset 5)"),
+    ("patch-out-nowhere", "--patch-out {tmp}/no-such-dir/fold.patch: no directory {tmp}/no-such-dir"),
 ])
 def test_errors_are_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, message: str) -> None:
     root, runs = _sglang_root(tmp_path)
@@ -106,12 +112,36 @@ def test_errors_are_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture
         args = ["analyze", *runs]
     elif case == "root-without-run":
         args = ["analyze", "--repo-root", str(root)]
+    elif case == "run-is-a-directory":  # (`foldbot fetch` writes a directory of bundles per lane)
+        (tmp_path / "runs").mkdir()
+        args += ["--run", str(tmp_path / "runs")]
+    elif case == "log-is-a-directory":
+        (tmp_path / "runs").mkdir()
+        args += ["--logs", f"1={tmp_path / 'runs'}"]
+    elif case == "not-utf8":
+        (tmp_path / "latin1.json").write_bytes(b'{"name": "caf\xe9"}')
+        args += ["--run", str(tmp_path / "latin1.json")]
+    elif case == "config-not-utf8":
+        (root / ".github/foldbot.yml").write_bytes(b"# caf\xe9\n")
+    elif case == "patch-out-nowhere":
+        args += ["--patch-out", str(tmp_path / "no-such-dir" / "fold.patch")]
     assert main(args) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     lines = captured.err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("foldbot: error: ")
-    assert message in lines[0]
+    assert message.format(tmp=tmp_path) in lines[0]
+
+
+def test_a_patch_out_that_cannot_be_written_keeps_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The report is printed before the patch is written: a path that cannot be written (here a
+    directory) is one error line after it, not the loss of the analysis."""
+    root, runs = _sglang_root(tmp_path)
+    (tmp_path / "taken").mkdir()
+    assert main(["analyze", "--repo-root", str(root), *runs, "--no-checks", "--patch-out", str(tmp_path / "taken")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.startswith("<!-- foldbot:report -->\n### foldbot: AMD CI setup report\n")
+    assert captured.err == f"foldbot: error: --patch-out {tmp_path / 'taken'}: cannot be written: Is a directory\n"
 
 
 def test_logs_that_give_nothing_are_named_in_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,6 +10,9 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.fakegithub import FakeGitHub
 from tests.harness import World, current_world
@@ -89,3 +92,34 @@ async def test_fetch_errors_are_one_clear_line(fake_github: FakeGitHub, tmp_path
         code, out, err = await foldbot(fake_github, *args)
         assert (code, out) == (2, ""), (args, err)
         assert err.startswith("foldbot: error: ") and message in err and err.count("\n") == 1, (args, err)
+
+
+def test_analyze_fetched_passes_only_the_analysed_workflows_logs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A fetch of both lanes holds both lanes' shard logs: each log of the lane not analysed was
+    given as a `--logs` of a job in none of the runs, 124 "Could not measure" lines telling the
+    user to fix `--logs` they never typed. Only the analysed workflow's jobs' logs are passed."""
+    from bot.__main__ import main
+    from tests.sglang_current import LANES, history, workflow_text
+
+    manifest: dict[str, Any] = {"repo": "sgl-project/sglang", "head": "0" * 40, "runs": {}, "logs": {}, "failed_logs": {}}
+    for lane, (path, *_) in LANES.items():
+        (tmp_path / "repo" / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "repo" / path).write_text(workflow_text(lane), encoding="utf-8")
+        bundles, logs = history(lane)
+        (tmp_path / "runs" / lane).mkdir(parents=True)
+        (tmp_path / "logs").mkdir(exist_ok=True)
+        for bundle in bundles:
+            file = f"runs/{lane}/{bundle['workflow_run']['id']}.json"
+            (tmp_path / file).write_text(json.dumps({**bundle, "workflow_run": {**bundle["workflow_run"], "path": path}}))
+            manifest["runs"].setdefault(path, []).append(file)
+        for job_id, text in logs.items():
+            (tmp_path / f"logs/{job_id}.log").write_text(text, encoding="utf-8")
+            manifest["logs"][str(job_id)] = f"logs/{job_id}.log"
+    (tmp_path / "fetch.json").write_text(json.dumps(manifest))
+    for lane, (path, *_) in LANES.items():
+        assert main(["analyze", "--fetched", str(tmp_path), "--workflow", path.rsplit("/", 1)[1], "--format", "json",
+                     "--no-checks"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert [u["subject"] for u in data["unmeasured"] if u["subject"].startswith("--logs")] == []
+        assert any(s["kind"] == "reshard" and s["job"].startswith("stage-b-test-1-gpu-small-amd") and s["to"] == 6
+                   for s in data["suggestions"])  # its own logs read
