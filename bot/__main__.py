@@ -409,7 +409,37 @@ def cmd_config_check(args: argparse.Namespace) -> int:
     print(yaml.safe_dump(settings, sort_keys=False, default_flow_style=None, width=1000), end="")
     if not settings["replace_default_step_rules"]:
         print(f"# plus foldbot's {len(DEFAULT_STEP_RULES)} default step rules, tried after step_rules")
+    for warning in _unmatched(root, config, settings["step_rules"]):
+        print(f"foldbot: warning: {path}: {warning}", file=sys.stderr)
     return 0
+
+
+def _unmatched(root: Path, config: RepoConfig, own_rules: list[dict[str, str]]) -> list[str]:
+    """What the settings match nothing of in this checkout: `lanes` no workflow file, a step rule
+    of the file's own no step name of the lane files (as written; a name made with `${{ }}` is
+    matched as written). Valid settings all the same: warnings, not errors."""
+    from .config import WORKFLOWS_DIR, StepRule
+    from .workflow import WorkflowError, parse_workflow
+
+    workflows = root / WORKFLOWS_DIR
+    if not workflows.is_dir():
+        return [f"{root} has no {WORKFLOWS_DIR} directory to check `lanes` and `step_rules` against"]
+    paths = sorted(p.relative_to(root).as_posix() for p in workflows.iterdir()
+                   if p.suffix in (".yml", ".yaml") and p.is_file())
+    lanes = [p for p in paths if config.is_lane(p)]
+    if not lanes:
+        return [f"`lanes` ({', '.join(config.lanes)}) matches none of the {len(paths)} workflow files in "
+                f"{WORKFLOWS_DIR}: foldbot would analyse no run"]
+    names: set[str] = set()
+    for lane in lanes:
+        try:
+            workflow = parse_workflow(read_text(root / lane), lane)
+        except (WorkflowError, CliError):
+            continue  # (its own error comes with the analysis)
+        names.update(step.name for job in workflow.jobs.values() for step in job.steps)
+    return [f"step_rules[{i}] (`{rule['pattern']}`) matches no step name of the lanes ({len(names)} names): a rule "
+            f"matches from the start of the name, case-sensitively (`.*{rule['pattern']}` searches, `(?i)` ignores case)"
+            for i, rule in enumerate(own_rules) if not any(StepRule(rule["pattern"], rule["category"]).matches(n) for n in names)]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -189,7 +189,8 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)run (?:the )?examples?\b", "test"),  # TE `Run Examples`
 )
 
-DEFAULT_LANES = (".github/workflows/pr-test-amd.yml", ".github/workflows/pr-test-amd-rocm*.yml")
+WORKFLOWS_DIR = ".github/workflows"
+DEFAULT_LANES = (f"{WORKFLOWS_DIR}/pr-test-amd.yml", f"{WORKFLOWS_DIR}/pr-test-amd-rocm*.yml")
 DEFAULT_CI_PATHS = ("scripts/ci/**", CONFIG_PATH)
 
 
@@ -317,6 +318,13 @@ def _str_list(value: Any, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _workflow_globs(value: Any, key: str) -> tuple[str, ...]:
+    """Workflow files, as paths (globs) from the repository's root; a bare file name, as
+    `workflow_run: workflows:` and a workflow's page name them (`pr-test-amd.yml`), is a file of
+    `.github/workflows/`: as a path it would match no file."""
+    return tuple(glob if "/" in glob else f"{WORKFLOWS_DIR}/{glob}" for glob in _str_list(value, key))
+
+
 def _regex(value: Any, key: str) -> str:
     if not isinstance(value, str):
         raise ConfigError(f"`{key}` must be a string")
@@ -407,8 +415,8 @@ COMMENT_ON = ("ci-prs", "all-prs", "none")
 #: Every setting of `.github/foldbot.yml` (the README's "Repository configuration" shows them;
 #: `bot/foldbot.schema.json` says the same as a JSON Schema, and tests/test_config_schema.py holds them to agreeing).
 _KNOWN_KEYS: dict[str, Parser] = {
-    "lanes": lambda v: {"lanes": _str_list(v, "lanes")},
-    "exclude_lanes": lambda v: {"exclude_lanes": _str_list(v, "exclude_lanes")},
+    "lanes": lambda v: {"lanes": _workflow_globs(v, "lanes")},
+    "exclude_lanes": lambda v: {"exclude_lanes": _workflow_globs(v, "exclude_lanes")},
     "amd_runner_pattern": lambda v: {"amd_runner_pattern": _regex(v, "amd_runner_pattern")},
     "step_rules": lambda v: {"step_rules": _step_rules(v)},
     "replace_default_step_rules": lambda v: {"replace_default_step_rules": _bool(v, "replace_default_step_rules")},
@@ -442,6 +450,7 @@ def parse_config(text: str | None) -> RepoConfig:
     if text is None or not text.strip():
         return RepoConfig()
     try:
+        repeated = _repeated_keys(yaml.compose(text, Loader=yaml.SafeLoader))
         raw = yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
@@ -449,6 +458,8 @@ def parse_config(text: str | None) -> RepoConfig:
         raise ConfigError(f"not valid YAML{where}: {exc.problem}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"not valid YAML: {exc}") from None
+    if repeated:  # YAML keeps the last, and the settings before it would be dropped without a word
+        raise ConfigError(*repeated)
     if raw is None:
         return RepoConfig()
     if not isinstance(raw, dict):
@@ -460,6 +471,32 @@ def parse_config(text: str | None) -> RepoConfig:
     elif rules:
         kwargs["step_rules"] = rules + DEFAULT_STEP_RULES
     return RepoConfig(**kwargs)
+
+
+def _repeated_keys(root: yaml.Node | None) -> list[str]:
+    """Each key a mapping of the file writes twice, by its path, with its lines (GitHub's own
+    workflow parser refuses such a file too)."""
+    problems: list[tuple[int, str]] = []
+    stack: list[tuple[yaml.Node | None, str]] = [(root, "")]
+    seen: set[int] = set()
+    while stack:
+        node, path = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first: dict[str, int] = {}
+            for key, value in node.value:
+                name = str(key.value) if isinstance(key, yaml.ScalarNode) else "?"
+                if name in first and name != "<<":
+                    line = key.start_mark.line + 1
+                    problems.append((line, f"`{path}{name}` is written twice (lines {first[name]} and {line}): "
+                                           "write its settings once"))
+                first.setdefault(name, key.start_mark.line + 1)
+                stack.append((value, f"{path}{name}."))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, f"{path[:-1]}[{i}].") for i, item in enumerate(node.value))
+    return [problem for _, problem in sorted(problems)]
 
 
 def effective_settings(config: RepoConfig) -> dict[str, Any]:

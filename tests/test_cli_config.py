@@ -24,7 +24,8 @@ def test_a_good_file_prints_ok_and_the_settings_in_effect(tmp_path: Path, capsys
     path = write_config(tmp_path, text)
     assert main(["config", "check", "--repo-root", str(tmp_path)]) == 0
     out, err = capsys.readouterr()
-    assert err == ""
+    assert err == (f"foldbot: warning: {path}: {tmp_path} has no .github/workflows directory to check `lanes` and "
+                   "`step_rules` against\n")
     first, settings = out.split("\n", 1)
     assert first == f"ok: {path}"
     assert "fold: {max_test_minutes: 20.0, min_setup_share: 0.5}\n" in settings
@@ -78,3 +79,32 @@ def test_the_json_output_leads_with_its_schema_version(capsys: pytest.CaptureFix
     data = json.loads(capsys.readouterr().out)
     assert next(iter(data)) == "schema_version"
     assert data["schema_version"] == 2
+
+
+def test_settings_that_match_nothing_in_the_checkout_are_warned_about(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A step rule written to search (`RCCL`, `test rccl`) matched no step: rules match from the
+    start of the name, case-sensitively, and `config check` said ok; `lanes` that match no workflow
+    file were ok too (foldbot then analyses nothing). Still valid settings: warnings, exit 0."""
+    from tests.sglang_current import LANES, workflow_text
+
+    for path, _ in LANES.values():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(workflow_text("rocm720" if "rocm720" in path else "amd"))
+    config = write_config(tmp_path, "step_rules:\n  - {pattern: RCCL, category: test}\n"
+                                    "  - {pattern: Test RCCL, category: test}\n  - {pattern: test rccl, category: test}\n")
+    assert main(["config", "check", "--repo-root", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    tail = ("matches no step name of the lanes (30 names): a rule matches from the start of the name, case-sensitively "
+            "(`.*{0}` searches, `(?i)` ignores case)")
+    assert err.splitlines() == [f"foldbot: warning: {config}: step_rules[0] (`RCCL`) " + tail.format("RCCL"),
+                                f"foldbot: warning: {config}: step_rules[2] (`test rccl`) " + tail.format("test rccl")]
+    write_config(tmp_path, "lanes: [.github/workflows/nightly-amd.yml]\n")
+    assert main(["config", "check", "--repo-root", str(tmp_path)]) == 0
+    assert capsys.readouterr().err == (
+        f"foldbot: warning: {config}: `lanes` (.github/workflows/nightly-amd.yml) matches none of the 2 workflow files "
+        "in .github/workflows: foldbot would analyse no run\n")
+    write_config(tmp_path, "lanes: [pr-test-amd.yml, pr-test-amd-rocm720.yml]\n")  # bare names: files of that directory
+    assert main(["config", "check", "--repo-root", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "lanes: [.github/workflows/pr-test-amd.yml, .github/workflows/pr-test-amd-rocm720.yml]\n" in out

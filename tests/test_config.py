@@ -85,6 +85,20 @@ def test_on_is_a_string_key() -> None:
     assert wf.dispatch_inputs() == {"x": {"type": "string"}}
 
 
+def test_a_setting_written_twice_is_refused_not_half_dropped() -> None:
+    """YAML keeps a repeated key's last value: a second `fold:` block dropped the first's
+    `max_test_minutes: 20` without a word, and `config check` said ok. Every repeat is named, with
+    its lines, at any depth."""
+    with pytest.raises(ConfigError) as error:
+        parse_config("fold:\n  max_test_minutes: 20\nreshard: {safety: 0.5, safety: 0.6}\nfold:\n  min_setup_share: 0.3\n"
+                     "step_rules:\n  - {pattern: x, category: test, category: setup}\n")
+    assert error.value.problems == (
+        "`reshard.safety` is written twice (lines 3 and 3): write its settings once",
+        "`fold` is written twice (lines 1 and 4): write its settings once",
+        "`step_rules[0].category` is written twice (lines 7 and 7): write its settings once",
+    )
+
+
 def test_every_problem_is_named_at_once() -> None:
     """The dashboard shows the whole list, so one push fixes the file."""
     with pytest.raises(ConfigError) as error:
