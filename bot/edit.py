@@ -132,7 +132,8 @@ def last_line(node: yaml.Node, lines: list[str]) -> int:
             header = lines[node.start_mark.line][node.start_mark.column:]
             if "+" in header[:3]:  # `|+`, `>2+`: keep chomping, its trailing empty lines are content too
                 return line
-            indent = _block_indent(lines, node.start_mark.line + 1, line)
+            indent = _block_indent(lines, node.start_mark.line + 1, line, node.value if any(
+                c.isdigit() for c in header[1:3]) else None)
             while line > node.start_mark.line and _is_blank(lines[line]) and not _block_content(lines[line], indent):
                 line -= 1
             return line
@@ -161,12 +162,17 @@ def _keeps_blank_lines(node: yaml.Node, lines: list[str]) -> bool:
         "+" in lines[node.start_mark.line][node.start_mark.column:][:3]
 
 
-def _block_indent(lines: list[str], first: int, last: int) -> int:
+def _block_indent(lines: list[str], first: int, last: int, value: str | None = None) -> int:
     """The indentation of a block scalar's content: its first line with text (lines `first` to
-    `last`); past every line's when none has any."""
+    `last`); past every line's when none has any. With an indentation indicator (`|2`, `value`
+    given) the first line may be indented past it: its spaces past it are the value's first text's."""
     for line in lines[first:last + 1]:
         if not _is_blank(line):
-            return len(line) - len(line.lstrip(" "))
+            spaces = len(line) - len(line.lstrip(" "))
+            if value is not None:
+                text = next((v for v in value.split("\n") if v.strip()), "")
+                spaces -= len(text) - len(text.lstrip(" "))
+            return spaces
     return max((len(line) for line in lines[first:last + 1]), default=0)
 
 

@@ -411,6 +411,22 @@ def test_a_moved_block_that_keeps_its_trailing_empty_lines_keeps_them(indicator)
     _fold_unit_into_host(text)
 
 
+@pytest.mark.parametrize("indicator", ["|2", ">2", "|2-", "|+2"])
+def test_a_moved_block_with_an_indentation_indicator_keeps_its_white_space_lines(indicator) -> None:
+    """`run: |2` and a first line indented past the 2: the block's indentation is the key's plus 2,
+    not its first line's, so a line of white space past it (`pytest unit\\n \\n`) is content. It was
+    dropped from the moved step, and the fold was refused as differing from the plan. Found by a
+    fuzzer."""
+    text = ("on: push\njobs:\n  unit:\n    runs-on: linux-mi300-gpu-1\n    steps:\n      - name: Run unit\n"
+            f"        run: {indicator}\n            pytest unit\n           \n  host:\n    runs-on: linux-mi300-gpu-1\n"
+            "    strategy:\n      matrix:\n        part: [0, 1]\n    steps:\n      - name: Run tests\n"
+            "        run: pytest host --total-partitions 2\n")
+    run = parse_workflow(text, "w.yml").data["jobs"]["unit"]["steps"][0]["run"]
+    assert run.startswith("  pytest unit") and " \n" in run + "\n"  # (YAML reads the line as content)
+    edit = _fold_unit_into_host(text)
+    assert parse_workflow(edit.after, "w.yml").data["jobs"]["host"]["steps"][1]["run"] == run
+
+
 UNIT = "  unit:\n    runs-on: linux-mi300-gpu-1\n    steps:\n      - name: Run unit\n"
 HOST = ("  host:\n    runs-on: linux-mi300-gpu-1\n    strategy:\n      matrix:\n        part: [0, 1]\n    steps:\n"
         "      - name: Run tests\n")
