@@ -268,9 +268,15 @@ class ShardPredictor:
     """The longest shard of one run's suite on any shard count: files assigned as the
     runner would (LPT over estimates), each costing its measured time. Files this run
     did not measure cost their estimate scaled by the run's median measured/estimated
-    ratio. The order is sorted once; each count costs one pass over the files."""
+    ratio. The order is sorted once; each count costs one pass over the files.
 
-    def __init__(self, log: ShardLog) -> None:
+    `spent`: the seconds the run's shards spent in the partitioned step, all together. What
+    the files' own times leave of it (the runner's start, its pauses between files, a retry's
+    first attempt) is shared out over the files, each costing that much more: a prediction is
+    then never below what the shards were measured to take. (Shared by file, not by shard: on
+    fewer shards, each with more files, the longest is over- rather than under-estimated.)"""
+
+    def __init__(self, log: ShardLog, spent: float | None = None) -> None:
         files = dict(log.estimates)
         for name in log.measured:
             files.setdefault(name, log.measured[name])
@@ -279,6 +285,10 @@ class ShardPredictor:
         order = sorted(files, key=lambda n: (-files[n], n))
         self._weights = [files[n] for n in order]
         self._costs = [log.measured.get(n, files[n] * ratio) for n in order]
+        #: seconds each file costs beyond its own time (see above)
+        self.per_file = max(0.0, (spent - sum(self._costs)) / len(self._costs)) if spent and self._costs else 0.0
+        if self.per_file:
+            self._costs = [cost + self.per_file for cost in self._costs]
 
     def longest(self, shards: int) -> float | None:
         """Seconds of the longest of `shards` shards; None when a shard would be empty."""

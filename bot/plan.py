@@ -973,7 +973,8 @@ class Planner:
             merged = self._run_log(job, shards, key, values)
             if merged is not None:
                 log_runs += 1
-                longest = ShardPredictor(merged).longest
+                spent = sum(j.step_seconds(step.name) or j.test_seconds for j in shards)
+                longest = ShardPredictor(merged, spent).longest
                 predictors.append(lambda k, longest=longest: _or_inf(longest(k)))
             else:
                 times = [j.step_seconds(step.name) or j.test_seconds for j in shards]

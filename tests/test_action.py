@@ -116,7 +116,7 @@ async def test_the_action_writes_the_summary_and_one_comment(fake_github: FakeGi
     assert code == 0, err
     summary = (tmp_path / "summary.md").read_text()
     assert summary.startswith("<!-- foldbot:report -->\n### foldbot: AMD CI setup report\n")
-    assert "**Reshard** `stage-b-test-1-gpu-small-amd-rocm720` from 14 to 6 shards" in summary
+    assert "**Reshard** `stage-b-test-1-gpu-small-amd-rocm720` from 14 to 7 shards" in summary
     assert summary.rstrip().endswith("apply the patch (the `foldbot-patch` artifact of this run) with `git apply`.</sub>")
     produced = outputs(tmp_path / "output")
     assert produced == {"report": f"{temp}/foldbot/report.md", "patch": f"{temp}/foldbot/foldbot.patch"}

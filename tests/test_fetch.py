@@ -64,7 +64,7 @@ async def test_fetch_writes_what_analyze_reads(fake_github: FakeGitHub, tmp_path
 
     code, report, err = await foldbot(fake_github, "analyze", "--fetched", str(tmp_path), "--no-checks")
     assert code == 0, err
-    assert "**Reshard** `stage-b-test-1-gpu-small-amd-rocm720` from 14 to 6 shards" in report
+    assert "**Reshard** `stage-b-test-1-gpu-small-amd-rocm720` from 14 to 7 shards" in report
 
 
 async def test_analyze_repo_fetches_then_analyses(fake_github: FakeGitHub, tmp_path: Path) -> None:
@@ -74,7 +74,7 @@ async def test_analyze_repo_fetches_then_analyses(fake_github: FakeGitHub, tmp_p
                                       "--no-checks")
     assert code == 0, err
     data = json.loads(report)
-    assert any(s["kind"] == "reshard" and s["job"] == "stage-b-test-1-gpu-small-amd-rocm720" and s["to"] == 6
+    assert any(s["kind"] == "reshard" and s["job"] == "stage-b-test-1-gpu-small-amd-rocm720" and s["to"] == 7
                for s in data["suggestions"])
 
 
@@ -121,5 +121,5 @@ def test_analyze_fetched_passes_only_the_analysed_workflows_logs(tmp_path: Path,
                      "--no-checks"]) == 0
         data = json.loads(capsys.readouterr().out)
         assert [u["subject"] for u in data["unmeasured"] if u["subject"].startswith("--logs")] == []
-        assert any(s["kind"] == "reshard" and s["job"].startswith("stage-b-test-1-gpu-small-amd") and s["to"] == 6
+        assert any(s["kind"] == "reshard" and s["job"].startswith("stage-b-test-1-gpu-small-amd") and s["to"] == 7
                    for s in data["suggestions"])  # its own logs read

@@ -8,7 +8,7 @@ import pytest
 
 from bot.analysis import analyze
 from bot.config import RepoConfig, parse_config
-from bot.logs import lpt, parse_log, predicted_longest_shard
+from bot.logs import ShardPredictor, lpt, parse_log, predicted_longest_shard
 from bot.plan import Lane, Planner
 from bot.timing import job_stats, run_timing
 from bot.workflow import parse_workflow, timeout_minutes
@@ -363,7 +363,7 @@ def test_log_parsing_and_lpt() -> None:
 
 def test_reshard_with_logs_uses_per_file_times() -> None:
     text = workflow(parts=2)
-    bundles = runs(text, shard_tests=[25, 25])
+    bundles = runs(text, shard_tests=[13, 12])  # (the files' 25 min: the shards spent nothing else)
     log = parse_log(LOG.replace("elapsed=900", "elapsed=500").replace('"elapsed": 1200', '"elapsed": 500'))
     shard_ids = {b["workflow_run"]["id"]: [j["id"] for j in b["jobs"] if j["name"].startswith("big")] for b in bundles}
     logs = {ids[0]: log for ids in shard_ids.values()}
@@ -372,6 +372,21 @@ def test_reshard_with_logs_uses_per_file_times() -> None:
     assert reshard.estimate == "per-file logs"
     assert reshard.to_count == 1
     assert reshard.predicted_longest_p90_s == pytest.approx(500 + 500 + 300 + 200)
+
+
+def test_time_the_shards_spent_past_their_files_is_counted_per_file() -> None:
+    """The files' own times (`elapsed`) leave out the runner's time between them: the shards'
+    step took 30 min for 25 min of files. Predicted from the files alone, one shard ran 25 min,
+    below what the two were measured to take together; each of the 4 files now costs 75 s more."""
+    text = workflow(parts=2)
+    bundles = runs(text, shard_tests=[15, 15])
+    log = parse_log(LOG.replace("elapsed=900", "elapsed=500").replace('"elapsed": 1200', '"elapsed": 500'))
+    logs = {[j["id"] for j in b["jobs"] if j["name"].startswith("big")][0]: log for b in bundles}
+    reshard = plan(text, bundles, logs=logs).reshards[0]
+    assert (reshard.estimate, reshard.to_count) == ("per-file logs", 1)
+    assert reshard.predicted_longest_p90_s == pytest.approx(500 + 500 + 300 + 200 + 4 * 75)
+    assert ShardPredictor(log, spent=30 * 60).per_file == pytest.approx(75)
+    assert ShardPredictor(log, spent=20 * 60).per_file == 0  # (files that took longer than the step: no credit)
 
 
 def test_timeout_expressions_take_the_branch_of_the_measured_runners() -> None:

@@ -3,7 +3,7 @@ format SGLang's runners print (tests/sglang_current.py).
 
 What a maintainer relies on: every GPU job of the lane is in the table (mi300 and mi35x
 runners alike); the 14-shard 1-GPU matrix is resharded to the count the per-file times
-allow (6 on the declared estimates), the partition flag and the `wait-for-stage-b`
+allow (7: the files' measured times, and the runner's time between them), the partition flag and the `wait-for-stage-b`
 gate's `expected_count` following, in both lanes; the wall-clock change is stated through
 max-parallel waves; a matrix that already runs into its timeout is flagged, not trimmed;
 and what could not be measured is said.
@@ -93,22 +93,22 @@ def test_the_generated_logs_are_sglangs_format_and_read_back(runs: dict[str, Any
 
 
 @pytest.mark.parametrize("measured_lane", ["rocm720", "amd"])
-def test_the_1_gpu_matrix_goes_from_14_to_6_shards_in_both_lanes(analyses: dict[str, Analysis],
+def test_the_1_gpu_matrix_goes_from_14_to_7_shards_in_both_lanes(analyses: dict[str, Analysis],
                                                                  measured_lane: str) -> None:
     analysis = analyses[measured_lane]
     reshards = {r.job: r for r in analysis.plan.reshards}
     small = reshards[SMALL + _suffix(measured_lane)]
     assert (small.from_count, small.to_count, small.flag, small.estimate, small.log_runs) == \
-        (14, 6, "--auto-partition-size", "per-file logs", 4)
+        (14, 7, "--auto-partition-size", "per-file logs", 4)
     for lane, path in (("rocm720", ROCM720), ("amd", AMD)):
         after = yaml.safe_load(next(e for e in analysis.edits if e.path == path).after)["jobs"]
         job = after[SMALL + _suffix(lane)]
-        assert job["strategy"]["matrix"]["part"] == [0, 1, 2, 3, 4, 5]
+        assert job["strategy"]["matrix"]["part"] == [0, 1, 2, 3, 4, 5, 6]
         run = next(s["run"] for s in job["steps"] if "run_suite.py" in str(s.get("run")))
-        assert "--auto-partition-id ${{ matrix.part }} --auto-partition-size 6 --timeout-per-file 2400" in run
+        assert "--auto-partition-id ${{ matrix.part }} --auto-partition-size 7 --timeout-per-file 2400" in run
         gate = after[f"wait-for-stage-b-amd{_suffix(lane)}"]
         entries = json.loads(next(s["with"]["jobs"] for s in gate["steps"] if "with" in s and "jobs" in s["with"]))
-        assert {e["prefix"]: e["expected_count"] for e in entries}[SMALL + _suffix(lane)] == 6
+        assert {e["prefix"]: e["expected_count"] for e in entries}[SMALL + _suffix(lane)] == 7
     checks = check_patch(analysis.patch, analysis.edits, _files())  # raises on a patch that does not apply or validate
     assert (checks.git_apply, checks.schema) == (True, True)
 
@@ -151,7 +151,7 @@ def test_the_wall_clock_change_is_stated_through_waves(analyses: dict[str, Analy
     assert (small.max_parallel, small.waves_before, small.waves_after) == (4, 4, 2)
     assert small.wall_after_s < small.wall_before_s
     text = to_markdown(analysis)
-    assert "with max-parallel 4, 14 shards run in 4 waves and 6 in 2 waves" in text
+    assert "with max-parallel 4, 14 shards run in 4 waves and 7 in 2 waves" in text
     before, after = round(small.wall_before_s / 60), round(small.wall_after_s / 60)
     assert f"**faster** wall clock ({before} → {after} min" in text
     # pr-test-amd.yml has no max-parallel on this matrix: one wave either way, so the
@@ -203,7 +203,7 @@ def test_a_log_given_for_another_shards_job_is_not_used_and_the_report_says_so(r
     """A `--logs JOB_ID=FILE` slip: shard 0's log given for shard 1's job too, or two shards'
     logs swapped, or a log of a run on another shard count. Each log's header says which shard
     it is of (`partition: 1/14 (0-based id=0)`) and was not checked: a copied log counted shard
-    0's files twice (14 -> 6 became "14 shards are needed: 13 would run 52 min") and a swapped
+    0's files twice (the reshard became "14 shards are needed: 13 would run 52 min") and a swapped
     pair went unseen. The run's logs are not used (its shard times stand in), and the report
     names the jobs and the header."""
     bundles, logs = runs["rocm720"]
