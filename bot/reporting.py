@@ -5,6 +5,7 @@ jobs a run skipped, the report of a repository whose files cannot be analysed. P
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from .analysis import Analysis, AnalysisError
 from .config import CONFIG_PATH, DEFAULT_LANES, ConfigError, RepoConfig, lane_name
@@ -39,6 +40,16 @@ def skipped_note(analysis: Analysis) -> str | None:
     listed = ", ".join(code(job) for job in skipped)
     return (f"**Skipped in this run** ({len(skipped)} GPU jobs, by the change filter or the gate): {listed}. "
             f"A maintainer with write access can run them with `/dispatch {lane}`.")
+
+
+def lane_change_note(paths: Sequence[str], default_branch: str) -> str | None:
+    """On the comment of a PR that changes lane files: what the report is about."""
+    if not paths:
+        return None
+    listed = ", ".join(code(path) for path in paths)
+    return (f"**This PR changes {listed}**: foldbot measures and patches the lane files of `{default_branch}`, so the "
+            "suggestions and their patch are about those, not about this PR's version of them (its patch may not "
+            "apply here); the first run after the merge reports on the new files.")
 
 
 def unconfigured_body(repo: str, config: RepoConfig, found: dict[str, list[str]]) -> str:

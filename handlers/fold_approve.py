@@ -177,7 +177,7 @@ async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, p
                        "opens one pull request per patch, and that one was merged.")
     created = present is None
     if present is None:
-        message = f"{title}\n\nPatch {patch_id}, proposed by foldbot and approved on its pull request."
+        message = f"{title}\n\n{_signature(patch_id)}"
         base = await api.commit(base_sha)
         entries = [{"path": path, "mode": "100644", "type": "blob", "sha": await api.create_blob(text)}
                    for path, text in sorted(files.items())]
@@ -190,7 +190,7 @@ async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, p
             if exc.status != 422 or present is None:
                 raise
     if present is not None:
-        if not await _carries(api, default_branch, branch, files):
+        if not await _carries(api, default_branch, branch, files) and not await _made_for(api, present, patch_id, files):
             return approve.branch_conflict(branch)
         commit_sha = present
     open_pull = next((p for p in pulls if p.get("state") == "open"), None)
@@ -217,6 +217,25 @@ async def _carries(api: RepoAPI, default_branch: str, branch: str, files: dict[s
     return set(found) == set(files) and all(
         found[path].get("status") == "modified" and found[path].get("sha") == approve.blob_sha(text)
         for path, text in files.items())
+
+
+def _signature(patch_id: str) -> str:
+    """The line that ends foldbot's commit of a patch (`_made_for` looks for it)."""
+    return f"Patch {patch_id}, proposed by foldbot and approved on its pull request."
+
+
+async def _made_for(api: RepoAPI, sha: str, patch_id: str, files: dict[str, str]) -> bool:
+    """Whether the branch's head is foldbot's own commit of this patch, on a commit of the
+    default branch that has moved since (the lane file edited there too, so the patch on today's
+    file is no longer the branch's): one parent, the patch's signature, and only the patch's
+    files changed. Anything committed on the branch after it is someone's: not this."""
+    commit = await api.commit(sha)
+    parents = commit.get("parents") or []
+    if len(parents) != 1 or not str(commit.get("message") or "").endswith(_signature(patch_id)):
+        return False
+    changed = (await api.compare(str(parents[0].get("sha")), sha)).get("files") or []
+    return len(changed) < COMPARE_FILES and {str(f.get("filename")) for f in changed} == set(files) and all(
+        f.get("status") == "modified" for f in changed)
 
 
 #: The most files GitHub's compare lists.

@@ -26,7 +26,7 @@ from bot.publish import (ISSUES_OFF, Written, find_dashboard, issues_off, our_re
                          report_comments, upsert_comment, upsert_dashboard)
 from bot.replies import completed_reply, dispatched_head
 from bot.report import pull_summary, state_block, suggestion_states, to_markdown, totals
-from bot.reporting import (PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, skipped_note,
+from bot.reporting import (PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, lane_change_note, skipped_note,
                            unconfigured_body)
 from bot.config import RepoConfig
 from bot.repo import (LaneFiles, amd_workflows, history, pull_requests_of_run, read_config, read_lanes, run_order,
@@ -193,13 +193,26 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         existing, dashboard = None, None  # the PRs' comments carry the whole report, as the dashboard would
         ctx.log.log(logging.INFO if numbers else logging.WARNING, "%s: %s%s", repo, ISSUES_OFF,
                     "" if numbers else f"; run {run['id']} has no pull request to comment on, so it is not reported")
+    skipped = skipped_note(analysis)
+
+    def notes(number: int) -> str | None:  # (a PR that changes lane files: the report is about the default branch's)
+        changed = sorted({p for paths in touched.get(number, ()) for p in paths if p in lanes.files})
+        return "\n\n".join(note for note in (lane_change_note(changed, default_branch), skipped) if note) or None
+
     bodies = {n: to_markdown(analysis, checks=check_text, state=replace(state, pr=n).to_json(), title=PR_REPORT_TITLE,
-                             skipped_note=skipped_note(analysis),
-                             dashboard=(dashboard.url or f"#{dashboard.number}") if dashboard else None)
+                             skipped_note=notes(n), dashboard=(dashboard.url or f"#{dashboard.number}") if dashboard else None)
               for n in sorted(numbers)}
+    unread = [n for n in bodies if n not in found]  # (read here, not in upsert_comment: no more calls than before)
+    found.update(zip(unread, await asyncio.gather(*(report_comments(api, n, login) for n in unread))))
+
     async def comment(number: int, body: str) -> Written | None:
+        newer = _newer_report(found[number], path, int(run["id"])) if number != force_comment else None
+        if newer is not None:  # a late delivery of an older run of the lane: the comment only moves forward
+            ctx.log.info("%s#%d: report comment left to run %s, newer than run %s", repo, number, newer[1], run["id"])
+            return Written("comment", int(newer[0]["id"]), "unchanged", str(newer[0].get("body") or ""),
+                           newer[0].get("html_url"))
         try:
-            return await upsert_comment(api, number, body, login, found=found.get(number))
+            return await upsert_comment(api, number, body, login, found=found[number])
         except GitHubError as exc:
             refused = permanent(exc)
             if refused is None or refused.kind != "locked":
@@ -213,6 +226,15 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         if written is not None:
             ctx.log.info("%s#%d: report comment %s", repo, n, written.action)
     return Reported(dashboard, existing is None, {n: w for n, w in zip(bodies, comments) if w is not None})
+
+
+def _newer_report(comments: list[dict[str, Any]], path: str, run_id: int) -> tuple[dict[str, Any], int] | None:
+    """The PR's report comment and the run it reports, when that is a newer run of the same lane
+    than `run_id` (a run's history ends with the run itself; GitHub's run ids grow with time)."""
+    previous = read_report(str(comments[0].get("body") or "")) if comments else None
+    if previous is None or previous.workflow != path or not previous.runs or previous.runs[-1] <= run_id:
+        return None
+    return comments[0], previous.runs[-1]
 
 
 #: GitHub calls an installation keeps for reports and commands: with fewer left, shard logs

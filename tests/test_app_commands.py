@@ -644,6 +644,14 @@ async def test_approving_again_after_the_default_branch_moved_links_the_same_pr(
         f"> /fold approve {patch_id}\n\nAlready open: https://github.com/sgl-project/sglang/pull/{pull.number} "
         f"(#{pull.number}) with patch `{patch_id}` on branch `{branch}`.\n\n")
     assert world.repo.branch_sha(branch) == made and fake_github.count("POST", r"/git/") == 5  # 2 blobs, tree, commit, ref
+    # the lane file itself edited on main since: the branch is no longer today's file patched, but it is still
+    # foldbot's commit of the patch (the reply was "already exists with other content ... Delete it", which
+    # would have closed its open PR, and /fold refresh gave the same id)
+    world.repo.put_files("main", {ROCM720: world.repo.files_at("main")[ROCM720] + "# a timeout raised on main\n"})
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    assert replies(fake_github, world, number)[-1].body.startswith(
+        f"> /fold approve {patch_id}\n\nAlready open: https://github.com/sgl-project/sglang/pull/{pull.number} ")
+    assert world.repo.branch_sha(branch) == made and fake_github.count("POST", r"/git/") == 5
     # a lane file changed on the branch since: not the patch any more, never overwritten
     changed = world.repo.put_files(branch, {ROCM720: world.repo.files_at(branch)[ROCM720] + "# edited\n"})
     await say(bot, world, number, f"/fold approve {patch_id}", "lead")

@@ -65,6 +65,11 @@ async def test_a_ci_pr_gets_one_comment_with_a_patch_that_applies(fake_github: F
     assert "| job | setup (min) | tests (min) | other (min) | setup share |" in body
     assert "**Fold** `multimodal-gen-unit-test-amd-rocm720`" in body
     assert "**Skipped in this run**" in body and "`/dispatch rocm720`" in body
+    # The PR changes a lane file, and the report is about main's (a PR that reshards a matrix itself was told to
+    # reshard it from main's count, with a patch that did not apply at its head, and nothing said why)
+    assert (f"\n**This PR changes `{ROCM720}`**: foldbot measures and patches the lane files of `main`, so the "
+            "suggestions and their patch are about those, not about this PR's version of them (its patch may not "
+            "apply here); the first run after the merge reports on the new files.\n\n**Skipped in this run**") in body
     # The PR's comment is about its run: the lane-wide diff is on the dashboard, which it links
     assert diffs_shown(body) == [] and "[the dashboard](https://github.com/sgl-project/sglang/issues/" in body
     files = world.repo.files_at("main")
@@ -170,6 +175,23 @@ async def test_a_second_run_edits_the_same_comment_and_issue(fake_github: FakeGi
     issues = dashboards(fake_github, world)
     assert len(issues) == 1 and issues[0].body != issue_body
     assert fake_github.count("PATCH", rf"/issues/comments/{comment_id}$") == 1
+
+
+async def test_a_late_delivery_of_an_older_run_does_not_take_the_pr_comment_back(fake_github: FakeGitHub,
+                                                                                    bot: Bot) -> None:
+    """A PR's two heads, each with its lane run; the older run's delivery comes last (GitHub does
+    not order deliveries, and a redelivery or a reconcile may bring it a day late). The PR's one
+    comment went back to the older head ("As of <old sha>"), with nothing saying so; like the
+    dashboard, it stays on the newest run of the lane it reports."""
+    world = sglang_world(fake_github)
+    first, second = world.runs[-2], world.runs[-1]
+    number = second["pull_requests"][0]["number"]
+    for run in (second, first):
+        assert (await bot.deliver("workflow_run", world.payload(run["id"], pull_requests=second["pull_requests"])))[0] == 202
+        await bot.settle()
+    (comment,) = bot_comments(fake_github, world, number)
+    assert f"As of `{second['head_sha'][:12]}`" in comment.body and read_state(comment.body)["runs"][-1] == second["id"]
+    assert fake_github.count("PATCH", rf"/issues/comments/{comment.id}$") == 0
 
 
 async def _reported_before_the_last_run(fake_github: FakeGitHub, bot: Bot):  # noqa: ANN202
@@ -359,7 +381,8 @@ async def test_a_pr_renaming_a_lane_file_away_changes_ci(fake_github: FakeGitHub
                                        "previous_filename": AMD}]
     await bot.deliver("workflow_run", world.payload(last["id"]))
     await bot.settle()
-    assert len(bot_comments(fake_github, world, number)) == 1
+    (comment,) = bot_comments(fake_github, world, number)
+    assert f"**This PR changes `{AMD}`**: foldbot measures" in comment.body
 
 
 async def test_a_fork_pr_is_found_by_its_head(fake_github: FakeGitHub, bot: Bot, tmp_path: Path) -> None:
