@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
@@ -82,6 +83,8 @@ class Fold:
     earlier_minutes: float = 0.0
     #: The host's setup steps the suite's job did not run: its tests run after them once folded.
     host_extra_setup: tuple[str, ...] = ()
+    #: The suite's steps that are neither setup nor test (they move with its tests), median seconds.
+    suite_other_median_s: float = 0.0
 
     @property
     def setup_cycles_saved(self) -> int:
@@ -625,9 +628,8 @@ class Planner:
             if stats is None or stats.samples == 0:
                 self.findings.append(Finding(job.id, self._no_tests(job)))
                 continue
-            test_p90 = stats.test.p90
-            if test_p90 > self.config.fold_max_test_minutes * 60:
-                continue  # a long suite: its job is worth its setup
+            if stats.work.p90 > self.config.fold_max_test_minutes * 60:
+                continue  # a long suite (its tests, and the other steps that would move with them): worth its setup
             if job.matrix_expression:
                 self.findings.append(Finding(job.id, f"{_expression(job)}: it is not folded"))
                 continue
@@ -870,10 +872,10 @@ class Planner:
         if tighter is not None and tighter < own_total and not provisional:
             new_timeout = tighter // len(moving)
             note = (f"{new_timeout} min = 3 x its p90 of {step_p90_min:.1f} min, rounded up to 5 min "
-                    f"(its own step had {_fmt_timeouts(own)})")
+                    f"(its own {'step' if len(own) == 1 else 'steps'} had {_fmt_timeouts(own)})")
         else:
             new_timeout = int(max((t for t in own if t is not None), default=DEFAULT_JOB_TIMEOUT_MINUTES))
-            note = f"{new_timeout} min, as its own step had"
+            note = f"{new_timeout} min, as its own {'step' if len(own) == 1 else 'steps'} had"
         # Shard 0 of the host after the fold: p90 setup + each step's timeout (measured p90 without one).
         setup_p90 = host_stats.setup.p90 / 60
         budget = setup_p90
@@ -903,6 +905,7 @@ class Planner:
             suite_setup_median_s=stats.setup.median,
             suite_test_median_s=stats.test.median,
             suite_test_p90_s=stats.test.p90,
+            suite_other_median_s=stats.other.median,
             suite_share=stats.share,
             host_budget_minutes=budget,
             host_limit_minutes=job_limit,
@@ -1197,4 +1200,7 @@ def _runs(count: int) -> str:
 
 
 def _fmt_timeouts(values: list[float | None]) -> str:
-    return ", ".join("none" if v is None else f"{v:.0f} min" for v in values)
+    """The moved steps' own timeouts, each once, with how many steps had it when more than one:
+    `30 min`, `none (14 steps), 30 min`."""
+    counts = Counter("none" if v is None else f"{v:.0f} min" for v in values)
+    return ", ".join(shown if n == 1 else f"{shown} ({n} steps)" for shown, n in counts.items())

@@ -151,6 +151,7 @@ def _suggestion_json(item: Fold | Reshard | ListReshard) -> dict[str, Any]:
             "samples": item.samples, "provisional": item.provisional,
             "suite_setup_median_seconds": round(item.suite_setup_median_s, 1),
             "suite_test_p90_seconds": round(item.suite_test_p90_s, 1),
+            "suite_other_median_seconds": round(item.suite_other_median_s, 1),
             "host_budget_minutes": round(item.host_budget_minutes, 1), "host_limit_minutes": item.host_limit_minutes,
             "setup_cycles": item.setup_cycles_saved, "runner_hours": round(item.runner_seconds_saved / 3600, 2),
         }
@@ -282,11 +283,14 @@ def _fold_md(f: Fold, min_samples: int) -> str:
     return (
         f"- **Fold** {code(f.job)} into {where}{mark}: its job spends "
         f"{_min(f.suite_setup_median_s)} min on setup for {_min(f.suite_test_median_s)} min of tests "
-        f"(p90 {f.suite_test_p90_s / 60:.1f} min; setup is {f.suite_share:.0%} of it; {_plural(f.samples, 'run')}). "
+        f"(p90 {f.suite_test_p90_s / 60:.1f} min; setup is {f.suite_share:.0%} of it; {_plural(f.samples, 'run')})"
+        + (f" and {_min(f.suite_other_median_s)} min of other steps, which move with them"
+           if f.suite_other_median_s >= 60 else "") + ". "
         f"{host[0].upper() + host[1:]} then needs at most {f.host_budget_minutes:.0f} of its {f.host_limit_minutes:.0f} min "
         f"(p90 setup plus every step timeout). Step timeout {f.timeout_note}. "
         f"Saves 1 setup cycle, ~{_hours(f.runner_seconds_saved)} runner-hours per run; wall clock: {host} "
-        f"runs ~{_min(f.suite_test_median_s)} min longer, and the suite no longer waits for a runner of its own."
+        f"runs ~{_min(f.suite_test_median_s + f.suite_other_median_s)} min longer, and the suite no longer waits for "
+        "a runner of its own."
         + (f" Its tests then also run after {code(f.into)}'s own {', '.join(map(code, f.host_extra_setup))}, which "
            "its job did not run." if f.host_extra_setup else "")
         + (f" Its `if:` picks it by its id (a dispatch input that names jobs): once it is gone, naming {code(f.job)} "

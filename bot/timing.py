@@ -599,6 +599,11 @@ class JobStats:
         return Summary.of(j.other_seconds for j in self.shards)
 
     @functools.cached_property
+    def work(self) -> Summary:
+        """Its tests and its other steps: all but its setup (what a fold moves into a host)."""
+        return Summary.of(j.test_seconds + j.other_seconds for j in self.shards)
+
+    @functools.cached_property
     def share(self) -> float:
         """Setup share over all sampled shards: setup / (setup + test)."""
         setup = sum(j.setup_seconds for j in self.shards)

@@ -203,6 +203,22 @@ class StepDef:
         return context_keys(tree_expressions(self.raw), name)
 
 
+def _unlike(a: StepDef, b: StepDef) -> str:
+    """What of two steps' identities differs, in words: `` `with.name`, `run` ``."""
+    keys = ("uses", "run", "with", "env", "shell", "working-directory", "if")
+    differ = []
+    for key, x, y in zip(keys, a.identity, b.identity):
+        if x == y:
+            continue
+        if key in ("with", "env") and all(isinstance(v, tuple) and all(isinstance(i, tuple) and len(i) == 2 for i in v)
+                                          for v in (x, y)):
+            left, right = dict(x), dict(y)
+            differ += [f"`{key}.{k}`" for k in sorted(set(left) | set(right), key=str) if left.get(k) != right.get(k)]
+        else:
+            differ.append(f"`{key}`")
+    return ", ".join(differ) or "their identities"
+
+
 @functools.lru_cache(maxsize=16)
 def _context_pattern(name: str) -> re.Pattern[str]:
     # (a key that is not written out, `matrix[env.AXIS]`, may be any: the whole context)
@@ -303,6 +319,10 @@ class JobDef:
                 if step.identity in alike:
                     continue
                 if host_after:
+                    namesake = next((s for s in host_after if s.name == step.name), None)
+                    if namesake is not None:  # (named alike, so say what is not)
+                        return moving, (f"the suite's step `{step.name}` after its tests is not the host's step of "
+                                        f"that name: {_unlike(step, namesake)} differ")
                     return moving, (f"the suite's step `{step.name}` after its tests has no like among the host's "
                                     f"steps after its own (`{host_after[0].name}`, ...)")
             moving.append(step)

@@ -475,3 +475,44 @@ def test_parentheses_and_operators_inside_quoted_strings_do_not_move_a_clause() 
     assert _gate_of(gate, "kernels") == gate
     assert _gate_of("inputs.only == 'kernels' && needs.plan.outputs.kernels == 'true'", "kernels") == \
         "inputs.only == '<self>' && needs.plan.outputs.kernels == 'true'"
+
+
+def test_a_suite_whose_other_steps_are_long_is_not_short() -> None:
+    """A job with 4 min of tests and a 60-min step that is neither setup nor test (tinygrad's
+    `Train MNIST` beside its benchmark): that step moves with the tests, but "short suite" looked
+    at the tests alone; the fold went through, saying the host "runs ~4 min longer" (~64 really)."""
+    kernels = job("kernels", "Run kernel tests", "pytest tests/kernels").replace(
+        "        run: pytest tests/kernels\n", "        run: pytest tests/kernels\n      - name: Train MNIST\n"
+        "        timeout-minutes: 90\n        run: python train_mnist.py\n")
+    text = HEAD + kernels + OPS + FINISH
+
+    def history(mnist_minutes: float) -> list[dict]:
+        steps = {"kernels": [("Run kernel tests", 4.0), ("Train MNIST", mnist_minutes)], "ops": [("Run op tests", 40.0)]}
+        return [bundle(run_id=500 + r, repo="o/r", workflow_path=PATH, workflow_name="AMD CI", head_sha=f"{r + 1:040x}",
+                       jobs=[amd_job(j, labels=["linux-mi300-1gpu"], setup_minutes=60 + r, download_artifacts=None,
+                                     tests=tests, teardown=()) for j, tests in steps.items()],
+                       start=START + timedelta(days=r)) for r in range(5)]
+
+    assert plan(text, history(60.0)).folds == ()
+    # with that step short, the suite folds, and the report says what moves with its tests
+    (fold,) = plan(text, history(3.0)).folds
+    assert (fold.job, fold.into, round(fold.suite_other_median_s)) == ("kernels", "ops", 180)
+    report = to_markdown(analyze({PATH: text}, history(3.0), RepoConfig()))
+    assert "min of tests (p90 4.0 min; setup is 94% of it; 5 runs) and 3 min of other steps, which move with them." in report
+    assert "wall clock: `ops` runs ~7 min longer" in report
+
+
+def test_the_timeout_note_names_each_timeout_once() -> None:
+    """Fifteen moved steps with no timeout of their own: the note said "(its own step had none,
+    none, none, ...)", fifteen times over, in the report, the patch's comment and the JSON."""
+    names = [f"Run kernel tests {i}" for i in range(15)]
+    kernels = (f"  kernels:\n    needs: [check]\n    runs-on: linux-mi300-1gpu\n    steps:\n{SETUP_STEPS}"
+               + "".join(f"      - name: {n}\n        run: pytest tests/kernels/{i}\n" for i, n in enumerate(names)))
+    text = HEAD + kernels + OPS + FINISH
+    steps = {"kernels": [(n, 0.2) for n in names], "ops": [("Run op tests", 40.0)]}
+    bundles = [bundle(run_id=500 + r, repo="o/r", workflow_path=PATH, workflow_name="AMD CI", head_sha=f"{r + 1:040x}",
+                      jobs=[amd_job(j, labels=["linux-mi300-1gpu"], setup_minutes=60 + r, download_artifacts=None,
+                                    tests=tests, teardown=()) for j, tests in steps.items()],
+                      start=START + timedelta(days=r)) for r in range(5)]
+    (fold,) = plan(text, bundles).folds
+    assert fold.timeout_note == "10 min = 3 x its p90 of 0.2 min, rounded up to 5 min (its own steps had none (15 steps))"

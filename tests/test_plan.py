@@ -286,6 +286,13 @@ def test_the_suites_teardown_is_left_to_a_host_that_does_it_alike_and_else_no_fo
     assert next(f for f in p.findings if f.job == "unit-amd-rocm700").reason == (
         "short suite with no host to fold into (`big-amd-rocm700`: the suite's step `Upload unit logs` after its "
         "tests has no like among the host's steps after its own (`Copy logs`, ...))")
+    # a step of the same name that is another step: the reason named it twice, not what differs (tinygrad's uploads)
+    upload = "      - name: Upload logs\n        uses: actions/upload-artifact@v4\n        with: {name: %s, path: logs}\n"
+    namesake = text.replace("--total-partitions 4\n" + host_after, "--total-partitions 4\n" + upload % "big-logs")
+    namesake = namesake.replace(SUITE_TEST, SUITE_TEST + upload % "unit-logs")
+    assert next(f for f in plan(namesake, runs(namesake)).findings if f.job == "unit-amd-rocm700").reason == (
+        "short suite with no host to fold into (`big-amd-rocm700`: the suite's step `Upload logs` after its tests is "
+        "not the host's step of that name: `with.name` differ)")
     suite = next(j for j in parse_workflow(text, PATH).jobs.values() if j.id == "unit-amd-rocm700")
     host = parse_workflow(text, PATH).jobs["big-amd-rocm700"]
     untold = lambda step: "other" if step.name == "Run unit tests" else RepoConfig().step_category(step)  # noqa: E731
