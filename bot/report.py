@@ -561,6 +561,10 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
             why = "a dispatch of some jobs only" if latest.event == "workflow_dispatch" else "a gate"
             out.append(f"It skipped {which} ({why}): the table shows the jobs it ran; the suggestions rest on every run "
                        "above.")
+        if latest.conclusion == "cancelled":  # its jobs stopped where they were: the shares are not the lane's
+            out.append("It was **cancelled** (a newer run of its `concurrency` group replaced it, or someone cancelled "
+                       "it): its jobs stopped where they were, in setup or in their tests, so its shares are not the "
+                       "lane's; the suggestions rest on every run above, each job's only where it ran its tests.")
     elif not t["setup_seconds"]:  # (skipped, cancelled before a step, or no AMD job at all)
         out.append("**No AMD job spent time on setup or tests in the latest run**; see *Could not measure* below.")
     else:

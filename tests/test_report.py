@@ -234,3 +234,16 @@ def test_a_latest_run_that_skipped_jobs_says_so_by_its_headline(sglang_before: d
     complete = [spec for spec in rocm720_history()[-1]["jobs"] if spec["conclusion"] != "skipped"]
     bundles[-1]["jobs"] = complete
     assert "It skipped" not in to_markdown(analyze(sglang_before, bundles, RepoConfig()))
+
+
+def test_a_cancelled_latest_run_says_so_by_its_headline(sglang_before: dict[str, str]) -> None:
+    """A run cancelled 100 min in, most jobs still in their ~2 h setup: the headline went from 80% to
+    "97% of AMD runner time in the latest run was setup", with nothing saying the run was cut off."""
+    bundles = rocm720_history()
+    bundles[-1]["workflow_run"] = {**bundles[-1]["workflow_run"], "conclusion": "cancelled"}
+    body = to_markdown(analyze(sglang_before, bundles, RepoConfig()))
+    assert ("every run above.\nIt was **cancelled** (a newer run of its `concurrency` group replaced it, or someone "
+            "cancelled it): its jobs stopped where they were, in setup or in their tests, so its shares are not the "
+            "lane's; the suggestions rest on every run above, each job's only where it ran its tests.\n") in body
+    bundles[-1]["workflow_run"] = {**bundles[-1]["workflow_run"], "conclusion": "success"}
+    assert "It was **cancelled**" not in to_markdown(analyze(sglang_before, bundles, RepoConfig()))
