@@ -351,7 +351,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 steps[step.name] = max(steps.get(step.name, 0.0), step.seconds)
         longest = sorted(steps.items(), key=lambda kv: -kv[1])[:3]
         listed = ", ".join(f"`{step}` ({seconds / 60:.0f} min)" for step, seconds in longest)
-        example = re.escape(longest[0][0]) if longest else "<that step>"
+        example = _name_pattern(workflow, name, longest[0][0]) if longest else "<that step>"
         reason = f"ran in {_runs(len(untested_runs[name]))} but no step is classified as a test; " + (
             f"its longest other steps: {listed}" if longest else
             f"its {max(job.setup_seconds for job in found) / 60:.0f} min were all in setup steps")
@@ -360,7 +360,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
         said = _setup_steps_named_as_tests(workflow, name, config) if not longest or longest[0][1] < 60 else []
         if said:
             reason += f"; classified as setup although the name says test: {', '.join(f'`{s}`' for s in said)}"
-            example = re.escape(said[-1])
+            example = _name_pattern(workflow, name, said[-1])
         fix = f"add `step_rules: [{{pattern: '^{example}$', category: test}}]` to .github/foldbot.yml"
         if not said:  # maybe no tests at all: a build (of an image on the GPU runner: Megatron-LM), or no GPU
             labels = sorted({label for job in found for label in job.labels})
@@ -374,7 +374,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                    f"{fix} if that step runs tests; a job that only builds or prepares (an image, artifacts) has no "
                    f"tests{no_gpu}")
         out.append(Unmeasured(name, reason, fix))
-    out += _mostly_other(runs, set(untested))
+    out += _mostly_other(runs, set(untested), workflow)
     ambiguous: dict[str, tuple[str, ...]] = {}
     for job in jobs:
         if job.ref.ambiguous:
@@ -451,7 +451,21 @@ def _setup_steps_named_as_tests(workflow: Workflow, job_id: str, config: RepoCon
             and any(rule.matches(step.name) for rule in tests)]
 
 
-def _mostly_other(runs: Sequence[RunTiming], untested: set[str]) -> list[Unmeasured]:
+def _name_pattern(workflow: Workflow, job_id: str, shown: str) -> str:
+    """A step rule's pattern for a step as GitHub shows it (`shown`): its name as the file writes it
+    when that has expressions (`Run new examples with ${{ matrix.num_ranks }} ranks`), each one
+    `.*`, so that one rule takes every matrix entry's step; else the name itself."""
+    job = workflow.jobs.get(job_id)
+    for step in job.steps if job else ():
+        written = step.explicit_name
+        if written and "${{" in written:
+            pattern = ".*".join(re.escape(part) for part in re.split(r"\$\{\{.*?\}\}", written))
+            if re.fullmatch(pattern, shown, re.S):
+                return pattern
+    return re.escape(shown)
+
+
+def _mostly_other(runs: Sequence[RunTiming], untested: set[str], workflow: Workflow) -> list[Unmeasured]:
     """A line per AMD job that ran tests but spent most of its time in steps classified other
     (neither setup nor test), naming those steps: its setup share leaves that time out, and the
     likeliest cause is a test (or setup) step the rules do not know. Jobs with no test step at
@@ -482,7 +496,7 @@ def _mostly_other(runs: Sequence[RunTiming], untested: set[str]) -> list[Unmeasu
             f"in {_runs(len(by_run))}, steps classified as neither setup nor test took more than half its time (up to "
             f"{worst.other_seconds / 60:.0f} of {total / 60:.0f} min), which its setup share leaves out; its longest "
             f"such steps: {listed}",
-            f"if `{longest[0][0]}` runs tests, add `step_rules: [{{pattern: '^{re.escape(longest[0][0])}$', "
+            f"if `{longest[0][0]}` runs tests, add `step_rules: [{{pattern: '^{_name_pattern(workflow, name, longest[0][0])}$', "
             "category: test}]` to .github/foldbot.yml (`category: setup` if it prepares the machine)",
         ))
     return out

@@ -144,6 +144,13 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # aiter `Start Radeon test container` (not `Launch tests in container`: what runs in it)
     StepRule(r"(?i)(?:start|launch|boot|spin up) (?:(?!(?:in|inside|within|into|on)\b)\S+ ){1,3}?containers?$", "setup"),
     StepRule(r"(?i)start (?:monitoring|services?|server)\b", "setup"),
+    # Taking the machine, and what was made for it: ROCm/iris `Acquire GPUs` (a lock on the node's GPUs, waited
+    # for; its `Release GPUs` after the tests is other), ROCm/Megatron-LM `Load image for docker run` (`docker
+    # load` of the image built the step before), ROCm/FlyDSL `Use cached MLIR install tarball (skip LLVM build)`.
+    StepRule(r"(?i)(?:acquire|reserve|allocate|claim|lock) (?:the |a |\S+ )?(?:gpus?|devices?|nodes?|runners?|locks?)\b",
+             "setup"),
+    StepRule(r"(?i)(?:docker )?load (?:the |a )?(?:docker |container |ci )?images?\b", "setup"),
+    StepRule(r"(?i)use (?:the )?cached\b", "setup"),
     # Deciding what to run and where: pytorch `Calculate docker image`, `Parse ref`, `Get workflow job id`,
     # `Check for keep-going label and re-enabled test issues`; TE `Select Docker Image Tag`; triton `Compute
     # cache keys`; aiter `Triton Test Selection Script`; optimum-benchmark `Target devices`; SGLang `Determine
@@ -186,7 +193,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # pytorch/test-infra linux_job_v2.yml runs its caller's `script:` (pytorch/ao's ROCm regression tests, two
     # hours of pytest) in `Run script in container` or `Run script outside container`.
     StepRule(r"(?i)run (?:the )?script (?:in|inside|outside(?: of)?) (?:the |a )?container$", "test"),
-    StepRule(r"(?i)run (?:the )?examples?\b", "test"),  # TE `Run Examples`
+    StepRule(r"(?i)run (?:the |new |all )?examples?\b", "test"),  # TE `Run Examples`; ROCm/iris `Run new examples ...`
 )
 
 WORKFLOWS_DIR = ".github/workflows"

@@ -1196,11 +1196,41 @@ ROCM_JAX = Project("ROCm/jax", ROCM_JAX_SOURCES, ROCM_JAX_STEPS, ROCM_JAX_AMD_LA
 ROCM_LIBRARIES_MORE = Project("rocm-libraries (more lanes)", ROCM_LIBRARIES_MORE_SOURCES, ROCM_LIBRARIES_MORE_STEPS,
                               ROCM_LIBRARIES_MORE_AMD_LABELS, ())
 
+#: ROCm's own projects read later (review59): a GPU lock, an image loaded, a cached build used; and
+#: their neighbours, to show the rules leave them as they were.
+ROCM_MORE = Project(
+    name="ROCm (iris, Megatron-LM, FlyDSL)",
+    sources=("ROCm/iris .github/workflows/iris-tests.yml @96ca5161",
+             "ROCm/Megatron-LM .github/workflows/megatron-ci.yml @2d56682e",
+             "ROCm/FlyDSL .github/workflows/flydsl.yaml @ed13b2a1"),
+    steps=(
+        ("Setup Apptainer (if not available)", False, SETUP),
+        ("Build Iris container", False, SETUP),
+        ("Acquire GPUs", False, SETUP),  # waits for a lock on the node's GPUs
+        ("Run ${{ matrix.test_dir }} tests with ${{ matrix.num_ranks }} ranks (git install)", False, TEST),
+        ("Run new examples with 4 ranks (editable)", False, TEST),
+        ("Release GPUs", False, OTHER),
+        ("Build Docker image with registry cache", True, SETUP),
+        ("Load image for docker run", False, SETUP),  # `docker load` of the image built the step before
+        ("Run unit tests in container", False, TEST),
+        ("Cleanup Docker image", False, OTHER),
+        ("Restore cached MLIR install tarball (if available)", True, SETUP),
+        ("Use cached MLIR install tarball (skip LLVM build)", False, SETUP),
+        ("Build LLVM", False, SETUP),
+        ("Export MLIR install tarball (workflow_dispatch only)", False, OTHER),
+        ("Install Python package", False, SETUP),
+        ("Run benchmarks", False, TEST),
+        ("Show benchmarks logs", False, OTHER),
+    ),
+    amd_labels=("linux-mi325-8", "linux-megatron-mi325-8", "flydsl-mi355-1gpu"),
+    other_labels=(),
+)
+
 PROJECTS: tuple[Project, ...] = (
     PYTORCH, DEEPSPEED, AITER, TRITON, JAX, TRANSFORMER_ENGINE, OPTIMUM_BENCHMARK, TRANSFORMERS, SGLANG,
     PYTORCH_AO, THEROCK, FLASH_ATTENTION, XFORMERS, ONNXRUNTIME, IREE, ROCM_LIBRARIES,
     MEGATRON_LM, PYTORCH_K8S, AITER_MORE, THEROCK_WHEELS, TRANSFORMERS_MORE, ROCM_JAX, ROCM_LIBRARIES_MORE,
-    ROCM_VLLM, RCCL,
+    ROCM_VLLM, RCCL, ROCM_MORE,
 )
 
 # Whole `runs-on` label lists of real jobs (as the API's `labels` would carry them), and whether

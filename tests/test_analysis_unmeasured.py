@@ -501,3 +501,40 @@ def test_a_job_on_a_runner_the_file_cannot_tell_and_never_run_has_a_line_with_it
         given = text.replace("on: pull_request\n", "on:\n  pull_request:\n  workflow_dispatch:\n    inputs:\n"
                                                    f"      runner: {{default: {default}}}\n")
         assert ("nightly" in [u.subject for u in analyze({PATH: given}, runs, RepoConfig()).unmeasured]) is not told
+
+
+IRIS_PATH = ".github/workflows/iris-tests.yml"
+# Modelled on ROCm/iris's iris-tests.yml (@96ca5161): the step's name carries matrix values.
+IRIS = """name: Iris Tests
+on: pull_request
+jobs:
+  test-new-examples:
+    strategy:
+      matrix:
+        include:
+          - {num_ranks: 4, install_method: editable}
+          - {num_ranks: 8, install_method: editable}
+    runs-on: linux-mi325-8
+    steps:
+      - uses: actions/checkout@v4
+      - name: Build Iris container
+        run: apptainer build iris.sif iris.def
+      - name: Launch new examples on ${{ matrix.num_ranks }} ranks (${{ matrix.install_method }})
+        run: ./run_examples.sh ${{ matrix.num_ranks }}
+"""
+
+
+def test_the_step_rule_offered_for_a_step_named_with_matrix_values_takes_every_entry() -> None:
+    """The rule offered was the first entry's name (`Launch new examples on 4 ranks (editable)`):
+    applied, the 8-rank job still had no test step, and the line then offered that name."""
+    def shard(ranks: int):
+        steps = [Step("Set up job", 0.1), Step("Run actions/checkout@v4", 1), Step("Build Iris container", 20),
+                 Step(f"Launch new examples on {ranks} ranks (editable)", 12)]
+        return job(f"test-new-examples ({ranks}, editable)", steps, ["linux-mi325-8"])
+    runs = [bundle(run_id=800 + i, repo="ROCm/iris", workflow_path=IRIS_PATH, workflow_name="Iris Tests",
+                   head_sha=f"{800 + i:040x}", start=START, jobs=[shard(4), shard(8)]) for i in range(3)]
+    (line,) = [u for u in analyze({IRIS_PATH: IRIS}, runs, RepoConfig()).unmeasured if u.subject == "test-new-examples"]
+    pattern = r"Launch\ new\ examples\ on\ .*\ ranks\ \(.*\)"
+    assert line.fix.startswith(f"add `step_rules: [{{pattern: '^{pattern}$', category: test}}]` to .github/foldbot.yml")
+    config = parse_config(f"step_rules: [{{pattern: '^{pattern}$', category: test}}]\n")
+    assert [u for u in analyze({IRIS_PATH: IRIS}, runs, config).unmeasured if u.subject == "test-new-examples"] == []
