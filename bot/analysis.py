@@ -572,9 +572,16 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
     warnings: list[str] = []
     same = target.path == source.path
     checker = Planner(target, [], {}, config)
+    # A suggestion resting on fewer than `min_samples` runs of this lane is not carried to another: that
+    # lane's own runs, which are not read here, may say otherwise (one run of pr-test-amd.yml cut rocm720's
+    # 2-shard matrix to 1, which rocm720's four runs said runs over its limit).
+    early = f"it rests on fewer than {_plural(config.min_samples, 'run')} of {source.path} (provisional)"
     for fold in plan.folds:
         suite_id = target.job_id(source.base_id(fold.job))
         host_id = target.job_id(source.base_id(fold.into))
+        if not same and fold.provisional:
+            warnings.append(f"{target.path}: `{source.base_id(fold.job)}` is not folded there: {early}")
+            continue
         if suite_id is None or host_id is None:
             warnings.append(f"{target.path}: has no `{source.base_id(fold.job)}` or `{source.base_id(fold.into)}` job; the fold is not carried there")
             continue
@@ -610,6 +617,9 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
         folds.append(FoldEdit(suite_id, host_id, axis[0], axis[1][0], fold.timeout_minutes, fold_comment(fold)))
     for reshard in plan.reshards:
         job_id = target.job_id(source.base_id(reshard.job))
+        if not same and reshard.provisional:
+            warnings.append(f"{target.path}: `{source.base_id(reshard.job)}` is not resharded there: {early}")
+            continue
         if job_id is None:
             warnings.append(f"{target.path}: has no `{source.base_id(reshard.job)}` job; the reshard is not carried there")
             continue
@@ -626,6 +636,9 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
     lists: list[ListEdit] = []
     for listed in plan.lists:
         job_id = target.job_id(source.base_id(listed.job))
+        if not same and listed.provisional:
+            warnings.append(f"{target.path}: `{source.base_id(listed.job)}`'s list is not trimmed there: {early}")
+            continue
         passed = passed_shards(target.workflow, target.workflow.jobs[job_id]) if job_id is not None else None
         if passed is None:
             warnings.append(f"{target.path}: has no `{source.base_id(listed.job)}` job passed a shard list; "

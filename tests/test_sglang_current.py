@@ -248,3 +248,18 @@ def test_a_matrix_no_count_keeps_within_the_limit_is_not_said_to_need_its_count(
         "no fewer shards: today's 14 already run 26 min at p90 (limit 22 min = 30% of 75; per-file logs); no count "
         "up to 42 keeps the longest within it: a test file may take longer alone"]
     assert not [r for r in analysis.plan.reshards if r.job == SMALL + "-rocm720"]
+
+
+def test_a_provisional_suggestion_stays_in_its_lane() -> None:
+    """One run of pr-test-amd.yml: its suggestions rest on fewer than `min_samples` runs. They were
+    carried into pr-test-amd-rocm720.yml too, whose own runs (not read) may say otherwise: one such
+    run cut rocm720's 2-shard matrix to 1, which rocm720's four runs said runs over its limit. They
+    stay in the measured lane, and the report says why each is not carried."""
+    bundles, logs = history("amd", runs=1)
+    analysis = analyze(_files(), bundles, RepoConfig(), {k: parse_log(v) for k, v in logs.items()})
+    assert analysis.plan.folds or analysis.plan.reshards
+    assert all(s.provisional for s in (*analysis.plan.folds, *analysis.plan.reshards))
+    assert [e.path for e in analysis.edits] == [AMD]
+    carried = [w for w in analysis.warnings if w.startswith(ROCM720)]
+    assert carried and all(w.endswith(f"rests on fewer than 3 runs of {AMD} (provisional)") for w in carried)
+    assert len(carried) == len(analysis.plan.folds) + len(analysis.plan.reshards)
