@@ -609,7 +609,7 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
         out.append("No suggestions: these runs hold no AMD test time to plan with (see *Could not measure*).")
     elif plan.empty:
         reasons = "; ".join(_grouped_findings(plan.findings)[:12]) or "no short standalone suite and no matrix with spare shards"
-        out.append(f"Nothing to fold: {reasons}.")
+        out.append(f"Nothing to fold or reshard: {reasons}.")
     else:
         alone = {(s.kind, s.job): s.patch_id for s in analysis.suggestions} if len(analysis.suggestions) > 1 else {}
         alone.update({(s.kind, s.job): s.patch_id for s in analysis.suggestions if s.kind == "reshard-neutral"})

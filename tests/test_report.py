@@ -202,7 +202,7 @@ def test_tests_in_a_reusable_workflow_are_said_to_be_out_of_reach_not_all_clear(
                          for s in (1, 2)]]) for k in range(3)]
     analysis = analyze({path: PYTORCH_ROCM_MI300}, runs, RepoConfig())
     assert analysis.stats["linux-focal-rocm6_3-py3_10-test"].samples == 3
-    assert ("Nothing to fold: `linux-focal-rocm6_3-py3_10-test`: its AMD jobs run the reusable workflow "
+    assert ("Nothing to fold or reshard: `linux-focal-rocm6_3-py3_10-test`: its AMD jobs run the reusable workflow "
             "`./.github/workflows/_rocm-test.yml`, whose steps foldbot does not edit; how many shards they run is the "
             "list in `linux-focal-rocm6_3-py3_10-build`'s `test-matrix`, which this report measures per configuration.\n"
             ) in to_markdown(analysis)
