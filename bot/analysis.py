@@ -289,12 +289,26 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
             "only generic self-hosted ones" if generic else "only GitHub-hosted ones"
         reason = f"no job of the {len(runs)} runs ran on a runner that `amd_runner_pattern` matches (labels seen: {shown})"
         fix = "set `amd_runner_pattern: '<regex>'` in .github/foldbot.yml to match your AMD runner labels"
+        # the self-hosted jobs on labels of their own that name no other hardware: by name, and a pattern for them
+        own: dict[str, set[str]] = {}
+        for job in jobs:
+            if (labels := _own_labels(job)) and not any(_OTHER_HARDWARE.search(label) for label in labels):
+                own.setdefault(job.workflow_job or job.name, set()).update(labels)
+        if own:
+            candidates = sorted({label for labels in own.values() for label in labels})
+            reason += (f"; {_plural(len(own), 'job')} ran on self-hosted labels that name no hardware foldbot knows: "
+                       f"{_listed({name: sorted(labels) for name, labels in own.items()})}")
+            fix = (f"if those are AMD GPU runners, set `amd_runner_pattern: "
+                   f"'^(?:{'|'.join(re.escape(label) for label in candidates)})$'` in .github/foldbot.yml (keep only "
+                   "the labels of AMD GPU runners)")
         if generic:
             reason += (f"; {_plural(len(generic), 'job')} ran on generic self-hosted labels that do not name the GPU, "
                        f"so foldbot cannot tell whether they ran on AMD GPUs: {_listed(generic)}")
-            fix = ("if they ran on AMD GPUs, give those runners a label that names the GPU (such as `mi300` or `gfx942`) "
-                   "and put it in the jobs' `runs-on:`, or set `amd_runner_pattern: '<regex>'` in .github/foldbot.yml to "
-                   "match their labels (`'^self-hosted$'` counts every self-hosted job as AMD)")
+            fix = (f"{fix}; " if own else "") + (
+                f"if {'the jobs on generic labels' if own else 'they'} ran on AMD GPUs, give those runners a label that "
+                "names the GPU (such as `mi300` or `gfx942`) and put it in the jobs' `runs-on:`"
+                + ("" if own else ", or set `amd_runner_pattern: '<regex>'` in .github/foldbot.yml to match their labels "
+                                  "(`'^self-hosted$'` counts every self-hosted job as AMD)"))
         out.append(Unmeasured("AMD jobs", reason, fix))
     else:
         # Jobs whose labels the pattern does not match, unless the labels name other hardware, or the

@@ -185,6 +185,26 @@ def test_jobs_on_generic_self_hosted_labels_are_named_not_taken_for_github_hoste
         "ones); 2 jobs ran on generic self-hosted labels")
 
 
+def test_jobs_on_self_hosted_labels_of_their_own_are_named_with_a_pattern_for_them() -> None:
+    """No job matched, and `build` ran on a label of its own (tinygrad's `tinybox`, ROCm/mori's `label-1`):
+    the line gave the labels seen, not which jobs ran on them, and its fix was a bare `'<regex>'` (with a
+    generic-labelled job beside, `'^self-hosted$'`, which takes every self-hosted job)."""
+    analysis = analyze({XFORMERS_PATH: XFORMERS}, _xformers_runs(["self-hosted", "tinybox"]), RepoConfig())
+    (line,) = [u for u in analysis.unmeasured if u.subject == "AMD jobs"]
+    assert line.reason == (
+        "no job of the 3 runs ran on a runner that `amd_runner_pattern` matches (labels seen: linux.2xlarge, tinybox); "
+        "1 job ran on self-hosted labels that name no hardware foldbot knows: `build` (tinybox); 1 job ran on generic "
+        "self-hosted labels that do not name the GPU, so foldbot cannot tell whether they ran on AMD GPUs: `clean` "
+        "(self-hosted)")
+    assert line.fix == (
+        "if those are AMD GPU runners, set `amd_runner_pattern: '^(?:tinybox)$'` in .github/foldbot.yml (keep only the "
+        "labels of AMD GPU runners); if the jobs on generic labels ran on AMD GPUs, give those runners a label that "
+        "names the GPU (such as `mi300` or `gfx942`) and put it in the jobs' `runs-on:`")
+    taken = analyze({XFORMERS_PATH: XFORMERS}, _xformers_runs(["self-hosted", "tinybox"]),
+                    parse_config("amd_runner_pattern: '^(?:tinybox)$'\n"))
+    assert [j.workflow_job for j in taken.latest.amd_jobs] == ["build"]
+
+
 def test_a_job_on_generic_self_hosted_labels_beside_amd_jobs_is_listed() -> None:
     """`build` moved to an MI300 label; `clean` on bare `self-hosted` is listed as not counted, not dropped
     (`lint` on pytorch's CPU pool `linux.2xlarge` is known not to be an AMD GPU: not listed)."""
