@@ -62,13 +62,23 @@ class LaneInfo:
         """What the lane's file lacks for `/dispatch` to run it (`no ...`), or None: a dispatch
         names the jobs to run in the `target_stage` (or `target_stage_select`) input of the
         lane's `workflow_dispatch` trigger (`HOW_DISPATCHED`)."""
-        on = self.workflow.data.get("on")
-        triggers = [on] if isinstance(on, str) else list(on or ())  # (a string, a list or a mapping of events)
-        if "workflow_dispatch" not in triggers:
+        if "workflow_dispatch" not in self.triggers:
             return "no `workflow_dispatch` trigger"
         if "target_stage" not in self.inputs and "target_stage_select" not in self.inputs:
             return "no `target_stage` (or `target_stage_select`) input under `workflow_dispatch`"
         return None
+
+    @property
+    def triggers(self) -> list[str]:
+        """The events of its `on:` (a string, a list or a mapping of them)."""
+        on = self.workflow.data.get("on")
+        return [on] if isinstance(on, str) else [str(event) for event in on or ()]
+
+    @property
+    def runs_on_pulls(self) -> bool:
+        """Whether a pull request starts a run of it (SGLang's `pr-test-amd.yml` does not: a
+        scheduled ROCm 7.0 check, dispatched by hand)."""
+        return any(event in ("pull_request", "pull_request_target") for event in self.triggers)
 
     def dispatchable(self, config: RepoConfig) -> list[str]:
         """Job ids `target_stage` may name: the `target_stage_select` options, else the
@@ -95,6 +105,8 @@ class DispatchPlan:
     targets: tuple[str, ...]
     head_sha: str
     run_id: int | None = None  # the lane run whose skipped jobs these are
+    #: The jobs asked for that someone else's dispatch runs already for this head, in words (left out).
+    left_out: str = ""
 
 
 @dataclass(frozen=True)
@@ -129,15 +141,15 @@ def lane_cooldown(replies: Sequence[ReplyState], login: str, lane: str, now: dat
 
 
 def same_dispatch(replies: Sequence[ReplyState], lane: str, head_sha: str, targets: Sequence[str], now: datetime,
-                  minutes: int) -> ReplyState | None:
-    """Anyone's dispatch on this PR, in the last `minutes`, of these jobs (or more) of the lane
-    for the same head: a second would run the same GPU jobs on the same code."""
+                  minutes: int) -> dict[str, ReplyState]:
+    """Of these jobs of the lane, those anyone dispatched on this PR for the same head in the last
+    `minutes`, each with that dispatch: a second would run the same GPU jobs on the same code."""
+    out: dict[str, ReplyState] = {}
     for state in replies:
-        if (state.kind == "dispatch" and state.lane == lane and state.sha == head_sha and state.targets
-                and set(targets) <= set(state.targets) and state.at):
-            if (now - state.written).total_seconds() < minutes * 60:
-                return state
-    return None
+        if (state.kind == "dispatch" and state.lane == lane and state.sha == head_sha and state.targets and state.at
+                and (now - state.written).total_seconds() < minutes * 60):
+            out.update((job, state) for job in targets if job in state.targets and job not in out)
+    return out
 
 
 def gate_failure(jobs: list[dict[str, Any]], matcher: JobMatcher) -> str | None:
@@ -151,7 +163,7 @@ def gate_failure(jobs: list[dict[str, Any]], matcher: JobMatcher) -> str | None:
 
 
 def filter_skipped(workflow: Workflow, jobs: list[dict[str, Any]], dispatchable: list[str]) -> list[str]:
-    """Dispatchable jobs the run skipped while the gate passed and none of their needs failed."""
+    """Dispatchable jobs the run skipped while the gate passed and none of the jobs before them failed."""
     matcher = JobMatcher(workflow)
     results: dict[str, set[str]] = {}
     for job in jobs:
@@ -165,11 +177,25 @@ def filter_skipped(workflow: Workflow, jobs: list[dict[str, Any]], dispatchable:
     for job_id in dispatchable:
         if results.get(job_id) != {"skipped"}:
             continue
-        needs = workflow.jobs[job_id].needs
-        if any(results.get(need, set()) & set(FAILED) for need in needs):
+        # skipped after a failure anywhere before it (GitHub skips what needs a failed or skipped job, all the
+        # way down: stage-c after stage-a failed), not by the change filter
+        if any(results.get(before, set()) & set(FAILED) for before in _ancestors(workflow, job_id)):
             continue
         out.append(job_id)
     return out
+
+
+def _ancestors(workflow: Workflow, job_id: str) -> set[str]:
+    """The jobs a job needs, and those they need, all the way up."""
+    seen: set[str] = set()
+    stack = list(workflow.jobs[job_id].needs)
+    while stack:
+        need = stack.pop()
+        if need in seen or need not in workflow.jobs:
+            continue
+        seen.add(need)
+        stack.extend(workflow.jobs[need].needs)
+    return seen
 
 
 @dataclass(frozen=True)
@@ -243,6 +269,10 @@ def decide(read: DispatchRead) -> DispatchPlan | Refusal | LaneRunNeeded:
     if unknown:
         return Refusal(f"Not a job `{lane.name}` can run: {', '.join(f'`{j}`' for j in unknown)}. "
                        f"Valid: {', '.join(f'`{j}`' for j in dispatchable)}.")
+    if not read.jobs and not lane.runs_on_pulls:  # no run of it will come for the head: nothing it skipped
+        return Refusal(f"`{lane.path}` does not run on pull requests (its `on:` has no `pull_request`), so no run of "
+                       f"it skipped jobs here: name them, `/dispatch {lane.name} <job-id> ...`. Valid: "
+                       f"{', '.join(f'`{j}`' for j in dispatchable)}.")
     run = read.run
     if run is None:
         return LaneRunNeeded(lane, head_sha)
@@ -270,12 +300,12 @@ def decide(read: DispatchRead) -> DispatchPlan | Refusal | LaneRunNeeded:
         if not targets:
             return Refusal(f"Nothing to run: run [{run['id']}]({run.get('html_url')}) skipped no GPU job of "
                            f"`{lane.name}` by its change filter.")
-    twin = same_dispatch(read.replies, lane.name, head_sha, targets, read.now, minutes)  # (the user's own cooldown)
-    if twin is not None:
-        ran = f" (run {twin.run_id})" if twin.run_id else ""
-        return Refusal(f"{md_escape(twin.user)} dispatched {', '.join(f'`{t}`' for t in targets)} of `{lane.name}` for "
-                       f"`{head_sha[:12]}` less than {minutes} minutes ago{ran}: not dispatched twice. To run them "
-                       "again, re-run that run from the Actions tab, or dispatch when that time is up.")
+    twins = same_dispatch(read.replies, lane.name, head_sha, targets, read.now, minutes)  # (the user's own cooldown)
+    already = _already(twins, lane.name, head_sha, minutes)
+    if len(twins) == len(targets):
+        return Refusal(f"{already}: not dispatched twice. To run them again, re-run that run from the Actions tab, or "
+                       "dispatch when that time is up.")
+    targets = [job for job in targets if job not in twins]  # the rest: those someone else's dispatch runs already
     inputs: dict[str, str] = {}
     if "target_stage" in declared:
         inputs["target_stage"] = ",".join(targets)
@@ -285,7 +315,18 @@ def decide(read: DispatchRead) -> DispatchPlan | Refusal | LaneRunNeeded:
         return Refusal(f"`{lane.path}` takes one stage at a time (`target_stage_select`): name one job.")
     if "pr_head_sha" in declared:
         inputs["pr_head_sha"] = head_sha
-    return DispatchPlan(lane, ref, inputs, tuple(targets), head_sha, run_id)
+    return DispatchPlan(lane, ref, inputs, tuple(targets), head_sha, run_id,
+                        f"{already}: not dispatched again." if twins else "")
+
+
+def _already(twins: Mapping[str, ReplyState], lane: str, head_sha: str, minutes: int) -> str:
+    """Who dispatched which of the jobs, in which run: `alice dispatched `x` of `rocm720` for ... (run 5)`."""
+    by: dict[tuple[str, int | None], list[str]] = {}
+    for job, state in twins.items():
+        by.setdefault((state.user, state.run_id), []).append(job)
+    return "; ".join(f"{md_escape(user)} dispatched {', '.join(f'`{j}`' for j in jobs)} of `{lane}` for "
+                     f"`{head_sha[:12]}` less than {minutes} minutes ago" + (f" (run {run})" if run else "")
+                     for (user, run), jobs in by.items())
 
 
 def _minutes(left: float) -> str:
@@ -319,7 +360,8 @@ def dispatched_message(plan: DispatchPlan, run: Mapping[str, Any] | None) -> str
     inputs = ", ".join(f"`{k}={v}`" for k, v in plan.inputs.items())
     where = f"[run {run['id']}]({run.get('html_url')})" if run else "a run (GitHub did not say which; see the Actions tab)"
     return (f"Dispatched `{plan.lane.path}` on {code(plan.ref)} with {inputs}: {where}. "
-            f"Jobs: {', '.join(f'`{j}`' for j in plan.targets)}. This reply is edited when the run completes.")
+            f"Jobs: {', '.join(f'`{j}`' for j in plan.targets)}."
+            + (f" {plan.left_out}" if plan.left_out else "") + " This reply is edited when the run completes.")
 
 
 def describe(error: GitHubError) -> str:

@@ -92,6 +92,34 @@ def test_dispatch_refusals(base: DispatchRead, changes: dict[str, Any], reason: 
     assert isinstance(decision, Refusal) and reason in decision.reason
 
 
+def test_jobs_someone_else_dispatched_for_the_head_are_left_out_of_a_wider_dispatch(base: DispatchRead) -> None:
+    """alice dispatched one job; bob's `/dispatch rocm720` a moment later named it among others: it was
+    dispatched again (a 4-shard matrix, ~2 h of setup a shard, twice on the same code), and bob's reply
+    did not say so. Only a dispatch of nothing new was refused."""
+    alice = replace(EARLIER, user="alice", lane="rocm720", sha=HEAD, targets=("sgl-kernel-unit-test-amd-rocm720",))
+    plan = decide(replace(base, user="bob", replies=(alice,), run={},
+                          jobs=("sgl-kernel-unit-test-amd-rocm720", "stage-a-test-1-gpu-small-amd-rocm720")))
+    assert isinstance(plan, DispatchPlan) and plan.targets == ("stage-a-test-1-gpu-small-amd-rocm720",)
+    assert plan.inputs == {"target_stage": "stage-a-test-1-gpu-small-amd-rocm720", "pr_head_sha": HEAD}
+    assert plan.left_out == ("alice dispatched `sgl-kernel-unit-test-amd-rocm720` of `rocm720` for `abababababab` "
+                             "less than 30 minutes ago (run 5): not dispatched again.")
+
+
+def test_a_lane_that_does_not_run_on_pull_requests_asks_for_the_jobs(base: DispatchRead) -> None:
+    """SGLang's current `pr-test-amd.yml` runs on a schedule and by hand, never on a pull request:
+    `/dispatch amd` said "No run of it for <sha> yet: wait for it", for a run that never comes."""
+    from tests.sglang_current import LANES, workflow_text
+
+    lanes = lanes_of({path: workflow_text(name) for name, (path, _) in LANES.items()})
+    assert not lanes["amd"].runs_on_pulls and lanes["rocm720"].runs_on_pulls
+    refusal = decide(replace(base, lane="amd", lanes=lanes))
+    assert isinstance(refusal, Refusal) and refusal.reason.startswith(
+        "`.github/workflows/pr-test-amd.yml` does not run on pull requests (its `on:` has no `pull_request`), so no "
+        "run of it skipped jobs here: name them, `/dispatch amd <job-id> ...`. Valid: `sgl-kernel-unit-test-amd`")
+    plan = decide(replace(base, lane="amd", lanes=lanes, jobs=("sgl-kernel-unit-test-amd",), run={}))
+    assert isinstance(plan, DispatchPlan) and plan.targets == ("sgl-kernel-unit-test-amd",)
+
+
 @pytest.mark.parametrize("changes,ref,targets", [
     # a same-repository PR: its own branch; the skipped jobs of its latest lane run
     ({"run": RUN, "run_jobs": (*PASSED_GATE, SKIPPED_KERNEL)}, "amd/change", ("sgl-kernel-unit-test-amd-rocm720",)),

@@ -32,6 +32,28 @@ def test_filter_skipped_needs_a_passed_gate_and_unfailed_needs(sglang_before: di
     assert gate_failure(jobs, JobMatcher(lane.workflow)) == "`check-changes` failure"
 
 
+def test_a_job_skipped_after_a_failure_further_up_is_not_a_filter_skip() -> None:
+    """SGLang's current lane: stage-a failed, so `wait-for-stage-a` failed, stage-b was skipped,
+    `wait-for-stage-b` skipped, and the stage-c jobs skipped: by the failure (GitHub counts every
+    job before), not by the change filter. Only a job's direct needs were looked at, so `/dispatch
+    rocm720` sent the five stage-c jobs (4- and 8-GPU, mi35x) onto a PR whose stage-a had failed."""
+    from tests.sglang_current import LANES, workflow_text
+
+    lane = lanes_of({LANES["rocm720"][0]: workflow_text("rocm720")})["rocm720"]
+    dispatchable = lane.dispatchable(RepoConfig())
+    stage_c = [j for j in dispatchable if j.startswith("stage-c-")]
+    assert len(stage_c) == 5
+    jobs = [job("call-gate / pr-gate", "success"), job("check-changes", "success"),
+            job("stage-a-test-1-gpu-small-amd-rocm720 (linux-mi300-1gpu-sglang)", "failure"),
+            job("wait-for-stage-a-amd-rocm720", "failure"), job("wait-for-stage-b-amd-rocm720", "skipped"),
+            job("sgl-kernel-unit-test-amd-rocm720 (linux-mi300-1gpu-sglang)", "skipped"),
+            *(job(f"{j} (linux-mi300-8gpu-sglang, 0)", "skipped") for j in stage_c)]
+    assert filter_skipped(lane.workflow, jobs, dispatchable) == ["sgl-kernel-unit-test-amd-rocm720"]
+    jobs[2:4] = [job("stage-a-test-1-gpu-small-amd-rocm720 (linux-mi300-1gpu-sglang)", "success"),
+                 job("wait-for-stage-a-amd-rocm720", "success")]  # all passed: the filter skipped them
+    assert filter_skipped(lane.workflow, jobs, dispatchable) == ["sgl-kernel-unit-test-amd-rocm720", *stage_c]
+
+
 def test_cooldown_from_replies() -> None:
     """Per user and lane: the user's latest dispatch of that lane, with the minutes left."""
     now = datetime(2026, 8, 1, 12, 0, tzinfo=timezone.utc)
