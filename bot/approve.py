@@ -448,7 +448,10 @@ def pull_body(patch_id: str, user: str, number: int, summary: str, runs: Mapping
             "change gates look at the code).")
     if commands:  # (in a block: its text, or its copy button, pastes as the commands themselves)
         note += (" Run the jobs it changes on this PR before merging: comment these lines, a command each (the "
-                 "block's copy button takes them all):\n\n```\n" + "\n".join(commands) + "\n```")
+                 "block's copy button takes them all):\n\n```\n" + "\n".join(commands) + "\n```\n\n"
+                 "If a lane does run on this PR and its gate stops the run (a label it requires, say), `/dispatch` is "
+                 "refused here as on any PR: meet the gate and re-run that run; it then runs what its change filter "
+                 "picks, the lane file's jobs among them.")
     if manual:
         note += (f"\n\n`/dispatch` cannot run lane {', '.join(manual)} (its file has no `workflow_dispatch` trigger "
                  "with a `target_stage` input): have it run on this branch another way before merging.")

@@ -596,7 +596,9 @@ async def test_the_approval_prs_note_names_the_jobs_to_dispatch_and_they_dispatc
     assert world.repo.issues[pull.number].body.endswith(
         "**Note:** a change to workflow files alone may not trigger the lanes it changes (their path filters and change "
         "gates look at the code). Run the jobs it changes on this PR before merging: comment these lines, a command "
-        f"each (the block's copy button takes them all):\n\n```\n{lines}\n```\n")
+        f"each (the block's copy button takes them all):\n\n```\n{lines}\n```\n\nIf a lane does run on this PR and "
+        "its gate stops the run (a label it requires, say), `/dispatch` is refused here as on any PR: meet the gate and "
+        "re-run that run; it then runs what its change filter picks, the lane file's jobs among them.\n")
     await say(bot, world, pull.number, lines, "lead")  # one person, both lanes, in one comment
     assert sorted((d.workflow_path, d.ref, d.inputs["target_stage"]) for d in fake_github.dispatches) == [
         (ROCM720, pull.head_ref, "multimodal-gen-test-1-gpu-amd-rocm720,multimodal-gen-test-2-gpu-amd-rocm720"),

@@ -339,7 +339,9 @@ def test_the_approval_prs_note_gives_a_dispatch_line_per_command_a_lane_takes() 
     assert body.endswith(
         "Run the jobs it changes on this PR before merging: comment these lines, a command each (the block's copy "
         "button takes them all):\n\n```\n/dispatch rocm720 a-rocm720 b-rocm720\n/dispatch amd a-amd\n"
-        "/dispatch amd b-amd\n```\n\n`/dispatch` cannot run lane `nightly` (its file has no `workflow_dispatch` "
+        "/dispatch amd b-amd\n```\n\nIf a lane does run on this PR and its gate stops the run (a label it requires, "
+        "say), `/dispatch` is refused here as on any PR: meet the gate and re-run that run; it then runs what its change "
+        "filter picks, the lane file's jobs among them.\n\n`/dispatch` cannot run lane `nightly` (its file has no `workflow_dispatch` "
         "trigger with a `target_stage` input): have it run on this branch another way before merging.\n")
 
 
