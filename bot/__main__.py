@@ -7,6 +7,7 @@ import argparse
 import faulthandler
 import json
 import re
+import socket
 import sys
 from dataclasses import replace
 from importlib import resources
@@ -284,6 +285,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     if args.port is not None:
         settings = replace(settings, port=args.port)
+    sock = _listen(settings.host, settings.port)  # first: a port in use stops it before anything has started
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     faulthandler.enable()  # a process killed by a fault (SIGBUS: a file SQLite maps made unwritable) says where
     _freeze_heap()
@@ -304,10 +306,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     app.on_shutdown.insert(0, stopping)
     # A listen backlog for GitHub's bursts (aiohttp's default, 128, drops connections past it: a 1 s retry)
-    web.run_app(app, host=settings.host, port=settings.port, backlog=1024, access_log=None,
+    web.run_app(app, sock=sock, backlog=1024, access_log=None,
                 shutdown_timeout=settings.drain_seconds,
                 print=lambda message: logging.getLogger("foldbot").info(message))
     return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The server's listening socket on HOST and PORT, or one error line saying why not (a port in
+    use, a host that does not resolve or is not this machine's): a traceback it was, after the
+    worker process had started."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
+        return socket.create_server((host, port), family=family, backlog=1024)
+    except OSError as exc:  # (socket.gaierror is one)
+        raise CliError(f"cannot listen on {host}:{port} (HOST, PORT): {exc.strerror or exc}") from None
 
 
 def cmd_work(args: argparse.Namespace) -> int:

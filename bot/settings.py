@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 
 class SettingsError(ValueError):
@@ -52,11 +53,15 @@ class Settings:
                 key = Path(key_path).read_text(encoding="utf-8")
             except OSError as exc:
                 raise SettingsError(f"GITHUB_PRIVATE_KEY_PATH: cannot read {key_path}: {exc.strerror}") from None
+            except UnicodeDecodeError:
+                raise SettingsError(f"GITHUB_PRIVATE_KEY_PATH: {key_path} is not text: the App's key is the PEM file "
+                                    "GitHub gives (a DER key converts with `openssl pkey -inform DER -in KEY -out "
+                                    "key.pem`)") from None
         if token is None:
             if app_id is None or key is None:
                 raise SettingsError("set GITHUB_APP_ID and GITHUB_PRIVATE_KEY (or GITHUB_PRIVATE_KEY_PATH), "
                                     "or GITHUB_TOKEN for a single repository")
-            if not app_id.isdigit():
+            if not (app_id.isascii() and app_id.isdigit()):
                 raise SettingsError(f"GITHUB_APP_ID must be the App's numeric id, not {app_id!r}")
             if "PRIVATE KEY" not in key:
                 raise SettingsError("GITHUB_PRIVATE_KEY must be the App's PEM private key")
@@ -79,7 +84,7 @@ class Settings:
             redeliver_minutes=_int(env, "FOLDBOT_REDELIVER_MINUTES", 10, 0, 24 * 60),
             reconcile_minutes=_int(env, "FOLDBOT_RECONCILE_MINUTES", 30, 0, 24 * 60),
             redeliver_window_hours=_int(env, "FOLDBOT_REDELIVER_WINDOW_HOURS", 24, 1, 70),
-            redis_url=env.get("FOLDBOT_REDIS_URL") or None,
+            redis_url=_redis_url(env.get("FOLDBOT_REDIS_URL") or None),
             worker_process=_choice(env, "FOLDBOT_WORKER_PROCESS", "yes", ("yes", "no")) == "yes",
             drain_seconds=float(_int(env, "FOLDBOT_DRAIN_SECONDS", 25, 1, 3600)),
         )
@@ -89,9 +94,28 @@ def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -
     raw = env.get(name)
     if raw is None or raw == "":
         return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:  # (`int` reads `²` and `٣` too)
         raise SettingsError(f"{name} must be a whole number from {low} to {high}, not {raw!r}")
     return int(raw)
+
+
+def _redis_url(url: str | None) -> str | None:
+    """FOLDBOT_REDIS_URL as Redis reads it, or why not: its scheme, a numeric port and database
+    (`redis://host:6379/abc` was read as database 0, without a word)."""
+    if url is None:
+        return None
+    what = "FOLDBOT_REDIS_URL must be redis://[user:password@]host[:port][/db], rediss://... or unix://path"
+    parts = urlsplit(url)
+    if parts.scheme not in ("redis", "rediss", "unix"):
+        raise SettingsError(f"{what}: it starts with none of those (it is not echoed: it may hold a password)")
+    try:
+        parts.port  # noqa: B018 (it raises for a port that is not a number)
+    except ValueError:
+        raise SettingsError(f"{what}: its port is not a number") from None
+    db = parts.path.strip("/") if parts.scheme != "unix" else ""
+    if db and not (db.isascii() and db.isdigit()):
+        raise SettingsError(f"{what}: its database is a number, not {db!r}")
+    return url
 
 
 def _choice(env: Mapping[str, str], name: str, default: str, choices: tuple[str, ...], *, upper: bool = False) -> str:

@@ -75,11 +75,53 @@ async def test_serve_answers_health_and_a_signed_ping(fake_github: FakeGitHub, t
     ({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t", "PORT": "http"}, "PORT must be a whole number"),
     ({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t", "FOLDBOT_DRAIN_SECONDS": "0"},
      "FOLDBOT_DRAIN_SECONDS must be a whole number from 1 to 3600, not '0'"),
+    # each of these was a traceback at start (`int` reads `²`), or, for the database, a silent database 0
+    ({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t", "PORT": "80²"}, "PORT must be a whole number from 1 to 65535"),
+    ({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_APP_ID": "4242²", "GITHUB_PRIVATE_KEY": "k"}, "numeric id, not '4242²'"),
+    ({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t", "FOLDBOT_REDIS_URL": "redis.internal:6379/0"},
+     "FOLDBOT_REDIS_URL must be redis://[user:password@]host[:port][/db], rediss://... or unix://path: it starts with "
+     "none of those (it is not echoed: it may hold a password)"),
+    ({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t", "FOLDBOT_REDIS_URL": "redis://:pw@127.0.0.1:63790x/0"},
+     "host[:port][/db], rediss://... or unix://path: its port is not a number"),
+    ({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t", "FOLDBOT_REDIS_URL": "redis://127.0.0.1:6379/abc"},
+     "its database is a number, not 'abc'"),
 ])
 def test_settings_errors(env: dict[str, str], message: str) -> None:
     with pytest.raises(SettingsError) as error:
         Settings.from_env(env)
     assert message in str(error.value)
+
+
+def test_a_der_key_file_is_one_error_line(tmp_path) -> None:  # noqa: ANN001
+    key = tmp_path / "key.der"
+    key.write_bytes(b"\x30\x82\x04\xa4\x02\x01\x00\x02\x82\x01\x01\x00\xc3")
+    with pytest.raises(SettingsError) as error:
+        Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY_PATH": str(key)})
+    assert str(error.value) == (f"GITHUB_PRIVATE_KEY_PATH: {key} is not text: the App's key is the PEM file GitHub "
+                                "gives (a DER key converts with `openssl pkey -inform DER -in KEY -out key.pem`)")
+
+
+@pytest.mark.parametrize("host,taken,message", [
+    ("127.0.0.1", True, "Address already in use"),
+    ("no.such.host.invalid", False, "Name or service not known"),
+])
+def test_serve_that_cannot_listen_is_one_error_line_before_anything_starts(tmp_path, host: str, taken: bool,  # noqa: ANN001
+                                                                           message: str) -> None:
+    """A port in use, a host that does not resolve: a traceback at the end of the start, after the
+    worker process had started; now one line, first."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1] if taken else free_port()
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FOLDBOT_"))},
+               "GITHUB_WEBHOOK_SECRET": "s", "GITHUB_TOKEN": "t", "GITHUB_API_URL": "http://127.0.0.1:9",
+               "HOST": host, "PORT": str(port), "FOLDBOT_DATA_DIR": str(tmp_path / "data")}
+        result = subprocess.run([sys.executable, "-m", "bot", "serve"], env=env, cwd=ROOT, capture_output=True,
+                                text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"foldbot: error: cannot listen on {host}:{port} (HOST, PORT): ")
+    assert message in result.stderr and len(result.stderr.splitlines()) == 1
+    assert not (tmp_path / "data").exists()  # (nothing started: no journal, no worker process)
 
 
 def test_settings_with_a_token() -> None:
