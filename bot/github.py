@@ -242,15 +242,16 @@ class RetryingGitHubAPI(GitHubAPI):
             log.debug("github %s %s: %s", method, path, status,
                       extra={"method": method, "path": path, "status": status, "attempt": attempt})
             self.calls += 1
-            left, reset = response_headers.get("x-ratelimit-remaining"), response_headers.get("x-ratelimit-reset")
+            # (a 401's rate-limit headers are the unauthenticated caller's, 60 an hour: not this client's budget)
+            left = response_headers.get("x-ratelimit-remaining") if status != 401 else None
+            reset = response_headers.get("x-ratelimit-reset")
             if left is not None and left.isdigit():
                 self.remaining = int(left)
                 self.reset_at = float(reset) if reset and reset.isdigit() else self.reset_at
             if self.metrics:
                 self.metrics.github_calls.labels(status=status_label(status)).inc()
-                remaining = response_headers.get("x-ratelimit-remaining")
-                if remaining is not None and remaining.isdigit():
-                    self.metrics.rate_limit_remaining.set(int(remaining))
+                if left is not None and left.isdigit():
+                    self.metrics.rate_limit_remaining.set(int(left))
             return status, response_headers, data
         raise AssertionError("unreachable")
 
@@ -447,8 +448,9 @@ class GitHubPool:
             if self.credentials.is_app:
                 try:
                     token = self.credentials.jwt()
-                except Exception as exc:  # a key PyJWT cannot sign with: its own words
-                    return f"the App's private key cannot sign a JWT: {type(exc).__name__}: {exc}"
+                except Exception as exc:  # a key PyJWT cannot sign with: its own words (it may say "public key")
+                    return (f"the App's private key cannot sign a JWT: it does not read as a PEM RSA private key "
+                            f"(PyJWT: {type(exc).__name__}: {exc})")
                 str((await api.getitem("/app", jwt=token))["slug"])
             else:
                 await self._token_login(api)

@@ -144,6 +144,21 @@ async def test_health_lists_twenty_clients_short_of_their_limit_and_counts_them_
     assert code == 200 and health["rate_limited"] == short[:20] and health["rate_limited_clients"] == 300
 
 
+async def test_a_private_key_that_does_not_parse_is_called_a_private_key(fake_github: FakeGitHub) -> None:
+    """PyJWT says "Could not parse the provided public key" of a corrupt private key."""
+    broken = fake_github.private_key_pem.replace("\n", "\n!", 3)
+    config = Settings(webhook_secret=SECRET, app_id=str(fake_github.app_id), private_key=broken,
+                      api_url=fake_github.base_url, port=0)
+    bot, runner = await _start(config, None)
+    try:
+        status, health = await _health(bot)
+        assert status == 503 and health["reason"].startswith(
+            "the App's private key cannot sign a JWT: it does not read as a PEM RSA private key (PyJWT: ")
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
 async def _health(bot: Bot) -> tuple[int, dict[str, Any]]:
     async with bot.session.get(f"{bot.url}/health") as response:
         return response.status, await response.json()
@@ -166,6 +181,10 @@ async def test_health_is_degraded_while_github_refuses_the_app_key(fake_github: 
             errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
             assert errors == [f"credentials: {health['reason']}; /health answers 503 until GitHub accepts them"]
             assert "foldbot_credentials_ok 0.0" in await _metrics(bot)
+            # a 401's rate-limit headers are the unauthenticated caller's (60 an hour), not the App's: they read as
+            # "56 calls left" beside the real cause
+            assert fake_github.count("GET", r"^/app$") >= 1 and health["rate_limited"] == []
+            assert "foldbot_github_rate_limit_remaining " not in await _metrics(bot)
             credentials.private_key = fake_github.private_key_pem  # the operator fixes the key
             for _ in range(100):
                 status, health = await _health(bot)
