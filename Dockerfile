@@ -24,6 +24,10 @@ RUN pip install --no-cache-dir --no-deps . && pip check
 RUN useradd --create-home --uid 10001 foldbot
 USER foldbot
 WORKDIR /home/foldbot
+# The journal of accepted deliveries (FOLDBOT_DATA_DIR, `data` here): a volume, so that a recreated
+# container keeps what was accepted and not yet reported (`-v foldbot-data:/home/foldbot/data`).
+RUN mkdir data
+VOLUME ["/home/foldbot/data"]
 
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \

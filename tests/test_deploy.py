@@ -55,6 +55,11 @@ def test_the_dockerfile_runs_foldbot_unprivileged_from_the_lock_with_a_health_ch
     assert "COPY requirements.lock ./" in lines
     assert "RUN pip install --no-cache-dir -r requirements.lock" in lines
     assert "RUN pip install --no-cache-dir --no-deps . && pip check" in lines  # nothing besides the lock
+    # the data directory (the journal) is a volume the user owns: a recreated container loses nothing accepted
+    made = lines.index("RUN mkdir data")
+    assert made > lines.index(f"USER {users[-1]}")
+    assert [line for line in lines[:made] if line.startswith("WORKDIR ")][-1] == "WORKDIR /home/foldbot"
+    assert 'VOLUME ["/home/foldbot/data"]' in lines[made:]
     health = DOCKERFILE[DOCKERFILE.index("HEALTHCHECK"):]
     assert "urllib.request.urlopen(" in health and "/health" in health
     assert lines[-1] == 'CMD ["python", "-m", "bot", "serve"]'
