@@ -231,7 +231,7 @@ async def _made_for(api: RepoAPI, sha: str, patch_id: str, files: dict[str, str]
     files changed. Anything committed on the branch after it is someone's: not this."""
     commit = await api.commit(sha)
     parents = commit.get("parents") or []
-    if len(parents) != 1 or not str(commit.get("message") or "").endswith(_signature(patch_id)):
+    if len(parents) != 1 or not str(commit.get("message") or "").rstrip().endswith(_signature(patch_id)):
         return False
     changed = (await api.compare(str(parents[0].get("sha")), sha)).get("files") or []
     return len(changed) < COMPARE_FILES and {str(f.get("filename")) for f in changed} == set(files) and all(
