@@ -16,7 +16,8 @@ from typing import Any, Awaitable, Callable, Sequence
 
 from . import __version__
 from .analysis import AnalysisError, Unmeasured, analyze
-from .config import CONFIG_PATH, DEFAULT_STEP_RULES, ConfigError, RepoConfig, effective_settings, parse_config
+from .config import (CONFIG_PATH, DEFAULT_STEP_RULES, WORKFLOWS_DIR, ConfigError, RepoConfig, effective_settings,
+                     parse_config)
 from .edit import EditError, VerificationError
 from .journal import JournalUnavailable
 from .logs import LogError, ShardLog, parse_log
@@ -34,14 +35,20 @@ def example_root() -> Path:
     return Path(str(resources.files("bot.example")))
 
 
+def workflow_paths(root: Path) -> list[str] | None:
+    """The workflow files under a repo root, by repo-relative path; None: it has no workflows directory."""
+    workflows = root / WORKFLOWS_DIR
+    if not workflows.is_dir():
+        return None
+    return sorted(p.relative_to(root).as_posix() for p in workflows.iterdir()
+                  if p.suffix in (".yml", ".yaml") and p.is_file())
+
+
 def lane_files(root: Path, config: RepoConfig, also: Sequence[str] = ()) -> dict[str, str]:
     """The lane workflow files under a repo root (plus `also`), by repo-relative path."""
-    workflows = root / ".github" / "workflows"
-    if not workflows.is_dir():
-        raise CliError(f"{root}: has no .github/workflows directory")
-    paths = sorted(
-        p.relative_to(root).as_posix() for p in workflows.iterdir() if p.suffix in (".yml", ".yaml") and p.is_file()
-    )
+    paths = workflow_paths(root)
+    if paths is None:
+        raise CliError(f"{root}: has no {WORKFLOWS_DIR} directory")
     chosen = [p for p in paths if config.is_lane(p)]
     for extra in also:
         if extra not in chosen:
@@ -431,14 +438,12 @@ def _unmatched(root: Path, config: RepoConfig, own_rules: list[dict[str, str]]) 
     """What the settings match nothing of in this checkout: `lanes` no workflow file, a step rule
     of the file's own no step name of the lane files (as written; a name made with `${{ }}` is
     matched as written). Valid settings all the same: warnings, not errors."""
-    from .config import WORKFLOWS_DIR, StepRule
+    from .config import StepRule
     from .workflow import WorkflowError, parse_workflow
 
-    workflows = root / WORKFLOWS_DIR
-    if not workflows.is_dir():
+    paths = workflow_paths(root)
+    if paths is None:
         return [f"{root} has no {WORKFLOWS_DIR} directory to check `lanes` and `step_rules` against"]
-    paths = sorted(p.relative_to(root).as_posix() for p in workflows.iterdir()
-                   if p.suffix in (".yml", ".yaml") and p.is_file())
     lanes = [p for p in paths if config.is_lane(p)]
     if not lanes:
         return [f"`lanes` ({', '.join(config.lanes)}) matches none of the {len(paths)} workflow files in "

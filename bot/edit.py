@@ -129,11 +129,11 @@ def last_line(node: yaml.Node, lines: list[str]) -> int:
         end = node.end_mark
         if node.style in ("|", ">"):
             line = end.line if end.column > 0 else end.line - 1
-            header = lines[node.start_mark.line][node.start_mark.column:]
-            if "+" in header[:3]:  # `|+`, `>2+`: keep chomping, its trailing empty lines are content too
+            if _keeps(node, lines):  # its trailing empty lines are content too
                 return line
+            header = _block_header(node, lines)
             indent = _block_indent(lines, node.start_mark.line + 1, line, node.value if any(
-                c.isdigit() for c in header[1:3]) else None)
+                c.isdigit() for c in header[1:]) else None)
             while line > node.start_mark.line and _is_blank(lines[line]) and not _block_content(lines[line], indent):
                 line -= 1
             return line
@@ -158,8 +158,17 @@ def _keeps_blank_lines(node: yaml.Node, lines: list[str]) -> bool:
     `timeout-minutes:`, which move up under its name.)"""
     while isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and not node.flow_style and node.value:
         node = node.value[-1][1] if isinstance(node, yaml.MappingNode) else node.value[-1]
-    return isinstance(node, yaml.ScalarNode) and node.style in ("|", ">") and \
-        "+" in lines[node.start_mark.line][node.start_mark.column:][:3]
+    return isinstance(node, yaml.ScalarNode) and node.style in ("|", ">") and _keeps(node, lines)
+
+
+def _block_header(node: yaml.ScalarNode, lines: list[str]) -> str:
+    """A block scalar's indicators as written: `|`, `|+`, `>2-`, `|+2`."""
+    return lines[node.start_mark.line][node.start_mark.column:][:3]
+
+
+def _keeps(node: yaml.ScalarNode, lines: list[str]) -> bool:
+    """Whether a block scalar keeps its trailing empty lines (`|+`, `>2+`)."""
+    return "+" in _block_header(node, lines)
 
 
 def _block_indent(lines: list[str], first: int, last: int, value: str | None = None) -> int:

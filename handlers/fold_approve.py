@@ -211,12 +211,8 @@ async def _carries(api: RepoAPI, default_branch: str, branch: str, files: dict[s
     they left the default branch is exactly the patched lane files (whatever the default branch
     did since, or brought in by a merge of it: "Update branch")."""
     changed = (await api.compare(default_branch, branch)).get("files") or []
-    if len(changed) >= COMPARE_FILES:  # GitHub lists no more: there may be others
-        return False
     found = {str(f.get("filename")): f for f in changed}
-    return set(found) == set(files) and all(
-        found[path].get("status") == "modified" and found[path].get("sha") == approve.blob_sha(text)
-        for path, text in files.items())
+    return _only(changed, files) and all(found[path].get("sha") == approve.blob_sha(text) for path, text in files.items())
 
 
 def _signature(patch_id: str) -> str:
@@ -233,7 +229,12 @@ async def _made_for(api: RepoAPI, sha: str, patch_id: str, files: dict[str, str]
     parents = commit.get("parents") or []
     if len(parents) != 1 or not str(commit.get("message") or "").rstrip().endswith(_signature(patch_id)):
         return False
-    changed = (await api.compare(str(parents[0].get("sha")), sha)).get("files") or []
+    return _only((await api.compare(str(parents[0].get("sha")), sha)).get("files") or [], files)
+
+
+def _only(changed: list[dict[str, Any]], files: dict[str, str]) -> bool:
+    """Whether a compare's files are the patch's files, each modified, and no others (a list as
+    long as GitHub lists may hold more)."""
     return len(changed) < COMPARE_FILES and {str(f.get("filename")) for f in changed} == set(files) and all(
         f.get("status") == "modified" for f in changed)
 
