@@ -575,7 +575,7 @@ def help_text(config: RepoConfig, lanes: Iterable[LaneInfo], *, on_pull: bool = 
     lines = ["foldbot's commands on a pull request:", "",
              "- `/dispatch <lane> [<job-id> ...] [sha=<hex>]`: run the GPU jobs of a lane that its change filter "
              f"skipped (or the named jobs); needs **{config.dispatch_permission}**. On a PR from a fork, "
-             "`sha=` must name the head commit you reviewed.",
+             "`sha=` must name the head commit you reviewed, by its full 40-digit SHA.",
              f"- `/fold approve [<patch-id>]`: commit the report's patch on a branch and open a PR; needs "
              f"**{config.approve_permission}**.",
              "- `/fold refresh`: recompute the report from the latest lane run of this PR.",

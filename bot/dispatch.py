@@ -246,11 +246,16 @@ def decide(read: DispatchRead) -> DispatchPlan | Refusal | LaneRunNeeded:
     sha = read.sha
     if (head.get("repo") or {}).get("full_name") != read.repo:  # a fork: its code runs from the default branch's workflow
         if sha is None:
-            return Refusal(f"This PR comes from a fork: name the commit you reviewed, `/dispatch {lane.name} sha=<sha>`, "
-                           f"so that no unreviewed code runs on the GPU runners. Its head is `{head_sha[:12]}`.")
+            return Refusal(f"This PR comes from a fork: name the commit you reviewed, `/dispatch {lane.name} sha=<sha>` "
+                           "with its full 40-digit SHA, so that no unreviewed code runs on the GPU runners. Its head is "
+                           f"`{head_sha[:12]}`.")
         if not head_sha.startswith(sha):
             return Refusal(f"`{sha}` is not this PR's head (`{head_sha[:12]}`): review the new commits, then "
-                           f"`/dispatch {lane.name} sha={head_sha[:12]}`.")
+                           f"`/dispatch {lane.name} sha=<its full SHA>`.")
+        if len(sha) != 40:  # (the fork's author can make a commit of the same first digits, and push it instead)
+            return Refusal("On a PR from a fork, `sha=` takes the full 40-digit SHA of the commit you reviewed (the "
+                           "commit page's copy button gives it): a short one can be matched by another commit the "
+                           "fork's author makes, pushed after your review. Nothing was dispatched.")
         ref = read.default_branch
         if "pr_head_sha" not in lane.inputs:
             return Refusal(f"`{lane.path}` has no `pr_head_sha` input: dispatched from `{read.default_branch}`, it "

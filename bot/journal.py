@@ -26,7 +26,7 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -445,8 +445,14 @@ class Journal:
     def release(self, delivery: str) -> None:
         """The in-memory queue had no room for this delivery: it stays queued here."""
 
-    def hand_back(self, deliveries: list[str]) -> int:
-        """(At a stop: what this process holds stays queued in the file, for the next start.)"""
+    def hand_back(self, deliveries: list[str], cut: Sequence[str] = ()) -> int:
+        """(At a stop: what this process holds stays queued in the file, for the next start.) The
+        starts of `cut`, whose handlers the drain's deadline stopped, are not counted: a stop is no
+        worker that died (MAX_UNFINISHED of those set a delivery aside; three deploys were)."""
+        with self._lock:
+            for delivery in cut:
+                self._db.execute("UPDATE deliveries SET starts = max(starts - 1, attempts) WHERE id = ? "
+                                 "AND state = 'queued'", (delivery,))
         return 0
 
     def done(self, delivery: str) -> bool:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,9 +45,16 @@ class Allowance:
     cooldown_minutes: int | None
 
 
+#: The longest cooldown an entry sets: a week (a longer one is taken as a week).
+MAX_COOLDOWN_MINUTES = 7 * 24 * 60
+
+
 def parse_ci_permissions(text: str) -> dict[str, Allowance]:
     """The allowlist; entries that are not objects are ignored, as SGLang's own workflow does."""
-    data = json.loads(text)
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise ValueError("CI_PERMISSIONS.json nests too deeply to read") from None
     if not isinstance(data, dict):
         raise ValueError("CI_PERMISSIONS.json must be an object keyed by login")
     out = {}
@@ -56,6 +64,8 @@ def parse_ci_permissions(text: str) -> dict[str, Allowance]:
         cooldown = entry.get("cooldown_interval_minutes")
         out[str(login).lower()] = Allowance(
             can_rerun_stage=entry.get("can_rerun_stage") is True,
-            cooldown_minutes=int(cooldown) if isinstance(cooldown, (int, float)) and not isinstance(cooldown, bool) else None,
+            # (a negative or NaN number is no count of minutes; 1e999, which JSON reads as infinity, is the most)
+            cooldown_minutes=int(min(cooldown, MAX_COOLDOWN_MINUTES)) if isinstance(cooldown, (int, float))
+            and not isinstance(cooldown, bool) and not math.isnan(cooldown) and cooldown >= 0 else None,
         )
     return out

@@ -55,6 +55,23 @@ def _attempts(items: Iterable[dict[str, Any]], events: Iterable[str]) -> dict[st
             if not any(delivered(t) for t in tries) and tries[0].get("event") in wanted}
 
 
+#: What foldbot answers a delivery its journal holds: listed so, a GUID the journal does not know
+#: was lost by the journal (a Redis restarted empty, a new data directory), not delivered.
+ACCEPTED = 202
+
+
+def _accepted(items: Iterable[dict[str, Any]], events: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+    """The attempts of each GUID of an event foldbot handles that foldbot answered 202."""
+    wanted = set(events)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        guid = item.get("guid")
+        if isinstance(guid, str) and guid and type(item.get("id")) is int and item.get("event") in wanted \
+                and item.get("status_code") == ACCEPTED:
+            out.setdefault(guid, []).append(item)
+    return out
+
+
 def to_redeliver(items: Iterable[dict[str, Any]], events: Iterable[str], known: Callable[[list[str]], set[str]],
                  asked: Container[str]) -> list[dict[str, Any]]:
     """One delivery (the newest attempt) per GUID that no attempt delivered, of an event
@@ -186,6 +203,8 @@ class Outcome:
     given_up: list[str] = field(default_factory=list)
     #: why the pass ended before asking for all it chose (None: it did not)
     stopped: str | None = None
+    #: GUIDs foldbot answered 202 that its journal does not hold: lost by it, asked for again
+    lost: list[str] = field(default_factory=list)
 
 
 async def redeliver_failed(pool: GitHubPool, events: Iterable[str], known: Callable[[list[str]], set[str]],
@@ -204,12 +223,23 @@ async def redeliver_failed(pool: GitHubPool, events: Iterable[str], known: Calla
     listed = await pool.hook_deliveries(moment - window, after=memory.newest if memory else None)
     outcome = Outcome(len(listed), [], [])
     attempts = memory.merge(listed, events, moment - window) if memory is not None else _attempts(listed, events)
+    accepted = {guid: tries for guid, tries in _accepted(listed, events).items() if guid not in attempts}
     asks: dict[str, tuple[int, float]] = {}
     if memory is not None:
         memory.forget_asks(before=(moment - RETENTION).timestamp())
         asks = memory.asks
     # which of them the journal has, asked once and off the event loop (Redis: one pipelined round trip)
-    seen = await asyncio.to_thread(known, sorted(attempts)) if attempts else set()
+    wanted = sorted({*attempts, *accepted})
+    seen = await asyncio.to_thread(known, wanted) if wanted else set()
+    # answered 202, so the journal held it once: not there now, it was lost (a Redis restarted empty, a new data
+    # directory), and GitHub, which counts it delivered, would never send it again by itself
+    lost = {guid: tries for guid, tries in accepted.items() if guid not in seen and guid not in asked}
+    if lost:
+        log.error("redelivery: %d deliveries GitHub lists as answered 202 are not in the journal (%s): it lost "
+                  "them (a Redis that restarted empty, or a new data directory); they are asked for again",
+                  len(lost), ", ".join(sorted(lost)[:10]) + (" ..." if len(lost) > 10 else ""))
+        outcome.lost = sorted(lost)
+        attempts = {**attempts, **lost}
     hopeless = [guid for guid, tries in attempts.items() if _tries(tries, asks, guid) >= MAX_TRIES]
     outcome.given_up = sorted(guid for guid in hopeless if guid not in seen and guid not in asked)
     for guid in outcome.given_up:  # named once, not every round
@@ -218,7 +248,11 @@ async def redeliver_failed(pool: GitHubPool, events: Iterable[str], known: Calla
     for index, item in enumerate(chosen):
         guid = str(item["guid"])
         if len(outcome.asked) >= MAX_PER_PASS:
-            outcome.stopped = f"{MAX_PER_PASS} asked for in this pass; the other {len(chosen) - index} next time"
+            rest = chosen[index:]
+            gone = sum(str(item["guid"]) in lost for item in rest)  # (listed once: not remembered for the next)
+            outcome.stopped = (f"{MAX_PER_PASS} asked for in this pass; the other {len(rest) - gone} next time"
+                               + (f", and {gone} the journal lost are not asked for: redeliver them from the App's "
+                                  "advanced settings" if gone else ""))
             break
         if not keep_going():
             outcome.stopped = f"foldbot is stopping; the other {len(chosen) - index} wait for its next round"
@@ -238,6 +272,7 @@ async def redeliver_failed(pool: GitHubPool, events: Iterable[str], known: Calla
         if memory is not None:
             memory.asked_for(guid, moment.timestamp())
         outcome.asked.append(guid)
-        log.info("asked GitHub to redeliver %s (%s, failed with %s %s)", guid, item.get("event"),
-                 item.get("status_code"), item.get("status"))
+        log.info("asked GitHub to redeliver %s (%s, %s)", guid, item.get("event"),
+                 "answered 202, lost by the journal" if guid in lost else
+                 f"failed with {item.get('status_code')} {item.get('status')}")
     return outcome

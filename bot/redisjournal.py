@@ -20,6 +20,7 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Sequence
 
 import redis
 
@@ -194,6 +195,20 @@ end
 return moved
 """
 
+# KEYS: leases; ARGV: prefix, this replica, ids. A replica that stops takes back the starts of the handlers its
+# drain's deadline cut short (still its own, queued): a stop is no crash, and three of those set a delivery aside.
+_UNCOUNT = """
+for i = 3, #ARGV do
+  local key = ARGV[1] .. 'd:' .. ARGV[i]
+  local fields = redis.call('HMGET', key, 'state', 'holder', 'starts', 'attempts')
+  if redis.call('ZSCORE', KEYS[1], ARGV[i]) and fields[1] == 'queued' and fields[2] == ARGV[2]
+      and tonumber(fields[3] or 0) > tonumber(fields[4] or 0) then
+    redis.call('HINCRBY', key, 'starts', -1)
+  end
+end
+return 0
+"""
+
 # KEYS: leases; ARGV: prefix, this replica, deadline, ids. Extends this replica's hold on each delivery it still
 # holds; returns the queued others (their hold lapsed, and another replica may run them too): not this replica's to
 # extend. (One finished meanwhile is nobody's.)
@@ -247,7 +262,9 @@ return 1
 class RedisJournal:
     durable = True
 
-    def __init__(self, url: str, *, prefix: str = "foldbot:") -> None:
+    def __init__(self, url: str, *, prefix: str = "foldbot:", owner: str | None = None) -> None:
+        """`owner`: the App (its API and id) whose deliveries this journal holds: a database another
+        App's foldbot holds is refused (the two would take each other's deliveries as their own)."""
         self.url = url
         self.prefix = prefix
         self._redis = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
@@ -260,6 +277,19 @@ class RedisJournal:
         except redis.RedisError as exc:
             self._redis.close()
             raise JournalUnavailable(f"cannot reach Redis at {self.path} (FOLDBOT_REDIS_URL): {exc}") from exc
+        if owner is not None:
+            try:
+                self._redis.set(f"{prefix}owner", owner, nx=True)
+                held = self._redis.get(f"{prefix}owner")
+            except redis.RedisError as exc:
+                self._redis.close()
+                raise JournalUnavailable(f"cannot reach Redis at {self.path} (FOLDBOT_REDIS_URL): {exc}") from exc
+            if held is not None and held.decode("utf-8", "replace") != owner:
+                self._redis.close()
+                raise JournalUnavailable(
+                    f"Redis at {self.path} (FOLDBOT_REDIS_URL) holds the deliveries of another foldbot "
+                    f"({held.decode('utf-8', 'replace')}), not of {owner}: give each App a database of its own "
+                    "(`redis://host:6379/1`, ...); sharing one, each takes the other's deliveries as its own")
         self._accept = self._redis.register_script(_ACCEPT)
         self._claim = self._redis.register_script(_CLAIM)
         self._expired = self._redis.register_script(_EXPIRED)
@@ -271,6 +301,7 @@ class RedisJournal:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"  # one per journal
         self._keep = self._redis.register_script(_KEEP)
         self._hand_back = self._redis.register_script(_HAND_BACK)
+        self._uncount = self._redis.register_script(_UNCOUNT)
         self._renew = self._redis.register_script(_RENEW)
         self._release = self._redis.register_script(_RELEASE)
 
@@ -278,6 +309,24 @@ class RedisJournal:
     def where(self) -> str:
         """The journal, for people (log lines, `/health`): never the password."""
         return f"Redis at {self.path}"
+
+    def durability(self) -> list[str]:
+        """What in Redis's own settings would lose deliveries it holds (none said when it
+        refuses `CONFIG GET`, as managed ones may: their own settings decide)."""
+        try:
+            config = {**self._redis.config_get("appendonly"), **self._redis.config_get("save"),
+                      **self._redis.config_get("maxmemory-policy")}
+        except redis.RedisError:
+            return []
+        out = []
+        if config.get("appendonly") != "yes":
+            out.append("keeps what it holds on no disk (`appendonly no`, no `save`): a restart empties it"
+                       if not config.get("save") else
+                       "keeps what it holds in snapshots only (`appendonly no`): a restart loses what came since the last")
+        policy = config.get("maxmemory-policy", "noeviction")
+        if policy != "noeviction":
+            out.append(f"may evict keys to make room (`maxmemory-policy {policy}`): a delivery it evicts is lost")
+        return out
 
     def lost(self) -> str | None:
         """(A journal in Redis has no file to lose.)"""
@@ -364,9 +413,13 @@ class RedisJournal:
         """This replica has no room for a delivery it holds: it waits for any replica."""
         self._release(keys=[self.leases, self.queue], args=[self.prefix, self.owner, delivery])
 
-    def hand_back(self, deliveries: list[str]) -> int:
+    def hand_back(self, deliveries: list[str], cut: Sequence[str] = ()) -> int:
         """This replica stops: the deliveries it holds (not run, or cut short) go back on the
-        shared list at once, for any replica (not when their hold lapses): how many did."""
+        shared list at once, for any replica (not when their hold lapses): how many did. The
+        starts of `cut`, whose handlers the drain's deadline stopped, are not counted (see
+        Journal.hand_back)."""
+        if cut:
+            self._uncount(keys=[self.leases], args=[self.prefix, self.owner, *cut])
         if not deliveries:
             return 0
         return int(self._hand_back(keys=[self.leases, self.queue], args=[self.prefix, self.owner, *deliveries]))

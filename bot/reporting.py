@@ -71,8 +71,17 @@ def unconfigured_body(repo: str, config: RepoConfig, found: dict[str, list[str]]
             "The next completed run of a lane then writes its report here.\n")
 
 
+#: The most of an error's text a reply or the dashboard shows (a file's own text can make one any length).
+ERROR_TEXT_LIMIT = 2000
+
+
+def clipped(message: str, limit: int = ERROR_TEXT_LIMIT) -> str:
+    """An error's text, cut to `limit` characters (saying so): GitHub refuses a comment over 65,536."""
+    return message if len(message) <= limit else f"{message[:limit]}\u2026 (cut: {len(message):,} characters in all)"
+
+
 def error_body(repo: str, message: str) -> str:
     return (f"{MARKER}\n### foldbot: AMD CI setup report\n\n"
-            f"foldbot could not analyse {md_escape(repo)}: {md_text(message)}\n\n"
+            f"foldbot could not analyse {md_escape(repo)}: {md_text(clipped(message))}\n\n"
             "Fix the file it names; the next completed lane run updates this report.\n")
 

@@ -25,7 +25,7 @@ import re
 import time
 import uuid
 from datetime import timedelta
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -47,6 +47,7 @@ from .reconcile import Missed, find_missed
 from .redeliver import MAX_TRIES, Memory, redeliver_failed
 from .payload import FIELDS, PayloadError, check, parse
 from .settings import Settings
+from .states import state_key
 
 log = logging.getLogger("foldbot.server")
 
@@ -397,8 +398,29 @@ HEALTH_READ_SECONDS = 1.0
 
 async def health(request: web.Request) -> web.Response:
     """200 while GitHub accepts foldbot's credentials (and the worker process runs, when
-    there is one), else 503 `degraded` with the reason."""
+    there is one), else 503 `degraded` with the reason: what an operator should look at."""
     state = request.app[STATE]
+    common, broken, attention = await _health(state)
+    problem = state.credentials_problem or broken or attention
+    if problem is not None:
+        return _json(503, ok=False, status="degraded", reason=problem, **common)
+    return _json(200, ok=True, status="ok", **common)
+
+
+async def live(request: web.Request) -> web.Response:
+    """`/health/live`, for a container's health check or a liveness probe: 503 only while
+    this process cannot do its work (its journal, its worker process), which a restart may
+    mend; not for what a restart cannot change and `/health` says (a delivery set aside, the
+    App's credentials refused): a probe on that restarted a working foldbot for a day."""
+    common, broken, _ = await _health(request.app[STATE])
+    if broken is not None:
+        return _json(503, ok=False, status="degraded", reason=broken, **common)
+    return _json(200, ok=True, status="ok", **common)
+
+
+async def _health(state: AppState) -> tuple[dict[str, Any], str | None, str | None]:
+    """What `/health` says: its fields, what stops the work here (None: nothing), and what an
+    operator should look at that a restart does not mend (None: nothing)."""
     common: dict[str, Any] = {"version": __version__, "accepting": state.accepting}
     problem = state.credentials_problem
     if state.link is not None:
@@ -415,16 +437,13 @@ async def health(request: web.Request) -> web.Response:
         reported = state.link.state() or {}
         common["rate_limited"] = reported.get("rate_limited", [])
         common["rate_limited_clients"] = reported.get("rate_limited_clients", len(common["rate_limited"]))
-        problem = problem or state.journal_problem or state.link.problem()
-    else:
-        common["queue_depth"] = state.queue.qsize()
-        short = state.pool.short_of_budget() if state.pool is not None else []
-        common["rate_limited"], common["rate_limited_clients"] = short[:RATE_LIMITED_SHOWN], len(short)
-        problem = (problem or state.journal_problem or unrecorded_problem(len(state.unrecorded))
-                   or set_aside_problem(state.set_aside))
-    if problem is not None:
-        return _json(503, ok=False, status="degraded", reason=problem, **common)
-    return _json(200, ok=True, status="ok", **common)
+        broken = state.journal_problem or state.link.problem(set_aside=False)
+        return common, broken, problem or state.link.problem()
+    common["queue_depth"] = state.queue.qsize()
+    short = state.pool.short_of_budget() if state.pool is not None else []
+    common["rate_limited"], common["rate_limited_clients"] = short[:RATE_LIMITED_SHOWN], len(short)
+    broken = state.journal_problem or unrecorded_problem(len(state.unrecorded))
+    return common, broken, problem or set_aside_problem(state.set_aside)
 
 
 async def metrics(request: web.Request) -> web.Response:
@@ -472,8 +491,9 @@ async def _process(state: AppState, item: Delivery) -> None:
     adapter = DeliveryLog(log, {"delivery": delivery_id})
     assert state.pool is not None
     gh = state.pool.for_installation(item.installation_id)
+    secrets = (state.settings.webhook_secret, *filter(None, [state.settings.previous_webhook_secret]))
     context = Context(state.pool, state.metrics, delivery_id, state.store, adapter, queue=functools.partial(
-        _queue_missed, state))
+        _queue_missed, state), state_keys=tuple(state_key(secret) for secret in secrets))
     started = time.monotonic()
     outcome = "ok"
     state.running.add(delivery_id)
@@ -944,15 +964,20 @@ PoolFactory = Callable[[aiohttp.ClientSession, Metrics], GitHubPool]
 def open_journal(settings: Settings, role: str) -> "Journal | RedisJournal":
     if settings.redis_url:
         from .redisjournal import RedisJournal
-        return RedisJournal(settings.redis_url)
+        who = f"app {settings.app_id}" if settings.app_id else "a token"
+        return RedisJournal(settings.redis_url, owner=f"{who} of {settings.api_url}")
     # The web process's commits wait for the disk; the worker's need not, and it copies the WAL
     # back into the database file (a checkpoint: several ms) so that no answer waits for that.
     return Journal(settings.data_dir, fsync=role != "worker", checkpoints=role != "web")
 
 
 def new_state(settings: Settings, router: routing.Router, role: str) -> AppState:
-    return AppState(settings, router, Metrics(), asyncio.Queue(maxsize=settings.queue_size),
-                    open_journal(settings, role), role=role)
+    journal = open_journal(settings, role)
+    if role != "worker" and settings.redis_url:  # (said once, by the process that answers)
+        for risk in journal.durability():  # type: ignore[union-attr]
+            log.warning("%s, the journal, %s; GitHub does not redeliver what it answered 202: run Redis with "
+                        "`appendonly yes` and `maxmemory-policy noeviction`", journal.where, risk)
+    return AppState(settings, router, Metrics(), asyncio.Queue(maxsize=settings.queue_size), journal, role=role)
 
 
 async def connect(state: AppState, pool_factory: PoolFactory | None = None) -> None:
@@ -1023,17 +1048,18 @@ async def stop(state: AppState) -> None:
     # (taken before the handlers cut short let go of theirs; not those whose outcome is being written: it lands, or
     # their hold lapses)
     held = state.in_flight - set(state.unrecorded) - state.marking
+    cut = held & state.running  # (their handlers are stopped here: no crash, not counted as one)
     for task in state.workers + state.background:
         task.cancel()
     await asyncio.gather(*state.workers, *state.background, return_exceptions=True)
-    await hand_back(state, held)
+    await hand_back(state, held, cut)
     if state.journal.durable:  # an in-memory one stays readable (tests look at it)
         state.journal.close()
     if state.session is not None:
         await state.session.close()
 
 
-async def hand_back(state: AppState, deliveries: set[str]) -> None:
+async def hand_back(state: AppState, deliveries: set[str], cut: Collection[str] = ()) -> None:
     """At a stop, what this process held (queued here, or its handler cut short by the
     drain's deadline) goes back to the shared queue for the other replicas at once, instead
     of when its hold lapses (LEASE_SECONDS); one finished meanwhile is not queued. Not those
@@ -1043,7 +1069,7 @@ async def hand_back(state: AppState, deliveries: set[str]) -> None:
     if not held:
         return
     try:
-        moved = await asyncio.wait_for(asyncio.to_thread(state.journal.hand_back, held), HAND_BACK_SECONDS)
+        moved = await asyncio.wait_for(asyncio.to_thread(state.journal.hand_back, held, sorted(cut)), HAND_BACK_SECONDS)
     except Exception as exc:  # (Redis gone or hung): they run again once the hold lapses
         more = f" and {len(held) - 10} more" if len(held) > 10 else ""
         log.error("shutdown: cannot hand back the %d deliveries this process holds (%s%s): %s; another replica takes "
@@ -1097,6 +1123,7 @@ def create_app(settings: Settings, router: routing.Router, *,
     app.on_cleanup.append(cleanup)
     app.router.add_post("/webhook", webhook)
     app.router.add_get("/health", health)
+    app.router.add_get("/health/live", live)
     app.router.add_get("/", index)
     app.router.add_get("/metrics", metrics)
     return app

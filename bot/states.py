@@ -13,6 +13,8 @@ still, a block that does not parse as its type reads as None, never as a crash.
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import json
 import zlib
 from dataclasses import dataclass, field, fields
@@ -20,6 +22,34 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from .edit import patch_id as compute_patch_id
+
+
+# --- the report's signature --------------------------------------------------------------------
+# A report's state names the patch `/fold approve` commits. GitHub lets anyone with `write` edit any
+# comment, foldbot's too, and approving needs `maintain`: so the state carries an HMAC, keyed from
+# the App's webhook secret (which only its operator holds), and an approval commits only a patch
+# whose state holds it.
+
+def state_key(secret: str) -> bytes:
+    """The key a report's state is signed with, from the App's webhook secret."""
+    return hmac.new(secret.encode("utf-8"), b"foldbot report state v1", hashlib.sha256).digest()
+
+
+def _mac(data: dict[str, Any], key: bytes) -> str:
+    body = json.dumps({k: v for k, v in data.items() if k != "sig"}, sort_keys=True, separators=(",", ":"))
+    return hmac.new(key, body.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def signed(data: dict[str, Any], keys: tuple[bytes, ...]) -> dict[str, Any]:
+    """`data` with its signature by the first of `keys` (as it is without keys: the CLI's)."""
+    return {**data, "sig": _mac(data, keys[0])} if keys else data
+
+
+def signature_holds(data: Any, keys: tuple[bytes, ...]) -> bool:
+    """Whether a state read back carries the signature of one of `keys` (the current
+    secret's, or the one before a rotation)."""
+    sig = data.get("sig") if isinstance(data, dict) else None
+    return isinstance(sig, str) and any(hmac.compare_digest(sig, _mac(data, key)) for key in keys)
 
 VERSION = 1
 #: Versions read: the current one, and the unversioned blocks of the same shape that came before it

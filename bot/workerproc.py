@@ -192,8 +192,9 @@ class WorkerLink:
             why = ""
         return f"exit code {code}{why}"
 
-    def problem(self) -> str | None:
-        """Why the work does not go on, or None."""
+    def problem(self, set_aside: bool = True) -> str | None:
+        """Why the work does not go on, or None (`set_aside`: and deliveries set aside, which
+        the work goes on beside)."""
         if not self.running():
             return f"the worker process is {self.status()}"
         assert self.process is not None
@@ -224,8 +225,8 @@ class WorkerLink:
         count = (state or {}).get("set_aside_count") if mine else None
         return (unrecorded_problem(unrecorded if isinstance(unrecorded, int) else 0)
                 or (f"the worker process {files}" if isinstance(files, str) else None)
-                or set_aside_problem([(str(d), str(e)) for d, e in aside] if isinstance(aside, list) else [],
-                                     count if isinstance(count, int) else None))
+                or (set_aside_problem([(str(d), str(e)) for d, e in aside] if isinstance(aside, list) else [],
+                                      count if isinstance(count, int) else None) if set_aside else None))
 
     def metrics(self) -> str | None:
         """The running worker's last metrics (none from a worker that is gone)."""

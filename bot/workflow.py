@@ -80,7 +80,7 @@ def _read(node: yaml.Node, read: dict[int, tuple[Any, int]]) -> tuple[Any, int]:
     """`to_python`'s value of a node, and how many values it holds, aliases read out."""
     kind = type(node)
     if kind is _Scalar:
-        return (node.value if node.tag == _STR_TAG else _scalar(node)), 1
+        return (node.value if node.tag == _STR_TAG else _scalar(node)), 1 + len(node.value) // TEXT_PER_VALUE
     done = read.get(id(node))
     if done is not None:
         return done
@@ -89,7 +89,7 @@ def _read(node: yaml.Node, read: dict[int, tuple[Any, int]]) -> tuple[Any, int]:
         for k, v in node.value:
             if type(v) is _Scalar:  # (most values: read here, not in a call of their own)
                 mapping[k.value if type(k) is _Scalar else _key(k)] = v.value if v.tag == _STR_TAG else _scalar(v)
-                size += 1
+                size += 1 + len(v.value) // TEXT_PER_VALUE
             else:
                 mapping[k.value if type(k) is _Scalar else _key(k)], count = _read(v, read)
                 size += count
@@ -102,7 +102,7 @@ def _read(node: yaml.Node, read: dict[int, tuple[Any, int]]) -> tuple[Any, int]:
         for v in node.value:
             if type(v) is _Scalar:
                 items.append(v.value if v.tag == _STR_TAG else _scalar(v))
-                size += 1
+                size += 1 + len(v.value) // TEXT_PER_VALUE
             else:
                 value, count = _read(v, read)
                 items.append(value)
@@ -114,7 +114,10 @@ def _read(node: yaml.Node, read: dict[int, tuple[Any, int]]) -> tuple[Any, int]:
 
 #: The most values a workflow file may hold once its aliases are read out (SGLang's longest lane file,
 #: 2,400 lines, holds ~3,000): nine aliases of nine, nine deep, are 387 million (and minutes of work).
+#: A long text counts as one value per `TEXT_PER_VALUE` characters: 300 aliases of one 1 MB string
+#: were 300 MB read out (the schema check's messages quote the values it refuses: 1.25 GB, 9 s).
 MAX_VALUES = 200_000
+TEXT_PER_VALUE = 64
 
 
 def _duplicate_key(node: yaml.MappingNode) -> None:
@@ -696,7 +699,7 @@ def compose_workflow(text: str, path: str) -> tuple[yaml.MappingNode, dict[str, 
         data, size = _read(root, {})
         if size > MAX_VALUES:
             raise WorkflowError(f"its aliases repeat values past {MAX_VALUES:,} in all (a value read as many times as "
-                                "aliases name it); not read")
+                                f"aliases name it; a text of {TEXT_PER_VALUE} characters counts as one); not read")
         return root, data
     except WorkflowError as exc:
         raise WorkflowError(f"{path}: {exc}") from None

@@ -16,12 +16,13 @@ from bot.context import Context, PullRead
 from bot.dispatch import LaneInfo
 from bot.edit import FileEdit
 from bot.github import GitHubError
-from bot.publish import find_comment, find_dashboard, issues_off, read_report
+from bot.publish import find_comment, find_dashboard, issues_off, read_report, read_state
 from bot.replies import ROCKET, Outcome, Refusal
 from bot.report import pull_summary, suggestion_states, to_markdown
 from bot.reporting import PR_REPORT_TITLE, skipped_note
 from bot.repo import run_bundle
-from bot.verify import apply_patch, check_patch
+from bot.states import signature_holds, signed
+from bot.verify import PatchCheckError, apply_patch, check_patch
 
 from .dispatch import fresh_token_after_refusal, note_permission_refused, role_of
 from .workflow_run import analyze_with_logs
@@ -41,6 +42,14 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     role, report = await asyncio.gather(role_of(api, pull.user), find_comment(api, pull.number, pull.login)
                                         if pull.pr else find_dashboard(api, pull.login))
     state = read_report(report["body"]) if report else None
+    if state is not None and not signature_holds(read_state(report["body"]), ctx.state_keys):
+        # edited by someone (GitHub lets anyone with `write` edit foldbot's comments), or signed with a
+        # webhook secret this foldbot no longer has
+        return Outcome.refused(Refusal(
+            "The report's hidden state does not carry foldbot's signature: someone edited the report, or it was "
+            "written with a webhook secret this foldbot no longer has. Nothing was committed. "
+            + ("`/fold refresh` writes the report again; approve its patch then." if pull.pr else
+               "The report of the lane's next run is written again; approve its patch then.")))
     if command.patch_id is None and state is not None and state.patch_id:  # "the patch I see", by no id
         if not pull.pr:  # the dashboard's patch follows every lane run
             return Outcome.refused(Refusal(f"Name the patch you read: `/fold approve {state.patch_id}` (the "
@@ -84,7 +93,7 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
                     raise
                 board = None
             await api.update_comment(report["id"], to_markdown(
-                analysis, checks=checks, state=new_state.to_json(), title=PR_REPORT_TITLE,
+                analysis, checks=checks, state=signed(new_state.to_json(), ctx.state_keys), title=PR_REPORT_TITLE,
                 skipped_note=skipped_note(analysis), dashboard=(board or {}).get("html_url") or None))
             return Outcome.refused(refused)
         patch, summary = patches[current]
@@ -103,7 +112,8 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     fresh_token_after_refusal(api, ctx)
     try:
         committed = await commit_and_open(api, base_sha=pull.base_sha, default_branch=pull.default_branch,
-                                          patch_id=current, files=files, title=approve.pull_title(current), body=body)
+                                          patch_id=current, files=files, title=approve.pull_title(current), body=body,
+                                          patch=patch)
     except GitHubError as exc:
         branch = f"{approve.BRANCH_PREFIX}{current}"
         refusal = approve.workflow_permission_refusal(exc) or approve.access_refusal(exc, branch)
@@ -161,7 +171,7 @@ def _dispatches(pull: PullRead, before: dict[str, str], after: dict[str, str]) -
 
 
 async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, patch_id: str,
-                          files: dict[str, str], title: str, body: str) -> Committed | Refusal:
+                          files: dict[str, str], title: str, body: str, patch: str) -> Committed | Refusal:
     """Blobs → a tree on the base commit's tree → a commit → the branch → the PR.
     Idempotent: the same patch approved again links the existing branch and PR (whatever
     else moved on the default branch since); a branch of that name whose lane files are not
@@ -190,7 +200,8 @@ async def commit_and_open(api: RepoAPI, *, base_sha: str, default_branch: str, p
             if exc.status != 422 or present is None:
                 raise
     if present is not None:
-        if not await _carries(api, default_branch, branch, files) and not await _made_for(api, present, patch_id, files):
+        if not await _carries(api, default_branch, branch, files) and \
+                not await _made_for(api, present, patch_id, patch, set(files), default_branch):
             return approve.branch_conflict(branch)
         commit_sha = present
     open_pull = next((p for p in pulls if p.get("state") == "open"), None)
@@ -220,16 +231,32 @@ def _signature(patch_id: str) -> str:
     return f"Patch {patch_id}, proposed by foldbot and approved on its pull request."
 
 
-async def _made_for(api: RepoAPI, sha: str, patch_id: str, files: dict[str, str]) -> bool:
+async def _made_for(api: RepoAPI, sha: str, patch_id: str, patch: str, paths: set[str], default_branch: str) -> bool:
     """Whether the branch's head is foldbot's own commit of this patch, on a commit of the
     default branch that has moved since (the lane file edited there too, so the patch on today's
-    file is no longer the branch's): one parent, the patch's signature, and only the patch's
-    files changed. Anything committed on the branch after it is someone's: not this."""
+    file is no longer the branch's): one parent, which the default branch holds, the patch's
+    signature, and the patch's files changed to what the patch makes of them there, no others.
+    Anything committed on the branch after it is someone's: not this; nor is a commit anyone can
+    write with the same message and files (someone with `write` can push that branch before the
+    approval), which is why the files' contents are compared."""
     commit = await api.commit(sha)
     parents = commit.get("parents") or []
     if len(parents) != 1 or not str(commit.get("message") or "").rstrip().endswith(_signature(patch_id)):
         return False
-    return _only((await api.compare(str(parents[0].get("sha")), sha)).get("files") or [], files)
+    parent = str(parents[0].get("sha"))
+    changed, onto = await asyncio.gather(api.compare(parent, sha), api.compare(parent, default_branch))
+    if onto.get("status") not in ("ahead", "identical"):  # (a parent off the default branch: its changes would come too)
+        return False
+    found = await asyncio.gather(*(api.file(path, parent) for path in sorted(paths)))
+    if any(item is None for item in found):
+        return False
+    try:
+        made = apply_patch(patch, {path: item[0] for path, item in zip(sorted(paths), found) if item is not None})
+    except PatchCheckError:
+        return False
+    listed = changed.get("files") or []
+    blobs = {str(f.get("filename")): f.get("sha") for f in listed}
+    return _only(listed, made) and all(blobs.get(path) == approve.blob_sha(text) for path, text in made.items())
 
 
 def _only(changed: list[dict[str, Any]], files: dict[str, str]) -> bool:

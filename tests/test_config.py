@@ -79,6 +79,32 @@ def test_broken_workflows_are_one_clear_error(text: str, message: str) -> None:
     assert message in str(error.value)
 
 
+def test_a_refused_value_is_shown_short_whatever_it_reads_out_to() -> None:
+    """The error quoted the value with `repr`, which reads every alias out: nine of nine, seven deep,
+    made a 377-byte config 1.6 GB of text (a reply GitHub refused); so did a 70 KB string."""
+    levels = ["&a0 [1, 1, 1, 1, 1, 1, 1, 1, 1]"] + [f"&a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 8)]
+    with pytest.raises(ConfigError) as bomb:
+        parse_config(f"min_samples: [{', '.join(levels)}]\n")
+    assert str(bomb.value) == (".github/foldbot.yml: `min_samples` must be a whole number from 1 to 100, not [[1, 1, 1, 1, "
+                               "...], [[...], [...], [...], [...], ...], [[...], [...], [...], [...], ...], [[...], [...], "
+                               "[...], [...], ...], ...]")
+    with pytest.raises(ConfigError) as long:
+        parse_config(f"comment_on: {'x' * 70_000}\n")
+    assert str(long.value) == (".github/foldbot.yml: `comment_on` must be ci-prs, all-prs or none, not "
+                               f"'{'x' * 27}...{'x' * 28}'")
+
+
+def test_workflow_aliases_of_a_long_text_count_its_length() -> None:
+    """300 aliases of one 1 MB string are 300 MB read out: the schema check's messages quote what they
+    refuse, and took 9 s and 1.25 GB. A text counts as one value per 64 characters."""
+    big = "x" * 100_000
+    text = f"on: push\nenv: [&b '{big}', {', '.join(['*b'] * 150)}]\njobs: {{a: {{runs-on: x, steps: [{{run: y}}]}}}}\n"
+    with pytest.raises(WorkflowError, match=r"^ci\.yml: its aliases repeat values past 200,000 in all \(a value read "
+                                            r"as many times as aliases name it; a text of 64 characters counts as one\)"):
+        parse_workflow(text, "ci.yml")
+    parse_workflow(text.replace(", ".join(["*b"] * 150), "*b"), "ci.yml")  # (read once, it is one long text)
+
+
 def test_on_is_a_string_key() -> None:
     wf = parse_workflow("on:\n  workflow_dispatch:\n    inputs:\n      x: {type: string}\njobs:\n  a:\n    runs-on: x\n", "ci.yml")
     assert "on" in wf.data and True not in wf.data

@@ -62,7 +62,12 @@ EARLIER = ReplyState("dispatch", 1, "/dispatch rocm720", "Writer", "2026-08-01T1
     # the minutes left, rounded up: never "0 minutes"
     ({"replies": (replace(EARLIER, at="2026-08-01T11:30:30Z"),)}, "; try again in 1 minute (GPU time"),
     ({"replies": (replace(EARLIER, at="2026-08-01T11:42:20Z"),)}, "; try again in 13 minutes (GPU time"),
-    ({"pr": pr(fork=True)}, "This PR comes from a fork: name the commit you reviewed, `/dispatch rocm720 sha=<sha>`"),
+    ({"pr": pr(fork=True)}, "This PR comes from a fork: name the commit you reviewed, `/dispatch rocm720 sha=<sha>` with "
+                            "its full 40-digit SHA"),
+    ({"pr": pr(fork=True), "sha": "ab" * 6}, "On a PR from a fork, `sha=` takes the full 40-digit SHA of the commit you "
+                                            "reviewed (the commit page's copy button gives it): a short one can be "
+                                            "matched by another commit the fork's author makes, pushed after your "
+                                            "review. Nothing was dispatched."),
     ({"pr": pr(fork=True), "sha": "1234567"}, "`1234567` is not this PR's head (`abababababab`): review the new commits"),
     ({"sha": "1234567"}, "`1234567` is not this PR's head (`abababababab`)."),
     ({"jobs": ("no-such-job",)}, "Not a job `rocm720` can run: `no-such-job`. Valid: `sgl-kernel-unit-test-amd-rocm720`"),
@@ -126,7 +131,7 @@ def test_a_lane_that_does_not_run_on_pull_requests_asks_for_the_jobs(base: Dispa
     # named jobs: also when the head has no lane run (its gate did not fail)
     ({"jobs": ("sgl-kernel-unit-test-amd-rocm720",), "run": {}}, "amd/change", ("sgl-kernel-unit-test-amd-rocm720",)),
     # a fork PR with the reviewed head: the default branch's workflow, never the fork's
-    ({"pr": pr(fork=True), "sha": "abababa", "jobs": ("sgl-kernel-unit-test-amd-rocm720",), "run": {}}, "main",
+    ({"pr": pr(fork=True), "sha": HEAD, "jobs": ("sgl-kernel-unit-test-amd-rocm720",), "run": {}}, "main",
      ("sgl-kernel-unit-test-amd-rocm720",)),
     # reader, but on the allowlist: may dispatch, and the allowlist's cooldown replaces the default
     ({"role": "read", "allowance": Allowance(True, 0), "replies": (EARLIER,), "jobs": ("sgl-kernel-unit-test-amd-rocm720",),
@@ -157,7 +162,7 @@ def test_a_fork_pr_needs_a_lane_that_takes_its_head(base: DispatchRead, sglang_b
     """Dispatched from the default branch, a lane without `pr_head_sha` would test that
     branch, not the fork's commit: refused."""
     lanes = lanes_of({ROCM720: sglang_before[ROCM720].replace("pr_head_sha", "other_input")})
-    decision = decide(replace(base, lanes=lanes, pr=pr(fork=True), sha="abababa",
+    decision = decide(replace(base, lanes=lanes, pr=pr(fork=True), sha=HEAD,
                               jobs=("sgl-kernel-unit-test-amd-rocm720",)))
     assert isinstance(decision, Refusal) and "has no `pr_head_sha` input" in decision.reason
 

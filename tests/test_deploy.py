@@ -61,5 +61,5 @@ def test_the_dockerfile_runs_foldbot_unprivileged_from_the_lock_with_a_health_ch
     assert [line for line in lines[:made] if line.startswith("WORKDIR ")][-1] == "WORKDIR /home/foldbot"
     assert 'VOLUME ["/home/foldbot/data"]' in lines[made:]
     health = DOCKERFILE[DOCKERFILE.index("HEALTHCHECK"):]
-    assert "urllib.request.urlopen(" in health and "/health" in health
+    assert "urllib.request.urlopen(" in health and "/health/live'" in health  # (not `/health`: see test_app_serve)
     assert lines[-1] == 'CMD ["python", "-m", "bot", "serve"]'

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import pytest
+
 from bot.config import RepoConfig
 from bot.dispatch import Cooldown, filter_skipped, gate_failure, lane_cooldown, lanes_of
 from bot.states import ReplyState
@@ -78,6 +80,17 @@ def test_effective_roles_and_the_allowlist() -> None:
     assert effective_role({"permission": "write", "role_name": "ci-runner"}) == "write"  # a custom role
     allow = parse_ci_permissions('{"Alice": {"can_rerun_stage": true, "cooldown_interval_minutes": 5}, "bob": 3}')
     assert allow["alice"].can_rerun_stage and allow["alice"].cooldown_minutes == 5 and "bob" not in allow
+
+
+def test_an_allowlist_number_that_is_no_count_of_minutes_breaks_no_dispatch() -> None:
+    """`1e999` (JSON reads it as infinity) raised OverflowError in `int()`, past the `ValueError` its
+    reader catches: every `/dispatch`, anyone's, was left "Working on it"."""
+    allow = parse_ci_permissions('{"a": {"can_rerun_stage": true, "cooldown_interval_minutes": 1e999}, '
+                                 '"b": {"cooldown_interval_minutes": -5}, "c": {"cooldown_interval_minutes": NaN}, '
+                                 '"d": {"cooldown_interval_minutes": 90.5}}')
+    assert [allow[k].cooldown_minutes for k in "abcd"] == [7 * 24 * 60, None, None, 90]
+    with pytest.raises(ValueError, match="^CI_PERMISSIONS.json nests too deeply to read$"):
+        parse_ci_permissions("[" * 100_000 + "]" * 100_000)
 
 
 def test_after_a_crash_a_lane_titled_without_a_sha_is_not_taken_for_an_untitled_one() -> None:

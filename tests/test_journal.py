@@ -572,6 +572,23 @@ async def test_starts_that_never_finish_are_counted_and_a_delivery_set_aside_sta
     assert journal.is_done("x")
 
 
+async def test_a_handler_a_stop_cut_short_is_not_counted_as_a_worker_that_died(tmp_path: Path) -> None:
+    """A handler waiting out a 50 s `Retry-After` outlasts the 25 s drain at each deploy: each start
+    stayed counted as unfinished, and the fourth start set it aside as a delivery that "killed the
+    worker each time" (failed, never run again; `/health` 503 for a day)."""
+    journal = Journal(tmp_path)
+    journal.accept("slow", "workflow_run", b"{}", 1)
+    for _ in range(3):
+        await journal.begin("slow")
+        assert journal.hand_back(["slow"], cut=["slow"]) == 0  # the stop hands it back: it stays queued here
+    assert [(e.id, e.unfinished) for e in journal.pending(5)] == [("slow", 0)]
+    await journal.begin("slow")
+    await journal.begin("slow")  # and a worker that really died is still counted
+    journal.hand_back(["slow"])
+    assert [(e.id, e.unfinished) for e in journal.pending(5)] == [("slow", 2)]
+    journal.close()
+
+
 async def test_a_delivery_done_since_the_refill_read_it_does_not_run_again(
         fake_github: FakeGitHub, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """The refill reads queued deliveries in a thread; within that read a copy of one can be
@@ -678,6 +695,9 @@ async def test_a_delivery_set_aside_in_one_process_is_said_on_health_even_after_
                 assert (response.status, (await response.json())["reason"]) == (503, reason)
             async with bot.session.get(f"{bot.url}/metrics") as response:
                 assert "foldbot_set_aside_deliveries 1.0" in (await response.text()).splitlines()
+            # what a container's health check asks: the work goes on, a restart would not change this
+            async with bot.session.get(f"{bot.url}/health/live") as response:
+                assert (response.status, (await response.json())["status"]) == (200, "ok")
         finally:
             await bot.session.close()
             await runner.cleanup()

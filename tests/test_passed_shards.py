@@ -757,7 +757,8 @@ def test_a_lane_whose_aliases_repeat_values_past_the_limit_is_not_read() -> None
 
     text = bomb(9)
     with pytest.raises(WorkflowError, match=r"^\.github/workflows/rocm-mi300\.yml: its aliases repeat values past "
-                                            r"200,000 in all \(a value read as many times as aliases name it\); not read$"):
+                                            r"200,000 in all \(a value read as many times as aliases name it; a text of 64 "
+                                            r"characters counts as one\); not read$"):
         analyze({PATH: text}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()})
     analysis = analyze({PATH: bomb(5)}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()})  # 2 x 9**4 values
     assert [e.path for e in analysis.edits] == [PATH]  # `other` reads no list

@@ -9,6 +9,7 @@ import asyncio
 import hashlib
 import hmac
 import json
+import logging
 import time
 from datetime import datetime, timedelta, timezone
 from types import SimpleNamespace
@@ -145,6 +146,36 @@ async def test_a_delivery_foldbot_processed_is_not_asked_for(fake_github: FakeGi
         await runner.cleanup()
 
 
+async def test_a_delivery_answered_202_that_the_journal_lost_is_asked_for_again(
+        fake_github: FakeGitHub, caplog: pytest.LogCaptureFixture) -> None:
+    """A Redis that restarted empty, or a new data directory: deliveries foldbot answered 202 are not in
+    the journal any more, and GitHub, which counts them delivered, never sends them again. They were
+    never reported ("6 listed, 0 asked again"). One the journal holds is not asked for."""
+    world = sglang_world(fake_github, runs=2)
+    bot, runner = await start_bot(fake_github)
+    try:
+        await bot.deliver("workflow_run", world.payload(world.runs[-2]["id"]), delivery="kept-1")
+        await bot.settle()
+        hook = app_hook(fake_github)
+        hook.configure(f"{bot.url}/webhook", SECRET)
+        hook.record("workflow_run", world.payload(world.runs[-2]["id"]), guid="kept-1", status_code=202)
+        gone = hook.record("workflow_run", world.payload(world.runs[-1]["id"]), guid="gone-1", status_code=202)
+        hook.record("ping", {"zen": "z"}, guid="ping-1", status_code=202)  # (an event foldbot does not journal)
+        from bot.redeliver import redeliver_failed
+        with caplog.at_level(logging.INFO, logger="foldbot.redeliver"):
+            outcome = await redeliver_failed(bot.state.pool, ["workflow_run"], bot.state.journal.known, {},
+                                             timedelta(hours=1), now=datetime.now(timezone.utc))
+        assert (outcome.listed, outcome.asked, outcome.lost) == (3, ["gone-1"], ["gone-1"])
+        assert [r.path for r in fake_github.requests if r.path.endswith("/attempts")] == \
+            [f"/app/hook/deliveries/{gone.id}/attempts"]
+        assert "redelivery: 1 deliveries GitHub lists as answered 202 are not in the journal (gone-1): it lost them (a " \
+            "Redis that restarted empty, or a new data directory); they are asked for again" in caplog.messages
+        assert "asked GitHub to redeliver gone-1 (workflow_run, answered 202, lost by the journal)" in caplog.messages
+    finally:
+        await bot.session.close()
+        await runner.cleanup()
+
+
 async def test_listing_stops_at_the_window(fake_github: FakeGitHub) -> None:
     hook = app_hook(fake_github)
     now = time.time()
@@ -181,6 +212,9 @@ def _failed(hook: Any, guid: str, tries: int = 1) -> None:
         hook.record("workflow_run", {"action": "completed"}, guid=guid, status_code=0, status="failed to connect")
 
 
+# (Deliveries these tests take as delivered are answered 200 below: a 202 is foldbot's answer to what its journal
+# holds, and one its journal does not hold was lost by it, and is asked for again:
+# `test_a_delivery_answered_202_that_the_journal_lost_is_asked_for_again`.)
 async def _pass(pool: Any, asked: dict[str, float], now: datetime, later: float = 0, memory: Any = None) -> Any:
     from bot.redeliver import redeliver_failed
     return await redeliver_failed(pool, ["workflow_run"], lambda guids: set(), asked, timedelta(hours=2),
@@ -315,7 +349,7 @@ async def test_a_round_lists_only_what_is_newer_than_the_last_and_remembers_what
     _failed(hook, "w1")
     _failed(hook, "w2")
     for i in range(250):  # 20 s apart, the last 2,020 s ago
-        hook.record("workflow_run", {"action": "completed"}, guid=f"ok{i}", status_code=202, status="OK",
+        hook.record("workflow_run", {"action": "completed"}, guid=f"ok{i}", status_code=200, status="OK",
                     delivered_at=time.time() - 7000 + 20 * i)
     memory, asked, now = Memory(), {}, datetime.now(timezone.utc)
     async with aiohttp.ClientSession() as session:
@@ -329,7 +363,7 @@ async def test_a_round_lists_only_what_is_newer_than_the_last_and_remembers_what
         assert (second.listed, second.asked) == (5, ["w2"])
         assert fake_github.count("GET", "^/app/hook/deliveries$") == 4  # one page, not three
         await asyncio.gather(*hook.tasks)
-        hook.record("workflow_run", {"action": "completed"}, guid="w2", status_code=202, status="OK")  # it got through
+        hook.record("workflow_run", {"action": "completed"}, guid="w2", status_code=200, status="OK")  # it got through
         third = await _pass(pool, asked, now, 600 + ASK_AGAIN_SECONDS + 1, memory=memory)
         assert third.asked == ["w1"]
         assert {item["guid"] for item in memory.undelivered} == {"w1"}
@@ -344,12 +378,12 @@ async def test_a_delivery_listed_after_a_newer_one_is_not_skipped(fake_github: F
     from bot.redeliver import Memory
     hook = app_hook(fake_github)
     hook.configure("http://127.0.0.1:9/webhook", SECRET)  # nothing listens: every redelivery fails
-    hook.record("workflow_run", {"action": "completed"}, guid="old", status_code=202, status="OK",
+    hook.record("workflow_run", {"action": "completed"}, guid="old", status_code=200, status="OK",
                 delivered_at=time.time() - 600)
     late = hook.record("workflow_run", {"action": "completed"}, guid="late", status_code=0,
                        status="failed to connect", delivered_at=time.time() - 8)
     hook.deliveries.remove(late)  # made before `newer`, not listed yet
-    newer = hook.record("workflow_run", {"action": "completed"}, guid="newer", status_code=202, status="OK")
+    newer = hook.record("workflow_run", {"action": "completed"}, guid="newer", status_code=200, status="OK")
     memory, asked, now = Memory(), {}, datetime.now(timezone.utc)
     async with aiohttp.ClientSession() as session:
         pool = app_pool(fake_github, session)
@@ -461,7 +495,7 @@ async def test_after_a_restart_a_round_lists_only_what_is_new_and_does_not_ask_a
     hook = app_hook(fake_github)
     hook.configure("http://127.0.0.1:9/webhook", SECRET)  # nothing listens: every redelivery fails
     for i in range(250):  # 20 s apart, the last 2,020 s ago
-        hook.record("workflow_run", {"action": "completed"}, guid=f"ok{i}", status_code=202, status="OK",
+        hook.record("workflow_run", {"action": "completed"}, guid=f"ok{i}", status_code=200, status="OK",
                     delivered_at=time.time() - 7000 + 20 * i)
     _failed(hook, "w1")
     settings = {"data_dir": tmp_path, "redeliver_minutes": 60, "redeliver_first_seconds": 0.05}

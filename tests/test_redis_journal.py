@@ -46,6 +46,38 @@ def test_two_replicas_share_one_dedupe_and_one_backlog(redis_url: str) -> None:
                                                   f"Redis at {redis_url.removeprefix('redis://')}")
 
 
+def test_a_database_another_apps_foldbot_holds_is_refused(redis_url: str) -> None:
+    """Production and staging pointed at one Redis: staging's worker took production's deliveries
+    (and marked one done as an uninstalled App's), and held the shared redelivery turn."""
+    from bot.journal import JournalUnavailable
+    from bot.redisjournal import RedisJournal
+    production = RedisJournal(redis_url, owner="app 1 of https://api.github.com")
+    assert RedisJournal(redis_url, owner="app 1 of https://api.github.com").prefix == production.prefix  # a replica
+    with pytest.raises(JournalUnavailable) as refused:
+        RedisJournal(redis_url, owner="app 2 of https://api.github.com")
+    assert str(refused.value).endswith(
+        "(FOLDBOT_REDIS_URL) holds the deliveries of another foldbot (app 1 of https://api.github.com), not of app 2 of "
+        "https://api.github.com: give each App a database of its own (`redis://host:6379/1`, ...); sharing one, each "
+        "takes the other's deliveries as its own")
+
+
+def test_a_redis_that_would_lose_what_it_holds_is_said(redis_url: str) -> None:
+    """The tests' Redis keeps nothing on disk (`--save ''`, `appendonly no`): restarted, it is empty,
+    and the deliveries it held are gone (GitHub answered 202 does not redeliver them)."""
+    from bot.redisjournal import RedisJournal
+    journal = RedisJournal(redis_url)
+    assert journal.durability() == ["keeps what it holds on no disk (`appendonly no`, no `save`): a restart empties it"]
+    journal._redis.config_set("maxmemory-policy", "allkeys-lru")
+    journal._redis.config_set("appendonly", "yes")
+    try:
+        assert journal.durability() == [
+            "may evict keys to make room (`maxmemory-policy allkeys-lru`): a delivery it evicts is lost"]
+    finally:
+        journal._redis.config_set("maxmemory-policy", "noeviction")
+        journal._redis.config_set("appendonly", "no")
+    assert len(journal.durability()) == 1
+
+
 def test_an_outcome_written_twice_or_late_changes_nothing(redis_url: str) -> None:
     """Written again after a lost reply, an outcome does not count twice; written late, after
     another replica took the delivery over (the hold lapsed) and finished it, it is ignored."""
@@ -338,6 +370,27 @@ def test_a_replica_that_stops_hands_back_only_what_it_still_holds(redis_url: str
     assert a.hand_back(["held", "done", "waiting", "unknown"]) == 1
     assert a._redis.zrange(a.leases, 0, -1) == [] and a._redis.lrange(a.queue, 0, -1) == [b"waiting", b"held"]
     assert a.hand_back(["held"]) == 0 and a.hand_back([]) == 0  # once
+
+
+async def test_a_replica_that_stops_takes_back_the_starts_its_drain_cut_short(redis_url: str) -> None:
+    """A rolling deploy of three replicas, a handler that outlasts each one's drain: each stopping
+    replica handed the started delivery on with its start counted, and the third set it aside as
+    one that killed its worker each time."""
+    from bot.redisjournal import RedisJournal
+    replicas = [RedisJournal(redis_url) for _ in range(3)]
+    assert replicas[0].accept("slow", "workflow_run", b"{}", 1) == "new"
+    for i, replica in enumerate(replicas):
+        if i:
+            assert [entry.id for entry in replica.pending(1)] == ["slow"]
+        assert await replica.begin("slow") is not None
+        assert replica.hand_back(["slow"], cut=["slow"]) == 1
+    last = RedisJournal(redis_url)
+    (entry,) = last.pending(1)
+    assert (entry.id, entry.unfinished) == ("slow", 0)
+    # a start of the replica that holds it now is not another's to take back
+    assert await last.begin("slow") is not None
+    assert RedisJournal(redis_url).hand_back([], cut=["slow"]) == 0
+    assert last._redis.hget(last.prefix + "d:slow", "starts") == b"1"
 
 
 async def test_a_replica_stopped_during_a_burst_hands_its_deliveries_to_the_others_at_once(

@@ -247,3 +247,13 @@ def test_a_cancelled_latest_run_says_so_by_its_headline(sglang_before: dict[str,
             "lane's; the suggestions rest on every run above, each job's only where it ran its tests.\n") in body
     bundles[-1]["workflow_run"] = {**bundles[-1]["workflow_run"], "conclusion": "success"}
     assert "It was **cancelled**" not in to_markdown(analyze(sglang_before, bundles, RepoConfig()))
+
+
+def test_an_error_shown_on_the_dashboard_or_in_a_reply_is_cut_to_a_length_github_takes() -> None:
+    """A file's own text can make an error any length (a 70 KB value, a job id): GitHub refused the
+    dashboard and every reply (422), and the deliveries failed until they were set aside."""
+    from bot.reporting import clipped, error_body
+
+    body = error_body("o/r", "`x` is wrong: " + "y" * 70_000)
+    assert len(body) < 2300 and "y" * 1986 + "\u2026 \\(cut: 70,014 characters in all\\)" in body
+    assert clipped("short") == "short"

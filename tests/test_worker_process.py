@@ -471,6 +471,9 @@ async def test_a_worker_started_again_on_a_data_directory_it_cannot_write_says_w
                     why = (f"cannot take the worker's lock in {data} (FOLDBOT_DATA_DIR): [Errno 1] Operation not "
                            f"permitted: '{data / 'worker.lock'}'")
                 assert said["reason"] == f"the worker process is not running (exit code 2: {why}); being started again"
+                async with session.get(f"http://127.0.0.1:{port}/health/live") as response:  # (a restart may mend it)
+                    assert response.status == 503 and (await response.json())["reason"].startswith(
+                        "the worker process is not running (exit code 2: ")
                 if frozen == "lock":  # the journal itself takes deliveries meanwhile; they wait for a worker
                     assert (await post_run(session, port, world, run, "meanwhile"))[0] == 202
             await _health_until(session, port, lambda status, said: status == 200, seconds=40)
