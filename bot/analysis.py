@@ -32,6 +32,24 @@ class LaneResult:
     change: LaneChange
     edit: FileEdit | None
     carried: int  # how many of the plan's suggestions this lane takes
+    #: The reshards carried here whose shards run in other waves than in the measured lane
+    #: (another `max-parallel`): the job's wall clock here, on the measured lane's times.
+    walls: tuple["CarriedWall", ...] = ()
+
+
+@dataclass(frozen=True)
+class CarriedWall:
+    """A reshard in another lane whose copy of the job runs its shards in other waves."""
+
+    job: str  # the job id in that lane
+    measured_job: str  # the measured lane's job id (the `Reshard`)
+    max_parallel: int | None
+    before_s: float
+    after_s: float
+
+    @property
+    def later_s(self) -> float:
+        return self.after_s - self.before_s
 
 
 @dataclass(frozen=True)
@@ -173,7 +191,7 @@ def _patch_lanes(plan: Plan, measured: Lane, workflows: Mapping[str, Workflow], 
     others = sorted(p for p in workflows if p != measured.path)
     for path in [measured.path, *others]:
         lane = Lane.of(workflows[path])
-        change, carried, lane_warnings = _lane_change(plan, measured, lane, config, called)
+        change, carried, lane_warnings, walls = _lane_change(plan, measured, lane, config, called)
         warnings.extend(lane_warnings)
         edit = None
         if not change.empty:
@@ -185,7 +203,7 @@ def _patch_lanes(plan: Plan, measured: Lane, workflows: Mapping[str, Workflow], 
                 edit = None
             else:
                 warnings.extend(edit.warnings)
-        results.append(LaneResult(lane, change, edit, carried))
+        results.append(LaneResult(lane, change, edit, carried, walls if edit is not None else ()))
     return results, warnings
 
 
@@ -359,6 +377,22 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 untested.setdefault(job.workflow_job or job.name, []).append(job)
                 untested_runs.setdefault(job.workflow_job or job.name, set()).add(run.run_id)
     for name, found in sorted(untested.items()):
+        # A step the rules do take for a test, which took no time by GitHub's whole-second stamps or
+        # had not ended: no rule is missing (a step rule for it would change nothing)
+        # (not one skipped: `Rerun failed tests`, `if: failure()`, says nothing of the step that ran)
+        tests = {s.name: s for job in found for s in job.work_steps if s.category == "test" and s.conclusion != "skipped"}
+        if tests:
+            open_ = [step for step in tests if tests[step].conclusion is None]
+            shown = ", ".join(f"`{step}`" for step in list(tests)[:3])
+            out.append(Unmeasured(
+                name,
+                f"ran in {_runs(len(untested_runs[name]))}; its test step {shown} "
+                + ("had not ended when the run was read (the job was still running)" if open_ else
+                   "took 0 s (it ended within a second: GitHub's step times are whole seconds)"),
+                "nothing to change in foldbot's rules, which take it for a test; "
+                + ("its next completed run is measured" if open_ else
+                   "check that the step runs tests (an empty shard, or a suite that found none, ends at once)")))
+            continue
         steps: dict[str, float] = {}
         for job in found:
             for step in job.work_steps:
@@ -411,6 +445,12 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 f"the latest run ({runs[-1].run_id}, of `{runs[-1].head_sha[:12]}`) was cancelled before GitHub started "
                 "any job (a newer run of its concurrency group replaced it, or someone cancelled it)",
                 "wait for a run whose AMD jobs run their tests (a `/dispatch` comment on a PR starts one)"))
+        elif not runs[-1].jobs and runs[-1].conclusion == "action_required":
+            out.append(Unmeasured(
+                "AMD test time",
+                f"the latest run ({runs[-1].run_id}, of `{runs[-1].head_sha[:12]}`) waits for a maintainer's approval to "
+                "run (GitHub holds the runs of a first-time contributor's fork pull request): no job ran yet",
+                "a maintainer approves it on the run's page (\u201cApprove and run\u201d); its report follows when it completes"))
         elif not runs[-1].jobs:  # GitHub started none: what it does with a workflow file it cannot read
             out.append(Unmeasured(
                 "AMD test time",
@@ -438,6 +478,18 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 f"per-file times need every shard's log of a run; read {', '.join(plan.partial_logs[job_id])} shards' logs, "
                 "so shard times stand in",
                 "let the App read all its shard logs (`logs: {max_jobs: N}` in .github/foldbot.yml), or pass each shard with `--logs JOB_ID=FILE`",
+            ))
+        elif job_id in plan.cut_off:
+            cut = sorted(plan.cut_off[job_id], key=lambda c: -c.runs)
+            named = ", ".join(f"`{c.file}` (in {_runs(c.runs)}" + (
+                f", after {c.at_least_s / 60:.0f} min or more" if c.at_least_s is not None else "") + ")" for c in cut[:3])
+            out.append(Unmeasured(
+                job_id,
+                f"its logs were read, but a test file had not ended when its step stopped (the step's timeout, or a "
+                f"cancel): {named}{f' and {len(cut) - 3} more' if len(cut) > 3 else ''}; a run with such a file has no "
+                "whole per-file times, so its shard times stand in, and they stop where the file was cut off",
+                "give that file the time it needs: raise the test step's `timeout-minutes`, or split the file; the runs "
+                "after that are read file by file",
             ))
         elif job_id in stats and not log_runs:
             out.append(Unmeasured(
@@ -567,11 +619,14 @@ def _runs(count: int) -> str:
     return f"{count} run" if count == 1 else f"{count} runs"
 
 
-def fold_comment(fold: Fold) -> tuple[str, ...]:
-    """The YAML comment above a folded step: the measured numbers behind it."""
+def fold_comment(fold: Fold, measured_in: str | None = None) -> tuple[str, ...]:
+    """The YAML comment above a folded step: the measured numbers behind it (`measured_in`: the
+    lane file whose runs they are, when the step is in another's, whose own were not read)."""
     return (
         f"foldbot: moved here from a job of its own, which spent {fold.suite_setup_median_s / 60:.0f} min on setup",
         f"for {fold.suite_test_median_s / 60:.0f} min of tests (median of {fold.samples} runs; p90 {fold.suite_test_p90_s / 60:.1f} min).",
+        *([] if measured_in is None else
+          [f"Measured on {measured_in.rsplit('/', 1)[-1]}'s `{fold.job}`, the lane foldbot analysed."]),
         ("Runs after a failure above too, so that cannot hide it." if fold.standalone else
          f"Runs on shard {fold.shard_value} only, and after a failure above too, so that cannot hide it."),
         f"Timeout {fold.timeout_note}.",
@@ -579,10 +634,12 @@ def fold_comment(fold: Fold) -> tuple[str, ...]:
 
 
 def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
-                 called: Mapping[str, Workflow]) -> tuple[LaneChange, int, list[str]]:
-    """The plan in the target lane's job ids; suggestions the lane cannot take are warned about."""
+                 called: Mapping[str, Workflow]) -> tuple[LaneChange, int, list[str], tuple[CarriedWall, ...]]:
+    """The plan in the target lane's job ids; suggestions the lane cannot take are warned about;
+    and the carried reshards whose shards run in other waves there, with their wall clock."""
     folds: list[FoldEdit] = []
     reshards: list[ReshardEdit] = []
+    walls: list[CarriedWall] = []
     warnings: list[str] = []
     same = target.path == source.path
     checker = Planner(target, [], {}, config)
@@ -613,7 +670,7 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
             if limit < fold.host_budget_minutes:
                 warnings.append(f"{target.path}: `{suite_id}` is not folded into `{host_id}` there: `{host_id}` allows "
                                 f"{limit:.0f} min there, and the fold needs about {fold.host_budget_minutes:.0f} "
-                                f"(p90 setup plus every step timeout, as measured in {source.path})")
+                                f"(p90 setup, every step's timeout, and the p90 of a step with none, as measured in {source.path})")
                 continue
         host = target.workflow.jobs[host_id]
         if fold.standalone:
@@ -621,14 +678,16 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
                 warnings.append(f"{target.path}: `{suite_id}` is not folded into `{host_id}` there: `{host_id}` is a "
                                 f"matrix of {host.shard_count} jobs there, not one job")
                 continue
-            folds.append(FoldEdit(suite_id, host_id, None, None, fold.timeout_minutes, fold_comment(fold)))
+            folds.append(FoldEdit(suite_id, host_id, None, None, fold.timeout_minutes,
+                                  fold_comment(fold, None if same else source.path)))
             continue
         axis = shard_axis(host)
         if axis is None or host.shard_count < 2:
             warnings.append(f"{target.path}: `{suite_id}` is not folded into `{host_id}` there: `{host_id}` has no "
                             "shards there")
             continue
-        folds.append(FoldEdit(suite_id, host_id, axis[0], axis[1][0], fold.timeout_minutes, fold_comment(fold)))
+        folds.append(FoldEdit(suite_id, host_id, axis[0], axis[1][0], fold.timeout_minutes,
+                                  fold_comment(fold, None if same else source.path)))
     for reshard in plan.reshards:
         job_id = target.job_id(source.base_id(reshard.job))
         if not same and reshard.provisional:
@@ -646,6 +705,9 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
         if axis is None or len(axis[1]) != reshard.from_count or partition_step(job, reshard.from_count) is None:
             warnings.append(f"{target.path}: `{job_id}` does not have {reshard.from_count} shards with a `{reshard.flag}` count; not resharded there")
             continue
+        if not same and job.max_parallel != reshard.max_parallel:
+            # Its shards run in other waves there: the count does something else to its wall clock.
+            walls.append(CarriedWall(job_id, reshard.job, job.max_parallel, *reshard.wall_with(job.max_parallel)))
         reshards.append(ReshardEdit(job_id, axis[0], reshard.from_count, reshard.to_count, reshard.flag))
     lists: list[ListEdit] = []
     for listed in plan.lists:
@@ -682,7 +744,7 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
         if trims:
             lists.append(ListEdit(job_id, passed.job, passed.key, tuple(trims)))
     carried = len(folds) + len(reshards) + len(lists)
-    return LaneChange(target.path, tuple(folds), tuple(reshards), tuple(lists)), carried, warnings
+    return LaneChange(target.path, tuple(folds), tuple(reshards), tuple(lists)), carried, warnings, tuple(walls)
 
 
 def _not_standalone(job: JobDef) -> str:
@@ -726,4 +788,4 @@ def lane_savings(analysis: Analysis) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["Analysis", "AnalysisError", "BundleError", "LaneResult", "Unmeasured", "analyze", "lane_savings", "Workflow"]
+__all__ = ["Analysis", "AnalysisError", "BundleError", "CarriedWall", "LaneResult", "Unmeasured", "analyze", "lane_savings", "Workflow"]

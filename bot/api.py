@@ -124,12 +124,21 @@ class RepoAPI:
 
     async def runs(self, workflow: int | str, *, status: str | None = None, event: str | None = None,
                    head_sha: str | None = None, count: int = 100) -> list[dict[str, Any]]:
-        """The newest runs of a workflow (its id or file name), one page of at most `count`."""
+        """The newest `count` runs of a workflow (its id or file name): one page for up to 100, else
+        as many pages as it takes (or as there are)."""
         query = "".join(f"&{key}={_q(value)}" for key, value in
                         (("status", status), ("event", event), ("head_sha", head_sha)) if value)
-        listing = await self.gh.get(f"{self.base}/actions/workflows/{_q(str(workflow))}/runs"
-                                    f"?per_page={min(max(count, 1), 100)}{query}")
-        return list(listing.get("workflow_runs", []))
+        per_page = min(max(count, 1), 100)
+        out: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            listing = await self.gh.get(f"{self.base}/actions/workflows/{_q(str(workflow))}/runs"
+                                        f"?per_page={per_page}{'' if page == 1 else f'&page={page}'}{query}")
+            batch = list(listing.get("workflow_runs", []))
+            out += batch
+            if len(out) >= count or len(batch) < per_page:
+                return out[:max(count, 1)]
+            page += 1
 
     async def dispatch(self, workflow_file: str, ref: str, inputs: dict[str, str]) -> Any:
         """`workflow_dispatch`; GitHub answers the new run's id when it can (`return_run_details`).

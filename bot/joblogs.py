@@ -114,6 +114,8 @@ async def read_logs(api: RepoAPI, analysis: Analysis, config: RepoConfig,
                 found = Gone(str(exc), exc.limit)
                 cache[("job-log", repo, job.api_id)] = found
                 return found
+        if not text.strip():  # (a runner that printed nothing, or a body lost on the way: not kept)
+            return JobLogError("GitHub sent it empty (did the runner start the step?)")
         try:
             found = await asyncio.to_thread(parse_log, text)
         except LogError as exc:

@@ -136,7 +136,7 @@ FIELDS: dict[str, tuple[tuple[str, Check, bool], ...]] = {
         ("workflow_run.head_repository.owner", is_object, False),
         ("workflow_run.head_repository.owner.login", is_str, False),
         ("workflow_run.pull_requests", is_list, False),
-        ("workflow_run.pull_requests.*", is_object, True),
+        ("workflow_run.pull_requests.*", is_object, False),  # (GitHub's schema: an object or null)
         ("workflow_run.pull_requests.*.number", is_id, False),
         ("repository", is_object, True),
         ("repository.full_name", is_full_name, True),
@@ -288,7 +288,9 @@ def _tree(fields: tuple[tuple[str, Check, bool], ...]) -> _Node:
 
 def _type(node: _Node, name: str, after: list[tuple[tuple[str, ...], Check]], at: tuple[str, ...]) -> Any:
     if node.check is is_list and "*" in node.children:
-        return list[_type(node.children["*"], f"{name}Item", after, (*at, "*"))]  # type: ignore[misc]
+        item = node.children["*"]
+        kind = _type(item, f"{name}Item", after, (*at, "*"))
+        return list[kind if item.required else kind | None]  # type: ignore[misc,valid-type]
     if node.check is is_object and node.children:
         fields = []
         for key, child in node.children.items():

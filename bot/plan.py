@@ -133,6 +133,13 @@ class Reshard:
     def runner_seconds_saved(self) -> float:
         return self.setup_cycles_saved * self.setup_median_s
 
+    def wall_with(self, max_parallel: int | None) -> tuple[float, float]:
+        """The job's wall clock before and after, in seconds, were its shards run `max_parallel`
+        at a time (another lane's copy of the job): a wave is setup plus the longest shard."""
+        wave_before = self.wall_before_s / self.waves_before
+        wave_after = self.wall_after_s / self.waves_after
+        return (_waves(self.from_count, max_parallel) * wave_before, _waves(self.to_count, max_parallel) * wave_after)
+
 
 @dataclass(frozen=True)
 class ListTrim:
@@ -199,6 +206,18 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class CutOff:
+    """A test file a shard's log began and never ended: the step ran into its timeout there."""
+
+    file: str
+    runs: int  # the runs it was cut off in
+    #: seconds it ran at least, in the run where that is most: its shard's step time less the
+    #: files that shard finished (None when its log left more than one file unfinished)
+    at_least_s: float | None
+    estimate_s: float | None  # the runner's own estimate, when its log printed one
+
+
+@dataclass(frozen=True)
 class Plan:
     lane: str  # the measured lane's path
     folds: tuple[Fold, ...] = ()
@@ -209,6 +228,8 @@ class Plan:
     partial_logs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: matrices -> their shard logs whose header names another shard than their job's (not used)
     misplaced_logs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: matrices -> the test files their logs began and never ended (the step's timeout cut them off)
+    cut_off: dict[str, tuple["CutOff", ...]] = field(default_factory=dict)
     # matrices whose shard count foldbot could change -> runs whose per-file logs it read for them
     reshard_candidates: dict[str, int] = field(default_factory=dict)
     #: Shard lists measured but not edited (a list passed to a reusable workflow as a string):
@@ -589,6 +610,7 @@ class Planner:
         self.overruns: list[str] = []
         self.partial_logs: dict[str, list[str]] = {}  # job id -> "k of n" shard logs, per run
         self.misplaced_logs: dict[str, list[str]] = {}  # job id -> its logs that are another shard's (`_run_log`)
+        self.cut_off: dict[str, dict[str, CutOff]] = {}  # job id -> file -> cut off at the timeout (`_run_log`)
         self.candidates: dict[str, int] = {}  # matrices looked at for a reshard -> runs read from logs
         self.by_hand: list[Finding] = []  # shard lists measured, with no change foldbot can make (`_passed_reshards`)
         self.lists: list[ListReshard] = []  # shard lists the times allow on fewer shards (`_passed_reshards`)
@@ -601,6 +623,7 @@ class Planner:
         return Plan(self.lane.path, tuple(folds), tuple(reshards), tuple(self.findings),
                     overruns=tuple(self.overruns), partial_logs={k: tuple(v) for k, v in self.partial_logs.items()},
                     misplaced_logs={k: tuple(v) for k, v in self.misplaced_logs.items()},
+                    cut_off={k: tuple(v.values()) for k, v in self.cut_off.items()},
                     reshard_candidates=dict(self.candidates), by_hand=tuple(self.by_hand), lists=tuple(self.lists))
 
     # fold ------------------------------------------------------------------------------------
@@ -681,6 +704,12 @@ class Planner:
                   for run in self.runs)
         if not ran:
             return "no run in the history ran its tests"
+        cancelled = sum(any(j.workflow_job == job.id and any(s.category == "test" and s.conclusion == "cancelled"
+                                                             for s in j.work_steps) for j in run.amd_jobs)
+                        for run in self.runs)
+        if cancelled:  # (a newer push's run replaced these, `cancel-in-progress`: no length of its tests is known)
+            return (f"its tests were cancelled part-way in {_runs(cancelled)} of the {ran} it ran in, and none ran to "
+                    "the end: a cancelled test step is no sample of how long they take")
         return f"it ran in {_runs(ran)}, but no step of it counts as a test (see \u201cCould not measure\u201d)"
 
     def _measured(self, job: JobDef) -> bool:
@@ -871,8 +900,11 @@ class Planner:
         tighter = max(10, _ceil_to(3 * step_p90_min, 5)) * len(moving) if step_p90_min > 0 else None
         if tighter is not None and tighter < own_total and not provisional:
             new_timeout = tighter // len(moving)
-            note = (f"{new_timeout} min = 3 x its p90 of {step_p90_min:.1f} min, rounded up to 5 min "
-                    f"(its own {'step' if len(own) == 1 else 'steps'} had {_fmt_timeouts(own)})")
+            three = 3 * step_p90_min
+            how = (f" = 3 x its p90 of {step_p90_min:.2f} min ({three:.2f}), rounded up to a multiple of 5"
+                   if _ceil_to(three, 5) >= 10 else
+                   f", the least foldbot gives (3 x its p90 of {step_p90_min:.2f} min is {three:.2f})")
+            note = f"{new_timeout} min{how} (its own {'step' if len(own) == 1 else 'steps'} had {_fmt_timeouts(own)})"
         else:
             new_timeout = int(max((t for t in own if t is not None), default=DEFAULT_JOB_TIMEOUT_MINUTES))
             note = f"{new_timeout} min, as its own {'step' if len(own) == 1 else 'steps'} had"
@@ -973,12 +1005,15 @@ class Planner:
         # evaluated as the search below asks for them.
         predictors: list[Callable[[int], float]] = []
         for shards in full_runs:
-            merged = self._run_log(job, shards, key, values)
+            merged = self._run_log(job, shards, key, values, step.name)
             if merged is not None:
                 log_runs += 1
-                spent = sum(j.step_seconds(step.name) or j.test_seconds for j in shards)
-                longest = ShardPredictor(merged, spent).longest
-                predictors.append(lambda k, longest=longest: _or_inf(longest(k)))
+                times = [j.step_seconds(step.name) or j.test_seconds for j in shards]
+                longest = ShardPredictor(merged, sum(times)).longest
+                # Today's count takes at least what it was measured to take (a file that ran in
+                # another shard than the estimates put it, a slow shard's start)
+                predictors.append(lambda k, longest=longest, today=max(times):
+                                  max(_or_inf(longest(k)), today) if k == n else _or_inf(longest(k)))
             else:
                 times = [j.step_seconds(step.name) or j.test_seconds for j in shards]
                 total = sum(times)
@@ -996,10 +1031,15 @@ class Planner:
         shard_runs = len(full_runs) - log_runs
         estimate = ("per-file logs" if not shard_runs else "shard times" if not log_runs
                     else f"per-file logs ({_runs(log_runs)}) and shard times ({_runs(shard_runs)})")
-        overrun = self._overrun(job, step, stats, limit_minutes)
+        # A file that ran longer than the limit by itself, cut off before it ended: no count fits it.
+        alone = self._too_long_alone(job.id, limit)
+        overrun = self._overrun(job, step, stats, limit_minutes, more_shards=not alone)
+        cut = " (of runs whose shard times stop where a file was cut off: at least that many)" \
+            if job.id in self.cut_off else ""
         if overrun:
             needed = next((k for k in range(n + 1, 3 * n + 1) if p90_at(k) <= limit), None)
-            more = (f"; about {needed} shards would keep the longest within {limit / 60:.0f} min ({estimate})"
+            more = (f"; {_no_count_fits(alone, step.name, limit)}" if alone else
+                    f"; about {needed} shards would keep the longest within {limit / 60:.0f} min ({estimate}){cut}"
                     if needed else "")
             self.findings.append(Finding(job.id, overrun + more))
             self.overruns.append(job.id)
@@ -1011,7 +1051,8 @@ class Planner:
             else:  # not even today's count is within the limit: "needed" would mislead
                 needed = next((k for k in range(n + 1, 3 * n + 1) if p90_at(k) <= limit), None)
                 reason = (f"no fewer shards: today's {n} already run {p90_at(n) / 60:.0f} min at p90 ({bound}); "
-                          + (f"about {needed} would keep the longest within the limit" if needed else
+                          + (_no_count_fits(alone, step.name, limit) if alone else
+                             f"about {needed} would keep the longest within the limit{cut}" if needed else
                              f"no count up to {3 * n} keeps the longest within it: a test file may take longer alone"))
             self.findings.append(Finding(job.id, reason))
             return None
@@ -1134,12 +1175,16 @@ class Planner:
                                           wall_after_s=max(rest, *(longest for _, longest in trimmed)),
                                           labels=stats.labels))
 
-    def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...], key: str, values: list[Any]) -> ShardLog | None:
+    def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...], key: str, values: list[Any],
+                 step_name: str) -> ShardLog | None:
         """The per-file times of one run of a matrix, when its logs tell the whole suite:
         every shard's log read (each lists only its own files), or one that lists the
         suite's plan; no shard cut off mid-file; and each log its own shard's, as far as its
         header (`partition: 2/14 (0-based id=1)`) says. None otherwise (shard times then)."""
-        logs = [(j, self.logs[j.api_id]) for j in shards if j.api_id in self.logs]
+        # (a log that holds nothing foldbot reads, not even its shard's header, is no shard's times:
+        # the run's files would be short by that shard's; "Could not measure" names it)
+        logs = [(j, log) for j in shards if (log := self.logs.get(j.api_id)) is not None
+                and not (log.empty and log.shard is None)]
         if not logs:
             return None
         misplaced = _misplaced(logs, len(shards), key, values)
@@ -1147,15 +1192,36 @@ class Planner:
             self.misplaced_logs.setdefault(job.id, []).extend(misplaced)
             return None
         merged = merge_logs([log for _, log in logs])
-        if not merged.usable or merged.unfinished:
+        if merged.unfinished:
+            self._cut_off(job.id, logs, step_name)
+            return None
+        if not merged.usable:
             return None
         if merged.scope == "shard" and len(logs) < len(shards):
             self.partial_logs.setdefault(job.id, []).append(f"{len(logs)} of {len(shards)}")
             return None
         return merged
 
-    def _overrun(self, job: JobDef, step: StepDef, stats: JobStats, limit_minutes: float) -> str | None:
-        """Whether shards of this matrix already ran into their step timeout."""
+    def _cut_off(self, job_id: str, logs: list[tuple[JobTiming, ShardLog]], step_name: str) -> None:
+        """Each file a log of this run began and never ended, with how long it ran at least."""
+        known = self.cut_off.setdefault(job_id, {})
+        for shard, log in logs:
+            for name in log.unfinished:
+                spent = shard.step_seconds(step_name) or shard.test_seconds
+                at_least = max(0.0, spent - sum(log.measured.values())) if len(log.unfinished) == 1 else None
+                was = known.get(name)
+                if was is not None and was.at_least_s is not None:
+                    at_least = max(at_least, was.at_least_s) if at_least is not None else was.at_least_s
+                known[name] = CutOff(name, (was.runs if was else 0) + 1, at_least, log.estimates.get(name))
+
+    def _too_long_alone(self, job_id: str, limit: float) -> list[CutOff]:
+        """The files cut off at the timeout that ran longer than `limit` alone: no count fits them."""
+        return [c for c in self.cut_off.get(job_id, {}).values() if c.at_least_s is not None and c.at_least_s > limit]
+
+    def _overrun(self, job: JobDef, step: StepDef, stats: JobStats, limit_minutes: float,
+                 more_shards: bool = True) -> str | None:
+        """Whether shards of this matrix already ran into their step timeout (`more_shards`:
+        whether more shards could help, which a file too long alone rules out)."""
         limit_s = limit_minutes * 60
         hit = [max(j.step_seconds(step.name) for j in shards) for shards in stats.per_run]
         over = [seconds for seconds in hit if seconds >= limit_s - 60]
@@ -1163,7 +1229,19 @@ class Planner:
             return None
         return (f"already overruns: in {len(over)} of {_runs(len(hit))} a shard ran into the "
                 f"{limit_minutes:.0f}-min timeout of `{step.name}` (longest {max(over) / 60:.0f} min); "
-                f"it needs more shards or a longer timeout, not fewer")
+                + ("it needs more shards or a longer timeout, not fewer" if more_shards else
+                   "it needs a longer timeout, not fewer shards"))
+
+
+def _no_count_fits(files: list[CutOff], step: str, limit: float) -> str:
+    """Files that alone ran past the limit before they were cut off: what to do instead of a count."""
+    named = ", ".join(
+        f"`{c.file}` ran {c.at_least_s / 60:.0f} min and had not ended when its step stopped "  # type: ignore[operator]
+        f"(in {_runs(c.runs)}"
+        + (f"; the runner estimates it at {c.estimate_s / 60:.0f} min" if c.estimate_s else "") + ")"
+        for c in sorted(files, key=lambda c: -(c.at_least_s or 0))[:3])
+    return (f"no shard count keeps the longest within {limit / 60:.0f} min, as one file alone runs longer: {named}; "
+            f"raise `{step}`'s `timeout-minutes` or split that file")
 
 
 def _misplaced(logs: list[tuple[JobTiming, ShardLog]], n: int, key: str, values: list[Any]) -> list[str]:

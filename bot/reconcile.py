@@ -62,6 +62,8 @@ def missed(run: dict[str, Any], lane: str, dashboard: dict[str, Any] | None) -> 
     """Whether the dashboard's state does not name this completed run (and attempt) of `lane`
     among those reported: whichever lane the dashboard shows, and whatever runs that
     report's history read (a lost run newer than the run reported is among those)."""
+    if run.get("conclusion") == "action_required":  # waiting for approval, no job ran: nothing to report yet
+        return False
     state = read_report(dashboard.get("body") or "") if dashboard else None
     if dashboard is None or state is None:
         return True

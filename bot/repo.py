@@ -162,6 +162,11 @@ async def run_bundle(api: RepoAPI, run: dict[str, Any], cache: cachetools.LRUCac
     return {"workflow_run": run, "jobs": jobs}
 
 
+def _attempt(run: dict[str, Any]) -> int:
+    value = run.get("run_attempt")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
 def run_order(run: dict[str, Any]) -> tuple[str, int]:
     """A run's place among a workflow's runs: by creation, then id."""
     return str(run.get("created_at")), int(run["id"])
@@ -170,9 +175,14 @@ def run_order(run: dict[str, Any]) -> tuple[str, int]:
 async def history(api: RepoAPI, run: dict[str, Any], count: int,
                   cache: cachetools.LRUCache[Any, Any]) -> list[dict[str, Any]]:
     """The last `count` completed runs of the run's workflow, the run itself last,
-    oldest first, each with its jobs."""
+    oldest first, each with its jobs. A late delivery of an older attempt of a run that
+    GitHub lists with a newer completed attempt gets that attempt (the run as it is now)."""
     listed = await api.runs(run["workflow_id"], status="completed", count=count)
-    runs = [r for r in listed if r["id"] != run["id"]][: max(count - 1, 0)]
+    same = next((r for r in listed if r["id"] == run["id"]), None)
+    if same is not None and _attempt(same) > _attempt(run):
+        run = same
+    # (a run waiting for a maintainer's approval is listed as completed, with no job: nothing to read)
+    runs = [r for r in listed if r["id"] != run["id"] and r.get("conclusion") != "action_required"][: max(count - 1, 0)]
     runs = sorted(runs, key=run_order) + [run]
     return list(await asyncio.gather(*(run_bundle(api, r, cache) for r in runs)))
 
@@ -180,7 +190,7 @@ async def history(api: RepoAPI, run: dict[str, Any], count: int,
 async def pull_requests_of_run(api: RepoAPI, run: dict[str, Any]) -> list[int]:
     """The open PRs a run tested. `workflow_run.pull_requests` is empty for fork PRs:
     then look the PR up by the fork's `owner:branch` and match the head SHA."""
-    numbers = [int(pr["number"]) for pr in run.get("pull_requests") or [] if pr.get("number")]
+    numbers = [int(pr["number"]) for pr in run.get("pull_requests") or [] if isinstance(pr, dict) and pr.get("number")]
     if numbers or run.get("event") not in ("pull_request", "pull_request_target"):
         return numbers
     head_repo = run.get("head_repository") or {}

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any, Sequence
 
-from .analysis import Analysis, SuggestionPatch, lane_savings
+from .analysis import Analysis, CarriedWall, SuggestionPatch, lane_savings
 from .edit import option_lists, unified_diff
 from .plan import Finding, Fold, ListReshard, Reshard
 from .states import LaneFigures
@@ -208,7 +208,7 @@ def to_json(analysis: Analysis, checks: str | None = None) -> dict[str, Any]:
 CHART_COLOURS = "#c0392b, #2e86c1"
 
 
-def _chart(rows: list[dict[str, Any]], suffix: str = "") -> list[str]:
+def _chart(rows: list[dict[str, Any]]) -> list[str]:
     """A mermaid bar chart that reads in an 880-px comment: one bar per workflow job
     (its shards summed: runner-minutes), short labels, setup in red over tests in blue,
     and a legend line under it."""
@@ -220,7 +220,7 @@ def _chart(rows: list[dict[str, Any]], suffix: str = "") -> list[str]:
     if not per_job:
         return []
     shown = sorted(per_job.items(), key=lambda kv: -(kv[1][0] + kv[1][1]))[:16]
-    labels = ", ".join(json.dumps(label) for label in _labels([job for job, _ in shown], suffix))
+    labels = ", ".join(json.dumps(label) for label in _labels([job for job, _ in shown]))
     top = max(setup + test for _, (setup, test) in shown)
     return [
         "```mermaid",
@@ -238,24 +238,24 @@ def _chart(rows: list[dict[str, Any]], suffix: str = "") -> list[str]:
     ]
 
 
-def _label(job: str, suffix: str = "", width: int = 30) -> str:
-    """A chart label: the workflow job id (or an unmapped job's name) without the lane's
-    suffix, at most `width` characters, nothing that needs quoting."""
-    label = job[: -len(suffix)] if suffix and job.endswith(suffix) else job
-    label = re.sub(r"[^A-Za-z0-9._-]", "", label)
+def _label(job: str, width: int = 30) -> str:
+    """A chart label: the workflow job id (or an unmapped job's name), at most `width`
+    characters (cut in the middle: the lane's suffix stays, without which the label would be
+    another lane's job id), nothing that needs quoting."""
+    label = re.sub(r"[^A-Za-z0-9._-]", "", job)
     head = (width - 2) // 2
     return label if len(label) <= width else label[:head] + ".." + label[-(width - 2 - head):]
 
 
-def _labels(jobs: list[str], suffix: str = "") -> list[str]:
+def _labels(jobs: list[str]) -> list[str]:
     """The jobs' chart labels, distinct (two bars of one label would read as one job):
     jobs whose labels shorten alike are numbered, in the chart's order."""
-    labels = [_label(job, suffix) for job in jobs]
+    labels = [_label(job) for job in jobs]
     out: list[str] = []
     for job, label in zip(jobs, labels):
         if labels.count(label) > 1:
             n = labels[: len(out)].count(label) + 1
-            label = f"{n}." + _label(job, suffix, 30 - len(f"{n}."))
+            label = f"{n}." + _label(job, 30 - len(f"{n}."))
         out.append(label)
     return out
 
@@ -287,7 +287,7 @@ def _fold_md(f: Fold, min_samples: int) -> str:
         + (f" and {_min(f.suite_other_median_s)} min of other steps, which move with them"
            if f.suite_other_median_s >= 60 else "") + ". "
         f"{host[0].upper() + host[1:]} then needs at most {f.host_budget_minutes:.0f} of its {f.host_limit_minutes:.0f} min "
-        f"(p90 setup plus every step timeout). Step timeout {f.timeout_note}. "
+        f"(p90 setup, every step's timeout, and the p90 of a step with none). Step timeout {f.timeout_note}. "
         f"Saves 1 setup cycle, ~{_hours(f.runner_seconds_saved)} runner-hours per run; wall clock: {host} "
         f"runs ~{_min(f.suite_test_median_s + f.suite_other_median_s)} min longer, and the suite no longer waits for "
         "a runner of its own."
@@ -298,7 +298,27 @@ def _fold_md(f: Fold, min_samples: int) -> str:
     )
 
 
-def _reshard_md(r: Reshard, min_samples: int) -> str:
+def _elsewhere(r: Reshard, analysis: Analysis) -> str:
+    """What the count does in the other lanes whose copy of the job runs its shards in other waves."""
+    out = ""
+    for result in analysis.lanes:
+        for wall in result.walls:
+            if wall.measured_job != r.job:
+                continue
+            how = f"max-parallel {wall.max_parallel}" if wall.max_parallel else "no max-parallel: its shards run at once"
+            effect = ("finishes **later**" if wall.later_s >= 60 else "finishes sooner" if wall.later_s <= -60 else
+                      "keeps its wall clock")
+            out += (f" In {code(result.lane.path)} ({how}) {code(wall.job)} {effect}: {_min(wall.before_s)} \u2192 "
+                    f"{_min(wall.after_s)} min on these times.")
+    return out
+
+
+def _carried_later(analysis: Analysis) -> list[tuple[str, CarriedWall]]:
+    """(lane path, its carried reshard) that makes that lane's copy of the job finish later."""
+    return [(result.lane.path, wall) for result in analysis.lanes for wall in result.walls if wall.later_s >= 60]
+
+
+def _reshard_md(r: Reshard, min_samples: int, analysis: Analysis | None = None) -> str:
     mark = _provisional(r, min_samples)
     delta = r.wall_after_s - r.wall_before_s
     waves = ""
@@ -319,6 +339,7 @@ def _reshard_md(r: Reshard, min_samples: int) -> str:
         f"({r.limit_s / 60 / r.timeout_minutes:.0%} of the {r.timeout_minutes:.0f} min step timeout). "
         f"Estimate from {r.estimate}. Saves {_plural(r.setup_cycles_saved, 'setup cycle')}, "
         f"~{_hours(r.runner_seconds_saved)} runner-hours per run; {wall}{waves}."
+        + (_elsewhere(r, analysis) if analysis is not None else "")
     )
 
 
@@ -397,17 +418,23 @@ def _slows(r: Reshard) -> bool:
 
 def _verdict(analysis: Analysis, savings: list[dict[str, Any]]) -> list[str]:
     """The decision first: what the patch saves, what it does to wall clock, and the
-    exact command(s) to approve it, or the part of it that does not slow the lane."""
+    exact command(s) to approve it, or the part of it that slows no job. (Each job's wall clock,
+    not the lane's: that ends with its longest job, which the other jobs beside it may be.)"""
     plan = analysis.plan
-    slower = [r for r in plan.reshards if _slows(r)]
+    carried = _carried_later(analysis)
+    slower = [r for r in plan.reshards if _slows(r) or any(wall.measured_job == r.job for _, wall in carried)]
     faster = [r for r in plan.reshards if r.wall_after_s - r.wall_before_s <= -60]
     slower_lists = [item for item in plan.lists if item.slower_by_s >= 60]
     if slower or slower_lists:
-        which = [*(f"{code(r.job)} +{_min(r.wall_after_s - r.wall_before_s)} min" for r in slower),
+        which = [*(f"{code(r.job)} +{_min(r.wall_after_s - r.wall_before_s)} min" for r in slower if _slows(r)),
+                 *(f"{code(wall.job)} in {code(path)} +{_min(wall.later_s)} min" for path, wall in carried),
                  *(f"{code(item.job)} +{_min(item.slower_by_s)} min" for item in slower_lists)]
-        wall = f"{_plural(len(which), 'shard change')} would make the lane slower ({', '.join(which)})"
+        wall = (f"{_plural(len(which), 'shard change')} would make {'its job' if len(which) == 1 else 'their jobs'} "
+                f"finish later ({', '.join(which)})")
     elif faster:
-        wall = f"the lane gets faster (fewer setups in sequence, from {_plural(len(faster), 'reshard')})"
+        which = [f"{code(r.job)} {_min(r.wall_before_s)} \u2192 {_min(r.wall_after_s)} min" for r in faster]
+        wall = (f"{'the resharded job finishes' if len(faster) == 1 else 'the resharded jobs finish'} sooner, with "
+                f"fewer setups in sequence ({', '.join(which)})")
     else:
         wall = "about the same wall clock"
     out = [f"**Verdict:** the patch saves {_saves(savings)}; {wall}."]
@@ -417,7 +444,7 @@ def _verdict(analysis: Analysis, savings: list[dict[str, Any]]) -> list[str]:
                 if not (s.kind == "reshard" and any(r.job == s.job for r in slower))
                 and not (s.kind == "shard-list" and any(item.job == s.job for item in slower_lists))]
         if (slower or slower_lists) and keep and len(analysis.suggestions) > 1:
-            line += "; or only what does not slow the lane: " + " ".join(f"`/fold approve {s.patch_id}`" for s in keep)
+            line += "; or only what slows no job: " + " ".join(f"`/fold approve {s.patch_id}`" for s in keep)
         elif len(analysis.suggestions) > 1:
             line += "; or one suggestion alone (its command is on its line below)"
         out.append(line + ".")
@@ -458,7 +485,7 @@ def pull_summary(analysis: Analysis, only: SuggestionPatch | None = None) -> str
     lists = [item for item in plan.lists if only is None or (only.kind, only.job) == ("shard-list", item.job)]
     lines = [f"This saves {_saves(lane_savings(analysis))}.", ""] if only is None else []
     lines += [_fold_md(f, analysis.min_samples) for f in folds]
-    lines += [_reshard_md(r, analysis.min_samples) for r in reshards]
+    lines += [_reshard_md(r, analysis.min_samples, analysis) for r in reshards]
     lines += [_list_md(item, analysis.min_samples) for item in lists]
     if only is not None and only.kind == "reshard-neutral":
         r = next(r for r in plan.reshards if r.job == only.job)
@@ -550,7 +577,7 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
     measured = any(stats.samples for stats in analysis.stats.values())
     if t["test_seconds"]:
         out.append(
-            f"**{t['setup_share']:.0%} of AMD runner time in the latest run was setup**: "
+            f"**{t['setup_share']:.0%} of AMD setup and test time in the latest run was setup**: "
             f"{_hours(t['setup_seconds'])} runner-hours of setup vs {_hours(t['test_seconds'])} of tests over "
             f"{_plural(t['jobs'], 'job')}{_and_untested(latest)}."
         )
@@ -596,7 +623,7 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
     table += ["", "</details>", ""] if folded else [""] if table else []
     if not folded:
         out += table
-    if chart and (bars := _chart(rows, analysis.lane.suffix)):
+    if chart and (bars := _chart(rows)):
         out += [*bars, ""]
     if folded:
         out += table
@@ -614,7 +641,7 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
         alone = {(s.kind, s.job): s.patch_id for s in analysis.suggestions} if len(analysis.suggestions) > 1 else {}
         alone.update({(s.kind, s.job): s.patch_id for s in analysis.suggestions if s.kind == "reshard-neutral"})
         out += [_fold_md(f, analysis.min_samples) + _alone(alone.get(("fold", f.job))) for f in plan.folds]
-        out += [_reshard_md(r, analysis.min_samples) + _alone(alone.get(("reshard", r.job)))
+        out += [_reshard_md(r, analysis.min_samples, analysis) + _alone(alone.get(("reshard", r.job)))
                 + _neutral(r, alone.get(("reshard-neutral", r.job))) for r in plan.reshards]
         out += [_list_md(item, analysis.min_samples, alone.get(("shard-list", item.job))) for item in plan.lists]
     if plan.by_hand:

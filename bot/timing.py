@@ -456,15 +456,33 @@ def _steps(raw: Iterable[Any], config: RepoConfig,
         seconds = seconds_between(step.get("started_at"), step.get("completed_at"))
         conclusion = step.get("conclusion")
         totals[category] += seconds
-        if category == "test" and seconds > 0 and conclusion not in ("skipped", None):
+        # (a test step cancelled part-way, a newer push's run replacing this one, says nothing of how
+        # long the tests take: its job is no sample, as one whose tests were skipped)
+        if category == "test" and seconds > 0 and conclusion not in ("skipped", "cancelled", None):
             ran = True
         if category != "setup":
             steps.append(StepTime(name, category, seconds, conclusion))
     return steps, totals["setup"], totals["test"], totals["other"], ran
 
 
-def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) -> JobTiming:
+#: The runner group of GitHub's own hosted runners.
+HOSTED_GROUP = "GitHub Actions"
+
+
+def job_labels(job: Mapping[str, Any]) -> tuple[str, ...]:
+    """The labels a job ran on. A job sent to a runner group by name alone (`runs-on: {group: gpu}`)
+    is listed with none: it is known by its group, as `group:<name>` (which `amd_runner_pattern` can
+    match, and the report names)."""
     labels = tuple(map(str, job.get("labels") or ()))
+    group = job.get("runner_group_name")
+    if not labels and isinstance(group, str) and group.strip() and group != HOSTED_GROUP and job.get("runner_name") \
+            and job.get("conclusion") != "skipped":  # (a skipped job ran on no runner)
+        return (f"group:{group}",)
+    return labels
+
+
+def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) -> JobTiming:
+    labels = job_labels(job)
     raw = job.get("steps") or ()
     ref = matcher.match(str(job["name"]))
     if ref.ambiguous:

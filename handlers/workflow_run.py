@@ -32,6 +32,7 @@ from bot.config import RepoConfig
 from bot.repo import (LaneFiles, amd_workflows, history, pull_requests_of_run, read_config, read_lanes, run_order,
                       touches_ci, workflow_listing)
 from bot.states import LaneFigures, ReplyState, ReportState, signed
+from bot.timing import job_labels
 from bot.verify import check_patch
 from bot.workflow import WorkflowError
 
@@ -52,6 +53,10 @@ async def on_completed(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
     if event.data["repository"].get("archived") is True:  # read-only: no report could be written
         ctx.log.info("%s is archived (read-only): run %s is not analysed, as no report could be written there",
                      repo, run["id"])
+        return
+    if run.get("conclusion") == "action_required":  # (its `completed` comes again once it is approved and ran)
+        ctx.log.info("%s: run %s waits for a maintainer's approval to run (a fork's first pull request): no job ran, "
+                     "nothing to measure yet", repo, run["id"])
         return
     key = ("workflow_run", repo, run["id"], run.get("run_attempt"))
     async with ctx.state.lock(repo):
@@ -120,6 +125,10 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         return
     bundles, prs = lane_reads if lane_reads else await asyncio.gather(
         history(api, run, DEFAULT_HISTORY, ctx.state.cache), pull_requests_of_run(api, run))
+    if bundles[-1]["workflow_run"] is not run:  # a late delivery of an older attempt: the run as it is now
+        ctx.log.info("%s: run %s attempt %s is older than its attempt %s, which is reported instead", repo, run["id"],
+                     run.get("run_attempt"), bundles[-1]["workflow_run"].get("run_attempt"))
+        run = bundles[-1]["workflow_run"]
     latest_run = all(run_order(b["workflow_run"]) <= run_order(run) for b in bundles)  # (the dashboard only moves on)
     if config.history_runs > DEFAULT_HISTORY:  # read with the default, at once with the config; it asks for more
         bundles = await history(api, run, config.history_runs, ctx.state.cache)
@@ -279,10 +288,10 @@ async def _amd_without_lanes(api: RepoAPI, ctx: Context, run: dict[str, Any], he
     seen = ctx.state.cache.setdefault(("amd-without-lanes-found", api.repo), {})
     if path not in scanned:
         jobs = await api.jobs(int(run["id"]))
-        labelled = [job for job in jobs if job.get("labels")]
+        labelled = [job for job in jobs if job_labels(job)]
         # a matrix's jobs, `gpu (mi300, 0)` and the like, as the one job they are
         amd = sorted({re.sub(r" \(.*\)$", "", str(job.get("name"))) for job in labelled
-                      if config.is_amd_runner(tuple(map(str, job["labels"])))})
+                      if config.is_amd_runner(job_labels(job))})
         if not amd:
             if labelled:  # (its jobs ran, on other runners: it is no AMD workflow)
                 ctx.state.cache[key] = True

@@ -9,6 +9,7 @@ import pytest
 
 from bot.analysis import analyze
 from bot.config import RepoConfig, parse_config
+from bot.reconcile import missed
 from bot.report import to_json, to_markdown
 from tests.builders import Step, amd_job, bundle, job, skipped_job
 
@@ -129,6 +130,91 @@ def test_a_latest_run_cancelled_before_any_job_started_is_not_said_to_have_an_in
         "- `AMD test time`: the latest run \\(103, of `000000000000`\\) was cancelled before GitHub started any job "
         "\\(a newer run of its concurrency group replaced it, or someone cancelled it\\). **Fix:** wait for a run "
         "whose AMD jobs run their tests \\(a `/dispatch` comment on a PR starts one\\)."]
+
+
+def test_a_latest_run_waiting_for_approval_says_so_not_that_its_file_is_invalid() -> None:
+    """A first-time contributor's fork PR: GitHub holds the run for a maintainer's approval and lists
+    it completed, `action_required`, with no job. "Fix the file at that commit" sent the contributor
+    looking for a fault in a valid file."""
+    ran = [_aiter_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)", "aiter-mi355-1gpu")]
+    runs = _runs(ran, ran, ran, [])
+    runs[-1]["workflow_run"]["conclusion"] = "action_required"
+    analysis = analyze({PATH: AITER}, runs, RepoConfig())
+    assert _section(to_markdown(analysis)) == [
+        "- `AMD test time`: the latest run \\(103, of `000000000000`\\) waits for a maintainer's approval to run "
+        "\\(GitHub holds the runs of a first-time contributor's fork pull request\\): no job ran yet. **Fix:** a "
+        "maintainer approves it on the run's page \\(\u201cApprove and run\u201d\\); its report follows when it completes."]
+    # the App's reconcile does not take it for a missed run (its `completed` comes again once it ran)
+    assert missed(runs[-1]["workflow_run"], PATH, None) is False
+
+
+@pytest.mark.parametrize("status,said,fix", [
+    ("completed", "took 0 s (it ended within a second: GitHub's step times are whole seconds)",
+     "check that the step runs tests (an empty shard, or a suite that found none, ends at once)"),
+    ("in_progress", "had not ended when the run was read (the job was still running)", "its next completed run is measured"),
+])
+def test_a_test_step_of_no_time_is_not_said_to_need_a_step_rule(status: str, said: str, fix: str) -> None:
+    """The rules take `Run unit tests` for a test; it took 0 s by GitHub's whole-second stamps, or had
+    not ended. "Add `step_rules: [{pattern: '^Run\\ unit\\ tests$', category: test}]`" changed nothing."""
+    def runs() -> list[dict]:
+        out = []
+        for k in range(3):
+            b = bundle(run_id=400 + k, repo="o/r", workflow_path=PATH, workflow_name="PR Test (AMD)",
+                       head_sha=f"{k:040x}", start=datetime(2026, 8, 1 + k, tzinfo=timezone.utc),
+                       jobs=[amd_job("unit-amd", labels=["linux-mi300-gpu-1"], setup_minutes=30,
+                                     tests=[("Run unit tests", 0 if k == 2 else 5)], teardown=())])
+            if k == 2 and status == "in_progress":
+                (unit,) = b["jobs"]
+                unit.update(status="in_progress", conclusion=None)
+                step = next(s for s in unit["steps"] if s["name"] == "Run unit tests")
+                step.update(status="in_progress", conclusion=None, completed_at=None)
+            out.append(b)
+        return out
+    unmeasured = {u["subject"]: u for u in to_json(analyze({PATH: GROUP_WF}, runs(), RepoConfig()))["unmeasured"]}
+    assert unmeasured["unit-amd"] == {"subject": "unit-amd", "reason": f"ran in 1 run; its test step `Run unit tests` {said}",
+                                      "fix": f"nothing to change in foldbot's rules, which take it for a test; {fix}"}
+
+
+GROUP_WF = """name: PR Test (AMD)
+on: [pull_request]
+jobs:
+  unit-amd:
+    runs-on: linux-mi300-gpu-1
+    steps:
+      - name: Run unit tests
+        run: pytest
+  integration:
+    runs-on:
+      group: gpu-fleet
+    steps:
+      - name: Run integration tests
+        run: pytest
+"""
+
+
+def test_a_job_sent_to_a_runner_group_by_name_is_named_by_its_group() -> None:
+    """`runs-on: {group: gpu-fleet}`: GitHub lists the job with no labels, its runner and group named.
+    It was dropped without a word ("never dropped silently"); it is `group:gpu-fleet` now, which the
+    pattern can match."""
+    def runs() -> list[dict]:
+        out = []
+        for k in range(3):
+            b = bundle(run_id=300 + k, repo="o/r", workflow_path=PATH, workflow_name="PR Test (AMD)",
+                       head_sha=f"{k:040x}", start=datetime(2026, 8, 1 + k, tzinfo=timezone.utc),
+                       jobs=[amd_job("unit-amd", labels=["linux-mi300-gpu-1"], setup_minutes=30,
+                                     tests=[("Run unit tests", 5)], teardown=()),
+                             job("integration", [Step("Set up job", 0.1), Step("Run integration tests", 20)],
+                                 ["gpu-fleet"], runner_name="fleet-node-07")])
+            grouped = next(j for j in b["jobs"] if j["name"] == "integration")
+            grouped.update(labels=[], runner_group_name="gpu-fleet")
+            out.append(b)
+        return out
+    unmeasured = {u["subject"]: u for u in to_json(analyze({PATH: GROUP_WF}, runs(), RepoConfig()))["unmeasured"]}
+    assert unmeasured["self-hosted jobs not counted"]["reason"] == (
+        "1 job ran on self-hosted labels that `amd_runner_pattern` does not match: `integration` (group:gpu-fleet)")
+    config = parse_config("amd_runner_pattern: '^(?:linux-mi300-gpu-1|group:gpu-fleet)$'\n")
+    analysis = analyze({PATH: GROUP_WF}, runs(), config)
+    assert analysis.stats["integration"].samples == 3
 
 
 # Modelled on facebookresearch/xformers' rocm_ci.yml (@0d1d1bef): an AMD GPU machine on `runs-on: self-hosted`,

@@ -98,6 +98,24 @@ async def test_logs_github_no_longer_has_are_named_and_shard_times_stand_in(fake
     assert len(asked_twice) > len(asked) and len(asked_twice) == len(set(asked_twice))
 
 
+async def test_an_empty_log_is_named_and_read_again_next_run(fake_github: FakeGitHub, bot: Bot) -> None:
+    """GitHub sent shard 0's log of the newest run empty (a runner that printed nothing, a body lost on
+    the way): it was kept as read, for good, and counted as that shard's per-file times (none). It is
+    named now, and asked for again on the next event."""
+    world, _ = current_world(fake_github)
+    newest = {job["id"] for job in fake_github.jobs_of(world.runs[-1]["id"])}
+    first = min(set(small_shard_ids(world)) & newest)
+    fake_github.job_logs[first] = b""
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    line = next(line for line in dashboard(world).splitlines() if f"`{SMALL}`" in line and "could not be read" in line)
+    assert f"job {first} (" in line and "GitHub sent it empty (did the runner start the step?)" in line
+    assert asked_logs(fake_github).count(first) == 1
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"], run_attempt=2))
+    await bot.settle()
+    assert asked_logs(fake_github).count(first) == 2
+
+
 async def test_logs_without_file_times_are_looked_at_once_a_day(fake_github: FakeGitHub, bot: Bot) -> None:
     """A project whose runner prints no per-file times: the newest run's shard logs are
     read once, the report says so, and the next events do not read them again."""

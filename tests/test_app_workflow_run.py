@@ -4,7 +4,9 @@ which talks to the fake GitHub; assertions on the fake's state."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
+import re
 import subprocess
 from pathlib import Path
 
@@ -138,8 +140,75 @@ async def test_a_run_re_run_before_its_delivery_is_processed_is_reported_from_it
     await bot.settle()
     (comment,) = bot_comments(fake_github, world, last["pull_requests"][0]["number"])
     assert "No AMD test time" not in comment.body and "**Skipped in this run**" in comment.body
-    assert "% of AMD runner time in the latest run was setup**" in comment.body
+    assert "% of AMD setup and test time in the latest run was setup**" in comment.body
     assert fake_github.count("GET", rf"/actions/runs/{last['id']}/attempts/1/jobs$") == 1
+
+
+async def test_a_late_delivery_of_an_older_attempt_reports_the_run_as_it_is_now(fake_github: FakeGitHub,
+                                                                                  bot: Bot) -> None:
+    """Attempt 1 was cancelled in setup, attempt 2 ran every test and was reported; then attempt 1's
+    delivery came (redelivered by hand, or after an outage). The dashboard and the PR comment went
+    back to attempt 1 ("No AMD test time was measured in the latest run") for good: their state said
+    attempt 2 was reported, so nothing reconciled it. GitHub lists the run with attempt 2 completed:
+    that is what is reported."""
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    done = copy.deepcopy(fake_github.jobs_of(last["id"], 1))
+    for job in fake_github.jobs_of(last["id"], 1):
+        if job["conclusion"] != "skipped":
+            job["conclusion"] = "cancelled"
+            job["steps"] = [s for s in job["steps"] if s["name"] in ("Set up job", "Checkout code")]
+    fake_github.update_run(last["id"], run_attempt=2, conclusion="success")
+    fake_github.add_jobs(last["id"], [{**{k: v for k, v in j.items() if k not in ("id", "node_id", "run_id")},
+                                       "run_attempt": 2} for j in done])
+    number = last["pull_requests"][0]["number"]
+    await bot.deliver("workflow_run", world.payload(last["id"], run_attempt=2, conclusion="success"))
+    await bot.settle()
+    (board,), (comment,) = dashboards(fake_github, world), bot_comments(fake_github, world, number)
+    headline = re.compile(r"^\*\*(?:\d+% of AMD setup and test time|No AMD)[^*]*\*\*.*$", re.M)
+    reported = (headline.search(board.body)[0], headline.search(comment.body)[0])
+    assert all(line.startswith("**81% of AMD setup and test time in the latest run") for line in reported)
+    await bot.deliver("workflow_run", world.payload(last["id"], run_attempt=1, conclusion="cancelled"))
+    await bot.settle()
+    (board,), (comment,) = dashboards(fake_github, world), bot_comments(fake_github, world, number)
+    assert (headline.search(board.body)[0], headline.search(comment.body)[0]) == reported
+    assert "No AMD test time" not in board.body + comment.body
+    assert read_state(board.body)["reported"][ROCM720][-1] == [last["id"], 2]
+
+
+async def test_a_run_waiting_for_approval_changes_nothing_and_is_reported_once_it_ran(fake_github: FakeGitHub,
+                                                                                     bot: Bot) -> None:
+    """A first-time contributor's fork PR: GitHub holds its run for a maintainer's approval and sends
+    `completed` with `action_required`, no job and no PR. foldbot said the lane file was invalid ("fix
+    it at that commit"), replaced the dashboard's measured headline, and kept the run as reported,
+    so the run, once approved and completed (the same attempt), was skipped as done."""
+    world = sglang_world(fake_github)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    (board,) = dashboards(fake_github, world)
+    before = board.body
+    sha = "ab" * 20
+    fake_github.add_pull(world.repo, 34499, head_ref="fix-ci", head_sha=sha, head_repo_full_name="newcomer/sglang",
+                         files=[ROCM720])
+    held = fake_github.add_run(world.repo, workflow_id=world.runs[-1]["workflow_id"], path=ROCM720,
+                               event="pull_request", head_branch="fix-ci", head_sha=sha, status="completed",
+                               conclusion="action_required", head_repository="newcomer/sglang", pull_requests=[],
+                               created_at="2026-12-01T08:00:00Z")
+    writes = len(fake_github.writes())
+    assert (await bot.deliver("workflow_run", world.payload(held["id"])))[0] == 202
+    await bot.settle()
+    (board,) = dashboards(fake_github, world)
+    assert board.body == before and not bot_comments(fake_github, world, 34499)
+    assert fake_github.writes()[writes:] == []
+    # approved, it runs and completes as the same attempt: reported then
+    fake_github.update_run(held["id"], conclusion="success")
+    fake_github.add_jobs(held["id"], [{k: v for k, v in j.items() if k not in ("id", "node_id", "run_id")}
+                                      for j in fake_github.jobs_of(world.runs[-1]["id"])])
+    assert (await bot.deliver("workflow_run", world.payload(held["id"])))[0] == 202
+    await bot.settle()
+    (comment,) = bot_comments(fake_github, world, 34499)
+    assert read_state(comment.body)["head_sha"] == sha
+    assert "waits for a maintainer" not in comment.body and "No AMD" not in comment.body
 
 
 async def test_a_late_delivery_of_an_older_run_does_not_take_the_dashboard_back(fake_github: FakeGitHub,
@@ -237,7 +306,7 @@ async def test_the_dashboard_shows_the_other_lanes_headlines(fake_github: FakeGi
     await bot.settle()
     (issue,) = dashboards(fake_github, world)
     assert "**The other lanes**" not in issue.body
-    share, setup, tests, jobs = re.search(r"\*\*(\d+%) of AMD runner time in the latest run was setup\*\*: "
+    share, setup, tests, jobs = re.search(r"\*\*(\d+%) of AMD setup and test time in the latest run was setup\*\*: "
                                           r"([\d.]+) runner-hours of setup vs ([\d.]+) of tests over (\d+) jobs",
                                           issue.body).groups()
     template = {k: v for k, v in copy.deepcopy(rocm).items() if k not in ("id", "node_id", "run_number")}

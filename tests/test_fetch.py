@@ -123,3 +123,25 @@ def test_analyze_fetched_passes_only_the_analysed_workflows_logs(tmp_path: Path,
         assert [u["subject"] for u in data["unmeasured"] if u["subject"].startswith("--logs")] == []
         assert any(s["kind"] == "reshard" and s["job"].startswith("stage-b-test-1-gpu-small-amd") and s["to"] == 7
                    for s in data["suggestions"])  # its own logs read
+
+
+async def test_more_runs_than_a_page_are_read_page_by_page(fake_github: FakeGitHub) -> None:
+    """`foldbot fetch --runs 150` wrote 100 bundles and said nothing: one page, at most 100."""
+    import aiohttp
+
+    from bot.api import RepoAPI
+    from tests.harness import INSTALLATION, app_pool, sglang_world
+
+    world = sglang_world(fake_github)
+    template = {k: v for k, v in world.runs[-1].items() if k not in ("id", "node_id", "run_number")}
+    for i in range(130 - len(world.runs)):
+        fake_github.add_run(world.repo, {**template, "created_at": f"2026-09-01T{i // 60:02d}:{i % 60:02d}:00Z"})
+    async with aiohttp.ClientSession() as session:
+        api = RepoAPI(app_pool(fake_github, session).for_installation(INSTALLATION), world.repo.full_name)
+        workflow = world.runs[-1]["workflow_id"]
+        pages = fake_github.count("GET", r"/actions/workflows/[^/]+/runs")
+        assert len(await api.runs(workflow, status="completed", count=120)) == 120
+        assert fake_github.count("GET", r"/actions/workflows/[^/]+/runs") - pages == 2
+        assert len(await api.runs(workflow, status="completed", count=500)) == 130  # (as many as there are)
+        assert len(await api.runs(workflow, status="completed", count=10)) == 10
+        assert fake_github.count("GET", r"/actions/workflows/[^/]+/runs") - pages == 2 + 2 + 1

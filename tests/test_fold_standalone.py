@@ -94,7 +94,7 @@ def test_a_short_suite_folds_into_a_standalone_job_and_the_patch_says_exactly_th
       # foldbot: moved here from a job of its own, which spent 62 min on setup
       # for 4 min of tests (median of 5 runs; p90 4.0 min).
       # Runs after a failure above too, so that cannot hide it.
-      # Timeout 15 min = 3 x its p90 of 4.0 min, rounded up to 5 min (its own step had 30 min).
+      # Timeout 15 min = 3 x its p90 of 4.00 min (12.00), rounded up to a multiple of 5 (its own step had 30 min).
       - name: Run kernel tests
         if: success() || failure()
         timeout-minutes: 15
@@ -379,7 +379,7 @@ def test_a_fold_is_not_carried_to_a_lane_whose_host_allows_too_little_time() -> 
     assert [e.path for e in analysis.edits] == [PATH]
     budget = analysis.plan.folds[0].host_budget_minutes
     assert (f"{other_path}: `kernels` is not folded into `ops` there: `ops` allows 70 min there, and the fold needs "
-            f"about {budget:.0f} (p90 setup plus every step timeout, as measured in {PATH})") in analysis.warnings
+            f"about {budget:.0f} (p90 setup, every step's timeout, and the p90 of a step with none, as measured in {PATH})") in analysis.warnings
     assert to_json(analysis)["suggestions"][0]["picked_by_id"] is False
 
 
@@ -515,4 +515,5 @@ def test_the_timeout_note_names_each_timeout_once() -> None:
                                     tests=tests, teardown=()) for j, tests in steps.items()],
                       start=START + timedelta(days=r)) for r in range(5)]
     (fold,) = plan(text, bundles).folds
-    assert fold.timeout_note == "10 min = 3 x its p90 of 0.2 min, rounded up to 5 min (its own steps had none (15 steps))"
+    assert fold.timeout_note == ("10 min, the least foldbot gives (3 x its p90 of 0.20 min is 0.60) (its own steps had "
+                                 "none (15 steps))")

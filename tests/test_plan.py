@@ -94,7 +94,24 @@ def test_a_short_suite_folds_into_the_matching_matrix() -> None:
     assert [(f.job, f.into, f.shard_value, f.timeout_minutes, f.provisional) for f in p.folds] == [
         ("unit-amd-rocm700", "big-amd-rocm700", 0, 15, False)
     ]
-    assert p.folds[0].timeout_note.startswith("15 min = 3 x its p90 of 5.0 min")
+    assert p.folds[0].timeout_note == ("15 min = 3 x its p90 of 5.00 min (15.00), rounded up to a multiple of 5 (its "
+                                       "own step had 30 min)")
+
+
+def test_a_suite_whose_tests_were_always_cancelled_part_way_is_not_folded_and_says_why() -> None:
+    """Each run was cancelled (a newer push, `cancel-in-progress`) 5 min into the suite's tests: no
+    run says how long they take, so its 5 min are no p90 for a fold's timeout."""
+    text = workflow()
+    bundles = runs(text)
+    for b in bundles:
+        suite = next(j for j in b["jobs"] if j["name"] == "unit-amd-rocm700")
+        suite["conclusion"] = "cancelled"
+        next(s for s in suite["steps"] if s["name"] == "Run unit tests")["conclusion"] = "cancelled"
+    p = plan(text, bundles)
+    assert p.folds == ()
+    assert [f.reason for f in p.findings if f.job == "unit-amd-rocm700"] == [
+        "its tests were cancelled part-way in 5 runs of the 5 it ran in, and none ran to the end: a cancelled test step "
+        "is no sample of how long they take"]
 
 
 @pytest.mark.parametrize("kwargs,reason", [

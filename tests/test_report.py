@@ -184,10 +184,18 @@ def test_jobs_that_shorten_alike_keep_bars_and_labels_of_their_own() -> None:
     rows = [{"name": f"linux-focal-rocm6.3-py3.10 / test (default, {s}, 6, linux.rocm.gpu.mi300.2)",
              "workflow_job": None, "setup_seconds": 2400.0 + s * 60, "test_seconds": 6600.0} for s in range(1, 4)]
     rows.append({"name": "b", "workflow_job": "build-amd", "setup_seconds": 600.0, "test_seconds": 0.0})
-    chart = _chart(rows, "-amd")
+    chart = _chart(rows)
     assert chart[4] == ('    x-axis ["1.linux-focal-r..m.gpu.mi300.2", "2.linux-focal-r..m.gpu.mi300.2", '
-                        '"3.linux-focal-r..m.gpu.mi300.2", "build"]')
+                        '"3.linux-focal-r..m.gpu.mi300.2", "build-amd"]')
     assert chart[6] == "    bar [153, 152, 151, 10]"
+
+
+def test_chart_labels_keep_the_lanes_suffix() -> None:
+    """Without its lane's suffix, `unit-test-amd-rocm710` read `unit-test-amd`: the id of the other
+    lane's job, which the report did not measure. A long id is cut in the middle, keeping it."""
+    rows = [{"name": name, "workflow_job": name, "setup_seconds": 600.0 * k, "test_seconds": 60.0}
+            for k, name in enumerate(("unit-test-amd-rocm710", "stage-b-test-1-gpu-small-amd-rocm720"), 1)]
+    assert _chart(rows)[4] == '    x-axis ["stage-b-test-1..ll-amd-rocm720", "unit-test-amd-rocm710"]'
 
 
 

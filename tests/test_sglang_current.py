@@ -145,6 +145,26 @@ def test_the_jit_kernel_unit_suite_folds_into_the_jit_kernel_benchmark_job_in_bo
         f"`sgl-kernel-unit-test-amd{suffix}`, `jit-kernel-benchmark-test-amd{suffix}`, `multimodal-gen-test-1-gpu-amd{suffix}`"
 
 
+def test_a_reshard_carried_where_its_waves_make_it_later_says_so(analyses: dict[str, Analysis]) -> None:
+    """rocm720 runs the 1-GPU matrix 4 shards at a time (599 -> 330 min on 7 shards); pr-test-amd.yml
+    runs them all at once, where 7 longer shards finish later (on rocm720's times). The patch cuts
+    both lanes alike, as SGLang's maintainers do, and the report said only "the lane gets faster"."""
+    analysis = analyses["rocm720"]
+    small = next(r for r in analysis.plan.reshards if r.job == SMALL + "-rocm720")
+    before, after = small.wall_with(None)
+    assert after - before >= 60
+    (wall,) = next(result for result in analysis.lanes if result.lane.path == AMD).walls
+    assert (wall.job, wall.measured_job, wall.max_parallel, wall.before_s, wall.after_s) == \
+        (SMALL, SMALL + "-rocm720", None, before, after)
+    text = to_markdown(analysis)
+    assert f"1 shard change would make its job finish later (`{SMALL}` in `{AMD}` +" in text
+    assert (f"In `{AMD}` (no max-parallel: its shards run at once) `{SMALL}` finishes **later**: {before / 60:.0f} "
+            f"\u2192 {after / 60:.0f} min on these times.") in text
+    # the fold alone slows no job, and is offered alone
+    fold = next(s for s in analysis.suggestions if s.kind == "fold")
+    assert f"or only what slows no job: `/fold approve {fold.patch_id}`" in text
+
+
 def test_the_wall_clock_change_is_stated_through_waves(analyses: dict[str, Analysis]) -> None:
     analysis = analyses["rocm720"]
     small = next(r for r in analysis.plan.reshards if r.job == SMALL + "-rocm720")
@@ -169,6 +189,41 @@ def test_a_matrix_already_past_its_timeout_is_flagged_not_trimmed(analyses: dict
     text = to_markdown(analysis)
     assert "**Already over time**" in text
     assert re.search(rf"`{job}` already overruns: in 4 of 4 runs a shard ran into the 60-min timeout", text)
+
+
+def test_a_file_cut_off_by_the_timeout_alone_is_named_and_no_shard_count_is_offered(
+        analyses: dict[str, Analysis], lane: str) -> None:
+    """Shard 0 of the 8-GPU mi35x matrix holds one file, estimated at 80 min, that the 60-min
+    `Run test` timeout cuts off in every run. No count of shards fits it, so none is offered
+    ("about 5 shards" was), and its logs, all read, are not said to be missing."""
+    job = OVERRUN + _suffix(lane)
+    file = "test/registered/amd/perf/mi35x/test_qwen35_fp8_ar_fusion_mi35x.py"
+    assert [f.reason for f in analyses[lane].plan.findings if f.job == job] == [
+        "already overruns: in 4 of 4 runs a shard ran into the 60-min timeout of `Run test` (longest 60 min); it needs "
+        "a longer timeout, not fewer shards; no shard count keeps the longest within 36 min, as one file alone runs "
+        f"longer: `{file}` ran 60 min and had not ended when its step stopped (in 4 runs; the runner estimates it at "
+        "80 min); raise `Run test`'s `timeout-minutes` or split that file"]
+    unmeasured = {u["subject"]: u for u in to_json(analyses[lane])["unmeasured"]}
+    assert unmeasured[job] == {
+        "subject": job,
+        "reason": "its logs were read, but a test file had not ended when its step stopped (the step's timeout, or a "
+                  f"cancel): `{file}` (in 4 runs, after 60 min or more); a run with such a file has no whole per-file "
+                  "times, so its shard times stand in, and they stop where the file was cut off",
+        "fix": "give that file the time it needs: raise the test step's `timeout-minutes`, or split the file; the runs "
+               "after that are read file by file"}
+
+
+def test_todays_count_is_never_predicted_below_what_it_was_measured_to_take(runs: dict[str, Any]) -> None:
+    """rocm720's 1-GPU large matrix: its longest of 3 shards took 39.2, 31.0, 31.3 and 31.3 min (p90
+    36.9, over the 36-min limit). The per-file prediction for 3 shards, the files' times with the
+    step's remainder shared out evenly, came to 33.5 min, so the report said "3 shards are needed"
+    where the App, with a run of shard times, said they already run over."""
+    bundles, logs = runs["rocm720"]
+    analysis = analyze(_files(), bundles, RepoConfig(), {k: parse_log(v) for k, v in logs.items()})
+    job = "stage-b-test-1-gpu-large-amd-rocm720"
+    assert [f.reason for f in analysis.plan.findings if f.job == job] == [
+        "no fewer shards: today's 3 already run 37 min at p90 (limit 36 min = 60% of 60; per-file logs); about 4 "
+        "would keep the longest within the limit"]
 
 
 def test_what_could_not_be_measured_is_said(analyses: dict[str, Analysis], lane: str) -> None:
@@ -236,6 +291,21 @@ def test_a_log_given_for_another_shards_job_is_not_used_and_the_report_says_so(r
                   "so shard times stand in",
         "fix": "give each job its own shard's log (`--logs JOB_ID=FILE`: the `id` of the job whose name carries that "
                "shard); if they are the jobs' own logs, the test command's partition id is not the matrix's value"}
+
+
+def test_a_shard_log_holding_nothing_is_no_shards_times(runs: dict[str, Any]) -> None:
+    """The newest run's shard 0 log holds nothing foldbot reads (an empty body, a runner that died
+    before it printed): counted as read, the run's per-file times lacked that shard's files, spread
+    its time over the others' and predicted a count that file alone would not fit. That run is now
+    as if its logs were partly given: its shard times stand in, and the report says so."""
+    bundles, logs = runs["rocm720"]
+    given = {k: parse_log(v) for k, v in logs.items()}
+    shards = _small_shards(bundles[-1])
+    given[shards[0]] = parse_log("")
+    analysis = analyze(_files(), bundles, RepoConfig(), given)
+    small = next(r for r in analysis.plan.reshards if r.job == SMALL + "-rocm720")
+    assert (small.log_runs, small.estimate) == (3, "per-file logs (3 runs) and shard times (1 run)")
+    assert analysis.plan.partial_logs[SMALL + "-rocm720"] == ("13 of 14",)
 
 
 def test_a_matrix_no_count_keeps_within_the_limit_is_not_said_to_need_its_count(runs: dict[str, Any]) -> None:

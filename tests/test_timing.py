@@ -145,6 +145,21 @@ def test_setup_share_and_only_runs_that_ran_tests_count() -> None:
     assert stats["suite"].test.p90 == pytest.approx(28 * 60)
 
 
+def test_a_test_step_cancelled_part_way_is_no_sample() -> None:
+    """A `cancel-in-progress` lane: a newer push cancels the run 3 min into a suite of 25. Counted,
+    the 3 min made the suite's p90, and a fold's timeout of 3 x p90 would have cut it at 10."""
+    wf = parse_workflow(WF, ".github/workflows/ci.yml")
+    config = RepoConfig()
+    cancelled = job("suite", [Step("Set up job", 0.1), Step("Start CI container", 90), Step("Run test", 3, "cancelled")],
+                    ["linux-mi300-gpu-1"], conclusion="cancelled")
+    runs = [run_timing(_run(1, cancelled), wf, config),
+            run_timing(_run(2, amd_job("suite", labels=["linux-mi300-gpu-1"], setup_minutes=90, tests=[("Run test", 25)],
+                                       teardown=())), wf, config)]
+    assert (runs[0].jobs[0].test_seconds, runs[0].jobs[0].ran_tests) == (180, False)
+    stats = job_stats(runs)
+    assert (stats["suite"].samples, stats["suite"].test.median) == (1, 25 * 60)
+
+
 def test_percentile_interpolates() -> None:
     assert percentile([1, 2, 3, 4], 50) == 2.5
     assert percentile([5], 90) == 5

@@ -141,6 +141,19 @@ async def test_a_valid_payload_with_optional_fields_null_is_accepted(fake_github
     assert "nulls" in bot.state.done
 
 
+async def test_a_null_pull_request_item_github_s_schema_allows_is_skipped(fake_github: FakeGitHub, bot: Bot) -> None:
+    """GitHub's `workflow_run.completed` schema types `pull_requests[*]` as an object or null: a null
+    item was answered 400, and nothing was reported."""
+    world = sglang_world(fake_github, runs=1)
+    payload = world.payload(world.runs[0]["id"])
+    payload["workflow_run"]["pull_requests"] = [None, *payload["workflow_run"]["pull_requests"]]
+    assert await bot.deliver("workflow_run", payload, delivery="null-item") == (202, {"queued": "null-item"})
+    await bot.settle()
+    assert "null-item" in bot.state.done
+    number = world.runs[0]["pull_requests"][0]["number"]
+    assert [c for c in fake_github.comments_on(world.repo, number) if c.user == "foldbot[bot]"]
+
+
 async def _signed(bot: Bot, body: bytes, event: str = "workflow_run") -> tuple[int, dict[str, Any]]:
     return await bot.post(body, {"X-GitHub-Event": event, "X-GitHub-Delivery": "raw-1", "X-Hub-Signature-256": sign(body)})
 
