@@ -168,9 +168,10 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     return 0
 
 
-def _from_fetched(out: Path, workflow: str | None) -> tuple[Path, list[Path], list[str]]:
+def _from_fetched(out: Path, workflow: str | None) -> tuple[Path, list[Path], list[str], list[Unmeasured]]:
     """The repo root, run bundles and log specs a fetch wrote, for one of its workflows
-    (`workflow`, else the one whose newest run is newest)."""
+    (`workflow`, else the one whose newest run is newest), and a line for each of its jobs'
+    logs the fetch could not read (said on stderr then; the report says it too)."""
     from .fetch import MANIFEST
 
     manifest_path = out / MANIFEST
@@ -188,9 +189,16 @@ def _from_fetched(out: Path, workflow: str | None) -> tuple[Path, list[Path], li
         path = max(runs, key=lambda p: _load_json(out / runs[p][-1])["workflow_run"].get("created_at") or "")
     bundles = [out / r for r in runs[path]]
     # the logs of this workflow's jobs: a fetch of several lanes holds the others' too, which are not missing here
-    jobs = {str(job.get("id")) for bundle in bundles for job in _jobs_of(_load_json(bundle)) if isinstance(job, dict)}
+    jobs = {str(job.get("id")): str(job.get("name")) for bundle in bundles for job in _jobs_of(_load_json(bundle))
+            if isinstance(job, dict)}
     specs = [f"{job_id}={out / file}" for job_id, file in manifest.get("logs", {}).items() if str(job_id) in jobs]
-    return out / "repo", bundles, specs
+    failed = manifest.get("failed_logs") or {}
+    problems = [Unmeasured(
+        f"log of job {job_id} ({jobs[str(job_id)]})", f"the fetch could not read it: {why}; its run's shard times stand in",
+        "a log GitHub no longer keeps is gone (its retention); one over the limit needs `logs: {max_mb: N}` in "
+        ".github/foldbot.yml, which the fetch reads up to; others: fetch again")
+        for job_id, why in sorted(failed.items()) if str(job_id) in jobs] if isinstance(failed, dict) else []
+    return out / "repo", bundles, specs, problems
 
 
 def _jobs_of(bundle: Any) -> list[Any]:
@@ -211,7 +219,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         _fetch(args.repo, out, [args.workflow] if args.workflow else (), args.runs, args.max_logs)
         args.fetched = str(out)
     if args.fetched:
-        root, fetched_runs, fetched_logs = _from_fetched(Path(args.fetched), args.workflow)
+        root, fetched_runs, fetched_logs, fetch_problems = _from_fetched(Path(args.fetched), args.workflow)
         args.repo_root, args.run, args.logs = str(root), [str(p) for p in fetched_runs], fetched_logs
     elif args.workflow:
         raise CliError("--workflow goes with --repo or --fetched")
@@ -241,6 +249,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise CliError(f"the bundles come from several workflows ({', '.join(sorted(measured))}); give one workflow's runs")
     files = lane_files(root, config, sorted(measured))
     logs, log_problems = _parse_logs(log_specs, bundles)
+    if args.fetched:
+        log_problems += fetch_problems
     from .repo import shard_callee_paths
 
     called = {}

@@ -497,7 +497,8 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 "no per-file test times read from its logs: the shard count rests on shard times, which assume today's split",
                 ("the App reads its shard logs by itself (`logs: {fetch: true}`, the default)" if config.logs_fetch
                  else "set `logs: {fetch: true}` in .github/foldbot.yml so that the App reads its shard logs")
-                + "; on the command line, pass each shard's log with `--logs JOB_ID=FILE`",
+                + "; on the command line, `foldbot analyze --repo` fetches them, or pass each shard's log with "
+                  "`--logs JOB_ID=FILE`",
             ))
     if len(runs) < config.min_samples:
         out.append(Unmeasured(

@@ -50,7 +50,8 @@ def _workflow_path(name: str) -> str:
 
 
 async def fetch(api: RepoAPI, out: Path, *, workflows: Sequence[str] = (), runs: int = 10, max_logs: int = 400,
-                max_log_mb: float = 32.0, say: Callable[[str], None] = lambda _: None) -> Fetched:
+                max_log_mb: float | None = None, say: Callable[[str], None] = lambda _: None) -> Fetched:
+    """`max_log_mb`: the most read of one log (None: the repository's `logs.max_mb`, as the App reads)."""
     branch, head = await default_branch_head(api)
     config = await read_config(api, head)
     listing = await workflow_listing(api, head)
@@ -89,7 +90,7 @@ async def fetch(api: RepoAPI, out: Path, *, workflows: Sequence[str] = (), runs:
             say(f"  {path}: run {run['id']} ({len(jobs)} jobs) [{i}/{len(ordered)}]")
         if bundles and max_logs > 0:
             await _fetch_logs(api, fetched, lanes.files, bundles, config, max_logs - len(fetched.logs),
-                              int(max_log_mb * 2**20), say)
+                              int((config.logs_max_mb if max_log_mb is None else max_log_mb) * 2**20), say)
     fetched.write_manifest()
     return fetched
 

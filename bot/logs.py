@@ -52,6 +52,8 @@ _RUN_FILE = re.compile(r"\s*python3?\s+(?P<file>\S+\.py)\b")
 _BLOCK_BEGIN = re.compile(r"\s*=*\s*TIMINGS BEGIN\s*=*\s*$")
 _BLOCK_END = re.compile(r"\s*=*\s*TIMINGS END\s*=*\s*$")
 _SHARD = re.compile(r".*?\b(?P<one>\d+)/(?P<size>\d+) \(0-based id=(?P<id>\d+)\)")
+_SUITE = re.compile(r"(?i)\bsuite:\s*(?P<suite>[\w.-]+)")
+_SUITE_CELL = re.compile(r"^[A-Za-z0-9][\w.]*-[\w.-]+$")
 _RETRY = re.compile(r".*?\[CI Retry\] Attempt (?P<k>\d+)/(?P<n>\d+) for (?P<file>\S+)")
 #: The words a line foldbot reads carries; any other line is test output.
 _KEYS = ("elapsed=", "est_time=", "TIMINGS BEGIN", "Begin (", "0-based id=", "[CI Retry]")
@@ -92,6 +94,9 @@ class ShardLog:
     shard: tuple[int, int] | None = None  # (0-based id, shard count) from the header
     unfinished: tuple[str, ...] = ()  # begun, never ended: the step was cut off
     retried: tuple[str, ...] = ()
+    #: the suite its header names (`Suite: X, partition: ...`, or the suite cell of the runner's
+    #: table row `| AMD | X | False | 1/5 (0-based id=0) |`); None when it names none
+    suite: str | None = None
 
     @property
     def usable(self) -> bool:
@@ -159,6 +164,7 @@ def _parse_log(text: str) -> ShardLog:
     begun: dict[str, None] = {}
     retried: dict[str, None] = {}
     shard: tuple[int, int] | None = None
+    suite: str | None = None
     size = len(text)
     hits: list[int] = []
     for key in _KEYS:
@@ -223,6 +229,7 @@ def _parse_log(text: str) -> ShardLog:
             header = _SHARD.match(line)
             if header:
                 shard = (int(header["id"]), int(header["size"]))
+                suite = _header_suite(line)
                 continue
         if "[CI Retry]" in line:
             retry = _RETRY.match(line)
@@ -235,7 +242,19 @@ def _parse_log(text: str) -> ShardLog:
     else:
         estimates, scope = {**ended_estimates, **planned}, "shard"
     unfinished = tuple(name for name in begun if name not in measured)
-    return ShardLog(estimates, measured, scope, shard, unfinished, tuple(retried))
+    return ShardLog(estimates, measured, scope, shard, unfinished, tuple(retried), suite)
+
+
+def _header_suite(line: str) -> str | None:
+    """The suite a shard header line names, if it names one."""
+    named = _SUITE.search(line)
+    if named:
+        return named["suite"]
+    if line.strip().startswith("|"):  # the runner's table row: its one hyphenated cell, not the partition's
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        found = [cell for cell in cells if "0-based" not in cell and _SUITE_CELL.match(cell)]
+        return found[0] if len(found) == 1 else None
+    return None
 
 
 def merge_logs(logs: list[ShardLog]) -> ShardLog:

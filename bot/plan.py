@@ -1005,7 +1005,7 @@ class Planner:
         # evaluated as the search below asks for them.
         predictors: list[Callable[[int], float]] = []
         for shards in full_runs:
-            merged = self._run_log(job, shards, key, values, step.name)
+            merged = self._run_log(job, shards, key, values, step)
             if merged is not None:
                 log_runs += 1
                 times = [j.step_seconds(step.name) or j.test_seconds for j in shards]
@@ -1176,7 +1176,7 @@ class Planner:
                                           labels=stats.labels))
 
     def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...], key: str, values: list[Any],
-                 step_name: str) -> ShardLog | None:
+                 step: StepDef) -> ShardLog | None:
         """The per-file times of one run of a matrix, when its logs tell the whole suite:
         every shard's log read (each lists only its own files), or one that lists the
         suite's plan; no shard cut off mid-file; and each log its own shard's, as far as its
@@ -1187,13 +1187,13 @@ class Planner:
                 and not (log.empty and log.shard is None)]
         if not logs:
             return None
-        misplaced = _misplaced(logs, len(shards), key, values)
+        misplaced = _misplaced(logs, len(shards), key, values, _suite_of(step))
         if misplaced:  # (one shard's files twice, another's not at all: every time of the run would be wrong)
             self.misplaced_logs.setdefault(job.id, []).extend(misplaced)
             return None
         merged = merge_logs([log for _, log in logs])
         if merged.unfinished:
-            self._cut_off(job.id, logs, step_name)
+            self._cut_off(job.id, logs, step.name)
             return None
         if not merged.usable:
             return None
@@ -1244,10 +1244,18 @@ def _no_count_fits(files: list[CutOff], step: str, limit: float) -> str:
             f"raise `{step}`'s `timeout-minutes` or split that file")
 
 
-def _misplaced(logs: list[tuple[JobTiming, ShardLog]], n: int, key: str, values: list[Any]) -> list[str]:
-    """The logs of one run's shards whose header says they are another shard's: of a run on
-    another count, the same shard's as another job's, or (when the matrix's values are the shard
-    ids, `part: [0, 1, ...]`) not their job's value. A log with no header is taken as given."""
+def _suite_of(step: StepDef) -> str | None:
+    """The suite a test command names (`--suite X`), when it names one as text."""
+    found = re.search(r"--suite[ =]([\w.-]+)(?=\s|$)", step.run or "")
+    return found.group(1) if found else None
+
+
+def _misplaced(logs: list[tuple[JobTiming, ShardLog]], n: int, key: str, values: list[Any],
+               suite: str | None = None) -> list[str]:
+    """The logs of one run's shards whose header says they are another shard's: of another suite
+    than the command's `--suite` (another matrix's logs of as many shards), of a run on another
+    count, the same shard's as another job's, or (when the matrix's values are the shard ids,
+    `part: [0, 1, ...]`) not their job's value. A log with no header is taken as given."""
     ids = [str(value) for value in values] == [str(i) for i in range(n)]
     out: list[str] = []
     seen: dict[int, int] = {}
@@ -1257,7 +1265,9 @@ def _misplaced(logs: list[tuple[JobTiming, ShardLog]], n: int, key: str, values:
         index, count = log.shard
         value = job.ref.value(key)
         header = f"`{index + 1}/{count} (0-based id={index})`"
-        if count != n:
+        if suite is not None and log.suite is not None and log.suite != suite:
+            out.append(f"job {job.api_id}'s log is of the suite `{log.suite}` (its header), not `{suite}`")
+        elif count != n:
             out.append(f"job {job.api_id}'s log is of a run on {count} shards (its header: {header}), not {n}")
         elif ids and value is not None and value != str(index):
             out.append(f"job {job.api_id} (`{key}: {value}`) has the log of shard {index} (its header: {header})")

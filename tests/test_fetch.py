@@ -145,3 +145,25 @@ async def test_more_runs_than_a_page_are_read_page_by_page(fake_github: FakeGitH
         assert len(await api.runs(workflow, status="completed", count=500)) == 130  # (as many as there are)
         assert len(await api.runs(workflow, status="completed", count=10)) == 10
         assert fake_github.count("GET", r"/actions/workflows/[^/]+/runs") - pages == 2 + 2 + 1
+
+
+async def test_logs_the_fetch_could_not_read_are_in_the_report(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """The fetch said them on stderr and in fetch.json only: the report blamed the logs' absence on
+    the user ("pass each shard's log with --logs", which --repo refuses). And it read at most 32 MiB
+    whatever `logs.max_mb` said: here 1, so a 1.5 MiB log is over it."""
+    world, _ = current_world(fake_github, config="logs: {max_mb: 1}\n")
+    fake_github.add_personal_token(TOKEN, "maintainer")
+    newest = world.runs[-1]["id"]
+    job = next(j for j in fake_github.jobs_of(newest) if j["name"].startswith("stage-b-test-1-gpu-small-amd-rocm720"))
+    fake_github.job_logs[job["id"]] = b"x" * (3 * 2**19)
+    code, report, err = await foldbot(fake_github, "analyze", "--repo", "sgl-project/sglang", "--out",
+                                      str(tmp_path / "f"), "--workflow", "pr-test-amd-rocm720.yml", "--format", "json",
+                                      "--no-checks")
+    assert code == 0, err
+    (line,) = [u for u in json.loads(report)["unmeasured"] if u["subject"].startswith(f"log of job {job['id']} ")]
+    assert line == {
+        "subject": f"log of job {job['id']} ({job['name']})",
+        "reason": "the fetch could not read it: it is 1.50 MiB, over the 1 MiB read per log; its run's shard times "
+                  "stand in",
+        "fix": "a log GitHub no longer keeps is gone (its retention); one over the limit needs `logs: {max_mb: N}` in "
+               ".github/foldbot.yml, which the fetch reads up to; others: fetch again"}

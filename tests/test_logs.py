@@ -102,6 +102,15 @@ def test_a_line_repeating_est_time_is_read_once_and_in_either_order() -> None:
     assert parse_log(f"{T}{noise}\n").empty
 
 
+def test_the_suite_a_shard_header_names_is_read() -> None:
+    """SGLang's runner prints its suite, hardware and partition as a table row; a log of another
+    matrix's shard (as many shards, job ids copied from the wrong rows) is told by it."""
+    row = f"{T}| AMD | stage-c-test-large-8-gpu-amd | False | 1/5 (0-based id=0) |\n"
+    assert (parse_log(row).suite, parse_log(row).shard) == ("stage-c-test-large-8-gpu-amd", (0, 5))
+    assert parse_log(f"{T}Suite: stage-b-x, partition: 3/14 (0-based id=2)\n").suite == "stage-b-x"
+    assert parse_log(f"{T}Partition: 3/14 (0-based id=2)\n").suite is None  # (names none: taken as given)
+
+
 def test_shards_merge_into_the_suite() -> None:
     other = REAL.replace("id=2", "id=3").replace("3/14", "4/14").replace("spec/test_eagle", "spec/test_medusa")
     merged = merge_logs([parse_log(REAL), parse_log(other)])

@@ -253,7 +253,7 @@ def _small_shards(bundle: dict[str, Any]) -> dict[int, int]:
             if j["name"].startswith(SMALL + "-rocm720 (")}
 
 
-@pytest.mark.parametrize("slip", ["copied", "swapped", "other_count"])
+@pytest.mark.parametrize("slip", ["copied", "swapped", "other_count", "other_suite"])
 def test_a_log_given_for_another_shards_job_is_not_used_and_the_report_says_so(runs: dict[str, Any], slip: str) -> None:
     """A `--logs JOB_ID=FILE` slip: shard 0's log given for shard 1's job too, or two shards'
     logs swapped, or a log of a run on another shard count. Each log's header says which shard
@@ -272,6 +272,11 @@ def test_a_log_given_for_another_shards_job_is_not_used_and_the_report_says_so(r
         given[shards[1]], given[shards[2]] = given[shards[2]], given[shards[1]]
         expected = (f"job {shards[1]} (`part: 1`) has the log of shard 2 (its header: `3/14 (0-based id=2)`); "
                     f"job {shards[2]} (`part: 2`) has the log of shard 1 (its header: `2/14 (0-based id=1)`)")
+    elif slip == "other_suite":  # (another matrix's logs, of as many shards: job ids copied from the wrong rows)
+        given[shards[3]] = parse_log(logs[shards[3]].replace("Suite: stage-b-test-1-gpu-small-amd,",
+                                                             "Suite: stage-b-test-1-gpu-large-amd,"))
+        expected = (f"job {shards[3]}'s log is of the suite `stage-b-test-1-gpu-large-amd` (its header), not "
+                    "`stage-b-test-1-gpu-small-amd`")
     else:
         given[shards[3]] = parse_log(logs[shards[3]].replace("partition: 4/14 (0-based id=3)",
                                                              "partition: 4/15 (0-based id=3)"))
