@@ -43,15 +43,20 @@ RETENTION = timedelta(days=3)
 MAX_PER_PASS = 100
 
 
-def _attempts(items: Iterable[dict[str, Any]], events: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
-    """The attempts of each GUID of an event foldbot handles that no attempt delivered."""
-    wanted = set(events)
+def _by_guid(items: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The attempts listed, by the GUID of their delivery."""
     attempts: dict[str, list[dict[str, Any]]] = {}
     for item in items:
         guid = item.get("guid")
         if isinstance(guid, str) and guid and type(item.get("id")) is int:
             attempts.setdefault(guid, []).append(item)
-    return {guid: tries for guid, tries in attempts.items()
+    return attempts
+
+
+def _attempts(items: Iterable[dict[str, Any]], events: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+    """The attempts of each GUID of an event foldbot handles that no attempt delivered."""
+    wanted = set(events)
+    return {guid: tries for guid, tries in _by_guid(items).items()
             if not any(delivered(t) for t in tries) and tries[0].get("event") in wanted}
 
 
@@ -63,13 +68,8 @@ ACCEPTED = 202
 def _accepted(items: Iterable[dict[str, Any]], events: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
     """The attempts of each GUID of an event foldbot handles that foldbot answered 202."""
     wanted = set(events)
-    out: dict[str, list[dict[str, Any]]] = {}
-    for item in items:
-        guid = item.get("guid")
-        if isinstance(guid, str) and guid and type(item.get("id")) is int and item.get("event") in wanted \
-                and item.get("status_code") == ACCEPTED:
-            out.setdefault(guid, []).append(item)
-    return out
+    return {guid: tries for guid, tries in _by_guid(items).items()
+            if tries[0].get("event") in wanted and any(t.get("status_code") == ACCEPTED for t in tries)}
 
 
 def to_redeliver(items: Iterable[dict[str, Any]], events: Iterable[str], known: Callable[[list[str]], set[str]],

@@ -4,6 +4,7 @@ of the report's "Could not measure" section, and every pointer to that section f
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Any, Callable
 
 import pytest
 
@@ -119,33 +120,27 @@ def test_a_latest_run_github_started_no_job_in_says_its_workflow_file_may_be_inv
         f"`{PATH}` at that commit \\(a pull request's own version of it\\), then push."]
 
 
-def test_a_latest_run_cancelled_before_any_job_started_is_not_said_to_have_an_invalid_file() -> None:
-    """A run cancelled while it waited (`concurrency:` replaced it with a newer push's) has no job
-    either: that is no broken workflow file, and "fix it, then push" would send people looking for one."""
+@pytest.mark.parametrize("conclusion,said", [
+    # cancelled while it waited (`concurrency:` replaced it with a newer push's): no broken workflow file, and
+    # "fix it, then push" would send people looking for one
+    ("cancelled", "was cancelled before GitHub started any job \\(a newer run of its concurrency group replaced it, "
+                  "or someone cancelled it\\). **Fix:** wait for a run whose AMD jobs run their tests \\(a `/dispatch` "
+                  "comment on a PR starts one\\)."),
+    # a first-time contributor's fork PR, held for a maintainer's approval (listed completed, `action_required`):
+    # "fix the file at that commit" sent the contributor looking for a fault in a valid file
+    ("action_required", "waits for a maintainer's approval to run \\(GitHub holds the runs of a first-time "
+                        "contributor's fork pull request\\): no job ran yet. **Fix:** a maintainer approves it on the "
+                        "run's page \\(\u201cApprove and run\u201d\\); its report follows when it completes."),
+])
+def test_a_latest_run_with_no_job_for_another_reason_is_not_said_to_have_an_invalid_file(conclusion: str,
+                                                                                         said: str) -> None:
     ran = [_aiter_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)", "aiter-mi355-1gpu")]
     runs = _runs(ran, ran, ran, [])
-    runs[-1]["workflow_run"]["conclusion"] = "cancelled"
+    runs[-1]["workflow_run"]["conclusion"] = conclusion
     analysis = analyze({PATH: AITER}, runs, RepoConfig())
-    assert _section(to_markdown(analysis)) == [
-        "- `AMD test time`: the latest run \\(103, of `000000000000`\\) was cancelled before GitHub started any job "
-        "\\(a newer run of its concurrency group replaced it, or someone cancelled it\\). **Fix:** wait for a run "
-        "whose AMD jobs run their tests \\(a `/dispatch` comment on a PR starts one\\)."]
-
-
-def test_a_latest_run_waiting_for_approval_says_so_not_that_its_file_is_invalid() -> None:
-    """A first-time contributor's fork PR: GitHub holds the run for a maintainer's approval and lists
-    it completed, `action_required`, with no job. "Fix the file at that commit" sent the contributor
-    looking for a fault in a valid file."""
-    ran = [_aiter_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)", "aiter-mi355-1gpu")]
-    runs = _runs(ran, ran, ran, [])
-    runs[-1]["workflow_run"]["conclusion"] = "action_required"
-    analysis = analyze({PATH: AITER}, runs, RepoConfig())
-    assert _section(to_markdown(analysis)) == [
-        "- `AMD test time`: the latest run \\(103, of `000000000000`\\) waits for a maintainer's approval to run "
-        "\\(GitHub holds the runs of a first-time contributor's fork pull request\\): no job ran yet. **Fix:** a "
-        "maintainer approves it on the run's page \\(\u201cApprove and run\u201d\\); its report follows when it completes."]
-    # the App's reconcile does not take it for a missed run (its `completed` comes again once it ran)
-    assert missed(runs[-1]["workflow_run"], PATH, None) is False
+    assert _section(to_markdown(analysis)) == [f"- `AMD test time`: the latest run \\(103, of `000000000000`\\) {said}"]
+    # the App's reconcile takes a held run for no missed one (its `completed` comes again once it ran)
+    assert missed(runs[-1]["workflow_run"], PATH, None) is (conclusion != "action_required")
 
 
 @pytest.mark.parametrize("status,said,fix", [
@@ -156,23 +151,22 @@ def test_a_latest_run_waiting_for_approval_says_so_not_that_its_file_is_invalid(
 def test_a_test_step_of_no_time_is_not_said_to_need_a_step_rule(status: str, said: str, fix: str) -> None:
     """The rules take `Run unit tests` for a test; it took 0 s by GitHub's whole-second stamps, or had
     not ended. "Add `step_rules: [{pattern: '^Run\\ unit\\ tests$', category: test}]`" changed nothing."""
-    def runs() -> list[dict]:
-        out = []
-        for k in range(3):
-            b = bundle(run_id=400 + k, repo="o/r", workflow_path=PATH, workflow_name="PR Test (AMD)",
-                       head_sha=f"{k:040x}", start=datetime(2026, 8, 1 + k, tzinfo=timezone.utc),
-                       jobs=[amd_job("unit-amd", labels=["linux-mi300-gpu-1"], setup_minutes=30,
-                                     tests=[("Run unit tests", 0 if k == 2 else 5)], teardown=())])
-            if k == 2 and status == "in_progress":
-                (unit,) = b["jobs"]
-                unit.update(status="in_progress", conclusion=None)
-                step = next(s for s in unit["steps"] if s["name"] == "Run unit tests")
-                step.update(status="in_progress", conclusion=None, completed_at=None)
-            out.append(b)
-        return out
-    unmeasured = {u["subject"]: u for u in to_json(analyze({PATH: GROUP_WF}, runs(), RepoConfig()))["unmeasured"]}
+    runs = _three_runs(lambda k: [amd_job("unit-amd", labels=["linux-mi300-gpu-1"], setup_minutes=30,
+                                          tests=[("Run unit tests", 0 if k == 2 else 5)], teardown=())])
+    if status == "in_progress":
+        (unit,) = runs[-1]["jobs"]
+        unit.update(status="in_progress", conclusion=None)
+        next(s for s in unit["steps"] if s["name"] == "Run unit tests").update(status="in_progress", conclusion=None,
+                                                                              completed_at=None)
+    unmeasured = {u["subject"]: u for u in to_json(analyze({PATH: GROUP_WF}, runs, RepoConfig()))["unmeasured"]}
     assert unmeasured["unit-amd"] == {"subject": "unit-amd", "reason": f"ran in 1 run; its test step `Run unit tests` {said}",
                                       "fix": f"nothing to change in foldbot's rules, which take it for a test; {fix}"}
+
+
+def _three_runs(jobs: Callable[[int], list[Any]]) -> list[dict]:
+    """Three runs of GROUP_WF's lane, a day apart, with the jobs `jobs(k)` gives the k-th."""
+    return [bundle(run_id=300 + k, repo="o/r", workflow_path=PATH, workflow_name="PR Test (AMD)", head_sha=f"{k:040x}",
+                   start=datetime(2026, 8, 1 + k, tzinfo=timezone.utc), jobs=jobs(k)) for k in range(3)]
 
 
 GROUP_WF = """name: PR Test (AMD)
@@ -197,17 +191,13 @@ def test_a_job_sent_to_a_runner_group_by_name_is_named_by_its_group() -> None:
     It was dropped without a word ("never dropped silently"); it is `group:gpu-fleet` now, which the
     pattern can match."""
     def runs() -> list[dict]:
-        out = []
-        for k in range(3):
-            b = bundle(run_id=300 + k, repo="o/r", workflow_path=PATH, workflow_name="PR Test (AMD)",
-                       head_sha=f"{k:040x}", start=datetime(2026, 8, 1 + k, tzinfo=timezone.utc),
-                       jobs=[amd_job("unit-amd", labels=["linux-mi300-gpu-1"], setup_minutes=30,
-                                     tests=[("Run unit tests", 5)], teardown=()),
-                             job("integration", [Step("Set up job", 0.1), Step("Run integration tests", 20)],
-                                 ["gpu-fleet"], runner_name="fleet-node-07")])
-            grouped = next(j for j in b["jobs"] if j["name"] == "integration")
-            grouped.update(labels=[], runner_group_name="gpu-fleet")
-            out.append(b)
+        out = _three_runs(lambda k: [
+            amd_job("unit-amd", labels=["linux-mi300-gpu-1"], setup_minutes=30, tests=[("Run unit tests", 5)],
+                    teardown=()),
+            job("integration", [Step("Set up job", 0.1), Step("Run integration tests", 20)], ["gpu-fleet"],
+                runner_name="fleet-node-07")])
+        for b in out:
+            next(j for j in b["jobs"] if j["name"] == "integration").update(labels=[], runner_group_name="gpu-fleet")
         return out
     unmeasured = {u["subject"]: u for u in to_json(analyze({PATH: GROUP_WF}, runs(), RepoConfig()))["unmeasured"]}
     assert unmeasured["self-hosted jobs not counted"]["reason"] == (
