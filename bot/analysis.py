@@ -16,7 +16,7 @@ from .config import RepoConfig
 from .edit import (EditError, FileEdit, FoldEdit, LaneChange, ListEdit, ListTrimEdit, ReshardEdit, VerificationError, apply_change,
                    patch_id, unified_diff, verify_edit)
 from .logs import ShardLog
-from .plan import (Fold, Lane, Plan, Planner, ShardGroup, list_limit, other_readers, partition_step, passed_shards, shard_axis,
+from .plan import (Fold, Lane, Plan, Planner, ShardGroup, _waves, list_limit, other_readers, partition_step, passed_shards, shard_axis,
                    shared_list)
 from .timing import BundleError, JobMatcher, JobStats, JobTiming, RunTiming, declared_amd, job_stats, run_timing, workflow_path_of
 from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, Workflow, WorkflowError, parse_workflow, timeout_minutes
@@ -155,7 +155,9 @@ def analyze(
     only = replace(plan, folds=(), reshards=(), lists=())
     alone = [("fold", f.job, replace(only, folds=(f.alone(),))) for f in plan.folds] + \
             [("reshard", r.job, replace(only, reshards=(r,))) for r in plan.reshards] + \
-            [("reshard-neutral", r.job, replace(only, reshards=(replace(r, to_count=r.neutral_count),)))
+            [("reshard-neutral", r.job, replace(only, reshards=(replace(
+                r, to_count=r.neutral_count, wall_after_s=r.neutral_wall_after_s, neutral=True,
+                waves_after=_waves(r.neutral_count, r.max_parallel)),)))
              for r in plan.reshards if r.neutral_count] + \
             [("shard-list", listed.job, replace(only, lists=(listed,))) for listed in plan.lists]
     for kind, job, subset in alone:
@@ -708,7 +710,13 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
             continue
         if not same and job.max_parallel != reshard.max_parallel:
             # Its shards run in other waves there: the count does something else to its wall clock.
-            walls.append(CarriedWall(job_id, reshard.job, job.max_parallel, *reshard.wall_with(job.max_parallel)))
+            wall = CarriedWall(job_id, reshard.job, job.max_parallel, *reshard.wall_with(job.max_parallel))
+            if reshard.neutral and wall.later_s >= 60:  # (offered as the count that keeps the wall clock)
+                warnings.append(f"{target.path}: `{job_id}` is not resharded to {reshard.to_count} there: its shards "
+                                "run in other waves there, where that count would make it finish later "
+                                f"({wall.before_s / 60:.0f} \u2192 {wall.after_s / 60:.0f} min)")
+                continue
+            walls.append(wall)
         reshards.append(ReshardEdit(job_id, axis[0], reshard.from_count, reshard.to_count, reshard.flag))
     lists: list[ListEdit] = []
     for listed in plan.lists:

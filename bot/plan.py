@@ -124,6 +124,10 @@ class Reshard:
     #: When `to_count` slows the lane: the fewest shards that keep its wall clock (None: no
     #: count between them does).
     neutral_count: int | None = None
+    neutral_wall_after_s: float = 0.0  # the job's wall clock on `neutral_count` shards
+    #: This is the `neutral_count` suggestion itself (to_count is it): carried into another lane only
+    #: where it keeps that lane's job's wall clock too (else it is no "keeps the wall clock" there).
+    neutral: bool = False
 
     @property
     def setup_cycles_saved(self) -> int:
@@ -1010,10 +1014,10 @@ class Planner:
                 log_runs += 1
                 times = [j.step_seconds(step.name) or j.test_seconds for j in shards]
                 longest = ShardPredictor(merged, sum(times)).longest
-                # Today's count takes at least what it was measured to take (a file that ran in
-                # another shard than the estimates put it, a slow shard's start)
+                # Today's count, or fewer, takes at least what its longest shard was measured to take (a
+                # file that ran in another shard than the estimates put it, a slow shard's start)
                 predictors.append(lambda k, longest=longest, today=max(times):
-                                  max(_or_inf(longest(k)), today) if k == n else _or_inf(longest(k)))
+                                  max(_or_inf(longest(k)), today) if k <= n else _or_inf(longest(k)))
             else:
                 times = [j.step_seconds(step.name) or j.test_seconds for j in shards]
                 total = sum(times)
@@ -1087,6 +1091,8 @@ class Planner:
             waves_after=waves_after,
             log_runs=log_runs,
             neutral_count=neutral,
+            neutral_wall_after_s=(_waves(neutral, job.max_parallel) * (setup_median + median(predictions[neutral]))
+                                  if neutral else 0.0),
         )
 
     def _passed_reshards(self, job: JobDef, stats: JobStats) -> None:

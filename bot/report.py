@@ -429,8 +429,7 @@ def _verdict(analysis: Analysis, savings: list[dict[str, Any]]) -> list[str]:
         which = [*(f"{code(r.job)} +{_min(r.wall_after_s - r.wall_before_s)} min" for r in slower if _slows(r)),
                  *(f"{code(wall.job)} in {code(path)} +{_min(wall.later_s)} min" for path, wall in carried),
                  *(f"{code(item.job)} +{_min(item.slower_by_s)} min" for item in slower_lists)]
-        wall = (f"{_plural(len(which), 'shard change')} would make {'its job' if len(which) == 1 else 'their jobs'} "
-                f"finish later ({', '.join(which)})")
+        wall = f"it would make {_plural(len(which), 'job')} finish later ({', '.join(which)})"
     elif faster:
         which = [f"{code(r.job)} {_min(r.wall_before_s)} \u2192 {_min(r.wall_after_s)} min" for r in faster]
         wall = (f"{'the resharded job finishes' if len(faster) == 1 else 'the resharded jobs finish'} sooner, with "

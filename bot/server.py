@@ -964,8 +964,9 @@ PoolFactory = Callable[[aiohttp.ClientSession, Metrics], GitHubPool]
 def open_journal(settings: Settings, role: str) -> "Journal | RedisJournal":
     if settings.redis_url:
         from .redisjournal import RedisJournal
-        who = f"app {settings.app_id}" if settings.app_id else "a token"
-        return RedisJournal(settings.redis_url, owner=f"{who} of {settings.api_url}")
+        # (an App's: a token says nothing of whose deliveries they are, and one moving to an App would be refused)
+        owner = f"app {settings.app_id} of {settings.api_url}" if settings.app_id else None
+        return RedisJournal(settings.redis_url, owner=owner)
     # The web process's commits wait for the disk; the worker's need not, and it copies the WAL
     # back into the database file (a checkpoint: several ms) so that no answer waits for that.
     return Journal(settings.data_dir, fsync=role != "worker", checkpoints=role != "web")

@@ -16,6 +16,7 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 import zlib
 from dataclasses import dataclass, field, fields
 from datetime import datetime
@@ -35,21 +36,36 @@ def state_key(secret: str) -> bytes:
     return hmac.new(secret.encode("utf-8"), b"foldbot report state v1", hashlib.sha256).digest()
 
 
-def _mac(data: dict[str, Any], key: bytes) -> str:
+def report_scope(repo: str, pr: int | None) -> str:
+    """Where a report is: its state's signature holds there only (not pasted into another PR's report,
+    or another repository's)."""
+    return f"{repo.lower()}#{pr if pr is not None else 'dashboard'}"
+
+
+def _mac(data: dict[str, Any], key: bytes, scope: str) -> str:
     body = json.dumps({k: v for k, v in data.items() if k != "sig"}, sort_keys=True, separators=(",", ":"))
-    return hmac.new(key, body.encode("utf-8"), hashlib.sha256).hexdigest()
+    return hmac.new(key, f"{scope}\n{body}".encode("utf-8"), hashlib.sha256).hexdigest()
 
 
-def signed(data: dict[str, Any], keys: tuple[bytes, ...]) -> dict[str, Any]:
-    """`data` with its signature by the first of `keys` (as it is without keys: the CLI's)."""
-    return {**data, "sig": _mac(data, keys[0])} if keys else data
+def signed(data: dict[str, Any], keys: tuple[bytes, ...], scope: str) -> dict[str, Any]:
+    """`data` with its signature by the first of `keys`, for the report at `scope` (`report_scope`);
+    as it is without keys (the CLI's)."""
+    return {**data, "sig": _mac(data, keys[0], scope)} if keys else data
 
 
-def signature_holds(data: Any, keys: tuple[bytes, ...]) -> bool:
-    """Whether a state read back carries the signature of one of `keys` (the current
-    secret's, or the one before a rotation)."""
+_SIG = re.compile(r"[0-9a-f]{64}")
+
+
+def signature_of(data: Any, keys: tuple[bytes, ...], scope: str) -> str:
+    """`ok` when a state read back carries the signature of one of `keys` (the current secret's,
+    or the one before a rotation) for `scope`; `none` when it carries none (written before
+    foldbot signed its reports); `wrong` otherwise (edited, or from another report)."""
     sig = data.get("sig") if isinstance(data, dict) else None
-    return isinstance(sig, str) and any(hmac.compare_digest(sig, _mac(data, key)) for key in keys)
+    if sig is None:
+        return "none"
+    if not isinstance(sig, str) or not _SIG.fullmatch(sig):  # (compare_digest refuses non-ASCII text)
+        return "wrong"
+    return "ok" if any(hmac.compare_digest(sig, _mac(data, key, scope)) for key in keys) else "wrong"
 
 VERSION = 1
 #: Versions read: the current one, and the unversioned blocks of the same shape that came before it

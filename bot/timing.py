@@ -407,6 +407,14 @@ def run_timing(bundle: Mapping[str, Any], workflow: Workflow, config: RepoConfig
         if not (type(job) is dict or isinstance(job, Mapping)) or "name" not in job:
             raise BundleError(f"{where}: jobs[{i}] has no `name`")
         timings.append(job_timing(job, matcher, config))
+    conclusion = str(run.get("conclusion") or "")
+    if conclusion == "cancelled":
+        # A run cancelled (a newer push's run replacing it, `cancel-in-progress`; someone): a test step it
+        # cut short says nothing of how long the tests take, and its job is no sample. (Not a job that
+        # ran into its `timeout-minutes`, which GitHub also calls cancelled, in a run that failed: that
+        # run says the shard overruns.)
+        timings = [job._replace(ran_tests=False) if job.ran_tests and any(
+            s.category == "test" and s.conclusion == "cancelled" for s in job.work_steps) else job for job in timings]
     return RunTiming(
         run_id=int(_require(run, "id", f"{where}: workflow_run")),
         workflow_path=path,
@@ -415,7 +423,7 @@ def run_timing(bundle: Mapping[str, Any], workflow: Workflow, config: RepoConfig
         event=str(run.get("event") or ""),
         html_url=str(run.get("html_url") or ""),
         jobs=tuple(timings),
-        conclusion=str(run.get("conclusion") or ""),
+        conclusion=conclusion,
     )
 
 
@@ -456,9 +464,7 @@ def _steps(raw: Iterable[Any], config: RepoConfig,
         seconds = seconds_between(step.get("started_at"), step.get("completed_at"))
         conclusion = step.get("conclusion")
         totals[category] += seconds
-        # (a test step cancelled part-way, a newer push's run replacing this one, says nothing of how
-        # long the tests take: its job is no sample, as one whose tests were skipped)
-        if category == "test" and seconds > 0 and conclusion not in ("skipped", "cancelled", None):
+        if category == "test" and seconds > 0 and conclusion not in ("skipped", None):
             ran = True
         if category != "setup":
             steps.append(StepTime(name, category, seconds, conclusion))

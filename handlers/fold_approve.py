@@ -21,7 +21,7 @@ from bot.replies import ROCKET, Outcome, Refusal
 from bot.report import pull_summary, suggestion_states, to_markdown
 from bot.reporting import PR_REPORT_TITLE, skipped_note
 from bot.repo import run_bundle
-from bot.states import signature_holds, signed
+from bot.states import report_scope, signature_of, signed
 from bot.verify import PatchCheckError, apply_patch, check_patch
 
 from .dispatch import fresh_token_after_refusal, note_permission_refused, role_of
@@ -42,14 +42,6 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     role, report = await asyncio.gather(role_of(api, pull.user), find_comment(api, pull.number, pull.login)
                                         if pull.pr else find_dashboard(api, pull.login))
     state = read_report(report["body"]) if report else None
-    if state is not None and not signature_holds(read_state(report["body"]), ctx.state_keys):
-        # edited by someone (GitHub lets anyone with `write` edit foldbot's comments), or signed with a
-        # webhook secret this foldbot no longer has
-        return Outcome.refused(Refusal(
-            "The report's hidden state does not carry foldbot's signature: someone edited the report, or it was "
-            "written with a webhook secret this foldbot no longer has. Nothing was committed. "
-            + ("`/fold refresh` writes the report again; approve its patch then." if pull.pr else
-               "The report of the lane's next run is written again; approve its patch then.")))
     if command.patch_id is None and state is not None and state.patch_id:  # "the patch I see", by no id
         if not pull.pr:  # the dashboard's patch follows every lane run
             return Outcome.refused(Refusal(f"Name the patch you read: `/fold approve {state.patch_id}` (the "
@@ -64,6 +56,15 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     if isinstance(decision, Refusal):
         return Outcome.refused(decision)
     assert state is not None and report is not None
+    signature = signature_of(read_state(report["body"]), ctx.state_keys,
+                             report_scope(api.repo, pull.number if pull.pr else None))
+    if signature != "ok":  # GitHub lets anyone with `write` edit foldbot's comments, and approving needs more
+        again = ("`/fold refresh` writes the report again; approve its patch then." if pull.pr else
+                 "The report of the lane's next run is written again; approve its patch then.")
+        return Outcome.refused(Refusal(
+            ("The report was written before foldbot signed its reports. Nothing was committed. " if signature == "none"
+             else "The report's hidden state does not carry foldbot's signature: someone edited the report, or it "
+                  "was written with a webhook secret this foldbot no longer has. Nothing was committed. ") + again))
     if isinstance(decision, approve.Recompute) and not pull.pr:
         return Outcome.refused(Refusal(
             f"The lane files changed on `{pull.default_branch}` since this report; nothing was committed. The "
@@ -93,7 +94,8 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
                     raise
                 board = None
             await api.update_comment(report["id"], to_markdown(
-                analysis, checks=checks, state=signed(new_state.to_json(), ctx.state_keys), title=PR_REPORT_TITLE,
+                analysis, checks=checks, state=signed(new_state.to_json(), ctx.state_keys,
+                                                     report_scope(api.repo, pull.number)), title=PR_REPORT_TITLE,
                 skipped_note=skipped_note(analysis), dashboard=(board or {}).get("html_url") or None))
             return Outcome.refused(refused)
         patch, summary = patches[current]

@@ -31,7 +31,7 @@ from bot.reporting import (PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_b
 from bot.config import RepoConfig
 from bot.repo import (LaneFiles, amd_workflows, history, pull_requests_of_run, read_config, read_lanes, run_order,
                       touches_ci, workflow_listing)
-from bot.states import LaneFigures, ReplyState, ReportState, signed
+from bot.states import LaneFigures, ReplyState, ReportState, report_scope, signed
 from bot.timing import job_labels
 from bot.verify import check_patch
 from bot.workflow import WorkflowError
@@ -182,7 +182,8 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         lanes_now = {**(previous.lanes if previous else {}), path: headline}
         board = replace(state, reported={p: r for p, r in reported.items() if p in lanes.files},
                         lanes={p: f for p, f in sorted(lanes_now.items()) if p in lanes.files})
-        return to_markdown(analysis, checks=check_text, state=signed(board.to_json(), ctx.state_keys),
+        return to_markdown(analysis, checks=check_text, state=signed(board.to_json(), ctx.state_keys,
+                                                                     report_scope(repo, None)),
                            other_lanes=[(p, f) for p, f in board.lanes.items() if p != path])
 
     dashboard: Written | None
@@ -208,8 +209,8 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         changed = sorted({p for paths in touched.get(number, ()) for p in paths if p in lanes.files})
         return "\n\n".join(note for note in (lane_change_note(changed, default_branch), skipped) if note) or None
 
-    bodies = {n: to_markdown(analysis, checks=check_text, state=signed(replace(state, pr=n).to_json(), ctx.state_keys),
-                             title=PR_REPORT_TITLE,
+    bodies = {n: to_markdown(analysis, checks=check_text, title=PR_REPORT_TITLE,
+                             state=signed(replace(state, pr=n).to_json(), ctx.state_keys, report_scope(repo, n)),
                              skipped_note=notes(n), dashboard=(dashboard.url or f"#{dashboard.number}") if dashboard else None)
               for n in sorted(numbers)}
     unread = [n for n in bodies if n not in found]  # (read here, not in upsert_comment: no more calls than before)
@@ -320,12 +321,12 @@ async def unconfigured(api: RepoAPI, ctx: Context, login: str, config: RepoConfi
 
 async def unanalysed(api: RepoAPI, ctx: Context, login: str, reason: str, what: str = "") -> Unanalysed:
     """A run that cannot be analysed: the dashboard says why (`write_error`), and the log."""
-    written = await write_error(api, reason, login)
+    written = await write_error(api, reason, login, ctx.state_keys)
     ctx.log.warning("%s: %s%s%s", api.repo, what, reason, "" if written else f" ({ISSUES_OFF})")
     return Unanalysed(reason, written)
 
 
-async def write_error(api: RepoAPI, message: str, login: str) -> Written | None:
+async def write_error(api: RepoAPI, message: str, login: str, keys: tuple[bytes, ...] = ()) -> Written | None:
     """The dashboard says what foldbot could not analyse, and what to fix. It keeps the lanes'
     record of the report it replaces (runs reported, headlines; not its patch, which may not
     hold any more), so reconciling and the next report go on from it. None: Issues are turned
@@ -336,7 +337,7 @@ async def write_error(api: RepoAPI, message: str, login: str) -> Written | None:
         if previous is None:
             return text
         kept = replace(previous, patch_id=None, patch="", summary="", suggestions=())
-        return f"{text}\n{state_block(kept.to_json())}\n"
+        return f"{text}\n{state_block(signed(kept.to_json(), keys, report_scope(api.repo, None)))}\n"
 
     try:
         return await upsert_dashboard(api, body, login)

@@ -694,6 +694,32 @@ async def test_a_fold_branch_someone_pushed_before_the_approval_is_never_propose
     assert not [p for p in world.repo.pulls.values() if p.head_ref == branch]
 
 
+@pytest.mark.parametrize("case", ["non_ascii", "none", "another_pr"])
+async def test_a_report_state_signed_wrongly_or_not_at_all_is_refused_with_the_reason(fake_github: FakeGitHub,
+                                                                                     bot: Bot, case: str) -> None:
+    """A `sig` of text outside ASCII made the comparison raise (the reply stayed "Working on it", the
+    delivery failed until it was set aside); a report written before foldbot signed them was called
+    edited; a state signed for another PR's report passed when pasted into this one's."""
+    world, number, patch_id, report = await reported_pr(fake_github, bot)
+    data = read_state(report.body)
+    if case == "another_pr":  # the same state, signed for the dashboard: valid there, not here
+        board = next(i for i in world.repo.issues.values() if not i.is_pull and "foldbot" in i.title)
+        other = read_state(board.body)
+        forged = {**data, "sig": other["sig"]} if other.get("patch_id") == data["patch_id"] else None
+        assert forged is not None
+    else:
+        forged = {**data, "sig": "\u00e9" * 64} if case == "non_ascii" else {k: v for k, v in data.items() if k != "sig"}
+    report.body = report.body.replace(state_block(data), state_block(forged))
+    await say(bot, world, number, f"/fold approve {patch_id}", "lead")
+    assert fake_github.count("POST", r"/git/") == 0
+    reply = replies(fake_github, world, number)[-1].body
+    if case == "none":
+        assert "The report was written before foldbot signed its reports. Nothing was committed. `/fold refresh` " \
+            "writes the report again; approve its patch then." in reply
+    else:
+        assert SIGNATURE_REFUSED in reply
+
+
 def dashboard_comment(world, body: str, login: str) -> dict:  # noqa: ANN001
     """An `issue_comment` delivery for a comment on foldbot's dashboard issue (not a PR)."""
     (board,) = [i for i in world.repo.issues.values() if i.user == LOGIN and i.title == "foldbot: AMD CI setup report"]
@@ -910,7 +936,8 @@ async def test_a_report_whose_state_someone_edited_is_not_committed(fake_github:
     assert read_state(report.body)["patch_id"] == shown
     await say(bot, world, number, f"/fold approve {shown}", "lead")
     assert fake_github.count("POST", r"/git/") == 0
-    assert SIGNATURE_REFUSED in replies(fake_github, world, number)[0].body
+    assert (SIGNATURE_REFUSED if id_too else f"The report's patch does not match its id `{shown}`; nothing was "
+            "committed.") in replies(fake_github, world, number)[0].body
     # `/fold refresh` writes it again, signed: its patch is approved then
     await say(bot, world, number, "/fold refresh", "lead")
     await say(bot, world, number, f"/fold approve {patch_id}", "lead")

@@ -104,6 +104,7 @@ def test_a_suite_whose_tests_were_always_cancelled_part_way_is_not_folded_and_sa
     text = workflow()
     bundles = runs(text)
     for b in bundles:
+        b["workflow_run"]["conclusion"] = "cancelled"
         suite = next(j for j in b["jobs"] if j["name"] == "unit-amd-rocm700")
         suite["conclusion"] = "cancelled"
         next(s for s in suite["steps"] if s["name"] == "Run unit tests")["conclusion"] = "cancelled"
@@ -112,6 +113,69 @@ def test_a_suite_whose_tests_were_always_cancelled_part_way_is_not_folded_and_sa
     assert [f.reason for f in p.findings if f.job == "unit-amd-rocm700"] == [
         "its tests were cancelled part-way in 5 runs of the 5 it ran in, and none ran to the end: a cancelled test step "
         "is no sample of how long they take"]
+
+
+def test_fewer_shards_are_never_predicted_shorter_than_todays_longest_was_measured() -> None:
+    """71 min of files on 4 shards, shard 0 20 min slower than its files (a slow start): measured at
+    39 min, over the 36-min limit. The floor held for today's count only, so 3 shards were proposed,
+    "predicted at 33 min": shorter than what 4 took."""
+    stamp = "2026-08-01T10:00:00.0000000Z "
+    files = {f"test/f{i}.py": m for i, m in enumerate([14, 12, 10, 9, 8, 7, 6, 5])}
+    parts = lpt(files, 4)
+
+    def log(k: int) -> str:
+        lines = [f"partition: {k + 1}/4 (0-based id={k})", f"\u2705 Enabled {len(parts[k])} test(s):"]
+        lines += [f"  - {f} (est_time={files[f] * 60:.1f})" for f in parts[k]]
+        for i, f in enumerate(parts[k]):
+            lines += [f"End ({i}/{len(parts[k]) - 1}):", f"filename='{f}', elapsed={files[f] * 60}"]
+        return "\n".join(stamp + line for line in lines) + "\n"
+    text = workflow()
+    bundles = runs(text, shard_tests=[sum(files[f] for f in parts[k]) + (20 if k == 0 else 0) for k in range(4)])
+    logs = {j["id"]: parse_log(log(int(j["name"][-2]))) for b in bundles for j in b["jobs"]
+            if j["name"].startswith("big-amd-rocm700 (")}
+    p = plan(text, bundles, logs=logs)
+    assert p.reshards == ()
+    assert [f.reason for f in p.findings if f.job == "big-amd-rocm700"] == [
+        "no fewer shards: today's 4 already run 39 min at p90 (limit 36 min = 60% of 60; per-file logs); about 5 "
+        "would keep the longest within the limit"]
+
+
+def test_the_count_that_keeps_the_wall_clock_is_not_carried_where_it_would_not() -> None:
+    """rocm700 runs 6 shards 4 at a time; pr-test-amd.yml runs them all at once. 3 shards keep
+    rocm700's wall clock, and were offered as "only what slows no job", but its patch cut
+    pr-test-amd.yml's copy to 3 too, where it finishes ~20 min later."""
+    measured = workflow(parts=6, step_timeout="120").replace("      fail-fast: false\n",
+                                                             "      fail-fast: false\n      max-parallel: 4\n", 1)
+    other, other_path = workflow(parts=6, step_timeout="120").replace("-rocm700", ""), ".github/workflows/pr-test-amd.yml"
+    bundles = [bundle(run_id=100 + r, repo="o/r", workflow_path=PATH, workflow_name="Lane", head_sha=f"{r:040x}",
+                      jobs=[amd_job(f"big-amd-rocm700 ({p})", labels=["linux-mi300-1gpu"], setup_minutes=5,
+                                    download_artifacts=None, tests=[("Run suite", 20)], teardown=()) for p in range(6)],
+                      start=START + timedelta(days=r)) for r in range(5)]
+    analysis = analyze({PATH: measured, other_path: other}, bundles, RepoConfig())
+    (reshard,) = analysis.plan.reshards
+    assert (reshard.to_count, reshard.neutral_count) == (2, 3)
+    neutral = next(s for s in analysis.suggestions if s.kind == "reshard-neutral")
+    assert [line for line in neutral.patch.splitlines() if line.startswith("+++ ")] == [f"+++ b/{PATH}"]
+    whole = next(s for s in analysis.suggestions if s.kind == "reshard")
+    assert f"+++ b/{other_path}" in whole.patch  # (the count it is offered as slower everywhere is carried, and said)
+
+
+def test_a_shard_cancelled_at_its_jobs_timeout_is_a_sample_that_it_overruns() -> None:
+    """GitHub calls a job that ran into its `timeout-minutes` cancelled too, in a run that failed:
+    that shard is the evidence that the matrix overruns. Left out with the cancelled runs of a
+    newer push, it was gone from the p90, and 4 shards were cut to 3."""
+    text = workflow(step_timeout="40")
+    bundles = runs(text, shard_tests=[20, 22, 18, 21])
+    for b in bundles[-2:]:
+        b["workflow_run"]["conclusion"] = "failure"
+        shard = next(j for j in b["jobs"] if j["name"] == "big-amd-rocm700 (1)")
+        shard["conclusion"] = "cancelled"
+        step = next(s for s in shard["steps"] if s["name"] == "Run suite")
+        step["conclusion"] = "cancelled"
+        step["completed_at"] = (datetime.fromisoformat(step["started_at"].replace("Z", "+00:00"))
+                                + timedelta(minutes=40)).isoformat().replace("+00:00", "Z")
+    p = plan(text, bundles)
+    assert p.reshards == () and "big-amd-rocm700" in p.overruns
 
 
 @pytest.mark.parametrize("kwargs,reason", [

@@ -157,7 +157,7 @@ def test_a_reshard_carried_where_its_waves_make_it_later_says_so(analyses: dict[
     assert (wall.job, wall.measured_job, wall.max_parallel, wall.before_s, wall.after_s) == \
         (SMALL, SMALL + "-rocm720", None, before, after)
     text = to_markdown(analysis)
-    assert f"1 shard change would make its job finish later (`{SMALL}` in `{AMD}` +" in text
+    assert f"it would make 1 job finish later (`{SMALL}` in `{AMD}` +" in text
     assert (f"In `{AMD}` (no max-parallel: its shards run at once) `{SMALL}` finishes **later**: {before / 60:.0f} "
             f"\u2192 {after / 60:.0f} min on these times.") in text
     # the fold alone slows no job, and is offered alone
