@@ -97,7 +97,12 @@ def _parse_logs(specs: Sequence[str], bundles: Sequence[Any] = ()) -> tuple[dict
             log = parse_log(text)
         except LogError as exc:
             raise CliError(f"{file}: {exc}") from None
-        if log.empty:
+        if not text.strip():  # (a runner that printed nothing, a download that came back empty)
+            problems.append(Unmeasured(
+                f"--logs {spec}", "it is empty, so its shard's run rests on shard times",
+                "pass the job's whole log (GitHub's \u201cDownload log archive\u201d, or `foldbot fetch`); an empty one "
+                "is a runner that printed nothing: did its test step start?"))
+        elif log.empty:
             problems.append(Unmeasured(
                 f"--logs {spec}", "no per-file test time in it (none of the formats in the README's 'Log formats')",
                 "pass the log of a test step that runs SGLang's run_suite.py (or add its format), or leave it out"))
@@ -193,11 +198,14 @@ def _from_fetched(out: Path, workflow: str | None) -> tuple[Path, list[Path], li
             if isinstance(job, dict)}
     specs = [f"{job_id}={out / file}" for job_id, file in manifest.get("logs", {}).items() if str(job_id) in jobs]
     failed = manifest.get("failed_logs") or {}
-    problems = [Unmeasured(
-        f"log of job {job_id} ({jobs[str(job_id)]})", f"the fetch could not read it: {why}; its run's shard times stand in",
+    unread = [f"job {job_id} ({jobs[str(job_id)]}): {why}" for job_id, why in
+              (sorted(failed.items()) if isinstance(failed, dict) else []) if str(job_id) in jobs]
+    problems = [Unmeasured(  # (one line: a lane past GitHub's retention is every shard's log of every run)
+        "fetched logs", f"the fetch could not read {len(unread)} shard log{'s' if len(unread) != 1 else ''}: "
+        + "; ".join(unread[:3]) + (f"; and {len(unread) - 3} more (fetch.json names them)" if len(unread) > 3 else "")
+        + "; their runs rest on shard times",
         "a log GitHub no longer keeps is gone (its retention); one over the limit needs `logs: {max_mb: N}` in "
-        ".github/foldbot.yml, which the fetch reads up to; others: fetch again")
-        for job_id, why in sorted(failed.items()) if str(job_id) in jobs] if isinstance(failed, dict) else []
+        ".github/foldbot.yml, which the fetch reads up to; others: fetch again")] if unread else []
     return out / "repo", bundles, specs, problems
 
 

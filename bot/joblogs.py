@@ -149,7 +149,10 @@ async def read_logs(api: RepoAPI, analysis: Analysis, config: RepoConfig,
             else:
                 reason = result.reason if isinstance(result, Gone) else str(result)
                 failures[job_id].append(f"job {job.api_id} (`{job.name}`): {reason}")
-        if i == 0 and not readable:  # older runs would say no more
+        # Nothing read of the newest run: older runs would say no more when its logs hold no per-file time (the
+        # runner prints none that foldbot reads) or are gone (an older run's are gone too); not when they failed
+        # for now, or came empty (one runner that printed nothing), where an older run's may be read.
+        if i == 0 and not readable and not any(isinstance(result, JobLogError) for result in results):
             stopped.add(job_id)
             if not failures[job_id]:
                 barren[job_id] = tuple(j.api_id for j in shards)

@@ -116,6 +116,21 @@ async def test_an_empty_log_is_named_and_read_again_next_run(fake_github: FakeGi
     assert asked_logs(fake_github).count(first) == 2
 
 
+async def test_a_newest_run_whose_logs_all_came_empty_does_not_stop_the_older_runs_being_read(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """Every shard log of the newest run came empty: the older runs' logs were not read (as if the
+    runner printed no per-file time), and the reshard fell back from per-file logs to shard times."""
+    world, _ = current_world(fake_github)
+    newest = {job["id"] for job in fake_github.jobs_of(world.runs[-1]["id"])}
+    for job_id in set(small_shard_ids(world)) & newest:
+        fake_github.job_logs[job_id] = b""
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    older = set(small_shard_ids(world)) - newest
+    assert older <= set(asked_logs(fake_github))
+    assert "per-file logs (3 runs) and shard times (1 run)" in dashboard(world)
+
+
 async def test_logs_without_file_times_are_looked_at_once_a_day(fake_github: FakeGitHub, bot: Bot) -> None:
     """A project whose runner prints no per-file times: the newest run's shard logs are
     read once, the report says so, and the next events do not read them again."""

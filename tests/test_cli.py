@@ -162,6 +162,14 @@ def test_logs_that_give_nothing_are_named_in_the_report(tmp_path: Path, capsys: 
         "fix": "pass the log of a test step that runs SGLang's run_suite.py (or add its format), or leave it out",
     }
     assert unmeasured[f"--logs 999={stray}"]["reason"] == "job 999 is in none of the given runs, so its times were not used"
+    empty = tmp_path / "empty.log"  # (a runner that printed nothing: was said to print "none of the formats")
+    empty.write_text("")
+    assert main(["analyze", "--repo-root", str(root), *runs, "--logs", f"{shard}={empty}", "--format", "json"]) == 0
+    (line,) = [u for u in json.loads(capsys.readouterr().out)["unmeasured"] if u["subject"] == f"--logs {shard}={empty}"]
+    assert (line["reason"], line["fix"]) == (
+        "it is empty, so its shard's run rests on shard times",
+        "pass the job's whole log (GitHub's \u201cDownload log archive\u201d, or `foldbot fetch`); an empty one is a "
+        "runner that printed nothing: did its test step start?")
     assert main(args) == 0
     text = capsys.readouterr().out
     assert "#### Could not measure" in text

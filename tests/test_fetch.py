@@ -160,10 +160,24 @@ async def test_logs_the_fetch_could_not_read_are_in_the_report(fake_github: Fake
                                       str(tmp_path / "f"), "--workflow", "pr-test-amd-rocm720.yml", "--format", "json",
                                       "--no-checks")
     assert code == 0, err
-    (line,) = [u for u in json.loads(report)["unmeasured"] if u["subject"].startswith(f"log of job {job['id']} ")]
+    (line,) = [u for u in json.loads(report)["unmeasured"] if u["subject"] == "fetched logs"]
     assert line == {
-        "subject": f"log of job {job['id']} ({job['name']})",
-        "reason": "the fetch could not read it: it is 1.50 MiB, over the 1 MiB read per log; its run's shard times "
-                  "stand in",
+        "subject": "fetched logs",
+        "reason": f"the fetch could not read 1 shard log: job {job['id']} ({job['name']}): it is 1.50 MiB, over the 1 "
+                  "MiB read per log; their runs rest on shard times",
         "fix": "a log GitHub no longer keeps is gone (its retention); one over the limit needs `logs: {max_mb: N}` in "
                ".github/foldbot.yml, which the fetch reads up to; others: fetch again"}
+
+
+async def test_logs_past_githubs_retention_are_one_line_of_the_report(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """Every shard log of every run gone (404, past GitHub's retention): one line a log was 128 lines,
+    57 KB of the report."""
+    current_world(fake_github, logs=False)
+    fake_github.add_personal_token(TOKEN, "maintainer")
+    code, report, err = await foldbot(fake_github, "analyze", "--repo", "sgl-project/sglang", "--out",
+                                      str(tmp_path / "f"), "--workflow", "pr-test-amd-rocm720.yml", "--format", "json",
+                                      "--no-checks")
+    assert code == 0, err
+    (line,) = [u for u in json.loads(report)["unmeasured"] if "the fetch could not read" in u["reason"]]
+    assert line["reason"].startswith("the fetch could not read ") and "(fetch.json names them)" in line["reason"]
+    assert len(line["reason"]) < 1000
