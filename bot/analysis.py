@@ -144,6 +144,13 @@ def analyze(
             warnings.append(f"run {run_id} was given {len(seen)} times (attempts {listed}); "
                             f"counted once, as attempt {max(seen)}")
     ordered = tuple(runs.values())
+    # A run held for a maintainer's approval (a first-time contributor's fork PR) ran no job: it is no run of
+    # the lane's to report on, as the App does not (`foldbot fetch` lists it with the completed ones).
+    held = [run for run in ordered if run.conclusion == "action_required" and not run.jobs]
+    if held and len(held) < len(ordered):
+        ordered = tuple(run for run in ordered if run not in held)
+        warnings.append(f"{_plural(len(held), 'run')} ({', '.join(str(run.run_id) for run in held)}) "
+                        f"{'waits' if len(held) == 1 else 'wait'} for a maintainer's approval and ran no job: left out")
     stats = job_stats(ordered)
     readable = {**workflows, **_parsed(called or {}, warnings)}  # (a lane may be called too)
     plan = Planner(measured, list(ordered), stats, config, dict(logs or {}), readable).plan()
@@ -303,7 +310,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
     for job in jobs:
         if not job.is_amd and _on_generic_labels(job):
             generic.setdefault(job.workflow_job or job.name, tuple(label for label in job.labels if label.strip()))
-    if not amd:
+    if not amd and jobs:  # (no job at all, in any run: the lines below say why, by the latest run)
         seen = sorted({label for job in jobs for label in _own_labels(job)})
         shown = ", ".join(seen[:12]) + (f" and {len(seen) - 12} more" if len(seen) > 12 else "") if seen else \
             "only generic self-hosted ones" if generic else "only GitHub-hosted ones"
@@ -438,8 +445,8 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
     unmapped = _unmapped(workflow, amd)
     out += unmapped
     # The report's "no AMD test time" (of the runs, or of the latest) points at this section: a line says why.
-    if amd and not (untested or ambiguous or unmapped):
-        if not any(s.samples for s in stats.values()):
+    if (amd or not jobs) and not (untested or ambiguous or unmapped):
+        if amd and not any(s.samples for s in stats.values()):
             out.append(_no_test_ran(amd, f"the {_runs(len(runs))}"))
         elif not runs[-1].jobs and runs[-1].conclusion == "cancelled":  # cancelled while it waited: no file problem
             out.append(Unmeasured(

@@ -120,27 +120,39 @@ def test_a_latest_run_github_started_no_job_in_says_its_workflow_file_may_be_inv
         f"`{PATH}` at that commit \\(a pull request's own version of it\\), then push."]
 
 
-@pytest.mark.parametrize("conclusion,said", [
-    # cancelled while it waited (`concurrency:` replaced it with a newer push's): no broken workflow file, and
-    # "fix it, then push" would send people looking for one
-    ("cancelled", "was cancelled before GitHub started any job \\(a newer run of its concurrency group replaced it, "
-                  "or someone cancelled it\\). **Fix:** wait for a run whose AMD jobs run their tests \\(a `/dispatch` "
-                  "comment on a PR starts one\\)."),
-    # a first-time contributor's fork PR, held for a maintainer's approval (listed completed, `action_required`):
-    # "fix the file at that commit" sent the contributor looking for a fault in a valid file
-    ("action_required", "waits for a maintainer's approval to run \\(GitHub holds the runs of a first-time "
-                        "contributor's fork pull request\\): no job ran yet. **Fix:** a maintainer approves it on the "
-                        "run's page \\(\u201cApprove and run\u201d\\); its report follows when it completes."),
-])
-def test_a_latest_run_with_no_job_for_another_reason_is_not_said_to_have_an_invalid_file(conclusion: str,
-                                                                                         said: str) -> None:
+def test_a_latest_run_cancelled_before_any_job_started_is_not_said_to_have_an_invalid_file() -> None:
+    """A run cancelled while it waited (`concurrency:` replaced it with a newer push's) has no job
+    either: that is no broken workflow file, and "fix it, then push" would send people looking for one."""
     ran = [_aiter_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)", "aiter-mi355-1gpu")]
     runs = _runs(ran, ran, ran, [])
-    runs[-1]["workflow_run"]["conclusion"] = conclusion
+    runs[-1]["workflow_run"]["conclusion"] = "cancelled"
     analysis = analyze({PATH: AITER}, runs, RepoConfig())
-    assert _section(to_markdown(analysis)) == [f"- `AMD test time`: the latest run \\(103, of `000000000000`\\) {said}"]
+    assert _section(to_markdown(analysis)) == [
+        "- `AMD test time`: the latest run \\(103, of `000000000000`\\) was cancelled before GitHub started any job "
+        "\\(a newer run of its concurrency group replaced it, or someone cancelled it\\). **Fix:** wait for a run "
+        "whose AMD jobs run their tests \\(a `/dispatch` comment on a PR starts one\\)."]
+
+
+def test_a_run_waiting_for_approval_is_left_out_and_not_said_to_have_an_invalid_file() -> None:
+    """A first-time contributor's fork PR: GitHub holds the run for a maintainer's approval and lists it
+    completed, `action_required`, with no job (`foldbot fetch` writes it). "Fix the file at that commit"
+    sent the contributor looking for a fault in a valid file, and the headline was that run's, which
+    measured nothing. It is left out, as the App leaves it; alone, it is said to wait for approval."""
+    ran = [_aiter_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)", "aiter-mi355-1gpu")]
+    runs = _runs(ran, ran, ran, [])
+    runs[-1]["workflow_run"]["conclusion"] = "action_required"
+    analysis = analyze({PATH: AITER}, runs, RepoConfig())
+    assert "1 run (103) waits for a maintainer's approval and ran no job: left out" in analysis.warnings
+    assert analysis.latest.run_id == 102 and "#### Could not measure" not in to_markdown(analysis)
+    alone = analyze({PATH: AITER}, runs[-1:], RepoConfig())
+    assert _section(to_markdown(alone)) == [
+        "- `AMD test time`: the latest run \\(103, of `000000000000`\\) waits for a maintainer's approval to run "
+        "\\(GitHub holds the runs of a first-time contributor's fork pull request\\): no job ran yet. **Fix:** a "
+        "maintainer approves it on the run's page \\(\u201cApprove and run\u201d\\); its report follows when it completes.",
+        "- `history`: 1 run read; a suggestion needs 3 to be more than provisional. **Fix:** wait for more completed "
+        "runs, or lower `min_samples:` in .github/foldbot.yml."]
     # the App's reconcile takes a held run for no missed one (its `completed` comes again once it ran)
-    assert missed(runs[-1]["workflow_run"], PATH, None) is (conclusion != "action_required")
+    assert missed(runs[-1]["workflow_run"], PATH, None) is False
 
 
 @pytest.mark.parametrize("status,said,fix", [
