@@ -16,7 +16,7 @@ from .config import RepoConfig
 from .edit import (EditError, FileEdit, FoldEdit, LaneChange, ListEdit, ListTrimEdit, ReshardEdit, VerificationError, apply_change,
                    patch_id, unified_diff, verify_edit)
 from .logs import ShardLog
-from .plan import (Fold, Lane, Plan, Planner, ShardGroup, _waves, list_limit, other_readers, partition_step, passed_shards, shard_axis,
+from .plan import (Fold, Lane, Plan, Planner, ShardGroup, list_limit, other_readers, partition_step, passed_shards, shard_axis,
                    shared_list)
 from .timing import BundleError, JobMatcher, JobStats, JobTiming, RunTiming, declared_amd, job_stats, run_timing, workflow_path_of
 from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, Workflow, WorkflowError, parse_workflow, timeout_minutes
@@ -162,9 +162,7 @@ def analyze(
     only = replace(plan, folds=(), reshards=(), lists=())
     alone = [("fold", f.job, replace(only, folds=(f.alone(),))) for f in plan.folds] + \
             [("reshard", r.job, replace(only, reshards=(r,))) for r in plan.reshards] + \
-            [("reshard-neutral", r.job, replace(only, reshards=(replace(
-                r, to_count=r.neutral_count, wall_after_s=r.neutral_wall_after_s, neutral=True,
-                waves_after=_waves(r.neutral_count, r.max_parallel)),)))
+            [("reshard-neutral", r.job, replace(only, reshards=(r.at_neutral(),)))
              for r in plan.reshards if r.neutral_count] + \
             [("shard-list", listed.job, replace(only, lists=(listed,))) for listed in plan.lists]
     for kind, job, subset in alone:

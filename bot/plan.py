@@ -137,6 +137,12 @@ class Reshard:
     def runner_seconds_saved(self) -> float:
         return self.setup_cycles_saved * self.setup_median_s
 
+    def at_neutral(self) -> "Reshard":
+        """This reshard on `neutral_count` shards: the suggestion that keeps the job's wall clock."""
+        assert self.neutral_count is not None
+        return replace(self, to_count=self.neutral_count, wall_after_s=self.neutral_wall_after_s, neutral=True,
+                       waves_after=_waves(self.neutral_count, self.max_parallel))
+
     def wall_with(self, max_parallel: int | None) -> tuple[float, float]:
         """The job's wall clock before and after, in seconds, were its shards run `max_parallel`
         at a time (another lane's copy of the job): a wave is setup plus the longest shard."""
