@@ -40,6 +40,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/analysis.py
 	$(BIN)/python bench/webhook.py
 	$(BIN)/python bench/journal_commit.py
+	$(BIN)/python bench/log_memory.py
 
 screenshots: $(VENV)/.installed chromium
 	$(BIN)/python scripts/screenshots.py

@@ -97,7 +97,8 @@ def current_lanes(repeat: int) -> None:
     from bot.logs import parse_log
     from tests.sglang_current import LANES, history, workflow_text
 
-    bundles, logs = history("rocm720")
+    bundles, texts = history("rocm720")
+    logs = {job_id: text.encode() for job_id, text in texts.items()}  # as GitHub sends them, as the App reads them
     bundle_texts = [json.dumps(b) for b in bundles]
     files = {LANES[lane][0]: workflow_text(lane) for lane in LANES}
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -110,10 +111,10 @@ def current_lanes(repeat: int) -> None:
 
     def full() -> Any:
         runs = [json.loads(text) for text in bundle_texts]
-        parsed = {job_id: parse_log(text) for job_id, text in logs.items()}
+        parsed = {job_id: parse_log(data) for job_id, data in logs.items()}
         return analyze(files, runs, RepoConfig(), parsed)
 
-    parsed = {job_id: parse_log(text) for job_id, text in logs.items()}
+    parsed = {job_id: parse_log(data) for job_id, data in logs.items()}
 
     def cached() -> Any:  # as the App runs it: each job's log parsed once, kept by job id
         return analyze(files, [json.loads(text) for text in bundle_texts], RepoConfig(), parsed)
@@ -138,7 +139,7 @@ def current_lanes(repeat: int) -> None:
         ratios.append(whole / base)
         cached_ratios.append(warm / base)
     small = next(r for r in analysis.plan.reshards if r.job == "stage-b-test-1-gpu-small-amd-rocm720")
-    log_bytes = sum(len(t.encode()) for t in logs.values())
+    log_bytes = sum(len(data) for data in logs.values())
     print(f"current lanes + logs: 2 files, {len(bundles)} runs x {len(bundles[0]['jobs'])} jobs, "
           f"{len(logs)} logs ({log_bytes / 2**20:.1f} MiB); YAML+JSON parse alone median {statistics.median(baseline):5.1f} ms; "
           f"analysis from text, logs included, median {statistics.median(analysed):5.1f} ms: "

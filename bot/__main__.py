@@ -58,18 +58,25 @@ def lane_files(root: Path, config: RepoConfig, also: Sequence[str] = ()) -> dict
     return {p: read_text(root / p) for p in chosen}
 
 
-def read_text(path: Path, errors: str = "strict") -> str:
+def read_text(path: Path) -> str:
     """A file the user named, as UTF-8 text (as bytes first: `read_text` would turn a Windows-written
     file's CRLF into LF, and a patch made of that text would not apply to the file). What stops it is
     one CLI error line: no such file, a directory, no permission, not UTF-8."""
+    data = read_bytes(path)
     try:
-        return path.read_bytes().decode("utf-8", errors)
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
+
+
+def read_bytes(path: Path) -> bytes:
+    """A file the user named, as it is; one CLI error line when it cannot be read."""
+    try:
+        return path.read_bytes()
     except FileNotFoundError:
         raise CliError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise CliError(f"{path}: a directory, not a file") from None
-    except UnicodeDecodeError as exc:
-        raise CliError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
     except OSError as exc:
         raise CliError(f"{path}: cannot be read: {exc.strerror or exc}") from None
 
@@ -92,12 +99,12 @@ def _parse_logs(specs: Sequence[str], bundles: Sequence[Any] = ()) -> tuple[dict
         job_id, sep, file = spec.partition("=")
         if not sep or not job_id.strip().isdigit() or not file:
             raise CliError(f"--logs takes JOB_ID=FILE with a numeric job id, not {spec!r}")
-        text = read_text(Path(file), errors="replace")  # (a log's odd bytes are no reason to refuse its times)
+        data = read_bytes(Path(file))  # parsed as bytes: its odd bytes are no reason to refuse its times
         try:
-            log = parse_log(text)
+            log = parse_log(data)
         except LogError as exc:
             raise CliError(f"{file}: {exc}") from None
-        if not text.strip():  # (a runner that printed nothing, a download that came back empty)
+        if not data or data.isspace():  # (a runner that printed nothing, a download that came back empty)
             problems.append(Unmeasured(
                 f"--logs {spec}", "it is empty, so its shard's run rests on shard times",
                 "pass the job's whole log (GitHub's \u201cDownload log archive\u201d, or `foldbot fetch`); an empty one "

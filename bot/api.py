@@ -151,8 +151,8 @@ class RepoAPI:
         finally:
             NOT_TWICE.reset(once)
 
-    async def job_log(self, job_id: int, max_bytes: int) -> str:
-        """A job's log as text (`bot.github.JobLogError` says why not)."""
+    async def job_log(self, job_id: int, max_bytes: int) -> bytes:
+        """A job's log as it came (UTF-8, as a runner printed it; `bot.github.JobLogError` says why not)."""
         return await self.gh.download(f"{self.base}/actions/jobs/{int(job_id)}/logs", max_bytes)
 
     # -- pull requests ------------------------------------------------------------------

@@ -104,15 +104,16 @@ async def _fetch_logs(api: RepoAPI, fetched: Fetched, files: dict[str, str], bun
             jobs.extend(shards)
     for job in jobs:
         try:
-            text = await api.job_log(job.api_id, max_bytes)
+            data = await api.job_log(job.api_id, max_bytes)
         except JobLogError as exc:
             fetched.failed_logs[job.api_id] = str(exc)
             say(f"  log of job {job.api_id} ({job.name}): not read: {exc}")
             continue
         target = fetched.out / "logs" / f"{job.api_id}.log"
-        _write(target, text)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)  # as GitHub sent it, as `foldbot analyze --logs` reads it
         fetched.logs[job.api_id] = target.relative_to(fetched.out).as_posix()
-        say(f"  log of job {job.api_id} ({job.name}): {len(text.encode()) / 1024:.0f} KiB")
+        say(f"  log of job {job.api_id} ({job.name}): {len(data) / 1024:.0f} KiB")
 
 
 def _write(path: Path, text: str) -> None:

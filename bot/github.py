@@ -630,8 +630,8 @@ class GitHub:
     async def delete(self, url: str) -> Any:
         return await self._call("delete", url)
 
-    async def download(self, path: str, max_bytes: int) -> str:
-        """A download as text, such as a job log: GitHub answers `path` with a redirect
+    async def download(self, path: str, max_bytes: int) -> bytes:
+        """A download as it came, such as a job log: GitHub answers `path` with a redirect
         to a URL signed for a minute; that URL is read without the token (it is another
         host's) and at most `max_bytes` of it. Raises JobLogError saying why not."""
         url = f"{self.pool.base_url}{path}"
@@ -679,7 +679,7 @@ class GitHub:
             raise JobLogError(f"GitHub answered {status} {message}".rstrip(), "gone" if status in (404, 410) else "failed")
         raise AssertionError("unreachable")
 
-    async def _download(self, location: str, max_bytes: int) -> str:
+    async def _download(self, location: str, max_bytes: int) -> bytes:
         over = f"over the {max_bytes / 2**20:g} MiB read per log"
         for attempt in range(1, 4):
             retry = False
@@ -699,7 +699,7 @@ class GitHub:
                             if size > max_bytes:
                                 raise JobLogError(f"it is {over}", "too_large", max_bytes)
                             chunks.append(chunk)
-                        return b"".join(chunks).decode("utf-8", errors="replace")
+                        return b"".join(chunks)  # (read as bytes: a log decoded whole had taken up to 4x its size)
             except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
                 if attempt == 3:
                     raise JobLogError(f"its download failed ({type(exc).__name__})") from None

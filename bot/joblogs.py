@@ -105,7 +105,7 @@ async def read_logs(api: RepoAPI, analysis: Analysis, config: RepoConfig,
             if stop:  # checked once it is this download's turn
                 return JobLogError(stop[0], "rate_limited")
             try:
-                text = await api.job_log(job.api_id, max_bytes)
+                data = await api.job_log(job.api_id, max_bytes)
             except JobLogError as exc:
                 if exc.kind == "rate_limited":
                     stop.append(str(exc))
@@ -114,10 +114,10 @@ async def read_logs(api: RepoAPI, analysis: Analysis, config: RepoConfig,
                 found = Gone(str(exc), exc.limit)
                 cache[("job-log", repo, job.api_id)] = found
                 return found
-        if not text.strip():  # (a runner that printed nothing, or a body lost on the way: not kept)
+        if not data or data.isspace():  # (a runner that printed nothing, or a body lost on the way: not kept)
             return JobLogError("GitHub sent it empty (did the runner start the step?)")
         try:
-            found = await asyncio.to_thread(parse_log, text)
+            found = await asyncio.to_thread(parse_log, data)
         except LogError as exc:
             found = Gone(f"it cannot be read: {exc}")
         cache[("job-log", repo, job.api_id)] = found

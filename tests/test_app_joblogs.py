@@ -66,6 +66,21 @@ async def test_the_app_reads_the_shard_logs_and_reshards_as_the_offline_analysis
     assert len(blobs) == len(asked) and all(r.status == 200 and "authorization" not in r.headers for r in blobs)
 
 
+async def test_logs_as_runners_print_them_crlf_progress_bars_and_bad_bytes_read_as_clean_ones(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """The App reads a download as bytes, its lines found in place: Windows line ends, a progress
+    bar's carriage returns and a byte that is not UTF-8 change nothing it reads."""
+    world, texts = current_world(fake_github, config="logs: {max_jobs: 200}\n")
+    for job_id, text in texts.items():
+        fake_github.add_job_log(job_id, text.replace("\n", "\r\n").encode()
+                                + b"Downloading weights \xff 10%\r 50%\r100%\r\nBegin (0/1):\r\n")
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    body = dashboard(world)
+    assert "could not be read" not in body and "were not read" not in body
+    assert f"**Reshard** `{SMALL}` from 14 to 7 shards" in body and "per-file logs" in body
+
+
 async def test_a_log_is_read_once_per_job(fake_github: FakeGitHub, bot: Bot) -> None:
     world, _ = current_world(fake_github, config="logs: {max_jobs: 200}\n")
     await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))

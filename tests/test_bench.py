@@ -113,3 +113,14 @@ def test_the_webhook_benchmark_times_one_delivery_at_a_time() -> None:
         "floor: the bare handler, answering once the journal holds the delivery",
         "foldbot serve as deployed (journal, checks, its worker process)"]
     assert "(1.00x)" in lines[1] and all(" ms (" in line and line.endswith("x)") for line in lines[1:])
+
+
+def test_the_log_memory_benchmark_reads_the_log_both_ways() -> None:
+    result = subprocess.run([sys.executable, "bench/log_memory.py", "4"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "one job log of 4 MiB (an emoji and a \\r in its test output), read in a fresh process:"
+    assert [line.split(": peak RSS")[0] for line in lines[1:]] == [
+        "  as foldbot reads it (bytes, `--logs` and the App)", "  decoded to text first"]
+    assert all(re.search(r": peak RSS \+\d+ MiB \(\d+\.\d\dx the log\), \d+\.\d\d s$", line) for line in lines[1:]), lines

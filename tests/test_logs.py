@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.logs import LogError, merge_logs, normal_path, parse_log
 
@@ -165,3 +167,45 @@ def test_test_output_that_mentions_the_key_words_is_not_read() -> None:
     at = lines.index(T + "Ran 12 tests in 401.2s")
     noisy = "\n".join(lines[:at] + [T + line for line in noise] * 50 + lines[at:]) + "\n"
     assert parse_log(noisy) == parse_log(REAL)
+
+
+# -- a log as bytes: what the App downloads and the CLI reads ------------------------------------
+
+_PIECES = [T, "\ufeff", "\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029", " ", ".", "é", "😀",
+           "Partition: 3/14 (0-based id=2)", "✅ Enabled 2 test(s) (est total 9.0s):",
+           "  - /sglang-checkout/test/registered/a.py (est_time=5.0)", "  - test/b.py (est_time=4)",
+           "Begin (0/1):", "python3 /sglang-checkout/test/registered/a.py",
+           "filename='/sglang-checkout/test/registered/a.py', elapsed=6, estimated_time=5.0", "End (1/1):",
+           "========== TIMINGS BEGIN ==========", '{"file": "test/b.py", "elapsed": 3}', "========== TIMINGS END ==========",
+           "[CI Retry] Attempt 2/2 for test/b.py", "[run_suite] est_time=7 file=test/c.py"]
+
+
+def _outcome(data: str | bytes) -> object:
+    try:
+        return parse_log(data)
+    except LogError as exc:
+        return f"LogError: {exc}"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+def test_a_log_reads_the_same_as_text_as_bytes_and_split_into_lines(pieces: list[str]) -> None:
+    """The App and the CLI read a log as bytes, finding its lines in place; a line ends where
+    `str.splitlines` ends it (\\r\\n, \\r, \\x0b, U+2028, ... as an editor shows them)."""
+    text = "".join(pieces)
+    lines = "\n".join(text.splitlines()) + "\n"
+    assert _outcome(text.encode()) == _outcome(text) == _outcome(lines)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from([p.encode() for p in _PIECES]),
+                          st.sampled_from([b"\xff", b"\xc2", b"\xe2\x80", b"\xe2", b"\x80\xa8", b"\xed\xa0\x80"])),
+                max_size=40))
+def test_a_log_with_bytes_that_are_not_utf8_reads_as_its_text_with_replacement_characters(pieces: list[bytes]) -> None:
+    data = b"".join(pieces)
+    assert _outcome(data) == _outcome(data.decode("utf-8", "replace"))
+
+
+def test_a_bad_byte_in_a_timed_file_name_is_a_replacement_character() -> None:
+    data = (T + "filename='test/caf\xe9.py', elapsed=6\n").encode("latin-1")
+    assert parse_log(data).measured == {"test/caf\ufffd.py": 6.0}
