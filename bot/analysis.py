@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
-from .config import RepoConfig
+from .config import COMBINED_TEST, RepoConfig
 from .edit import (EditError, FileEdit, FoldEdit, LaneChange, ListEdit, ListTrimEdit, ReshardEdit, VerificationError, apply_change,
                    patch_id, unified_diff, verify_edit)
 from .logs import ShardLog
@@ -430,6 +430,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                    f"tests{no_gpu}")
         out.append(Unmeasured(name, reason, fix))
     out += _mostly_other(runs, set(untested), workflow)
+    out += _combined(runs, workflow, config)
     ambiguous: dict[str, tuple[str, ...]] = {}
     for job in jobs:
         if job.ref.ambiguous:
@@ -574,6 +575,31 @@ def _mostly_other(runs: Sequence[RunTiming], untested: set[str], workflow: Workf
             f"if `{longest[0][0]}` runs tests, add `step_rules: [{{pattern: '^{_name_pattern(workflow, name, longest[0][0])}$', "
             "category: test}]` to .github/foldbot.yml (`category: setup` if it prepares the machine)",
         ))
+    return out
+
+
+def _combined(runs: Sequence[RunTiming], workflow: Workflow, config: RepoConfig) -> list[Unmeasured]:
+    """A line per AMD job with a step that sets up and tests in one (`Build and run tests`, a minute or
+    more): counted as test by the default rule `COMBINED_TEST`, the setup in it is not seen. A rule of
+    the repository's own that takes the step says it has been looked at: no line."""
+    found: dict[str, dict[str, float]] = {}
+    for run in runs:
+        for job in run.amd_jobs:
+            for step in job.work_steps:
+                if step.category == "test" and step.seconds >= 60 and config.rule_for(step.name) is COMBINED_TEST:
+                    steps = found.setdefault(job.workflow_job or job.name, {})
+                    steps[step.name] = max(steps.get(step.name, 0.0), step.seconds)
+    out = []
+    for name, steps in sorted(found.items()):
+        step, seconds = max(steps.items(), key=lambda kv: kv[1])
+        others = f" (and {len(steps) - 1} more such step{'s' if len(steps) > 2 else ''})" if len(steps) > 1 else ""
+        out.append(Unmeasured(
+            name,
+            f"its step `{step}` (up to {seconds / 60:.0f} min){others} sets up and tests in one step: foldbot counts it "
+            "all as test, so the setup in it (a build, an install) is not measured and the job's setup share reads low",
+            "split it into a setup step and a test step, and each is measured; or, to count it as test as it is and "
+            f"drop this line, add `step_rules: [{{pattern: '^{_name_pattern(workflow, name, step)}$', category: test}}]` "
+            "to .github/foldbot.yml"))
     return out
 
 

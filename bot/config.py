@@ -41,6 +41,14 @@ class StepRule:
 
 CATEGORIES = ("setup", "test", "other")
 
+#: A step that sets up and then tests, in one: `Build and run tests`, `Configure, Build, and Test`, `Build & Test
+#: (ROCm 6.4)`, `Install deps, run tests`; not `Build and push test image`, `Install speedtest-cli and test network`.
+COMBINED_TEST = StepRule(
+    r"(?i)(?:set ?up|install|build|compile|configure|cmake|make|prepare)\b[\w ,+&/.-]*?(?:,? and|,|&|\+)\s*"
+    r"(?:then\s+)?(?:(?:run|execute)\s+)?(?:the\s+|all\s+)?(?:[\w+.-]+\s+)?"
+    r"(?:tests?|unit ?tests?|unittests?|ctest|pytest|benchmarks?)\s*(?:$|\(|\b(?:on|in|with|for|against|using)\b)",
+    "test")
+
 #: Ordered; the first rule that matches wins. No match: an action step (`uses:`, or a
 #: name GitHub gives one, `Run owner/repo@ref`) is "setup", any other step "other".
 DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
@@ -116,6 +124,11 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)(?:teardown|tear(?:ing)? down|clean ?up|cleaning(?: up)?|remov(?:e|ing)|delet(?:e|ing)"
              r"|stop(?:ping)?|kill(?:ing)?)\b", "other"),
     StepRule(r"(?i)(?:lint|format|pre-commit|clang-format|ruff|flake8|mypy|actionlint)\b", "other"),
+    # A step that builds (installs, configures) and then tests: rocm-systems `Configure, Build, and Test` (ctest's
+    # dashboard script), `Build and run tests`, `Build & Test`, `Install and run tests (py3.10)`. Test, before the
+    # setup rules: as setup, its hour made a job with one more short test step a "short suite" to fold. The setup
+    # in it is not measured, and the report says so (`COMBINED_TEST`).
+    COMBINED_TEST,
     # -- setup, before the test rules (`Install Pytest`, `Set Test step time`, `Triton Test Selection Script`).
     # Checkout: SGLang/aiter `Checkout code`, pytorch `Checkout PyTorch`, TE `Checkout repository`, triton
     # `Checkout`, aiter `Sync submodules`, `Sync CK submodule`, `Clone sglang repo`; TheRock `Checking repository`,
@@ -258,6 +271,10 @@ class RepoConfig:
         if category is None:
             category = memo[step_name] = _classify(self.step_rules, step_name, action)
         return category
+
+    def rule_for(self, step_name: str) -> StepRule | None:
+        """The rule that classifies a step's name: the first that matches it."""
+        return next((rule for rule in self.step_rules if rule.matches(step_name)), None)
 
     def step_category(self, step: Any) -> str:
         """The category of a step as written (a `bot.workflow.StepDef`)."""

@@ -499,10 +499,10 @@ jobs:
 """
 
 
-def test_a_test_step_classified_setup_is_the_step_the_fix_names_not_a_short_other_step() -> None:
-    """No step of the job is a test (`Configure, Build, and Test` matched a setup rule first): the fix
-    named the job's longest other step, `List Files` (3 seconds of `ls`), as the step to make a test. It
-    names the step whose name says test, which took the job's time."""
+def test_a_step_that_builds_and_tests_is_a_test_and_the_report_says_its_setup_is_not_measured() -> None:
+    """`Configure, Build, and Test` matched a setup rule first, and the fix named the job's longest other
+    step, `List Files` (3 seconds of `ls`). It is a test now (`COMBINED_TEST`), and the line names it:
+    the setup inside it is not measured; a rule of the repository's own for it drops the line."""
     steps = [Step("Set up job", 0.1), Step("Install Latest ROCm", 9), Step("Run actions/checkout@v4", 0.3),
              Step("List Files", 0.05), Step("Configure, Build, and Test", 14), Step("Complete job", 0.01)]
     runs = [bundle(run_id=500 + i, repo="ROCm/rocm-systems", workflow_path=CTEST_PATH,
@@ -510,7 +510,10 @@ def test_a_test_step_classified_setup_is_the_step_the_fix_names_not_a_short_othe
                    jobs=[job("core-rpm", steps, ["linux-mi325-1gpu-ossci-rocm"])]) for i in range(3)]
     analysis = analyze({CTEST_PATH: CTEST}, runs, RepoConfig())
     (line,) = [u for u in analysis.unmeasured if u.subject == "core-rpm"]
-    assert "`Configure, Build, and Test`" in line.reason
+    assert analysis.stats["core-rpm"].samples == 3
+    assert line.reason == ("its step `Configure, Build, and Test` (up to 14 min) sets up and tests in one step: foldbot "
+                           "counts it all as test, so the setup in it (a build, an install) is not measured and the "
+                           "job's setup share reads low")
     assert "List\\ Files" not in line.fix
     pattern = "'^Configure,\\ Build,\\ and\\ Test$'"
     assert f"step_rules: [{{pattern: {pattern}, category: test}}]" in line.fix
@@ -518,6 +521,47 @@ def test_a_test_step_classified_setup_is_the_step_the_fix_names_not_a_short_othe
     fixed = analyze({CTEST_PATH: CTEST}, runs, parse_config(f"step_rules: [{{pattern: {pattern}, category: test}}]"))
     assert fixed.unmeasured == ()
     assert fixed.stats["core-rpm"].samples == 3
+
+
+BUILD_AND_TEST = """name: AMD CI
+on: pull_request
+jobs:
+  hip-tests:
+    runs-on: [self-hosted, gfx942]
+    steps:
+      - uses: actions/checkout@v4
+      - name: Build and run tests
+        run: cmake -B build && cmake --build build && ctest --test-dir build
+      - name: Run python smoke test
+        run: python -m pytest tests/smoke
+"""
+
+
+def test_an_hour_of_build_and_test_with_a_short_test_step_beside_it_is_not_a_short_suite() -> None:
+    """review80 f02: `Build and run tests` (cmake, then ctest: 70 min) was setup, as `build` matched
+    first; with a 2.5-min smoke test beside it the job read 97% setup, a "short suite with no host to
+    fold into", and no line said anything. It is a test, and the report says its setup is not measured."""
+    path = ".github/workflows/amd-ci.yml"
+    runs = [bundle(run_id=700 + i, repo="example/hip-lib", workflow_path=path, workflow_name="AMD CI",
+                   head_sha=f"{700 + i:040x}", start=START,
+                   jobs=[job("hip-tests", [Step("Set up job", 0.1), Step("Run actions/checkout@v4", 0.5),
+                                           Step("Build and run tests", 70 + i), Step("Run python smoke test", 2.5),
+                                           Step("Complete job", 0.02)], ["self-hosted", "gfx942"])])
+            for i in range(3)]
+    analysis = analyze({path: BUILD_AND_TEST}, runs, RepoConfig())
+    stats = analysis.stats["hip-tests"]
+    assert round(stats.test.median / 60, 1) == 73.5 and stats.setup.median < 60
+    assert analysis.plan.folds == () and not any("short suite" in f.reason for f in analysis.plan.findings)
+    (line,) = analysis.unmeasured
+    assert (line.subject, line.reason.split(":")[0]) == ("hip-tests", "its step `Build and run tests` (up to 72 min) "
+                                                                     "sets up and tests in one step")
+    assert line.fix.startswith("split it into a setup step and a test step, and each is measured; or, to count it")
+    # Names that set up only, and say test, stay setup.
+    config = RepoConfig()
+    assert [config.classify(n) for n in ("Build and push test image", "Install speedtest-cli and test network",
+                                         "Install test dependencies", "Setup test environment")] == ["setup"] * 4
+    assert [config.classify(n) for n in ("Build & Test", "Build and test (ROCm 6.4)", "Install deps, run tests",
+                                         "Build wheel and run unit tests", "Build + Test")] == ["test"] * 5
 
 
 # Modelled on ROCm/Megatron-LM's megatron-ci.yml (@015290ee): the image is built on the MI325 runner itself.
