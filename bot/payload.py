@@ -138,6 +138,10 @@ FIELDS: dict[str, tuple[tuple[str, Check, bool], ...]] = {
         ("workflow_run.pull_requests", is_list, False),
         ("workflow_run.pull_requests.*", is_object, False),  # (GitHub's schema: an object or null)
         ("workflow_run.pull_requests.*.number", is_id, False),
+        ("workflow_run.pull_requests.*.head", is_object, False),
+        ("workflow_run.pull_requests.*.head.sha", is_sha, False),
+        ("workflow_run.pull_requests.*.base", is_object, False),
+        ("workflow_run.pull_requests.*.base.ref", is_str, False),
         ("repository", is_object, True),
         ("repository.full_name", is_full_name, True),
         ("repository.default_branch", is_str, False),

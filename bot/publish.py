@@ -210,10 +210,34 @@ STALE_PREFIX = "> **Stale:** "
 
 
 def mark_stale(body: str, old_sha: str, new_sha: str) -> str:
-    """The comment with a first line saying it describes an older commit."""
-    note = f"{STALE_PREFIX}as of `{old_sha[:12]}`; a new run is pending for `{new_sha[:12]}`.\n\n"
+    """The comment with a first line saying it describes an older commit than the PR's head. (It
+    promises no run: a head whose changes the lanes' `paths` leave out starts none, and a closed
+    PR none either.)"""
+    note = (f"{STALE_PREFIX}this report is of `{old_sha[:12]}`; the pull request's head is now `{new_sha[:12]}` "
+            "(a lane run of it, when one runs, updates this comment).\n\n")
+    first, rest = _stale_split(body)
+    return f"{first}\n{note}{rest}"
+
+
+def unmark_stale(body: str) -> str:
+    """The comment without its stale line: its commit is the PR's head again."""
+    first, rest = _stale_split(body)
+    return f"{first}\n{rest}" if rest or "\n" in body else first
+
+
+def stale_head(body: str) -> str | None:
+    """The head (its first 12 hex digits) the comment's stale line names; None without one."""
+    _, rest = body.split("\n", 1) if "\n" in body else (body, "")
+    if not rest.startswith(STALE_PREFIX):
+        return None
+    found = re.search(r"(?:head is now|pending for) `([0-9a-f]{7,40})`", rest.split("\n", 1)[0])
+    return found.group(1) if found else None
+
+
+def _stale_split(body: str) -> tuple[str, str]:
+    """(the comment's first line, the rest without a stale line)."""
     lines = body.split("\n", 1)
     rest = lines[1] if len(lines) > 1 else ""
     if rest.startswith(STALE_PREFIX):
         rest = rest.split("\n\n", 1)[1] if "\n\n" in rest else ""
-    return f"{lines[0]}\n{note}{rest}"
+    return lines[0], rest

@@ -42,14 +42,17 @@ def skipped_note(analysis: Analysis) -> str | None:
             f"A maintainer with write access can run them with `/dispatch {lane}`.")
 
 
-def lane_change_note(paths: Sequence[str], default_branch: str) -> str | None:
-    """On the comment of a PR that changes lane files: what the report is about."""
+def lane_change_note(paths: Sequence[str], default_branch: str, base: str | None = None) -> str | None:
+    """On the comment of a PR that changes lane files: what the report is about. `base`: the branch
+    the PR merges into, when known (a backport's merge leaves the default branch's files as they are)."""
     if not paths:
         return None
     listed = ", ".join(code(path) for path in paths)
+    after = ("the first run after the merge reports on the new files" if base in (None, default_branch) else
+             f"merging it into {code(base)} leaves the lane files of `{default_branch}`, and so the reports, as they are")
     return (f"**This PR changes {listed}**: foldbot measures and patches the lane files of `{default_branch}`, so the "
             "suggestions and their patch are about those, not about this PR's version of them (its patch may not "
-            "apply here); the first run after the merge reports on the new files.")
+            f"apply here); {after}.")
 
 
 def unconfigured_body(repo: str, config: RepoConfig, found: dict[str, list[str]]) -> str:

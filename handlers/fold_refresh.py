@@ -34,7 +34,8 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
     if not runs:
         return Outcome.refused(Refusal(f"No completed lane run for `{head_sha[:12]}` yet; the report follows the next one."))
     latest = max(runs, key=run_order)
-    reported = await report_run(api, ctx, latest, force_comment=pull.number, default_branch=pull.default_branch)
+    reported = await report_run(api, ctx, latest, force_comment=pull.number, default_branch=pull.default_branch,
+                                pulls={pull.number: pull.pr})
     ran = f"[run {latest['id']}]({latest.get('html_url')})"
     if isinstance(reported, Unanalysed):  # the dashboard says what to fix, in place of a report
         if reported.dashboard is None:

@@ -1,4 +1,5 @@
-"""`pull_request` synchronize: foldbot's report on the PR describes an older commit now."""
+"""`pull_request` synchronize: foldbot's report on the PR describes an older commit now (or, pushed
+back to the commit it describes, its own again)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from gidgethub import routing, sansio
 
 from bot.api import RepoAPI
 from bot.github import GitHub
-from bot.publish import find_comment, mark_stale, read_report
+from bot.publish import find_comment, mark_stale, read_report, unmark_stale
 from bot.context import Context
 
 router = routing.Router()
@@ -25,9 +26,10 @@ async def on_synchronize(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
             return
         state = read_report(comment["body"])
         old_sha = state.head_sha if state else str(event.data.get("before") or "")
-        if old_sha == new_sha:
-            return
-        body = mark_stale(comment["body"], old_sha, new_sha)
+        if old_sha == new_sha:  # pushed back to the commit the report is of (A, B, then A again)
+            body, said = unmark_stale(comment["body"]), "current again"
+        else:
+            body, said = mark_stale(comment["body"], old_sha, new_sha), "marked stale"
         if body != comment["body"]:
             await api.update_comment(comment["id"], body)
-            ctx.log.info("%s#%d: report marked stale (new head %s)", repo, number, new_sha[:12])
+            ctx.log.info("%s#%d: report %s (head %s)", repo, number, said, new_sha[:12])

@@ -22,8 +22,8 @@ from bot.config import ConfigError
 from bot.context import Context
 from bot.github import GitHub, GitHubError, permanent
 from bot.joblogs import read_logs
-from bot.publish import (ISSUES_OFF, Written, find_dashboard, issues_off, our_replies, read_report,
-                         report_comments, upsert_comment, upsert_dashboard)
+from bot.publish import (ISSUES_OFF, Written, find_dashboard, issues_off, mark_stale, our_replies, read_report,
+                         report_comments, stale_head, upsert_comment, upsert_dashboard)
 from bot.replies import completed_reply, dispatched_head
 from bot.report import pull_summary, state_block, suggestion_states, to_markdown, totals
 from bot.reporting import (PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, lane_change_note, skipped_note,
@@ -91,13 +91,15 @@ class Unanalysed:
 
 
 async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comment: int | None = None, *,
-                     default_branch: str | None = None) -> Reported | Unanalysed | None:
+                     default_branch: str | None = None, pulls: dict[int, dict[str, Any]] | None = None
+                     ) -> Reported | Unanalysed | None:
     """Analyse a completed lane run; update the dashboard and the comments of its PRs
     (`force_comment`: also this PR's, whatever it changes: someone asked for it). The dashboard
     only moves forward: a run older than the lane's latest completed run (a refresh of an old PR,
     a late delivery) leaves it as it is.
-    `default_branch`: as the event's payload names it (else it is read). Unanalysed: the
-    dashboard says what to fix instead; None: not a lane's run, nothing reported."""
+    `default_branch`: as the event's payload names it (else it is read); `pulls`: PRs the caller
+    has read (their head and base). A PR whose head is no longer the run's gets the report marked
+    stale. Unanalysed: the dashboard says what to fix instead; None: not a lane's run, nothing reported."""
     repo = api.repo
     path = str(run["path"]).split("@", 1)[0]
     # read: what does not depend on each other at once; nothing the payload or a cache holds
@@ -134,13 +136,14 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         bundles = await history(api, run, config.history_runs, ctx.state.cache)
     bundles = bundles[-config.history_runs:]
     policies = {n: comment_policy(config, forced=n == force_comment) for n in {*prs, *([force_comment] if force_comment else [])}}
+    # Every PR's files: whether it changes CI files (`if-ci`), and, for any, which lane files it changes (the note
+    # that the patch is against the default branch's, not the PR's: a refresh or `all-prs` too)
+    readable = [n for n, policy in policies.items() if policy != "never"]
     lanes, changed = await asyncio.gather(
-        _lanes(api, head, config, path, listing, ctx),
-        asyncio.gather(*(api.pull_files(n) for n, policy in policies.items() if policy == "if-ci")),
-    )
+        _lanes(api, head, config, path, listing, ctx), asyncio.gather(*(api.pull_files(n) for n in readable)))
     if isinstance(lanes, WorkflowError):  # a lane file that is not text
         return await unanalysed(api, ctx, login, str(lanes))
-    touched = dict(zip((n for n, policy in policies.items() if policy == "if-ci"), changed))
+    touched = dict(zip(readable, changed))
     if path not in lanes.files:
         ctx.log.info("%s: %s is not on the default branch (yet); nothing to patch", repo, path)
         return
@@ -205,19 +208,28 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
                     "" if numbers else f"; run {run['id']} has no pull request to comment on, so it is not reported")
     skipped = skipped_note(analysis)
 
+    unread = [n for n in numbers if n not in found]  # (read here, not in upsert_comment: no more calls than before)
+    found.update(zip(unread, await asyncio.gather(*(report_comments(api, n, login) for n in unread))))
+    listed = {**_listed_pulls(run), **{n: _head_and_base(pr) for n, pr in (pulls or {}).items()}}
+    heads = dict(zip(numbers, await asyncio.gather(*(_pull_now(api, run, n, listed.get(n), found[n], known=n in (pulls or {}))
+                                                      for n in numbers))))
+
     def notes(number: int) -> str | None:  # (a PR that changes lane files: the report is about the default branch's)
         changed = sorted({p for paths in touched.get(number, ()) for p in paths if p in lanes.files})
-        return "\n\n".join(note for note in (lane_change_note(changed, default_branch), skipped) if note) or None
+        base = heads[number][1]
+        return "\n\n".join(note for note in (lane_change_note(changed, default_branch, base), skipped) if note) or None
 
-    bodies = {n: to_markdown(analysis, checks=check_text, title=PR_REPORT_TITLE,
-                             state=signed(replace(state, pr=n).to_json(), ctx.state_keys, report_scope(repo, n)),
-                             skipped_note=notes(n), dashboard=(dashboard.url or f"#{dashboard.number}") if dashboard else None)
-              for n in sorted(numbers)}
-    unread = [n for n in bodies if n not in found]  # (read here, not in upsert_comment: no more calls than before)
-    found.update(zip(unread, await asyncio.gather(*(report_comments(api, n, login) for n in unread))))
+    def pr_body(number: int) -> str:
+        body = to_markdown(analysis, checks=check_text, title=PR_REPORT_TITLE,
+                           state=signed(replace(state, pr=number).to_json(), ctx.state_keys, report_scope(repo, number)),
+                           skipped_note=notes(number), dashboard=(dashboard.url or f"#{dashboard.number}") if dashboard else None)
+        now = heads[number][0]
+        return body if now is None or now == state.head_sha else mark_stale(body, state.head_sha, now)
+
+    bodies = {n: pr_body(n) for n in sorted(numbers)}
 
     async def comment(number: int, body: str) -> Written | None:
-        newer = _newer_report(found[number], path, int(run["id"])) if number != force_comment else None
+        newer = _newer_report(found[number], path, run) if number != force_comment else None
         if newer is not None:  # a late delivery of an older run of the lane: the comment only moves forward
             ctx.log.info("%s#%d: report comment left to run %s, newer than run %s", repo, number, newer[1], run["id"])
             return Written("comment", int(newer[0]["id"]), "unchanged", str(newer[0].get("body") or ""),
@@ -239,13 +251,46 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
     return Reported(dashboard, existing is None, {n: w for n, w in zip(bodies, comments) if w is not None})
 
 
-def _newer_report(comments: list[dict[str, Any]], path: str, run_id: int) -> tuple[dict[str, Any], int] | None:
-    """The PR's report comment and the run it reports, when that is a newer run of the same lane
-    than `run_id` (a run's history ends with the run itself; GitHub's run ids grow with time)."""
+def _newer_report(comments: list[dict[str, Any]], path: str, run: dict[str, Any]) -> tuple[dict[str, Any], int] | None:
+    """The PR's report comment and the run it reports, when that is newer than `run` (GitHub's run
+    ids grow with time; a run's history ends with the run itself) and of the same lane, or of
+    another lane at another commit: the comment only moves forward. (Another lane's older run
+    of the same commit is reported: the two lanes' runs of one push end in any order.)"""
     previous = read_report(str(comments[0].get("body") or "")) if comments else None
-    if previous is None or previous.workflow != path or not previous.runs or previous.runs[-1] <= run_id:
+    if previous is None or not previous.runs or previous.runs[-1] <= int(run["id"]):
+        return None
+    if previous.workflow != path and previous.head_sha == str(run["head_sha"]):
         return None
     return comments[0], previous.runs[-1]
+
+
+def _head_and_base(pr: Any) -> tuple[str | None, str | None]:
+    """A PR's head SHA and base branch as an object of GitHub's says them (None: not said)."""
+    head = (pr.get("head") if isinstance(pr, dict) else None) or {}
+    base = (pr.get("base") if isinstance(pr, dict) else None) or {}
+    sha, ref = head.get("sha") if isinstance(head, dict) else None, base.get("ref") if isinstance(base, dict) else None
+    return (sha if isinstance(sha, str) and sha else None), (ref if isinstance(ref, str) and ref else None)
+
+
+def _listed_pulls(run: dict[str, Any]) -> dict[int, tuple[str | None, str | None]]:
+    """The PRs the run lists, with their head and base as GitHub listed them. GitHub lists a PR by its head
+    *branch*: a run of an older head, completing after a push (cancelled by the lane's `concurrency`), lists the
+    PR at its new head."""
+    return {int(pr["number"]): _head_and_base(pr) for pr in run.get("pull_requests") or []
+            if isinstance(pr, dict) and isinstance(pr.get("number"), int)}
+
+
+async def _pull_now(api: RepoAPI, run: dict[str, Any], number: int, listed: tuple[str | None, str | None] | None,
+                    comments: list[dict[str, Any]], *, known: bool) -> tuple[str | None, str | None]:
+    """The PR's head and base now, when there is a sign that its head is not the run's (the run lists
+    it at another head; its comment's stale line names another); else as the run lists them (None: not
+    said, taken to be the run's). Read again only on such a sign: no call in the common case."""
+    head, base = listed or (None, None)
+    ran = str(run["head_sha"])
+    marked = stale_head(str(comments[0].get("body") or "")) if comments else None
+    if known or ((head is None or head == ran) and (marked is None or ran.startswith(marked))):
+        return head, base
+    return _head_and_base(await api.pull(number))
 
 
 #: GitHub calls an installation keeps for reports and commands: with fewer left, shard logs

@@ -499,7 +499,8 @@ async def test_a_push_to_the_pr_marks_the_comment_stale(fake_github: FakeGitHub,
         await bot.deliver("pull_request", sync)
         await bot.settle()
     body = bot_comments(fake_github, world, number)[0].body
-    assert body.split("\n")[1] == f"> **Stale:** as of `{last['head_sha'][:12]}`; a new run is pending for `ffffffffffff`."
+    assert body.split("\n")[1] == (f"> **Stale:** this report is of `{last['head_sha'][:12]}`; the pull request's head is "
+                                    "now `ffffffffffff` (a lane run of it, when one runs, updates this comment).")
     assert body.count("**Stale:**") == 1
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from bot.analysis import analyze
 from bot.config import RepoConfig
-from bot.publish import mark_stale, read_state
+from bot.publish import read_state
 from bot.report import MARKER, _chart, md_escape, to_markdown
 from tests.builders import PYTORCH_ROCM_MI300, Step, amd_job, bundle, job as api_job
 from tests.sglang_history import rocm720_history
@@ -33,14 +33,6 @@ def test_hostile_job_names_are_inert(sglang_before: dict[str, str]) -> None:
 
 def test_md_escape() -> None:
     assert md_escape("a|b <c> @d & e") == "a\\|b &lt;c&gt; @\u200bd &amp; e"
-
-
-def test_stale_mark_is_idempotent() -> None:
-    body = f"{MARKER}\n### title\n\ntext\n"
-    once = mark_stale(body, "a" * 40, "b" * 40)
-    assert once == f"{MARKER}\n> **Stale:** as of `aaaaaaaaaaaa`; a new run is pending for `bbbbbbbbbbbb`.\n\n### title\n\ntext\n"
-    twice = mark_stale(once, "a" * 40, "c" * 40)
-    assert twice.count("**Stale:**") == 1 and "`cccccccccccc`" in twice
 
 
 def test_provisional_says_the_configured_min_samples(sglang_before: dict[str, str]) -> None:
