@@ -24,7 +24,7 @@ from typing import Any, Iterator, NamedTuple
 import yaml
 
 from .config import RepoConfig
-from .workflow import (JobDef, StepDef, Workflow, WorkflowError, compose_workflow, directive, mapping_get,
+from .workflow import (JOB_TOTAL, JobDef, StepDef, Workflow, WorkflowError, compose_workflow, directive, mapping_get,
                        mapping_item, odd_lines, parse_workflow, shard_entry)
 
 
@@ -702,6 +702,8 @@ def _apply_reshard(sp: _Splicer, workflow: Workflow, reshard: ReshardEdit) -> No
         sp.delete_lines(first, last_line(axis, sp.lines))
         key_line = axis.start_mark.line - 1
         _replace_line(sp, key_line, _update_comment(sp.lines[key_line], reshard.from_count, keep))
+    if reshard.flag == JOB_TOTAL:  # the count is the matrix's length: its list is all there is to change
+        return
     pattern = re.compile(rf"({re.escape(reshard.flag)}[ =]){reshard.from_count}\b")
     hits = 0
     for step in job.steps:
@@ -884,7 +886,7 @@ def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) ->
         axis = job["strategy"]["matrix"][reshard.shard_key]
         job["strategy"]["matrix"][reshard.shard_key] = axis[: reshard.to_count]
         pattern = re.compile(rf"({re.escape(reshard.flag)}[ =]){reshard.from_count}\b")
-        for step in job.get("steps") or []:
+        for step in job.get("steps") or [] if reshard.flag != JOB_TOTAL else ():
             if isinstance(step.get("run"), str):
                 step["run"] = pattern.sub(rf"\g<1>{reshard.to_count}", step["run"])
     for listed in change.lists:  # (the list as data: `verify_edit` reads the patched text's list so too)

@@ -21,10 +21,14 @@ import yaml
 from .config import RepoConfig, lane_name
 from .logs import ShardLog, ShardPredictor, merge_logs
 from .timing import JobStats, JobTiming, RunTiming, declared_amd, percentile, median
-from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, context_keys, shard_entry, strings,
+from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, JOB_TOTAL, JobDef, StepDef, Workflow, context_keys, shard_entry, strings,
                        substitute_matrix, timeout_minutes, tree_expressions)
 
-PARTITION_FLAGS = ("--total-partitions", "--auto-partition-size")
+#: The flags whose number is the shard count: SGLang's run_suite.py (`--total-partitions`, `--auto-partition-size`),
+#: pytest-split (`--splits 4 --group ${{ matrix.shard }}`, 1-based groups), pytest-shard (`--num-shards=4
+#: --shard-id=${{ matrix.shard }}`, 0-based). A reshard keeps the matrix's first values: its base stays.
+PARTITION_FLAGS = ("--total-partitions", "--auto-partition-size", "--splits", "--num-shards")
+_JOB_TOTAL = re.compile(r"\$\{\{\s*strategy\.job-total\s*\}\}")
 #: Job-level keys that shape a step's environment; a suite folds only into a host that agrees on them.
 _ENVIRONMENT_KEYS = ("env", "defaults", "container", "services", "permissions", "environment", "continue-on-error",
                      "working-directory", "concurrency")
@@ -583,11 +587,16 @@ def called_values(api_name: str) -> tuple[str, ...]:
 
 
 def partition_step(job: JobDef, shards: int) -> tuple[StepDef, str] | None:
+    """The test step that carries the shard count, and the flag that carries it (`JOB_TOTAL`: the
+    count is the matrix's own length, `${{ strategy.job-total }}`)."""
     for step in job.steps:
         for flag in PARTITION_FLAGS:
             match = re.search(rf"{flag}[ =](\d+)\b", step.run or "")
             if match and int(match.group(1)) == shards:
                 return step, flag
+    for step in job.steps:
+        if _JOB_TOTAL.search(step.run or ""):
+            return step, JOB_TOTAL
     return None
 
 
@@ -993,7 +1002,9 @@ class Planner:
             return None
         found = partition_step(job, n)
         if found is None:
-            self.findings.append(Finding(job.id, f"no test command carries the shard count {n}"))
+            self.findings.append(Finding(job.id, f"no test command carries the shard count {n} in a flag foldbot "
+                                                 f"rewrites ({', '.join(f'`{f}`' for f in PARTITION_FLAGS)}, or "
+                                                 f"`${{{{ {JOB_TOTAL} }}}}`): a count it cannot change with the matrix"))
             return None
         step, flag = found
         self.candidates[job.id] = 0

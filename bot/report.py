@@ -16,7 +16,7 @@ from .edit import option_lists, unified_diff
 from .plan import Finding, Fold, ListReshard, Reshard
 from .states import LaneFigures
 from .timing import RunTiming
-from .workflow import Workflow
+from .workflow import JOB_TOTAL, Workflow
 
 MARKER = "<!-- foldbot:report -->"
 STATE_OPEN = "<!-- foldbot:state "
@@ -382,8 +382,10 @@ def _changes_per_file(analysis: Analysis) -> list[str]:
                  f"{code(f.host) if f.shard_key is None else f'shard {f.shard_key}={f.shard_value} of {code(f.host)}'} as a step "
                  f"(timeout {f.timeout_minutes} min); its job goes{_and_references(result.lane.workflow, f.suite)}"
                  for f in change.folds]
-        parts += [f"{code(r.job)} runs {_plural(r.to_count, 'shard')} instead of {r.from_count} ({code(r.flag)} "
-                  f"{r.to_count}, and any `wait-for-*` count of its jobs)" for r in change.reshards]
+        parts += [f"{code(r.job)} runs {_plural(r.to_count, 'shard')} instead of {r.from_count} ("
+                  + (f"its list of shards, which `${{{{ {JOB_TOTAL} }}}}` counts" if r.flag == JOB_TOTAL
+                     else f"{code(r.flag)} {r.to_count}") + ", and any `wait-for-*` count of its jobs)"
+                  for r in change.reshards]
         parts += [f"{code(edit.writer)}'s {code(edit.key)} lists " + ", ".join(
                       f"{_configuration(t.config, t.runner, edit.trims)} with {_plural(t.to_count, 'shard')} instead of "
                       f"{t.from_count}" for t in edit.trims)

@@ -56,6 +56,9 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
 
 #: GitHub's job-level default for ``timeout-minutes``.
 DEFAULT_JOB_TIMEOUT_MINUTES = 360
+#: A reshard's `flag` when the test step's count follows the matrix itself (`--num-shards=${{ strategy.job-total
+#: }}`): the matrix's list is all a reshard changes.
+JOB_TOTAL = "strategy.job-total"
 
 _EXPR = re.compile(r"\$\{\{(.*?)\}\}", re.S)
 

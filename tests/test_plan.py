@@ -337,7 +337,9 @@ def test_an_include_list_matrix_is_not_resharded_and_is_said_so() -> None:
     ("system: [{runner: linux-mi325-1gpu, os: ubuntu}, {runner: linux-mi355-1gpu, os: rhel}]",
      "its matrix varies `system` ({'runner': 'linux-mi325-1gpu', 'os': 'u\u2026, {'runner': 'linux-mi355-1gpu', 'os': "
      "'r\u2026), not a shard number; nothing to reshard"),
-    ("part: ['0', '1', '2', '3']", "no test command carries the shard count 4"),  # quoted numbers are shards
+    ("part: ['0', '1', '2', '3']", "no test command carries the shard count 4 in a flag foldbot rewrites "
+                                   "(`--total-partitions`, `--auto-partition-size`, `--splits`, `--num-shards`, or "
+                                   "`${{ strategy.job-total }}`): a count it cannot change with the matrix"),  # quoted numbers are shards
 ])
 def test_a_matrix_over_other_things_than_shards_is_said_to_be_no_shard_list(axis: str, reason: str) -> None:
     """rocm-systems' aqlprofile matrix runs one suite per GPU system: "no test command carries the shard
@@ -413,6 +415,27 @@ def test_reshard_from_shard_times_to_the_smallest_safe_count() -> None:
     assert (reshard.job, reshard.from_count, reshard.to_count, reshard.estimate) == ("big-amd-rocm700", 4, 3, "shard times")
     # 81 min in all, imbalance 22/20.25: 3 shards -> 27 * 1.086 = 29.3 min <= 36; 2 -> 44 > 36
     assert reshard.predicted_longest_p90_s == pytest.approx(81 / 3 * 22 / 20.25 * 60)
+
+
+@pytest.mark.parametrize("command, after, flag", [
+    ("pytest tests --splits 4 --group ${{ matrix.part }}", "pytest tests --splits 3 --group ${{ matrix.part }}", "--splits"),
+    ("pytest tests --num-shards=4 --shard-id=${{ matrix.part }}", "pytest tests --num-shards=3 --shard-id=${{ matrix.part }}",
+     "--num-shards"),
+    ("pytest tests --num-shards=${{ strategy.job-total }} --shard-id=${{ matrix.part }}", None, "strategy.job-total"),
+])
+def test_pytest_split_and_pytest_shard_counts_are_resharded(command: str, after: str | None, flag: str) -> None:
+    """review80 f01: a pytest-split (`--splits 4 --group`) or pytest-shard (`--num-shards`) matrix was
+    "no test command carries the shard count 4"; with `${{ strategy.job-total }}` the count is the
+    matrix's own length, and its list is all a reshard changes."""
+    text = workflow().replace("python3 run_suite.py --partition-id ${{ matrix.part }} --total-partitions 4", command)
+    analysis = analyze({PATH: text}, runs(text), RepoConfig())
+    (reshard,) = analysis.plan.reshards
+    assert (reshard.job, reshard.from_count, reshard.to_count, reshard.flag) == ("big-amd-rocm700", 4, 3, flag)
+    (lane,) = analysis.lanes
+    assert lane.edit is not None
+    patched = lane.edit.after  # (the unit suite folds into shard 0 too)
+    assert "part: [0, 1, 2, 3]" not in patched and patched.count("part: [0, 1, 2]\n") == 1
+    assert patched.count(f"run: {after or command}\n") == 1 and (after is None or command not in patched)
 
 
 def test_never_more_shards_and_never_a_reshard_without_spare_time() -> None:
