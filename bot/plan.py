@@ -28,6 +28,8 @@ from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, JOB_TOTAL, JobDef, StepDef, 
 #: pytest-split (`--splits 4 --group ${{ matrix.shard }}`, 1-based groups), pytest-shard (`--num-shards=4
 #: --shard-id=${{ matrix.shard }}`, 0-based). A reshard keeps the matrix's first values: its base stays.
 PARTITION_FLAGS = ("--total-partitions", "--auto-partition-size", "--splits", "--num-shards")
+#: An anchor in a YAML text (`&name`), as a first look before the file's events are read.
+_ANCHOR = re.compile(r"(?:^|[\s\[{,:-])&[^\s\[\]{},]+")
 _JOB_TOTAL = re.compile(r"\$\{\{\s*strategy\.job-total\s*\}\}")
 #: Job-level keys that shape a step's environment; a suite folds only into a host that agrees on them.
 _ENVIRONMENT_KEYS = ("env", "defaults", "container", "services", "permissions", "environment", "continue-on-error",
@@ -280,6 +282,25 @@ def shard_axis(job: JobDef) -> tuple[str, list[Any]] | None:
         key = next(iter(varying))
         return key, varying[key]
     return None
+
+
+def _unaxed(job: JobDef) -> str:
+    """Why a matrix with no one shard axis is not resharded: an `include` list over runners or other
+    things than shard numbers (aiter's MI355 / MI325 entries: jobs of their own runners, not shards of
+    one suite), one of shard numbers foldbot does not rewrite, or several varying axes."""
+    if job.matrix_axes:
+        return "its matrix has several axes with several values; shard count left alone"
+    entries = [e for e in job.matrix.get("include") or () if isinstance(e, dict)] if isinstance(job.matrix, dict) else []
+    varying = [key for key in dict.fromkeys(k for e in entries for k in e)
+               if len({repr(e.get(key)) for e in entries}) > 1]
+    numbers = [key for key in varying if all(str(e.get(key)).isdigit() for e in entries)]
+    if varying and not numbers:
+        key = varying[0]
+        shown = ", ".join(_short(e.get(key)) for e in entries[:4]) + (", ..." if len(entries) > 4 else "")
+        return (f"its matrix is an `include` list of {len(entries)} entries varying `{key}` ({shown}): jobs of their own, "
+                "not shards of one suite; nothing to reshard, and a matrix's job is not folded")
+    return ("its matrix is an `include` list; foldbot reshards only a shard list written as an axis (`part: [0, 1, 2]`): "
+            "shard count left alone")
 
 
 def _short(value: Any) -> str:
@@ -678,6 +699,11 @@ class Planner:
             if read := self._read_elsewhere(job):
                 self.findings.append(Finding(job.id, f"{read}: it is not folded"))
                 continue
+            if anchors := self._anchors_aliased_elsewhere.get(job.id):
+                self.findings.append(Finding(job.id, f"other jobs reuse parts of it through YAML anchors ("
+                                                     f"{', '.join(f'`&{a}`' for a in anchors)}), which would be gone "
+                                                     "with its job: it is not folded"))
+                continue
             if stats.share < self.config.fold_min_setup_share:
                 self.findings.append(Finding(job.id, f"setup is only {stats.share:.0%} of its time"))
                 continue
@@ -715,6 +741,28 @@ class Planner:
             self.findings.append(Finding(job_id, "short suite with no host to fold into "
                                                  f"({detail or 'no other job on AMD runners in this lane'})"))
         return sorted(folds, key=lambda f: order[f.job])
+
+    @functools.cached_property
+    def _anchors_aliased_elsewhere(self) -> dict[str, list[str]]:
+        """Per job, the YAML anchors its text defines that the file aliases outside it (aiter-style
+        `- &checkout` steps in one job, `- *checkout` in the others, as Actions allows since 2025):
+        its job removed, the aliases would name nothing and the file would not parse."""
+        text = self.workflow.text
+        if not _ANCHOR.search(text):
+            return {}
+        spans = [(job.id, job.node.start_mark.index, job.node.end_mark.index) for job in self.workflow.jobs.values()]
+        owner: dict[str, str | None] = {}  # anchor -> the job whose text defines it (the latest definition counts)
+        used: dict[str, dict[str, None]] = {}
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            anchor, at = getattr(event, "anchor", None), event.start_mark.index
+            if anchor is None:
+                continue
+            inside = next((job_id for job_id, start, end in spans if start <= at < end), None)
+            if not isinstance(event, yaml.AliasEvent):
+                owner[anchor] = inside
+            elif (defined := owner.get(anchor)) is not None and inside != defined:
+                used.setdefault(defined, {})[anchor] = None
+        return {job_id: list(anchors) for job_id, anchors in used.items()}
 
     def _no_tests(self, job: JobDef) -> str:
         """Why a job has no sample: it never ran, or it ran but no step of it is a test (a
@@ -988,9 +1036,7 @@ class Planner:
             return None
         axis = shard_axis(job)
         if axis is None:
-            several = "its matrix is an `include` list" if not job.matrix_axes else \
-                "its matrix has several axes with several values"
-            self.findings.append(Finding(job.id, f"{several}; shard count left alone"))
+            self.findings.append(Finding(job.id, _unaxed(job)))
             return None
         key, values = axis
         n = len(values)

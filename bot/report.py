@@ -645,6 +645,11 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
         out += [_reshard_md(r, analysis.min_samples, analysis) + _alone(alone.get(("reshard", r.job)))
                 + _neutral(r, alone.get(("reshard-neutral", r.job))) for r in plan.reshards]
         out += [_list_md(item, analysis.min_samples, alone.get(("shard-list", item.job))) for item in plan.lists]
+        unpatched = [r.lane.path for r in analysis.lanes if r.edit is None and not r.change.empty]
+        if unpatched:  # (a change that did not check: the warnings say why)
+            out += ["", f"**No patch for {', '.join(code(path) for path in unpatched)}**: written into it, these "
+                        "suggestions leave a file that does not check (*Warnings* says why), so there is nothing to "
+                        "approve there; a change by hand must avoid the same."]
     if plan.by_hand:
         out += ["", "**Shard lists left as they are** (measured; no count foldbot can set)", ""]
         out += [f"- {code(f.job)}: {md_text(f.reason)}." for f in plan.by_hand]

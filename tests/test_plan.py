@@ -321,14 +321,21 @@ def test_another_lane_whose_matrix_an_expression_gives_is_left_alone_and_said_so
             assert [e.path for e in analysis.edits] == [PATH]
 
 
-def test_an_include_list_matrix_is_not_resharded_and_is_said_so() -> None:
-    """aiter's `Standard Tests` matrix: an `include` list of runners, no shard axis."""
-    text = workflow().replace("        part: [0, 1, 2, 3]\n",
-                              "        include:\n          - part: 0\n          - part: 1\n")
+@pytest.mark.parametrize("entries, reason", [
+    ("          - part: 0\n          - part: 1\n",
+     "its matrix is an `include` list; foldbot reshards only a shard list written as an axis (`part: [0, 1, 2]`): "
+     "shard count left alone"),
+    # review80 f04: aiter's `Standard Tests` (MI355 and MI325 runners) read as a shard list left alone
+    ("          - runner: aiter-mi355-1gpu\n            label: MI355\n          - runner: aiter-1gpu-runner\n"
+     "            label: MI325\n",
+     "its matrix is an `include` list of 2 entries varying `runner` (aiter-mi355-1gpu, aiter-1gpu-runner): jobs of "
+     "their own, not shards of one suite; nothing to reshard, and a matrix's job is not folded"),
+])
+def test_an_include_list_matrix_is_not_resharded_and_is_said_so(entries: str, reason: str) -> None:
+    text = workflow().replace("        part: [0, 1, 2, 3]\n", "        include:\n" + entries)
     p = plan(text, runs(text))
     assert p.reshards == ()
-    assert {f.job: f.reason for f in p.findings}["big-amd-rocm700"] == (
-        "its matrix is an `include` list; shard count left alone")
+    assert {f.job: f.reason for f in p.findings}["big-amd-rocm700"] == reason
 
 
 @pytest.mark.parametrize("axis, reason", [
@@ -348,6 +355,61 @@ def test_a_matrix_over_other_things_than_shards_is_said_to_be_no_shard_list(axis
     p = plan(text, runs(text))
     assert p.reshards == ()
     assert {f.job: f.reason for f in p.findings}["big-amd-rocm700"] == reason
+
+
+def test_a_suite_whose_anchors_other_jobs_alias_is_not_folded_and_a_patch_that_does_not_check_is_said() -> None:
+    """review80 f03: aiter-style `- &checkout` steps in the suite's job, `- *checkout` in the host's (Actions
+    reads anchors since 2025). The fold was suggested with its savings, then its patch dropped ("found
+    undefined alias"). It is not folded, and says why; a patch that does not check says so by the
+    suggestions, with nothing to approve."""
+    text = workflow()
+    text = text.replace("""      - name: Checkout code
+        uses: actions/checkout@v4
+      - name: Start CI container
+        run: bash start.sh
+      - name: Install dependencies
+        run: bash install.sh
+      - name: Run unit tests""", """      - &checkout
+        name: Checkout code
+        uses: actions/checkout@v4
+      - &start
+        name: Start CI container
+        run: bash start.sh
+      - name: Install dependencies
+        run: bash install.sh
+      - name: Run unit tests""", 1)
+    host = text.index("  big-amd-rocm700:")
+    text = text[:host] + text[host:].replace("""      - name: Checkout code
+        uses: actions/checkout@v4
+      - name: Start CI container
+        run: bash start.sh
+""", "      - *checkout\n      - *start\n", 1)
+    p = plan(text, runs(text))
+    assert p.folds == ()
+    assert {f.job: f.reason for f in p.findings}["unit-amd-rocm700"] == (
+        "other jobs reuse parts of it through YAML anchors (`&checkout`, `&start`), which would be gone with its job: "
+        "it is not folded")
+    # An anchor used only within its own job, or defined in the host: the fold stands.
+    own = workflow().replace("      - name: Run unit tests\n", "      - &unit\n        name: Run unit tests\n", 1)
+    assert [f.job for f in plan(own, runs(own)).folds] == ["unit-amd-rocm700"]
+
+
+def test_suggestions_whose_patch_does_not_check_say_there_is_nothing_to_approve(monkeypatch: pytest.MonkeyPatch) -> None:
+    import bot.analysis
+    from bot.edit import EditError
+    from bot.report import to_markdown
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise EditError("the patched file does not parse: found undefined alias")
+
+    monkeypatch.setattr(bot.analysis, "apply_change", refuse)
+    text = workflow()
+    analysis = analyze({PATH: text}, runs(text), RepoConfig())
+    assert analysis.plan.folds and analysis.patch == ""
+    body = to_markdown(analysis)
+    assert (f"**No patch for `{PATH}`**: written into it, these suggestions leave a file that does not check (*Warnings* "
+            "says why), so there is nothing to approve there; a change by hand must avoid the same.") in body
+    assert f"{PATH}: no patch for this file: the patched file does not parse: found undefined alias" in body
 
 
 def test_the_suites_teardown_is_left_to_a_host_that_does_it_alike_and_else_no_fold() -> None:
