@@ -20,7 +20,7 @@ from .config import (CONFIG_PATH, DEFAULT_STEP_RULES, WORKFLOWS_DIR, ConfigError
                      parse_config)
 from .edit import EditError, VerificationError
 from .journal import JournalUnavailable
-from .logs import LogError, ShardLog, parse_log
+from .logs import LogError, ShardLog, blank, parse_log
 from .report import to_json, to_markdown
 from .timing import BundleError, workflow_path_of
 from .verify import PatchCheckError, check_patch
@@ -104,7 +104,7 @@ def _parse_logs(specs: Sequence[str], bundles: Sequence[Any] = ()) -> tuple[dict
             log = parse_log(data)
         except LogError as exc:
             raise CliError(f"{file}: {exc}") from None
-        if not data or data.isspace():  # (a runner that printed nothing, a download that came back empty)
+        if blank(data):  # (a runner that printed nothing, a download that came back empty)
             problems.append(Unmeasured(
                 f"--logs {spec}", "it is empty, so its shard's run rests on shard times",
                 "pass the job's whole log (GitHub's \u201cDownload log archive\u201d, or `foldbot fetch`); an empty one "

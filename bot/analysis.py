@@ -737,7 +737,7 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
                             "expression, so how many jobs it runs is known only when a run starts")
             continue
         axis = shard_axis(job)
-        if axis is None or len(axis[1]) != reshard.from_count or partition_step(job, reshard.from_count) is None:
+        if axis is None or len(axis[1]) != reshard.from_count or partition_step(job, reshard.from_count, config) is None:
             warnings.append(f"{target.path}: `{job_id}` does not have {reshard.from_count} shards with a `{reshard.flag}` count; not resharded there")
             continue
         if not same and job.max_parallel != reshard.max_parallel:

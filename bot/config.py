@@ -42,11 +42,15 @@ class StepRule:
 CATEGORIES = ("setup", "test", "other")
 
 #: A step that sets up and then tests, in one: `Build and run tests`, `Configure, Build, and Test`, `Build & Test
-#: (ROCm 6.4)`, `Install deps, run tests`; not `Build and push test image`, `Install speedtest-cli and test network`.
+#: (ROCm 6.4)`, `Build and test ${{ matrix.service }}`, `Build, test, and sign release`, `Install deps, run tests`.
+#: After the joining word a test *verb*: `test`, or run/execute ... tests; not `Build and push test image`,
+#: `Configure and Build Tests`, `Build and install tests`, `Install torch, pytest`, `Install speedtest-cli and test
+#: network` (aiter's check of the network, before its tests), `Install wheel and test dependencies` (ROCm/vllm).
 COMBINED_TEST = StepRule(
-    r"(?i)(?:set ?up|install|build|compile|configure|cmake|make|prepare)\b[\w ,+&/.-]*?(?:,? and|,|&|\+)\s*"
-    r"(?:then\s+)?(?:(?:run|execute)\s+)?(?:the\s+|all\s+)?(?:[\w+.-]+\s+)?"
-    r"(?:tests?|unit ?tests?|unittests?|ctest|pytest|benchmarks?)\s*(?:$|\(|\b(?:on|in|with|for|against|using)\b)",
+    r"(?i)(?:set ?up|install|build|compile|configure|cmake|make|prepare)\b[^&+]*?(?:,? and|,|&|\+|then)\s*(?:then\s+)?"
+    r"(?:(?:run|execute)\s+(?:the\s+|all\s+)?(?:[\w+.-]+\s+)?(?:tests?|unit ?tests?|unittests?|ctest|pytest|benchmarks?)\b"
+    r"|test(?:s|ing)?\b(?!\s+(?:network|connectivity|connection|internet|dependenc\w*|deps|requirements|data(?:sets?)?"
+    r"|env\w*|images?|files|fixtures|assets|models|weights|tools|utils|extras)\b))",
     "test")
 
 #: Ordered; the first rule that matches wins. No match: an action step (`uses:`, or a

@@ -24,7 +24,7 @@ from .analysis import Analysis, Unmeasured
 from .config import RepoConfig
 from .api import RepoAPI
 from .github import JobLogError
-from .logs import LogError, ShardLog, parse_log
+from .logs import LogError, ShardLog, blank, parse_log
 from .timing import JobTiming
 
 #: At most this many downloads at once.
@@ -114,7 +114,7 @@ async def read_logs(api: RepoAPI, analysis: Analysis, config: RepoConfig,
                 found = Gone(str(exc), exc.limit)
                 cache[("job-log", repo, job.api_id)] = found
                 return found
-        if not data or data.isspace():  # (a runner that printed nothing, or a body lost on the way: not kept)
+        if blank(data):  # (a runner that printed nothing, or a body lost on the way: not kept)
             return JobLogError("GitHub sent it empty (did the runner start the step?)")
         try:
             found = await asyncio.to_thread(parse_log, data)

@@ -140,6 +140,9 @@ def _block_entry(payload: str) -> tuple[str, float]:
 #: being one; in a log read as bytes, U+0085, U+2028 and U+2029 are their UTF-8.
 _OTHER_BREAKS = re.compile("\r\n?|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 _OTHER_BREAKS_BYTES = re.compile(b"\r\n?|[\x0b\x0c\x1c-\x1e]|\xc2\x85|\xe2\x80[\xa8\xa9]")
+#: ... and every line end, \n with them: the next one, in a log that has them.
+_BREAKS = re.compile("\r\n?|[\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+_BREAKS_BYTES = re.compile(b"\r\n?|[\n\x0b\x0c\x1c-\x1e]|\xc2\x85|\xe2\x80[\xa8\xa9]")
 _KEYS_BYTES = tuple(key.encode() for key in _KEYS)
 #: What any of them starts with: whether a log has one is a few scans at memchr's speed (a regex's
 #: search over the bytes, with its alternatives, took 25 ns a byte).
@@ -159,6 +162,15 @@ def parse_log(data: str | bytes) -> ShardLog:
         raise LogError(f"a line of it cannot be read ({type(exc).__name__})") from None
 
 
+def blank(data: str | bytes) -> bool:
+    """A log with nothing but white space in it (a runner that printed nothing, a body lost on the way),
+    as `str.strip` knows white space: U+0085, U+2028, U+00A0 too, not only ASCII's. (Only a short
+    log is decoded to tell: a long one of white space alone is no empty download.)"""
+    if isinstance(data, str):
+        return not data.strip()
+    return not data or data.isspace() or (len(data) <= 4096 and not data.decode("utf-8", "replace").strip())
+
+
 class _Lines:
     """The lines of a log, each found where it stands and decoded alone: a log is mostly test
     output, megabytes of it, and only the lines foldbot reads are copied (a log of 200 MiB with
@@ -170,10 +182,12 @@ class _Lines:
         self.binary = not isinstance(data, str)
         self.newline: str | bytes = b"\n" if self.binary else "\n"
         starts = _OTHER_STARTS_BYTES if self.binary else _OTHER_STARTS
-        #: the rarer line ends, looked for within a line when the log has any
+        #: the rarer line ends, looked for within a line when the log has any (and then every line end)
         self.other: re.Pattern | None = None
+        self.breaks: re.Pattern | None = None
         if any(start in data for start in starts):  # type: ignore[operator]
             self.other = _OTHER_BREAKS_BYTES if self.binary else _OTHER_BREAKS
+            self.breaks = _BREAKS_BYTES if self.binary else _BREAKS
 
     def line_at(self, at: int, after: int) -> tuple[str, int]:
         """The line holding position `at` (a line starting at `after` or later), without its
@@ -185,15 +199,17 @@ class _Lines:
         return self.line_from(start)
 
     def line_from(self, start: int) -> tuple[str, int]:
-        """The line starting at `start`, without its stamp, and where the next line starts."""
-        end = self.data.find(self.newline, start)  # type: ignore[arg-type]
-        if end == -1:
-            end = self.size
-        after = end + 1
-        if self.other is not None:  # (up to the \n included: a \r\n is one end)
-            found = self.other.search(self.data, start, after)
-            if found:
-                end, after = found.start(), found.end()
+        """The line starting at `start`, without its stamp, and where the next line starts. (Each line end
+        is found from the line's start: a log whose lines end in \r alone, its next \n megabytes on, had made
+        every key line a search to it, quadratic time.)"""
+        if self.breaks is not None:
+            found = self.breaks.search(self.data, start)
+            end, after = (found.start(), found.end()) if found else (self.size, self.size)
+        else:
+            end = self.data.find(self.newline, start)  # type: ignore[arg-type]
+            if end == -1:
+                end = self.size
+            after = end + 1
         line = self.data[start:end]
         return _stripped(line.decode("utf-8", "replace") if self.binary else line), after  # type: ignore[union-attr, arg-type]
 

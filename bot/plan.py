@@ -22,15 +22,15 @@ from .config import RepoConfig, lane_name
 from .logs import ShardLog, ShardPredictor, merge_logs
 from .timing import JobStats, JobTiming, RunTiming, declared_amd, percentile, median
 from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, JOB_TOTAL, JobDef, StepDef, Workflow, context_keys, shard_entry, strings,
-                       substitute_matrix, timeout_minutes, tree_expressions)
+                       substitute_matrix, timeout_minutes, tree_expressions, yaml_events)
 
 #: The flags whose number is the shard count: SGLang's run_suite.py (`--total-partitions`, `--auto-partition-size`),
 #: pytest-split (`--splits 4 --group ${{ matrix.shard }}`, 1-based groups), pytest-shard (`--num-shards=4
 #: --shard-id=${{ matrix.shard }}`, 0-based). A reshard keeps the matrix's first values: its base stays.
 PARTITION_FLAGS = ("--total-partitions", "--auto-partition-size", "--splits", "--num-shards")
 #: An anchor in a YAML text (`&name`), as a first look before the file's events are read.
-_ANCHOR = re.compile(r"(?:^|[\s\[{,:-])&[^\s\[\]{},]+")
-_JOB_TOTAL = re.compile(r"\$\{\{\s*strategy\.job-total\s*\}\}")
+_ANCHOR = re.compile(r"(?:^|[\s\[{,:-])&[^\s\[\]{},&]")
+_JOB_TOTAL = re.compile(rf"(?:{'|'.join(PARTITION_FLAGS)})[ =]\$\{{\{{\s*strategy\.job-total\s*\}}\}}")
 #: Job-level keys that shape a step's environment; a suite folds only into a host that agrees on them.
 _ENVIRONMENT_KEYS = ("env", "defaults", "container", "services", "permissions", "environment", "continue-on-error",
                      "working-directory", "concurrency")
@@ -607,15 +607,17 @@ def called_values(api_name: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in m[1].split(",")) if m else ()
 
 
-def partition_step(job: JobDef, shards: int) -> tuple[StepDef, str] | None:
-    """The test step that carries the shard count, and the flag that carries it (`JOB_TOTAL`: the
-    count is the matrix's own length, `${{ strategy.job-total }}`)."""
-    for step in job.steps:
+def partition_step(job: JobDef, shards: int, config: RepoConfig) -> tuple[StepDef, str] | None:
+    """The test step that carries the shard count, and the flag that carries it (`JOB_TOTAL`: the flag's
+    value is `${{ strategy.job-total }}`, the matrix's own length). A test step only: its times are the
+    shards' the prediction reads (a `--num-shards 4` of a data set's, or an `echo` of the count, are not)."""
+    tests = [step for step in job.steps if step.run and config.step_category(step) == "test"]
+    for step in tests:
         for flag in PARTITION_FLAGS:
             match = re.search(rf"{flag}[ =](\d+)\b", step.run or "")
             if match and int(match.group(1)) == shards:
                 return step, flag
-    for step in job.steps:
+    for step in tests:
         if _JOB_TOTAL.search(step.run or ""):
             return step, JOB_TOTAL
     return None
@@ -699,10 +701,11 @@ class Planner:
             if read := self._read_elsewhere(job):
                 self.findings.append(Finding(job.id, f"{read}: it is not folded"))
                 continue
-            if anchors := self._anchors_aliased_elsewhere.get(job.id):
-                self.findings.append(Finding(job.id, f"other jobs reuse parts of it through YAML anchors ("
-                                                     f"{', '.join(f'`&{a}`' for a in anchors)}), which would be gone "
-                                                     "with its job: it is not folded"))
+            if anchors := self._anchored.get(job.id):
+                self.findings.append(Finding(job.id, f"YAML anchors tie it to the rest of the file ("
+                                                     f"{', '.join(f'`{a}`' for a in anchors)}: defined in its job and "
+                                                     "aliased elsewhere, or aliased in its job), which a fold would "
+                                                     "leave naming nothing: it is not folded"))
                 continue
             if stats.share < self.config.fold_min_setup_share:
                 self.findings.append(Finding(job.id, f"setup is only {stats.share:.0%} of its time"))
@@ -743,26 +746,31 @@ class Planner:
         return sorted(folds, key=lambda f: order[f.job])
 
     @functools.cached_property
-    def _anchors_aliased_elsewhere(self) -> dict[str, list[str]]:
-        """Per job, the YAML anchors its text defines that the file aliases outside it (aiter-style
-        `- &checkout` steps in one job, `- *checkout` in the others, as Actions allows since 2025):
-        its job removed, the aliases would name nothing and the file would not parse."""
+    def _anchored(self) -> dict[str, list[str]]:
+        """Per job, the YAML anchors that tie it to the rest of the file (Actions reads them since 2025):
+        those its text defines and the file aliases outside it (aiter-style `- &checkout` steps in the
+        suite's job, `- *checkout` in the host's), and those its text aliases (`*install` in its test
+        step, which would move into the host and leave its anchor behind). A fold removes the job and
+        moves its steps: the aliases would name nothing, and the file would not parse."""
         text = self.workflow.text
         if not _ANCHOR.search(text):
             return {}
         spans = [(job.id, job.node.start_mark.index, job.node.end_mark.index) for job in self.workflow.jobs.values()]
         owner: dict[str, str | None] = {}  # anchor -> the job whose text defines it (the latest definition counts)
-        used: dict[str, dict[str, None]] = {}
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            anchor, at = getattr(event, "anchor", None), event.start_mark.index
+        tied: dict[str, dict[str, None]] = {}
+        for event, at in yaml_events(text):
+            anchor = getattr(event, "anchor", None)
             if anchor is None:
                 continue
             inside = next((job_id for job_id, start, end in spans if start <= at < end), None)
             if not isinstance(event, yaml.AliasEvent):
                 owner[anchor] = inside
-            elif (defined := owner.get(anchor)) is not None and inside != defined:
-                used.setdefault(defined, {})[anchor] = None
-        return {job_id: list(anchors) for job_id, anchors in used.items()}
+                continue
+            if inside is not None:
+                tied.setdefault(inside, {})[anchor] = None
+            if (defined := owner.get(anchor)) is not None and defined != inside:
+                tied.setdefault(defined, {})[anchor] = None
+        return {job_id: list(anchors) for job_id, anchors in tied.items()}
 
     def _no_tests(self, job: JobDef) -> str:
         """Why a job has no sample: it never ran, or it ran but no step of it is a test (a
@@ -1046,7 +1054,7 @@ class Planner:
             self.findings.append(Finding(job.id, f"its matrix varies `{key}` ({shown}), not a shard number; "
                                                  "nothing to reshard"))
             return None
-        found = partition_step(job, n)
+        found = partition_step(job, n, self.config)
         if found is None:
             self.findings.append(Finding(job.id, f"no test command carries the shard count {n} in a flag foldbot "
                                                  f"rewrites ({', '.join(f'`{f}`' for f in PARTITION_FLAGS)}, or "

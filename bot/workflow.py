@@ -681,6 +681,14 @@ def _count_the_bom(root: yaml.Node) -> None:
             stack.extend(node.value)
 
 
+def yaml_events(text: str) -> Iterator[tuple[yaml.Event, int]]:
+    """The parser's events of a text foldbot's parse read (`compose_workflow`: the same parser, the
+    same marks), each with its offset into the text."""
+    shift = 1 if text[:1] == "\ufeff" and _MARKS_SKIP_A_BOM else 0
+    for event in yaml.parse(text, Loader=_Loader):
+        yield event, event.start_mark.index + shift
+
+
 def compose_workflow(text: str, path: str) -> tuple[yaml.MappingNode, dict[str, Any]]:
     """The node tree and the plain data of a workflow file, without its job
     definitions (all that checking a patched file needs)."""

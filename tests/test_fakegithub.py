@@ -778,6 +778,19 @@ async def test_runs_filters_and_order(world: World) -> None:
     assert workflow["name"] == "AMD CI" and workflow["path"] == CI
 
 
+async def test_a_run_lists_its_pull_request_while_it_is_open_only(world: World) -> None:
+    """GitHub's `pull_requests` of a run is empty once the PR is merged or closed (GitHub staff, in
+    con/tinuous#28: reproduced with GET a workflow run after closing a PR)."""
+    fake, repo = world.fake, world.repo
+    pull = fake.add_pull(repo, head_ref="topic", head_sha="c" * 40)
+    run = fake.add_run(repo, event="pull_request", head_branch="topic", pull_requests=[pull.number])
+    gh = world.gh()
+    listed = await gh.getitem(f"{REPO}/actions/runs/{run['id']}")
+    assert [p["number"] for p in listed["pull_requests"]] == [pull.number]
+    await gh.patch(f"{REPO}/pulls/{pull.number}", data={"state": "closed"})
+    assert (await gh.getitem(f"{REPO}/actions/runs/{run['id']}"))["pull_requests"] == []
+
+
 async def test_jobs_latest_vs_all_after_rerun(world: World) -> None:
     fake = world.fake
     run = fake.add_run(world.repo, status="completed", conclusion="failure")

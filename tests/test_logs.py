@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.logs import LogError, merge_logs, normal_path, parse_log
+from bot.logs import LogError, blank, merge_logs, normal_path, parse_log
 
 T = "2026-08-20T11:02:03.1234567Z "
 
@@ -209,3 +209,13 @@ def test_a_log_with_bytes_that_are_not_utf8_reads_as_its_text_with_replacement_c
 def test_a_bad_byte_in_a_timed_file_name_is_a_replacement_character() -> None:
     data = (T + "filename='test/caf\xe9.py', elapsed=6\n").encode("latin-1")
     assert parse_log(data).measured == {"test/caf\ufffd.py": 6.0}
+
+
+@pytest.mark.parametrize("data, empty", [
+    (b"", True), (b" \n\t\r\n", True), ("\u2028\u0085\u00a0\n".encode(), True), (b"\x1c\x1d\x1e\x1f", True),
+    (b"\xff", False), (b" x ", False), ("\u2028".encode() * 5000, False),
+])
+def test_a_blank_log_is_white_space_as_str_strip_knows_it(data: bytes, empty: bool) -> None:
+    """review82 f06: the bytes check knew ASCII white space only: a log of U+2028 or U+0085 alone was
+    kept as a log with nothing in it, not said to be empty."""
+    assert blank(data) is empty

@@ -387,11 +387,19 @@ def test_a_suite_whose_anchors_other_jobs_alias_is_not_folded_and_a_patch_that_d
     p = plan(text, runs(text))
     assert p.folds == ()
     assert {f.job: f.reason for f in p.findings}["unit-amd-rocm700"] == (
-        "other jobs reuse parts of it through YAML anchors (`&checkout`, `&start`), which would be gone with its job: "
-        "it is not folded")
-    # An anchor used only within its own job, or defined in the host: the fold stands.
-    own = workflow().replace("      - name: Run unit tests\n", "      - &unit\n        name: Run unit tests\n", 1)
-    assert [f.job for f in plan(own, runs(own)).folds] == ["unit-amd-rocm700"]
+        "YAML anchors tie it to the rest of the file (`checkout`, `start`: defined in its job and aliased elsewhere, "
+        "or aliased in its job), which a fold would leave naming nothing: it is not folded")
+    # review82 f05: its own test step aliases an anchor of its setup: the step would move, the anchor not.
+    own = workflow().replace("      - name: Install dependencies\n        run: bash install.sh\n      - name: Run unit tests\n"
+                             "        timeout-minutes: 30\n        run: pytest unit\n",
+                             "      - name: Install dependencies\n        run: &install bash install.sh\n"
+                             "      - name: Run unit tests\n        timeout-minutes: 30\n        run: *install\n", 1)
+    assert plan(own, runs(own)).folds == ()
+    # An anchor no alias names, `&&` in a script, a tab after a key (libyaml reads it, as foldbot's parse does;
+    # review82 f07: the check's pure-Python parser raised): the fold stands.
+    plain = workflow().replace("      - name: Run unit tests\n", "      - &unit\n        name: Run unit tests\n", 1)
+    plain = plain.replace("        run: bash install.sh\n", "        run:\tbash install.sh && echo ok\n")
+    assert [f.job for f in plan(plain, runs(plain)).folds] == ["unit-amd-rocm700"]
 
 
 def test_suggestions_whose_patch_does_not_check_say_there_is_nothing_to_approve(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -498,6 +506,31 @@ def test_pytest_split_and_pytest_shard_counts_are_resharded(command: str, after:
     patched = lane.edit.after  # (the unit suite folds into shard 0 too)
     assert "part: [0, 1, 2, 3]" not in patched and patched.count("part: [0, 1, 2]\n") == 1
     assert patched.count(f"run: {after or command}\n") == 1 and (after is None or command not in patched)
+
+
+@pytest.mark.parametrize("command", [
+    # review82 f04: `job-total` in an echo, the count a literal in a flag foldbot does not rewrite: trimming the
+    # matrix would have dropped group 4's tests
+    'echo "shard ${{ matrix.part }} of ${{ strategy.job-total }}" && pytest --test-group-count 4 --test-group ${{ matrix.part }}',
+    "pytest --test-group-count 4 --test-group ${{ matrix.part }}  # of ${{ strategy.job-total }}",
+])
+def test_a_count_foldbot_cannot_change_is_not_taken_from_a_mention_of_the_job_total(command: str) -> None:
+    text = workflow().replace("python3 run_suite.py --partition-id ${{ matrix.part }} --total-partitions 4", command)
+    p = plan(text, runs(text))
+    assert p.reshards == () and "no test command carries the shard count 4" in {
+        f.job: f.reason for f in p.findings}["big-amd-rocm700"]
+
+
+def test_the_count_is_read_from_the_test_step_not_an_earlier_one_that_prints_it() -> None:
+    """review82 f03: an `echo` of the count before the test step was taken for the test step: 4 shards of
+    50 min were resharded to 1 on the echo's second."""
+    text = workflow().replace("      - name: Run suite\n", "      - name: Print shard\n        run: echo ${{ matrix.part }} "
+                              "--num-shards=${{ strategy.job-total }}\n      - name: Run suite\n")
+    text = text.replace("python3 run_suite.py --partition-id ${{ matrix.part }} --total-partitions 4",
+                        "pytest --num-shards=${{ strategy.job-total }} --shard-id=${{ matrix.part }}")
+    p = plan(text, runs(text, shard_tests=[50, 50, 50, 50]))
+    assert p.reshards == ()
+    assert {f.job: f.reason for f in p.findings}["big-amd-rocm700"].startswith("no fewer shards: today's 4 already run")
 
 
 def test_never_more_shards_and_never_a_reshard_without_spare_time() -> None:

@@ -761,7 +761,8 @@ class Renderer:
             run_attempt=shown,
             actor=self.user(run.get("actor")),
             triggering_actor=self.user(run.get("triggering_actor")),
-            pull_requests=[self._run_pull(repo, item) for item in run.get("pull_requests", [])],
+            # GitHub lists only the open PRs: the list is empty once a PR is merged or closed (GitHub staff, con/tinuous#28)
+            pull_requests=[self._run_pull(repo, item) for item in run.get("pull_requests", []) if self._open_pull(repo, item)],
             url=api,
             html_url=f"{self.repo_html(repo)}/actions/runs/{run_id}",
             jobs_url=f"{api}/jobs",
@@ -778,6 +779,11 @@ class Renderer:
             ),
         )
         return ordered(_template("actions.get-workflow-run.200"), full)
+
+    def _open_pull(self, repo: Repo, item: Any) -> bool:
+        number = item.get("number") if isinstance(item, dict) else item
+        issue = repo.issues.get(number) if isinstance(number, int) else None
+        return issue is None or issue.state == "open"
 
     def _run_pull(self, repo: Repo, item: Any) -> Any:
         if isinstance(item, int) and item in repo.pulls:
