@@ -284,9 +284,13 @@ async def _pull_now(api: RepoAPI, run: dict[str, Any], number: int, listed: tupl
                     comments: list[dict[str, Any]], *, known: bool) -> tuple[str | None, str | None]:
     """The PR's head and base now, when there is a sign that its head is not the run's (the run lists
     it at another head; its comment's stale line names another); else as the run lists them (None: not
-    said, taken to be the run's). Read again only on such a sign: no call in the common case."""
+    said, taken to be the run's). Read again only on such a sign: no call in the common case. Only a
+    `pull_request` run's head is the PR's head commit (a `pull_request_target` run's is the base
+    branch's): of another, the head is not compared."""
     head, base = listed or (None, None)
     ran = str(run["head_sha"])
+    if run.get("event") != "pull_request":
+        return None, base
     marked = stale_head(str(comments[0].get("body") or "")) if comments else None
     if known or ((head is None or head == ran) and (marked is None or ran.startswith(marked))):
         return head, base

@@ -112,6 +112,15 @@ async def test_a_first_report_of_an_older_head_is_marked_stale_and_the_common_ca
     await bot.deliver("workflow_run", world.payload(other["id"], pull_requests=listed))
     await bot.settle()
     assert report(fake_github, world, pr).body.split("\n")[1] == stale_line(other["head_sha"], "c" * 40)
+    # A `pull_request_target` run's head is the base branch's commit, never the PR's: no sign of a moved head
+    target = world.runs[-3]
+    moved = copy.deepcopy(target["pull_requests"])
+    moved[0]["head"]["sha"] = "d" * 40
+    reads = fake_github.count("GET", r"/pulls/\d+$")
+    await bot.deliver("workflow_run", world.payload(target["id"], event="pull_request_target", pull_requests=moved))
+    await bot.settle()
+    assert "**Stale:**" not in report(fake_github, world, moved[0]["number"]).body
+    assert fake_github.count("GET", r"/pulls/\d+$") == reads
 
 
 def _pr_run(fake: FakeGitHub, world: World, bundle: dict[str, Any], *, lane: str, workflow_id: int, run_id: int,
