@@ -183,9 +183,6 @@ LISTED_SECONDS = 10.0
 #: How often a resumed dispatch looks for the run meanwhile.
 LOOK_EVERY_SECONDS = 2.0
 
-#: How many times (a second apart) a dispatch GitHub did not answer looks for the run it may have started.
-UNANSWERED_LOOKS = 5
-
 
 async def send(api: RepoAPI, plan: DispatchPlan, login: str, log: logging.LoggerAdapter, *,
                wait: float = 1.0) -> dict[str, Any] | Refusal | None:
@@ -202,18 +199,25 @@ async def send(api: RepoAPI, plan: DispatchPlan, login: str, log: logging.Logger
         log.warning("%s: the dispatch of %s got no answer (%s); looking for the run it may have started", api.repo,
                     plan.lane.file, exc)
         what = f"GitHub did not answer the dispatch ({exc.status or 'connection lost'})"
-        for attempt in range(UNANSWERED_LOOKS):
+        # As long as a resumed dispatch looks (`resumed`): GitHub may still carry the call out, and then list its run
+        # (a look of 4 s, with the run listed 6 s after a 502, had told the user to comment again: a second GPU run)
+        waited = IN_FLIGHT_SECONDS + LISTED_SECONDS
+        deadline = time.monotonic() + waited
+        while True:
             try:
                 found = await started_since(api, plan, sent, login, what)
             except GitHubError as lost:
                 return Refusal(f"{what}, and foldbot cannot look for the run it may have started ({lost.status}): "
                                "see the lane's runs in the Actions tab before you comment the command again.")
-            if found is not None:
-                return found
-            if attempt + 1 < UNANSWERED_LOOKS:
-                await asyncio.sleep(wait)
-        return Refusal(f"{what}, and no run titled `{run_title(plan)}` appeared since: nothing was started. "
-                       "Comment the command again.")
+            left = deadline - time.monotonic()
+            if found is not None or left <= 0:
+                break
+            await asyncio.sleep(min(LOOK_EVERY_SECONDS, left))
+        if found is not None:
+            return found
+        return Refusal(f"{what}, and no run titled `{run_title(plan)}` appeared in the {waited:g} s since (GitHub "
+                       "lists a dispatch it carried out within them): it most likely started nothing. See the "
+                       "lane's runs in the Actions tab, then comment the command again.")
     # dispatched: from here a failed call only means the run is not known (never "refused": that
     # would invite the same command again, and a second GPU run)
     try:

@@ -1627,9 +1627,33 @@ async def test_a_dispatch_github_carried_out_but_answered_502_is_not_sent_again(
         assert "Not dispatched again, so that GPU time is not spent twice" in reply.body
 
 
-async def test_a_dispatch_github_refused_with_a_502_before_doing_it_says_so_and_starts_nothing(
+async def test_a_dispatch_answered_502_and_listed_seconds_later_is_found_not_sent_twice(
         fake_github: FakeGitHub, bot: Bot) -> None:
-    """A 502 and no run appears: nothing started; the reply says to comment the command again."""
+    """review84 F03: GitHub carried the dispatch out, answered 502, and listed its run 6 s later (it
+    answers 204 without `return_run_details` and creates the run after). foldbot looked for 4 s,
+    said nothing was started, and the command commented again started a second GPU run. It looks
+    as long as GitHub may take (IN_FLIGHT_SECONDS + LISTED_SECONDS)."""
+    world = sglang_world(fake_github, runs=1)
+    number, sha = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    fake_github.dispatch_returns_run_details = False
+    fake_github.dispatch_listing_lag = 6.0
+    fake_github.fail_after(1, 502, method="POST", path=r"/dispatches$")
+    await say(bot, world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
+    (dispatch,) = fake_github.dispatches
+    (reply,) = replies(fake_github, world, number)
+    assert f": [run {dispatch.run_id}](" in reply.body and "started nothing" not in reply.body
+
+
+async def test_a_dispatch_github_refused_with_a_502_before_doing_it_says_so_and_starts_nothing(
+        fake_github: FakeGitHub, bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 502 and no run appears while a dispatch GitHub carried out would be listed: nothing started,
+    most likely; the reply says to look, then comment the command again."""
+    import handlers.dispatch
+
+    monkeypatch.setattr(handlers.dispatch, "IN_FLIGHT_SECONDS", 0.2)
+    monkeypatch.setattr(handlers.dispatch, "LISTED_SECONDS", 0.3)
+    monkeypatch.setattr(handlers.dispatch, "LOOK_EVERY_SECONDS", 0.1)
     world = sglang_world(fake_github, runs=1)
     number, sha = pr_with_lane_run(world)
     fake_github.set_permission(world.repo, "writer", "write")
@@ -1638,7 +1662,8 @@ async def test_a_dispatch_github_refused_with_a_502_before_doing_it_says_so_and_
     assert fake_github.dispatches == []
     (reply,) = replies(fake_github, world, number)
     assert (f"GitHub did not answer the dispatch (502), and no run titled `[stage-a-test-1-gpu-small-amd-rocm720] {sha}` "
-            "appeared since: nothing was started. Comment the command again.") in reply.body
+            "appeared in the 0.5 s since (GitHub lists a dispatch it carried out within them): it most likely started "
+            "nothing. See the lane's runs in the Actions tab, then comment the command again.") in reply.body
 
 
 @pytest.mark.parametrize("times", [1, 2])
