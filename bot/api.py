@@ -143,11 +143,24 @@ class RepoAPI:
     async def dispatch(self, workflow_file: str, ref: str, inputs: dict[str, str]) -> Any:
         """`workflow_dispatch`; GitHub answers the new run's id when it can (`return_run_details`).
         Sent once: a 5xx or a lost answer is a GitHubError (status 0 or 5xx), not retried (see
-        NOT_TWICE): the caller finds out whether a run started."""
+        NOT_TWICE): the caller finds out whether a run started. A server that does not take
+        `return_run_details` (a GitHub Enterprise Server before 2026-02: 422, "not a permitted key",
+        which starts nothing) is asked again without it, and from then on without it."""
+        url = f"{self.base}/actions/workflows/{_q(workflow_file)}/dispatches"
+        pool = self.gh.pool
         once = NOT_TWICE.set(True)
         try:
-            return await self.gh.post(f"{self.base}/actions/workflows/{_q(workflow_file)}/dispatches",
-                                      {"ref": ref, "inputs": inputs, "return_run_details": True})
+            if pool.run_details is not False:
+                try:
+                    answer = await self.gh.post(url, {"ref": ref, "inputs": inputs, "return_run_details": True})
+                except GitHubError as exc:
+                    if exc.status != 422 or "return_run_details" not in exc.message:
+                        raise
+                    pool.run_details = False
+                else:
+                    pool.run_details = True
+                    return answer
+            return await self.gh.post(url, {"ref": ref, "inputs": inputs})
         finally:
             NOT_TWICE.reset(once)
 

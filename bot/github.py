@@ -410,6 +410,9 @@ class GitHubPool:
         self.base_delay = base_delay
         self._clients: cachetools.LRUCache[Any, RetryingGitHubAPI] = cachetools.LRUCache(maxsize=256)
         self._login: str | None = None
+        #: Whether the server takes a dispatch's `return_run_details` (GitHub since 2026-02-19; a GitHub Enterprise
+        #: Server before it answers 422 "not a permitted key"): None until a dispatch tells.
+        self.run_details: bool | None = None
 
     def _api(self, key: Any) -> RetryingGitHubAPI:
         api = self._clients.get(key)

@@ -1627,6 +1627,25 @@ async def test_a_dispatch_github_carried_out_but_answered_502_is_not_sent_again(
         assert "Not dispatched again, so that GPU time is not spent twice" in reply.body
 
 
+async def test_a_server_that_does_not_take_return_run_details_is_asked_without_it(fake_github: FakeGitHub,
+                                                                                   bot: Bot) -> None:
+    """review84 F01: GitHub Enterprise Server 3.19 answers 422 '"return_run_details" is not a permitted
+    key.' (it starts nothing): every `/dispatch` was refused. foldbot asks again without it, once, and
+    from then on leaves it out (the run found by its title)."""
+    world = sglang_world(fake_github, runs=1)
+    numbers = [pr_with_lane_run(world, number=n)[0] for n in (50001, 50002)]
+    fake_github.set_permission(world.repo, "writer", "write")
+    fake_github.dispatch_takes_run_details = False
+    for number in numbers:
+        await say(bot, world, number, "/dispatch rocm720 stage-a-test-1-gpu-small-amd-rocm720", "writer")
+    assert [d.ref for d in fake_github.dispatches] == ["amd/change-50001", "amd/change-50002"]
+    posts = [r.status for r in fake_github.requests if r.method == "POST" and r.path.endswith("/dispatches")]
+    assert posts == [422, 204, 204]
+    for number, dispatch in zip(numbers, fake_github.dispatches):
+        (reply,) = replies(fake_github, world, number)
+        assert f": [run {dispatch.run_id}](" in reply.body
+
+
 async def test_a_dispatch_answered_502_and_listed_seconds_later_is_found_not_sent_twice(
         fake_github: FakeGitHub, bot: Bot) -> None:
     """review84 F03: GitHub carried the dispatch out, answered 502, and listed its run 6 s later (it

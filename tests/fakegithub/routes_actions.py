@@ -178,6 +178,9 @@ def dispatch(call: Call) -> Reply:
     repo, fake = call.repo, call.fake
     workflow = _workflow(call)
     body = call.json(required=True)
+    if not fake.dispatch_takes_run_details and "return_run_details" in body:
+        # GitHub Enterprise Server before the parameter (3.19: benc-uk/workflow-dispatch#86); nothing starts
+        raise ApiError(422, '"return_run_details" is not a permitted key.', documentation_url=DISPATCH_DOCS)
     if not body.get("ref"):
         raise missing_fields("WorkflowDispatch", ["ref"])
     ref = str(body["ref"])

@@ -112,6 +112,8 @@ class FakeGitHub(GitHubState):
         )
         self.rate_limit_status = 403
         self.dispatch_returns_run_details = dispatch_returns_run_details
+        #: False: a server that refuses the key (a GitHub Enterprise Server before 2026-02): 422, nothing started.
+        self.dispatch_takes_run_details = True
         #: Seconds a run dispatched without `return_run_details` stays out of the run listings
         #: (GitHub answers 204 and creates the run after), and until when each such run does.
         self.dispatch_listing_lag = 0.0
