@@ -88,9 +88,15 @@ def after_recompute(current: str, recomputed: Mapping[str, str], whole: str | No
                    f"Nothing was committed: review it, then `/fold approve {whole}`.")
 
 
-def workflow_permission_refusal(error: GitHubError) -> Refusal | None:
-    """GitHub refuses changes to `.github/workflows/` from an App without `workflows`."""
-    if error.status in (403, 422) and "workflow" in error.message.lower():
+def workflow_permission_refusal(error: GitHubError, granted: dict[str, str] | None = None) -> Refusal | None:
+    """GitHub refuses changes to `.github/workflows/` from an App without `workflows`: a push with its
+    words ("... workflow ... without `workflows` permission"), and the Git Data API's tree of such a
+    file with its plain 403 "Resource not accessible by integration" (404 to a token without the
+    `workflow` scope): which permission is missing, the token's grant (`granted`) tells."""
+    git_data = "/git/" in error.path and (error.status == 404 or (
+        error.status == 403 and NOT_ACCESSIBLE in error.message.lower()))
+    lacks = granted is not None and granted.get("contents") == "write" and granted.get("workflows") != "write"
+    if (error.status in (403, 422) and "workflow" in error.message.lower()) or (git_data and lacks):
         return Refusal(
             "GitHub refused to change `.github/workflows/`: the App lacks the **Workflows: write** permission. "
             "An organisation owner can grant it under Settings → GitHub Apps → foldbot → Permissions "
@@ -99,7 +105,7 @@ def workflow_permission_refusal(error: GitHubError) -> Refusal | None:
     return None
 
 
-def access_refusal(error: GitHubError, branch: str) -> Refusal | None:
+def access_refusal(error: GitHubError, branch: str, granted: dict[str, str] | None = None) -> Refusal | None:
     """GitHub's 403 "Resource not accessible by integration" to a write the App's permissions do
     not cover (a report-only installation, `register --read-only`): no retry gets past it, so
     the reply says what to grant (`branch`: the approval's, made already when the pull request
@@ -111,6 +117,8 @@ def access_refusal(error: GitHubError, branch: str) -> Refusal | None:
                                         "its pull request.")
     else:
         grant, done = "Contents", "Nothing was committed."
+        if "/git/" in error.path and (granted or {}).get("workflows") != "write":  # (a patch is of `.github/workflows/`)
+            done += " A change to `.github/workflows/` needs **Workflows: write** as well."
     return Refusal(
         f"GitHub refused foldbot's write (403): the App lacks the **{grant}: write** permission (a report-only "
         f"installation has it read-only). {done} An organisation owner can grant it under Settings → GitHub Apps → "

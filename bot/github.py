@@ -356,6 +356,8 @@ class Credentials:
             maxsize=1024, ttu=lambda _key, tok, _now: tok.expires_at - TOKEN_MARGIN_SECONDS, timer=clock
         )
         self._locks: dict[int, asyncio.Lock] = {}
+        #: What each installation's last token was granted (`permissions` of GitHub's answer: `contents: write`, ...)
+        self._granted: dict[int, dict[str, str]] = {}
 
     @property
     def is_app(self) -> bool:
@@ -368,6 +370,11 @@ class Credentials:
 
     def forget(self, installation_id: int) -> None:
         self._tokens.pop(installation_id, None)
+
+    def granted(self, installation_id: int | None) -> dict[str, str] | None:
+        """The permissions an installation's last token was granted; None when not known (a personal token,
+        or no token made yet)."""
+        return self._granted.get(installation_id) if installation_id is not None else None
 
     async def token(self, api: GitHubAPI, installation_id: int | None) -> str:
         if self.personal_token is not None:
@@ -392,6 +399,9 @@ class Credentials:
             expires = datetime.fromisoformat(str(data["expires_at"]).replace("Z", "+00:00")).timestamp()
             token = Token(str(data["token"]), expires)
             self._tokens[installation_id] = token
+            granted = data.get("permissions")
+            if isinstance(granted, dict):
+                self._granted[installation_id] = {str(k): str(v) for k, v in granted.items()}
             return token.value
 
 

@@ -964,6 +964,9 @@ async def test_without_the_workflows_permission_the_reply_says_what_to_grant(fak
     await say(bot, world, number, f"/fold approve {patch_id}", "lead")
     reply = replies(fake_github, world, number)[0].body
     assert "the App lacks the **Workflows: write** permission" in reply
+    # review84 F05: GitHub refuses the tree, with a plain 403 (the fake had refused the ref, in words that named it)
+    assert [r.status for r in fake_github.requests if r.method == "POST" and r.path.endswith("/git/trees")] == [403]
+    assert "(GitHub said: Resource not accessible by integration)" in reply
     assert not any(p.head_ref.startswith("foldbot/") for p in world.repo.pulls.values())
     # granted: the next approval's token holds it (the one in hand was minted without)
     fake_github.installations[31337].permissions["workflows"] = "write"

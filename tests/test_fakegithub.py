@@ -536,7 +536,7 @@ async def test_workflow_files_need_the_workflows_permission(world: World) -> Non
     head = world.repo.branch_sha("main")
     assert head is not None
     tree = fake.store.commit(head).tree
-    status, _, new_tree = await world.request(
+    status, _, body = await world.request(
         "POST",
         f"{REPO}/git/trees",
         token=token,
@@ -545,12 +545,19 @@ async def test_workflow_files_need_the_workflows_permission(world: World) -> Non
             "tree": [{"path": CI, "mode": "100644", "type": "blob", "content": "on: push\n"}],
         },
     )
-    assert status == 201  # objects may be written; moving a ref to them may not
+    # GitHub refuses the tree itself, with its plain 403 (claude-code-action#29; a token without the
+    # `workflow` scope gets 404: octokit/rest.js#368)
+    assert (status, body["message"]) == (403, "Resource not accessible by integration")
+    # ... and a ref moved to a tree made otherwise (by a token that may), with the push's words
+    from tests.fakegithub.gitstore import FlatEntry, set_path
+
+    flat = dict(fake.store.flatten(tree))
+    set_path(flat, CI, FlatEntry("100644", "blob", fake.store.put_blob(b"on: push\n")))
     status, _, commit = await world.request(
         "POST",
         f"{REPO}/git/commits",
         token=token,
-        json={"message": "m", "tree": new_tree["sha"], "parents": [head]},
+        json={"message": "m", "tree": fake.store.build_tree(flat), "parents": [head]},
     )
     status, _, body = await world.request(
         "PATCH", f"{REPO}/git/refs/heads/main", token=token, json={"sha": commit["sha"]}

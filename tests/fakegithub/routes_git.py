@@ -164,6 +164,13 @@ def create_tree(call: Call) -> Reply:
         if store.kind(str(base_tree).lower()) != "tree":
             raise ApiError(422, "base_tree is not a valid tree oid")
         flat = store.flatten(str(base_tree).lower())
+    # GitHub refuses a tree of a workflow file to an App without `workflows: write`, with its plain 403 (the
+    # permission's name is not in it: claude-code-action#29, github/docs#4770); its pushes say why (`create_ref`)
+    workflows = [str(item.get("path")) for item in items if isinstance(item, Mapping)
+                 and str(item.get("path") or "").startswith(WORKFLOWS_DIR)]
+    if workflows and call.principal.kind == "installation" and call.permissions.get("workflows") != "write":
+        raise ApiError(403, "Resource not accessible by integration",
+                       documentation_url="https://docs.github.com/rest/git/trees#create-a-tree")
     for index, item in enumerate(items):
         _apply_tree_item(store, flat, item, index)
     sha = store.build_tree(flat)
