@@ -13,6 +13,9 @@ from .report import md_escape
 
 #: The legacy `permission` field, for custom roles whose `role_name` is not a base role.
 _LEGACY = {"admin": "admin", "write": "write", "read": "read", "none": "none"}
+#: The answer's `user.permissions` hash, highest first: a custom role's base role ("maintain" is mapped to
+#: "write" in the legacy field; GitHub's docs: "The permissions hash can also be used to determine ...").
+_HASH = (("admin", "admin"), ("maintain", "maintain"), ("push", "write"), ("triage", "triage"), ("pull", "read"))
 
 
 def rank(role: str) -> int:
@@ -20,11 +23,18 @@ def rank(role: str) -> int:
 
 
 def effective_role(data: dict[str, Any]) -> str:
-    """The base role of a collaborator-permission answer: `role_name` when it is a
-    base role (triage and maintain exist only there), else the legacy `permission`."""
+    """The base role of a collaborator-permission answer: `role_name` when it is a base role
+    (triage and maintain exist only there); for a custom role, the highest its `user.permissions`
+    hash grants (a custom role on maintain reads `permission: write`), else the legacy `permission`."""
     role = str(data.get("role_name") or "")
     if role in ROLES:
         return role
+    user = data.get("user")
+    granted = user.get("permissions") if isinstance(user, dict) else None
+    if isinstance(granted, dict):
+        for key, base in _HASH:
+            if granted.get(key) is True:
+                return base
     return _LEGACY.get(str(data.get("permission") or "none"), "none")
 
 

@@ -78,6 +78,12 @@ def test_effective_roles_and_the_allowlist() -> None:
     assert effective_role({"permission": "write", "role_name": "maintain"}) == "maintain"
     assert effective_role({"permission": "read", "role_name": "triage"}) == "triage"
     assert effective_role({"permission": "write", "role_name": "ci-runner"}) == "write"  # a custom role
+    # review84 F04: a custom role on maintain reads `permission: write`; its hash says maintain
+    custom = {"permission": "write", "role_name": "release-manager",
+              "user": {"permissions": {"admin": False, "maintain": True, "push": True, "triage": True, "pull": True}}}
+    assert effective_role(custom) == "maintain"
+    assert effective_role({**custom, "role_name": "maintain"}) == "maintain"
+    assert effective_role({"permission": "read", "role_name": "auditor", "user": {"permissions": {"pull": True}}}) == "read"
     allow = parse_ci_permissions('{"Alice": {"can_rerun_stage": true, "cooldown_interval_minutes": 5}, "bob": 3}')
     assert allow["alice"].can_rerun_stage and allow["alice"].cooldown_minutes == 5 and "bob" not in allow
 
