@@ -80,12 +80,25 @@ class LaneInfo:
         scheduled ROCm 7.0 check, dispatched by hand)."""
         return any(event in ("pull_request", "pull_request_target") for event in self.triggers)
 
+    def choice(self) -> str | None:
+        """The input that names one job from a list (`type: choice`: GitHub refuses any other value, a
+        comma-joined one too): `target_stage` when it is one, else `target_stage_select`; None when
+        `target_stage` takes any text."""
+        for name in ("target_stage", "target_stage_select"):
+            spec = self.inputs.get(name)
+            if isinstance(spec, dict) and isinstance(spec.get("options"), list):
+                return name
+            if name in self.inputs:
+                return None if name == "target_stage" else name
+        return None
+
     def dispatchable(self, config: RepoConfig) -> list[str]:
-        """Job ids `target_stage` may name: the `target_stage_select` options, else the
-        lane's GPU jobs; never `wait-for-*` or `*-finish` jobs."""
-        select = self.inputs.get("target_stage_select")
-        if isinstance(select, dict) and isinstance(select.get("options"), list):
-            ids = [str(o) for o in select["options"] if o]
+        """Job ids `target_stage` may name: the options of the input that names one from a list
+        (`choice`), else those of `target_stage_select` (SGLang lists its jobs there beside a free
+        `target_stage`), else the lane's GPU jobs; never `wait-for-*` or `*-finish` jobs."""
+        spec = self.inputs.get(self.choice() or "target_stage_select")
+        if isinstance(spec, dict) and isinstance(spec.get("options"), list):
+            ids = [str(o) for o in spec["options"] if o]
         else:
             ids = [j.id for j in self.workflow.jobs.values() if j.runs_on is not None and config.is_amd_runner(str(j.runs_on))]
         return [i for i in ids if i in self.workflow.jobs and not i.startswith("wait-for-") and not i.endswith("-finish")]
@@ -312,12 +325,14 @@ def decide(read: DispatchRead) -> DispatchPlan | Refusal | LaneRunNeeded:
                        "dispatch when that time is up.")
     targets = [job for job in targets if job not in twins]  # the rest: those someone else's dispatch runs already
     inputs: dict[str, str] = {}
-    if "target_stage" in declared:
+    choice = lane.choice()
+    if choice is None:
         inputs["target_stage"] = ",".join(targets)
     elif len(targets) == 1:
-        inputs["target_stage_select"] = targets[0]
-    else:
-        return Refusal(f"`{lane.path}` takes one stage at a time (`target_stage_select`): name one job.")
+        inputs[choice] = targets[0]
+    else:  # (GitHub refuses a value not among a choice's options: "a,b" too)
+        return Refusal(f"`{lane.path}` takes one stage at a time (`{choice}` is a choice of one job): name one job, "
+                       f"`/dispatch {lane.name} <job-id>`, of {', '.join(f'`{j}`' for j in targets)}.")
     if "pr_head_sha" in declared:
         inputs["pr_head_sha"] = head_sha
     return DispatchPlan(lane, ref, inputs, tuple(targets), head_sha, run_id,

@@ -166,9 +166,9 @@ def _dispatches(pull: PullRead, before: dict[str, str], after: dict[str, str]) -
             continue
         offered = set(patched.dispatchable(pull.config))
         jobs = [job for job in approve.changed_jobs(lane.path, before[lane.path], after[lane.path]) if job in offered]
-        if "target_stage" in patched.inputs:
+        if patched.choice() is None:
             out[name] = [jobs]
-        else:  # `target_stage_select`: one job a dispatch
+        else:  # a choice (`target_stage_select`, or a `target_stage` of `type: choice`): one job a dispatch
             out[name] = [[job] for job in jobs] or [[]]
     return out
 

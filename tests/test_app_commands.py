@@ -1630,6 +1630,38 @@ async def test_a_dispatch_github_carried_out_but_answered_502_is_not_sent_again(
         assert "Not dispatched again, so that GPU time is not spent twice" in reply.body
 
 
+_STRING_STAGE = ('      target_stage:\n        description: "Or type comma-separated stage names (overrides dropdown if '
+                 'non-empty)"\n        required: false\n        type: string\n        default: ""\n')
+
+
+@pytest.mark.parametrize("jobs, said", [
+    ("stage-a-test-1-gpu-small-amd-rocm720 sgl-kernel-unit-test-amd-rocm720",
+     f"`{ROCM720}` takes one stage at a time (`target_stage` is a choice of one job): name one job, `/dispatch rocm720 "
+     "<job-id>`, of `stage-a-test-1-gpu-small-amd-rocm720`, `sgl-kernel-unit-test-amd-rocm720`."),
+    ("stage-b-test-1-gpu-small-amd-rocm720",
+     "Not a job `rocm720` can run: `stage-b-test-1-gpu-small-amd-rocm720`. Valid: `stage-a-test-1-gpu-small-amd-rocm720`, "
+     "`sgl-kernel-unit-test-amd-rocm720`."),
+])
+async def test_a_target_stage_that_is_a_choice_is_sent_one_of_its_options_only(fake_github: FakeGitHub, bot: Bot,
+                                                                               jobs: str, said: str) -> None:
+    """review84 F02: a lane whose `target_stage` is `type: choice` got a comma-joined value, or a job
+    outside its options, and GitHub's 422 "not in the list of allowed values" (nothing ran)."""
+    world = sglang_world(fake_github, runs=1)
+    text = world.repo.files_at("main")[ROCM720]
+    choice = ('      target_stage:\n        description: "Stage to run"\n        required: false\n        type: choice\n'
+              '        default: ""\n        options: ["", "stage-a-test-1-gpu-small-amd-rocm720", '
+              '"sgl-kernel-unit-test-amd-rocm720"]\n')
+    assert _STRING_STAGE in text
+    world.repo.put_files("main", {ROCM720: text.replace(_STRING_STAGE, choice)}, message="a choice")
+    number, _ = pr_with_lane_run(world)
+    fake_github.set_permission(world.repo, "writer", "write")
+    await say(bot, world, number, f"/dispatch rocm720 {jobs}", "writer")
+    assert fake_github.dispatches == [] and fake_github.count("POST", r"/dispatches$") == 0
+    assert said in replies(fake_github, world, number)[-1].body
+    await say(bot, world, number, "/dispatch rocm720 sgl-kernel-unit-test-amd-rocm720", "writer")
+    assert [d.inputs["target_stage"] for d in fake_github.dispatches] == ["sgl-kernel-unit-test-amd-rocm720"]
+
+
 async def test_a_server_that_does_not_take_return_run_details_is_asked_without_it(fake_github: FakeGitHub,
                                                                                    bot: Bot) -> None:
     """review84 F01: GitHub Enterprise Server 3.19 answers 422 '"return_run_details" is not a permitted
