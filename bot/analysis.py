@@ -433,7 +433,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
     out += _combined(runs, workflow, config)
     ambiguous: dict[str, tuple[str, ...]] = {}
     for job in jobs:
-        if job.ref.ambiguous:
+        if job.ref.ambiguous and (job.is_amd or not job.labels):  # (one on other runners needs no measuring)
             ambiguous.setdefault(job.name, job.ref.ambiguous)
     for name, ids in sorted(ambiguous.items()):
         out.append(Unmeasured(

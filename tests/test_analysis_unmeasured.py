@@ -698,3 +698,43 @@ def test_the_step_rule_offered_for_a_step_named_with_matrix_values_takes_every_e
     assert line.fix.startswith(f"add `step_rules: [{{pattern: '^{pattern}$', category: test}}]` to .github/foldbot.yml")
     config = parse_config(f"step_rules: [{{pattern: '^{pattern}$', category: test}}]\n")
     assert [u for u in analyze({IRIS_PATH: IRIS}, runs, config).unmeasured if u.subject == "test-new-examples"] == []
+
+
+TWINS = """name: Lane
+on: pull_request
+jobs:
+  llm-td:
+    name: before-test
+    runs-on: {runner}
+    steps:
+      - name: Run retriever
+        run: python retrieve.py
+  target-determination:
+    name: before-test
+    runs-on: {runner}
+    steps:
+      - name: Run retriever
+        run: python retrieve.py
+  gpu:
+    runs-on: linux-mi300-gpu-1
+    steps:
+      - name: Run tests
+        run: pytest
+"""
+
+
+@pytest.mark.parametrize("runner, lines", [("linux.2xlarge", 0), ("linux-mi300-gpu-2", 1)])
+def test_jobs_one_name_fits_equally_are_said_only_when_they_ran_on_amd_runners(runner: str, lines: int) -> None:
+    """review83 f02: pytorch's `before-test` callers (CPU pools) were asked to be renamed, for nothing: a
+    job on other runners needs no measuring. On AMD runners they are not counted, and said so."""
+    path = ".github/workflows/lane.yml"
+    runs = [bundle(run_id=900 + i, repo="o/r", workflow_path=path, workflow_name="Lane", head_sha=f"{900 + i:040x}",
+                   start=START, jobs=[job("before-test", [Step("Run retriever", 3)], [runner]),
+                                      job("before-test", [Step("Run retriever", 4)], [runner]),
+                                      job("gpu", [Step("Pull image", 20), Step("Run tests", 30)], ["linux-mi300-gpu-1"])])
+            for i in range(3)]
+    analysis = analyze({path: TWINS.format(runner=runner)}, runs, RepoConfig())
+    said = [u for u in analysis.unmeasured if "equally" in u.reason]
+    assert len(said) == lines
+    if lines:
+        assert said[0].subject == "before-test" and said[0].fix == "give the jobs distinct `name:`s"
