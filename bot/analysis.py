@@ -677,6 +677,11 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
     walls: list[CarriedWall] = []
     warnings: list[str] = []
     same = target.path == source.path
+    named = {source.base_id(job) for job in (*(f.job for f in plan.folds), *(f.into for f in plan.folds),
+                                             *(r.job for r in plan.reshards), *(item.job for item in plan.lists))}
+    if not same and not any(target.job_id(base) is not None for base in named):
+        # a lane of other jobs (pytorch's inductor lane beside its default one) is no sibling: nothing to carry, or say
+        return LaneChange(target.path, (), (), ()), 0, [], ()
     checker = Planner(target, [], {}, config)
     # A suggestion resting on fewer than `min_samples` runs of this lane is not carried to another: that
     # lane's own runs, which are not read here, may say otherwise (one run of pr-test-amd.yml cut rocm720's

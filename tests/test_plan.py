@@ -533,6 +533,22 @@ def test_the_count_is_read_from_the_test_step_not_an_earlier_one_that_prints_it(
     assert {f.job: f.reason for f in p.findings}["big-amd-rocm700"].startswith("no fewer shards: today's 4 already run")
 
 
+def test_a_lane_of_other_jobs_is_no_sibling_and_gets_no_warning() -> None:
+    """review83 f04: with several lanes configured (pytorch's default, inductor and periodic ROCm lanes), the
+    report warned of every lane without the measured jobs ("has no ... job; the reshard is not carried
+    there"); a lane with none of them is no sibling. One that has the job, and cannot take the change, is said."""
+    text = workflow()
+    other = ".github/workflows/pr-test-amd-rocm710.yml"
+    none_alike = workflow().replace("unit-amd-rocm700", "lint-amd-rocm710").replace("big-amd-rocm700", "inductor-amd-rocm710")
+    analysis = analyze({PATH: text, other: none_alike}, runs(text), RepoConfig())
+    assert analysis.plan.folds and analysis.plan.reshards
+    assert not [w for w in analysis.warnings if other in w]
+    alike = workflow(parts=3).replace("rocm700", "rocm710")
+    analysis = analyze({PATH: text, other: alike}, runs(text), RepoConfig())
+    assert [w for w in analysis.warnings if other in w] == [
+        f"{other}: `big-amd-rocm710` does not have 4 shards with a `--total-partitions` count; not resharded there"]
+
+
 def test_never_more_shards_and_never_a_reshard_without_spare_time() -> None:
     text = workflow(step_timeout="40")
     p = plan(text, runs(text, shard_tests=[30, 31, 29, 30]))
