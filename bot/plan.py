@@ -444,10 +444,17 @@ class ShardGroup:
 
     def holds(self, values: tuple[str, ...]) -> bool:
         """Whether a called job whose name ends in `(<config>, <shard>, <count>, <runner>, ...)`,
-        as pytorch's test workflows name theirs, is one of these shards."""
+        as pytorch's test workflows name theirs, is one of these shards. Not a copy in one of pytorch's
+        periodic modes (`..., <runner>, mem_leak_check)`: its scheduled run copies each entry once a mode,
+        with another timeout, 600 min, and ~2.5x the time)."""
         return (len(values) >= 3 and values[0] == self.config and _SHARD_NUMBER.fullmatch(values[1]) is not None
-                and values[2] == str(self.count) and (self.runner is None or len(values) < 4 or values[3] == self.runner))
+                and values[2] == str(self.count) and (self.runner is None or len(values) < 4 or values[3] == self.runner)
+                and not any(value in PERIODIC_MODES for value in values[4:]))
 
+
+#: pytorch's periodic modes (filter_test_configs.py): a scheduled run copies each test-matrix entry once a mode,
+#: the mode's name as one more value (`mem_leak_check: mem_leak_check`), so its jobs' names end in it.
+PERIODIC_MODES = frozenset({"mem_leak_check", "rerun_disabled_tests"})
 
 #: A shard number as GitHub writes a matrix's integer into a job's name.
 _SHARD_NUMBER = re.compile(r"[1-9][0-9]{0,5}")
@@ -1210,9 +1217,13 @@ class Planner:
                 return percentile([total if k == 1 else total / k * imbalance for total, imbalance in runs], 90)
 
             setup = median(j.setup_seconds for run in named for values, j in run if group.holds(values))
+            moded = sorted({value for run in named for values, _ in run if values[:1] == (group.config,)
+                            for value in values[4:] if value in PERIODIC_MODES})
             measured = (f"{label} runs {n} shards (`num_shards` in `{passed.job}`'s `{passed.key}`); over "
                         f"{_runs(len(full))} its tests took {median(total for total, _ in runs) / 60:.0f} min per run "
-                        f"(median), the longest shard {p90_at(n) / 60:.0f} min (p90)")
+                        f"(median), the longest shard {p90_at(n) / 60:.0f} min (p90)"
+                        + (f" (its copies in pytorch's periodic modes, {', '.join(f'`{m}`' for m in moded)}, left out: "
+                           "another configuration, with a timeout of its own)" if moded else ""))
             each = f"each shard fewer saves one setup of {setup / 60:.0f} min (median)"
             if limit_minutes is None:
                 fewer = ", ".join(f"{k} \u2192 {p90_at(k) / 60:.0f} min" for k in range(n - 1, max(n - 4, 0), -1))

@@ -144,6 +144,29 @@ def test_the_times_of_each_configuration_are_said_against_a_timeout_foldbot_does
     ]
 
 
+def test_a_scheduled_runs_copies_in_pytorchs_periodic_modes_are_no_samples_of_the_configuration() -> None:
+    """review83 f01: rocm-mi300.yml's daily run copies each entry once a periodic mode, its jobs named
+    `test (default, 1, 3, <runner>, mem_leak_check)`, with a 600-min timeout and ~2.5x the time: they
+    were counted as `default`'s shards (or made it "not told apart"). They are left out, and said."""
+    history = runs({("default", RUNNER): [60, 50, 40]})
+    history[1] = bundle(  # the scheduled run: every entry once a mode
+        run_id=9700, repo="pytorch/pytorch", workflow_path=PATH, workflow_name="rocm-mi300", head_sha=f"{7:040x}",
+        start=datetime(2026, 8, 11, tzinfo=timezone.utc), event="schedule", jobs=[
+            api_job("linux-rocm / build", [Step("Build", 70)], ["linux.2xlarge"]),
+            *[amd_job(f"linux-rocm / test (default, {s}, 3, {RUNNER}, {mode})", labels=[RUNNER], setup_minutes=38,
+                      tests=[("Test", m * factor)])
+              for mode, factor in (("mem_leak_check", 2.5), ("rerun_disabled_tests", 0.3))
+              for s, m in enumerate((60, 50, 40), 1)]])
+    assert by_hand(lane(entries("default", 3)), history) == [
+        "test: `default` runs 3 shards (`num_shards` in `build`'s `test-matrix`); over 2 runs its tests took 150 min "
+        "per run (median), the longest shard 60 min (p90) (its copies in pytorch's periodic modes, `mem_leak_check`, "
+        "`rerun_disabled_tests`, left out: another configuration, with a timeout of its own). On fewer shards the "
+        "longest would take about 2 \u2192 90 min, 1 \u2192 150 min (p90, today's shard times scaled); each shard fewer "
+        "saves one setup of 38 min (median). The jobs' timeout is set in `./.github/workflows/_rocm-test.yml`, which "
+        "foldbot does not read: weigh these against it, and change the list by hand",
+    ]
+
+
 def test_a_timeout_the_caller_passes_names_the_count() -> None:
     history = runs({("default", RUNNER): [60, 50, 40]})
     assert trimmed(lane(entries("default", 3), "      timeout-minutes: 160\n"), history) == [(
