@@ -433,7 +433,11 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
     out += _combined(runs, workflow, config)
     ambiguous: dict[str, tuple[str, ...]] = {}
     for job in jobs:
-        if job.ref.ambiguous and (job.is_amd or not job.labels):  # (one on other runners needs no measuring)
+        # (one on other runners needs no measuring: its labels say so, or, a job that did not run, its file's `runs-on`)
+        elsewhere = (not job.is_amd) if job.labels else all(
+            (defined := workflow.jobs.get(i)) is not None and declared_amd(defined, config, workflow) is False
+            for i in job.ref.ambiguous)
+        if job.ref.ambiguous and not elsewhere:
             ambiguous.setdefault(job.name, job.ref.ambiguous)
     for name, ids in sorted(ambiguous.items()):
         out.append(Unmeasured(

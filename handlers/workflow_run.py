@@ -211,8 +211,8 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
     unread = [n for n in numbers if n not in found]  # (read here, not in upsert_comment: no more calls than before)
     found.update(zip(unread, await asyncio.gather(*(report_comments(api, n, login) for n in unread))))
     listed = {**_listed_pulls(run), **{n: _head_and_base(pr) for n, pr in (pulls or {}).items()}}
-    heads = dict(zip(numbers, await asyncio.gather(*(_pull_now(api, run, n, listed.get(n), found[n], known=n in (pulls or {}))
-                                                      for n in numbers))))
+    heads = dict(zip(numbers, await asyncio.gather(*(_pull_now(api, run, n, listed.get(n), found[n], known=n in (pulls or {}),
+                                                               default_branch=default_branch) for n in numbers))))
 
     def notes(number: int) -> str | None:  # (a PR that changes lane files: the report is about the default branch's)
         changed = sorted({p for paths in touched.get(number, ()) for p in paths if p in lanes.files})
@@ -281,15 +281,17 @@ def _listed_pulls(run: dict[str, Any]) -> dict[int, tuple[str | None, str | None
 
 
 async def _pull_now(api: RepoAPI, run: dict[str, Any], number: int, listed: tuple[str | None, str | None] | None,
-                    comments: list[dict[str, Any]], *, known: bool) -> tuple[str | None, str | None]:
+                    comments: list[dict[str, Any]], *, known: bool, default_branch: str) -> tuple[str | None, str | None]:
     """The PR's head and base now, when there is a sign that its head is not the run's (the run lists
     it at another head; its comment's stale line names another); else as the run lists them (None: not
-    said, taken to be the run's). Read again only on such a sign: no call in the common case. Only a
-    `pull_request` run's head is the PR's head commit (a `pull_request_target` run's is the base
-    branch's): of another, the head is not compared."""
+    said, taken to be the run's). Read again only on such a sign: no call in the common case. A run
+    of the PR's branch has a commit of the PR for its head; a `pull_request_target` run's head is the
+    base branch's, as is that of a run dispatched on the default branch for a fork's PR: of those, the
+    head is not compared."""
     head, base = listed or (None, None)
     ran = str(run["head_sha"])
-    if run.get("event") != "pull_request":
+    if run.get("event") == "pull_request_target" or (
+            run.get("event") == "workflow_dispatch" and run.get("head_branch") in (None, default_branch)):
         return None, base
     marked = stale_head(str(comments[0].get("body") or "")) if comments else None
     if known or ((head is None or head == ran) and (marked is None or ran.startswith(marked))):

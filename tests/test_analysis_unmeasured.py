@@ -723,14 +723,18 @@ jobs:
 """
 
 
-@pytest.mark.parametrize("runner, lines", [("linux.2xlarge", 0), ("linux-mi300-gpu-2", 1)])
-def test_jobs_one_name_fits_equally_are_said_only_when_they_ran_on_amd_runners(runner: str, lines: int) -> None:
+@pytest.mark.parametrize("runner, skipped, lines", [("linux.2xlarge", False, 0), ("linux-mi300-gpu-2", False, 1),
+                                                    ("linux.2xlarge", True, 0), ("linux-mi300-gpu-2", True, 1)])
+def test_jobs_one_name_fits_equally_are_said_only_when_they_ran_on_amd_runners(runner: str, skipped: bool,
+                                                                               lines: int) -> None:
     """review83 f02: pytorch's `before-test` callers (CPU pools) were asked to be renamed, for nothing: a
-    job on other runners needs no measuring. On AMD runners they are not counted, and said so."""
+    job on other runners needs no measuring. On AMD runners they are not counted, and said so. A job
+    GitHub skipped has no labels: its file's `runs-on` tells (review85 f03)."""
     path = ".github/workflows/lane.yml"
+    twin = (lambda minutes: skipped_job("before-test")) if skipped else (
+        lambda minutes: job("before-test", [Step("Run retriever", minutes)], [runner]))
     runs = [bundle(run_id=900 + i, repo="o/r", workflow_path=path, workflow_name="Lane", head_sha=f"{900 + i:040x}",
-                   start=START, jobs=[job("before-test", [Step("Run retriever", 3)], [runner]),
-                                      job("before-test", [Step("Run retriever", 4)], [runner]),
+                   start=START, jobs=[twin(3), twin(4),
                                       job("gpu", [Step("Pull image", 20), Step("Run tests", 30)], ["linux-mi300-gpu-1"])])
             for i in range(3)]
     analysis = analyze({path: TWINS.format(runner=runner)}, runs, RepoConfig())

@@ -8,6 +8,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
 from bot.publish import mark_stale, read_state, stale_head, unmark_stale
 from bot.report import MARKER
 from tests.fakegithub import FakeGitHub
@@ -121,6 +123,23 @@ async def test_a_first_report_of_an_older_head_is_marked_stale_and_the_common_ca
     await bot.settle()
     assert "**Stale:**" not in report(fake_github, world, moved[0]["number"]).body
     assert fake_github.count("GET", r"/pulls/\d+$") == reads
+
+
+@pytest.mark.parametrize("event", ["workflow_dispatch", "push"])
+async def test_a_run_of_the_prs_branch_by_another_event_is_marked_stale_too(fake_github: FakeGitHub, bot: Bot,
+                                                                             event: str) -> None:
+    """review85 f01: a `/dispatch` of a same-repository PR runs on its branch (its head a commit of the
+    PR), and GitHub lists the PR in it by that branch: an older head's report is marked stale as a
+    `pull_request` run's is. (A `pull_request_target` run's head is the base branch's: above.)"""
+    world = sglang_world(fake_github)
+    other = world.runs[-2]
+    pr = other["pull_requests"][0]["number"]
+    world.repo.pulls[pr].head_sha = "c" * 40
+    listed = copy.deepcopy(other["pull_requests"])
+    listed[0]["head"]["sha"] = "c" * 40
+    await bot.deliver("workflow_run", world.payload(other["id"], event=event, pull_requests=listed))
+    await bot.settle()
+    assert report(fake_github, world, pr).body.split("\n")[1] == stale_line(other["head_sha"], "c" * 40)
 
 
 def _pr_run(fake: FakeGitHub, world: World, bundle: dict[str, Any], *, lane: str, workflow_id: int, run_id: int,
