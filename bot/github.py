@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import hashlib
 import json
 import logging
 import re
@@ -65,6 +66,9 @@ class GitHubError(Exception):
         self.message = message
         self.method = method
         self.path = _path(url)
+        #: The permissions the installation token of the refused call was granted (None: not known): what a
+        #: refusal lacks is read from the token that met it, not from one minted since.
+        self.granted: dict[str, str] | None = None
 
 
 #: GitHub's words for the refusals no retry gets past (see `permanent`).
@@ -356,8 +360,8 @@ class Credentials:
             maxsize=1024, ttu=lambda _key, tok, _now: tok.expires_at - TOKEN_MARGIN_SECONDS, timer=clock
         )
         self._locks: dict[int, asyncio.Lock] = {}
-        #: What each installation's last token was granted (`permissions` of GitHub's answer: `contents: write`, ...)
-        self._granted: dict[int, dict[str, str]] = {}
+        #: What each token was granted (`permissions` of GitHub's answer: `contents: write`, ...), by its digest
+        self._granted: cachetools.LRUCache[str, dict[str, str]] = cachetools.LRUCache(maxsize=1024)
 
     @property
     def is_app(self) -> bool:
@@ -371,10 +375,9 @@ class Credentials:
     def forget(self, installation_id: int) -> None:
         self._tokens.pop(installation_id, None)
 
-    def granted(self, installation_id: int | None) -> dict[str, str] | None:
-        """The permissions an installation's last token was granted; None when not known (a personal token,
-        or no token made yet)."""
-        return self._granted.get(installation_id) if installation_id is not None else None
+    def granted(self, token: str) -> dict[str, str] | None:
+        """The permissions an installation token was granted; None when not known (a personal token)."""
+        return self._granted.get(hashlib.sha256(token.encode()).hexdigest())
 
     async def token(self, api: GitHubAPI, installation_id: int | None) -> str:
         if self.personal_token is not None:
@@ -401,7 +404,7 @@ class Credentials:
             self._tokens[installation_id] = token
             granted = data.get("permissions")
             if isinstance(granted, dict):
-                self._granted[installation_id] = {str(k): str(v) for k, v in granted.items()}
+                self._granted[hashlib.sha256(token.value.encode()).hexdigest()] = {str(k): str(v) for k, v in granted.items()}
             return token.value
 
 
@@ -597,10 +600,15 @@ class GitHub:
                     assert self.installation_id is not None
                     self.pool.credentials.forget(self.installation_id)
                     continue
-                raise GitHubError(int(exc.status_code), str(exc), method, url) from exc
+                raise self._refused(exc, method, url, token) from exc
             except HTTPException as exc:
-                raise GitHubError(int(exc.status_code), str(exc), method, url) from exc
+                raise self._refused(exc, method, url, token) from exc
         raise AssertionError("unreachable")
+
+    def _refused(self, exc: HTTPException, method: str, url: str, token: str) -> GitHubError:
+        error = GitHubError(int(exc.status_code), str(exc), method, url)
+        error.granted = self.pool.credentials.granted(token)
+        return error
 
     async def _call(self, method: str, url: str, **kwargs: Any) -> Any:
         call = getattr(self.api, method)

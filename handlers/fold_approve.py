@@ -118,7 +118,7 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
                                           patch=patch)
     except GitHubError as exc:
         branch = f"{approve.BRANCH_PREFIX}{current}"
-        granted = ctx.pool.credentials.granted(api.gh.installation_id)
+        granted = exc.granted  # (the refused call's token's: another may have been minted since)
         refusal = approve.workflow_permission_refusal(exc, granted) or approve.access_refusal(exc, branch, granted)
         if refusal is not None:  # the next approval writes with a new token
             note_permission_refused(api, ctx)

@@ -51,3 +51,32 @@ async def test_an_exhausted_primary_limit_waits_for_its_reset_or_gives_up() -> N
     [wait] = await waits_for(PRIMARY, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(now) + 30)}) or [0]
     assert 28 <= wait <= 31
     assert await waits_for(PRIMARY, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(now) + 2400)}) is None
+
+
+async def test_a_refusal_carries_the_grant_of_the_token_that_met_it(fake_github, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """review85 f02: an approval's tree refused (403) to a token without `workflows`; the owner grants it
+    and another delivery mints a token with it before the refusal is read: it was read against that
+    newer token's grant, and the reply named Contents: write. The error carries its own token's."""
+    from bot.github import GitHub, GitHubError
+    from tests.harness import app_pool
+
+    repo = fake_github.add_repo("o", "r")
+    repo.put_files("main", {"README.md": "x\n"})
+    fake_github.add_installation(7, [repo])
+    fake_github.installations[7].permissions.pop("workflows")
+    async with aiohttp.ClientSession() as session:
+        pool = app_pool(fake_github, session)
+        gh = GitHub(pool, pool._api(7), 7)
+        old = await pool.credentials.token(gh.api, 7)
+
+        async def refused(token: str) -> None:
+            assert token == old
+            fake_github.installations[7].permissions["workflows"] = "write"  # granted meanwhile ...
+            pool.credentials.forget(7)
+            await pool.credentials.token(gh.api, 7)  # ... and a token minted with it, by another delivery
+            raise BadRequest(http.HTTPStatus.FORBIDDEN, "Resource not accessible by integration")
+
+        with pytest.raises(GitHubError) as caught:
+            await gh._authorised("POST", "/repos/o/r/git/trees", refused)
+        assert caught.value.granted is not None and "workflows" not in caught.value.granted
+        assert caught.value.granted.get("contents") == "write"
