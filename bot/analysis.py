@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
-from .config import COMBINED_TEST, RepoConfig
+from .config import COMBINED_TEST, DEFAULT_STEP_RULES, RepoConfig
 from .edit import (EditError, FileEdit, FoldEdit, LaneChange, ListEdit, ListTrimEdit, ReshardEdit, VerificationError, apply_change,
                    patch_id, unified_diff, verify_edit)
 from .logs import ShardLog
@@ -582,15 +582,22 @@ def _mostly_other(runs: Sequence[RunTiming], untested: set[str], workflow: Workf
     return out
 
 
+#: A test step's name that says it builds too: jax's `Bazel ROCm tests with build_jax=true, build_jaxlib=true`.
+_BUILDS_TOO = re.compile(r"(?i)\bbuild[\w-]*\s*=\s*(?:true|yes|1)\b")
+
+
 def _combined(runs: Sequence[RunTiming], workflow: Workflow, config: RepoConfig) -> list[Unmeasured]:
     """A line per AMD job with a step that sets up and tests in one (`Build and run tests`, a minute or
-    more): counted as test by the default rule `COMBINED_TEST`, the setup in it is not seen. A rule of
-    the repository's own that takes the step says it has been looked at: no line."""
+    more): counted as test by the default rule `COMBINED_TEST`, or by another default test rule while
+    its name says it builds (`_BUILDS_TOO`), the setup in it is not seen. A rule of the repository's
+    own that takes the step says it has been looked at: no line."""
     found: dict[str, dict[str, float]] = {}
     for run in runs:
         for job in run.amd_jobs:
             for step in job.work_steps:
-                if step.category == "test" and step.seconds >= 60 and config.rule_for(step.name) is COMBINED_TEST:
+                rule = config.rule_for(step.name) if step.category == "test" and step.seconds >= 60 else None
+                if rule is not None and (rule is COMBINED_TEST or (rule in DEFAULT_STEP_RULES
+                                                                   and _BUILDS_TOO.search(step.name))):
                     steps = found.setdefault(job.workflow_job or job.name, {})
                     steps[step.name] = max(steps.get(step.name, 0.0), step.seconds)
     out = []

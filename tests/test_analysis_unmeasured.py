@@ -556,6 +556,16 @@ def test_an_hour_of_build_and_test_with_a_short_test_step_beside_it_is_not_a_sho
     assert (line.subject, line.reason.split(":")[0]) == ("hip-tests", "its step `Build and run tests` (up to 72 min) "
                                                                      "sets up and tests in one step")
     assert line.fix.startswith("split it into a setup step and a test step, and each is measured; or, to count it")
+    # review83 f03: jax's one Bazel step, which builds jaxlib from source with `build_jaxlib=true`, is said so too
+    bazel = [bundle(run_id=800 + i, repo="jax-ml/jax", workflow_path=path, workflow_name="AMD CI",
+                    head_sha=f"{800 + i:040x}", start=START,
+                    jobs=[job("hip-tests", [Step("Run actions/checkout@v4", 0.5),
+                                            Step("Bazel ROCm tests with build_jax=true, build_jaxlib=true", 80)],
+                              ["self-hosted", "gfx942"])]) for i in range(3)]
+    (line,) = analyze({path: BUILD_AND_TEST.replace("Build and run tests", "Bazel ROCm tests with build_jax=true, "
+                                                    "build_jaxlib=true")}, bazel, RepoConfig()).unmeasured
+    assert line.reason.startswith("its step `Bazel ROCm tests with build_jax=true, build_jaxlib=true` (up to 80 min) "
+                                  "sets up and tests in one step")
     # Names that set up only, and say test, stay setup.
     config = RepoConfig()
     setup = ("Build and push test image", "Install speedtest-cli and test network", "Install test dependencies",
