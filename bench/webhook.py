@@ -467,7 +467,8 @@ async def calls() -> None:
     runs = len(world.runs)
     lanes = 2
     # cold: token + App slug; the default branch's head (its name is in the payload); config; workflow dir;
-    # lane files; run list; jobs of each run; the PR's files; dashboard search + write; comment search + write;
+    # lane files; run list; jobs of each run; the PR's files; dashboard search (by its label, then, none so
+    # labelled, among all foldbot opened: a dashboard whose label a maintainer took off) + write; comment search + write;
     # what was created is read once more (two processes creating at once keep the oldest); and the newest run's
     # shard logs of the two matrices considered for a reshard (4 + 3 shards), which hold no per-file time and
     # are not looked at again for a day.
@@ -475,7 +476,7 @@ async def calls() -> None:
     # by blob); run list; the new PR's files; dashboard search + update; comment search + create + read back.
     # Nothing else: the config is kept per commit, every run's jobs were read with the cold run's history (a
     # completed run never changes), the logs are kept per job.
-    minimum = {"cold": 2 + 1 + 1 + 1 + lanes + 1 + runs + 1 + 3 + 3 + 7, "warm": 1 + 1 + 1 + 1 + 2 + 3}
+    minimum = {"cold": 2 + 1 + 1 + 1 + lanes + 1 + runs + 1 + 4 + 3 + 7, "warm": 1 + 1 + 1 + 1 + 2 + 3}
     print("GitHub calls for one workflow_run (8-run history, 2 lanes):")
     for label, total, not_modified, writes, logs in results:
         print(f"  {label}: {total} calls ({not_modified} answered 304, free of rate limit; {writes} writes; "
@@ -486,8 +487,9 @@ async def calls() -> None:
 #: the installation token; the default branch's head (the App's slug alongside); the config, the
 #: workflow listing, the run list and the run's PRs at once; the runs' jobs; the lane files and the
 #: PR's files at once; the shard logs (API redirect, then the download: 7 logs, 4 at a time: 2 rounds
-#: of each); the dashboard (search, write, read back); the PR comment (search, write, read back).
-CRITICAL_ROUNDS = 1 + 1 + 1 + 1 + 1 + 4 + 3 + 3
+#: of each); the dashboard (search by its label, then among all foldbot opened, write, read back); the PR
+#: comment (search, write, read back).
+CRITICAL_ROUNDS = 1 + 1 + 1 + 1 + 1 + 4 + 4 + 3
 CALL_MS = 50
 
 

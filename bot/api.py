@@ -226,8 +226,13 @@ class RepoAPI:
     async def react(self, comment_id: int, content: str) -> None:
         await self.gh.post(f"{self.base}/issues/comments/{int(comment_id)}/reactions", {"content": content})
 
-    async def issues(self, *, label: str, creator: str, state: str = "open") -> list[dict[str, Any]]:
-        return await self.gh.get_all(f"{self.base}/issues?state={state}&labels={_q(label)}&creator={_q(creator)}&{PAGE}")
+    async def issues(self, *, label: str | None, creator: str, state: str = "open") -> list[dict[str, Any]]:
+        """Issues (and PRs: GitHub lists both) by `creator`, with `label` when one is given."""
+        labelled = f"&labels={_q(label)}" if label is not None else ""
+        return await self.gh.get_all(f"{self.base}/issues?state={state}{labelled}&creator={_q(creator)}&{PAGE}")
+
+    async def add_labels(self, number: int, labels: list[str]) -> None:
+        await self.gh.post(f"{self.base}/issues/{int(number)}/labels", {"labels": labels})
 
     async def create_issue(self, title: str, body: str, labels: list[str]) -> dict[str, Any]:
         data = {"title": title, "body": body, "labels": labels}

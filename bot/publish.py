@@ -106,9 +106,20 @@ async def upsert_comment(api: RepoAPI, number: int, body: str, login: str,
 
 
 async def _our_dashboards(api: RepoAPI, login: str) -> list[dict[str, Any]]:
-    """foldbot's dashboard issues, open or closed, that carry its marker."""
-    issues = await api.issues(label=DASHBOARD_LABEL, creator=login, state="all")
-    return [i for i in issues if is_ours(i, login) and not i.get("pull_request")]
+    """foldbot's dashboard issues, open or closed, that carry its marker: by its label; with none so
+    labelled, among all foldbot opened (a maintainer took the label off, or deleted it: a second
+    dashboard had been opened, its record of reported runs empty), each labelled again."""
+    ours = [i for i in await api.issues(label=DASHBOARD_LABEL, creator=login, state="all")
+            if is_ours(i, login) and not i.get("pull_request")]
+    if ours:
+        return ours
+    unlabelled = [i for i in await api.issues(label=None, creator=login, state="all")
+                  if is_ours(i, login) and not i.get("pull_request")]
+    for issue in unlabelled:
+        await api.add_labels(int(issue["number"]), [DASHBOARD_LABEL])
+        log.warning("%s: dashboard issue #%s had lost its %r label; labelled again", api.repo, issue["number"],
+                    DASHBOARD_LABEL)
+    return unlabelled
 
 
 async def find_dashboard(api: RepoAPI, login: str) -> dict[str, Any] | None:

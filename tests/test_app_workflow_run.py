@@ -484,6 +484,24 @@ async def test_errors_and_rate_limits_still_give_one_correct_comment(fake_github
     assert len(dashboards(fake_github, world)) == 1
 
 
+async def test_a_dashboard_whose_label_was_taken_off_is_found_by_its_marker_and_labelled_again(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """review86 F01: a maintainer took the `foldbot` label off the dashboard (or deleted the label): the
+    next run opened a second dashboard, its record of reported runs empty (reconciling reported the
+    lanes' runs again). It is found among the issues foldbot opened, by its marker, and labelled again."""
+    world = sglang_world(fake_github)
+    first, second = world.runs[-2], world.runs[-1]
+    await bot.deliver("workflow_run", world.payload(first["id"]))
+    await bot.settle()
+    (board,) = dashboards(fake_github, world)
+    board.labels = []
+    await bot.deliver("workflow_run", world.payload(second["id"]))
+    await bot.settle()
+    boards = [i for i in world.repo.issues.values() if not i.is_pull and i.user == LOGIN and MARKER in (i.body or "")]
+    assert [(i.number, i.state, i.labels) for i in boards] == [(board.number, "open", [DASHBOARD_LABEL])]
+    assert read_state(board.body)["runs"][-1] == second["id"]
+
+
 async def test_a_push_to_the_pr_marks_the_comment_stale(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github)
     last = world.runs[-1]
