@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .api import RepoAPI
-from .github import GitHubError
+from .github import NOT_ACCESSIBLE, GitHubError
 from .replies import REPLY_MARKER
 from .report import MARKER, STATE_CLOSE, STATE_OPEN
 from .states import CommentReply, ReportState, StateError
@@ -32,14 +32,29 @@ class Written:
 
 
 def issues_off(exc: GitHubError) -> bool:
-    """GitHub's answer to the issues API of a repository with Issues turned off (410 Gone):
-    it has no dashboard issue (its pull requests' conversations still take comments)."""
-    return exc.status == 410
+    """GitHub's answer to the issues API of a repository with Issues turned off (410 Gone), or to an
+    installation not granted the Issues permission (403 "Resource not accessible by integration": one
+    that has not accepted the App's raised permissions yet): it has no dashboard issue (its pull
+    requests' conversations still take comments, which `pull_requests: write` allows)."""
+    return no_dashboard(exc) is not None
+
+
+def no_dashboard(exc: GitHubError) -> str | None:
+    """Why the repository has no dashboard issue, as a log or reply says it; None: not that."""
+    if exc.status == 410:
+        return ISSUES_OFF
+    if exc.status == 403 and NOT_ACCESSIBLE in exc.message.lower() and "/issues" in exc.path:
+        return NO_ISSUES_PERMISSION
+    return None
 
 
 #: What a repository with Issues turned off gets instead of a dashboard, in logs and replies.
 ISSUES_OFF = ("Issues are turned off in this repository, so it has no dashboard issue: the reports are the pull "
               "requests' comments (turn Issues on in Settings > General > Features for the dashboard)")
+#: ... and one whose installation lacks the Issues permission (review86 F05: no report was written at all).
+NO_ISSUES_PERMISSION = ("the App's installation is not granted the Issues permission here, so there is no dashboard "
+                        "issue: the reports are the pull requests' comments (an owner accepts the App's permissions "
+                        "under Settings > GitHub Apps > foldbot, or grants Issues: Read and write)")
 
 
 def is_ours(item: dict[str, Any], login: str, marker: str = MARKER) -> bool:

@@ -22,7 +22,7 @@ from bot.config import ConfigError
 from bot.context import Context
 from bot.github import GitHub, GitHubError, permanent
 from bot.joblogs import read_logs
-from bot.publish import (ISSUES_OFF, Written, find_dashboard, issues_off, mark_stale, our_replies, read_report,
+from bot.publish import (ISSUES_OFF, Written, find_dashboard, issues_off, mark_stale, no_dashboard, our_replies, read_report,
                          report_comments, stale_head, upsert_comment, upsert_dashboard)
 from bot.replies import completed_reply, dispatched_head
 from bot.report import pull_summary, state_block, suggestion_states, to_markdown, totals
@@ -204,7 +204,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         if not issues_off(exc):
             raise
         existing, dashboard = None, None  # the PRs' comments carry the whole report, as the dashboard would
-        ctx.log.log(logging.INFO if numbers else logging.WARNING, "%s: %s%s", repo, ISSUES_OFF,
+        ctx.log.log(logging.INFO if numbers else logging.WARNING, "%s: %s%s", repo, no_dashboard(exc),
                     "" if numbers else f"; run {run['id']} has no pull request to comment on, so it is not reported")
     skipped = skipped_note(analysis)
 

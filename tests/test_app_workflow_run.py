@@ -502,6 +502,22 @@ async def test_a_dashboard_whose_label_was_taken_off_is_found_by_its_marker_and_
     assert read_state(board.body)["runs"][-1] == second["id"]
 
 
+async def test_without_the_issues_permission_the_pr_comment_carries_the_report(fake_github: FakeGitHub, bot: Bot,
+                                                                               caplog: pytest.LogCaptureFixture) -> None:
+    """review86 F05: an installation that has not accepted the Issues permission: GET /issues answered
+    403 and the delivery failed, with no report at all, though the PR comment needs no Issues permission.
+    The PR's comment carries the report, as with Issues turned off, and the log says what to grant."""
+    world = sglang_world(fake_github)
+    fake_github.installations[INSTALLATION].permissions.pop("issues", None)
+    last = world.runs[-1]
+    with caplog.at_level(logging.INFO):
+        await bot.deliver("workflow_run", world.payload(last["id"]), "d1")
+        await bot.settle()
+    (comment,) = bot_comments(fake_github, world, last["pull_requests"][0]["number"])
+    assert read_state(comment.body)["runs"][-1] == last["id"] and dashboards(fake_github, world) == []
+    assert "not granted the Issues permission here, so there is no dashboard issue" in caplog.text
+
+
 async def test_a_push_to_the_pr_marks_the_comment_stale(fake_github: FakeGitHub, bot: Bot) -> None:
     world = sglang_world(fake_github)
     last = world.runs[-1]
