@@ -63,8 +63,9 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
                  "The report of the lane's next run is written again; approve its patch then.")
         return Outcome.refused(Refusal(
             ("The report was written before foldbot signed its reports. Nothing was committed. " if signature == "none"
-             else "The report's hidden state does not carry foldbot's signature: someone edited the report, or it "
-                  "was written with a webhook secret this foldbot no longer has. Nothing was committed. ") + again))
+             else "The report's hidden state does not carry foldbot's signature: someone edited the report, it "
+                  "was written with a webhook secret this foldbot no longer has, or under another name of this "
+                  "repository (renamed or transferred since). Nothing was committed. ") + again))
     if isinstance(decision, approve.Recompute) and not pull.pr:
         return Outcome.refused(Refusal(
             f"The lane files changed on `{pull.default_branch}` since this report; nothing was committed. The "

@@ -914,9 +914,10 @@ async def test_a_moved_base_is_recomputed_and_not_committed(fake_github: FakeGit
     assert "# a new comment" in world.repo.files_at(f"foldbot/fold-{new_id}")[ROCM720]
 
 
-SIGNATURE_REFUSED = ("The report's hidden state does not carry foldbot's signature: someone edited the report, or it "
-                     "was written with a webhook secret this foldbot no longer has. Nothing was committed. `/fold "
-                     "refresh` writes the report again; approve its patch then.")
+SIGNATURE_REFUSED = ("The report's hidden state does not carry foldbot's signature: someone edited the report, it "
+                     "was written with a webhook secret this foldbot no longer has, or under another name of this "
+                     "repository (renamed or transferred since). Nothing was committed. `/fold refresh` writes the "
+                     "report again; approve its patch then.")
 
 
 @pytest.mark.parametrize("id_too", [False, True])
