@@ -43,7 +43,8 @@ def no_dashboard(exc: GitHubError) -> str | None:
     """Why the repository has no dashboard issue, as a log or reply says it; None: not that."""
     if exc.status == 410:
         return ISSUES_OFF
-    if exc.status == 403 and NOT_ACCESSIBLE in exc.message.lower() and "/issues" in exc.path:
+    if exc.status == 403 and NOT_ACCESSIBLE in exc.message.lower() and "/issues" in exc.path \
+            and "/comments" not in exc.path:  # (a PR's comment is another permission's: not this)
         return NO_ISSUES_PERMISSION
     return None
 

@@ -204,7 +204,8 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         if not issues_off(exc):
             raise
         existing, dashboard = None, None  # the PRs' comments carry the whole report, as the dashboard would
-        ctx.log.log(logging.INFO if numbers else logging.WARNING, "%s: %s%s", repo, no_dashboard(exc),
+        why = no_dashboard(exc)  # (a permission not granted is the operator's to see: a warning)
+        ctx.log.log(logging.INFO if numbers and why == ISSUES_OFF else logging.WARNING, "%s: %s%s", repo, why,
                     "" if numbers else f"; run {run['id']} has no pull request to comment on, so it is not reported")
     skipped = skipped_note(analysis)
 
