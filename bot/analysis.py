@@ -592,12 +592,19 @@ def _combined(runs: Sequence[RunTiming], workflow: Workflow, config: RepoConfig)
     its name says it builds (`_BUILDS_TOO`), the setup in it is not seen. A rule of the repository's
     own that takes the step says it has been looked at: no line."""
     found: dict[str, dict[str, float]] = {}
+    combined: dict[str, bool] = {}  # by step name (a name is read once, not once a job and run)
+
+    def sets_up_too(name: str) -> bool:
+        if name not in combined:
+            rule = config.rule_for(name)
+            combined[name] = rule is not None and rule.category == "test" and (
+                rule is COMBINED_TEST or (rule in DEFAULT_STEP_RULES and _BUILDS_TOO.search(name) is not None))
+        return combined[name]
+
     for run in runs:
         for job in run.amd_jobs:
             for step in job.work_steps:
-                rule = config.rule_for(step.name) if step.category == "test" and step.seconds >= 60 else None
-                if rule is not None and (rule is COMBINED_TEST or (rule in DEFAULT_STEP_RULES
-                                                                   and _BUILDS_TOO.search(step.name))):
+                if sets_up_too(step.name) and step.category == "test" and step.seconds >= 60:
                     steps = found.setdefault(job.workflow_job or job.name, {})
                     steps[step.name] = max(steps.get(step.name, 0.0), step.seconds)
     out = []

@@ -260,6 +260,7 @@ class RepoConfig:
     _categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # memo of classify
     _action_categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # the same, action steps
     _amd: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)  # memo of is_amd_runner
+    _rules: dict[str, StepRule | None] = field(default_factory=dict, compare=False, repr=False)  # memo of rule_for
 
     def is_lane(self, path: str) -> bool:
         return any(fnmatch.fnmatchcase(path, p) for p in self.lanes) and not any(
@@ -278,7 +279,9 @@ class RepoConfig:
 
     def rule_for(self, step_name: str) -> StepRule | None:
         """The rule that classifies a step's name: the first that matches it."""
-        return next((rule for rule in self.step_rules if rule.matches(step_name)), None)
+        if step_name not in self._rules:
+            self._rules[step_name] = next((rule for rule in self.step_rules if rule.matches(step_name)), None)
+        return self._rules[step_name]
 
     def step_category(self, step: Any) -> str:
         """The category of a step as written (a `bot.workflow.StepDef`)."""
