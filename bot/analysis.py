@@ -583,7 +583,7 @@ def _mostly_other(runs: Sequence[RunTiming], untested: set[str], workflow: Workf
 
 
 #: A test step's name that says it builds too: jax's `Bazel ROCm tests with build_jax=true, build_jaxlib=true`.
-_BUILDS_TOO = re.compile(r"(?i)\bbuild[\w-]*\s*=\s*(?:true|yes|1)\b")
+_BUILDS_TOO = re.compile(r"(?i)(?<![\w-])build[\w-]*\s*=\s*(?:true|yes|1)\b")  # (not `no-build=true`)
 
 
 def _combined(runs: Sequence[RunTiming], workflow: Workflow, config: RepoConfig) -> list[Unmeasured]:

@@ -35,7 +35,7 @@ def _may_anchor(text: str) -> bool:
     at = text.find("&")
     while at != -1:
         after = text[at + 1:at + 2]
-        if (at == 0 or text[at - 1] in " \t\r\n[{,:-") and after and after not in " \t\r\n[]{},&":
+        if (at == 0 or text[at - 1] in " \t\r\n\x85\u2028\u2029[{,:-") and after and after not in " \t\r\n[]{},&":
             return True
         at = text.find("&", at + 1)
     return False

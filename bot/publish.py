@@ -32,21 +32,20 @@ class Written:
 
 
 def issues_off(exc: GitHubError) -> bool:
-    """GitHub's answer to the issues API of a repository with Issues turned off (410 Gone), or to an
-    installation not granted the Issues permission (403 "Resource not accessible by integration": one
-    that has not accepted the App's raised permissions yet): it has no dashboard issue (its pull
-    requests' conversations still take comments, which `pull_requests: write` allows)."""
-    return no_dashboard(exc) is not None
+    """GitHub's answer to the issues API of a repository with Issues turned off (410 Gone):
+    it has no dashboard issue (its pull requests' conversations still take comments)."""
+    return exc.status == 410
 
 
-def no_dashboard(exc: GitHubError) -> str | None:
-    """Why the repository has no dashboard issue, as a log or reply says it; None: not that."""
-    if exc.status == 410:
-        return ISSUES_OFF
-    if exc.status == 403 and NOT_ACCESSIBLE in exc.message.lower() and "/issues" in exc.path \
-            and "/comments" not in exc.path:  # (a PR's comment is another permission's: not this)
-        return NO_ISSUES_PERMISSION
-    return None
+def issues_refused(exc: GitHubError, repo: str) -> bool:
+    """GitHub's 403 "Resource not accessible by integration" to the repository's issues API (not a
+    comment's): the Issues permission not granted (an installation that has not accepted the App's
+    raised permissions), or the repository taken out of the installation (`bot.github.unreachable`
+    tells the two apart)."""
+    prefix = f"/repos/{repo.lower()}/issues"
+    path = exc.path.lower()
+    return (exc.status == 403 and NOT_ACCESSIBLE in exc.message.lower() and path.startswith(prefix)
+            and "/comments" not in path[len(prefix):])
 
 
 #: What a repository with Issues turned off gets instead of a dashboard, in logs and replies.

@@ -21,7 +21,7 @@ import aiohttp
 from .api import RepoAPI
 from .config import ConfigError, RepoConfig
 from .github import GitHubError, GitHubPool
-from .publish import find_dashboard, issues_off, no_dashboard, read_report
+from .publish import ISSUES_OFF, find_dashboard, issues_off, read_report
 from .repo import read_config, read_lanes, workflow_listing
 from .workflow import WorkflowError
 
@@ -155,7 +155,7 @@ async def _missed_in(api: RepoAPI, installation_id: int, branch: str, login: str
         dashboard = await find_dashboard(api, login)
     except GitHubError as exc:
         if issues_off(exc):  # nothing holds which runs were reported: not looked for (the log says why)
-            raise NoDashboard(f"{no_dashboard(exc)}; with no dashboard to hold which runs were reported, missed runs are "
+            raise NoDashboard(f"{ISSUES_OFF}; with no dashboard to hold which runs were reported, missed runs are "
                               "not looked for") from exc
         raise
     found = []

@@ -20,9 +20,9 @@ from bot.analysis import Analysis, Unmeasured, analyze
 from bot.api import RepoAPI
 from bot.config import ConfigError
 from bot.context import Context
-from bot.github import GitHub, GitHubError, permanent
+from bot.github import GitHub, GitHubError, permanent, unreachable
 from bot.joblogs import read_logs
-from bot.publish import (ISSUES_OFF, Written, find_dashboard, issues_off, mark_stale, no_dashboard, our_replies, read_report,
+from bot.publish import (ISSUES_OFF, NO_ISSUES_PERMISSION, Written, find_dashboard, issues_off, issues_refused, mark_stale, our_replies, read_report,
                          report_comments, stale_head, upsert_comment, upsert_dashboard)
 from bot.replies import completed_reply, dispatched_head
 from bot.report import pull_summary, state_block, suggestion_states, to_markdown, totals
@@ -201,10 +201,11 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
             ctx.log.info("%s: dashboard issue #%d left to the lane's latest run, newer than run %s", repo,
                          dashboard.number, run["id"])
     except GitHubError as exc:
-        if not issues_off(exc):
+        why = await _no_dashboard(api, exc)
+        if why is None:
             raise
         existing, dashboard = None, None  # the PRs' comments carry the whole report, as the dashboard would
-        why = no_dashboard(exc)  # (a permission not granted is the operator's to see: a warning)
+        # (a permission not granted is the operator's to see: a warning)
         ctx.log.log(logging.INFO if numbers and why == ISSUES_OFF else logging.WARNING, "%s: %s%s", repo, why,
                     "" if numbers else f"; run {run['id']} has no pull request to comment on, so it is not reported")
     skipped = skipped_note(analysis)
@@ -250,6 +251,18 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         if written is not None:
             ctx.log.info("%s#%d: report comment %s", repo, n, written.action)
     return Reported(dashboard, existing is None, {n: w for n, w in zip(bodies, comments) if w is not None})
+
+
+async def _no_dashboard(api: RepoAPI, exc: GitHubError) -> str | None:
+    """Why the repository has no dashboard issue, when GitHub's refusal says it has none: Issues turned
+    off (410), or the Issues permission not granted (403, with the repository still in this
+    installation; `unreachable` forgets the token, so the next holds a grant made since). None: not
+    that (a repository taken out of the installation fails as any write there does)."""
+    if issues_off(exc):
+        return ISSUES_OFF
+    if issues_refused(exc, api.repo) and await unreachable(api.gh, api.repo, exc) is None:
+        return NO_ISSUES_PERMISSION
+    return None
 
 
 def _newer_report(comments: list[dict[str, Any]], path: str, run: dict[str, Any]) -> tuple[dict[str, Any], int] | None:

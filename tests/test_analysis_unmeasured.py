@@ -566,6 +566,13 @@ def test_an_hour_of_build_and_test_with_a_short_test_step_beside_it_is_not_a_sho
                                                     "build_jaxlib=true")}, bazel, RepoConfig()).unmeasured
     assert line.reason.startswith("its step `Bazel ROCm tests with build_jax=true, build_jaxlib=true` (up to 80 min) "
                                   "sets up and tests in one step")
+    # ... not a step that says it does not build (review87 F05)
+    nobuild = [bundle(run_id=850 + i, repo="jax-ml/jax", workflow_path=path, workflow_name="AMD CI",
+                      head_sha=f"{850 + i:040x}", start=START,
+                      jobs=[job("hip-tests", [Step("Run actions/checkout@v4", 0.5), Step("Run tests with no-build=true", 80)],
+                                ["self-hosted", "gfx942"])]) for i in range(3)]
+    assert analyze({path: BUILD_AND_TEST.replace("Build and run tests", "Run tests with no-build=true")}, nobuild,
+                   RepoConfig()).unmeasured == ()
     # Names that set up only, and say test, stay setup.
     config = RepoConfig()
     setup = ("Build and push test image", "Install speedtest-cli and test network", "Install test dependencies",

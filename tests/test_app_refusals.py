@@ -152,7 +152,7 @@ async def test_a_run_whose_payload_says_archived_is_not_analysed(
         "no report could be written there" in [r.getMessage() for r in caplog.records]
 
 
-@pytest.mark.parametrize("how", ["uninstalled", "suspended", "removed", "removed-public"])
+@pytest.mark.parametrize("how", ["uninstalled", "suspended", "removed", "removed-public", "removed-public-no-pr"])
 async def test_queued_deliveries_of_an_installation_gone_are_done_with_a_line_each(
         how: str, fake_github: FakeGitHub, tmp_path: Path, quick_retries: None,
         caplog: pytest.LogCaptureFixture) -> None:
@@ -163,7 +163,8 @@ async def test_queued_deliveries_of_an_installation_gone_are_done_with_a_line_ea
     (and `GET /repos/{repo}/installation` 404). Each delivery is done after one try."""
     caplog.set_level("INFO")
     world = sglang_world(fake_github)
-    world.repo.private = how != "removed-public"
+    world.repo.private = not how.startswith("removed-public")
+    pulls = {"pull_requests": []} if how == "removed-public-no-pr" else {}  # (a run of no PR: the dashboard its one write)
     bot, runner = await start_bot(fake_github, data_dir=tmp_path)
     try:
         assert (await bot.deliver("workflow_run", world.payload(world.runs[-2]["id"]), delivery="before"))[0] == 202
@@ -172,10 +173,12 @@ async def test_queued_deliveries_of_an_installation_gone_are_done_with_a_line_ea
         {"uninstalled": lambda: fake_github.uninstall(INSTALLATION),
          "suspended": lambda: fake_github.suspend(INSTALLATION),
          "removed": lambda: fake_github.remove_from_installation(INSTALLATION, world.repo),
-         "removed-public": lambda: fake_github.remove_from_installation(INSTALLATION, world.repo)}[how]()
+         "removed-public": lambda: fake_github.remove_from_installation(INSTALLATION, world.repo),
+         "removed-public-no-pr": lambda: fake_github.remove_from_installation(INSTALLATION, world.repo)}[how]()
         asks = fake_github.count("POST", rf"/app/installations/{INSTALLATION}/access_tokens$")
         for delivery in ("a", "b"):
-            assert (await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]), delivery=delivery))[0] == 202
+            assert (await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"], **pulls),
+                                      delivery=delivery))[0] == 202
         assert [await finished(bot, d, fake_github) for d in ("a", "b")] == [200, 200]
         assert [bot.state.journal.state(d) for d in ("a", "b")] == ["done", "done"]
         why = {"uninstalled": f"the App's installation {INSTALLATION} is gone (the App was uninstalled)",
@@ -184,7 +187,7 @@ async def test_queued_deliveries_of_an_installation_gone_are_done_with_a_line_ea
                "removed": "the repository sgl-project/sglang is out of the App's reach (taken out of the "
                           "installation, or deleted)",
                "removed-public": "the repository sgl-project/sglang is not in the App's installation any more "
-                                 "(taken out of it)"}[how]
+                                 "(taken out of it)"}[how.removesuffix("-no-pr")]
         said = [(r.levelname, r.getMessage().split("; GitHub refuses")[0]) for r in caplog.records
                 if r.levelno >= logging.INFO and r.getMessage().startswith("delivery ")
                 and "(workflow_run)" in r.getMessage()]
@@ -192,6 +195,8 @@ async def test_queued_deliveries_of_an_installation_gone_are_done_with_a_line_ea
         assert said == [(level, f"delivery {d} (workflow_run): sgl-project/sglang: {why}") for d in ("a", "b")]
         assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and
                 not r.getMessage().startswith("delivery ")] == []
+        # (review87 F01: a dashboard write refused so, in a run with no PR, had been taken for the Issues permission)
+        assert not [r for r in caplog.records if "Issues permission" in r.getMessage()]
         # uninstalled: the token in hand is refused (401), and each delivery asks for one once (404);
         # else the token in hand is answered (403 suspended, or 404 for the repository)
         assert fake_github.count("POST", rf"/app/installations/{INSTALLATION}/access_tokens$") - asks == \
@@ -237,7 +242,8 @@ async def test_a_dashboard_write_refused_for_a_permission_not_granted_leaves_the
         number = last["pull_requests"][0]["number"]
         assert [c for c in fake_github.comments_on(world.repo, number) if c.user == "foldbot[bot]"]
         assert any("not granted the Issues permission here" in m for m in lines(caplog, logging.WARNING))
-        # the owner grants it: the next report holds a new token (the one in hand has the permissions it was minted with)
+        # the owner accepts it: GitHub sends `new_permissions_accepted`, on which foldbot forgets the token in hand
+        # (minted with the permissions of then); here it expires
         fake_github.installations[INSTALLATION].permissions["issues"] = "write"
         fake_github.expire_tokens()
         assert (await bot.deliver("workflow_run", world.payload(world.runs[-2]["id"]), delivery="b"))[0] == 202
@@ -246,3 +252,17 @@ async def test_a_dashboard_write_refused_for_a_permission_not_granted_leaves_the
     finally:
         await bot.session.close()
         await runner.cleanup()
+
+
+@pytest.mark.parametrize("repo, path, refused", [
+    ("acme/comments-service", "/repos/acme/comments-service/issues", True),  # (review87 F03: the name held "comments")
+    ("comments/widgets", "/repos/comments/widgets/issues/7", True),
+    ("acme/widgets", "/repos/acme/widgets/issues/7/comments", False),  # a PR's comment: another permission's
+    ("acme/widgets", "/repos/acme/widgets/pulls", False),
+])
+def test_a_refusal_of_the_issues_api_is_told_by_the_path_after_the_repository(repo: str, path: str, refused: bool) -> None:
+    from bot.github import GitHubError
+    from bot.publish import issues_refused
+
+    error = GitHubError(403, "Resource not accessible by integration", "POST", f"https://api.github.com{path}")
+    assert issues_refused(error, repo) is refused

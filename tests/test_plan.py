@@ -400,6 +400,11 @@ def test_a_suite_whose_anchors_other_jobs_alias_is_not_folded_and_a_patch_that_d
     plain = workflow().replace("      - name: Run unit tests\n", "      - &unit\n        name: Run unit tests\n", 1)
     plain = plain.replace("        run: bash install.sh\n", "        run:\tbash install.sh && echo ok\n")
     assert [f.job for f in plan(plain, runs(plain)).folds] == ["unit-amd-rocm700"]
+    # the first look: an anchor after any line end YAML knows (review87 F06: NEL), none in a script's `&&` or `2>&1`
+    from bot.plan import _may_anchor
+
+    assert [_may_anchor(t) for t in ("a: 1\x85b: &x 2", "- &x a", "k: {a: &x 1}", "run: a && b 2>&1", "x: a&b")] == [
+        True, True, True, False, False]
 
 
 def test_suggestions_whose_patch_does_not_check_say_there_is_nothing_to_approve(monkeypatch: pytest.MonkeyPatch) -> None:
