@@ -110,12 +110,11 @@ async def _fetch_logs(api: RepoAPI, fetched: Fetched, files: dict[str, str], bun
             say(f"  log of job {job.api_id} ({job.name}): not read: {exc}")
             continue
         target = fetched.out / "logs" / f"{job.api_id}.log"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)  # as GitHub sent it, as `foldbot analyze --logs` reads it
+        _write(target, data)  # as GitHub sent it, as `foldbot analyze --logs` reads it
         fetched.logs[job.api_id] = target.relative_to(fetched.out).as_posix()
         say(f"  log of job {job.api_id} ({job.name}): {len(data) / 1024:.0f} KiB")
 
 
-def _write(path: Path, text: str) -> None:
+def _write(path: Path, content: str | bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))

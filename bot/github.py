@@ -377,7 +377,7 @@ class Credentials:
 
     def granted(self, token: str) -> dict[str, str] | None:
         """The permissions an installation token was granted; None when not known (a personal token)."""
-        return self._granted.get(hashlib.sha256(token.encode()).hexdigest())
+        return self._granted.get(_digest(token))
 
     async def token(self, api: GitHubAPI, installation_id: int | None) -> str:
         if self.personal_token is not None:
@@ -404,8 +404,13 @@ class Credentials:
             self._tokens[installation_id] = token
             granted = data.get("permissions")
             if isinstance(granted, dict):
-                self._granted[hashlib.sha256(token.value.encode()).hexdigest()] = {str(k): str(v) for k, v in granted.items()}
+                self._granted[_digest(token.value)] = {str(k): str(v) for k, v in granted.items()}
             return token.value
+
+
+def _digest(token: str) -> str:
+    """What a token is kept by, not the token itself."""
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 class GitHubPool:

@@ -136,15 +136,12 @@ def _block_entry(payload: str) -> tuple[str, float]:
     return normal_path(name), float(elapsed)
 
 
-#: Line ends besides \n that `str.splitlines` knows (an editor or a browser may show them so), \r\n
-#: being one; in a log read as bytes, U+0085, U+2028 and U+2029 are their UTF-8.
-_OTHER_BREAKS = re.compile("\r\n?|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
-_OTHER_BREAKS_BYTES = re.compile(b"\r\n?|[\x0b\x0c\x1c-\x1e]|\xc2\x85|\xe2\x80[\xa8\xa9]")
-#: ... and every line end, \n with them: the next one, in a log that has them.
+#: Every line end `str.splitlines` knows (an editor or a browser may show them so), \r\n being one; in a
+#: log read as bytes, U+0085, U+2028 and U+2029 are their UTF-8. Looked for in a log that has one besides \n.
 _BREAKS = re.compile("\r\n?|[\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 _BREAKS_BYTES = re.compile(b"\r\n?|[\n\x0b\x0c\x1c-\x1e]|\xc2\x85|\xe2\x80[\xa8\xa9]")
 _KEYS_BYTES = tuple(key.encode() for key in _KEYS)
-#: What any of them starts with: whether a log has one is a few scans at memchr's speed (a regex's
+#: What any of them but \n starts with: whether a log has one is a few scans at memchr's speed (a regex's
 #: search over the bytes, with its alternatives, took 25 ns a byte).
 _OTHER_STARTS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 _OTHER_STARTS_BYTES = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
@@ -182,19 +179,17 @@ class _Lines:
         self.binary = not isinstance(data, str)
         self.newline: str | bytes = b"\n" if self.binary else "\n"
         starts = _OTHER_STARTS_BYTES if self.binary else _OTHER_STARTS
-        #: the rarer line ends, looked for within a line when the log has any (and then every line end)
-        self.other: re.Pattern | None = None
+        #: every line end, looked for when the log has one besides \n (else `find` of \n is enough)
         self.breaks: re.Pattern | None = None
         if any(start in data for start in starts):  # type: ignore[operator]
-            self.other = _OTHER_BREAKS_BYTES if self.binary else _OTHER_BREAKS
             self.breaks = _BREAKS_BYTES if self.binary else _BREAKS
 
     def line_at(self, at: int, after: int) -> tuple[str, int]:
         """The line holding position `at` (a line starting at `after` or later), without its
         stamp, and where the next line starts."""
         start = self.data.rfind(self.newline, after, at) + 1 or after  # type: ignore[arg-type]
-        if self.other is not None:
-            for found in self.other.finditer(self.data, start, at):
+        if self.breaks is not None:  # (the rarer ones, between that \n and `at`)
+            for found in self.breaks.finditer(self.data, start, at):
                 start = found.end()
         return self.line_from(start)
 

@@ -1098,16 +1098,15 @@ class Planner:
         predictors: list[Callable[[int], float]] = []
         for shards in full_runs:
             merged = self._run_log(job, shards, key, values, step)
+            times = [j.step_seconds(step.name) or j.test_seconds for j in shards]
             if merged is not None:
                 log_runs += 1
-                times = [j.step_seconds(step.name) or j.test_seconds for j in shards]
                 longest = ShardPredictor(merged, sum(times)).longest
                 # Today's count, or fewer, takes at least what its longest shard was measured to take (a
                 # file that ran in another shard than the estimates put it, a slow shard's start)
                 predictors.append(lambda k, longest=longest, today=max(times):
                                   max(_or_inf(longest(k)), today) if k <= n else _or_inf(longest(k)))
             else:
-                times = [j.step_seconds(step.name) or j.test_seconds for j in shards]
                 total = sum(times)
                 imbalance = max(times) / (total / n) if total else 1.0
                 predictors.append(lambda k, total=total, imbalance=imbalance: total if k == 1 else total / k * imbalance)

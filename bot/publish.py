@@ -124,12 +124,14 @@ async def _our_dashboards(api: RepoAPI, login: str) -> list[dict[str, Any]]:
     """foldbot's dashboard issues, open or closed, that carry its marker: by its label; with none so
     labelled, among all foldbot opened (a maintainer took the label off, or deleted it: a second
     dashboard had been opened, its record of reported runs empty), each labelled again."""
-    ours = [i for i in await api.issues(label=DASHBOARD_LABEL, creator=login, state="all")
-            if is_ours(i, login) and not i.get("pull_request")]
+    async def dashboards(label: str | None) -> list[dict[str, Any]]:
+        return [i for i in await api.issues(label=label, creator=login, state="all")
+                if is_ours(i, login) and not i.get("pull_request")]
+
+    ours = await dashboards(DASHBOARD_LABEL)
     if ours:
         return ours
-    unlabelled = [i for i in await api.issues(label=None, creator=login, state="all")
-                  if is_ours(i, login) and not i.get("pull_request")]
+    unlabelled = await dashboards(None)
     for issue in unlabelled:
         await api.add_labels(int(issue["number"]), [DASHBOARD_LABEL])
         log.warning("%s: dashboard issue #%s had lost its %r label; labelled again", api.repo, issue["number"],
