@@ -22,10 +22,15 @@ from .api import RepoAPI
 from .config import ConfigError, RepoConfig
 from .github import GitHubError, GitHubPool
 from .publish import ISSUES_OFF, find_dashboard, issues_off, read_report
-from .repo import read_config, read_lanes, workflow_listing
+from .repo import read_config, read_lanes, run_order, workflow_listing
+from .states import ReportState
 from .workflow import WorkflowError
 
 logger = logging.getLogger("foldbot.reconcile")
+
+
+#: How the id of a delivery a reconciling round made begins.
+RECONCILED = "reconcile-"
 
 
 @dataclass(frozen=True)
@@ -36,15 +41,19 @@ class Missed:
     default_branch: str
     #: The delivery that found it, when not a reconciling round (an installation event).
     found_by: str = ""
+    #: Why a run reported already is reported again (the dashboard is out of date: `out_of_date`),
+    #: with the default branch head it was found at; "": its delivery never came.
+    again: str = ""
 
     @property
     def delivery_id(self) -> str:
         """The id it is journaled under: the same in every round and every replica, so one
-        missed run is reported once. An installation event's own (`found_by`): what the
-        rounds could not report before it (a permission missing, the installation suspended)
-        is reported after it, and a copy of that event queues nothing more."""
-        own = f"reconcile-{self.run['id']}-{self.run.get('run_attempt') or 1}"
-        return f"{own}-{self.found_by}" if self.found_by else own
+        missed run is reported once (a run reported again: once per default branch head).
+        An installation event's own (`found_by`): what the rounds could not report before it
+        (a permission missing, the installation suspended) is reported after it, and a copy
+        of that event queues nothing more."""
+        return RECONCILED + "-".join(part for part in (str(self.run["id"]), str(self.run.get("run_attempt") or 1),
+                                          self.again, self.found_by) if part)
 
     def payload(self) -> dict[str, Any]:
         """The `workflow_run` completed delivery GitHub would have sent for it."""
@@ -67,13 +76,32 @@ def missed(run: dict[str, Any], lane: str, dashboard: dict[str, Any] | None) -> 
     state = read_report(dashboard.get("body") or "") if dashboard else None
     if dashboard is None or state is None:
         return True
-    if state.reported:
+    if state.reported or state.error:
         return (int(run["id"]), int(run.get("run_attempt") or 1)) not in state.reported.get(lane, ())
     # written by a foldbot before it kept the runs reported: the report of that lane names its
     # runs; another lane's, when it was written (the next report keeps them: `dashboard_body`)
     if state.workflow == lane:
         return int(run["id"]) not in state.runs
     return str(run.get("updated_at") or "") > str(dashboard.get("updated_at") or "")
+
+
+#: What an out-of-date dashboard shows, by `out_of_date`'s answer (the log's words).
+OUT_OF_DATE = {"error": "says what foldbot could not analyse, at an older default branch head",
+               "lanes": "shows a workflow that is no lane now"}
+
+
+def out_of_date(state: ReportState | None, head: str, lanes: Collection[str]) -> str | None:
+    """Why a dashboard whose runs were all reported no longer shows what it should: it says what
+    foldbot could not analyse at another default branch head than `head` (the config or a lane
+    file fixed since: "error"), or it shows a workflow that is not among `lanes` now (dropped
+    from the config's lanes, or its file gone: "lanes"). None: it is as it should be."""
+    if state is None:
+        return None
+    if state.error:
+        return "error" if state.base_sha != head else None
+    if state.workflow not in lanes or any(lane not in lanes for lane in state.lanes):
+        return "lanes"
+    return None
 
 
 async def find_missed(pool: GitHubPool, login: str, *, log: Callable[[str], None] = lambda _: None) -> list[Missed]:
@@ -158,11 +186,19 @@ async def _missed_in(api: RepoAPI, installation_id: int, branch: str, login: str
             raise NoDashboard(f"{ISSUES_OFF}; with no dashboard to hold which runs were reported, missed runs are "
                               "not looked for") from exc
         raise
-    found = []
+    found, latest = [], {}
     for path in sorted(lanes.files):
         runs = await api.runs(path.rsplit("/", 1)[-1], status="completed", count=1)
+        if runs and runs[0].get("conclusion") != "action_required":
+            latest[path] = runs[0]
         if runs and missed(runs[0], path, dashboard):
             found.append(Missed(api.repo, installation_id, runs[0], branch))
+    state = read_report(str(dashboard.get("body") or "")) if dashboard else None
+    why = None if found else out_of_date(state, head, lanes.files)
+    if why is not None and latest:  # one lane's latest run writes the dashboard anew: the lane it showed, if still one
+        assert state is not None
+        lane = state.workflow if state.workflow in latest else max(latest, key=lambda p: run_order(latest[p]))
+        found.append(Missed(api.repo, installation_id, latest[lane], branch, again=f"{why}-{head[:12]}"))
     return found
 
 

@@ -86,5 +86,6 @@ def clipped(message: str, limit: int = ERROR_TEXT_LIMIT) -> str:
 def error_body(repo: str, message: str) -> str:
     return (f"{MARKER}\n### foldbot: AMD CI setup report\n\n"
             f"foldbot could not analyse {md_escape(repo)}: {md_text(clipped(message))}\n\n"
-            "Fix the file it names; the next completed lane run updates this report.\n")
+            "Fix the file it names; the report comes back with the next completed lane run, or once the fix is on "
+            "the default branch, when foldbot next looks for missed runs (every 30 minutes as deployed).\n")
 

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from .redisjournal import RedisJournal
     from .workerproc import WorkerLink
 from .metrics import Metrics
-from .reconcile import Missed, find_missed
+from .reconcile import OUT_OF_DATE, Missed, find_missed
 from .redeliver import MAX_TRIES, Memory, redeliver_failed
 from .payload import FIELDS, PayloadError, check, parse
 from .settings import Settings
@@ -861,10 +861,15 @@ async def reconcile_loop(state: AppState) -> None:
                 async with holding_lead(state, "reconcile"):
                     found = await find_missed(state.pool, await state.pool.bot_login(), log=log.warning)
                 taken = [item for item in found if await _queue_missed(state, item)]
-                if taken:  # (not those reconciled already, whose report did not count them: not a lane any more, ...)
+                lost = [item for item in taken if not item.again]
+                if lost:  # (not those reconciled already, whose report did not count them: not a lane any more, ...)
                     log.warning("reconcile: %d lane runs are not among the runs the dashboard says were reported "
                                 "(their delivery never came, or two replicas wrote the dashboard at once); they are "
-                                "reported now: %s", len(taken), ", ".join(f"{m.repo} run {m.run['id']}" for m in taken))
+                                "reported now: %s", len(lost), ", ".join(f"{m.repo} run {m.run['id']}" for m in lost))
+                for item in taken:
+                    if item.again:
+                        log.info("reconcile: %s: the dashboard %s; run %s of %s reports there again", item.repo,
+                                 OUT_OF_DATE[item.again.split("-", 1)[0]], item.run["id"], item.run.get("path"))
         except (GitHubError, aiohttp.ClientError, asyncio.TimeoutError) as exc:
             log.error("reconcile: could not list the installations' lane runs: %s", exc)
         except Exception:  # the journal (Redis away), or a bug: the next round comes all the same

@@ -135,6 +135,14 @@ def _lanes(data: Any) -> dict[str, LaneFigures]:
     return out
 
 
+def _flag(data: Any, what: str) -> bool:
+    if data is None:
+        return False
+    if not isinstance(data, bool):
+        raise StateError(f"`{what}` is not true or false")
+    return data
+
+
 def _reported(data: Any) -> dict[str, tuple[tuple[int, int], ...]]:
     if data is None:
         return {}
@@ -168,6 +176,9 @@ class ReportState:
     reported: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     #: On the dashboard: every lane's headline in its latest report (this lane's too).
     lanes: dict[str, LaneFigures] = field(default_factory=dict)
+    #: On the dashboard: it says what foldbot could not analyse at `base_sha` (the default branch
+    #: head then), not a report; reconciling analyses again once that head has moved.
+    error: bool = False
 
     def reporting(self, lane: str, run_id: int, attempt: int) -> dict[str, tuple[tuple[int, int], ...]]:
         """`reported` with this completion added to `lane`'s."""
@@ -190,6 +201,8 @@ class ReportState:
             data["reported"] = {lane: [list(item) for item in items] for lane, items in self.reported.items()}
         if self.lanes:
             data["lanes"] = {lane: list(figures) for lane, figures in self.lanes.items()}
+        if self.error:
+            data["error"] = True
         return data
 
     @classmethod
@@ -217,6 +230,7 @@ class ReportState:
             suggestions=_suggestions(data.get("suggestions_z")),
             reported=_reported(data.get("reported")),
             lanes=_lanes(data.get("lanes")),
+            error=_flag(data.get("error"), "error"),
         )
 
     @property

@@ -24,6 +24,7 @@ from bot.github import GitHub, GitHubError, permanent, unreachable
 from bot.joblogs import read_logs
 from bot.publish import (ISSUES_OFF, NO_ISSUES_PERMISSION, Written, find_dashboard, issues_off, issues_refused, mark_stale, our_replies, read_report,
                          report_comments, stale_head, upsert_comment, upsert_dashboard)
+from bot.reconcile import RECONCILED
 from bot.replies import completed_reply, dispatched_head
 from bot.report import pull_summary, state_block, suggestion_states, to_markdown, totals
 from bot.reporting import (PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, lane_change_note, skipped_note,
@@ -60,7 +61,8 @@ async def on_completed(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
         return
     key = ("workflow_run", repo, run["id"], run.get("run_attempt"))
     async with ctx.state.lock(repo):
-        if key in ctx.state.done_keys:
+        # (what a reconciling round found unreported, the dashboard says so: it knows better than this memory)
+        if key in ctx.state.done_keys and not ctx.delivery_id.startswith(RECONCILED):
             ctx.log.info("run %s attempt %s of %s was already reported", run["id"], run.get("run_attempt"), repo)
             return
         api = RepoAPI(gh, repo)
@@ -116,7 +118,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         *((history(api, run, DEFAULT_HISTORY, ctx.state.cache), pull_requests_of_run(api, run)) if likely else ()),
     )
     if isinstance(config_read, ConfigError):
-        return await unanalysed(api, ctx, login, str(config_read))
+        return await unanalysed(api, ctx, login, str(config_read), head=head)
     config = config_read
     ctx.state.cache[("config-seen", repo)] = config
     if not config.is_lane(path):
@@ -142,7 +144,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
     lanes, changed = await asyncio.gather(
         _lanes(api, head, config, path, listing, ctx), asyncio.gather(*(api.pull_files(n) for n in readable)))
     if isinstance(lanes, WorkflowError):  # a lane file that is not text
-        return await unanalysed(api, ctx, login, str(lanes))
+        return await unanalysed(api, ctx, login, str(lanes), head=head, run=(path, run))
     touched = dict(zip(readable, changed))
     if path not in lanes.files:
         ctx.log.info("%s: %s is not on the default branch (yet); nothing to patch", repo, path)
@@ -152,7 +154,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         analysis = await analyze_with_logs(api, ctx, lanes.files, bundles, config, lanes.called)
         checks = await asyncio.to_thread(check_patch, analysis.patch, analysis.edits, lanes.files) if analysis.patch else None
     except USER_ERRORS as exc:
-        return await unanalysed(api, ctx, login, str(exc), f"cannot analyse {path}: ")
+        return await unanalysed(api, ctx, login, str(exc), f"cannot analyse {path}: ", head=head, run=(path, run))
     state = ReportState(workflow=path, base_sha=head, head_sha=str(run["head_sha"]),
                         runs=tuple(int(b["workflow_run"]["id"]) for b in bundles), blobs=lanes.blobs,
                         patch_id=analysis.patch_id, patch=analysis.patch, summary=pull_summary(analysis),
@@ -384,25 +386,32 @@ async def unconfigured(api: RepoAPI, ctx: Context, login: str, config: RepoConfi
                  api.repo, files, written.number, written.action)
 
 
-async def unanalysed(api: RepoAPI, ctx: Context, login: str, reason: str, what: str = "") -> Unanalysed:
+async def unanalysed(api: RepoAPI, ctx: Context, login: str, reason: str, what: str = "", *, head: str = "",
+                     run: tuple[str, dict[str, Any]] | None = None) -> Unanalysed:
     """A run that cannot be analysed: the dashboard says why (`write_error`), and the log."""
-    written = await write_error(api, reason, login, ctx.state_keys)
+    completion = None if run is None else (run[0], int(run[1]["id"]), int(run[1].get("run_attempt") or 1))
+    written = await write_error(api, reason, login, ctx.state_keys, head=head, run=completion)
     ctx.log.warning("%s: %s%s%s", api.repo, what, reason, "" if written else f" ({ISSUES_OFF})")
     return Unanalysed(reason, written)
 
 
-async def write_error(api: RepoAPI, message: str, login: str, keys: tuple[bytes, ...] = ()) -> Written | None:
+async def write_error(api: RepoAPI, message: str, login: str, keys: tuple[bytes, ...] = (), *, head: str = "",
+                      run: tuple[str, int, int] | None = None) -> Written | None:
     """The dashboard says what foldbot could not analyse, and what to fix. It keeps the lanes'
     record of the report it replaces (runs reported, headlines; not its patch, which may not
-    hold any more), so reconciling and the next report go on from it. None: Issues are turned
-    off, there is no dashboard (the caller's log line is all that says it)."""
+    hold any more), so reconciling and the next report go on from it; `run` (lane, id, attempt),
+    a lane run this error is the report of, is counted reported. Its state is marked an error at
+    `head` (the default branch head it was found at; "": not known): reconciling analyses again
+    once the head has moved, so a fix puts the report back without waiting for a lane run.
+    None: Issues are turned off, there is no dashboard (the caller's log line is all that says it)."""
     def body(existing: dict[str, Any] | None) -> str:
         previous = read_report(str(existing.get("body") or "")) if existing else None
-        text = error_body(api.repo, message)
-        if previous is None:
-            return text
-        kept = replace(previous, patch_id=None, patch="", summary="", suggestions=())
-        return f"{text}\n{state_block(signed(kept.to_json(), keys, report_scope(api.repo, None)))}\n"
+        kept = replace(previous or ReportState(workflow="", base_sha="", head_sha="", runs=(), blobs={}),
+                       patch_id=None, patch="", summary="", suggestions=(), base_sha=head, error=True)
+        if run is not None:
+            kept = replace(kept, reported=kept.reporting(*run))
+        return (f"{error_body(api.repo, message)}\n"
+                f"{state_block(signed(kept.to_json(), keys, report_scope(api.repo, None)))}\n")
 
     try:
         return await upsert_dashboard(api, body, login)

@@ -269,7 +269,13 @@ async def test_a_repository_whose_config_is_broken_is_told_at_install(fake_githu
     (dashboard,) = dashboards(world)
     assert dashboard.body.startswith("<!-- foldbot:report -->\n### foldbot: AMD CI setup report\n\n"
                                      "foldbot could not analyse sgl-project/sglang: .github/foldbot.yml")
-    assert dashboard.body.endswith("Fix the file it names; the next completed lane run updates this report.\n")
+    text = dashboard.body.split("\n<!-- foldbot:state ", 1)[0]
+    assert text.endswith("Fix the file it names; the report comes back with the next completed lane run, or once the "
+                         "fix is on the default branch, when foldbot next looks for missed runs (every 30 minutes as "
+                         "deployed).\n")
+    # marked an error found at a head not known here: the first reconciling round with the config readable analyses again
+    state = read_report(dashboard.body)
+    assert state is not None and state.error and state.base_sha == "" and not state.reported and not state.patch
 
 
 async def test_a_repository_whose_error_dashboard_cannot_be_written_does_not_stop_the_others(

@@ -279,3 +279,109 @@ async def test_an_empty_repository_is_passed_over_without_a_word(fake_github: Fa
     await find_missed(bot.state.pool, "foldbot[bot]", log=lines.append)
     assert fake_github.count("GET", r"/repos/sgl-project/empty/git/ref/heads/main$") == 1
     assert lines == []
+
+
+async def _round(bot: Bot) -> list[str]:
+    """One reconciling round as `foldbot serve` runs it (through the journal); the ids it queued."""
+    from bot.server import _queue_missed
+
+    found = await find_missed(bot.state.pool, await bot.state.pool.bot_login())
+    queued = [item.delivery_id for item in found if await _queue_missed(bot.state, item)]
+    await bot.settle()
+    return queued
+
+
+NVIDIA = ".github/workflows/nvidia.yml"
+
+
+def _nvidia_run(fake: FakeGitHub, world) -> dict:  # noqa: ANN001
+    """A run of a workflow that is no lane (as SGLang's NVIDIA lanes): most of a repository's runs."""
+    if NVIDIA not in world.repo.files_at("main"):
+        world.repo.put_files("main", {NVIDIA: "name: nvidia\non: [push]\njobs:\n  t:\n    runs-on: ubuntu-latest\n"
+                                              "    steps:\n      - run: echo\n"})
+        fake.add_workflow(world.repo, 9100, NVIDIA)
+    template = {k: v for k, v in copy.deepcopy(world.runs[-1]).items() if k not in ("id", "node_id", "run_number")}
+    return fake.add_run(world.repo, {**template, "workflow_id": 9100, "path": NVIDIA, "pull_requests": []})
+
+
+async def test_a_fixed_config_puts_the_report_back_at_the_next_round(fake_github: FakeGitHub, bot: Bot) -> None:
+    """review86 F02: a broken `.github/foldbot.yml`, said on the dashboard by a run of a workflow that is no
+    lane, stayed there once fixed until the lane's next run (days, maybe): reconciling saw every lane run
+    reported, and this process remembered having reported the lane's run. The error is marked with the
+    head it was found at; once the default branch has moved and the config reads, one round puts the
+    lane's report back (once: the next rounds leave it), through the journal as any delivery."""
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    report = dashboard_state(world)
+    assert report.patch_id and not report.error
+    nvidia = _nvidia_run(fake_github, world)
+    broken_at = world.repo.put_files("main", {".github/foldbot.yml": "history_runs: many\n"})  # broken
+    await bot.deliver("workflow_run", world.payload(nvidia["id"]))
+    await bot.settle()
+    error = dashboard_state(world)
+    assert error.error and error.base_sha == broken_at and error.patch_id is None
+    assert error.reported == report.reported  # (the record of runs reported is kept)
+    assert await _round(bot) == []  # still broken: said already, nothing to report
+    fixed_at = world.repo.put_files("main", {".github/foldbot.yml": None})  # fixed
+    assert await _round(bot) == [f"reconcile-{last['id']}-1-error-{fixed_at[:12]}"]
+    (issue,) = [i for i in world.repo.issues.values() if not i.is_pull and DASHBOARD_LABEL in i.labels]
+    assert "could not analyse" not in issue.body
+    back = dashboard_state(world)
+    assert not back.error and back.patch_id == report.patch_id and back.base_sha == fixed_at
+    assert back.reported == report.reported
+    assert await _round(bot) == []
+
+
+async def test_an_analysis_that_fails_is_tried_again_once_per_default_branch_head(
+        fake_github: FakeGitHub, bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lane run that cannot be analysed is reported as that error (its run counted reported): the
+    rounds at the same default branch head leave it; once the head moves, one round analyses again."""
+    from bot.analysis import AnalysisError
+    from handlers import workflow_run
+
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    analyse = workflow_run.analyze_with_logs
+
+    async def fails(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise AnalysisError("the lane's jobs cannot be told apart")
+
+    monkeypatch.setattr(workflow_run, "analyze_with_logs", fails)
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    error = dashboard_state(world)
+    assert error.error and error.base_sha == world.repo.branch_sha("main") and error.reported == {ROCM720: ((last["id"], 1),)}
+    assert await _round(bot) == [] and await _round(bot) == []
+    moved = world.repo.put_files("main", {"README.md": "a commit that fixes nothing\n"})
+    assert await _round(bot) == [f"reconcile-{last['id']}-1-error-{moved[:12]}"]  # still failing: the error anew,
+    again = dashboard_state(world)
+    assert again.error and again.base_sha == moved
+    assert await _round(bot) == []  # at this head, once
+    monkeypatch.setattr(workflow_run, "analyze_with_logs", analyse)
+    world.repo.put_files("main", {"README.md": "the fix\n"})
+    assert len(await _round(bot)) == 1
+    assert not dashboard_state(world).error and dashboard_state(world).patch_id
+
+
+async def test_a_lane_dropped_from_the_config_leaves_the_dashboard_at_the_next_round(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """review86 F04: `lanes` no longer names the lane the dashboard reports in full: neither its runs
+    (no lane now) nor reconciling (every remaining lane's run reported) touched the dashboard, which
+    went on offering that lane's patch. One round reports a remaining lane's latest run in its place."""
+    world = sglang_world(fake_github)
+    rocm = world.runs[-1]
+    await bot.deliver("workflow_run", world.payload(rocm["id"]))
+    await bot.settle()
+    amd = _lost_run(fake_github, world, AMD, AMD_ID, time.time())
+    await bot.deliver("workflow_run", world.payload(amd["id"]))
+    await bot.settle()
+    shown = dashboard_state(world)
+    assert shown.workflow == AMD and set(shown.lanes) == {AMD, ROCM720}
+    assert await _round(bot) == []
+    head = world.repo.put_files("main", {".github/foldbot.yml": f"lanes:\n  - {ROCM720}\n"})  # amd is no lane now
+    assert await _round(bot) == [f"reconcile-{rocm['id']}-1-lanes-{head[:12]}"]
+    shown = dashboard_state(world)
+    assert shown.workflow == ROCM720 and set(shown.lanes) == {ROCM720} and set(shown.reported) == {ROCM720}
+    assert await _round(bot) == []
