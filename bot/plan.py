@@ -707,14 +707,16 @@ class Planner:
             if job.uses or not job.steps or job.shard_count > 1 or not self._is_gpu(job):
                 continue
             stats = self.stats.get(job.id)
+            if job.matrix_expression:  # as many jobs as its expression gives (transformers' `fromJson` model
+                # slices): never a suite to fold, a host or resharded, however long its tests, and the report says so
+                self.findings.append(Finding(job.id, f"{_expression(job)}: it is not folded, resharded or taken as "
+                                                     "a host"))
+                continue
             if stats is None or stats.samples == 0:
                 self.findings.append(Finding(job.id, self._no_tests(job)))
                 continue
             if stats.work.p90 > self.config.fold_max_test_minutes * 60:
                 continue  # a long suite (its tests, and the other steps that would move with them): worth its setup
-            if job.matrix_expression:
-                self.findings.append(Finding(job.id, f"{_expression(job)}: it is not folded"))
-                continue
             if read := self._read_elsewhere(job):
                 self.findings.append(Finding(job.id, f"{read}: it is not folded"))
                 continue
@@ -757,10 +759,22 @@ class Planner:
         for job_id, reasons in sorted(unplaced, key=lambda u: order[u[0]]):
             if job_id in taken:
                 continue  # it became a host after all
-            detail = "; ".join(f"{_some(ids)}: {why}" for why, ids in reasons.items())
-            self.findings.append(Finding(job_id, "short suite with no host to fold into "
-                                                 f"({detail or 'no other job on AMD runners in this lane'})"))
+            detail = "; ".join(f"{_some(ids)}: {why}" for why, ids in reasons.items()) or self._no_host(job_id)
+            self.findings.append(Finding(job_id, f"short suite with no host to fold into ({detail})"))
         return sorted(folds, key=lambda f: order[f.job])
+
+    def _no_host(self, suite: str) -> str:
+        """Why no job could be weighed as the suite's host: there is none on AMD runners, or
+        those there are run a reusable workflow or a matrix an expression gives."""
+        others = [job for job in self.workflow.jobs.values() if job.id != suite and self._is_gpu(job)]
+        called = [job.id for job in others if job.uses]
+        expressed = [job.id for job in others if not job.uses and job.shard_count < 2 and job.matrix_expression]
+        if not (called or expressed):
+            return "no other job on AMD runners in this lane"
+        return "; ".join(part for part in (
+            called and f"{_some(called)} run{'s' if len(called) == 1 else ''} a reusable workflow",
+            expressed and f"{_some(expressed)}'s matri{'x comes' if len(expressed) == 1 else 'ces come'} from an "
+                          "expression") if part) + ": no other job on AMD runners could take it"
 
     @functools.cached_property
     def _anchored(self) -> dict[str, list[str]]:
@@ -795,6 +809,12 @@ class Planner:
         ran = sum(any(j.workflow_job == job.id and j.conclusion not in (None, "skipped") for j in run.amd_jobs)
                   for run in self.runs)
         if not ran:
+            # its jobs' name fits other jobs as well: they ran, but which job's they are is not known
+            alike = {other for run in self.runs for j in run.amd_jobs if job.id in j.ref.ambiguous and j.ran_tests
+                     for other in j.ref.ambiguous if other != job.id}
+            if alike:
+                return (f"its runs' jobs cannot be told from {_some(sorted(alike))}'s (one name fits them all: see "
+                        "\u201cCould not measure\u201d), so none is counted as its")
             return "no run in the history ran its tests"
         cancelled = sum(any(j.workflow_job == job.id and any(s.category == "test" and s.conclusion == "cancelled"
                                                              for s in j.work_steps) for j in run.amd_jobs)

@@ -292,9 +292,50 @@ def test_a_matrix_an_expression_gives_is_never_folded_nor_resharded() -> None:
     assert p.folds == () and p.reshards == ()
     reasons = {f.job: f.reason for f in p.findings}
     assert reasons["unit-amd-rocm700"] == ("its matrix axis `folder` comes from an expression, so how many jobs it "
-                                          "runs is known only when a run starts: it is not folded")
+                                          "runs is known only when a run starts: it is not folded, resharded or "
+                                          "taken as a host")
     assert reasons["big-amd-rocm700"] == ("its matrix axis `gpu` comes from an expression, so how many jobs it runs "
                                          "is known only when a run starts; shard count left alone")
+
+
+def test_a_long_matrix_an_expression_gives_is_said_to_be_no_host() -> None:
+    """review89 f03 (transformers' `amd-strix-halo-probe.yml`): a short suite beside matrices whose one axis is
+    `${{ fromJson(...) }}` was told "no other job on AMD runners in this lane", and nothing said why those
+    matrices, long ones, were neither hosts nor resharded."""
+    text = workflow(parts=2).replace(
+        "      matrix:\n        part: [0, 1]\n", "      matrix:\n        model: ${{ fromJson(needs.check.outputs.models) }}\n")
+    text = text.replace("--partition-id ${{ matrix.part }} --total-partitions 2", "--model ${{ matrix.model }}")
+    bundles = runs(text, shard_tests=[40, 45])
+    for b in bundles:
+        for job in b["jobs"]:
+            job["name"] = job["name"].replace("big-amd-rocm700 (0)", "big-amd-rocm700 (bert)").replace(
+                "big-amd-rocm700 (1)", "big-amd-rocm700 (gpt2)")
+    p = plan(text, bundles)
+    assert p.folds == () and p.reshards == ()
+    reasons = {f.job: f.reason for f in p.findings}
+    assert reasons["big-amd-rocm700"] == ("its matrix axis `model` comes from an expression, so how many jobs it runs "
+                                         "is known only when a run starts: it is not folded, resharded or taken as "
+                                         "a host")
+    assert reasons["unit-amd-rocm700"] == ("short suite with no host to fold into (`big-amd-rocm700`'s matrix comes "
+                                          "from an expression: no other job on AMD runners could take it)")
+
+
+def test_a_job_whose_runs_cannot_be_told_from_anothers_is_not_said_never_to_have_run() -> None:
+    """review89 f02: two jobs with one `name:` (transformers' `${{ matrix.model }}` matrices): their runs' jobs
+    fit both, so neither is measured; that is said, not "no run in the history ran its tests"."""
+    text = workflow()
+    text = text.replace("  unit-amd-rocm700:\n", "  unit-amd-rocm700:\n    name: unit\n", 1)
+    text += text[text.index("  unit-amd-rocm700:"):text.index("  big-amd-rocm700:")].replace(
+        "unit-amd-rocm700:", "unit-again:")
+    bundles = runs(text)
+    for b in bundles:
+        for job in b["jobs"]:
+            job["name"] = job["name"].replace("unit-amd-rocm700", "unit")
+    reasons = {f.job: f.reason for f in plan(text, bundles).findings}
+    assert reasons["unit-amd-rocm700"] == ("its runs' jobs cannot be told from `unit-again`'s (one name fits them "
+                                          "all: see \u201cCould not measure\u201d), so none is counted as its")
+    assert reasons["unit-again"] == ("its runs' jobs cannot be told from `unit-amd-rocm700`'s (one name fits them "
+                                    "all: see \u201cCould not measure\u201d), so none is counted as its")
 
 
 def test_another_lane_whose_matrix_an_expression_gives_is_left_alone_and_said_so() -> None:
