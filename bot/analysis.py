@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .config import COMBINED_TEST, DEFAULT_STEP_RULES, RepoConfig
 from .edit import (EditError, FileEdit, FoldEdit, LaneChange, ListEdit, ListTrimEdit, ReshardEdit, VerificationError, apply_change,
@@ -18,7 +18,8 @@ from .edit import (EditError, FileEdit, FoldEdit, LaneChange, ListEdit, ListTrim
 from .logs import ShardLog
 from .plan import (Fold, Lane, Plan, Planner, ShardGroup, list_limit, other_readers, partition_step, passed_shards, shard_axis,
                    shared_list)
-from .timing import BundleError, JobMatcher, JobStats, JobTiming, RunTiming, declared_amd, job_stats, run_timing, workflow_path_of
+from .timing import (BundleError, JobMatcher, JobStats, JobTiming, RunTiming, called_job, called_stats, declared_amd,
+                     job_stats, run_timing, workflow_path_of)
 from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, Workflow, WorkflowError, parse_workflow, timeout_minutes
 
 
@@ -88,6 +89,9 @@ class Analysis:
     #: Each suggestion's own patch, in the plan's order (folds, reshards, shard lists); with a
     #: single suggestion, its patch is the whole patch.
     suggestions: tuple[SuggestionPatch, ...] = field(default=())
+    #: Per job that calls a reusable workflow: per job it runs there (`called_job`), its stats
+    #: (`stats` pools them as the caller's shards).
+    called: dict[str, dict[str, JobStats]] = field(default_factory=dict)
 
     @property
     def edits(self) -> list[FileEdit]:
@@ -152,8 +156,9 @@ def analyze(
         warnings.append(f"{_plural(len(held), 'run')} ({', '.join(str(run.run_id) for run in held)}) "
                         f"{'waits' if len(held) == 1 else 'wait'} for a maintainer's approval and ran no job: left out")
     stats = job_stats(ordered)
+    by_called = called_stats(ordered, measured.workflow)
     readable = {**workflows, **_parsed(called or {}, warnings)}  # (a lane may be called too)
-    plan = Planner(measured, list(ordered), stats, config, dict(logs or {}), readable).plan()
+    plan = Planner(measured, list(ordered), stats, config, dict(logs or {}), readable, by_called).plan()
     lane_results, lane_warnings = _patch_lanes(plan, measured, workflows, config, readable)
     warnings.extend(lane_warnings)
     edits = [r.edit for r in lane_results if r.edit is not None]
@@ -186,6 +191,7 @@ def analyze(
                     *log_problems),
         min_samples=config.min_samples,
         suggestions=tuple(suggestions),
+        called=by_called,
     )
 
 
@@ -372,6 +378,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
         ))
     untested: dict[str, list[JobTiming]] = {}
     untested_runs: dict[str, set[int]] = {}
+    measured_as = _measured_as(workflow)
     for run in runs:
         for job in run.amd_jobs:
             # A failed job whose test step is there but did not run (skipped after a failed setup: TheRock's
@@ -381,8 +388,8 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
             stopped = job.conclusion in ("failure", "timed_out") and any(s.category == "test" for s in job.work_steps)
             if not job.ran_tests and not stopped and job.conclusion not in ("skipped", "cancelled") \
                     and job.setup_seconds + job.other_seconds > 0:
-                untested.setdefault(job.workflow_job or job.name, []).append(job)
-                untested_runs.setdefault(job.workflow_job or job.name, set()).add(run.run_id)
+                untested.setdefault(measured_as(job), []).append(job)
+                untested_runs.setdefault(measured_as(job), set()).add(run.run_id)
     for name, found in sorted(untested.items()):
         # A step the rules do take for a test, which took no time by GitHub's whole-second stamps or
         # had not ended: no rule is missing (a step rule for it would change nothing)
@@ -429,7 +436,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                    f"{fix} if that step runs tests; a job that only builds or prepares (an image, artifacts) has no "
                    f"tests{no_gpu}")
         out.append(Unmeasured(name, reason, fix))
-    out += _mostly_other(runs, set(untested), workflow)
+    out += _mostly_other(runs, set(untested), workflow, measured_as)
     out += _combined(runs, workflow, config)
     ambiguous: dict[str, tuple[str, ...]] = {}
     for job in jobs:
@@ -545,7 +552,22 @@ def _name_pattern(workflow: Workflow, job_id: str, shown: str) -> str:
     return re.escape(shown)
 
 
-def _mostly_other(runs: Sequence[RunTiming], untested: set[str], workflow: Workflow) -> list[Unmeasured]:
+def _measured_as(workflow: Workflow) -> Callable[[JobTiming], str]:
+    """What a line of "Could not measure" names an API job by: its workflow job (else its name);
+    of a caller of a reusable workflow, the job it runs there (`called_job`): one that only checks
+    the runner beside others that test (transformers' `Check Runners`) is that job's gap, not the
+    caller's."""
+    callers = {job_id for job_id, job in workflow.jobs.items() if job.uses}
+
+    def name(job: JobTiming) -> str:
+        if job.workflow_job in callers:
+            return f"{job.workflow_job} / {called_job(job.name)}"
+        return job.workflow_job or job.name
+    return name
+
+
+def _mostly_other(runs: Sequence[RunTiming], untested: set[str], workflow: Workflow,
+                  measured_as: Callable[[JobTiming], str]) -> list[Unmeasured]:
     """A line per AMD job that ran tests but spent most of its time in steps classified other
     (neither setup nor test), naming those steps: its setup share leaves that time out, and the
     likeliest cause is a test (or setup) step the rules do not know. Jobs with no test step at
@@ -553,7 +575,7 @@ def _mostly_other(runs: Sequence[RunTiming], untested: set[str], workflow: Workf
     found: dict[str, dict[int, JobTiming]] = {}
     for run in runs:
         for job in run.amd_jobs:
-            name = job.workflow_job or job.name
+            name = measured_as(job)
             if name in untested or job.conclusion in ("skipped", "cancelled"):
                 continue
             if job.other_seconds >= _OTHER_DOMINATES_MINUTES * 60 and job.other_seconds > job.setup_seconds + job.test_seconds:

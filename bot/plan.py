@@ -319,23 +319,48 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:39] + "\u2026"
 
 
-def _reusable(job: JobDef, passed: PassedShards | None) -> str:
-    """Why a caller of a reusable workflow is neither folded nor resharded, and what to change instead."""
+def _reusable(job: JobDef, passed: PassedShards | None, called: Mapping[str, JobStats], config: RepoConfig) -> str:
+    """Why a caller of a reusable workflow is neither folded nor resharded, and what to change
+    instead (`called`: the jobs it runs there, measured each on its own: `called_stats`)."""
     uses = str(job.uses)
     if passed is not None:  # (its shard count is in this file: measured on its own)
         return (f"its AMD jobs run the reusable workflow `{uses}`, whose steps foldbot does not edit; how many shards "
                 f"they run is the list in `{passed.job}`'s `{passed.key}`, which this report measures per configuration")
+    short = _short_called(called, config)
     if uses.startswith("./"):
-        return (f"its AMD jobs run the reusable workflow `{uses}`, whose matrix and steps foldbot does not edit; "
-                "to fold or reshard them, change that file (or the matrix this job passes it) by hand, "
-                "with the times above")
+        # A chain of them (TheRock's `multi_arch_ci_linux.yml` -> `test_artifacts.yml` -> `test_component.yml`): the
+        # jobs' names show a level per call; the file this job names may hold no GPU job at all.
+        deeper = next((name for name in sorted(called) if " / " in name), None)
+        where = (f"in the reusable workflow `{uses}` or one it calls in turn (the jobs' names show the levels: "
+                 f"`{deeper}`)" if deeper else f"in the reusable workflow `{uses}`")
+        passes = "" if job.matrix is None else (
+            f" (or the matrix this job passes it: {job.matrix_expression} comes from an expression, known only when a "
+            "run starts)" if job.matrix_expression else " (or the matrix this job passes it)")
+        return (f"its AMD jobs run {where}, whose matrices and steps foldbot does not edit; to fold or reshard them, "
+                f"change the file that holds them{passes} by hand, with the times above{short}")
     # `owner/repo/.github/workflows/x.yml@ref`: the steps are another repository's (torchtitan's and FBGEMM's callers
     # of pytorch/test-infra's `linux_job_v2.yml`); only what this job passes it is this repository's to change.
     repo = "/".join(uses.split("/")[:2])
     matrix = " or its matrix" if job.matrix is not None else ""
     return (f"its AMD jobs run the reusable workflow `{uses}` of another repository (`{repo}`), whose steps are not "
             f"in this repository; to fold or reshard them, change what this job passes it (its `with:`{matrix}) "
-            "by hand, with the times above")
+            f"by hand, with the times above{short}")
+
+
+def _short_called(called: Mapping[str, JobStats], config: RepoConfig) -> str:
+    """The jobs a caller runs in a reusable workflow that a fold would take, were they written in
+    this file: short (`fold.max_test_minutes`) and mostly setup (`fold.min_setup_share`)."""
+    short = [(name, stats) for name, stats in sorted(called.items(), key=lambda kv: -kv[1].share)
+             if stats.samples and stats.work.p90 <= config.fold_max_test_minutes * 60
+             and stats.share >= config.fold_min_setup_share]
+    if not short or len(called) < 2:  # (one job alone: nothing there to fold it into)
+        return ""
+    listed = ", ".join(f"`{name}` ({stats.test.p90 / 60:.1f} min of tests at p90, {stats.share:.0%} setup)"
+                       for name, stats in short[:4])
+    more = f" and {len(short) - 4} more" if len(short) > 4 else ""
+    return (f"; of the {len(called)} jobs it runs there, {listed}{more} "
+            f"{'is' if len(short) == 1 else 'are'} short and mostly setup: a job of their own pays a runner's setup "
+            "for a few minutes of tests, a suite to fold into another of those jobs")
 
 
 def _expression(job: JobDef) -> str:
@@ -657,9 +682,11 @@ def _ceil_to(value: float, step: int) -> int:
 
 class Planner:
     def __init__(self, lane: Lane, runs: list[RunTiming], stats: dict[str, JobStats], config: RepoConfig,
-                 logs: dict[int, ShardLog] | None = None, called: dict[str, Workflow] | None = None) -> None:
+                 logs: dict[int, ShardLog] | None = None, called: dict[str, Workflow] | None = None,
+                 called_jobs: dict[str, dict[str, JobStats]] | None = None) -> None:
         self.lane = lane
         self.called = called or {}  # the reusable workflows of the repository its callers run (path -> parsed)
+        self.called_jobs = called_jobs or {}  # per caller, the jobs it runs there (`called_stats`)
         self.workflow = lane.workflow
         self.runs = runs
         self.stats = stats
@@ -703,7 +730,8 @@ class Planner:
         suites: list[tuple[JobDef, JobStats]] = []
         for job in self.workflow.jobs.values():
             if job.uses and job.id in self.stats:  # measured, but its jobs are written in another file
-                self.findings.append(Finding(job.id, _reusable(job, passed_shards(self.workflow, job))))
+                self.findings.append(Finding(job.id, _reusable(job, passed_shards(self.workflow, job),
+                                                               self.called_jobs.get(job.id, {}), self.config)))
             if job.uses or not job.steps or job.shard_count > 1 or not self._is_gpu(job):
                 continue
             stats = self.stats.get(job.id)

@@ -15,7 +15,7 @@ from .analysis import Analysis, CarriedWall, SuggestionPatch, lane_savings
 from .edit import option_lists, unified_diff
 from .plan import Finding, Fold, ListReshard, Reshard
 from .states import LaneFigures
-from .timing import RunTiming
+from .timing import JobStats, RunTiming, called_job
 from .workflow import JOB_TOTAL, Workflow
 
 MARKER = "<!-- foldbot:report -->"
@@ -71,9 +71,11 @@ def _hours(seconds: float) -> str:
 def job_rows(analysis: Analysis) -> list[dict[str, Any]]:
     """Per AMD job of the latest run, with where its time went."""
     rows = []
+    callers = {job_id for job_id, job in analysis.lane.workflow.jobs.items() if job.uses}
     for job in analysis.latest.amd_jobs:
         if not job.ran_tests and job.setup_seconds == 0:
             continue
+        called = {"called_job": called_job(job.name)} if job.workflow_job in callers else {}
         rows.append({
             "name": job.name,
             "workflow_job": job.workflow_job,
@@ -84,6 +86,7 @@ def job_rows(analysis: Analysis) -> list[dict[str, Any]]:
             "setup_share": round(job.setup_share, 4),
             "html_url": job.html_url,
             "matrix": dict(job.ref.matrix),
+            **called,
         })
     return rows
 
@@ -115,11 +118,10 @@ def skipped_jobs(run: RunTiming) -> list[str]:
 
 
 def history_rows(analysis: Analysis) -> list[dict[str, Any]]:
-    """Per workflow job over the history (only runs where it ran its tests)."""
-    out = []
-    for job_id, stats in sorted(analysis.stats.items()):
-        out.append({
-            "workflow_job": job_id,
+    """Per workflow job over the history (only runs where it ran its tests); of a caller of a
+    reusable workflow, each job it runs there too (`called_jobs`: its own figures pool them)."""
+    def figures(stats: JobStats) -> dict[str, Any]:
+        return {
             "samples": stats.samples,
             "shards": len(stats.shards),
             "setup_median_seconds": round(stats.setup.median, 1),
@@ -127,7 +129,14 @@ def history_rows(analysis: Analysis) -> list[dict[str, Any]]:
             "test_median_seconds": round(stats.test.median, 1),
             "test_p90_seconds": round(stats.test.p90, 1),
             "setup_share": round(stats.share, 4),
-        })
+        }
+
+    out = []
+    for job_id, stats in sorted(analysis.stats.items()):
+        row = {"workflow_job": job_id, **figures(stats)}
+        if called := analysis.called.get(job_id):
+            row["called_jobs"] = [{"called_job": name, **figures(each)} for name, each in sorted(called.items())]
+        out.append(row)
     return out
 
 
@@ -213,14 +222,19 @@ def _chart(rows: list[dict[str, Any]]) -> list[str]:
     (its shards summed: runner-minutes), short labels, setup in red over tests in blue,
     and a legend line under it."""
     per_job: dict[str, list[float]] = {}
+    named: dict[str, str] = {}  # a bar's key -> what its label is made of
     for row in rows:
-        totals_ = per_job.setdefault(str(row.get("workflow_job") or row["name"]), [0.0, 0.0])
+        key = str(row.get("workflow_job") or row["name"])
+        if called := row.get("called_job"):  # a job a reusable workflow runs: a bar of its own, by its last level
+            key = f"{key} / {called}"
+            named[key] = re.sub(r"\s+", "-", str(called).rsplit(" / ", 1)[-1])
+        totals_ = per_job.setdefault(key, [0.0, 0.0])
         totals_[0] += row["setup_seconds"] / 60
         totals_[1] += row["test_seconds"] / 60
     if not per_job:
         return []
     shown = sorted(per_job.items(), key=lambda kv: -(kv[1][0] + kv[1][1]))[:16]
-    labels = ", ".join(json.dumps(label) for label in _labels([job for job, _ in shown]))
+    labels = ", ".join(json.dumps(label) for label in _labels([named.get(job, job) for job, _ in shown]))
     top = max(setup + test for _, (setup, test) in shown)
     return [
         "```mermaid",
@@ -233,7 +247,9 @@ def _chart(rows: list[dict[str, Any]]) -> list[str]:
         f"    bar [{', '.join(f'{test:.0f}' for _, (_, test) in shown)}]",
         "```",
         "",
-        "Each bar is one workflow job (its shards added up): **red** is setup, **blue** the tests"
+        "Each bar is one workflow job (its shards added up" + ("; of a caller of a reusable workflow, each job it "
+                                                                "runs there" if named else "")
+        + "): **red** is setup, **blue** the tests"
         + (f"; the smallest {_plural(len(per_job) - len(shown), 'job')} left out" if len(per_job) > len(shown) else "") + ".",
     ]
 

@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from .config import RepoConfig
@@ -638,19 +638,55 @@ class JobStats:
         return percentile((j.step_seconds(name) for j in self.shards), 90)
 
 
-def job_stats(runs: Iterable[RunTiming]) -> dict[str, JobStats]:
-    """Per workflow job: its shards in every run where it ran tests."""
+_MATRIX_VALUES = re.compile(r"(?:\s*\([^()]*\))+\s*$")
+
+
+def called_job(name: str) -> str:
+    """Which job of a reusable workflow an API job of its caller is, by its name: the levels
+    after the caller's, each without its matrix values, a level that repeats the one before
+    it once (TheRock's `Linux::release / Test gfx94X-dcgpu / Test rocblas / Test rocblas
+    (shard 1/3) (gfx94X-dcgpu)` is `Test gfx94X-dcgpu / Test rocblas`; transformers' `Model CI /
+    Single GPU tests (1gpu, 0) /  (models/albert)` is `Single GPU tests`): the jobs of one
+    called job are alike, as a matrix's shards are; those of two are different suites."""
+    levels: list[str] = []
+    for level in name.split(" / ")[1:]:
+        level = _MATRIX_VALUES.sub("", level).strip()
+        if level and (not levels or levels[-1] != level):
+            levels.append(level)
+    return " / ".join(levels) or name
+
+
+def job_stats(runs: Iterable[RunTiming], key: Callable[[JobTiming], str | None] | None = None) -> dict[str, JobStats]:
+    """Per workflow job (or per `key`, None leaving a job out): its shards in every run
+    where it ran tests."""
     per_job: dict[str, list[tuple[JobTiming, ...]]] = {}
     labels: dict[str, tuple[str, ...]] = {}
     for run in runs:
         grouped: dict[str, list[JobTiming]] = {}
         for job in run.amd_jobs:
-            if job.workflow_job and job.ran_tests:
-                grouped.setdefault(job.workflow_job, []).append(job)
-                labels.setdefault(job.workflow_job, job.labels)
+            group = job.workflow_job if key is None else key(job)
+            if group and job.ran_tests:
+                grouped.setdefault(group, []).append(job)
+                labels.setdefault(group, job.labels)
         for job_id, shards in grouped.items():
             per_job.setdefault(job_id, []).append(tuple(shards))
     return {
         job_id: JobStats(job_id, len(per_run), tuple(per_run), labels.get(job_id, ()))
         for job_id, per_run in per_job.items()
     }
+
+
+def called_stats(runs: Iterable[RunTiming], workflow: Workflow) -> dict[str, dict[str, JobStats]]:
+    """Per job of the workflow that calls a reusable one: per job it runs there (`called_job`),
+    its shards in every run where it ran tests. Its own `JobStats` pool them all, as one job's
+    shards (TheRock's `test_components`: a job per library, minutes of tests to hours)."""
+    callers = {job_id for job_id, job in workflow.jobs.items() if job.uses}
+    if not callers:
+        return {}
+    out: dict[str, dict[str, JobStats]] = {}
+    pooled = job_stats(runs, lambda job: f"{job.workflow_job} / {called_job(job.name)}"
+                       if job.workflow_job in callers else None)
+    for key, stats in pooled.items():
+        caller, called = key.split(" / ", 1)  # (a job id has no space)
+        out.setdefault(caller, {})[called] = stats
+    return out

@@ -12,7 +12,8 @@ from bot.logs import ShardPredictor, lpt, parse_log, predicted_longest_shard
 from bot.plan import Lane, Planner
 from bot.timing import job_stats, run_timing
 from bot.workflow import parse_workflow, timeout_minutes
-from tests.builders import amd_job, bundle
+from bot.report import to_json, to_markdown
+from tests.builders import Step, amd_job, bundle, job
 
 PATH = ".github/workflows/pr-test-amd-rocm700.yml"
 START = datetime(2026, 8, 1, tzinfo=timezone.utc)
@@ -307,8 +308,8 @@ def test_a_long_matrix_an_expression_gives_is_said_to_be_no_host() -> None:
     text = text.replace("--partition-id ${{ matrix.part }} --total-partitions 2", "--model ${{ matrix.model }}")
     bundles = runs(text, shard_tests=[40, 45])
     for b in bundles:
-        for job in b["jobs"]:
-            job["name"] = job["name"].replace("big-amd-rocm700 (0)", "big-amd-rocm700 (bert)").replace(
+        for api_job in b["jobs"]:
+            api_job["name"] = api_job["name"].replace("big-amd-rocm700 (0)", "big-amd-rocm700 (bert)").replace(
                 "big-amd-rocm700 (1)", "big-amd-rocm700 (gpt2)")
     p = plan(text, bundles)
     assert p.folds == () and p.reshards == ()
@@ -329,8 +330,8 @@ def test_a_job_whose_runs_cannot_be_told_from_anothers_is_not_said_never_to_have
         "unit-amd-rocm700:", "unit-again:")
     bundles = runs(text)
     for b in bundles:
-        for job in b["jobs"]:
-            job["name"] = job["name"].replace("unit-amd-rocm700", "unit")
+        for api_job in b["jobs"]:
+            api_job["name"] = api_job["name"].replace("unit-amd-rocm700", "unit")
     reasons = {f.job: f.reason for f in plan(text, bundles).findings}
     assert reasons["unit-amd-rocm700"] == ("its runs' jobs cannot be told from `unit-again`'s (one name fits them "
                                           "all: see \u201cCould not measure\u201d), so none is counted as its")
@@ -735,3 +736,78 @@ def test_a_caller_of_another_repositorys_workflow_is_told_to_change_what_it_pass
         "its AMD jobs run the reusable workflow `pytorch/test-infra/.github/workflows/linux_job_v2.yml@main` of another "
         "repository (`pytorch/test-infra`), whose steps are not in this repository; to fold or reshard them, change what "
         "this job passes it (its `with:` or its matrix) by hand, with the times above"]
+
+
+CALLER_LANE = """name: Test Artifacts
+on: pull_request
+jobs:
+  configure:
+    runs-on: ubuntu-24.04
+    outputs:
+      components: ${{ steps.c.outputs.components }}
+    steps:
+      - id: c
+        run: python fetch_test_configurations.py
+  test_components:
+    name: Test ${{ matrix.components.job_name }}
+    needs: configure
+    strategy:
+      fail-fast: false
+      matrix:
+        components: ${{ fromJSON(needs.configure.outputs.components) }}
+    uses: ./.github/workflows/test_component.yml
+    with:
+      component: ${{ toJSON(matrix.components) }}
+"""
+
+
+def _component(name: str, test_minutes: float) -> list[Step]:
+    return [Step("Set up job", 0.1), Step("Initialize containers", 2), Step("Checkout", 0.2),
+            Step("Install dependencies", 5), Step("Test", test_minutes), Step("Complete job", 0.1)]
+
+
+def _caller_runs() -> list[dict]:
+    components = {"rocprim": (1, 5.0), "hipcub": (1, 4.0), "miopen": (3, 40.0)}
+    out = []
+    for r in range(4):
+        jobs = [job("Configure test matrix", [Step("Set up job", 0.1), Step("Run python", 0.2)], ["ubuntu-24.04"])]
+        for component, (shards, minutes) in components.items():
+            for shard in range(1, shards + 1):
+                jobs.append(job(f"Test {component} / Test {component} (shard {shard}/{shards}) (gfx942)",
+                                _component(component, minutes + r * 0.1), ["linux-mi325-1gpu-ossci-rocm"]))
+        jobs.append(job("Test rocprim / Check runner (gfx942)", [Step("Set up job", 0.1), Step("Checkout", 0.2),
+                                                                 Step("Install dependencies", 3)],
+                        ["linux-mi325-1gpu-ossci-rocm"]))
+        out.append(bundle(run_id=300 + r, repo="o/r", workflow_path=".github/workflows/test_artifacts.yml",
+                          workflow_name="Test Artifacts", head_sha=f"{r:040x}", jobs=jobs,
+                          start=START + timedelta(days=r)))
+    return out
+
+
+def test_the_jobs_a_reusable_workflow_runs_are_measured_each_on_their_own() -> None:
+    """review88 f02 and f01, review89 f01 (TheRock's `test_artifacts.yml`, transformers' AMD CI): every job a
+    caller runs in a reusable workflow was pooled as the caller's "shards" (one setup share, one bar), which hid
+    the short, setup-bound libraries a fold is for; the caller's advice named a matrix as if it were written
+    in the file; and a called job that only checks the runner made the whole caller "no step is a test"."""
+    path = ".github/workflows/test_artifacts.yml"
+    analysis = analyze({path: CALLER_LANE}, _caller_runs(), RepoConfig())
+    report = to_json(analysis)
+    (row,) = [r for r in report["history"] if r["workflow_job"] == "test_components"]
+    assert row["shards"] == 20  # (the caller's own figures pool them, as before)
+    assert [(c["called_job"], c["samples"], c["shards"], c["setup_share"]) for c in row["called_jobs"]] == [
+        ("Test hipcub", 4, 4, 0.6407), ("Test miopen", 4, 12, 0.1556), ("Test rocprim", 4, 4, 0.5896)]
+    (finding,) = [f.reason for f in analysis.plan.findings if f.job == "test_components"]
+    assert finding == (
+        "its AMD jobs run in the reusable workflow `./.github/workflows/test_component.yml`, whose matrices and steps "
+        "foldbot does not edit; to fold or reshard them, change the file that holds them (or the matrix this job "
+        "passes it: its matrix axis `components` comes from an expression, known only when a run starts) by hand, "
+        "with the times above; of the 3 jobs it runs there, `Test hipcub` (4.3 min of tests at p90, 64% setup), "
+        "`Test rocprim` (5.3 min of tests at p90, 59% setup) are short and mostly setup: a job of their own pays a "
+        "runner's setup for a few minutes of tests, a suite to fold into another of those jobs")
+    assert [(u.subject, u.reason) for u in analysis.unmeasured] == [
+        ("test_components / Check runner", "ran in 4 runs but no step is classified as a test; its 3 min were all "
+                                           "in setup steps")]
+    markdown = to_markdown(analysis)
+    assert '    x-axis ["Test-miopen", "Test-rocprim", "Test-hipcub", "Check-runner"]' in markdown
+    assert "Each bar is one workflow job (its shards added up; of a caller of a reusable workflow, each job it runs " \
+           "there): **red** is setup, **blue** the tests." in markdown

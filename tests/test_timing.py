@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from bot.config import RepoConfig, parse_config
-from bot.timing import BundleError, JobMatcher, JobRef, job_stats, percentile, run_timing, seconds_between
+from bot.timing import BundleError, JobMatcher, JobRef, called_job, job_stats, percentile, run_timing, seconds_between
 from bot.workflow import parse_workflow
 from tests.builders import PYTORCH_ROCM_MI300, Step, amd_job, bundle, job, skipped_job
 from tests.paths import ROCM720
@@ -434,3 +434,18 @@ def test_runs_on_an_input_is_read_with_the_default_and_options_the_file_gives_it
     # (`inputs['none']`: the key is no label, so not "not AMD")
     assert [declared_amd(wf.jobs[j], RepoConfig(), wf) for j in jobs] == [True, True, False, None, None, True, None, True]
     assert declared_amd(wf.jobs["called"], RepoConfig()) is None  # (the file's inputs not given)
+
+
+@pytest.mark.parametrize("name, called", [
+    # TheRock's `multi_arch_ci.yml`: three levels of reusable workflows, a shard and a GPU family in parentheses
+    ("Linux::release / Test gfx94X-dcgpu / Test rocblas / Test rocblas (shard 1/3) (gfx94X-dcgpu)",
+     "Test gfx94X-dcgpu / Test rocblas"),
+    ("Test Artifacts / Test Sanity Check / Test sanity (shard 1/1) (gfx94X-dcgpu)", "Test Sanity Check / Test sanity"),
+    # transformers' AMD CI (hf-workflows): the caller's matrix values, and a level that is only a model folder
+    ("Model CI / Single GPU tests (1gpu, 0) /  (models/albert)", "Single GPU tests"),
+    ("DeepSpeed CI / Check Runners (single-gpu)", "Check Runners"),
+    ("tests / job", "job"),
+    ("tests", "tests"),  # (no level below the caller's: the name itself)
+])
+def test_the_job_a_reusable_workflow_runs_is_told_by_its_name_without_matrix_values(name: str, called: str) -> None:
+    assert called_job(name) == called
