@@ -179,8 +179,14 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # (the name ends there: `Check that all test files ran`, `Split test list and run shard` are tests)
     StepRule(r"(?i)(?:list|export|split|load|check) .*\btests? (?:(?:shard )?(?:files|lists?)|shards?|times|scripts?"
              r"|matrix)(?: for \S+)?$", "setup"),
+    # (transformers' `Identify models to test`: its Setup job on the AMD runner writes the model matrix)
     StepRule(r"(?i)(?:determine|detect|decide|define|compute|calculate|resolve|select|choose|pick|parse|get"
-             r"|read|target|check for)\b", "setup"),
+             r"|read|target|check for|identify|identifying)\b", "setup"),
+    # What the next steps run with, said in the name: TheRock `Extract JAX version and set to GITHUB_ENV`; and a
+    # Python environment made, or a dependency's headers staged, before the tests: TheRock `System deps, venv
+    # configure`, rocm-libraries `Stage header-only hipblas-common from this checkout` (cmake configure + install).
+    StepRule(r"(?i)(?!.*\btests?\b)(?:.*\bgithub_(?:env|path|output)\b|.*\b(?:venv|virtualenv|deps)\b"
+             r"|stag(?:e|ing) (?!\d)(?!.*\b(?:results?|reports?|logs?|artifacts?|outputs?)\b))", "setup"),
     # aiter `Generate Dockerfile`; SGLang; onnxruntime `Generate Build Files (CMake) (x64 / Release)`.
     StepRule(r"(?i)generate .*\b(?:dockerfile|matrix|build files|cmake)\b", "setup"),
     # Printing the machine before the tests: JAX `Print system info`, DeepSpeed `Python environment` and

@@ -1185,6 +1185,33 @@ RCCL = Project(
     other_labels=("azure-linux-scale-rocm",),
 )
 
+# ---- a third survey (2026-12-07, review88 and review89): TheRock's JAX wheels, rocm-libraries' hipBLASLt JIT CI and
+# the AMD CI transformers runs in huggingface/hf-workflows ----------------------------------------------------------
+THIRD_SURVEY_SOURCES = (
+    "ROCm/TheRock .github/workflows/test_linux_jax_wheels.yml @00af149b",
+    "ROCm/rocm-libraries .github/workflows/hipblaslt-jit-ci.yml @804f063a",
+    "huggingface/hf-workflows .github/workflows/transformers_amd_model_jobs_arc_scale_set.yaml @063556bd",
+    "huggingface/hf-workflows .github/workflows/transformers_amd_ci_scheduled.yaml @0b1871f6",
+)
+THIRD_SURVEY_STEPS = (
+    # python3 -m venv; echo PATH >> $GITHUB_ENV; setup_venv.py --activate-in-future-github-actions-steps, before the tests
+    ("System deps, venv configure", False, SETUP),  # other before 2026-12-07
+    ("Extract JAX version and set to GITHUB_ENV", False, SETUP),  # other before 2026-12-07: echo JAX_VERSION=... >> $GITHUB_ENV
+    ("Run JAX tests", False, TEST),
+    # cmake configure + cmake --install of a header-only dependency, before the build-and-test step
+    ("Stage header-only hipblas-common from this checkout", False, SETUP),  # other before 2026-12-07
+    # the Setup job on the AMD runner: writes the `folder_slices` matrix to $GITHUB_OUTPUT (test before 2026-12-07:
+    # the Setup job counted as a job that ran tests)
+    ("Identify models to test", False, SETUP),
+    ("Update clone", False, SETUP),
+    ("Run all tests on GPU", False, TEST),
+    ("Run all pipeline tests on GPU", False, TEST),
+    ("Run examples tests on GPU", False, TEST),
+    ("Failure short reports", False, OTHER),
+)
+THIRD_SURVEY = Project("third survey (TheRock JAX, hipBLASLt JIT, hf-workflows)", THIRD_SURVEY_SOURCES,
+                       THIRD_SURVEY_STEPS, ("linux-mi325-1gpu-ossci-rocm",), ())
+
 # (their runs-on is the caller's `${{ matrix.runner }}`, whose labels no file read names: pytorch's)
 PYTORCH_K8S = Project("pytorch (ARC lanes)", PYTORCH_K8S_SOURCES, PYTORCH_K8S_STEPS, PYTORCH.amd_labels, ())
 AITER_MORE = Project("aiter (more lanes)", AITER_MORE_SOURCES, AITER_MORE_STEPS, AITER_MORE_AMD_LABELS, ())
@@ -1230,7 +1257,7 @@ PROJECTS: tuple[Project, ...] = (
     PYTORCH, DEEPSPEED, AITER, TRITON, JAX, TRANSFORMER_ENGINE, OPTIMUM_BENCHMARK, TRANSFORMERS, SGLANG,
     PYTORCH_AO, THEROCK, FLASH_ATTENTION, XFORMERS, ONNXRUNTIME, IREE, ROCM_LIBRARIES,
     MEGATRON_LM, PYTORCH_K8S, AITER_MORE, THEROCK_WHEELS, TRANSFORMERS_MORE, ROCM_JAX, ROCM_LIBRARIES_MORE,
-    ROCM_VLLM, RCCL, ROCM_MORE,
+    ROCM_VLLM, RCCL, ROCM_MORE, THIRD_SURVEY,
 )
 
 # Whole `runs-on` label lists of real jobs (as the API's `labels` would carry them), and whether
