@@ -179,9 +179,11 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # (the name ends there: `Check that all test files ran`, `Split test list and run shard` are tests)
     StepRule(r"(?i)(?:list|export|split|load|check) .*\btests? (?:(?:shard )?(?:files|lists?)|shards?|times|scripts?"
              r"|matrix)(?: for \S+)?$", "setup"),
-    # (transformers' `Identify models to test`: its Setup job on the AMD runner writes the model matrix)
     StepRule(r"(?i)(?:determine|detect|decide|define|compute|calculate|resolve|select|choose|pick|parse|get"
-             r"|read|target|check for|identify|identifying)\b", "setup"),
+             r"|read|target|check for)\b", "setup"),
+    # transformers' `Identify models to test` (its Setup job on the AMD runner writes the model matrix); not what
+    # looks at the results (`Identify failing tests`)
+    StepRule(r"(?i)identify(?:ing)? (?!.*\b(?:fail\w*|flak\w*|broken|regress\w*)\b)", "setup"),
     # What the next steps run with, said in the name: TheRock `Extract JAX version and set to GITHUB_ENV`; and a
     # Python environment made, or a dependency's headers staged, before the tests: TheRock `System deps, venv
     # configure`, rocm-libraries `Stage header-only hipblas-common from this checkout` (cmake configure + install).
