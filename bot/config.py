@@ -89,7 +89,9 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # DeepSpeed `Open GitHub issue if nightly CI fails`; SGLang `Upload diffusion failure artifacts`.
     # (IREE's names are gerunds: `Uploading new config file`, `Checking out external TestSuite repository`,
     # `Installing external TestSuite Python requirements`; each verb's -ing form goes with it.)
-    StepRule(r"(?i)(?:(?:upload(?:ing)?|archiv(?:e|ing)|stor(?:e|ing)|sav(?:e|ing)|publish(?:ing)?|collect(?:ing)?"
+    # (not FBGEMM's `Collect PyTorch Environment Info`, a look at the machine before the tests: setup, below)
+    StepRule(r"(?i)(?:(?:upload(?:ing)?|archiv(?:e|ing)|stor(?:e|ing)|sav(?:e|ing)|publish(?:ing)?"
+             r"|collect(?:ing)?(?! (?:\S+ )*?(?:env|environment|system|host|gpus?|rocm|hardware)\b)"
              r"|gather(?:ing)?|pack(?:ing)?|report(?:ing)?|notify(?:ing)?|comment(?:ing)?)\b|summar"
              r"|write back|copy .*\b(?:logs?|reports?|results?|artifacts?)\b|(?:open|create|file) .*\bissue)",
              "other"),
@@ -196,10 +198,10 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # directories`, SGLang `Diagnose HF cache and system resources`, `Check Host RDMA Environment`; pytorch/test-infra
     # linux_job_v2.yml `Check if in a container runner`.
     StepRule(r"(?i)(?:print|show|display|inspect|check|verify(?!.*\b(?:tests?|results?|pass\w*|fail\w*)\b)|log"
-             r"|diagnose|dump|list|query) .*\b(?:env|environment"
+             r"|diagnose|dump|list|query|collect) .*\b(?:env|environments?"
              r"|system|host|gpus?|rocm|rocm-smi|rocminfo|devices?|container state|dockerfile|info|versions?"
              r"|cache|hardware|resources|runners?|disk|shm|director(?:y|ies))\b", "setup"),
-    StepRule(r"(?i).*\b(?:environment|diagnostics|resources? snapshot)\b", "setup"),
+    StepRule(r"(?i).*\b(?:environments?|diagnostics|resources? snapshot)\b", "setup"),  # (Liger `List Python Environments`)
     StepRule(r"(?i)export .*\b(?:env|environment|vars?|variables?)\b", "setup"),  # SGLang `Export rdma_devices to job env`
     # transformers `ROCM-SMI`, `ROCM-INFO`; ROCm/jax `ROCm Info`; pytorch's Kubernetes lanes `Job pod rocminfo`, `Job
     # pod amd-smi`, `Job pod ROCm version`, `Job pod system info`, `Job pod GPU check`.
@@ -245,7 +247,7 @@ class RepoConfig:
     # with a Radeon GPU named by their code name (transformers' `strix-halo`: a Ryzen AI Max, gfx1151). Searched,
     # case-insensitive. (A card number alone is not: aiter's `[self-hosted, "9700"]` R9700 runner.)
     amd_runner_pattern: str = (r"(?<![a-z0-9])(?:mi-?\d[\dx]{2}|gfx\d|(?<!scale-)rocm"
-                               r"|(?<!xlarge\.)(?<!xl\.)amd(?:gpu)?(?![a-z0-9]|[-_. ]?(?:cpu|epyc))"
+                               r"|(?<!xlarge\.)(?<!xl\.)amd(?:gpu)?(?![a-z0-9]|[-_. ]?(?:cpu|epyc|npu|xdna|fpga|versal|ryzen[-_ ]?ai))"
                                r"|aiter(?![a-z0-9])"
                                r"|rdna\d|radeon|navi\d\d|(?:rx-?|w|r)[6-9]\d00|[6-9]\d00xtx?|strix[-_ ]?(?:halo|point))")
     step_rules: tuple[StepRule, ...] = DEFAULT_STEP_RULES

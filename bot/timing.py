@@ -127,6 +127,7 @@ class _NameRule:
     job_id: str
     name_template: str | None
     axes: tuple[str, ...]  # the matrix axes in order, as a default name lists their values
+    widths: tuple[int | None, ...]  # how many of those values each axis takes (`_width`)
     full: re.Pattern[str]
     head: re.Pattern[str] | None  # the name without its parenthesised matrix part (skipped jobs)
     literal_prefix: int
@@ -134,7 +135,24 @@ class _NameRule:
 
 
 def _name_rule(job: JobDef) -> _NameRule:
-    return _compiled_name_rule(job.id, job.name_template, tuple(job.matrix_axes), bool(job.matrix))
+    axes = job.matrix_axes
+    return _compiled_name_rule(job.id, job.name_template, tuple(axes), bool(job.matrix),
+                               tuple(_width(values) for values in axes.values()))
+
+
+def _leaves(value: Any) -> int | None:
+    """How many values GitHub lists in a default job name for one matrix value: an object's
+    every leaf (FBGEMM's `host-machine: {arch: x86, instance: rocm}` is `x86, rocm`)."""
+    if isinstance(value, dict):
+        counts = [_leaves(v) for v in value.values()]
+        return None if None in counts else sum(c for c in counts if c is not None)
+    return None if isinstance(value, list) else 1
+
+
+def _width(values: list[Any]) -> int | None:
+    """The names' values one axis takes, when each of its values takes as many; None: not known."""
+    widths = {_leaves(value) for value in values}
+    return widths.pop() if len(widths) == 1 else None
 
 
 #: The matrix values GitHub appends to a matrix job's name, `name (v1, v2)`, when the name
@@ -144,12 +162,12 @@ _VALUES_SUFFIX = r"(?: \((?P<__values>.*)\))?"
 
 @functools.lru_cache(maxsize=4096)
 def _compiled_name_rule(job_id: str, name_template: str | None, axes: tuple[str, ...],
-                        matrix: bool) -> _NameRule:
+                        matrix: bool, widths: tuple[int | None, ...] = ()) -> _NameRule:
     """The patterns for one job's API names: built once per (id, `name:`, axes, matrix), as
     `re` compiles a pattern once, since the server reads the same workflows again and again."""
     if name_template is None:
         pattern = re.escape(job_id) + _VALUES_SUFFIX
-        return _NameRule(job_id, None, axes, re.compile(pattern, re.S), None, len(job_id), job_id)
+        return _NameRule(job_id, None, axes, widths, re.compile(pattern, re.S), None, len(job_id), job_id)
     template = name_template.strip()
     pattern = _template_pattern(template)
     if matrix and not any(_MATRIX_REF.search(e) for e in re.findall(r"\$\{\{(.*?)\}\}", template, re.S)):
@@ -171,7 +189,7 @@ def _compiled_name_rule(job_id: str, name_template: str | None, axes: tuple[str,
         head = re.compile(_template_pattern(head_template), re.S)
         prefix = os.path.commonprefix([prefix, _literal_start(head_template)])
     literal = re.match(r"[^$]*", evaluated)
-    return _NameRule(job_id, name_template, axes, re.compile(pattern, re.S), head,
+    return _NameRule(job_id, name_template, axes, widths, re.compile(pattern, re.S), head,
                      len(literal.group(0)) if literal else 0, prefix)
 
 
@@ -244,7 +262,7 @@ class JobMatcher:
             for pattern in (rule.full, rule.head):
                 m = pattern.fullmatch(candidate) if pattern is not None else None
                 if m:
-                    return JobRef(job_id, self._values(rule.axes, m))
+                    return JobRef(job_id, self._values(rule, m))
         return JobRef(job_id)
 
     def rendered(self, check: str) -> JobRef:
@@ -280,7 +298,7 @@ class JobMatcher:
                     continue
                 m = pattern.fullmatch(name)
                 if m:
-                    ref = JobRef(rule.job_id, self._values(rule.axes, m))
+                    ref = JobRef(rule.job_id, self._values(rule, m))
                     score = rule.literal_prefix + (1000 if pattern is rule.full else 0)
                     if best is None or score > best[0]:
                         best, tied = (score, ref), []
@@ -300,13 +318,20 @@ class JobMatcher:
         return JobRef(None)
 
     @staticmethod
-    def _values(axes: tuple[str, ...], m: re.Match[str]) -> tuple[tuple[str, str], ...]:
+    def _values(rule: _NameRule, m: re.Match[str]) -> tuple[tuple[str, str], ...]:
         groups = m.groupdict()
         values: dict[str, str] = {}
         listed = groups.pop("__values", None)
         if listed is not None:
-            for key, value in zip(axes, [v.strip() for v in listed.split(", ")]):
-                values[key] = value
+            # In the axes' order, each taking as many as it has leaves (an object axis several: its value is
+            # theirs, joined); the values an `include` adds come after. An axis of unknown width ends it.
+            shown = [v.strip() for v in listed.split(", ")]
+            at = 0
+            for key, width in zip(rule.axes, rule.widths or (1,) * len(rule.axes)):
+                if width is None or at + width > len(shown):
+                    break
+                values[key] = ", ".join(shown[at:at + width])
+                at += width
         for group, value in groups.items():
             if group.startswith("m_") and value is not None:
                 values[_key_of(group)] = value

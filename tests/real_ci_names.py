@@ -1192,6 +1192,9 @@ THIRD_SURVEY_SOURCES = (
     "ROCm/rocm-libraries .github/workflows/hipblaslt-jit-ci.yml @804f063a",
     "huggingface/hf-workflows .github/workflows/transformers_amd_model_jobs_arc_scale_set.yaml @063556bd",
     "huggingface/hf-workflows .github/workflows/transformers_amd_ci_scheduled.yaml @0b1871f6",
+    "linkedin/Liger-Kernel .github/workflows/amd-ci.yml @f12930ad",
+    "pytorch/FBGEMM .github/workflows/fbgemm_gpu_ci_rocm.yml @3fa26ccc",
+    "huggingface/optimum-amd .github/workflows/test_modeling_timm.yaml @14d40d06",
 )
 THIRD_SURVEY_STEPS = (
     # python3 -m venv; echo PATH >> $GITHUB_ENV; setup_venv.py --activate-in-future-github-actions-steps, before the tests
@@ -1208,6 +1211,11 @@ THIRD_SURVEY_STEPS = (
     ("Run all pipeline tests on GPU", False, TEST),
     ("Run examples tests on GPU", False, TEST),
     ("Failure short reports", False, OTHER),
+    ("List Python Environments", False, SETUP),  # other before 2026-12-07: pip list, before `Run Unit Tests`
+    ("Run Unit Tests", False, TEST),
+    ("Collect PyTorch Environment Info", False, SETUP),  # other before 2026-12-07: before the wheel install and tests
+    ("Display GPU Info", False, SETUP),
+    ("Test with PyTest", False, TEST),
 )
 THIRD_SURVEY = Project("third survey (TheRock JAX, hipBLASLt JIT, hf-workflows)", THIRD_SURVEY_SOURCES,
                        THIRD_SURVEY_STEPS, ("linux-mi325-1gpu-ossci-rocm",), ())
@@ -1318,4 +1326,8 @@ RUNS_ON: tuple[tuple[tuple[str, ...], bool], ...] = (
     (("self-hosted", "Linux", "Intel"), False),
     (("vllm-mi308-8gpu",), True),
     (("vultr-linux-rocm",), True),
+    # The third survey (2026-12-07): optimum-amd test_modeling_timm.yaml @14d40d06, a Ryzen AI NPU machine (XDNA), no
+    # GPU (AMD before that day); FBGEMM fbgemm_gpu_ci_rocm.yml @3fa26ccc `rocm`.
+    (("self-hosted", "single-npu", "amd-npu", "ryzenai"), False),
+    (("rocm",), True),
 )

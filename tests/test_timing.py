@@ -449,3 +449,35 @@ def test_runs_on_an_input_is_read_with_the_default_and_options_the_file_gives_it
 ])
 def test_the_job_a_reusable_workflow_runs_is_told_by_its_name_without_matrix_values(name: str, called: str) -> None:
     assert called_job(name) == called
+
+
+OBJECT_AXIS = """name: ROCm
+on: pull_request
+jobs:
+  test_and_publish_artifact:
+    runs-on: ${{ matrix.host-machine.instance }}
+    strategy:
+      matrix:
+        host-machine: [{arch: x86, instance: "rocm"}]
+        python-version: ["3.11", "3.12"]
+        rocm-version: ["5.7"]
+        include:
+          - python-version: "3.12"
+            extra: nightly
+    steps:
+      - run: pytest
+"""
+
+
+@pytest.mark.parametrize("name, values", [
+    # every leaf of an object value, in order, then the other axes, then what an `include` adds
+    ("test_and_publish_artifact (x86, rocm, 3.11, 5.7)",
+     {"host-machine": "x86, rocm", "python-version": "3.11", "rocm-version": "5.7"}),
+    ("test_and_publish_artifact (x86, rocm, 3.12, 5.7, nightly)",
+     {"host-machine": "x86, rocm", "python-version": "3.12", "rocm-version": "5.7"}),
+])
+def test_an_object_matrix_value_takes_each_of_its_leaves_in_the_name(name: str, values: dict) -> None:
+    """review91 f02 (FBGEMM's `host-machine: [{arch: x86, instance: rocm}]`): GitHub lists an object's every leaf in
+    a default job name; each axis after it had taken its neighbour's value (`python-version: rocm`)."""
+    matcher = JobMatcher(parse_workflow(OBJECT_AXIS, ".github/workflows/rocm.yml"))
+    assert dict(matcher.match(name).matrix) == values
