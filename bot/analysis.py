@@ -18,8 +18,8 @@ from .edit import (EditError, FileEdit, FoldEdit, LaneChange, ListEdit, ListTrim
 from .logs import ShardLog
 from .plan import (Fold, Lane, Plan, Planner, ShardGroup, list_limit, other_readers, partition_step, passed_shards, shard_axis,
                    shared_list)
-from .timing import (BundleError, JobMatcher, JobStats, JobTiming, RunTiming, called_job, called_stats, declared_amd,
-                     job_stats, run_timing, workflow_path_of)
+from .timing import (BundleError, JobMatcher, JobStats, JobTiming, RunTiming, called_stats, declared_amd, job_stats,
+                     run_timing, workflow_path_of)
 from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, Workflow, WorkflowError, parse_workflow, timeout_minutes
 
 
@@ -557,12 +557,8 @@ def _measured_as(workflow: Workflow) -> Callable[[JobTiming], str]:
     of a caller of a reusable workflow, the job it runs there (`called_job`): one that only checks
     the runner beside others that test (transformers' `Check Runners`) is that job's gap, not the
     caller's."""
-    callers = {job_id for job_id, job in workflow.jobs.items() if job.uses}
-
     def name(job: JobTiming) -> str:
-        if job.workflow_job in callers:
-            return f"{job.workflow_job} / {called_job(job.name)}"
-        return job.workflow_job or job.name
+        return f"{job.workflow_job} / {job.called}" if job.called else job.workflow_job or job.name
     return name
 
 

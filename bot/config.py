@@ -189,7 +189,9 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # What the next steps run with, said in the name: TheRock `Extract JAX version and set to GITHUB_ENV`; and a
     # Python environment made, or a dependency's headers staged, before the tests: TheRock `System deps, venv
     # configure`, rocm-libraries `Stage header-only hipblas-common from this checkout` (cmake configure + install).
-    StepRule(r"(?i)(?!.*\btests?\b)(?:.*\bgithub_(?:env|path|output)\b|.*\b(?:venv|virtualenv|deps)\b"
+    # (never a name the test rules below would take: `Run pytest in venv`, `Stage B benchmarks`)
+    StepRule(r"(?i)(?!.*(?:test|bench|eval|accuracy|correctness|suite|regression))"
+             r"(?:.*\bgithub_(?:env|path|output)\b|.*\b(?:venv|virtualenv|deps)\b"
              r"|stag(?:e|ing) (?!\d)(?!.*\b(?:results?|reports?|logs?|artifacts?|outputs?)\b))", "setup"),
     # aiter `Generate Dockerfile`; SGLang; onnxruntime `Generate Build Files (CMake) (x64 / Release)`.
     StepRule(r"(?i)generate .*\b(?:dockerfile|matrix|build files|cmake)\b", "setup"),

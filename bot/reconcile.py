@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from typing import Any, Awaitable, Callable, Collection
 
 import aiohttp
@@ -23,6 +24,7 @@ from .config import ConfigError, RepoConfig
 from .github import GitHubError, GitHubPool
 from .publish import ISSUES_OFF, find_dashboard, issues_off, read_report
 from .repo import read_config, read_lanes, run_order, workflow_listing
+from .reporting import is_error_body
 from .states import ReportState
 from .workflow import WorkflowError
 
@@ -83,6 +85,16 @@ def missed(run: dict[str, Any], lane: str, dashboard: dict[str, Any] | None) -> 
     if state.workflow == lane:
         return int(run["id"]) not in state.runs
     return str(run.get("updated_at") or "") > str(dashboard.get("updated_at") or "")
+
+
+_AGAIN = re.compile(re.escape(RECONCILED) + r"\d+-\d+-((?:error|lanes)-[0-9a-f]*)")
+
+
+def again_of(delivery_id: str) -> str:
+    """Of a delivery a reconciling round (or an installation's catch-up) made to report a run
+    again (`Missed.again`): why and at which head; "" for any other delivery."""
+    found = _AGAIN.match(delivery_id)
+    return found.group(1) if found else ""
 
 
 #: What an out-of-date dashboard shows, by `out_of_date`'s answer (the log's words).
@@ -193,7 +205,10 @@ async def _missed_in(api: RepoAPI, installation_id: int, branch: str, login: str
             latest[path] = runs[0]
         if runs and missed(runs[0], path, dashboard):
             found.append(Missed(api.repo, installation_id, runs[0], branch))
-    state = read_report(str(dashboard.get("body") or "")) if dashboard else None
+    body = str(dashboard.get("body") or "") if dashboard else ""
+    state = read_report(body) if dashboard else None
+    if state is not None and not state.error and is_error_body(body):  # written before errors were marked: found at
+        state = replace(state, error=True, base_sha="")               # a head not known
     why = None if found else out_of_date(state, head, lanes.files)
     if why is not None and latest:  # one lane's latest run writes the dashboard anew: the lane it showed, if still one
         assert state is not None

@@ -15,7 +15,7 @@ from .analysis import Analysis, CarriedWall, SuggestionPatch, lane_savings
 from .edit import option_lists, unified_diff
 from .plan import Finding, Fold, ListReshard, Reshard
 from .states import LaneFigures
-from .timing import JobStats, RunTiming, called_job
+from .timing import JobStats, RunTiming
 from .workflow import JOB_TOTAL, Workflow
 
 MARKER = "<!-- foldbot:report -->"
@@ -71,11 +71,10 @@ def _hours(seconds: float) -> str:
 def job_rows(analysis: Analysis) -> list[dict[str, Any]]:
     """Per AMD job of the latest run, with where its time went."""
     rows = []
-    callers = {job_id for job_id, job in analysis.lane.workflow.jobs.items() if job.uses}
     for job in analysis.latest.amd_jobs:
         if not job.ran_tests and job.setup_seconds == 0:
             continue
-        called = {"called_job": called_job(job.name)} if job.workflow_job in callers else {}
+        called = {"called_job": job.called} if job.called else {}
         rows.append({
             "name": job.name,
             "workflow_job": job.workflow_job,
@@ -225,9 +224,9 @@ def _chart(rows: list[dict[str, Any]]) -> list[str]:
     named: dict[str, str] = {}  # a bar's key -> what its label is made of
     for row in rows:
         key = str(row.get("workflow_job") or row["name"])
-        if called := row.get("called_job"):  # a job a reusable workflow runs: a bar of its own, by its last level
+        if called := row.get("called_job"):  # a job a reusable workflow runs: a bar of its own, `caller.<last level>`
+            named[f"{key} / {called}"] = f"{key}." + re.sub(r"\s+", "-", str(called).rsplit(" / ", 1)[-1])
             key = f"{key} / {called}"
-            named[key] = re.sub(r"\s+", "-", str(called).rsplit(" / ", 1)[-1])
         totals_ = per_job.setdefault(key, [0.0, 0.0])
         totals_[0] += row["setup_seconds"] / 60
         totals_[1] += row["test_seconds"] / 60

@@ -83,9 +83,16 @@ def clipped(message: str, limit: int = ERROR_TEXT_LIMIT) -> str:
     return message if len(message) <= limit else f"{message[:limit]}\u2026 (cut: {len(message):,} characters in all)"
 
 
+_ERROR_HEAD = f"{MARKER}\n### foldbot: AMD CI setup report\n\nfoldbot could not analyse "
+
+
+def is_error_body(body: str) -> bool:
+    """Whether a dashboard's text is `error_body`'s (one written before its state was marked so too)."""
+    return body.startswith(_ERROR_HEAD)
+
+
 def error_body(repo: str, message: str) -> str:
-    return (f"{MARKER}\n### foldbot: AMD CI setup report\n\n"
-            f"foldbot could not analyse {md_escape(repo)}: {md_text(clipped(message))}\n\n"
+    return (f"{_ERROR_HEAD}{md_escape(repo)}: {md_text(clipped(message))}\n\n"
             "Fix the file it names; the report comes back with the next completed lane run, or once the fix is on "
             "the default branch, when foldbot next looks for missed runs (every 30 minutes as deployed).\n")
 

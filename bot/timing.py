@@ -209,6 +209,7 @@ class JobMatcher:
     def __init__(self, workflow: Workflow) -> None:
         self.workflow = workflow
         self._rules = [_name_rule(job) for job in workflow.jobs.values()]
+        self.callers = frozenset(job_id for job_id, job in workflow.jobs.items() if job.uses)
         self._cache: dict[str, JobRef] = {}
         self._actions: dict[str | None, frozenset[str]] = {}
 
@@ -253,6 +254,17 @@ class JobMatcher:
             return self._match_one_of(api_name, winners[0])
         return ref
 
+    def called_job(self, api_name: str, job_id: str) -> str:
+        """`called_job` of a name of the job `job_id` (a caller of a reusable workflow), after
+        as many of its levels as its own `name:` renders (`ROCm / ${{ matrix.arch }}`: two)."""
+        rule = next((r for r in self._rules if r.job_id == job_id), None)
+        levels = name_levels(api_name.strip())
+        for i in range(1, len(levels)):
+            caller = " / ".join(levels[:i])
+            if rule is not None and any(p is not None and p.fullmatch(caller) for p in (rule.full, rule.head)):
+                return _called_levels(levels[i:]) or api_name
+        return called_job(api_name)
+
     def _match_one_of(self, api_name: str, job_id: str) -> JobRef:
         """The matrix values of an API name, read with one job's rule."""
         name = api_name.strip()
@@ -272,11 +284,14 @@ class JobMatcher:
 
     def _match(self, api_name: str, guess: bool = True) -> JobRef:
         name = api_name.strip()
-        caller, sep, _ = name.partition(" / ")
-        if sep:  # a reusable workflow's job: "caller / callee"
-            ref = self._match_one(caller, guess)
-            if ref.job_id:
-                return ref
+        levels = name_levels(name)
+        if len(levels) > 1:  # a reusable workflow's job: "caller / callee" (a caller's `name:` may have levels too)
+            ref = JobRef(None)
+            for i in range(1, len(levels)):
+                ref = self._match_one(" / ".join(levels[:i]), guess)
+                if ref.job_id:
+                    return ref
+            ref = self._match_one(levels[0], guess)
             whole = self._match_one(name, guess)
             # Callers that share one `name:` (a build and a test caller): `match_job` tells
             # them apart by the callee.
@@ -365,6 +380,8 @@ class JobTiming(NamedTuple):
     test_seconds: float = 0.0
     other_seconds: float = 0.0
     ran_tests: bool = False  # ran at least one test step: a skipped job is no sample
+    #: Of a caller of a reusable workflow, the job it runs there (`JobMatcher.called_job`); else "".
+    called: str = ""
 
     @property
     def workflow_job(self) -> str | None:
@@ -528,6 +545,7 @@ def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) 
         int(get("id") or 0), str(job["name"]), ref, labels, get("status"), conclusion,
         seconds_between(get("created_at"), get("started_at")), tuple(steps), is_amd, get("html_url"),
         setup, test, other, ran and conclusion != "skipped",
+        matcher.called_job(str(job["name"]), ref.job_id) if ref.job_id in matcher.callers else "",
     ))
 
 
@@ -666,19 +684,45 @@ class JobStats:
 _MATRIX_VALUES = re.compile(r"(?:\s*\([^()]*\))+\s*$")
 
 
+def name_levels(name: str) -> list[str]:
+    """An API job name's levels, split at ` / ` outside parentheses (a reusable workflow's job is
+    `caller / callee`; onnxruntime's matrix values `(x64 / Release)` are one level's)."""
+    levels, depth, start, i = [], 0, 0, 0
+    while i < len(name):
+        char = name[i]
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and name.startswith(" / ", i):
+            levels.append(name[start:i])
+            start = i = i + 3
+            continue
+        i += 1
+    levels.append(name[start:])
+    return levels
+
+
+def _called_levels(levels: list[str]) -> str:
+    """The called job's levels, each without its matrix values, one that repeats the one before
+    it once."""
+    kept: list[str] = []
+    for level in levels:
+        level = _MATRIX_VALUES.sub("", level).strip()
+        if level and (not kept or kept[-1] != level):
+            kept.append(level)
+    return " / ".join(kept)
+
+
 def called_job(name: str) -> str:
     """Which job of a reusable workflow an API job of its caller is, by its name: the levels
     after the caller's, each without its matrix values, a level that repeats the one before
     it once (TheRock's `Linux::release / Test gfx94X-dcgpu / Test rocblas / Test rocblas
     (shard 1/3) (gfx94X-dcgpu)` is `Test gfx94X-dcgpu / Test rocblas`; transformers' `Model CI /
     Single GPU tests (1gpu, 0) /  (models/albert)` is `Single GPU tests`): the jobs of one
-    called job are alike, as a matrix's shards are; those of two are different suites."""
-    levels: list[str] = []
-    for level in name.split(" / ")[1:]:
-        level = _MATRIX_VALUES.sub("", level).strip()
-        if level and (not levels or levels[-1] != level):
-            levels.append(level)
-    return " / ".join(levels) or name
+    called job are alike, as a matrix's shards are; those of two are different suites. The
+    caller's name is taken as its first level (`JobMatcher.called_job` knows its `name:`)."""
+    return _called_levels(name_levels(name)[1:]) or name
 
 
 def job_stats(runs: Iterable[RunTiming], key: Callable[[JobTiming], str | None] | None = None) -> dict[str, JobStats]:
@@ -705,12 +749,10 @@ def called_stats(runs: Iterable[RunTiming], workflow: Workflow) -> dict[str, dic
     """Per job of the workflow that calls a reusable one: per job it runs there (`called_job`),
     its shards in every run where it ran tests. Its own `JobStats` pool them all, as one job's
     shards (TheRock's `test_components`: a job per library, minutes of tests to hours)."""
-    callers = {job_id for job_id, job in workflow.jobs.items() if job.uses}
-    if not callers:
+    if not any(job.uses for job in workflow.jobs.values()):
         return {}
     out: dict[str, dict[str, JobStats]] = {}
-    pooled = job_stats(runs, lambda job: f"{job.workflow_job} / {called_job(job.name)}"
-                       if job.workflow_job in callers else None)
+    pooled = job_stats(runs, lambda job: f"{job.workflow_job} / {job.called}" if job.called else None)
     for key, stats in pooled.items():
         caller, called = key.split(" / ", 1)  # (a job id has no space)
         out.setdefault(caller, {})[called] = stats

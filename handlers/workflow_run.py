@@ -24,7 +24,7 @@ from bot.github import GitHub, GitHubError, permanent, unreachable
 from bot.joblogs import read_logs
 from bot.publish import (ISSUES_OFF, NO_ISSUES_PERMISSION, Written, find_dashboard, issues_off, issues_refused, mark_stale, our_replies, read_report,
                          report_comments, stale_head, upsert_comment, upsert_dashboard)
-from bot.reconcile import RECONCILED
+from bot.reconcile import again_of
 from bot.replies import completed_reply, dispatched_head
 from bot.report import pull_summary, state_block, suggestion_states, to_markdown, totals
 from bot.reporting import (PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, lane_change_note, skipped_note,
@@ -59,10 +59,12 @@ async def on_completed(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
         ctx.log.info("%s: run %s waits for a maintainer's approval to run (a fork's first pull request): no job ran, "
                      "nothing to measure yet", repo, run["id"])
         return
-    key = ("workflow_run", repo, run["id"], run.get("run_attempt"))
+    # A run reported again because the dashboard is out of date (`Missed.again`: once per default branch head) is
+    # another report of it than the first: remembered apart (a reconciling round's and an installation's catch-up's
+    # of one run at one head, one report).
+    key = ("workflow_run", repo, run["id"], run.get("run_attempt"), again_of(ctx.delivery_id))
     async with ctx.state.lock(repo):
-        # (what a reconciling round found unreported, the dashboard says so: it knows better than this memory)
-        if key in ctx.state.done_keys and not ctx.delivery_id.startswith(RECONCILED):
+        if key in ctx.state.done_keys:
             ctx.log.info("run %s attempt %s of %s was already reported", run["id"], run.get("run_attempt"), repo)
             return
         api = RepoAPI(gh, repo)
@@ -408,8 +410,8 @@ async def write_error(api: RepoAPI, message: str, login: str, keys: tuple[bytes,
         previous = read_report(str(existing.get("body") or "")) if existing else None
         kept = replace(previous or ReportState(workflow="", base_sha="", head_sha="", runs=(), blobs={}),
                        patch_id=None, patch="", summary="", suggestions=(), base_sha=head, error=True)
-        if run is not None:
-            kept = replace(kept, reported=kept.reporting(*run))
+        if run is not None:  # (the lane whose run could not be analysed: the one reconciling analyses again)
+            kept = replace(kept, workflow=run[0], reported=kept.reporting(*run))
         return (f"{error_body(api.repo, message)}\n"
                 f"{state_block(signed(kept.to_json(), keys, report_scope(api.repo, None)))}\n")
 

@@ -808,6 +808,7 @@ def test_the_jobs_a_reusable_workflow_runs_are_measured_each_on_their_own() -> N
         ("test_components / Check runner", "ran in 4 runs but no step is classified as a test; its 3 min were all "
                                            "in setup steps")]
     markdown = to_markdown(analysis)
-    assert '    x-axis ["Test-miopen", "Test-rocprim", "Test-hipcub", "Check-runner"]' in markdown
+    assert ('    x-axis ["test_components.Test-miopen", "test_components.Test-rocprim", "test_components.Test-hipcub", '
+            '"test_components.Check-runner"]') in markdown
     assert "Each bar is one workflow job (its shards added up; of a caller of a reusable workflow, each job it runs " \
            "there): **red** is setup, **blue** the tests." in markdown

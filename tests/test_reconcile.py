@@ -385,3 +385,80 @@ async def test_a_lane_dropped_from_the_config_leaves_the_dashboard_at_the_next_r
     shown = dashboard_state(world)
     assert shown.workflow == ROCM720 and set(shown.lanes) == {ROCM720} and set(shown.reported) == {ROCM720}
     assert await _round(bot) == []
+
+
+async def test_the_lane_whose_analysis_failed_is_the_one_analysed_again(
+        fake_github: FakeGitHub, bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """review90 f03: the error's state kept the lane the dashboard showed before (rocm720), so once the default
+    branch moved the round analysed rocm720, which succeeded: the error was gone though the amd lane still failed."""
+    from bot.analysis import AnalysisError
+    from handlers import workflow_run
+
+    world = sglang_world(fake_github)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    analyse = workflow_run.analyze_with_logs
+
+    async def amd_fails(api, ctx, files, bundles, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if bundles[-1]["workflow_run"]["path"] == AMD:
+            raise AnalysisError("the lane's jobs cannot be told apart")
+        return await analyse(api, ctx, files, bundles, *args, **kwargs)
+
+    monkeypatch.setattr(workflow_run, "analyze_with_logs", amd_fails)
+    amd = _lost_run(fake_github, world, AMD, AMD_ID, time.time())
+    await bot.deliver("workflow_run", world.payload(amd["id"]))
+    await bot.settle()
+    assert dashboard_state(world).error and dashboard_state(world).workflow == AMD
+    head = world.repo.put_files("main", {"README.md": "a commit that fixes nothing\n"})
+    assert await _round(bot) == [f"reconcile-{amd['id']}-1-error-{head[:12]}"]
+    assert dashboard_state(world).error and dashboard_state(world).base_sha == head  # still failing: still said
+
+
+async def test_a_run_found_by_an_installation_and_by_a_round_is_reported_once(
+        fake_github: FakeGitHub, bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """review90 f04: an installation event's catch-up and a reconciling round journal one missed run under two ids;
+    both queued before either ran, the run is analysed once (this process remembers it)."""
+    from dataclasses import replace
+
+    from bot.server import _queue_missed
+    from handlers import workflow_run
+
+    world = sglang_world(fake_github)  # the last run's delivery never came
+    calls: list[int] = []
+    report_run_ = workflow_run.report_run
+
+    async def counting(api, ctx, run, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        calls.append(int(run["id"]))
+        return await report_run_(api, ctx, run, *args, **kwargs)
+
+    monkeypatch.setattr(workflow_run, "report_run", counting)
+    (item,) = await find_missed(bot.state.pool, await bot.state.pool.bot_login())
+    assert await _queue_missed(bot.state, replace(item, found_by="0b6c2d00-installation-event"))
+    assert await _queue_missed(bot.state, item)
+    await bot.settle()
+    assert calls == [world.runs[-1]["id"]]
+
+
+async def test_an_error_dashboard_written_before_errors_were_marked_is_put_back_once_fixed(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """review90 f06: an error dashboard of the release before (its text, the kept state, no `error` flag) is read as
+    an error found at a head not known: once the config reads, one round puts the report back."""
+    from dataclasses import replace
+
+    from bot.report import state_block
+
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    (issue,) = [i for i in world.repo.issues.values() if not i.is_pull and DASHBOARD_LABEL in i.labels]
+    report = read_report(issue.body)
+    assert report is not None and report.patch_id
+    kept = replace(report, patch_id=None, patch="", summary="", suggestions=())
+    issue.body = ("<!-- foldbot:report -->\n### foldbot: AMD CI setup report\n\n"
+                  "foldbot could not analyse sgl-project/sglang: .github/foldbot.yml: `history_runs` is not a whole "
+                  "number\n\nFix the file it names; the next completed lane run updates this report.\n"
+                  f"\n{state_block(kept.to_json())}\n")
+    head = world.repo.put_files("main", {"README.md": "the config was fixed\n"})
+    assert await _round(bot) == [f"reconcile-{last['id']}-1-error-{head[:12]}"]
+    assert "could not analyse" not in issue.body and read_report(issue.body).patch_id == report.patch_id

@@ -481,3 +481,43 @@ def test_an_object_matrix_value_takes_each_of_its_leaves_in_the_name(name: str, 
     a default job name; each axis after it had taken its neighbour's value (`python-version: rocm`)."""
     matcher = JobMatcher(parse_workflow(OBJECT_AXIS, ".github/workflows/rocm.yml"))
     assert dict(matcher.match(name).matrix) == values
+
+
+ROCM_CALLER = """name: AMD
+on: pull_request
+jobs:
+  rocm:
+    name: ROCm / ${{ matrix.arch }}
+    strategy:
+      matrix:
+        arch: [mi300, mi325]
+    uses: ./.github/workflows/_test.yml
+"""
+
+
+@pytest.mark.parametrize("name, values, called", [
+    # a caller whose own `name:` has a level: its matrix value is `mi300`, and it runs one job, `unit`
+    ("ROCm / mi300 / unit", {"arch": "mi300"}, "unit"),
+    ("ROCm / mi325 / unit (shard 1)", {"arch": "mi325"}, "unit"),
+])
+def test_a_callers_name_with_levels_of_its_own_is_its_name(name: str, values: dict, called: str) -> None:
+    """review90 f02: the first ` / ` was taken for the caller's end: the one called job became `mi300 / unit` and
+    `mi325 / unit`, two "short suites to fold into another", and the arch read `mi300 / unit`."""
+    matcher = JobMatcher(parse_workflow(ROCM_CALLER, ".github/workflows/amd.yml"))
+    ref = matcher.match(name)
+    assert (ref.job_id, dict(ref.matrix)) == ("rocm", values)
+    assert matcher.called_job(name, "rocm") == called
+
+
+def test_a_level_is_not_cut_inside_matrix_values() -> None:
+    """review90 f02: onnxruntime-style values `(x64 / Release)` are one level's."""
+    assert called_job("build / test (x64 / Release)") == "test"
+    assert called_job("win (x64 / Release) / test") == "test"
+
+
+@pytest.mark.parametrize("name", ["Run pytest in venv", "Run unittests in venv", "Testing with venv",
+                                  "Run benchmarks in virtualenv", "Run accuracy eval in venv", "Run pytest (deps: torch)",
+                                  "Run benchmark and write results to GITHUB_OUTPUT", "Stage B benchmarks"])
+def test_a_test_step_that_names_a_venv_deps_or_github_env_stays_a_test(name: str) -> None:
+    """review90 f01: the rule for steps that set up what the next steps run with took test steps that said so."""
+    assert RepoConfig().classify(name) == "test"
