@@ -286,12 +286,13 @@ class JobMatcher:
         name = api_name.strip()
         levels = name_levels(name)
         if len(levels) > 1:  # a reusable workflow's job: "caller / callee" (a caller's `name:` may have levels too)
-            ref = JobRef(None)
-            for i in range(1, len(levels)):
-                ref = self._match_one(" / ".join(levels[:i]), guess)
-                if ref.job_id:
-                    return ref
             ref = self._match_one(levels[0], guess)
+            if ref.job_id:
+                return ref
+            for i in range(2, len(levels)):
+                longer = self._match_one(" / ".join(levels[:i]), guess)
+                if longer.job_id:
+                    return longer
             whole = self._match_one(name, guess)
             # Callers that share one `name:` (a build and a test caller): `match_job` tells
             # them apart by the callee.
