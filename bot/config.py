@@ -115,8 +115,15 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)(?:display|list|cat|dump) (?!.*\b(?:env|environment|system|host|gpus?|rocm|rocm-smi|rocminfo"
              r"|devices?|hardware|runners?|versions?|info)\b).*\b(?:reports?|summary)\b", "other"),
     # pytorch `Print remaining test logs`; TheRock `Print test reproduction command` (`if: failure()`, after `Test`).
-    StepRule(r"(?i)(?:print|show|display|cat|dump|tail) .*\b(?:logs?|repro\w*)\b", "other"),
+    # ... and the results (rocm-systems amdsmi `Show test results`, `Print test results`).
+    StepRule(r"(?i)(?:print|show|display|cat|dump|tail) .*\b(?:logs?|repro\w*|results?)\b", "other"),
     StepRule(r"(?i)test (?:suite )?reports?\b", "other"),  # transformers `Test suite reports artifacts: ...`
+    # rocm-systems amdsmi's `if: always()` steps that `cat` each suite's log after the tests: `AMDSMI Test Results`,
+    # `Unit Test Results`, `Example DRM Test Results`; and `Test Summary` (as tests, a job whose tests were skipped
+    # after a failed build counted as one that ran them)
+    # (not one that checks them: `Verify GPU test results` is a test)
+    StepRule(r"(?i)(?!(?:verify|validate|assert|compare)\b)(?:.*\s)?tests? (?:results?|summary|summaries|outcomes?)$",
+             "other"),
     # Unnamed actions that upload or tear down: pytorch `Run ./.github/actions/upload-test-artifacts`,
     # SGLang `Run ./.github/actions/upload-cuda-coredumps`, `Run actions/upload-artifact@v4`.
     StepRule(r"(?i)Run \S*(?:upload|publish|teardown|cleanup|create-an-issue|comment|notify)\S*$", "other"),
@@ -251,7 +258,8 @@ class RepoConfig:
     amd_runner_pattern: str = (r"(?<![a-z0-9])(?:mi-?\d[\dx]{2}|gfx\d|(?<!scale-)rocm"
                                r"|(?<!xlarge\.)(?<!xl\.)amd(?:gpu)?(?![a-z0-9]|[-_. ]?(?:cpu|epyc|npu|xdna|fpga|versal|ryzen[-_ ]?ai))"
                                r"|aiter(?![a-z0-9])"
-                               r"|rdna\d|radeon|navi\d\d|(?:rx-?|w|r)[6-9]\d00|[6-9]\d00xtx?|strix[-_ ]?(?:halo|point))")
+                               r"|rdna\d|radeon|navi\d\d|(?:rx-?|w|r)[6-9]\d00|rx-?[6-9]\d\d0(?:xtx?|gre)?(?![0-9])|[6-9]\d00xtx?"
+                               r"|strix[-_ ]?(?:halo|point))")
     step_rules: tuple[StepRule, ...] = DEFAULT_STEP_RULES
     fold_max_test_minutes: float = 15.0
     fold_min_setup_share: float = 0.5

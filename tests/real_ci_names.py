@@ -1195,6 +1195,8 @@ THIRD_SURVEY_SOURCES = (
     "linkedin/Liger-Kernel .github/workflows/amd-ci.yml @f12930ad",
     "pytorch/FBGEMM .github/workflows/fbgemm_gpu_ci_rocm.yml @3fa26ccc",
     "huggingface/optimum-amd .github/workflows/test_modeling_timm.yaml @14d40d06",
+    "ROCm/rocm-systems .github/workflows/amdsmi-build.yml @01a6c8f8",
+    "ROCm/rocm-systems .github/workflows/rocprofiler-sdk-continuous_integration.yml @000400d9",
 )
 THIRD_SURVEY_STEPS = (
     # python3 -m venv; echo PATH >> $GITHUB_ENV; setup_venv.py --activate-in-future-github-actions-steps, before the tests
@@ -1216,6 +1218,15 @@ THIRD_SURVEY_STEPS = (
     ("Collect PyTorch Environment Info", False, SETUP),  # other before 2026-12-07: before the wheel install and tests
     ("Display GPU Info", False, SETUP),
     ("Test with PyTest", False, TEST),
+    # amdsmi-build.yml's Tests jobs: `if: always()` steps that `cat` each suite's log after the tests (test before
+    # 2026-12-07: a job whose tests were skipped after a failed build counted as one that ran them)
+    ("Build and Install for Test", False, SETUP),
+    ("AMDSMI Command Tests", False, TEST),
+    ("Run AMDSMI, Python, and Example Tests", False, TEST),
+    ("AMDSMI Test Results", False, OTHER),
+    ("Unit Test Results", False, OTHER),
+    ("Example DRM Test Results", False, OTHER),
+    ("Upload AMDSMI Command Test Results", True, OTHER),
 )
 THIRD_SURVEY = Project("third survey (TheRock JAX, hipBLASLt JIT, hf-workflows)", THIRD_SURVEY_SOURCES,
                        THIRD_SURVEY_STEPS, ("linux-mi325-1gpu-ossci-rocm",), ())
@@ -1330,4 +1341,7 @@ RUNS_ON: tuple[tuple[tuple[str, ...], bool], ...] = (
     # GPU (AMD before that day); FBGEMM fbgemm_gpu_ci_rocm.yml @3fa26ccc `rocm`.
     (("self-hosted", "single-npu", "amd-npu", "ryzenai"), False),
     (("rocm",), True),
+    # rocprofiler-sdk's RDNA4 (`navi4`) runner, a Radeon RX 9070 (not AMD by its card before 2026-12-07)
+    (("linux-rx9070-gpu",), True),
+    (("rx9060xt",), True),
 )
