@@ -457,13 +457,13 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
     # The report's "no AMD test time" (of the runs, or of the latest) points at this section: a line says why.
     if (amd or not jobs) and not (untested or ambiguous or unmapped):
         if amd and not any(s.samples for s in stats.values()):
-            out.append(_no_test_ran(amd, f"the {_runs(len(runs))}"))
+            out.append(_no_test_ran(amd, f"the {_runs(len(runs))}", workflow))
         elif not runs[-1].jobs and runs[-1].conclusion == "cancelled":  # cancelled while it waited: no file problem
             out.append(Unmeasured(
                 "AMD test time",
                 f"the latest run ({runs[-1].run_id}, of `{runs[-1].head_sha[:12]}`) was cancelled before GitHub started "
                 "any job (a newer run of its concurrency group replaced it, or someone cancelled it)",
-                "wait for a run whose AMD jobs run their tests (a `/dispatch` comment on a PR starts one)"))
+                _wait_for_a_run(workflow)))
         elif not runs[-1].jobs and runs[-1].conclusion == "action_required":
             out.append(Unmeasured(
                 "AMD test time",
@@ -477,7 +477,19 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 "started none, as it does when the workflow file at the run's commit is invalid (its page says why)",
                 f"fix `{runs[-1].workflow_path}` at that commit (a pull request's own version of it), then push"))
         elif not runs[-1].total("test_seconds"):
-            out.append(_no_test_ran(runs[-1].amd_jobs, f"the latest run ({runs[-1].run_id})"))
+            out.append(_no_test_ran(runs[-1].amd_jobs, f"the latest run ({runs[-1].run_id})", workflow))
+    # Runs whose AMD jobs all skipped (a label- or path-gated lane: ROCm/xla's nightly runs on every PR label event)
+    # are no samples: with few runs that tested, the figures rest on too few.
+    idle = [run for run in runs if not any(job.ran_tests for job in run.amd_jobs)]
+    most = max((s.samples for s in stats.values()), default=0)
+    if idle and 0 < most < config.min_samples:
+        out.append(Unmeasured(
+            "history",
+            f"{_plural(len(idle), 'run')} of the {len(runs)} read ran no AMD test (their AMD jobs skipped: a gate, a "
+            f"label or a path filter), so no job has more than {_plural(most, 'sample')}, fewer than `min_samples` "
+            f"({config.min_samples})",
+            f"read more runs: `history_runs: {min(100, config.history_runs * 2)}` in .github/foldbot.yml (the App reads "
+            f"{config.history_runs}), or more runs to `foldbot analyze`"))
     for job_id, log_runs in plan.reshard_candidates.items():
         if job_id in explained:
             continue  # its logs have a line of their own: why they could not be read
@@ -665,7 +677,15 @@ def _unmapped(workflow: Workflow, amd: Sequence[JobTiming]) -> list[Unmeasured]:
     return out
 
 
-def _no_test_ran(amd: Sequence[JobTiming], where: str) -> Unmeasured:
+def _wait_for_a_run(workflow: Workflow) -> str:
+    """What to do about a run that measured nothing: wait for one that does, which `/dispatch`
+    starts only in a workflow a `workflow_dispatch` event runs."""
+    return ("wait for a run whose AMD jobs run their tests " + (
+        "(a `/dispatch` comment on a PR starts one)" if workflow.dispatchable else
+        f"(`{workflow.path}` has no `workflow_dispatch` trigger, so `/dispatch` cannot start one)"))
+
+
+def _no_test_ran(amd: Sequence[JobTiming], where: str, workflow: Workflow) -> Unmeasured:
     """Why runs whose AMD jobs all map to jobs hold no test time: none ran a test step."""
     conclusions = Counter(str(job.conclusion or job.status or "unknown") for job in amd)
     seen = ", ".join(f"{count} {conclusion}" for conclusion, count in sorted(conclusions.items()))
@@ -673,7 +693,7 @@ def _no_test_ran(amd: Sequence[JobTiming], where: str) -> Unmeasured:
         "AMD test time",
         f"no AMD job of {where} ran a test step ({_plural(len(amd), 'job')}: {seen})" if amd
         else f"{where} ran no AMD job",
-        "wait for a run whose AMD jobs run their tests (a `/dispatch` comment on a PR starts one)",
+        _wait_for_a_run(workflow),
     )
 
 

@@ -212,6 +212,15 @@ def read_state(body: str) -> dict[str, Any] | None:
     return state if isinstance(state, dict) else None
 
 
+def with_state(body: str, block: str) -> str:
+    """The report body with its (last) state block replaced by `block`, its text as it is."""
+    matches = list(_STATE.finditer(body))
+    if not matches:
+        return body
+    last = matches[-1]
+    return body[:last.start()] + block + body[last.end():]
+
+
 def read_report(body: str) -> ReportState | None:
     """The typed state of one of foldbot's reports; None when it has none it can read."""
     try:

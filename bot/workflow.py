@@ -495,6 +495,12 @@ class Workflow:
     def on_node(self) -> yaml.Node | None:
         return mapping_get(self.root, "on")
 
+    @property
+    def dispatchable(self) -> bool:
+        """Whether a `workflow_dispatch` event starts it (what `/dispatch` sends)."""
+        on = self.data.get("on") if isinstance(self.data, dict) else None
+        return on == "workflow_dispatch" or (isinstance(on, (list, dict)) and "workflow_dispatch" in on)
+
     def dispatch_inputs(self) -> dict[str, Any]:
         on = self.data.get("on")
         if isinstance(on, dict):

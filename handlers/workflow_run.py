@@ -23,7 +23,7 @@ from bot.context import Context
 from bot.github import GitHub, GitHubError, permanent, unreachable
 from bot.joblogs import read_logs
 from bot.publish import (ISSUES_OFF, NO_ISSUES_PERMISSION, Written, find_dashboard, issues_off, issues_refused, mark_stale, our_replies, read_report,
-                         report_comments, stale_head, upsert_comment, upsert_dashboard)
+                         report_comments, stale_head, upsert_comment, upsert_dashboard, with_state)
 from bot.reconcile import again_of
 from bot.replies import completed_reply, dispatched_head
 from bot.report import pull_summary, state_block, suggestion_states, to_markdown, totals
@@ -178,14 +178,24 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
     headline = LaneFigures(latest.run_id, latest.html_url or "", latest.head_sha, figures["setup_seconds"],
                            figures["test_seconds"], figures["jobs"])
 
+    # A run whose AMD jobs all skipped (a gate, a label or path filter: ROCm/xla's nightly lane runs on every PR label
+    # event) measured nothing: the dashboard keeps the report it has, with this run counted reported.
+    idle = not any(job.ran_tests or job.setup_seconds or job.test_seconds for job in analysis.latest.amd_jobs)
+
     def dashboard_body(existing: dict[str, Any] | None) -> str:
         """This lane's report, with every lane's runs reported and headline (kept for the lanes
-        still on the default branch)."""
+        still on the default branch); a run that measured nothing keeps the report there is."""
         previous = read_report(str(existing.get("body") or "")) if existing else None
         known = previous.reported if previous else {}
         if previous and not known:  # written before reported runs were kept: its lane's runs were, as it said
             known = {previous.workflow: tuple((r, 1) for r in previous.runs)}
         reported = replace(state, reported=known).reporting(path, *completion)
+        if idle and existing is not None and previous is not None and not previous.error and previous.workflow:
+            ctx.log.info("%s: run %s ran no AMD job; the dashboard keeps the report of run %s", repo, run["id"],
+                         previous.runs[-1] if previous.runs else "?")
+            kept = replace(previous, reported={p: r for p, r in reported.items() if p in lanes.files})
+            return with_state(str(existing.get("body") or ""),
+                              state_block(signed(kept.to_json(), ctx.state_keys, report_scope(repo, None))))
         lanes_now = {**(previous.lanes if previous else {}), path: headline}
         board = replace(state, reported={p: r for p, r in reported.items() if p in lanes.files},
                         lanes={p: f for p, f in sorted(lanes_now.items()) if p in lanes.files})

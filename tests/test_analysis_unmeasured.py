@@ -83,9 +83,15 @@ def test_runs_whose_amd_jobs_all_were_skipped_say_so() -> None:
     """Every AMD job maps, and none ran (skipped by its `if:`): the pointer finds a line."""
     skipped = [skipped_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)"),
                skipped_job("Standard Tests (1 GPU) (aiter-1gpu-runner, MI325)")]
-    analysis = analyze({PATH: AITER}, _runs(skipped, skipped, skipped), RepoConfig())
+    dispatchable = AITER.replace("on: pull_request\n", "on: [pull_request, workflow_dispatch]\n", 1)
+    analysis = analyze({PATH: dispatchable}, _runs(skipped, skipped, skipped), RepoConfig())
     expected = ("- `AMD test time`: no AMD job of the 3 runs ran a test step \\(6 jobs: 6 skipped\\). "
                 "**Fix:** wait for a run whose AMD jobs run their tests \\(a `/dispatch` comment on a PR starts one\\).")
+    # (a workflow no `workflow_dispatch` starts: `/dispatch` cannot, and the line does not say it can: review92 f02)
+    plain = analyze({PATH: AITER}, _runs(skipped, skipped, skipped), RepoConfig())
+    assert _section(to_markdown(plain)) == [expected.replace(
+        "a `/dispatch` comment on a PR starts one", f"`{PATH}` has no `workflow_dispatch` trigger, so `/dispatch` "
+                                                   "cannot start one")]
     for report in (to_markdown(analysis), to_markdown(analysis, dashboard=DASHBOARD)):
         assert "No suggestions: these runs hold no AMD test time to plan with (see *Could not measure*)." in report
         assert _section(report) == [expected]
@@ -106,7 +112,7 @@ def test_a_latest_run_without_test_time_says_why_when_earlier_runs_had_some() ->
                                                                RepoConfig()))
     assert _section(report) == [
         "- `AMD test time`: no AMD job of the latest run \\(103\\) ran a test step \\(1 job: 1 skipped\\). "
-        "**Fix:** wait for a run whose AMD jobs run their tests \\(a `/dispatch` comment on a PR starts one\\)."]
+        "**Fix:** wait for a run whose AMD jobs run their tests \\(`.github/workflows/aiter-test.yaml` has no `workflow_dispatch` trigger, so `/dispatch` cannot start one\\)."]
 
 
 def test_a_latest_run_github_started_no_job_in_says_its_workflow_file_may_be_invalid() -> None:
@@ -130,7 +136,7 @@ def test_a_latest_run_cancelled_before_any_job_started_is_not_said_to_have_an_in
     assert _section(to_markdown(analysis)) == [
         "- `AMD test time`: the latest run \\(103, of `000000000000`\\) was cancelled before GitHub started any job "
         "\\(a newer run of its concurrency group replaced it, or someone cancelled it\\). **Fix:** wait for a run "
-        "whose AMD jobs run their tests \\(a `/dispatch` comment on a PR starts one\\)."]
+        "whose AMD jobs run their tests \\(`.github/workflows/aiter-test.yaml` has no `workflow_dispatch` trigger, so `/dispatch` cannot start one\\)."]
 
 
 def test_a_run_waiting_for_approval_is_left_out_and_not_said_to_have_an_invalid_file() -> None:
@@ -377,7 +383,7 @@ def test_a_test_step_skipped_after_a_failed_setup_is_no_unknown_test_step() -> N
     none = analyze({PATH: AITER}, _runs(failed, failed, failed), RepoConfig())
     assert _section(to_markdown(none)) == [
         "- `AMD test time`: no AMD job of the 3 runs ran a test step \\(3 jobs: 3 failure\\). "
-        "**Fix:** wait for a run whose AMD jobs run their tests \\(a `/dispatch` comment on a PR starts one\\)."]
+        "**Fix:** wait for a run whose AMD jobs run their tests \\(`.github/workflows/aiter-test.yaml` has no `workflow_dispatch` trigger, so `/dispatch` cannot start one\\)."]
 
 
 def test_a_skipped_step_named_as_a_test_in_a_job_that_succeeded_hides_no_unknown_test_step() -> None:
@@ -759,3 +765,18 @@ def test_jobs_one_name_fits_equally_are_said_only_when_they_ran_on_amd_runners(r
     assert len(said) == lines
     if lines:
         assert said[0].subject == "before-test" and said[0].fix == "give the jobs distinct `name:`s"
+
+
+def test_a_history_of_runs_that_skipped_their_amd_jobs_says_it_holds_too_few_samples() -> None:
+    """review92 f02 (ROCm/xla's nightly lane, which runs on every PR label event and skips its job unless the label
+    is `nightly-pipeline`): of 5 runs read, 3 ran nothing; the figures rest on 2 samples, and nothing said so."""
+    ran = [_aiter_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)", "aiter-mi355-1gpu")]
+    skipped = [skipped_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)")]
+    analysis = analyze({PATH: AITER}, _runs(ran, skipped, skipped, ran, skipped), RepoConfig())
+    assert [(u.subject, u.reason, u.fix) for u in analysis.unmeasured if u.subject == "history"] == [(
+        "history",
+        "3 runs of the 5 read ran no AMD test (their AMD jobs skipped: a gate, a label or a path filter), so no job has "
+        "more than 2 samples, fewer than `min_samples` (3)",
+        "read more runs: `history_runs: 20` in .github/foldbot.yml (the App reads 10), or more runs to `foldbot analyze`")]
+    enough = analyze({PATH: AITER}, _runs(ran, skipped, ran, ran, skipped), RepoConfig())
+    assert not [u for u in enough.unmeasured if u.subject == "history"]  # 3 samples: enough

@@ -8,6 +8,7 @@ import copy
 import logging
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import aiohttp
@@ -19,6 +20,7 @@ from bot.publish import DASHBOARD_LABEL, DASHBOARD_TITLE, read_state, upsert_com
 from bot.report import MARKER, md_text
 from tests.paths import AMD, ROCM720
 from tests.fakegithub import FakeGitHub, blob_sha
+from tests.fakegithub.state import iso
 from tests.harness import INSTALLATION, Bot, app_pool, comment_payload, example, sglang_world
 
 LOGIN = "foldbot[bot]"
@@ -878,3 +880,31 @@ async def test_a_run_on_amd_runners_of_a_repository_without_lanes_says_how_to_me
     await bot.deliver("workflow_run", fork)
     await bot.settle()
     assert repo.issues[board.number].body == before and "mine.yml" not in before
+
+
+async def test_a_run_whose_amd_jobs_all_skipped_leaves_the_dashboards_report(fake_github: FakeGitHub, bot: Bot) -> None:
+    """review92 f02 (ROCm/xla's nightly lane runs on every PR label event and skips its job unless the label is
+    `nightly-pipeline`): each such run replaced the dashboard's figures with "No AMD job spent time on setup or
+    tests". The dashboard keeps the report it has, with the run counted reported (reconciling does not look for it
+    again)."""
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    (board,) = dashboards(fake_github, world)
+    before = board.body
+    template = {k: v for k, v in copy.deepcopy(last).items() if k not in ("id", "node_id", "run_number")}
+    now = iso(time.time())  # (the lane's newest run: a PR's label event, say)
+    gated = fake_github.add_run(world.repo, {**template, "head_sha": "c" * 40, "created_at": now, "updated_at": now,
+                                             "run_started_at": now, "pull_requests": []})
+    fake_github.add_jobs(gated["id"], [
+        {"name": job["name"], "status": "completed", "conclusion": "skipped", "steps": [], "labels": []}
+        for job in fake_github.jobs_of(last["id"])])
+    await bot.deliver("workflow_run", world.payload(gated["id"]))
+    await bot.settle()
+    (board,) = dashboards(fake_github, world)
+    text = before.split("<!-- foldbot:state ")[0]
+    assert board.body.split("<!-- foldbot:state ")[0] == text and "No AMD job spent time" not in board.body
+    state = read_state(board.body)
+    assert state["reported"][ROCM720][-2:] == [[last["id"], 1], [gated["id"], 1]]
+    assert state["runs"] == read_state(before)["runs"] and state["patch_id"] == read_state(before)["patch_id"]
