@@ -631,24 +631,57 @@ def _combined(runs: Sequence[RunTiming], workflow: Workflow, config: RepoConfig)
                 rule is COMBINED_TEST or (rule in DEFAULT_STEP_RULES and _BUILDS_TOO.search(name) is not None))
         return combined[name]
 
+    installs = {job_id: found_install for job_id, raw in (workflow.data.get("jobs") or {}).items()
+                if isinstance(raw, dict) and (found_install := _script_installs(raw))}
+    scripts: dict[str, str] = {}  # a caller's job -> what its `script:` installs before its tests
     for run in runs:
         for job in run.amd_jobs:
             for step in job.work_steps:
-                if sets_up_too(step.name) and step.category == "test" and step.seconds >= 60:
+                if step.category != "test" or step.seconds < 60:
+                    continue
+                passed = installs.get(job.workflow_job or "") if _SCRIPT_STEP.fullmatch(step.name) and \
+                    config.rule_for(step.name) in DEFAULT_STEP_RULES else None
+                if passed or sets_up_too(step.name):
                     steps = found.setdefault(job.workflow_job or job.name, {})
                     steps[step.name] = max(steps.get(step.name, 0.0), step.seconds)
+                    if passed:
+                        scripts[job.workflow_job or job.name] = passed
     out = []
     for name, steps in sorted(found.items()):
         step, seconds = max(steps.items(), key=lambda kv: kv[1])
         others = f" (and {len(steps) - 1} more such step{'s' if len(steps) > 2 else ''})" if len(steps) > 1 else ""
+        job = workflow.jobs.get(name)
+        how = (f"runs the `script:` this job passes `{job.uses if job else 'its reusable workflow'}`, which installs "
+               f"before its tests (`{scripts[name]}`)" if name in scripts else "sets up and tests in one step")
         out.append(Unmeasured(
             name,
-            f"its step `{step}` (up to {seconds / 60:.0f} min){others} sets up and tests in one step: foldbot counts it "
+            f"its step `{step}` (up to {seconds / 60:.0f} min){others} {how}: foldbot counts it "
             "all as test, so the setup in it (a build, an install) is not measured and the job's setup share reads low",
-            "split it into a setup step and a test step, and each is measured; or, to count it as test as it is and "
+            ("install that in the job's image (the `docker-image:` it passes), and the step runs the tests alone"
+             if name in scripts else "split it into a setup step and a test step, and each is measured")
+            + "; or, to count it as test as it is and "
             f"drop this line, add `step_rules: [{{pattern: '^{_name_pattern(workflow, name, step)}$', category: test}}]` "
             "to .github/foldbot.yml"))
     return out
+
+
+#: The step of pytorch/test-infra's `linux_job_v2.yml` that runs its caller's `script:` (torchtitan's ROCm lane).
+_SCRIPT_STEP = re.compile(r"(?i)run (?:the )?script (?:in|inside|outside(?: of)?) (?:the |a )?container")
+#: A line of a script that installs or builds: pip, uv, conda, a system package manager, setup.py, an install script.
+_INSTALL_LINE = re.compile(r"(?im)^[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:python3?[ \t]+-m[ \t]+)?(?:pip3?|uv[ \t]+pip|conda|mamba"
+                           r"|micromamba|apt(?:-get)?|dnf|yum)[ \t]+install\b|python3?[ \t]+setup\.py[ \t]+(?:install|develop)"
+                           r"|(?:bash|sh)[ \t]+\S*install\S*)[^\n]*")
+
+
+def _script_installs(raw: Mapping[str, Any]) -> str | None:
+    """The first line of a caller's `with: script:` that installs (torchtitan's `python -m pip install --pre torch`
+    before its tests), cut to 80 characters; None when it installs nothing (or passes no script)."""
+    script = (raw.get("with") or {}).get("script") if isinstance(raw.get("with"), dict) else None
+    found = _INSTALL_LINE.search(script) if isinstance(script, str) else None
+    if found is None:
+        return None
+    line = " ".join(found.group(0).split())
+    return line if len(line) <= 80 else line[:79] + "\u2026"
 
 
 def _unmapped(workflow: Workflow, amd: Sequence[JobTiming]) -> list[Unmeasured]:

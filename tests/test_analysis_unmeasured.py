@@ -780,3 +780,52 @@ def test_a_history_of_runs_that_skipped_their_amd_jobs_says_it_holds_too_few_sam
         "read more runs: `history_runs: 20` in .github/foldbot.yml (the App reads 10), or more runs to `foldbot analyze`")]
     enough = analyze({PATH: AITER}, _runs(ran, skipped, ran, ran, skipped), RepoConfig())
     assert not [u for u in enough.unmeasured if u.subject == "history"]  # 3 samples: enough
+
+
+TITAN = """name: 8 GPU Integration Tests (ROCm)
+on: pull_request
+jobs:
+  build-test:
+    uses: pytorch/test-infra/.github/workflows/linux_job_v2.yml@main
+    with:
+      runner: linux.rocm.gpu.ecosystem.mi350.8
+      docker-image: torchtitan-rocm-ubuntu-22.04-clang12
+      script: |
+        set -eux
+        python -m pip install filelock sympy networkx jinja2
+        USE_CPP=0 python -m pip install --pre torchao --index-url https://download.pytorch.org/whl/nightly/rocm7.0
+        python -m tests.integration_tests.run_tests --test_suite h100 artifacts --ngpu 8
+"""
+TITAN_PATH = ".github/workflows/integration_test_8gpu_rocm.yaml"
+
+
+def _titan_runs() -> list[dict]:
+    steps = [Step("Set up job", 0.1), Step("Setup ROCM", 3), Step("Pull docker image", 8),
+             Step("Run script in container", 34), Step("Surface failing tests", 0.2), Step("Complete job", 0.1)]
+    return [bundle(run_id=500 + i, repo="pytorch/torchtitan", workflow_path=TITAN_PATH, workflow_name="8 GPU",
+                   head_sha=f"{500 + i:040x}", jobs=[job("build-test / linux-job", steps,
+                                                          ["linux.rocm.gpu.ecosystem.mi350.8"])], start=START)
+            for i in range(3)]
+
+
+def test_a_script_a_caller_passes_test_infra_that_installs_before_its_tests_is_said_to_set_up_too() -> None:
+    """review92 f03 (pytorch/torchtitan's ROCm lane): test-infra's `Run script in container` runs the caller's
+    `script:`, which pip-installs torch's dependencies and torchao nightly before its tests; all of it counted as
+    test, with no line, as `Configure, Build, and Test` gets."""
+    analysis = analyze({TITAN_PATH: TITAN}, _titan_runs(), RepoConfig())
+    (line,) = [u for u in analysis.unmeasured if u.subject == "build-test"]
+    assert line.reason == (
+        "its step `Run script in container` (up to 34 min) runs the `script:` this job passes "
+        "`pytorch/test-infra/.github/workflows/linux_job_v2.yml@main`, which installs before its tests (`python -m pip "
+        "install filelock sympy networkx jinja2`): foldbot counts it all as test, so the setup in it (a build, an "
+        "install) is not measured and the job's setup share reads low")
+    assert line.fix.startswith("install that in the job's image (the `docker-image:` it passes), and the step runs the "
+                               "tests alone; or, to count it as test as it is and drop this line, add `step_rules: ")
+    quiet = TITAN.replace("        python -m pip install filelock sympy networkx jinja2\n", "").replace(
+        "        USE_CPP=0 python -m pip install --pre torchao --index-url https://download.pytorch.org/whl/nightly/rocm7.0\n",
+        "")
+    assert not [u for u in analyze({TITAN_PATH: quiet}, _titan_runs(), RepoConfig()).unmeasured
+                if u.subject == "build-test"]
+    looked_at = parse_config("step_rules:\n  - {pattern: '^Run script in container$', category: test}\n")
+    assert not [u for u in analyze({TITAN_PATH: TITAN}, _titan_runs(), looked_at).unmeasured
+                if u.subject == "build-test"]
