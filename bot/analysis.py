@@ -480,13 +480,14 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
             out.append(_no_test_ran(runs[-1].amd_jobs, f"the latest run ({runs[-1].run_id})", workflow))
     # Runs whose AMD jobs all skipped (a label- or path-gated lane: ROCm/xla's nightly runs on every PR label event)
     # are no samples: with few runs that tested, the figures rest on too few.
-    idle = [run for run in runs if not any(job.ran_tests for job in run.amd_jobs)]
+    # (only when as many runs were read as `history_runs` asks, fewer than the most it takes: else there are no more)
+    idle = [run for run in runs if gated(run)]
     most = max((s.samples for s in stats.values()), default=0)
-    if idle and 0 < most < config.min_samples:
+    if idle and 0 < most < config.min_samples and config.history_runs <= len(runs) and config.history_runs < 100:
         out.append(Unmeasured(
             "history",
-            f"{_plural(len(idle), 'run')} of the {len(runs)} read ran no AMD test (their AMD jobs skipped: a gate, a "
-            f"label or a path filter), so no job has more than {_plural(most, 'sample')}, fewer than `min_samples` "
+            f"{_plural(len(idle), 'run')} of the {len(runs)} read skipped all their AMD jobs (a gate, a label or a "
+            f"path filter), so no job has more than {_plural(most, 'sample')}, fewer than `min_samples` "
             f"({config.min_samples})",
             f"read more runs: `history_runs: {min(100, config.history_runs * 2)}` in .github/foldbot.yml (the App reads "
             f"{config.history_runs}), or more runs to `foldbot analyze`"))
@@ -710,12 +711,22 @@ def _unmapped(workflow: Workflow, amd: Sequence[JobTiming]) -> list[Unmeasured]:
     return out
 
 
+def gated(run: RunTiming) -> bool:
+    """Whether a run skipped every AMD job, and ran nothing but on GitHub's own runners (its gate,
+    a label or path filter): it measured nothing, and nothing is amiss. (Jobs that ran on
+    self-hosted runners the pattern does not match, or no job at all, are a gap to say.)"""
+    return bool(run.amd_jobs) and all(job.conclusion == "skipped" for job in run.amd_jobs) and all(
+        job.conclusion == "skipped" or (job.labels and all(_HOSTED.search(label) for label in job.labels))
+        for job in run.jobs)
+
+
 def _wait_for_a_run(workflow: Workflow) -> str:
     """What to do about a run that measured nothing: wait for one that does, which `/dispatch`
     starts only in a workflow a `workflow_dispatch` event runs."""
-    return ("wait for a run whose AMD jobs run their tests " + (
-        "(a `/dispatch` comment on a PR starts one)" if workflow.dispatchable else
-        f"(`{workflow.path}` has no `workflow_dispatch` trigger, so `/dispatch` cannot start one)"))
+    lacks = workflow.undispatchable
+    return "wait for a run whose AMD jobs run their tests " + (
+        f"(`{workflow.path}` has {lacks}, so `/dispatch` cannot start one)" if lacks else
+        "(a `/dispatch` comment on a PR starts one)")
 
 
 def _no_test_ran(amd: Sequence[JobTiming], where: str, workflow: Workflow) -> Unmeasured:

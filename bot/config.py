@@ -53,6 +53,11 @@ COMBINED_TEST = StepRule(
     r"|env\w*|images?|files|fixtures|assets|models|weights|tools|utils|extras)\b))",
     "test")
 
+#: A word of a step's name that says it runs tests (at its start, or after a space, `(` or `+`): the test rule's
+#: words, which the rules before it that take some such names (`... Test Results`, a venv made) leave to it.
+TEST_WORD = (r"(?:.*[\s(+])?(?:(?:smoke-?)?test\w*|unit ?tests?|pytest|bench\w*|eval\w*|accuracy|correctness"
+             r"|suites?|regressions?)\b")
+
 #: Ordered; the first rule that matches wins. No match: an action step (`uses:`, or a
 #: name GitHub gives one, `Run owner/repo@ref`) is "setup", any other step "other".
 DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
@@ -121,9 +126,10 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # rocm-systems amdsmi's `if: always()` steps that `cat` each suite's log after the tests: `AMDSMI Test Results`,
     # `Unit Test Results`, `Example DRM Test Results`; and `Test Summary` (as tests, a job whose tests were skipped
     # after a failed build counted as one that ran them)
-    # (not one that checks them: `Verify GPU test results` is a test)
-    StepRule(r"(?i)(?!(?:verify|validate|assert|compare)\b)(?:.*\s)?tests? (?:results?|summary|summaries|outcomes?)$",
-             "other"),
+    # (not one that runs, checks or compares them: `Run tests and collect test results`, `Verify GPU test results` are
+    # tests)
+    StepRule(r"(?i)(?!.*\b(?:run\w*|execut\w*|launch\w*|start\w*|verif\w*|validat\w*|assert\w*|compar\w*|check\w*)\b)"
+             r"(?:.*\s)?tests? (?:results?|summary|summaries|outcomes?)$", "other"),
     # Unnamed actions that upload or tear down: pytorch `Run ./.github/actions/upload-test-artifacts`,
     # SGLang `Run ./.github/actions/upload-cuda-coredumps`, `Run actions/upload-artifact@v4`.
     StepRule(r"(?i)Run \S*(?:upload|publish|teardown|cleanup|create-an-issue|comment|notify)\S*$", "other"),
@@ -197,8 +203,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # Python environment made, or a dependency's headers staged, before the tests: TheRock `System deps, venv
     # configure`, rocm-libraries `Stage header-only hipblas-common from this checkout` (cmake configure + install).
     # (never a name the test rules below would take: `Run pytest in venv`, `Stage B benchmarks`)
-    StepRule(r"(?i)(?!.*(?:test|bench|eval|accuracy|correctness|suite|regression))"
-             r"(?:.*\bgithub_(?:env|path|output)\b|.*\b(?:venv|virtualenv|deps)\b"
+    StepRule(r"(?i)(?!" + TEST_WORD + r")(?:.*\bgithub_(?:env|path|output)\b|.*\b(?:venv|virtualenv|deps)\b"
              r"|stag(?:e|ing) (?!\d)(?!.*\b(?:results?|reports?|logs?|artifacts?|outputs?)\b))", "setup"),
     # aiter `Generate Dockerfile`; SGLang; onnxruntime `Generate Build Files (CMake) (x64 / Release)`.
     StepRule(r"(?i)generate .*\b(?:dockerfile|matrix|build files|cmake)\b", "setup"),
@@ -225,8 +230,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # `Nightly Unit Test ...`, `Benchmark offline throughput`, `Run miles CI suite ...`; ROCm/flash-attention
     # `AMD Bench`, `AMD Bench with Autotune` (`bench`, as benchmark); rocm-libraries `Execute direct and generic
     # public C/C++ GEMM regressions` (`regression`, as regression tests).
-    StepRule(r"(?i)(?:.*[\s(+])?(?:(?:smoke-?)?test\w*|unit ?tests?|pytest|bench\w*|eval\w*|accuracy|correctness"
-             r"|suites?|regressions?)\b", "test"),
+    StepRule(r"(?i)" + TEST_WORD, "test"),
     # pytorch/test-infra linux_job_v2.yml runs its caller's `script:` (pytorch/ao's ROCm regression tests, two
     # hours of pytest) in `Run script in container` or `Run script outside container`.
     StepRule(r"(?i)run (?:the )?script (?:in|inside|outside(?: of)?) (?:the |a )?container$", "test"),

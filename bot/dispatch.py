@@ -62,11 +62,7 @@ class LaneInfo:
         """What the lane's file lacks for `/dispatch` to run it (`no ...`), or None: a dispatch
         names the jobs to run in the `target_stage` (or `target_stage_select`) input of the
         lane's `workflow_dispatch` trigger (`HOW_DISPATCHED`)."""
-        if "workflow_dispatch" not in self.triggers:
-            return "no `workflow_dispatch` trigger"
-        if "target_stage" not in self.inputs and "target_stage_select" not in self.inputs:
-            return "no `target_stage` (or `target_stage_select`) input under `workflow_dispatch`"
-        return None
+        return self.workflow.undispatchable
 
     @property
     def triggers(self) -> list[str]:

@@ -97,6 +97,19 @@ def again_of(delivery_id: str) -> str:
     return found.group(1) if found else ""
 
 
+def remembered_as(delivery_id: str) -> str:
+    """What this process remembers a report of a run by, beside the run and attempt: "" for a
+    delivery of GitHub's; for one a reconciling round or an installation's catch-up made,
+    "reconciled" and why it is reported again, if it is (`Missed.again`). Such a delivery comes
+    because the dashboard does not name the run (a lost write, an error that did not count it):
+    whatever this process remembers of GitHub's delivery, it is reported; a round's and a
+    catch-up's of one run share a key, so it is reported once."""
+    if not delivery_id.startswith(RECONCILED):
+        return ""
+    again = again_of(delivery_id)
+    return f"reconciled-{again}" if again else "reconciled"
+
+
 #: What an out-of-date dashboard shows, by `out_of_date`'s answer (the log's words).
 OUT_OF_DATE = {"error": "says what foldbot could not analyse, at an older default branch head",
                "lanes": "shows a workflow that is no lane now"}

@@ -236,7 +236,8 @@ class JobMatcher:
         if not ref.ambiguous:
             return ref
         names = set(steps)
-        callee = api_name.partition(" / ")[2].split(" ", 1)[0].lower()
+        # the called job's first word, at any level below the first (a caller's `name:` may have levels too)
+        callees = {level.strip().split(" ", 1)[0].lower() for level in name_levels(api_name)[1:]} - {""}
         scores: dict[str, int] = {}
         for job_id in ref.ambiguous:
             job = self.workflow.jobs[job_id]
@@ -245,7 +246,7 @@ class JobMatcher:
                 score += 1
             elif isinstance(job.runs_on, list) and job.runs_on and set(map(str, job.runs_on)) <= set(labels):
                 score += 1
-            if job.uses and callee and callee in re.split(r"[^a-z0-9]+", job.uses.rsplit("/", 1)[-1].lower()):
+            if job.uses and callees & set(re.split(r"[^a-z0-9]+", job.uses.rsplit("/", 1)[-1].lower())):
                 score += 1
             scores[job_id] = score
         top = max(scores.values())
@@ -268,9 +269,9 @@ class JobMatcher:
     def _match_one_of(self, api_name: str, job_id: str) -> JobRef:
         """The matrix values of an API name, read with one job's rule."""
         name = api_name.strip()
-        caller, sep, _ = name.partition(" / ")
+        levels = name_levels(name)
         rule = next(r for r in self._rules if r.job_id == job_id)
-        for candidate in ([caller, name] if sep else [name]):
+        for candidate in [" / ".join(levels[:i]) for i in range(1, len(levels))] + [name]:
             for pattern in (rule.full, rule.head):
                 m = pattern.fullmatch(candidate) if pattern is not None else None
                 if m:

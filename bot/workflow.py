@@ -496,10 +496,19 @@ class Workflow:
         return mapping_get(self.root, "on")
 
     @property
-    def dispatchable(self) -> bool:
-        """Whether a `workflow_dispatch` event starts it (what `/dispatch` sends)."""
+    def undispatchable(self) -> str | None:
+        """What the file lacks for `/dispatch` to run it (`no ...`), or None: a dispatch names the
+        jobs to run in the `target_stage` (or `target_stage_select`) input of its
+        `workflow_dispatch` trigger (`bot.dispatch.HOW_DISPATCHED`)."""
         on = self.data.get("on") if isinstance(self.data, dict) else None
-        return on == "workflow_dispatch" or (isinstance(on, (list, dict)) and "workflow_dispatch" in on)
+        triggers = [on] if isinstance(on, str) else [str(event) for event in on or ()] if isinstance(on, (list, dict)) \
+            else []
+        if "workflow_dispatch" not in triggers:
+            return "no `workflow_dispatch` trigger"
+        inputs = self.dispatch_inputs()
+        if "target_stage" not in inputs and "target_stage_select" not in inputs:
+            return "no `target_stage` (or `target_stage_select`) input under `workflow_dispatch`"
+        return None
 
     def dispatch_inputs(self) -> dict[str, Any]:
         on = self.data.get("on")

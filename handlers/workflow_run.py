@@ -16,7 +16,7 @@ from typing import Any, Collection, Sequence
 
 from gidgethub import routing, sansio
 
-from bot.analysis import Analysis, Unmeasured, analyze
+from bot.analysis import Analysis, Unmeasured, analyze, gated
 from bot.api import RepoAPI
 from bot.config import ConfigError
 from bot.context import Context
@@ -24,7 +24,7 @@ from bot.github import GitHub, GitHubError, permanent, unreachable
 from bot.joblogs import read_logs
 from bot.publish import (ISSUES_OFF, NO_ISSUES_PERMISSION, Written, find_dashboard, issues_off, issues_refused, mark_stale, our_replies, read_report,
                          report_comments, stale_head, upsert_comment, upsert_dashboard, with_state)
-from bot.reconcile import again_of
+from bot.reconcile import remembered_as
 from bot.replies import completed_reply, dispatched_head
 from bot.report import pull_summary, state_block, suggestion_states, to_markdown, totals
 from bot.reporting import (PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, lane_change_note, skipped_note,
@@ -59,10 +59,9 @@ async def on_completed(event: sansio.Event, gh: GitHub, ctx: Context) -> None:
         ctx.log.info("%s: run %s waits for a maintainer's approval to run (a fork's first pull request): no job ran, "
                      "nothing to measure yet", repo, run["id"])
         return
-    # A run reported again because the dashboard is out of date (`Missed.again`: once per default branch head) is
-    # another report of it than the first: remembered apart (a reconciling round's and an installation's catch-up's
-    # of one run at one head, one report).
-    key = ("workflow_run", repo, run["id"], run.get("run_attempt"), again_of(ctx.delivery_id))
+    # What a reconciling round (or a catch-up) brings, the dashboard does not name: remembered apart from GitHub's
+    # delivery of the run, and a round's and a catch-up's of one run alike (`remembered_as`)
+    key = ("workflow_run", repo, run["id"], run.get("run_attempt"), remembered_as(ctx.delivery_id))
     async with ctx.state.lock(repo):
         if key in ctx.state.done_keys:
             ctx.log.info("run %s attempt %s of %s was already reported", run["id"], run.get("run_attempt"), repo)
@@ -180,7 +179,9 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
 
     # A run whose AMD jobs all skipped (a gate, a label or path filter: ROCm/xla's nightly lane runs on every PR label
     # event) measured nothing: the dashboard keeps the report it has, with this run counted reported.
-    idle = not any(job.ran_tests or job.setup_seconds or job.test_seconds for job in analysis.latest.amd_jobs)
+    # (only jobs GitHub skipped: a run of none on AMD runners, runners the pattern no longer matches, or one GitHub
+    # started no job of, says why on the dashboard)
+    idle = gated(analysis.latest)
 
     def dashboard_body(existing: dict[str, Any] | None) -> str:
         """This lane's report, with every lane's runs reported and headline (kept for the lanes
@@ -190,7 +191,8 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         if previous and not known:  # written before reported runs were kept: its lane's runs were, as it said
             known = {previous.workflow: tuple((r, 1) for r in previous.runs)}
         reported = replace(state, reported=known).reporting(path, *completion)
-        if idle and existing is not None and previous is not None and not previous.error and previous.workflow:
+        if idle and existing is not None and previous is not None and not previous.error and \
+                previous.workflow in lanes.files:  # (a report of a lane dropped since is replaced)
             ctx.log.info("%s: run %s ran no AMD job; the dashboard keeps the report of run %s", repo, run["id"],
                          previous.runs[-1] if previous.runs else "?")
             kept = replace(previous, reported={p: r for p, r in reported.items() if p in lanes.files})

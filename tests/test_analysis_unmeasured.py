@@ -83,15 +83,21 @@ def test_runs_whose_amd_jobs_all_were_skipped_say_so() -> None:
     """Every AMD job maps, and none ran (skipped by its `if:`): the pointer finds a line."""
     skipped = [skipped_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)"),
                skipped_job("Standard Tests (1 GPU) (aiter-1gpu-runner, MI325)")]
-    dispatchable = AITER.replace("on: pull_request\n", "on: [pull_request, workflow_dispatch]\n", 1)
+    dispatchable = AITER.replace("on: pull_request\n", "on:\n  pull_request:\n  workflow_dispatch:\n    inputs:\n"
+                                                     "      target_stage: {type: string}\n", 1)
     analysis = analyze({PATH: dispatchable}, _runs(skipped, skipped, skipped), RepoConfig())
     expected = ("- `AMD test time`: no AMD job of the 3 runs ran a test step \\(6 jobs: 6 skipped\\). "
                 "**Fix:** wait for a run whose AMD jobs run their tests \\(a `/dispatch` comment on a PR starts one\\).")
-    # (a workflow no `workflow_dispatch` starts: `/dispatch` cannot, and the line does not say it can: review92 f02)
+    # (a workflow `/dispatch` cannot start, and the line does not say it can: review92 f02, review93 f04)
     plain = analyze({PATH: AITER}, _runs(skipped, skipped, skipped), RepoConfig())
     assert _section(to_markdown(plain)) == [expected.replace(
         "a `/dispatch` comment on a PR starts one", f"`{PATH}` has no `workflow_dispatch` trigger, so `/dispatch` "
                                                    "cannot start one")]
+    no_stage = AITER.replace("on: pull_request\n", "on: [pull_request, workflow_dispatch]\n", 1)
+    assert _section(to_markdown(analyze({PATH: no_stage}, _runs(skipped, skipped, skipped), RepoConfig()))) == [
+        expected.replace("a `/dispatch` comment on a PR starts one", f"`{PATH}` has no `target_stage` \\(or "
+                                                                    "`target_stage_select`\\) input under "
+                                                                    "`workflow_dispatch`, so `/dispatch` cannot start one")]
     for report in (to_markdown(analysis), to_markdown(analysis, dashboard=DASHBOARD)):
         assert "No suggestions: these runs hold no AMD test time to plan with (see *Could not measure*)." in report
         assert _section(report) == [expected]
@@ -772,14 +778,20 @@ def test_a_history_of_runs_that_skipped_their_amd_jobs_says_it_holds_too_few_sam
     is `nightly-pipeline`): of 5 runs read, 3 ran nothing; the figures rest on 2 samples, and nothing said so."""
     ran = [_aiter_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)", "aiter-mi355-1gpu")]
     skipped = [skipped_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)")]
-    analysis = analyze({PATH: AITER}, _runs(ran, skipped, skipped, ran, skipped), RepoConfig())
+    five = parse_config("history_runs: 5\n")
+    analysis = analyze({PATH: AITER}, _runs(ran, skipped, skipped, ran, skipped), five)
     assert [(u.subject, u.reason, u.fix) for u in analysis.unmeasured if u.subject == "history"] == [(
         "history",
-        "3 runs of the 5 read ran no AMD test (their AMD jobs skipped: a gate, a label or a path filter), so no job has "
-        "more than 2 samples, fewer than `min_samples` (3)",
-        "read more runs: `history_runs: 20` in .github/foldbot.yml (the App reads 10), or more runs to `foldbot analyze`")]
-    enough = analyze({PATH: AITER}, _runs(ran, skipped, ran, ran, skipped), RepoConfig())
+        "3 runs of the 5 read skipped all their AMD jobs (a gate, a label or a path filter), so no job has more than 2 "
+        "samples, fewer than `min_samples` (3)",
+        "read more runs: `history_runs: 10` in .github/foldbot.yml (the App reads 5), or more runs to `foldbot analyze`")]
+    enough = analyze({PATH: AITER}, _runs(ran, skipped, ran, ran, skipped), five)
     assert not [u for u in enough.unmeasured if u.subject == "history"]  # 3 samples: enough
+    # (review93 f05) fewer runs read than `history_runs` asks: there are no more to read; at 100, none more is taken
+    assert not [u for u in analyze({PATH: AITER}, _runs(ran, skipped, skipped, ran, skipped), RepoConfig()).unmeasured
+                if u.subject == "history"]
+    most = analyze({PATH: AITER}, _runs(*[skipped] * 98, ran, ran), parse_config("history_runs: 100\n"))
+    assert not [u for u in most.unmeasured if u.subject == "history"]
 
 
 TITAN = """name: 8 GPU Integration Tests (ROCm)

@@ -908,3 +908,28 @@ async def test_a_run_whose_amd_jobs_all_skipped_leaves_the_dashboards_report(fak
     state = read_state(board.body)
     assert state["reported"][ROCM720][-2:] == [[last["id"], 1], [gated["id"], 1]]
     assert state["runs"] == read_state(before)["runs"] and state["patch_id"] == read_state(before)["patch_id"]
+
+
+
+async def test_a_run_on_runners_the_pattern_no_longer_matches_is_no_gated_run(fake_github: FakeGitHub,
+                                                                             bot: Bot) -> None:
+    """review93 f02: the GPU jobs ran in full on relabelled runners (or a custom pattern with a typo): no AMD job
+    ran, yet nothing was skipped by a gate. The dashboard says so (the pattern's line), it keeps no old report."""
+    world = sglang_world(fake_github)
+    last = world.runs[-1]
+    await bot.deliver("workflow_run", world.payload(last["id"]))
+    await bot.settle()
+    template = {k: v for k, v in copy.deepcopy(last).items() if k not in ("id", "node_id", "run_number")}
+    now = iso(time.time())
+    run = fake_github.add_run(world.repo, {**template, "head_sha": "d" * 40, "created_at": now, "updated_at": now,
+                                           "run_started_at": now, "pull_requests": []})
+    jobs = []
+    for job in fake_github.jobs_of(last["id"]):  # the same jobs, run in full, on relabelled runners
+        job = {k: v for k, v in copy.deepcopy(job).items() if k not in ("id", "run_id", "node_id")}
+        job["labels"] = ["linux-gpu-pool-1"] if job.get("labels") else job.get("labels")
+        jobs.append(job)
+    fake_github.add_jobs(run["id"], jobs)
+    await bot.deliver("workflow_run", world.payload(run["id"]))
+    await bot.settle()
+    (board,) = dashboards(fake_github, world)
+    assert "`amd_runner_pattern`" in board.body and read_state(board.body)["runs"][-1] == run["id"]

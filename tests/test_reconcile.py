@@ -462,3 +462,47 @@ async def test_an_error_dashboard_written_before_errors_were_marked_is_put_back_
     head = world.repo.put_files("main", {"README.md": "the config was fixed\n"})
     assert await _round(bot) == [f"reconcile-{last['id']}-1-error-{head[:12]}"]
     assert "could not analyse" not in issue.body and read_report(issue.body).patch_id == report.patch_id
+
+
+async def test_a_lane_run_said_as_a_config_error_is_reported_once_the_config_reads(fake_github: FakeGitHub,
+                                                                                     bot: Bot) -> None:
+    """review93 f01: a lane run that came while the config was broken is not counted reported by the error; once
+    fixed, a round finds it missed and journals it, and this process's memory of the run's first delivery must not
+    skip it (the dashboard stayed an error for good)."""
+    world = sglang_world(fake_github)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    world.repo.put_files("main", {".github/foldbot.yml": "history_runs: many\n"})  # broken
+    run = _lost_run(fake_github, world, ROCM720, ROCM720_ID, time.time())
+    await bot.deliver("workflow_run", world.payload(run["id"]))
+    await bot.settle()
+    assert dashboard_state(world).error
+    world.repo.put_files("main", {".github/foldbot.yml": None})  # fixed
+    assert await _round(bot) == [f"reconcile-{run['id']}-1"]
+    assert not dashboard_state(world).error and dashboard_state(world).reported[ROCM720][-1] == (run["id"], 1)
+    assert await _round(bot) == []
+
+
+async def test_a_gated_run_does_not_keep_a_dropped_lanes_report(fake_github: FakeGitHub, bot: Bot) -> None:
+    """review93 f03: the dashboard shows a lane the config dropped; the round reports the remaining lane's newest
+    run to replace it, a gated one (every AMD job skipped): that keeps no report of the dropped lane."""
+    world = sglang_world(fake_github)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    amd = _lost_run(fake_github, world, AMD, AMD_ID, time.time() - 60)
+    await bot.deliver("workflow_run", world.payload(amd["id"]))
+    await bot.settle()
+    assert dashboard_state(world).workflow == AMD
+    template = {k: v for k, v in copy.deepcopy(world.runs[-1]).items() if k not in ("id", "node_id", "run_number")}
+    now = iso(time.time())
+    gated = fake_github.add_run(world.repo, {**template, "head_sha": "c" * 40, "created_at": now, "updated_at": now,
+                                             "run_started_at": now, "pull_requests": []})
+    fake_github.add_jobs(gated["id"], [{"name": j["name"], "status": "completed", "conclusion": "skipped",
+                                        "steps": [], "labels": []} for j in fake_github.jobs_of(world.runs[-1]["id"])])
+    await bot.deliver("workflow_run", world.payload(gated["id"]))
+    await bot.settle()
+    assert dashboard_state(world).workflow == AMD  # (kept: the run measured nothing)
+    head = world.repo.put_files("main", {".github/foldbot.yml": f"lanes:\n  - {ROCM720}\n"})  # amd is no lane now
+    assert await _round(bot) == [f"reconcile-{gated['id']}-1-lanes-{head[:12]}"]
+    shown = dashboard_state(world)
+    assert shown.workflow == ROCM720 and set(shown.lanes) == {ROCM720}

@@ -521,3 +521,43 @@ def test_a_level_is_not_cut_inside_matrix_values() -> None:
 def test_a_test_step_that_names_a_venv_deps_or_github_env_stays_a_test(name: str) -> None:
     """review90 f01: the rule for steps that set up what the next steps run with took test steps that said so."""
     assert RepoConfig().classify(name) == "test"
+
+
+
+SHARED_CALLERS = """name: AMD
+on: pull_request
+jobs:
+  build:
+    name: ROCm / ${{ matrix.arch }}
+    strategy:
+      matrix:
+        arch: [mi300, mi325]
+    uses: ./.github/workflows/build.yml
+  test:
+    name: ROCm / ${{ matrix.arch }}
+    needs: build
+    strategy:
+      matrix:
+        arch: [mi300, mi325]
+    uses: ./.github/workflows/test.yml
+"""
+
+
+def test_callers_that_share_a_name_with_levels_are_told_apart_by_the_called_file() -> None:
+    """review93 f08: the called job's name was read after the first ` / ` (the arch, `mi300`), so a build and a test
+    caller named alike stayed ambiguous, not counted."""
+    matcher = JobMatcher(parse_workflow(SHARED_CALLERS, ".github/workflows/amd.yml"))
+    ref = matcher.match_job("ROCm / mi300 / test", [], ("linux-mi300-gpu-1",))
+    assert (ref.job_id, dict(ref.matrix)) == ("test", {"arch": "mi300"})
+
+
+@pytest.mark.parametrize("name, category", [
+    ("Run tests and collect test results", "test"), ("Run unit tests and publish test results", "test"),
+    ("Execute tests and collect test results", "test"), ("Run pytest and print test summary", "test"),
+    ("Verifying GPU test results", "test"), ("AMDSMI Test Results", "other"), ("Test Summary", "other"),
+    ("Stage latest wheels", "setup"), ("Create venv with latest pip", "setup"),
+    ("Find latest image tag and write to GITHUB_ENV", "setup"), ("Python deps for the latest nightly", "setup"),
+])
+def test_the_rules_for_results_shown_and_envs_made_leave_test_steps_and_words_alone(name: str, category: str) -> None:
+    """review93 f06, f07: `... test results` took steps that run the tests; `latest` read as a test word."""
+    assert RepoConfig().classify(name) == category
