@@ -483,16 +483,13 @@ def test_an_object_matrix_value_takes_each_of_its_leaves_in_the_name(name: str, 
     assert dict(matcher.match(name).matrix) == values
 
 
-ROCM_CALLER = """name: AMD
-on: pull_request
-jobs:
-  rocm:
-    name: ROCm / ${{ matrix.arch }}
-    strategy:
-      matrix:
-        arch: [mi300, mi325]
-    uses: ./.github/workflows/_test.yml
-"""
+def _rocm_caller(job_id: str, uses: str) -> str:
+    """A job that calls `uses` for two archs, named `ROCm / <arch>`: a `name:` with a level of its own."""
+    return (f"  {job_id}:\n    name: ROCm / ${{{{ matrix.arch }}}}\n    strategy:\n      matrix:\n"
+            f"        arch: [mi300, mi325]\n    uses: ./.github/workflows/{uses}\n")
+
+
+ROCM_CALLER = "name: AMD\non: pull_request\njobs:\n" + _rocm_caller("rocm", "_test.yml")
 
 
 @pytest.mark.parametrize("name, values, called", [
@@ -524,23 +521,7 @@ def test_a_test_step_that_names_a_venv_deps_or_github_env_stays_a_test(name: str
 
 
 
-SHARED_CALLERS = """name: AMD
-on: pull_request
-jobs:
-  build:
-    name: ROCm / ${{ matrix.arch }}
-    strategy:
-      matrix:
-        arch: [mi300, mi325]
-    uses: ./.github/workflows/build.yml
-  test:
-    name: ROCm / ${{ matrix.arch }}
-    needs: build
-    strategy:
-      matrix:
-        arch: [mi300, mi325]
-    uses: ./.github/workflows/test.yml
-"""
+SHARED_CALLERS = "name: AMD\non: pull_request\njobs:\n" + _rocm_caller("build", "build.yml") + _rocm_caller("test", "test.yml")
 
 
 def test_callers_that_share_a_name_with_levels_are_told_apart_by_the_called_file() -> None:
