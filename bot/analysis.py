@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 from .config import COMBINED_TEST, DEFAULT_STEP_RULES, RepoConfig
 from .edit import (EditError, FileEdit, FoldEdit, LaneChange, ListEdit, ListTrimEdit, ReshardEdit, VerificationError, apply_change,
@@ -481,7 +481,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
     # Runs whose AMD jobs all skipped (a label- or path-gated lane: ROCm/xla's nightly runs on every PR label event)
     # are no samples: with few runs that tested, the figures rest on too few.
     # (only when as many runs were read as `history_runs` asks, fewer than the most it takes: else there are no more)
-    idle = [run for run in runs if gated(run)]
+    idle = [run for run in runs if gated(run, stats)]
     most = max((s.samples for s in stats.values()), default=0)
     if idle and 0 < most < config.min_samples and config.history_runs <= len(runs) and config.history_runs < 100:
         out.append(Unmeasured(
@@ -711,11 +711,13 @@ def _unmapped(workflow: Workflow, amd: Sequence[JobTiming]) -> list[Unmeasured]:
     return out
 
 
-def gated(run: RunTiming) -> bool:
-    """Whether a run skipped every AMD job, and ran nothing but on GitHub's own runners (its gate,
-    a label or path filter): it measured nothing, and nothing is amiss. (Jobs that ran on
-    self-hosted runners the pattern does not match, or no job at all, are a gap to say.)"""
-    return bool(run.amd_jobs) and all(job.conclusion == "skipped" for job in run.amd_jobs) and all(
+def gated(run: RunTiming, measured: Collection[str] = ()) -> bool:
+    """Whether a run skipped its AMD jobs, and ran nothing but on GitHub's own runners (its gate, a
+    label or path filter): it measured nothing, and nothing is amiss. A skipped job is an AMD one by
+    its file's `runs-on`, or when other runs measured its workflow job (`measured`: a reusable
+    workflow's caller, whose runners its file does not say: TheRock's `test_components`). (Jobs that
+    ran on self-hosted runners the pattern does not match, or no job at all, are a gap to say.)"""
+    return any(job.conclusion == "skipped" and (job.is_amd or job.workflow_job in measured) for job in run.jobs) and all(
         job.conclusion == "skipped" or (job.labels and all(_HOSTED.search(label) for label in job.labels))
         for job in run.jobs)
 

@@ -94,9 +94,12 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # DeepSpeed `Open GitHub issue if nightly CI fails`; SGLang `Upload diffusion failure artifacts`.
     # (IREE's names are gerunds: `Uploading new config file`, `Checking out external TestSuite repository`,
     # `Installing external TestSuite Python requirements`; each verb's -ing form goes with it.)
-    # (not FBGEMM's `Collect PyTorch Environment Info`, a look at the machine before the tests: setup, below)
+    # FBGEMM's `Collect PyTorch Environment Info`: a look at the machine before the tests (not `Collect ROCm logs`,
+    # `Collect GPU core dumps`, `Collect test results from host`, after them: other, next)
+    StepRule(r"(?i)collect(?:ing)? (?!.*\b(?:logs?|dumps?|core|results?|artifacts?|reports?|traces?)\b)"
+             r"(?:\S+ )*?(?:env|environment|system|host|gpus?|rocm|hardware) info(?:rmation)?\b", "setup"),
     StepRule(r"(?i)(?:(?:upload(?:ing)?|archiv(?:e|ing)|stor(?:e|ing)|sav(?:e|ing)|publish(?:ing)?"
-             r"|collect(?:ing)?(?! (?:\S+ )*?(?:env|environment|system|host|gpus?|rocm|hardware)\b)"
+             r"|collect(?:ing)?"
              r"|gather(?:ing)?|pack(?:ing)?|report(?:ing)?|notify(?:ing)?|comment(?:ing)?)\b|summar"
              r"|write back|copy .*\b(?:logs?|reports?|results?|artifacts?)\b|(?:open|create|file) .*\bissue)",
              "other"),
@@ -212,7 +215,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # directories`, SGLang `Diagnose HF cache and system resources`, `Check Host RDMA Environment`; pytorch/test-infra
     # linux_job_v2.yml `Check if in a container runner`.
     StepRule(r"(?i)(?:print|show|display|inspect|check|verify(?!.*\b(?:tests?|results?|pass\w*|fail\w*)\b)|log"
-             r"|diagnose|dump|list|query|collect) .*\b(?:env|environments?"
+             r"|diagnose|dump|list|query) .*\b(?:env|environments?"
              r"|system|host|gpus?|rocm|rocm-smi|rocminfo|devices?|container state|dockerfile|info|versions?"
              r"|cache|hardware|resources|runners?|disk|shm|director(?:y|ies))\b", "setup"),
     StepRule(r"(?i).*\b(?:environments?|diagnostics|resources? snapshot)\b", "setup"),  # (Liger `List Python Environments`)

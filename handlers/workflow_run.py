@@ -181,7 +181,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
     # event) measured nothing: the dashboard keeps the report it has, with this run counted reported.
     # (only jobs GitHub skipped: a run of none on AMD runners, runners the pattern no longer matches, or one GitHub
     # started no job of, says why on the dashboard)
-    idle = gated(analysis.latest)
+    idle = gated(analysis.latest, analysis.stats)
 
     def dashboard_body(existing: dict[str, Any] | None) -> str:
         """This lane's report, with every lane's runs reported and headline (kept for the lanes
@@ -191,8 +191,10 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         if previous and not known:  # written before reported runs were kept: its lane's runs were, as it said
             known = {previous.workflow: tuple((r, 1) for r in previous.runs)}
         reported = replace(state, reported=known).reporting(path, *completion)
+        # (only a report of the lane files as they are: one of a lane dropped since, or of files changed since, whose
+        # patch `/fold approve` would refuse, is replaced)
         if idle and existing is not None and previous is not None and not previous.error and \
-                previous.workflow in lanes.files:  # (a report of a lane dropped since is replaced)
+                previous.workflow in lanes.files and previous.blobs == lanes.blobs:
             ctx.log.info("%s: run %s ran no AMD job; the dashboard keeps the report of run %s", repo, run["id"],
                          previous.runs[-1] if previous.runs else "?")
             kept = replace(previous, reported={p: r for p, r in reported.items() if p in lanes.files})

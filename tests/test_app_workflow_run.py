@@ -933,3 +933,24 @@ async def test_a_run_on_runners_the_pattern_no_longer_matches_is_no_gated_run(fa
     await bot.settle()
     (board,) = dashboards(fake_github, world)
     assert "`amd_runner_pattern`" in board.body and read_state(board.body)["runs"][-1] == run["id"]
+
+
+
+async def test_a_gated_run_after_the_lane_file_changed_writes_the_patch_for_it(fake_github: FakeGitHub,
+                                                                               bot: Bot) -> None:
+    """review94 f02: after a lane file changed on main, gated runs kept the report of the old file, whose patch
+    `/fold approve` refuses ("the lane files changed"): the run's own analysis, of the file as it is, is written."""
+    from tests.test_reconcile import _gated_run
+
+    world = sglang_world(fake_github)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    before = read_state(dashboards(fake_github, world)[0].body)
+    text = world.repo.files_at("main")[ROCM720]
+    world.repo.put_files("main", {ROCM720: text + "# a comment a maintainer added\n"})  # the lane file moves on
+    gated = _gated_run(fake_github, world)
+    await bot.deliver("workflow_run", world.payload(gated["id"]))
+    await bot.settle()
+    after = read_state(dashboards(fake_github, world)[0].body)
+    assert after["blobs"][ROCM720] == blob_sha((text + "# a comment a maintainer added\n").encode())
+    assert after["blobs"] != before["blobs"] and after["base_sha"] != before["base_sha"] and after["patch_id"]

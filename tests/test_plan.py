@@ -13,7 +13,7 @@ from bot.plan import Lane, Planner
 from bot.timing import job_stats, run_timing
 from bot.workflow import parse_workflow, timeout_minutes
 from bot.report import to_json, to_markdown
-from tests.builders import Step, amd_job, bundle, job
+from tests.builders import Step, amd_job, bundle, job, skipped_job
 
 PATH = ".github/workflows/pr-test-amd-rocm700.yml"
 START = datetime(2026, 8, 1, tzinfo=timezone.utc)
@@ -812,3 +812,23 @@ def test_the_jobs_a_reusable_workflow_runs_are_measured_each_on_their_own() -> N
             '"test_components.Check-runner"]') in markdown
     assert "Each bar is one workflow job (its shards added up; of a caller of a reusable workflow, each job it runs " \
            "there): **red** is setup, **blue** the tests." in markdown
+
+
+
+def test_a_run_whose_caller_job_its_gate_skipped_is_a_gated_run() -> None:
+    """review94 f03 (TheRock's `test_artifacts.yml`: `Configure test matrix` finds nothing to test, the caller is
+    skipped): a skipped caller has no `runs-on` of its own, so it was no AMD job and the run no gated one; its
+    workflow job measured on AMD runners in other runs makes it one."""
+    from bot.analysis import gated
+    from bot.timing import job_stats, run_timing
+    from bot.workflow import parse_workflow
+
+    path = ".github/workflows/test_artifacts.yml"
+    workflow = parse_workflow(CALLER_LANE, path)
+    measured = [run_timing(b, workflow, RepoConfig()) for b in _caller_runs()]
+    for name in ("Test ${{ matrix.components.job_name }}", "test_components"):
+        skipped = bundle(run_id=400, repo="o/r", workflow_path=path, workflow_name="Test Artifacts", head_sha="f" * 40,
+                         jobs=[job("Configure test matrix", [Step("Set up job", 0.1), Step("Run python", 0.2)],
+                                   ["ubuntu-24.04"]), skipped_job(name)], start=START)
+        run = run_timing(skipped, workflow, RepoConfig())
+        assert gated(run, job_stats(measured)) and not gated(run)

@@ -477,10 +477,22 @@ async def test_a_lane_run_said_as_a_config_error_is_reported_once_the_config_rea
     await bot.deliver("workflow_run", world.payload(run["id"]))
     await bot.settle()
     assert dashboard_state(world).error
-    world.repo.put_files("main", {".github/foldbot.yml": None})  # fixed
-    assert await _round(bot) == [f"reconcile-{run['id']}-1"]
+    head = world.repo.put_files("main", {".github/foldbot.yml": None})  # fixed
+    # (the dashboard is an error of an older head too: the once-a-head id stands for the run)
+    assert await _round(bot) == [f"reconcile-{run['id']}-1-error-{head[:12]}"]
     assert not dashboard_state(world).error and dashboard_state(world).reported[ROCM720][-1] == (run["id"], 1)
     assert await _round(bot) == []
+
+
+def _gated_run(fake: FakeGitHub, world, sha: str = "c" * 40) -> dict:  # noqa: ANN001
+    """The lane's newest run, of every AMD job skipped (a label event, say), no PR listed."""
+    template = {k: v for k, v in copy.deepcopy(world.runs[-1]).items() if k not in ("id", "node_id", "run_number")}
+    now = iso(time.time())
+    run = fake.add_run(world.repo, {**template, "head_sha": sha, "created_at": now, "updated_at": now,
+                                    "run_started_at": now, "pull_requests": []})
+    fake.add_jobs(run["id"], [{"name": j["name"], "status": "completed", "conclusion": "skipped", "steps": [],
+                               "labels": []} for j in fake.jobs_of(world.runs[-1]["id"])])
+    return run
 
 
 async def test_a_gated_run_does_not_keep_a_dropped_lanes_report(fake_github: FakeGitHub, bot: Bot) -> None:
@@ -493,12 +505,7 @@ async def test_a_gated_run_does_not_keep_a_dropped_lanes_report(fake_github: Fak
     await bot.deliver("workflow_run", world.payload(amd["id"]))
     await bot.settle()
     assert dashboard_state(world).workflow == AMD
-    template = {k: v for k, v in copy.deepcopy(world.runs[-1]).items() if k not in ("id", "node_id", "run_number")}
-    now = iso(time.time())
-    gated = fake_github.add_run(world.repo, {**template, "head_sha": "c" * 40, "created_at": now, "updated_at": now,
-                                             "run_started_at": now, "pull_requests": []})
-    fake_github.add_jobs(gated["id"], [{"name": j["name"], "status": "completed", "conclusion": "skipped",
-                                        "steps": [], "labels": []} for j in fake_github.jobs_of(world.runs[-1]["id"])])
+    gated = _gated_run(fake_github, world)
     await bot.deliver("workflow_run", world.payload(gated["id"]))
     await bot.settle()
     assert dashboard_state(world).workflow == AMD  # (kept: the run measured nothing)
@@ -506,3 +513,44 @@ async def test_a_gated_run_does_not_keep_a_dropped_lanes_report(fake_github: Fak
     assert await _round(bot) == [f"reconcile-{gated['id']}-1-lanes-{head[:12]}"]
     shown = dashboard_state(world)
     assert shown.workflow == ROCM720 and set(shown.lanes) == {ROCM720}
+
+
+
+async def test_a_gated_run_keeps_no_headline_of_a_dropped_lane(fake_github: FakeGitHub, bot: Bot) -> None:
+    """review94 f01: the dashboard shows rocm720 with amd's headline beside it; amd is dropped; the round reports
+    rocm720's newest run, a gated one: it kept the old text, amd's headline and its diff with it."""
+    world = sglang_world(fake_github)
+    amd = _lost_run(fake_github, world, AMD, AMD_ID, time.time() - 600)
+    await bot.deliver("workflow_run", world.payload(amd["id"]))
+    await bot.settle()
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    assert set(dashboard_state(world).lanes) == {AMD, ROCM720}
+    gated = _gated_run(fake_github, world)
+    await bot.deliver("workflow_run", world.payload(gated["id"]))
+    await bot.settle()
+    head = world.repo.put_files("main", {".github/foldbot.yml": f"lanes:\n  - {ROCM720}\n"})  # amd is no lane now
+    assert await _round(bot) == [f"reconcile-{gated['id']}-1-lanes-{head[:12]}"]
+    (issue,) = [i for i in world.repo.issues.values() if not i.is_pull and DASHBOARD_LABEL in i.labels]
+    assert set(dashboard_state(world).lanes) == {ROCM720} and AMD not in issue.body.split("<!-- foldbot:state ")[0]
+    assert await _round(bot) == []
+
+
+async def test_a_lane_dropped_and_named_again_comes_back(fake_github: FakeGitHub, bot: Bot) -> None:
+    """review94 f04: amd's newest run was reported by a round (its delivery lost), under `reconcile-<run>-1`; amd
+    dropped, then named again: its record went with the drop, and the round journaled the run under that done id
+    again, nothing queued, amd never back until its next run. A lane the record does not know gets an id per head."""
+    world = sglang_world(fake_github)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    amd = _lost_run(fake_github, world, AMD, AMD_ID, time.time())
+    head = world.repo.branch_sha("main")
+    assert await _round(bot) == [f"reconcile-{amd['id']}-1-unrecorded-{head[:12]}"]
+    head = world.repo.put_files("main", {".github/foldbot.yml": f"lanes:\n  - {ROCM720}\n"})  # amd dropped
+    assert await _round(bot) == [f"reconcile-{world.runs[-1]['id']}-1-lanes-{head[:12]}"]
+    assert set(dashboard_state(world).lanes) == {ROCM720}
+    head = world.repo.put_files("main", {".github/foldbot.yml": None})  # amd is a lane again
+    assert await _round(bot) == [f"reconcile-{amd['id']}-1-unrecorded-{head[:12]}"]
+    shown = dashboard_state(world)
+    assert AMD in shown.reported and set(shown.lanes) == {AMD, ROCM720}
+    assert await _round(bot) == []

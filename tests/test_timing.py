@@ -538,6 +538,9 @@ def test_callers_that_share_a_name_with_levels_are_told_apart_by_the_called_file
     ("Verifying GPU test results", "test"), ("AMDSMI Test Results", "other"), ("Test Summary", "other"),
     ("Stage latest wheels", "setup"), ("Create venv with latest pip", "setup"),
     ("Find latest image tag and write to GITHUB_ENV", "setup"), ("Python deps for the latest nightly", "setup"),
+    # review94 f05: logs, dumps and results collected after the tests stay other; environment info before them, setup
+    ("Collect system logs on failure", "other"), ("Collect ROCm logs", "other"), ("Collect GPU core dumps", "other"),
+    ("Collect test results from host", "other"), ("Collect PyTorch Environment Info", "setup"),
 ])
 def test_the_rules_for_results_shown_and_envs_made_leave_test_steps_and_words_alone(name: str, category: str) -> None:
     """review93 f06, f07: `... test results` took steps that run the tests; `latest` read as a test word."""
