@@ -87,7 +87,7 @@ def missed(run: dict[str, Any], lane: str, dashboard: dict[str, Any] | None) -> 
     return str(run.get("updated_at") or "") > str(dashboard.get("updated_at") or "")
 
 
-_AGAIN = re.compile(re.escape(RECONCILED) + r"\d+-\d+-((?:error|lanes|unrecorded)-[0-9a-f]*)")
+_AGAIN = re.compile(re.escape(RECONCILED) + r"\d+-\d+-((?:error|lanes)-[0-9a-f]*)")
 
 
 def again_of(delivery_id: str) -> str:
@@ -112,8 +112,7 @@ def remembered_as(delivery_id: str) -> str:
 
 #: What an out-of-date dashboard shows, by `out_of_date`'s answer (the log's words).
 OUT_OF_DATE = {"error": "says what foldbot could not analyse, at an older default branch head",
-               "lanes": "shows a workflow that is no lane now",
-               "unrecorded": "holds no record of a lane (dropped from the config, and named again since?)"}
+               "lanes": "shows a workflow that is no lane now"}
 
 
 def out_of_date(state: ReportState | None, head: str, lanes: Collection[str]) -> str | None:
@@ -223,11 +222,7 @@ async def _missed_in(api: RepoAPI, installation_id: int, branch: str, login: str
         if runs and runs[0].get("conclusion") != "action_required":
             latest[path] = runs[0]
         if runs and missed(runs[0], path, dashboard):
-            # A lane the dashboard's record does not know at all (dropped from the config, and named again): its run
-            # may have been reported under the plain id already, before the record of it went
-            unrecorded = state is not None and (state.reported or state.error) and path not in state.reported
-            found[path] = Missed(api.repo, installation_id, runs[0], branch,
-                                 again=f"unrecorded-{head[:12]}" if unrecorded else "")
+            found[path] = Missed(api.repo, installation_id, runs[0], branch)
     why = out_of_date(state, head, lanes.files)
     if why is not None and latest:  # one lane's latest run writes the dashboard anew: the lane it showed, if still one
         assert state is not None   # (in place of that lane's missed run, if any: this id is once per head)

@@ -191,17 +191,18 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         if previous and not known:  # written before reported runs were kept: its lane's runs were, as it said
             known = {previous.workflow: tuple((r, 1) for r in previous.runs)}
         reported = replace(state, reported=known).reporting(path, *completion)
-        # (only a report of the lane files as they are: one of a lane dropped since, or of files changed since, whose
-        # patch `/fold approve` would refuse, is replaced)
-        if idle and existing is not None and previous is not None and not previous.error and \
-                previous.workflow in lanes.files and previous.blobs == lanes.blobs:
+        # (only a report of the lane files as they are, as `/fold approve` judges it: one of a lane dropped since, or of
+        # a file changed since, whose patch it would refuse, is replaced; a lane added beside it changes nothing)
+        if idle and existing is not None and previous is not None and not previous.error and previous.blobs and \
+                all(lanes.blobs.get(p) == blob for p, blob in previous.blobs.items()):
             ctx.log.info("%s: run %s ran no AMD job; the dashboard keeps the report of run %s", repo, run["id"],
                          previous.runs[-1] if previous.runs else "?")
-            kept = replace(previous, reported={p: r for p, r in reported.items() if p in lanes.files})
-            return with_state(str(existing.get("body") or ""),
-                              state_block(signed(kept.to_json(), ctx.state_keys, report_scope(repo, None))))
+            return with_state(str(existing.get("body") or ""), state_block(signed(
+                replace(previous, reported=reported).to_json(), ctx.state_keys, report_scope(repo, None))))
+        # The headlines of the lanes there are now; the runs reported of every lane, a lane dropped since too: named a
+        # lane again, its runs reported are not reported twice (its headline comes back with its next run)
         lanes_now = {**(previous.lanes if previous else {}), path: headline}
-        board = replace(state, reported={p: r for p, r in reported.items() if p in lanes.files},
+        board = replace(state, reported=reported,
                         lanes={p: f for p, f in sorted(lanes_now.items()) if p in lanes.files})
         return to_markdown(analysis, checks=check_text, state=signed(board.to_json(), ctx.state_keys,
                                                                      report_scope(repo, None)),

@@ -954,3 +954,28 @@ async def test_a_gated_run_after_the_lane_file_changed_writes_the_patch_for_it(f
     after = read_state(dashboards(fake_github, world)[0].body)
     assert after["blobs"][ROCM720] == blob_sha((text + "# a comment a maintainer added\n").encode())
     assert after["blobs"] != before["blobs"] and after["base_sha"] != before["base_sha"] and after["patch_id"]
+
+
+async def test_a_gated_run_of_a_lane_added_beside_the_report_keeps_it(fake_github: FakeGitHub, bot: Bot) -> None:
+    """review95 f04: a lane added to the repository (a nightly copy of the file), whose first run is gated: the report
+    shown, of files unchanged, stays (its patch is one `/fold approve` takes), the added lane's run counted reported."""
+    world = sglang_world(fake_github)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    before = dashboards(fake_github, world)[0].body
+    nightly = ".github/workflows/pr-test-amd-rocm-nightly.yml"
+    world.repo.put_files("main", {nightly: world.repo.files_at("main")[ROCM720]})
+    fake_github.add_workflow(world.repo, 9200, nightly)
+    template = {k: v for k, v in copy.deepcopy(world.runs[-1]).items() if k not in ("id", "node_id", "run_number")}
+    now = iso(time.time())
+    run = fake_github.add_run(world.repo, {**template, "workflow_id": 9200, "path": nightly, "created_at": now,
+                                           "updated_at": now, "run_started_at": now, "pull_requests": []})
+    fake_github.add_jobs(run["id"], [{"name": j["name"], "status": "completed", "conclusion": "skipped", "steps": [],
+                                      "labels": []} for j in fake_github.jobs_of(world.runs[-1]["id"])])
+    await bot.deliver("workflow_run", world.payload(run["id"]))
+    await bot.settle()
+    board = dashboards(fake_github, world)[0].body
+    assert board.split("<!-- foldbot:state ")[0] == before.split("<!-- foldbot:state ")[0]
+    state = read_state(board)
+    assert state["workflow"] == ROCM720 and state["patch_id"] == read_state(before)["patch_id"]
+    assert state["reported"][nightly] == [[run["id"], 1]]

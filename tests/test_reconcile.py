@@ -383,7 +383,8 @@ async def test_a_lane_dropped_from_the_config_leaves_the_dashboard_at_the_next_r
     head = world.repo.put_files("main", {".github/foldbot.yml": f"lanes:\n  - {ROCM720}\n"})  # amd is no lane now
     assert await _round(bot) == [f"reconcile-{rocm['id']}-1-lanes-{head[:12]}"]
     shown = dashboard_state(world)
-    assert shown.workflow == ROCM720 and set(shown.lanes) == {ROCM720} and set(shown.reported) == {ROCM720}
+    assert shown.workflow == ROCM720 and set(shown.lanes) == {ROCM720}
+    assert set(shown.reported) == {AMD, ROCM720}  # (the dropped lane's runs stay reported: named again, not twice)
     assert await _round(bot) == []
 
 
@@ -536,21 +537,45 @@ async def test_a_gated_run_keeps_no_headline_of_a_dropped_lane(fake_github: Fake
     assert await _round(bot) == []
 
 
-async def test_a_lane_dropped_and_named_again_comes_back(fake_github: FakeGitHub, bot: Bot) -> None:
-    """review94 f04: amd's newest run was reported by a round (its delivery lost), under `reconcile-<run>-1`; amd
-    dropped, then named again: its record went with the drop, and the round journaled the run under that done id
-    again, nothing queued, amd never back until its next run. A lane the record does not know gets an id per head."""
+async def test_a_lane_dropped_and_named_again_is_not_reported_twice(fake_github: FakeGitHub, bot: Bot) -> None:
+    """review94 f04, review95: amd's newest run was reported by a round (its delivery lost); amd dropped, then named
+    again: the record of its runs went with the drop, so the run was missed again under an id the journal had done
+    (nothing queued), or, given an id per head, reported twice in a new repository. The record keeps a dropped
+    lane's runs: named again, nothing is reported twice, nothing is lost (its headline comes with its next run)."""
     world = sglang_world(fake_github)
     await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
     await bot.settle()
     amd = _lost_run(fake_github, world, AMD, AMD_ID, time.time())
-    head = world.repo.branch_sha("main")
-    assert await _round(bot) == [f"reconcile-{amd['id']}-1-unrecorded-{head[:12]}"]
+    assert await _round(bot) == [f"reconcile-{amd['id']}-1"]
     head = world.repo.put_files("main", {".github/foldbot.yml": f"lanes:\n  - {ROCM720}\n"})  # amd dropped
     assert await _round(bot) == [f"reconcile-{world.runs[-1]['id']}-1-lanes-{head[:12]}"]
-    assert set(dashboard_state(world).lanes) == {ROCM720}
-    head = world.repo.put_files("main", {".github/foldbot.yml": None})  # amd is a lane again
-    assert await _round(bot) == [f"reconcile-{amd['id']}-1-unrecorded-{head[:12]}"]
-    shown = dashboard_state(world)
-    assert AMD in shown.reported and set(shown.lanes) == {AMD, ROCM720}
+    assert set(dashboard_state(world).lanes) == {ROCM720} and AMD in dashboard_state(world).reported
+    world.repo.put_files("main", {".github/foldbot.yml": None})  # amd is a lane again
     assert await _round(bot) == []
+    newer = _lost_run(fake_github, world, AMD, AMD_ID, time.time() + 60)  # its next run: its delivery lost too
+    assert await _round(bot) == [f"reconcile-{newer['id']}-1"]
+    assert set(dashboard_state(world).lanes) == {AMD, ROCM720}
+
+
+async def test_the_first_reports_of_a_repository_with_two_lost_lane_runs_are_one_each(
+        fake_github: FakeGitHub, bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """review95 f03: no dashboard yet, both lanes' newest runs lost; a round journals both; the first report writes
+    the dashboard naming one lane; a round before the second runs must not journal the other again."""
+    from bot.server import _queue_missed
+    from handlers import workflow_run
+
+    world = sglang_world(fake_github)
+    _lost_run(fake_github, world, AMD, AMD_ID, time.time())
+    calls: list[int] = []
+    report_run_ = workflow_run.report_run
+
+    async def counting(api, ctx, run, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        calls.append(int(run["id"]))
+        return await report_run_(api, ctx, run, *args, **kwargs)
+
+    monkeypatch.setattr(workflow_run, "report_run", counting)
+    found = await find_missed(bot.state.pool, await bot.state.pool.bot_login())
+    assert len(found) == 2 and await _queue_missed(bot.state, found[1])  # (the other waits in a backlog)
+    await bot.settle()
+    assert await _round(bot) == [found[0].delivery_id]  # the other lane's: not the reported one again
+    assert sorted(calls) == sorted(int(item.run["id"]) for item in found)
