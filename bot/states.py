@@ -20,7 +20,7 @@ import re
 import zlib
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, Collection, NamedTuple
 
 from .edit import patch_id as compute_patch_id
 
@@ -104,6 +104,8 @@ def _str(value: Any, name: str) -> str:
 
 #: Completions the dashboard's `reported` keeps per lane (reconciling needs only the latest).
 REPORTED_KEPT = 20
+#: How many paths that are no lane now the dashboard's record keeps (their last completion each).
+GONE_KEPT = 10
 
 
 class LaneFigures(NamedTuple):
@@ -179,6 +181,16 @@ class ReportState:
     #: On the dashboard: it says what foldbot could not analyse at `base_sha` (the default branch
     #: head then), not a report; reconciling analyses again once that head has moved.
     error: bool = False
+
+    def kept_for(self, lanes: Collection[str]) -> dict[str, tuple[tuple[int, int], ...]]:
+        """`reported` as the dashboard keeps it: a lane's last `REPORTED_KEPT` completions; of a path
+        that is no lane now (dropped from the config, renamed), its last one, of the `GONE_KEPT`
+        such paths reported last (named a lane again, its latest run is not reported twice; and
+        the record stays bounded, however many lanes came and went)."""
+        gone = sorted((path for path, items in self.reported.items() if path not in lanes and items),
+                      key=lambda path: max(self.reported[path]), reverse=True)[:GONE_KEPT]
+        return {path: items[-1:] if path in gone else items for path, items in self.reported.items()
+                if path in lanes or path in gone}
 
     def reporting(self, lane: str, run_id: int, attempt: int) -> dict[str, tuple[tuple[int, int], ...]]:
         """`reported` with this completion added to `lane`'s."""

@@ -26,7 +26,7 @@ from bot.publish import (ISSUES_OFF, NO_ISSUES_PERMISSION, Written, find_dashboa
                          report_comments, stale_head, upsert_comment, upsert_dashboard, with_state)
 from bot.reconcile import remembered_as
 from bot.replies import completed_reply, dispatched_head
-from bot.report import pull_summary, state_block, suggestion_states, to_markdown, totals
+from bot.report import BODY_LIMIT, pull_summary, state_block, suggestion_states, to_markdown, totals
 from bot.reporting import (PR_REPORT_TITLE, USER_ERRORS, comment_policy, error_body, lane_change_note, skipped_note,
                            unconfigured_body)
 from bot.config import RepoConfig
@@ -190,17 +190,20 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         known = previous.reported if previous else {}
         if previous and not known:  # written before reported runs were kept: its lane's runs were, as it said
             known = {previous.workflow: tuple((r, 1) for r in previous.runs)}
-        reported = replace(state, reported=known).reporting(path, *completion)
+        reported = replace(state, reported=replace(state, reported=known).reporting(path, *completion)).kept_for(
+            lanes.files)
         # (only a report of the lane files as they are, as `/fold approve` judges it: one of a lane dropped since, or of
         # a file changed since, whose patch it would refuse, is replaced; a lane added beside it changes nothing)
         if idle and existing is not None and previous is not None and not previous.error and previous.blobs and \
                 all(lanes.blobs.get(p) == blob for p, blob in previous.blobs.items()):
-            ctx.log.info("%s: run %s ran no AMD job; the dashboard keeps the report of run %s", repo, run["id"],
-                         previous.runs[-1] if previous.runs else "?")
-            return with_state(str(existing.get("body") or ""), state_block(signed(
+            kept = with_state(str(existing.get("body") or ""), state_block(signed(
                 replace(previous, reported=reported).to_json(), ctx.state_keys, report_scope(repo, None))))
-        # The headlines of the lanes there are now; the runs reported of every lane, a lane dropped since too: named a
-        # lane again, its runs reported are not reported twice (its headline comes back with its next run)
+            if len(kept) <= BODY_LIMIT:  # (else the run's own report, which `to_markdown` trims to fit)
+                ctx.log.info("%s: run %s ran no AMD job; the dashboard keeps the report of run %s", repo, run["id"],
+                             previous.runs[-1] if previous.runs else "?")
+                return kept
+        # The headlines of the lanes there are now; the runs reported of every lane, of a lane dropped since its last
+        # (`kept_for`): named a lane again, it is not reported twice (its headline comes back with its next run)
         lanes_now = {**(previous.lanes if previous else {}), path: headline}
         board = replace(state, reported=reported,
                         lanes={p: f for p, f in sorted(lanes_now.items()) if p in lanes.files})

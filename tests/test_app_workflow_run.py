@@ -979,3 +979,24 @@ async def test_a_gated_run_of_a_lane_added_beside_the_report_keeps_it(fake_githu
     state = read_state(board)
     assert state["workflow"] == ROCM720 and state["patch_id"] == read_state(before)["patch_id"]
     assert state["reported"][nightly] == [[run["id"], 1]]
+
+
+async def test_a_gated_run_whose_kept_report_would_not_fit_writes_its_own(fake_github: FakeGitHub, bot: Bot,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """review96 f02: the keep path put a bigger record into the body as it was, never looking at its size: past
+    GitHub's limit, the write was refused (422), and every later one. Past foldbot's limit, the run's own report is
+    written (which `to_markdown` trims to fit)."""
+    from handlers import workflow_run
+    from tests.test_reconcile import _gated_run
+
+    world = sglang_world(fake_github)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    before = dashboards(fake_github, world)[0].body
+    monkeypatch.setattr(workflow_run, "BODY_LIMIT", len(before))  # (the kept body, one run more, is over it)
+    gated = _gated_run(fake_github, world)
+    await bot.deliver("workflow_run", world.payload(gated["id"]))
+    await bot.settle()
+    board = dashboards(fake_github, world)[0].body
+    assert "No AMD job spent time on setup or tests in the latest run" in board
+    assert read_state(board)["reported"][ROCM720][-1] == [gated["id"], 1]

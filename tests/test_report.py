@@ -257,3 +257,21 @@ def test_an_error_shown_on_the_dashboard_or_in_a_reply_is_cut_to_a_length_github
     body = error_body("o/r", "`x` is wrong: " + "y" * 70_000)
     assert len(body) < 2400 and "y" * 1986 + "\u2026 \\(cut: 70,014 characters in all\\)" in body
     assert clipped("short") == "short"
+
+
+def test_the_dashboards_record_of_runs_reported_stays_bounded_however_many_lanes_came_and_went() -> None:
+    """review96 f02: the record kept every lane ever reported (renamed lane files, dropped lanes), 20 runs each,
+    until the state block alone passed GitHub's body limit and every dashboard write was refused (422)."""
+    from bot.states import GONE_KEPT, REPORTED_KEPT, ReportState
+
+    lanes = {".github/workflows/a.yml", ".github/workflows/b.yml"}
+    reported = {path: tuple((1000 * i + n, 1) for n in range(REPORTED_KEPT)) for i, path in enumerate(sorted(lanes))}
+    reported.update({f".github/workflows/old-{i:03d}.yml": tuple((10_000 + 100 * i + n, 1) for n in range(20))
+                     for i in range(50)})
+    state = ReportState(workflow=".github/workflows/a.yml", base_sha="", head_sha="", runs=(), blobs={},
+                        reported=reported)
+    kept = state.kept_for(lanes)
+    assert {path: kept[path] for path in lanes} == {path: reported[path] for path in lanes}  # the lanes': all
+    gone = {path: items for path, items in kept.items() if path not in lanes}
+    assert len(gone) == GONE_KEPT  # of the paths no lane now, those reported last, their last completion each
+    assert gone == {f".github/workflows/old-{i:03d}.yml": ((10_000 + 100 * i + 19, 1),) for i in range(40, 50)}
