@@ -422,17 +422,9 @@ async def test_a_run_found_by_an_installation_and_by_a_round_is_reported_once(
     from dataclasses import replace
 
     from bot.server import _queue_missed
-    from handlers import workflow_run
 
     world = sglang_world(fake_github)  # the last run's delivery never came
-    calls: list[int] = []
-    report_run_ = workflow_run.report_run
-
-    async def counting(api, ctx, run, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
-        calls.append(int(run["id"]))
-        return await report_run_(api, ctx, run, *args, **kwargs)
-
-    monkeypatch.setattr(workflow_run, "report_run", counting)
+    calls = _count_reports(monkeypatch)
     (item,) = await find_missed(bot.state.pool, await bot.state.pool.bot_login())
     assert await _queue_missed(bot.state, replace(item, found_by="0b6c2d00-installation-event"))
     assert await _queue_missed(bot.state, item)
@@ -562,10 +554,21 @@ async def test_the_first_reports_of_a_repository_with_two_lost_lane_runs_are_one
     """review95 f03: no dashboard yet, both lanes' newest runs lost; a round journals both; the first report writes
     the dashboard naming one lane; a round before the second runs must not journal the other again."""
     from bot.server import _queue_missed
-    from handlers import workflow_run
 
     world = sglang_world(fake_github)
     _lost_run(fake_github, world, AMD, AMD_ID, time.time())
+    calls = _count_reports(monkeypatch)
+    found = await find_missed(bot.state.pool, await bot.state.pool.bot_login())
+    assert len(found) == 2 and await _queue_missed(bot.state, found[1])  # (the other waits in a backlog)
+    await bot.settle()
+    assert await _round(bot) == [found[0].delivery_id]  # the other lane's: not the reported one again
+    assert sorted(calls) == sorted(int(item.run["id"]) for item in found)
+
+
+def _count_reports(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The ids of the runs `report_run` is asked to report, in order, from now on."""
+    from handlers import workflow_run
+
     calls: list[int] = []
     report_run_ = workflow_run.report_run
 
@@ -574,8 +577,4 @@ async def test_the_first_reports_of_a_repository_with_two_lost_lane_runs_are_one
         return await report_run_(api, ctx, run, *args, **kwargs)
 
     monkeypatch.setattr(workflow_run, "report_run", counting)
-    found = await find_missed(bot.state.pool, await bot.state.pool.bot_login())
-    assert len(found) == 2 and await _queue_missed(bot.state, found[1])  # (the other waits in a backlog)
-    await bot.settle()
-    assert await _round(bot) == [found[0].delivery_id]  # the other lane's: not the reported one again
-    assert sorted(calls) == sorted(int(item.run["id"]) for item in found)
+    return calls
