@@ -186,11 +186,19 @@ class ReportState:
         """`reported` as the dashboard keeps it: a lane's last `REPORTED_KEPT` completions; of a path
         that is no lane now (dropped from the config, renamed), its last one, of the `GONE_KEPT`
         such paths reported last (named a lane again, its latest run is not reported twice; and
-        the record stays bounded, however many lanes came and went)."""
+        the record stays bounded, however many lanes came and went). "Last": by run id, the runs
+        created last."""
         gone = sorted((path for path, items in self.reported.items() if path not in lanes and items),
                       key=lambda path: max(self.reported[path]), reverse=True)[:GONE_KEPT]
-        return {path: items[-1:] if path in gone else items for path, items in self.reported.items()
+        # (of a path no lane now, its latest run: not the one recorded last, which may be a re-run of an older one)
+        return {path: (max(items),) if path in gone else items for path, items in self.reported.items()
                 if path in lanes or path in gone}
+
+    def recent_paths(self, count: int = GONE_KEPT) -> set[str]:
+        """The `count` paths of `reported` whose runs were created last (by run id): the lanes, when
+        which paths are lanes is not known (an error found before the lane files were read)."""
+        return set(sorted((path for path, items in self.reported.items() if items),
+                          key=lambda path: max(self.reported[path]), reverse=True)[:count])
 
     def reporting(self, lane: str, run_id: int, attempt: int) -> dict[str, tuple[tuple[int, int], ...]]:
         """`reported` with this completion added to `lane`'s."""

@@ -155,7 +155,8 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         analysis = await analyze_with_logs(api, ctx, lanes.files, bundles, config, lanes.called)
         checks = await asyncio.to_thread(check_patch, analysis.patch, analysis.edits, lanes.files) if analysis.patch else None
     except USER_ERRORS as exc:
-        return await unanalysed(api, ctx, login, str(exc), f"cannot analyse {path}: ", head=head, run=(path, run))
+        return await unanalysed(api, ctx, login, str(exc), f"cannot analyse {path}: ", head=head, run=(path, run),
+                                lanes=lanes.files)
     state = ReportState(workflow=path, base_sha=head, head_sha=str(run["head_sha"]),
                         runs=tuple(int(b["workflow_run"]["id"]) for b in bundles), blobs=lanes.blobs,
                         patch_id=analysis.patch_id, patch=analysis.patch, summary=pull_summary(analysis),
@@ -407,16 +408,16 @@ async def unconfigured(api: RepoAPI, ctx: Context, login: str, config: RepoConfi
 
 
 async def unanalysed(api: RepoAPI, ctx: Context, login: str, reason: str, what: str = "", *, head: str = "",
-                     run: tuple[str, dict[str, Any]] | None = None) -> Unanalysed:
+                     run: tuple[str, dict[str, Any]] | None = None, lanes: Collection[str] | None = None) -> Unanalysed:
     """A run that cannot be analysed: the dashboard says why (`write_error`), and the log."""
     completion = None if run is None else (run[0], int(run[1]["id"]), int(run[1].get("run_attempt") or 1))
-    written = await write_error(api, reason, login, ctx.state_keys, head=head, run=completion)
+    written = await write_error(api, reason, login, ctx.state_keys, head=head, run=completion, lanes=lanes)
     ctx.log.warning("%s: %s%s%s", api.repo, what, reason, "" if written else f" ({ISSUES_OFF})")
     return Unanalysed(reason, written)
 
 
 async def write_error(api: RepoAPI, message: str, login: str, keys: tuple[bytes, ...] = (), *, head: str = "",
-                      run: tuple[str, int, int] | None = None) -> Written | None:
+                      run: tuple[str, int, int] | None = None, lanes: Collection[str] | None = None) -> Written | None:
     """The dashboard says what foldbot could not analyse, and what to fix. It keeps the lanes'
     record of the report it replaces (runs reported, headlines; not its patch, which may not
     hold any more), so reconciling and the next report go on from it; `run` (lane, id, attempt),
@@ -430,6 +431,10 @@ async def write_error(api: RepoAPI, message: str, login: str, keys: tuple[bytes,
                        patch_id=None, patch="", summary="", suggestions=(), base_sha=head, error=True)
         if run is not None:  # (the lane whose run could not be analysed: the one reconciling analyses again)
             kept = replace(kept, workflow=run[0], reported=kept.reporting(*run))
+        # bounded as a report's record is (`kept_for`, by `lanes`); the lane files not read (a config or a lane file
+        # that cannot be read), the paths reported last stand for the lanes
+        lanes_now = set(lanes) if lanes is not None else kept.recent_paths() | ({run[0]} if run else set())
+        kept = replace(kept, reported=kept.kept_for(lanes_now))
         return (f"{error_body(api.repo, message)}\n"
                 f"{state_block(signed(kept.to_json(), keys, report_scope(api.repo, None)))}\n")
 

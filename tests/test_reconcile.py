@@ -578,3 +578,33 @@ def _count_reports(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(workflow_run, "report_run", counting)
     return calls
+
+
+async def test_an_error_keeps_the_dashboards_record_bounded(fake_github: FakeGitHub, bot: Bot) -> None:
+    """review97 f02: the error path wrote the record as it was, 40 renamed lanes of 20 runs each kept while the error
+    lasted. Bounded as a report's is: the lane files unread (one is not text), the paths reported last stand for the
+    lanes; the others keep their latest run, ten of them."""
+    from dataclasses import replace
+
+    from bot.publish import with_state
+    from bot.report import state_block
+    from bot.states import GONE_KEPT, REPORTED_KEPT, report_scope, signed, state_key
+
+    world = sglang_world(fake_github)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    (issue,) = [i for i in world.repo.issues.values() if not i.is_pull and DASHBOARD_LABEL in i.labels]
+    state = read_report(issue.body)
+    old = {f".github/workflows/old-{i:03d}.yml": tuple((10_000 + 100 * i + n, 1) for n in range(REPORTED_KEPT))
+           for i in range(40)}  # (a record of a foldbot before the bound: 40 lane files renamed away)
+    keys = (state_key(bot.state.settings.webhook_secret),)
+    issue.body = with_state(issue.body, state_block(signed(replace(state, reported={**old, **state.reported}).to_json(),
+                                                           keys, report_scope(world.repo.full_name, None))))
+    world.repo.put_files("main", {AMD: b"\xff\xfe not text"})
+    run = _lost_run(fake_github, world, ROCM720, ROCM720_ID, time.time())
+    await bot.deliver("workflow_run", world.payload(run["id"]))
+    await bot.settle()
+    after = dashboard_state(world)
+    assert after.error and after.reported[ROCM720][-1] == (run["id"], 1)
+    assert len(after.reported) <= 2 * GONE_KEPT + 1
+    assert sum(len(items) for items in after.reported.values()) <= (GONE_KEPT + 1) * REPORTED_KEPT + GONE_KEPT

@@ -275,3 +275,14 @@ def test_the_dashboards_record_of_runs_reported_stays_bounded_however_many_lanes
     gone = {path: items for path, items in kept.items() if path not in lanes}
     assert len(gone) == GONE_KEPT  # of the paths no lane now, those reported last, their last completion each
     assert gone == {f".github/workflows/old-{i:03d}.yml": ((10_000 + 100 * i + 19, 1),) for i in range(40, 50)}
+
+
+
+def test_a_path_no_lane_now_keeps_its_latest_run_not_the_one_recorded_last() -> None:
+    """review97 f01: an error records a re-run of an older run after the lane's latest; cut to one, the path kept
+    that re-run, and named a lane again, its latest run was reported twice."""
+    from bot.states import ReportState
+
+    state = ReportState(workflow="", base_sha="", head_sha="", runs=(), blobs={},
+                        reported={".github/workflows/gone.yml": ((5, 1), (8, 1), (7, 2))})
+    assert state.kept_for(set()) == {".github/workflows/gone.yml": ((8, 1),)}
