@@ -191,8 +191,8 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
         known = previous.reported if previous else {}
         if previous and not known:  # written before reported runs were kept: its lane's runs were, as it said
             known = {previous.workflow: tuple((r, 1) for r in previous.runs)}
-        reported = replace(state, reported=replace(state, reported=known).reporting(path, *completion)).kept_for(
-            lanes.files)
+        recorded = replace(state, reported=known)
+        reported = replace(recorded, reported=recorded.reporting(path, *completion)).kept_for(lanes.files)
         # (only a report of the lane files as they are, as `/fold approve` judges it: one of a lane dropped since, or of
         # a file changed since, whose patch it would refuse, is replaced; a lane added beside it changes nothing)
         if idle and existing is not None and previous is not None and not previous.error and previous.blobs and \
