@@ -66,9 +66,7 @@ class LaneInfo:
 
     @property
     def triggers(self) -> list[str]:
-        """The events of its `on:` (a string, a list or a mapping of them)."""
-        on = self.workflow.data.get("on")
-        return [on] if isinstance(on, str) else [str(event) for event in on or ()]
+        return self.workflow.triggers
 
     @property
     def runs_on_pulls(self) -> bool:

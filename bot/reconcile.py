@@ -73,9 +73,13 @@ def missed(run: dict[str, Any], lane: str, dashboard: dict[str, Any] | None) -> 
     """Whether the dashboard's state does not name this completed run (and attempt) of `lane`
     among those reported: whichever lane the dashboard shows, and whatever runs that
     report's history read (a lost run newer than the run reported is among those)."""
+    return _missed(run, lane, dashboard, read_report(dashboard.get("body") or "") if dashboard else None)
+
+
+def _missed(run: dict[str, Any], lane: str, dashboard: dict[str, Any] | None, state: ReportState | None) -> bool:
+    """`missed`, with the dashboard's state read (once for all of a repository's lanes)."""
     if run.get("conclusion") == "action_required":  # waiting for approval, no job ran: nothing to report yet
         return False
-    state = read_report(dashboard.get("body") or "") if dashboard else None
     if dashboard is None or state is None:
         return True
     if state.reported or state.error:
@@ -212,17 +216,18 @@ async def _missed_in(api: RepoAPI, installation_id: int, branch: str, login: str
                               "not looked for") from exc
         raise
     body = str(dashboard.get("body") or "") if dashboard else ""
-    state = read_report(body) if dashboard else None
-    if state is not None and not state.error and is_error_body(body):  # written before errors were marked: found at
-        state = replace(state, error=True, base_sha="")               # a head not known
+    recorded = read_report(body) if dashboard else None  # (read once for every lane)
     found: dict[str, Missed] = {}
     latest: dict[str, dict[str, Any]] = {}
     for path in sorted(lanes.files):
         runs = await api.runs(path.rsplit("/", 1)[-1], status="completed", count=1)
         if runs and runs[0].get("conclusion") != "action_required":
             latest[path] = runs[0]
-        if runs and missed(runs[0], path, dashboard):
+        if runs and _missed(runs[0], path, dashboard, recorded):
             found[path] = Missed(api.repo, installation_id, runs[0], branch)
+    state = recorded
+    if state is not None and not state.error and is_error_body(body):  # written before errors were marked: found at
+        state = replace(state, error=True, base_sha="")               # a head not known
     why = out_of_date(state, head, lanes.files)
     if why is not None and latest:  # one lane's latest run writes the dashboard anew: the lane it showed, if still one
         assert state is not None   # (in place of that lane's missed run, if any: this id is once per head)

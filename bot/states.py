@@ -20,7 +20,7 @@ import re
 import zlib
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any, Collection, NamedTuple
+from typing import Any, Collection, Iterable, NamedTuple
 
 from .edit import patch_id as compute_patch_id
 
@@ -188,8 +188,7 @@ class ReportState:
         such paths reported last (named a lane again, its latest run is not reported twice; and
         the record stays bounded, however many lanes came and went). "Last": by run id, the runs
         created last."""
-        gone = sorted((path for path, items in self.reported.items() if path not in lanes and items),
-                      key=lambda path: max(self.reported[path]), reverse=True)[:GONE_KEPT]
+        gone = self._latest_first(path for path in self.reported if path not in lanes)[:GONE_KEPT]
         # (of a path no lane now, its latest run: not the one recorded last, which may be a re-run of an older one)
         return {path: (max(items),) if path in gone else items for path, items in self.reported.items()
                 if path in lanes or path in gone}
@@ -197,8 +196,12 @@ class ReportState:
     def recent_paths(self, count: int = GONE_KEPT) -> set[str]:
         """The `count` paths of `reported` whose runs were created last (by run id): the lanes, when
         which paths are lanes is not known (an error found before the lane files were read)."""
-        return set(sorted((path for path, items in self.reported.items() if items),
-                          key=lambda path: max(self.reported[path]), reverse=True)[:count])
+        return set(self._latest_first(self.reported)[:count])
+
+    def _latest_first(self, paths: Iterable[str]) -> list[str]:
+        """Those of `paths` with a completion recorded, the one whose run was created last first."""
+        return sorted((path for path in paths if self.reported.get(path)), key=lambda path: max(self.reported[path]),
+                      reverse=True)
 
     def reporting(self, lane: str, run_id: int, attempt: int) -> dict[str, tuple[tuple[int, int], ...]]:
         """`reported` with this completion added to `lane`'s."""

@@ -496,14 +496,17 @@ class Workflow:
         return mapping_get(self.root, "on")
 
     @property
+    def triggers(self) -> list[str]:
+        """The events of its `on:` (a string, a list or a mapping of them)."""
+        on = self.data.get("on") if isinstance(self.data, dict) else None
+        return [on] if isinstance(on, str) else [str(event) for event in on] if isinstance(on, (list, dict)) else []
+
+    @property
     def undispatchable(self) -> str | None:
         """What the file lacks for `/dispatch` to run it (`no ...`), or None: a dispatch names the
         jobs to run in the `target_stage` (or `target_stage_select`) input of its
         `workflow_dispatch` trigger (`bot.dispatch.HOW_DISPATCHED`)."""
-        on = self.data.get("on") if isinstance(self.data, dict) else None
-        triggers = [on] if isinstance(on, str) else [str(event) for event in on or ()] if isinstance(on, (list, dict)) \
-            else []
-        if "workflow_dispatch" not in triggers:
+        if "workflow_dispatch" not in self.triggers:
             return "no `workflow_dispatch` trigger"
         inputs = self.dispatch_inputs()
         if "target_stage" not in inputs and "target_stage_select" not in inputs:
