@@ -59,8 +59,8 @@ class Context:
     state: Store
     log: logging.LoggerAdapter  # carries the delivery id
     #: Journal and queue a missed lane run as its `workflow_run` delivery (`bot.reconcile.Missed`);
-    #: False when the journal has it already. None where no journal is (the CLI).
-    queue: "Callable[[Missed], Awaitable[bool]] | None" = None
+    #: the delivery queued, None when the journal has it already. None where no journal is (the CLI).
+    queue: "Callable[[Missed], Awaitable[Missed | None]] | None" = None
     #: The keys a report's state is signed with and checked against (`bot.states.state_key`): the
     #: webhook secret's, then the previous secret's. None (the tests' own contexts): not signed.
     state_keys: tuple[bytes, ...] = ()

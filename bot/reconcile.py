@@ -12,6 +12,7 @@ would have been (`report`).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import re
 from dataclasses import dataclass, replace
@@ -44,8 +45,11 @@ class Missed:
     #: The delivery that found it, when not a reconciling round (an installation event).
     found_by: str = ""
     #: Why a run reported already is reported again (the dashboard is out of date: `out_of_date`),
-    #: with the default branch head it was found at; "": its delivery never came.
+    #: with the default branch head it was found at; "lost-<record>": reported before, and the record
+    #: of it lost since (`lost`); "": its delivery never came.
     again: str = ""
+    #: What the dashboard's state records of the runs reported, in short (`record_of`).
+    record: str = ""
 
     @property
     def delivery_id(self) -> str:
@@ -56,6 +60,15 @@ class Missed:
         of that event queues nothing more."""
         return RECONCILED + "-".join(part for part in (str(self.run["id"]), str(self.run.get("run_attempt") or 1),
                                           self.again, self.found_by) if part)
+
+    def lost(self) -> Missed:
+        """The run again, when it was reported once under `delivery_id` and the dashboard does not
+        name it now: two replicas wrote the dashboard at the same moment, each from the body it read
+        (GitHub has no compare-and-set for an issue), and the later write (another run's report)
+        dropped it. Its id names the record of runs reported as the dashboard shows it, so the run
+        is reported once more for each record that lacks it: a report that does not count it (a
+        bug, a refusal) leaves the record as it was, and is not made again."""
+        return replace(self, again=f"lost-{self.record}", found_by="")
 
     def payload(self) -> dict[str, Any]:
         """The `workflow_run` completed delivery GitHub would have sent for it."""
@@ -91,7 +104,13 @@ def _missed(run: dict[str, Any], lane: str, dashboard: dict[str, Any] | None, st
     return str(run.get("updated_at") or "") > str(dashboard.get("updated_at") or "")
 
 
-_AGAIN = re.compile(re.escape(RECONCILED) + r"\d+-\d+-((?:error|lanes)-[0-9a-f]*)")
+_AGAIN = re.compile(re.escape(RECONCILED) + r"\d+-\d+-((?:error|lanes|lost)-[0-9a-f]*)")
+
+
+def record_of(state: ReportState | None) -> str:
+    """The runs the dashboard's state records reported, of every lane, in 12 hex digits."""
+    runs = sorted(state.reported.items()) if state is not None else []
+    return hashlib.sha256(repr(runs).encode()).hexdigest()[:12]
 
 
 def again_of(delivery_id: str) -> str:
@@ -116,7 +135,8 @@ def remembered_as(delivery_id: str) -> str:
 
 #: What an out-of-date dashboard shows, by `out_of_date`'s answer (the log's words).
 OUT_OF_DATE = {"error": "says what foldbot could not analyse, at an older default branch head",
-               "lanes": "shows a workflow that is no lane now"}
+               "lanes": "shows a workflow that is no lane now",
+               "lost": "no longer names a run reported there (two replicas wrote it at the same moment)"}
 
 
 def out_of_date(state: ReportState | None, head: str, lanes: Collection[str]) -> str | None:
@@ -224,7 +244,7 @@ async def _missed_in(api: RepoAPI, installation_id: int, branch: str, login: str
         if runs and runs[0].get("conclusion") != "action_required":
             latest[path] = runs[0]
         if runs and _missed(runs[0], path, dashboard, recorded):
-            found[path] = Missed(api.repo, installation_id, runs[0], branch)
+            found[path] = Missed(api.repo, installation_id, runs[0], branch, record=record_of(recorded))
     state = recorded
     if state is not None and not state.error and is_error_body(body):  # written before errors were marked: found at
         state = replace(state, error=True, base_sha="")               # a head not known

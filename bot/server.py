@@ -860,7 +860,7 @@ async def reconcile_loop(state: AppState) -> None:
                     await asyncio.to_thread(state.journal.lead, "reconcile", settings.reconcile_minutes * 60 * 0.9):
                 async with holding_lead(state, "reconcile"):
                     found = await find_missed(state.pool, await state.pool.bot_login(), log=log.warning)
-                taken = [item for item in found if await _queue_missed(state, item)]
+                taken = [queued for item in found if (queued := await _queue_missed(state, item))]
                 lost = [item for item in taken if not item.again]
                 if lost:  # (not those reconciled already, whose report did not count them: not a lane any more, ...)
                     log.warning("reconcile: %d lane runs are not among the runs the dashboard says were reported "
@@ -877,24 +877,37 @@ async def reconcile_loop(state: AppState) -> None:
         await asyncio.sleep(settings.reconcile_minutes * 60)
 
 
-async def _queue_missed(state: AppState, item: Missed) -> bool:
-    return await accept_synthetic(state, "workflow_run", item.payload(), item.installation_id, item.delivery_id)
+async def _queue_missed(state: AppState, item: Missed) -> Missed | None:
+    """Journal and queue a missed run's delivery: the one queued, None when the journal knows it
+    already. A round's run reported once (done) and missed again is the dashboard's record of it
+    lost (`Missed.lost`): queued again under that id."""
+    known = await accept_synthetic(state, "workflow_run", item.payload(), item.installation_id, item.delivery_id)
+    if known == "new":
+        return item
+    if known != "done" or item.again or item.found_by:  # (an installation event's copy queues nothing more)
+        return None
+    again = item.lost()
+    new = await accept_synthetic(state, "workflow_run", again.payload(), again.installation_id, again.delivery_id)
+    return again if new == "new" else None
 
 
 async def accept_synthetic(state: AppState, event: str, data: dict[str, Any], installation_id: int,
-                           delivery_id: str) -> bool:
-    """Journal and queue a delivery foldbot makes itself, as a webhook delivery is; False
-    when the journal knows it already: processed, queued, another replica has it, or it failed
-    (it runs again after its wait; one set aside is not made to fail again each round)."""
+                           delivery_id: str) -> str:
+    """Journal and queue a delivery foldbot makes itself, as a webhook delivery is: "new"; else
+    what the journal knows of it already: "done", "queued" (this process has it in flight, or
+    another replica has it), "failed" (it runs again after its wait; one set aside is not made to
+    fail again each round)."""
     if delivery_id in state.in_flight:  # queued from the last round, not processed yet
-        return False
+        return "queued"
     body = json.dumps(data).encode()
-    if await state.journal.record(delivery_id, event, body, installation_id, again=False) != "new" or \
-            delivery_id in state.in_flight:  # (or queued by the pump while it was written)
-        return False
+    known = await state.journal.record(delivery_id, event, body, installation_id, again=False)
+    if known != "new":
+        return known
+    if delivery_id in state.in_flight:  # (queued by the pump while it was written)
+        return "queued"
     if not enqueue(state, Delivery(delivery_id, event, body, installation_id)):
         await asyncio.to_thread(state.journal.release, delivery_id)
-    return True
+    return "new"
 
 
 async def pump(state: AppState, every: float = 1.0) -> None:

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from bot.context import Context
-from bot.reconcile import Missed, reconcile
+from bot.reconcile import Missed, reconcile, record_of
 from handlers.workflow_run import report_run
 from bot.api import RepoAPI
 from bot.publish import DASHBOARD_LABEL, read_report
@@ -286,7 +286,7 @@ async def _round(bot: Bot) -> list[str]:
     from bot.server import _queue_missed
 
     found = await find_missed(bot.state.pool, await bot.state.pool.bot_login())
-    queued = [item.delivery_id for item in found if await _queue_missed(bot.state, item)]
+    queued = [queued.delivery_id for item in found if (queued := await _queue_missed(bot.state, item))]
     await bot.settle()
     return queued
 
@@ -608,3 +608,40 @@ async def test_an_error_keeps_the_dashboards_record_bounded(fake_github: FakeGit
     assert after.error and after.reported[ROCM720][-1] == (run["id"], 1)
     assert len(after.reported) <= 2 * GONE_KEPT + 1
     assert sum(len(items) for items in after.reported.values()) <= (GONE_KEPT + 1) * REPORTED_KEPT + GONE_KEPT
+
+
+async def test_a_reconciled_run_whose_record_a_racing_write_dropped_is_reported_again(
+        fake_github: FakeGitHub, bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """review96 f01: a run a round reported (its `reconcile-<run>-<attempt>` done), then dropped from the dashboard's
+    record by a second replica's write from the body it had read: the next round reports it again, under an id that
+    names the record it found (`-lost-<record>`), each time it is dropped; a report that leaves the record as it was
+    is not made again."""
+    world = sglang_world(fake_github)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    (issue,) = [i for i in world.repo.issues.values() if not i.is_pull and DASHBOARD_LABEL in i.labels]
+    stale = issue.body  # what the other replica read before the round's report was written
+    amd = _lost_run(fake_github, world, AMD, AMD_ID, time.time())
+    assert await _round(bot) == [f"reconcile-{amd['id']}-1"]
+    assert (amd["id"], 1) in dashboard_state(world).reported[AMD]
+    issue.body = stale  # the other replica's write: amd's record is gone (GitHub has no compare-and-set)
+    calls = _count_reports(monkeypatch)
+    assert await _round(bot) == [f"reconcile-{amd['id']}-1-lost-{record_of(read_report(stale))}"]
+    assert calls == [amd["id"]] and (amd["id"], 1) in dashboard_state(world).reported[AMD]
+    assert await _round(bot) == []  # reported: found no more
+
+    # dropped again, by the other replica's report of a rocm720 run written over the body it read before
+    issue.body = stale
+    rocm720 = _lost_run(fake_github, world, ROCM720, ROCM720_ID, time.time() + 60)
+    await bot.deliver("workflow_run", world.payload(rocm720["id"]))
+    await bot.settle()
+    assert AMD not in dashboard_state(world).reported
+    record = record_of(dashboard_state(world))
+    monkeypatch.setattr("handlers.workflow_run.report_run", _no_report_run)  # and this time its report writes nothing
+    assert await _round(bot) == [f"reconcile-{amd['id']}-1-lost-{record}"]
+    assert await _round(bot) == []  # the record as it was: not reported a third time
+    assert AMD not in dashboard_state(world).reported
+
+
+async def _no_report_run(*args, **kwargs) -> None:  # noqa: ANN002, ANN003
+    return None
