@@ -378,6 +378,8 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
         ))
     untested: dict[str, list[JobTiming]] = {}
     untested_runs: dict[str, set[int]] = {}
+    tested: set[str] = set()
+    stopped_runs: dict[str, set[int]] = {}  # runs where a job failed before its test steps, which were skipped
     measured_as = _measured_as(workflow)
     for run in runs:
         for job in run.amd_jobs:
@@ -386,8 +388,11 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
             # is left. A job that succeeded ran its tests somewhere: a skipped step named so (`Rerun failed
             # tests`, `if: failure()`) says nothing of the step that did, which the rules do not know.
             stopped = job.conclusion in ("failure", "timed_out") and any(s.category == "test" for s in job.work_steps)
-            if not job.ran_tests and not stopped and job.conclusion not in ("skipped", "cancelled") \
-                    and job.setup_seconds + job.other_seconds > 0:
+            if job.ran_tests:
+                tested.add(measured_as(job))
+            elif stopped:
+                stopped_runs.setdefault(measured_as(job), set()).add(run.run_id)
+            elif job.conclusion not in ("skipped", "cancelled") and job.setup_seconds + job.other_seconds > 0:
                 untested.setdefault(measured_as(job), []).append(job)
                 untested_runs.setdefault(measured_as(job), set()).add(run.run_id)
     for name, found in sorted(untested.items()):
@@ -436,6 +441,17 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                    f"{fix} if that step runs tests; a job that only builds or prepares (an image, artifacts) has no "
                    f"tests{no_gpu}")
         out.append(Unmeasured(name, reason, fix))
+    # ... and when no run is left (Primus-Turbo's `Install and build` failing before its tests: the job was a "short
+    # suite" of 0 min), while other jobs have samples (else one line says that no AMD job ran a test step: below)
+    stopped_only = {name: found for name, found in stopped_runs.items() if name not in tested and name not in untested
+                    and any(s.samples for s in stats.values())}
+    for name, found in sorted(stopped_only.items()):
+        out.append(Unmeasured(
+            name,
+            f"failed before its tests in {_runs(len(found))} (its test steps were skipped there), and no run of the "
+            f"{len(runs)} read ran them: how long its tests take is not known",
+            "see on the runs' pages which step failed (a build or an install); the next run that reaches its tests is "
+            "measured"))
     out += _mostly_other(runs, set(untested), workflow, measured_as)
     out += _combined(runs, workflow, config)
     ambiguous: dict[str, tuple[str, ...]] = {}
@@ -454,10 +470,19 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
         ))
     unmapped = _unmapped(workflow, amd)
     out += unmapped
-    # The report's "no AMD test time" (of the runs, or of the latest) points at this section: a line says why.
-    if (amd or not jobs) and not (untested or ambiguous or unmapped):
+    # The report's "no AMD test time" (of the runs, or of the latest) points at this section: a line says why, unless
+    # the lines above say it of each of those jobs (no step classified as a test, a name that fits two jobs or none)
+    # (Primus-Turbo: a PR run its label gate skipped all but a lint job of had no line, as the history's build-only
+    # job on the GPU runners had one of its own)
+    def unsaid(timings: Sequence[JobTiming]) -> bool:
+        return not timings or any(measured_as(job) not in untested and measured_as(job) not in stopped_only
+                                  and job.name not in ambiguous
+                                  and (job.workflow_job is not None or job.ref.ambiguous) for job in timings)
+
+    if amd or not jobs:
         if amd and not any(s.samples for s in stats.values()):
-            out.append(_no_test_ran(amd, f"the {_runs(len(runs))}", workflow))
+            if unsaid(amd):
+                out.append(_no_test_ran(amd, f"the {_runs(len(runs))}", workflow))
         elif not runs[-1].jobs and runs[-1].conclusion == "cancelled":  # cancelled while it waited: no file problem
             out.append(Unmeasured(
                 "AMD test time",
@@ -476,7 +501,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 f"the latest run ({runs[-1].run_id}, of `{runs[-1].head_sha[:12]}`) has no job at all: GitHub "
                 "started none, as it does when the workflow file at the run's commit is invalid (its page says why)",
                 f"fix `{runs[-1].workflow_path}` at that commit (a pull request's own version of it), then push"))
-        elif not runs[-1].total("test_seconds"):
+        elif not runs[-1].total("test_seconds") and unsaid(runs[-1].amd_jobs):
             out.append(_no_test_ran(runs[-1].amd_jobs, f"the latest run ({runs[-1].run_id})", workflow))
     # Runs whose AMD jobs all skipped (a label- or path-gated lane: ROCm/xla's nightly runs on every PR label event)
     # are no samples: with few runs that tested, the figures rest on too few.

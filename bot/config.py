@@ -136,6 +136,11 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # Unnamed actions that upload or tear down: pytorch `Run ./.github/actions/upload-test-artifacts`,
     # SGLang `Run ./.github/actions/upload-cuda-coredumps`, `Run actions/upload-artifact@v4`.
     StepRule(r"(?i)Run \S*(?:upload|publish|teardown|cleanup|create-an-issue|comment|notify)\S*$", "other"),
+    # An unnamed `run:` step is named `Run <its first line>`: a banner it echoes says nothing of what it does
+    # (AMD-AGI/Primus-Turbo's first step `Run echo "🎉 Begin Primus-Turbo PyTorch Framework Unit Test."`: as a test,
+    # it made a job whose tests were skipped after a failed build one that ran them); nor an install of a tool
+    # the tests use (`Run pip install pytest`: setup, below)
+    StepRule(r"(?i)run (?:echo|printf)\b(?!.*(?:&&|\|\||;))", "other"),
     # TE `Check Test Failure Status`; SGLang `Check all dependent job statuses`, `Check if any job failed`;
     # pytorch/test-infra linux_job_v2.yml `Surface failing tests` (pmeier/pytest-results-action, `if: always()`).
     StepRule(r"(?i)(?:check|surface) .*\b(?:fail\w*|status\w*|results?|coverage)\b", "other"),
@@ -168,6 +173,8 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # transformers `Reinstall transformers in edit mode ...`; TheRock `Configuring CI options`.
     # (Gerunds too, but not `updating`/`upgrading`: IREE's `Updating config file with latest XFAIL lists` runs after
     # the tests, on a failure.)
+    StepRule(r"(?i)run (?:sudo )?(?:python3? -m )?(?:pip3?|uv pip|conda|mamba|micromamba|apt(?:-get)?|yum|dnf) "
+             r"(?:-\S+ )*install\b(?!.*(?:&&|\|\||;))", "setup"),
     StepRule(r"(?i)(?:set ?up|setup|set|setting(?: up)?|(?:re-?|un)?install(?:ing)?|update|upgrade|configure|configuring"
              r"|config|prepar(?:e|ing)|enabl(?:e|ing)|build(?:ing)?|compil(?:e|ing)|warm(?:ing)? ?up|pull(?:ing)?"
              r"|download(?:ing)?|restor(?:e|ing)|cach(?:e|ing)|ccache|login|log(?:ging)? ?in|docker login"

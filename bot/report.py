@@ -109,6 +109,17 @@ def _and_untested(run: RunTiming) -> str:
     return f" that ran tests and {untested} that ran none" if untested else ""
 
 
+def _skipped(latest: RunTiming) -> str:
+    """The AMD jobs the latest run skipped, and why (`skipped_jobs`), as the headline says them;
+    "" when it skipped none."""
+    names = [code(name) for name in skipped_jobs(latest)]
+    if not names:
+        return ""
+    which = (" and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]) \
+        if len(names) <= 3 else f"{len(names)} AMD jobs"
+    return f"{which} ({'a dispatch of some jobs only' if latest.event == 'workflow_dispatch' else 'a gate'})"
+
+
 def skipped_jobs(run: RunTiming) -> list[str]:
     """The AMD workflow jobs the run skipped altogether (a gate, a dispatch of some jobs):
     none of their jobs ran. Sorted."""
@@ -597,19 +608,16 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
             f"{_hours(t['setup_seconds'])} runner-hours of setup vs {_hours(t['test_seconds'])} of tests over "
             f"{_plural(t['jobs'], 'job')}{_and_untested(latest)}."
         )
-        if skipped := skipped_jobs(latest):  # a gated run, or a dispatch of some jobs: its table is not the lane's
-            names = [code(name) for name in skipped]
-            which = (" and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]) \
-                if len(names) <= 3 else f"{len(names)} AMD jobs"
-            why = "a dispatch of some jobs only" if latest.event == "workflow_dispatch" else "a gate"
-            out.append(f"It skipped {which} ({why}): the table shows the jobs it ran; the suggestions rest on every run "
-                       "above.")
+        if skipped := _skipped(latest):  # a gated run, or a dispatch of some jobs: its table is not the lane's
+            out.append(f"It skipped {skipped}: the table shows the jobs it ran; the suggestions rest on every run above.")
         if latest.conclusion == "cancelled":  # its jobs stopped where they were: the shares are not the lane's
             out.append("It was **cancelled** (a newer run of its `concurrency` group replaced it, or someone cancelled "
                        "it): its jobs stopped where they were, in setup or in their tests, so its shares are not the "
                        "lane's; the suggestions rest on every run above, each job's only where it ran its tests.")
     elif not t["setup_seconds"]:  # (skipped, cancelled before a step, or no AMD job at all)
-        out.append("**No AMD job spent time on setup or tests in the latest run**; see *Could not measure* below.")
+        skipped = _skipped(latest)
+        out.append("**No AMD job spent time on setup or tests in the latest run**"
+                   + (f": it skipped {skipped}" if skipped else "") + "; see *Could not measure* below.")
     else:
         out.append(
             f"**No AMD test time was measured in the latest run** ({_hours(t['setup_seconds'])} runner-hours of setup "

@@ -1272,11 +1272,43 @@ ROCM_MORE = Project(
     other_labels=(),
 )
 
+#: A fourth survey (review98 and after): AMD-AGI/Primus-Turbo's unit tests, whose first step is an unnamed `run: echo`
+#: banner; TGI's ROCm lane; tinygrad's tinybox benchmarks (their runners' labels name no GPU: `amd_runner_pattern`).
+FOURTH_SURVEY = Project(
+    name="fourth survey (Primus-Turbo, TGI, tinygrad)",
+    sources=("AMD-AGI/Primus-Turbo .github/workflows/ci.yaml @0088a2be",
+             "huggingface/text-generation-inference .github/workflows/build_rocm.yml @954c9cac",
+             "tinygrad/tinygrad .github/workflows/benchmark.yml @78301d7b"),
+    steps=(
+        # GitHub names an unnamed `run:` step `Run <its first line>`: a banner says nothing of what the job does (test
+        # before 2026-12-07: a job whose tests were skipped after a failed build counted as one that ran them)
+        ('Run echo "🎉 Begin Primus-Turbo PyTorch Framework Unit Test."', False, OTHER),
+        ('Run echo "🎉 Begin Primus-Turbo JAX Framework Unit-Test."', False, OTHER),
+        ("Run pip install pytest", False, SETUP),  # test before 2026-12-07 (`pytest`)
+        ("Run echo ok && pytest tests/unit", False, TEST),  # (a banner and the tests on one line: the tests)
+        ("Print rocminfo", False, SETUP),
+        ("Install and build", False, SETUP),
+        ("Prepare coverage environment", False, SETUP),
+        ("Run single-GPU tests (parallel)", False, TEST),
+        ("Run deterministic tests (parallel)", False, TEST),
+        ("Run in-process multi-GPU tests", False, TEST),
+        ("Combine and stage coverage data", False, OTHER),
+        ("Upload coverage data", True, OTHER),
+        ("ROCM-SMI", False, SETUP),  # TGI
+        ("Show ROCR environment", False, SETUP),
+        ("Run tests", False, TEST),
+        ("Test tensor cores", False, TEST),  # tinygrad
+        ("Run process replay tests", False, TEST),
+    ),
+    amd_labels=("mi300", "amd-gpu"),
+    other_labels=("tinyboxgreen",),
+)
+
 PROJECTS: tuple[Project, ...] = (
     PYTORCH, DEEPSPEED, AITER, TRITON, JAX, TRANSFORMER_ENGINE, OPTIMUM_BENCHMARK, TRANSFORMERS, SGLANG,
     PYTORCH_AO, THEROCK, FLASH_ATTENTION, XFORMERS, ONNXRUNTIME, IREE, ROCM_LIBRARIES,
     MEGATRON_LM, PYTORCH_K8S, AITER_MORE, THEROCK_WHEELS, TRANSFORMERS_MORE, ROCM_JAX, ROCM_LIBRARIES_MORE,
-    ROCM_VLLM, RCCL, ROCM_MORE, THIRD_SURVEY,
+    ROCM_VLLM, RCCL, ROCM_MORE, THIRD_SURVEY, FOURTH_SURVEY,
 )
 
 # Whole `runs-on` label lists of real jobs (as the API's `labels` would carry them), and whether

@@ -108,7 +108,8 @@ def test_a_latest_run_without_test_time_says_why_when_earlier_runs_had_some() ->
     skipped = [skipped_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)")]
     analysis = analyze({PATH: AITER}, _runs(ran, ran, ran, skipped), RepoConfig())
     report = to_markdown(analysis)
-    assert "**No AMD job spent time on setup or tests in the latest run**; see *Could not measure* below." in report
+    assert "**No AMD job spent time on setup or tests in the latest run**: it skipped `standard` (a gate); see " \
+           "*Could not measure* below." in report
     for text in (report, to_markdown(analysis, dashboard=DASHBOARD)):  # said once: the headline, not the table again
         assert text.count("spent time on setup or tests") == 1
     setup_only = [amd_job("Standard Tests (1 GPU) (aiter-mi355-1gpu, MI355)", labels=["aiter-mi355-1gpu"],
@@ -841,3 +842,119 @@ def test_a_script_a_caller_passes_test_infra_that_installs_before_its_tests_is_s
     looked_at = parse_config("step_rules:\n  - {pattern: '^Run script in container$', category: test}\n")
     assert not [u for u in analyze({TITAN_PATH: TITAN}, _titan_runs(), looked_at).unmeasured
                 if u.subject == "build-test"]
+
+
+# Modelled on AMD-AGI/Primus-Turbo's ci.yaml (@0088a2be): a job on the GPU pool that only builds a wheel, unit tests
+# whose first step is an unnamed `run: echo "... Unit Test."`, every GPU job gated on a `ci:gpu` PR label.
+PRIMUS = ".github/workflows/ci.yaml"
+PRIMUS_CI = """name: Primus-Turbo-CI
+on:
+  push: {branches: [main]}
+  pull_request: {types: [opened, synchronize, labeled]}
+jobs:
+  code-lint:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - name: Run pre-commit
+        run: pre-commit run --all-files
+  install-dependencies:
+    if: github.event_name != 'pull_request' || contains(github.event.pull_request.labels.*.name, 'ci:gpu')
+    runs-on: [mi355-torch-ut]
+    steps:
+      - name: Build UCCL
+        run: ./build_uccl.sh
+      - name: Copy wheel to shared storage
+        run: cp dist/*.whl /shared/
+  unittest-jax-gfx942:
+    needs: install-dependencies
+    runs-on: [mi355-jax-ut]
+    steps:
+      - run: echo "Begin Primus-Turbo JAX Framework Unit-Test."
+      - name: Install and build
+        run: pip install -e .
+      - name: Run single-GPU tests (parallel)
+        run: pytest -n 8 tests/jax
+  unittest-pytorch-gfx942:
+    needs: install-dependencies
+    runs-on: [mi355-torch-ut]
+    steps:
+      - run: echo "Begin Primus-Turbo PyTorch Framework Unit Test."
+      - name: Checkout
+        uses: actions/checkout@v4
+      - name: Install and build
+        run: pip install -e .
+      - name: Run single-GPU tests (parallel)
+        run: pytest -n 8 tests/pytorch
+      - name: Run distributed tests
+        run: pytest tests/pytorch/dist
+"""
+
+
+def _build_only() -> Any:
+    return job("install-dependencies", [Step("Set up job", 0.1), Step("Build UCCL", 7.5),
+                                        Step("Copy wheel to shared storage", 0.1), Step("Complete job", 0.01)],
+               ["mi355-torch-ut"])
+
+
+def _unit_tests(*, build_fails: bool) -> Any:
+    tests = "skipped" if build_fails else "success"
+    return job("unittest-pytorch-gfx942", [
+        Step("Set up job", 0.1), Step('Run echo "Begin Primus-Turbo PyTorch Framework Unit Test."', 1 / 60),
+        Step("Checkout", 0.6), Step("Install and build", 6.0 if build_fails else 22.0,
+                                    "failure" if build_fails else "success"),
+        Step("Run single-GPU tests (parallel)", 85, tests), Step("Run distributed tests", 14, tests),
+        Step("Post Checkout", 0.05), Step("Complete job", 0.01)], ["mi355-torch-ut"],
+        "failure" if build_fails else "success", after_minutes=8)
+
+
+def _jax_tests() -> Any:
+    return job("unittest-jax-gfx942", [
+        Step("Set up job", 0.1), Step('Run echo "Begin Primus-Turbo JAX Framework Unit-Test."', 1 / 60),
+        Step("Install and build", 9), Step("Run single-GPU tests (parallel)", 18), Step("Complete job", 0.01)],
+        ["mi355-jax-ut"], after_minutes=8)
+
+
+def _primus(*jobs_per_run: list[Any]) -> list[dict]:
+    return [bundle(run_id=300 + i, repo="AMD-AGI/Primus-Turbo", workflow_path=PRIMUS, workflow_name="Primus-Turbo-CI",
+                   head_sha=f"{300 + i:040x}", jobs=list(jobs), start=START) for i, jobs in enumerate(jobs_per_run)]
+
+
+PRIMUS_CONFIG = parse_config("lanes: [.github/workflows/ci.yaml]\namd_runner_pattern: '^mi355-'\n")
+
+
+def test_a_job_that_failed_before_its_tests_is_no_sample_though_it_echoes_a_banner_that_says_test() -> None:
+    """review98 f01: GitHub names an unnamed step `Run <its first line>`; Primus-Turbo's `Run echo "... Unit Test."`
+    was a test step, so a job whose build failed (its test steps skipped) counted as a sample of ~1 s of tests, and,
+    in every run so, a "short suite" of 0 min with no word under Could not measure."""
+    good, failed = _unit_tests(build_fails=False), _unit_tests(build_fails=True)
+    mixed = analyze({PRIMUS: PRIMUS_CI}, _primus(*[[_build_only(), failed if i % 2 else good] for i in range(6)]),
+                    PRIMUS_CONFIG)
+    stats = mixed.stats["unittest-pytorch-gfx942"]
+    assert (stats.samples, stats.test.median) == (3, 99 * 60)
+
+    never = analyze({PRIMUS: PRIMUS_CI}, _primus(*[[_build_only(), failed, _jax_tests()] for _ in range(4)]),
+                    PRIMUS_CONFIG)
+    report = to_markdown(never)
+    assert "`unittest-pytorch-gfx942`: it failed before its tests in each of the 4 runs it ran in, so no run measured " \
+           "them \\(see “Could not measure”\\)" in report
+    assert _section(report)[1] == (
+        "- `unittest-pytorch-gfx942`: failed before its tests in 4 runs \\(its test steps were skipped there\\), and no "
+        "run of the 4 read ran them: how long its tests take is not known. **Fix:** see on the runs' pages which step "
+        "failed \\(a build or an install\\); the next run that reaches its tests is measured.")
+    assert "short suite" not in report
+
+
+def test_a_latest_run_a_gate_skipped_says_so_beside_another_jobs_line() -> None:
+    """review98 f02: a PR without the `ci:gpu` label skips every GPU job; the history's build-only job on the GPU
+    pool has a Could-not-measure line of its own, which had kept the latest run's line out (the headline pointed
+    at nothing), and the headline named the skipped jobs only when the latest run had test time."""
+    ran = [_build_only(), _unit_tests(build_fails=False)]
+    gated = [skipped_job("install-dependencies"), skipped_job("unittest-pytorch-gfx942")]
+    report = to_markdown(analyze({PRIMUS: PRIMUS_CI}, _primus(ran, ran, ran, gated), PRIMUS_CONFIG))
+    assert "**No AMD job spent time on setup or tests in the latest run**: it skipped `install-dependencies` and " \
+           "`unittest-pytorch-gfx942` (a gate); see *Could not measure* below." in report
+    lines = _section(report)
+    assert [line.split(":", 1)[0] for line in lines] == ["- `install-dependencies`", "- `AMD test time`"]
+    assert lines[1].startswith("- `AMD test time`: no AMD job of the latest run \\(303\\) ran a test step \\(2 jobs: "
+                               "2 skipped\\).")
