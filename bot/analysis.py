@@ -20,7 +20,7 @@ from .plan import (Fold, Lane, Plan, Planner, ShardGroup, list_limit, other_read
                    shared_list)
 from .timing import (BundleError, JobMatcher, JobStats, JobTiming, RunTiming, called_stats, declared_amd, job_stats,
                      run_timing, workflow_path_of)
-from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, Workflow, WorkflowError, parse_workflow, timeout_minutes
+from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, WorkflowError, parse_workflow, timeout_minutes
 
 
 class AnalysisError(ValueError):
@@ -314,7 +314,16 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
     for job in jobs:
         if not job.is_amd and _on_generic_labels(job):
             generic.setdefault(job.workflow_job or job.name, tuple(label for label in job.labels if label.strip()))
-    if not amd and jobs:  # (no job at all, in any run: the lines below say why, by the latest run)
+    if not amd and jobs and not any(job.labels for job in jobs):  # no job was given a runner: no label to judge by
+        conclusions = Counter(str(job.conclusion or job.status or "unknown") for job in jobs)
+        seen = ", ".join(f"{count} {conclusion}" for conclusion, count in sorted(conclusions.items()))
+        out.append(Unmeasured(
+            "AMD jobs",
+            f"no job of the {_runs(len(runs))} ran on a runner ({_plural(len(jobs), 'job')}: {seen}), so no runner "
+            "label was seen, and the file's `runs-on` names no AMD runner that `amd_runner_pattern` matches",
+            "wait for a run whose jobs run (their `if:` decides it: one that never holds in this repository, as a fork's "
+            "check of `github.repository_owner`, skips them every time); then their labels tell which are AMD runners"))
+    elif not amd and jobs:  # (no job at all, in any run: the lines below say why, by the latest run)
         seen = sorted({label for job in jobs for label in _own_labels(job)})
         shown = ", ".join(seen[:12]) + (f" and {len(seen) - 12} more" if len(seen) > 12 else "") if seen else \
             "only generic self-hosted ones" if generic else "only GitHub-hosted ones"
@@ -460,7 +469,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
         elsewhere = (not job.is_amd) if job.labels else all(
             (defined := workflow.jobs.get(i)) is not None and declared_amd(defined, config, workflow) is False
             for i in job.ref.ambiguous)
-        if job.ref.ambiguous and not elsewhere:
+        if job.ref.ambiguous and not elsewhere and job.conclusion != "skipped":  # (a skipped job has no time to count)
             ambiguous.setdefault(job.name, job.ref.ambiguous)
     for name, ids in sorted(ambiguous.items()):
         out.append(Unmeasured(
@@ -659,26 +668,42 @@ def _combined(runs: Sequence[RunTiming], workflow: Workflow, config: RepoConfig)
 
     installs = {job_id: found_install for job_id, raw in (workflow.data.get("jobs") or {}).items()
                 if isinstance(raw, dict) and (found_install := _script_installs(raw))}
+    # a test step's own `run:` that installs before its tests (ROCm/apex's `Run Tests`: apt-get, a venv, the torch and
+    # apex wheels pip-installed in a fresh container, then the tests): by job, the step's name as GitHub shows it
+    own: dict[str, list[tuple[re.Pattern[str], str]]] = {}
+
+    def installs_in(job_id: str) -> list[tuple[re.Pattern[str], str]]:
+        if job_id not in own:
+            job = workflow.jobs.get(job_id)
+            own[job_id] = [(_shown_as(step), found_install) for step in (job.steps if job else ())
+                           if step.run and config.step_category(step) == "test" and (found_install := _installs(step.run))]
+        return own[job_id]
     scripts: dict[str, str] = {}  # a caller's job -> what its `script:` installs before its tests
+    written: dict[str, str] = {}  # a job -> what its test step's `run:` installs before its tests
     for run in runs:
         for job in run.amd_jobs:
             for step in job.work_steps:
                 if step.category != "test" or step.seconds < 60:
                     continue
-                passed = installs.get(job.workflow_job or "") if _SCRIPT_STEP.fullmatch(step.name) and \
-                    config.rule_for(step.name) in DEFAULT_STEP_RULES else None
-                if passed or sets_up_too(step.name):
+                ours = config.rule_for(step.name) in DEFAULT_STEP_RULES  # (not a rule of the repository's own)
+                passed = installs.get(job.workflow_job or "") if ours and _SCRIPT_STEP.fullmatch(step.name) else None
+                runs_it = next((line for shown, line in installs_in(job.workflow_job or "")
+                                if shown.fullmatch(step.name)), None) if ours else None
+                if passed or runs_it or sets_up_too(step.name):
                     steps = found.setdefault(job.workflow_job or job.name, {})
                     steps[step.name] = max(steps.get(step.name, 0.0), step.seconds)
                     if passed:
                         scripts[job.workflow_job or job.name] = passed
+                    elif runs_it:
+                        written[job.workflow_job or job.name] = runs_it
     out = []
     for name, steps in sorted(found.items()):
         step, seconds = max(steps.items(), key=lambda kv: kv[1])
         others = f" (and {len(steps) - 1} more such step{'s' if len(steps) > 2 else ''})" if len(steps) > 1 else ""
         job = workflow.jobs.get(name)
         how = (f"runs the `script:` this job passes `{job.uses if job else 'its reusable workflow'}`, which installs "
-               f"before its tests (`{scripts[name]}`)" if name in scripts else "sets up and tests in one step")
+               f"before its tests (`{scripts[name]}`)" if name in scripts else
+               f"installs before its tests (`{written[name]}`)" if name in written else "sets up and tests in one step")
         out.append(Unmeasured(
             name,
             f"its step `{step}` (up to {seconds / 60:.0f} min){others} {how}: foldbot counts it "
@@ -693,21 +718,34 @@ def _combined(runs: Sequence[RunTiming], workflow: Workflow, config: RepoConfig)
 
 #: The step of pytorch/test-infra's `linux_job_v2.yml` that runs its caller's `script:` (torchtitan's ROCm lane).
 _SCRIPT_STEP = re.compile(r"(?i)run (?:the )?script (?:in|inside|outside(?: of)?) (?:the |a )?container")
-#: A line of a script that installs or builds: pip, uv, conda, a system package manager, setup.py, an install script.
+#: A line of a script that installs or builds: pip, uv, conda, a system package manager, setup.py, an install script;
+#: or pulls an image.
 _INSTALL_LINE = re.compile(r"(?im)^[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:python3?[ \t]+-m[ \t]+)?(?:pip3?|uv[ \t]+pip|conda|mamba"
                            r"|micromamba|apt(?:-get)?|dnf|yum)[ \t]+install\b|python3?[ \t]+setup\.py[ \t]+(?:install|develop)"
-                           r"|(?:bash|sh)[ \t]+\S*install\S*)[^\n]*")
+                           r"|(?:bash|sh)[ \t]+\S*install\S*|(?:sudo[ \t]+)?docker[ \t]+pull\b)[^\n]*")
 
 
 def _script_installs(raw: Mapping[str, Any]) -> str | None:
     """The first line of a caller's `with: script:` that installs (torchtitan's `python -m pip install --pre torch`
     before its tests), cut to 80 characters; None when it installs nothing (or passes no script)."""
     script = (raw.get("with") or {}).get("script") if isinstance(raw.get("with"), dict) else None
-    found = _INSTALL_LINE.search(script) if isinstance(script, str) else None
+    return _installs(script) if isinstance(script, str) else None
+
+
+def _installs(script: str) -> str | None:
+    """The first line of a script that installs or pulls an image (`_INSTALL_LINE`), cut to 80 characters; None
+    when it has none."""
+    found = _INSTALL_LINE.search(script)
     if found is None:
         return None
     line = " ".join(found.group(0).split())
     return line if len(line) <= 80 else line[:79] + "\u2026"
+
+
+def _shown_as(step: StepDef) -> re.Pattern[str]:
+    """What GitHub shows a step's name as: its name, each expression in it any text."""
+    return re.compile(".*".join(re.escape(part) for part in re.split(r"\$\{\{.*?\}\}", step.name, flags=re.S)),
+                      re.S)
 
 
 def _unmapped(workflow: Workflow, amd: Sequence[JobTiming]) -> list[Unmeasured]:
@@ -898,7 +936,8 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
             if others:
                 warnings.append(f"{target.path}: `{job_id}`'s list is not trimmed there. {shared_list(others)}")
                 continue
-            limit, whose = list_limit(target.workflow, target.workflow.jobs[job_id], passed, called, listed.labels)
+            limit, whose = list_limit(target.workflow, target.workflow.jobs[job_id], passed, called, listed.labels,
+                                      config)
             if limit is None:
                 warnings.append(f"{target.path}: `{job_id}`'s list is not trimmed there: {whose[0].lower()}{whose[1:]}")
                 continue

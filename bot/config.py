@@ -227,6 +227,10 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
              r"|cache|hardware|resources|runners?|disk|shm|director(?:y|ies))\b", "setup"),
     StepRule(r"(?i).*\b(?:environments?|diagnostics|resources? snapshot)\b", "setup"),  # (Liger `List Python Environments`)
     StepRule(r"(?i)export .*\b(?:env|environment|vars?|variables?)\b", "setup"),  # SGLang `Export rdma_devices to job env`
+    # pytorch _rocm-test.yml: `Preserve github env variables for use in docker` (the env file `Test`'s `docker run`
+    # reads), `Runner check GPU count (distributed jobs)` (`rocminfo | grep -c gfx`), both before `Test`
+    StepRule(r"(?i)preserv(?:e|ing) .*\b(?:env|environment|vars?|variables?)\b", "setup"),
+    StepRule(r"(?i)(?:runner |node |host )?check\b.*\bgpus? count\b", "setup"),
     # transformers `ROCM-SMI`, `ROCM-INFO`; ROCm/jax `ROCm Info`; pytorch's Kubernetes lanes `Job pod rocminfo`, `Job
     # pod amd-smi`, `Job pod ROCm version`, `Job pod system info`, `Job pod GPU check`.
     StepRule(r"(?i)(?:run |job pod )?(?:rocm-smi|rocminfo|amd-smi|nvidia-smi|rocm[- ]info|rocm version|system info"

@@ -542,6 +542,15 @@ def passed_shards(workflow: Workflow, job: JobDef, least: int = 2) -> PassedShar
     return None
 
 
+@functools.lru_cache(maxsize=256)
+def passed_runners(workflow: Workflow, job_id: str) -> tuple[str, ...]:
+    """The runners of the shard list a caller is passed (`passed_shards`), each once; () when it
+    is passed none the file writes out, or one that names no runner."""
+    job = workflow.jobs.get(job_id)
+    passed = passed_shards(workflow, job, least=1) if job is not None else None
+    return tuple(dict.fromkeys(group.runner for group in passed.groups if group.runner)) if passed else ()
+
+
 def list_readers(workflow: Workflow, passed: PassedShards) -> list[str]:
     """The jobs that read the list (`needs.<writer>.outputs.<key>`, in any of GitHub's spellings,
     anywhere in the job: a `with:`, a matrix, an `if:`), once for each place that reads it."""
@@ -564,17 +573,31 @@ def other_readers(workflow: Workflow, passed: PassedShards, job_id: str) -> list
 
 
 def list_limit(workflow: Workflow, job: JobDef, passed: PassedShards, called: Mapping[str, Workflow],
-               labels: tuple[str, ...]) -> tuple[float | None, str]:
+               labels: tuple[str, ...], config: RepoConfig) -> tuple[float | None, str]:
     """The timeout, in minutes, of the jobs that run a caller's shard list, and whose it is (for a
     sentence); or None and why there is none: the called job's (`callee_timeout`) when the called
-    file is read, else what the caller passes as `timeout-minutes`."""
+    file is read, or its test step's when that is shorter, else what the caller passes as
+    `timeout-minutes`."""
     given = workflow.data["jobs"][job.id].get("with") or {}
     callee = local_callee(job)
     if callee in called:
         found = callee_timeout(called[callee], passed, given, labels)
         if found is None:
             return None, f"`{callee}` gives the job that runs them no timeout foldbot can tell"
-        return found[1], f"of `{callee}`'s `{found[0]}` job"
+        whose = f"of `{callee}`'s `{found[0]}` job"
+        # The step that runs the tests may stop them sooner (pytorch's `Test`: the job's timeout less 30 minutes,
+        # set by a step before it, `${{ fromJson(steps.test-timeout.outputs.timeout) }}`)
+        for step in called[callee].jobs[found[0]].steps:
+            if step.timeout_minutes is None or config.step_category(step) != "test":
+                continue
+            minutes = _known_minutes(_INPUT.sub(_given(called[callee], given), str(step.timeout_minutes)), labels)
+            if minutes is None:
+                whose += (f" (its `{step.name}` step's own `timeout-minutes`, "
+                          f"`{' '.join(str(step.timeout_minutes).split())[:80]}`, is not known before it runs, and may "
+                          "stop the tests sooner)")
+            elif minutes < found[1]:
+                return minutes, f"of the `{step.name}` step of `{callee}`'s `{found[0]}` job"
+        return found[1], whose
     minutes = _known_minutes(given.get("timeout-minutes"), labels)
     return minutes, "this job passes" if minutes is not None else \
         f"The jobs' timeout is set in `{job.uses}`, which foldbot does not read"
@@ -602,6 +625,24 @@ def callee_timeout(callee: Workflow, passed: PassedShards, given: Any, labels: t
     """The `timeout-minutes` of the called job that runs the shards (its matrix reads the input the
     list is passed as), with the caller's `with:` values (`given`) or the inputs' defaults put in
     for `inputs.<name>`: (that job's id, minutes). None when no such job or no number."""
+    def reads_the_list(job: JobDef) -> bool:
+        strategy = callee.data["jobs"][job.id].get("strategy")
+        matrix = strategy.get("matrix") if isinstance(strategy, dict) else None
+        return isinstance(matrix, str) and re.search(rf"\binputs\.{re.escape(passed.passed_as)}\b", matrix) is not None
+
+    runs = [job for job in callee.jobs.values() if passed.passed_as and reads_the_list(job)]
+    if len(runs) != 1:
+        return None
+    raw = runs[0].timeout_minutes
+    if raw is None:
+        return runs[0].id, DEFAULT_JOB_TIMEOUT_MINUTES  # GitHub's own limit
+    minutes = _known_minutes(_INPUT.sub(_given(callee, given), str(raw)), labels)
+    return None if minutes is None else (runs[0].id, minutes)
+
+
+def _given(callee: Workflow, given: Any) -> Callable[[re.Match[str]], str]:
+    """What `inputs.<name>` (`_INPUT`) reads in a called file: what the caller passes (`given`), else
+    the input's default; the expression as it is when neither is a plain value."""
     on = callee.data.get("on") if isinstance(callee.data, dict) else None
     call = on.get("workflow_call") if isinstance(on, dict) else None
     inputs = call.get("inputs") if isinstance(call, dict) else None
@@ -615,20 +656,7 @@ def callee_timeout(callee: Workflow, passed: PassedShards, given: Any, labels: t
         spec = inputs.get(name) if isinstance(inputs, dict) else None
         default = spec.get("default") if isinstance(spec, dict) else None
         return m[0] if default is None or isinstance(default, (bool, dict, list)) else str(default)
-
-    def reads_the_list(job: JobDef) -> bool:
-        strategy = callee.data["jobs"][job.id].get("strategy")
-        matrix = strategy.get("matrix") if isinstance(strategy, dict) else None
-        return isinstance(matrix, str) and re.search(rf"\binputs\.{re.escape(passed.passed_as)}\b", matrix) is not None
-
-    runs = [job for job in callee.jobs.values() if passed.passed_as and reads_the_list(job)]
-    if len(runs) != 1:
-        return None
-    raw = runs[0].timeout_minutes
-    if raw is None:
-        return runs[0].id, DEFAULT_JOB_TIMEOUT_MINUTES  # GitHub's own limit
-    minutes = _known_minutes(_INPUT.sub(value, str(raw)), labels)
-    return None if minutes is None else (runs[0].id, minutes)
+    return value
 
 
 def shared_list(others: list[str]) -> str:
@@ -1250,7 +1278,7 @@ class Planner:
         runs_read: list[int] = []
         trimmed: list[tuple[ShardGroup, float]] = []  # (group, its longest shard on the new count, p90)
         named = [[(called_values(j.name), j) for j in run] for run in stats.per_run]  # (once: read per group)
-        limit_minutes, whose = list_limit(self.workflow, job, passed, self.called, stats.labels)
+        limit_minutes, whose = list_limit(self.workflow, job, passed, self.called, stats.labels, self.config)
         for group in passed.groups:
             label = f"`{group.config}`" + ((f" on `{group.runner}`" if group.runner is not None else " with no runner")
                                           if configs.count(group.config) > 1 else "")

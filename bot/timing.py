@@ -552,9 +552,10 @@ def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) 
 
 
 def _declared_amd(workflow: Workflow, ref: JobRef, config: RepoConfig) -> bool:
-    """A skipped job has no labels; judge it by the runs-on it declares."""
-    job = workflow.jobs.get(ref.job_id or "")
-    return job is not None and declared_amd(job, config, workflow) is True
+    """A skipped job has no labels; judge it by the runs-on it declares (of a name several jobs
+    give, by any of theirs: pytorch names a lane's build and test callers alike)."""
+    ids = (ref.job_id,) if ref.job_id is not None else ref.ambiguous
+    return any(job_id in workflow.jobs and declared_amd(workflow.jobs[job_id], config, workflow) is True for job_id in ids)
 
 
 _INDEX = re.compile(r"\[\s*'([A-Za-z_][\w-]*)'\s*\]")
@@ -574,6 +575,10 @@ def declared_amd(job: JobDef, config: RepoConfig, workflow: Workflow | None = No
     decide nothing (a caller may pass another runner)."""
     inputs = workflow.input_values if workflow is not None else {}
     if job.runs_on is None:
+        if job.uses and workflow is not None:  # a caller: by the runners of the shard list it is passed, if any
+            from .plan import passed_runners  # (the planner reads this module)
+            if runners := passed_runners(workflow, job.id):  # (pytorch's `test-matrix`, written by its build caller)
+                return any(config.is_amd_runner(runner) for runner in runners)
         return None if job.uses else False
     items = job.runs_on if isinstance(job.runs_on, list) else [job.runs_on]
     if isinstance(job.runs_on, dict):  # {group: ..., labels: [...]}

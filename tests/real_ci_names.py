@@ -1275,10 +1275,12 @@ ROCM_MORE = Project(
 #: A fourth survey (review98 and after): AMD-AGI/Primus-Turbo's unit tests, whose first step is an unnamed `run: echo`
 #: banner; TGI's ROCm lane; tinygrad's tinybox benchmarks (their runners' labels name no GPU: `amd_runner_pattern`).
 FOURTH_SURVEY = Project(
-    name="fourth survey (Primus-Turbo, TGI, tinygrad)",
+    name="fourth survey (Primus-Turbo, TGI, tinygrad, ROCm/pytorch, Primus)",
     sources=("AMD-AGI/Primus-Turbo .github/workflows/ci.yaml @0088a2be",
              "huggingface/text-generation-inference .github/workflows/build_rocm.yml @954c9cac",
-             "tinygrad/tinygrad .github/workflows/benchmark.yml @78301d7b"),
+             "tinygrad/tinygrad .github/workflows/benchmark.yml @78301d7b",
+             "ROCm/pytorch .github/workflows/_rocm-test.yml @0632cc87",
+             "AMD-AGI/Primus .github/workflows/ci.yaml @2c86de19"),
     steps=(
         # GitHub names an unnamed `run:` step `Run <its first line>`: a banner says nothing of what the job does (test
         # before 2026-12-07: a job whose tests were skipped after a failed build counted as one that ran them)
@@ -1299,6 +1301,10 @@ FOURTH_SURVEY = Project(
         ("Run tests", False, TEST),
         ("Test tensor cores", False, TEST),  # tinygrad
         ("Run process replay tests", False, TEST),
+        # pytorch's _rocm-test.yml (ROCm/pytorch @0632cc87), before `Test` (other before 2026-12-07)
+        ("Runner check GPU count (distributed jobs)", False, SETUP),
+        ("Preserve github env variables for use in docker", False, SETUP),
+        ('Run echo "🎉 Begin Primus Unit Test."', False, OTHER),  # AMD-AGI/Primus ci.yaml
     ),
     amd_labels=("mi300", "amd-gpu"),
     other_labels=("tinyboxgreen",),

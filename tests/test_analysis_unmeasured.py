@@ -754,12 +754,13 @@ jobs:
 
 
 @pytest.mark.parametrize("runner, skipped, lines", [("linux.2xlarge", False, 0), ("linux-mi300-gpu-2", False, 1),
-                                                    ("linux.2xlarge", True, 0), ("linux-mi300-gpu-2", True, 1)])
+                                                    ("linux.2xlarge", True, 0), ("linux-mi300-gpu-2", True, 0)])
 def test_jobs_one_name_fits_equally_are_said_only_when_they_ran_on_amd_runners(runner: str, skipped: bool,
                                                                                lines: int) -> None:
     """review83 f02: pytorch's `before-test` callers (CPU pools) were asked to be renamed, for nothing: a
     job on other runners needs no measuring. On AMD runners they are not counted, and said so. A job
-    GitHub skipped has no labels: its file's `runs-on` tells (review85 f03)."""
+    GitHub skipped has no time to count: no line (review99 f02: ROCm/pytorch's gated lanes, whose build and
+    test callers share a name, were told to rename them, and that was all their report said)."""
     path = ".github/workflows/lane.yml"
     twin = (lambda minutes: skipped_job("before-test")) if skipped else (
         lambda minutes: job("before-test", [Step("Run retriever", minutes)], [runner]))
@@ -958,3 +959,51 @@ def test_a_latest_run_a_gate_skipped_says_so_beside_another_jobs_line() -> None:
     assert [line.split(":", 1)[0] for line in lines] == ["- `install-dependencies`", "- `AMD test time`"]
     assert lines[1].startswith("- `AMD test time`: no AMD job of the latest run \\(303\\) ran a test step \\(2 jobs: "
                                "2 skipped\\).")
+
+
+# Modelled on ROCm/apex's rocm-ci.yml (@48d9e9c8): one test step starts a fresh ROCm container, installs the build
+# tools, a venv and the torch and apex wheels in it, then runs the tests.
+APEX = ".github/workflows/rocm-ci.yml"
+APEX_CI = """name: ROCm CI
+on: pull_request
+jobs:
+  test:
+    name: Test
+    runs-on: linux-apex-mi325-8
+    steps:
+      - name: Checkout
+        uses: actions/checkout@v4
+      - name: Run Tests
+        run: |
+          cat << 'EOF' > run_tests_docker.sh
+          apt-get update && apt-get install -y python3-venv build-essential cmake git
+          python3 -m venv /venv
+          pip install -U pip setuptools wheel
+          pip install .ci/wheels/torch*.whl
+          bash tests/jit_build/run_tests.sh
+          EOF
+          docker run -d --name rocm-tester rocm/dev-ubuntu-24.04:7.2-complete sleep infinity
+          docker exec rocm-tester /workspace/run_tests_docker.sh
+      - name: Run ${{ matrix.none }}quick tests
+        run: pytest tests/quick
+"""
+
+
+def test_a_test_step_whose_own_run_installs_before_its_tests_is_said_to_set_up_too() -> None:
+    """review99 f03: apex's only test step installs its dependencies in a fresh container before its tests; foldbot
+    counted it all as test (a 2% setup share) and said nothing, though the same text passed as test-infra's
+    `script:` had a line. A test step that installs nothing has none; a rule of the repository's own silences it."""
+    runs = [bundle(run_id=500 + i, repo="ROCm/apex", workflow_path=APEX, workflow_name="ROCm CI",
+                   head_sha=f"{500 + i:040x}", start=START, jobs=[job("Test", [
+                       Step("Set up job", 0.1), Step("Checkout", 0.5), Step("Run Tests", 180),
+                       Step("Run quick tests", 5), Step("Complete job", 0.01)], ["linux-apex-mi325-8"])])
+            for i in range(3)]
+    analysis = analyze({APEX: APEX_CI}, runs, RepoConfig())
+    assert [(u.subject, u.reason, u.fix) for u in analysis.unmeasured] == [(
+        "test", "its step `Run Tests` (up to 180 min) installs before its tests (`pip install -U pip setuptools "
+                "wheel`): foldbot counts it all as test, so the setup in it (a build, an install) is not measured and "
+                "the job's setup share reads low",
+        "split it into a setup step and a test step, and each is measured; or, to count it as test as it is and drop "
+        "this line, add `step_rules: [{pattern: '^Run\\ Tests$', category: test}]` to .github/foldbot.yml")]
+    ours = parse_config("step_rules: [{pattern: '^Run Tests$', category: test}]\n")
+    assert analyze({APEX: APEX_CI}, runs, ours).unmeasured == ()

@@ -19,7 +19,7 @@ from bot.config import RepoConfig
 from bot.plan import PassedShards, ShardGroup, callee_timeout, called_values, passed_shards, shard_callees
 from bot.report import to_json, to_markdown
 from bot.workflow import WorkflowError, parse_workflow
-from tests.builders import PYTORCH_ROCM_MI300, Step, amd_job, bundle, job as api_job
+from tests.builders import PYTORCH_ROCM_MI300, Step, amd_job, bundle, job as api_job, skipped_job
 from tests.fakegithub import FakeGitHub
 from tests.harness import INSTALLATION, Bot, World
 from tests.test_app_workflow_run import dashboards
@@ -787,3 +787,50 @@ def test_a_lane_whose_aliases_repeat_values_past_the_limit_is_not_read() -> None
     assert [e.path for e in analysis.edits] == [PATH]  # `other` reads no list
     with pytest.raises(WorkflowError, match="contains itself through an alias"):
         parse_workflow("on: push\njobs:\n  a: &a\n    steps: [*a]\n", "ci.yml")
+
+
+def test_a_lane_whose_gate_skips_its_callers_is_said_gated_not_lacking_an_amd_runner() -> None:
+    """review99 f01, f02: in ROCm's fork of pytorch every job of `rocm-mi300.yml` is skipped (its build callers run
+    only where `github.repository_owner == 'pytorch'`). A skipped caller has no labels, and its file no `runs-on`:
+    the runners of the list it is passed say it is an AMD job. The report had said "labels seen: only GitHub-hosted
+    ones" with an `amd_runner_pattern` fix (the default already matches the list's runner), and told the build and
+    test callers, which share a name, to be renamed; now it names the gated jobs and says no AMD job ran a test."""
+    text = lane(entries("default", 3))
+    gated = [bundle(run_id=9700 + k, repo="ROCm/pytorch", workflow_path=PATH, workflow_name="rocm-mi300",
+                    head_sha=f"{k + 1:040x}", start=datetime(2026, 8, 10 + k, tzinfo=timezone.utc),
+                    jobs=[skipped_job("linux-rocm"), skipped_job("linux-rocm")]) for k in range(3)]
+    analysis = analyze({PATH: text}, gated, RepoConfig())
+    assert [(u.subject, u.reason) for u in analysis.unmeasured] == [
+        ("AMD test time", "no AMD job of the 3 runs ran a test step (6 jobs: 6 skipped)")]
+    report = to_markdown(analysis)
+    assert "**No AMD job spent time on setup or tests in the latest run**: it skipped `linux-rocm` (a gate)" in report
+
+    # a caller passed no list (its runners nowhere in the file): no job was given a runner, and the report says so
+    unknown = text.replace("      test-matrix: ${{ needs.build.outputs.test-matrix }}\n", "      test-matrix: '{}'\n")
+    assert [(u.subject, u.reason, u.fix) for u in analyze({PATH: unknown}, gated, RepoConfig()).unmeasured] == [
+        ("AMD jobs", "no job of the 3 runs ran on a runner (6 jobs: 6 skipped), so no runner label was seen, and the "
+                     "file's `runs-on` names no AMD runner that `amd_runner_pattern` matches",
+         "wait for a run whose jobs run (their `if:` decides it: one that never holds in this repository, as a fork's "
+         "check of `github.repository_owner`, skips them every time); then their labels tell which are AMD runners")]
+
+
+def test_the_test_step_s_own_timeout_is_the_limit_where_it_is_shorter_and_said_where_not_known() -> None:
+    """review99 f05: pytorch's `Test` step stops the tests at the job's timeout less 30 minutes (a step before it sets
+    `timeout-minutes: ${{ fromJson(steps.test-timeout.outputs.timeout) }}`); the trim was weighed against the job's
+    300 minutes alone, and a literal step timeout shorter than the prediction did not stop it."""
+    history = runs({("default", RUNNER): [90, 70, 50]})
+    step = "      - name: Test\n        run: .ci/pytorch/test.sh\n"
+    literal = callee().replace(step, step.replace("run:", "timeout-minutes: 240\n        run:"))
+    assert trimmed(lane(entries("default", 3)), history, called=literal)[0][4].endswith(
+        "On 2 the longest would take about 135 min (p90, today's shard times scaled), within 60% of the 240-min "
+        "`timeout-minutes` of the `Test` step of `.github/workflows/_rocm-test.yml`'s `test` job; each shard fewer "
+        "saves one setup of 38 min (median)")
+    short = literal.replace("timeout-minutes: 240\n", "timeout-minutes: 150\n")
+    assert short != literal
+    assert not analyze({PATH: lane(entries("default", 3))}, history, RepoConfig(), called={CALLEE: short}).plan.lists
+    unknown = callee().replace(step, step.replace(
+        "run:", "timeout-minutes: ${{ fromJson(steps.test-timeout.outputs.timeout) }}\n        run:"))
+    assert trimmed(lane(entries("default", 3)), history, called=unknown)[0][4].endswith(
+        "within 60% of the 300-min `timeout-minutes` of `.github/workflows/_rocm-test.yml`'s `test` job (its `Test` "
+        "step's own `timeout-minutes`, `${{ fromJson(steps.test-timeout.outputs.timeout) }}`, is not known before it "
+        "runs, and may stop the tests sooner); each shard fewer saves one setup of 38 min (median)")
