@@ -10,6 +10,7 @@ Pure: parsed workflows and timings in, a `Plan` out.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
 from collections import Counter
@@ -319,9 +320,11 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:39] + "\u2026"
 
 
-def _reusable(job: JobDef, passed: PassedShards | None, called: Mapping[str, JobStats], config: RepoConfig) -> str:
+def _reusable(job: JobDef, passed: PassedShards | None, called: Mapping[str, JobStats], config: RepoConfig,
+              given: Any = None) -> str:
     """Why a caller of a reusable workflow is neither folded nor resharded, and what to change
-    instead (`called`: the jobs it runs there, measured each on its own: `called_stats`)."""
+    instead (`called`: the jobs it runs there, measured each on its own: `called_stats`; `given`:
+    its `with:`)."""
     uses = str(job.uses)
     if passed is not None:  # (its shard count is in this file: measured on its own)
         return (f"its AMD jobs run the reusable workflow `{uses}`, whose steps foldbot does not edit; how many shards "
@@ -336,6 +339,11 @@ def _reusable(job: JobDef, passed: PassedShards | None, called: Mapping[str, Job
         passes = "" if job.matrix is None else (
             f" (or the matrix this job passes it: {job.matrix_expression} comes from an expression, known only when a "
             "run starts)" if job.matrix_expression else " (or the matrix this job passes it)")
+        if sized := _passed_partitions(given):  # the count is this job's to change, not the called file's
+            return (f"its AMD jobs run {where}, whose matrices and steps foldbot does not edit; how many shards they "
+                    f"run is this job's `with: {sized[0]}:` ({sized[1]} shards), which foldbot does not set either: to "
+                    f"reshard them, change it by hand, with the times above (to fold them, the file that holds them)"
+                    f"{short}")
         return (f"its AMD jobs run {where}, whose matrices and steps foldbot does not edit; to fold or reshard them, "
                 f"change the file that holds them{passes} by hand, with the times above{short}")
     # `owner/repo/.github/workflows/x.yml@ref`: the steps are another repository's (torchtitan's and FBGEMM's callers
@@ -345,6 +353,24 @@ def _reusable(job: JobDef, passed: PassedShards | None, called: Mapping[str, Job
     return (f"its AMD jobs run the reusable workflow `{uses}` of another repository (`{repo}`), whose steps are not "
             f"in this repository; to fold or reshard them, change what this job passes it (its `with:`{matrix}) "
             f"by hand, with the times above{short}")
+
+
+def _passed_partitions(given: Any) -> tuple[str, int] | None:
+    """The input of a caller's `with:` that says how many shards the called workflow runs, as a
+    literal: SGLang's `_pr-test-stage-amd.yml` is passed `partitions: '{"size":14,"arr":[0,...,13]}'`
+    (its matrix `fromJson(inputs.partitions).arr`); (the input, the count), else None."""
+    for key, value in given.items() if isinstance(given, dict) else ():
+        if not isinstance(value, str) or "${{" in value or len(value) > SHARD_LIST_MAX_CHARS:
+            continue
+        try:
+            data = json.loads(value)
+        except ValueError:
+            continue
+        arr = data.get("arr") if isinstance(data, dict) else None
+        if isinstance(arr, list) and len(arr) > 1 and all(type(v) is int for v in arr) and \
+                data.get("size", len(arr)) == len(arr):
+            return str(key), len(arr)
+    return None
 
 
 def _short_called(called: Mapping[str, JobStats], config: RepoConfig) -> str:
@@ -758,8 +784,10 @@ class Planner:
         suites: list[tuple[JobDef, JobStats]] = []
         for job in self.workflow.jobs.values():
             if job.uses and job.id in self.stats:  # measured, but its jobs are written in another file
+                raw = self.workflow.data["jobs"][job.id]
                 self.findings.append(Finding(job.id, _reusable(job, passed_shards(self.workflow, job),
-                                                               self.called_jobs.get(job.id, {}), self.config)))
+                                                               self.called_jobs.get(job.id, {}), self.config,
+                                                               raw.get("with") if isinstance(raw, dict) else None)))
             if job.uses or not job.steps or job.shard_count > 1 or not self._is_gpu(job):
                 continue
             stats = self.stats.get(job.id)

@@ -832,3 +832,40 @@ def test_a_run_whose_caller_job_its_gate_skipped_is_a_gated_run() -> None:
                                    ["ubuntu-24.04"]), skipped_job(name)], start=START)
         run = run_timing(skipped, workflow, RepoConfig())
         assert gated(run, job_stats(measured)) and not gated(run)
+
+
+# Modelled on SGLang's `_pr-test-stage-amd.yml` (@ccd8584b): the AMD suites' shards run in a reusable workflow whose
+# matrix is `partition: ${{ fromJson(inputs.partitions).arr }}`; each lane's caller passes the count as a literal.
+STAGE_CALLER = """name: PR Test (AMD, ROCm 7.2)
+on: pull_request
+jobs:
+  stage-b-test-1-gpu-small-amd-rocm720:
+    uses: ./.github/workflows/_pr-test-stage-amd.yml
+    with:
+      suite: stage-b-test-1-gpu-small-amd
+      runner_arch: mi300
+      partitions: '{"size":4,"arr":[0,1,2,3]}'
+      max_parallel: 4
+"""
+
+
+def test_a_caller_that_passes_its_shard_count_is_told_to_change_it_there() -> None:
+    """review100 f03: with the stage workflow the shard count is the caller's own `with: partitions:`, in the lane
+    file; the advice had sent the reader to the called file, which holds no count."""
+    path = ".github/workflows/pr-test-amd-rocm720.yml"
+    caller = "stage-b-test-1-gpu-small-amd-rocm720"
+    runs = [bundle(run_id=400 + r, repo="sgl-project/sglang", workflow_path=path, workflow_name="PR Test (AMD, ROCm 7.2)",
+                   head_sha=f"{r:040x}", start=START + timedelta(days=r), jobs=[
+                       job(f"{caller} / stage-b-test-1-gpu-small-amd (linux-mi300-1gpu-sglang, {p})",
+                           [Step("Set up job", 0.1), Step("Start CI container", 30), Step("Install dependencies", 20),
+                            Step("Run test", 12 + p)], ["linux-mi300-1gpu-sglang"]) for p in range(4)])
+            for r in range(3)]
+    (finding,) = [f.reason for f in analyze({path: STAGE_CALLER}, runs, RepoConfig()).plan.findings if f.job == caller]
+    assert finding == (
+        "its AMD jobs run in the reusable workflow `./.github/workflows/_pr-test-stage-amd.yml`, whose matrices and "
+        "steps foldbot does not edit; how many shards they run is this job's `with: partitions:` (4 shards), which "
+        "foldbot does not set either: to reshard them, change it by hand, with the times above (to fold them, the file "
+        "that holds them)")
+    plain = STAGE_CALLER.replace("""      partitions: '{"size":4,"arr":[0,1,2,3]}'\n""", "")
+    (finding,) = [f.reason for f in analyze({path: plain}, runs, RepoConfig()).plan.findings if f.job == caller]
+    assert "partitions" not in finding and "change the file that holds them by hand" in finding
