@@ -547,17 +547,33 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 "let the App read all its shard logs (`logs: {max_jobs: N}` in .github/foldbot.yml), or pass each shard with `--logs JOB_ID=FILE`",
             ))
         elif job_id in plan.cut_off:
-            cut = sorted(plan.cut_off[job_id], key=lambda c: -c.runs)
+            cut = sorted((c for c in plan.cut_off[job_id] if not c.killed), key=lambda c: -c.runs)
             named = ", ".join(f"`{c.file}` (in {_runs(c.runs)}" + (
                 f", after {c.at_least_s / 60:.0f} min or more" if c.at_least_s is not None else "") + ")" for c in cut[:3])
-            out.append(Unmeasured(
-                job_id,
-                f"its logs were read, but a test file had not ended when its step stopped (the step's timeout, or a "
-                f"cancel): {named}{f' and {len(cut) - 3} more' if len(cut) > 3 else ''}; a run with such a file has no "
-                "whole per-file times, so its shard times stand in, and they stop where the file was cut off",
-                "give that file the time it needs: raise the test step's `timeout-minutes`, or split the file; the runs "
-                "after that are read file by file",
-            ))
+            if cut:
+                out.append(Unmeasured(
+                    job_id,
+                    f"its logs were read, but a test file had not ended when its step stopped (the step's timeout, or a "
+                    f"cancel): {named}{f' and {len(cut) - 3} more' if len(cut) > 3 else ''}; a run with such a file has no "
+                    "whole per-file times, so its shard times stand in, and they stop where the file was cut off",
+                    "give that file the time it needs: raise the test step's `timeout-minutes`, or split the file; the runs "
+                    "after that are read file by file",
+                ))
+            # SGLang's runner kills a file at its `--timeout-per-file` and records that cap as the file's
+            # `elapsed`: a hung test, whose time is not known, not a step that ran out of time.
+            killed = sorted((c for c in plan.cut_off[job_id] if c.killed), key=lambda c: -c.runs)
+            named = ", ".join(f"`{c.file}` (in {_runs(c.runs)}, killed after {c.at_least_s / 60:.0f} min)"  # type: ignore[operator]
+                              for c in killed[:3])
+            if killed:
+                out.append(Unmeasured(
+                    job_id,
+                    f"its logs were read, but the test runner killed a test file at its `--timeout-per-file`: {named}"
+                    f"{f' and {len(killed) - 3} more' if len(killed) > 3 else ''}; the runner records that cap as the "
+                    "file's time, which is only how long it ran at least, so a run with such a file has no whole "
+                    "per-file times and its shard times stand in",
+                    "find why the test hangs and fix it; if it only needs longer, raise the runner's "
+                    "`--timeout-per-file` or split the file; the runs after that are read file by file",
+                ))
         elif job_id in stats and not log_runs:
             out.append(Unmeasured(
                 job_id,

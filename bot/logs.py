@@ -12,6 +12,17 @@ may start with its timestamp (`2026-08-20T11:02:03.1234567Z `); foldbot reads:
     {"file": "test/registered/a.py", "passed": true, "elapsed": 298}
     ========== TIMINGS END ==========
 
+an in-process bundle (`in_process_group`: several files in one `python3 -m unittest` call) as
+one unit named `group:<key>`, in the plan (`  - group:<key> (est_time=...)`), in TIMINGS and in
+
+    Begin (5/6) BUNDLE group:<key> (2 files, est=35s): python3 -m unittest -f <2 modules>
+    End (5/6) BUNDLE group:<key>: elapsed=41s
+
+a file (or bundle) the runner killed at its `--timeout-per-file`:
+
+    ✗ TIMEOUT: test/registered/a.py after 2400 seconds
+    [CI Retry] test/registered/a.py timed out after 2400s; waiting 60s before retry (attempt 2/2)
+
 and the older one-line forms `[run_suite] est_time=312 file=test/a.py` (the whole
 suite's plan), `End (3/7): filename=test/a.py, elapsed=298` and a bare
 `TIMINGS BEGIN` / `TIMINGS END` block. The shard header `3/14 (0-based id=2)` says
@@ -24,7 +35,9 @@ while the TIMINGS block cuts them after `/sglang/`.
 A file counts as the runner counts it: the TIMINGS entry when there is one (after a
 retry, the last attempt), else its `End` lines' elapsed (summed, should a file end
 twice). A file the log began but never ended (the step was cancelled at its
-timeout) is listed as unfinished.
+timeout) is listed as unfinished; one the runner killed at its `--timeout-per-file` is
+listed as killed, with the seconds it ran: the runner records that cap as its `elapsed`
+(`"passed": false`), which is not how long the file takes, only how long it ran at least.
 """
 
 from __future__ import annotations
@@ -43,6 +56,10 @@ _PLANNED = re.compile(r"\s*-\s+(?P<file>\S+)\s+\(est_time=(?P<est>\d+(?:\.\d+)?)
 _EST = re.compile(r"\best_time=(?P<est>\d+(?:\.\d+)?)\b")
 _EST_FILE = re.compile(r"\b(?:file|filename)='?(?P<file>[^\s,']+)")
 _BEGIN_FILE = re.compile(r"\s*Begin \((?P<i>\d+)/(?P<n>\d+)\):")
+# ci_utils.py's `_run_one_bundle`: an in-process bundle is one unit, named by its `group:<key>` on one line
+_BEGIN_BUNDLE = re.compile(r"\s*Begin \((?P<i>\d+)/(?P<n>\d+)\) BUNDLE (?P<file>\S+) \(")
+_END_BUNDLE = re.compile(
+    r"\s*End \((?P<i>\d+)/(?P<n>\d+)\) BUNDLE (?P<file>\S+?):\s*elapsed=(?P<elapsed>\d+(?:\.\d+)?)s?\s*$")
 _FINISHED = re.compile(
     r"(?:.*?\bEnd \((?P<i>\d+)/(?P<n>\d+)\):\s*)?filename=(?P<q>'?)(?P<file>[^\s,']+)(?P=q),\s*elapsed=(?P<elapsed>\d+(?:\.\d+)?)"
     r"(?:,\s*estimated_time=(?P<est>\d+(?:\.\d+)?))?"
@@ -55,8 +72,12 @@ _SHARD = re.compile(r".*?\b(?P<one>\d+)/(?P<size>\d+) \(0-based id=(?P<id>\d+)\)
 _SUITE = re.compile(r"(?i)\bsuite:\s*(?P<suite>[\w.-]+)")
 _SUITE_CELL = re.compile(r"^[A-Za-z0-9][\w.]*-[\w.-]+$")
 _RETRY = re.compile(r".*?\[CI Retry\] Attempt (?P<k>\d+)/(?P<n>\d+) for (?P<file>\S+)")
+# The runner killed the file (or bundle) at `--timeout-per-file`: with its last attempt (`✗ TIMEOUT`), or
+# with one a retry follows (`[CI Retry] ... timed out after 2400s; waiting 60s before retry`).
+_KILLED = re.compile(r".*?\u2717 TIMEOUT: (?P<file>\S+) after (?P<seconds>\d+(?:\.\d+)?) seconds")
+_RETRY_KILLED = re.compile(r".*?\[CI Retry\] (?P<file>\S+) timed out after (?P<seconds>\d+(?:\.\d+)?)s\b")
 #: The words a line foldbot reads carries; any other line is test output.
-_KEYS = ("elapsed=", "est_time=", "TIMINGS BEGIN", "Begin (", "0-based id=", "[CI Retry]")
+_KEYS = ("elapsed=", "est_time=", "TIMINGS BEGIN", "Begin (", "0-based id=", "[CI Retry]", "\u2717 TIMEOUT: ")
 
 
 class LogError(ValueError):
@@ -97,6 +118,10 @@ class ShardLog:
     #: the suite its header names (`Suite: X, partition: ...`, or the suite cell of the runner's
     #: table row `| AMD | X | False | 1/5 (0-based id=0) |`); None when it names none
     suite: str | None = None
+    #: files (and bundles) the runner killed at its `--timeout-per-file` -> the seconds it gave them: how
+    #: long they ran at least, not how long they take. (The runner records that cap as their `elapsed`, and
+    #: they stay in `measured` with it: their shard spent those seconds.)
+    killed: dict[str, float] = field(default_factory=dict)
 
     @property
     def usable(self) -> bool:
@@ -220,6 +245,7 @@ def _parse_log(data: str | bytes) -> ShardLog:
     block: dict[str, float] = {}
     begun: dict[str, None] = {}
     retried: dict[str, None] = {}
+    killed: dict[str, float] = {}
     shard: tuple[int, int] | None = None
     suite: str | None = None
     size = lines.size
@@ -253,6 +279,11 @@ def _parse_log(data: str | bytes) -> ShardLog:
                 if done["est"] is not None:
                     ended_estimates[name] = float(done["est"])
                 continue
+            done = _END_BUNDLE.match(line) if "BUNDLE" in line else None
+            if done:
+                name = normal_path(done["file"])
+                ended[name] = ended.get(name, 0.0) + float(done["elapsed"])
+                continue
         if "est_time=" in line:
             plan = _PLANNED.match(line)
             if plan:
@@ -262,6 +293,11 @@ def _parse_log(data: str | bytes) -> ShardLog:
             named = _EST_FILE.search(line) if est else None
             if est and named:
                 suite_plan[normal_path(named["file"])] = float(est["est"])
+                continue
+        if "Begin (" in line and "BUNDLE" in line:
+            bundle = _BEGIN_BUNDLE.match(line)
+            if bundle:  # (its modules are on this line: no `python3 <file>` line follows)
+                begun[normal_path(bundle["file"])] = None
                 continue
         if "Begin (" in line and _BEGIN_FILE.match(line):
             if pos < size:  # the line after `Begin (i/n):` names the file it runs
@@ -281,14 +317,25 @@ def _parse_log(data: str | bytes) -> ShardLog:
             retry = _RETRY.match(line)
             if retry:
                 retried[normal_path(retry["file"])] = None
+                killed.pop(normal_path(retry["file"]), None)  # another attempt: its own end says how it went
+                continue
+            retry = _RETRY_KILLED.match(line)  # (the attempt after it clears it; a step cut off before it does not)
+            if retry:
+                killed[normal_path(retry["file"])] = float(retry["seconds"])
+                continue
+        if "TIMEOUT: " in line:
+            timeout = _KILLED.match(line)
+            if timeout:
+                killed[normal_path(timeout["file"])] = float(timeout["seconds"])
     measured = dict(ended)
     measured.update(block)  # the runner's own record wins
     if suite_plan:
         estimates, scope = {**ended_estimates, **planned, **suite_plan}, "suite"
     else:
         estimates, scope = {**ended_estimates, **planned}, "shard"
-    unfinished = tuple(name for name in begun if name not in measured)
-    return ShardLog(estimates, measured, scope, shard, unfinished, tuple(retried), suite)
+    # (a file killed at `--timeout-per-file` is no file the step cut off, with or without its `End`)
+    unfinished = tuple(name for name in begun if name not in measured and name not in killed)
+    return ShardLog(estimates, measured, scope, shard, unfinished, tuple(retried), suite, killed)
 
 
 def _header_suite(line: str) -> str | None:
@@ -309,14 +356,17 @@ def merge_logs(logs: list[ShardLog]) -> ShardLog:
     measured: dict[str, float] = {}
     unfinished: dict[str, None] = {}
     retried: dict[str, None] = {}
+    killed: dict[str, float] = {}
     for log in logs:
         estimates.update(log.estimates)
         for name, seconds in log.measured.items():
             measured[name] = measured.get(name, 0.0) + seconds
         unfinished.update(dict.fromkeys(log.unfinished))
         retried.update(dict.fromkeys(log.retried))
+        for name, seconds in log.killed.items():
+            killed[name] = max(seconds, killed.get(name, 0.0))
     scope = "suite" if any(log.scope == "suite" for log in logs) else "shard"
-    return ShardLog(estimates, measured, scope, None, tuple(unfinished), tuple(retried))
+    return ShardLog(estimates, measured, scope, None, tuple(unfinished), tuple(retried), killed=killed)
 
 
 def lpt(estimates: dict[str, float], shards: int) -> list[list[str]]:

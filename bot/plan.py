@@ -234,14 +234,18 @@ class Finding:
 
 @dataclass(frozen=True)
 class CutOff:
-    """A test file a shard's log began and never ended: the step ran into its timeout there."""
+    """A test file a shard's log began and never ended: the step ran into its timeout there. Or
+    (`killed`) one the runner itself killed at its `--timeout-per-file`: ended, but its time is that
+    cap, not the file's."""
 
     file: str
     runs: int  # the runs it was cut off in
     #: seconds it ran at least, in the run where that is most: its shard's step time less the
-    #: files that shard finished (None when its log left more than one file unfinished)
+    #: files that shard finished (None when its log left more than one file unfinished); of a
+    #: killed file, the `--timeout-per-file` it was killed at
     at_least_s: float | None
     estimate_s: float | None  # the runner's own estimate, when its log printed one
+    killed: bool = False
 
 
 @dataclass(frozen=True)
@@ -255,7 +259,8 @@ class Plan:
     partial_logs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: matrices -> their shard logs whose header names another shard than their job's (not used)
     misplaced_logs: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    #: matrices -> the test files their logs began and never ended (the step's timeout cut them off)
+    #: matrices -> the test files their logs began and never ended (the step's timeout cut them off), and
+    #: those the runner killed at its `--timeout-per-file` (`CutOff.killed`)
     cut_off: dict[str, tuple["CutOff", ...]] = field(default_factory=dict)
     # matrices whose shard count foldbot could change -> runs whose per-file logs it read for them
     reshard_candidates: dict[str, int] = field(default_factory=dict)
@@ -750,7 +755,8 @@ class Planner:
         self.overruns: list[str] = []
         self.partial_logs: dict[str, list[str]] = {}  # job id -> "k of n" shard logs, per run
         self.misplaced_logs: dict[str, list[str]] = {}  # job id -> its logs that are another shard's (`_run_log`)
-        self.cut_off: dict[str, dict[str, CutOff]] = {}  # job id -> file -> cut off at the timeout (`_run_log`)
+        #: job id -> (file, killed) -> cut off at the step's timeout, or killed at the runner's (`_run_log`)
+        self.cut_off: dict[str, dict[tuple[str, bool], CutOff]] = {}
         self.candidates: dict[str, int] = {}  # matrices looked at for a reshard -> runs read from logs
         self.by_hand: list[Finding] = []  # shard lists measured, with no change foldbot can make (`_passed_reshards`)
         self.lists: list[ListReshard] = []  # shard lists the times allow on fewer shards (`_passed_reshards`)
@@ -1236,12 +1242,15 @@ class Planner:
                     else f"per-file logs ({_runs(log_runs)}) and shard times ({_runs(shard_runs)})")
         # A file that ran longer than the limit by itself, cut off before it ended: no count fits it.
         alone = self._too_long_alone(job.id, limit)
-        overrun = self._overrun(job, step, stats, limit_minutes, more_shards=not alone)
+        # A file the runner killed at `--timeout-per-file` (a hung test) takes that cap on any count: more
+        # shards would not make it end, and its time says nothing of how many the suite needs.
+        hung = self._killed(job.id)
+        overrun = self._overrun(job, step, stats, limit_minutes, more_shards=not alone and not hung)
         cut = " (of runs whose shard times stop where a file was cut off: at least that many)" \
             if job.id in self.cut_off else ""
         if overrun:
             needed = next((k for k in range(n + 1, 3 * n + 1) if p90_at(k) <= limit), None)
-            more = (f"; {_no_count_fits(alone, step.name, limit)}" if alone else
+            more = (f"; {_no_count_fits(alone, hung, step.name, limit)}" if alone or hung else
                     f"; about {needed} shards would keep the longest within {limit / 60:.0f} min ({estimate}){cut}"
                     if needed else "")
             self.findings.append(Finding(job.id, overrun + more))
@@ -1254,7 +1263,7 @@ class Planner:
             else:  # not even today's count is within the limit: "needed" would mislead
                 needed = next((k for k in range(n + 1, 3 * n + 1) if p90_at(k) <= limit), None)
                 reason = (f"no fewer shards: today's {n} already run {p90_at(n) / 60:.0f} min at p90 ({bound}); "
-                          + (_no_count_fits(alone, step.name, limit) if alone else
+                          + (_no_count_fits(alone, hung, step.name, limit) if alone or hung else
                              f"about {needed} would keep the longest within the limit{cut}" if needed else
                              f"no count up to {3 * n} keeps the longest within it: a test file may take longer alone"))
             self.findings.append(Finding(job.id, reason))
@@ -1401,7 +1410,7 @@ class Planner:
             self.misplaced_logs.setdefault(job.id, []).extend(misplaced)
             return None
         merged = merge_logs([log for _, log in logs])
-        if merged.unfinished:
+        if merged.unfinished or merged.killed:  # (a killed file's `elapsed` is the runner's cap, not its time)
             self._cut_off(job.id, logs, step.name)
             return None
         if not merged.usable:
@@ -1412,20 +1421,28 @@ class Planner:
         return merged
 
     def _cut_off(self, job_id: str, logs: list[tuple[JobTiming, ShardLog]], step_name: str) -> None:
-        """Each file a log of this run began and never ended, with how long it ran at least."""
+        """Each file a log of this run began and never ended, and each the runner killed at its
+        `--timeout-per-file`, with how long it ran at least."""
         known = self.cut_off.setdefault(job_id, {})
         for shard, log in logs:
-            for name in log.unfinished:
-                spent = shard.step_seconds(step_name) or shard.test_seconds
-                at_least = max(0.0, spent - sum(log.measured.values())) if len(log.unfinished) == 1 else None
-                was = known.get(name)
+            spent = shard.step_seconds(step_name) or shard.test_seconds
+            stopped = [(name, False, max(0.0, spent - sum(log.measured.values())) if len(log.unfinished) == 1 else None)
+                       for name in log.unfinished]
+            for name, killed, at_least in stopped + [(name, True, cap) for name, cap in log.killed.items()]:
+                was = known.get((name, killed))
                 if was is not None and was.at_least_s is not None:
                     at_least = max(at_least, was.at_least_s) if at_least is not None else was.at_least_s
-                known[name] = CutOff(name, (was.runs if was else 0) + 1, at_least, log.estimates.get(name))
+                known[name, killed] = CutOff(name, (was.runs if was else 0) + 1, at_least, log.estimates.get(name),
+                                             killed)
 
     def _too_long_alone(self, job_id: str, limit: float) -> list[CutOff]:
         """The files cut off at the timeout that ran longer than `limit` alone: no count fits them."""
-        return [c for c in self.cut_off.get(job_id, {}).values() if c.at_least_s is not None and c.at_least_s > limit]
+        return [c for c in self.cut_off.get(job_id, {}).values()
+                if not c.killed and c.at_least_s is not None and c.at_least_s > limit]
+
+    def _killed(self, job_id: str) -> list[CutOff]:
+        """The files the runner killed at its `--timeout-per-file`: no count is said while they hang."""
+        return [c for c in self.cut_off.get(job_id, {}).values() if c.killed]
 
     def _overrun(self, job: JobDef, step: StepDef, stats: JobStats, limit_minutes: float,
                  more_shards: bool = True) -> str | None:
@@ -1442,15 +1459,30 @@ class Planner:
                    "it needs a longer timeout, not fewer shards"))
 
 
-def _no_count_fits(files: list[CutOff], step: str, limit: float) -> str:
-    """Files that alone ran past the limit before they were cut off: what to do instead of a count."""
-    named = ", ".join(
-        f"`{c.file}` ran {c.at_least_s / 60:.0f} min and had not ended when its step stopped "  # type: ignore[operator]
-        f"(in {_runs(c.runs)}"
-        + (f"; the runner estimates it at {c.estimate_s / 60:.0f} min" if c.estimate_s else "") + ")"
-        for c in sorted(files, key=lambda c: -(c.at_least_s or 0))[:3])
-    return (f"no shard count keeps the longest within {limit / 60:.0f} min, as one file alone runs longer: {named}; "
-            f"raise `{step}`'s `timeout-minutes` or split that file")
+def _no_count_fits(files: list[CutOff], killed: list[CutOff], step: str, limit: float) -> str:
+    """Files that alone ran past the limit before they were cut off, and files the runner killed at its
+    `--timeout-per-file`: what to do instead of a count."""
+    said = []
+    if files:
+        named = ", ".join(
+            f"`{c.file}` ran {c.at_least_s / 60:.0f} min and had not ended when its step stopped "  # type: ignore[operator]
+            f"(in {_runs(c.runs)}" + _estimated(c) + ")"
+            for c in sorted(files, key=lambda c: -(c.at_least_s or 0))[:3])
+        said.append(f"no shard count keeps the longest within {limit / 60:.0f} min, as one file alone runs longer: "
+                     f"{named}; raise `{step}`'s `timeout-minutes` or split that file")
+    if killed:
+        named = ", ".join(
+            f"`{c.file}` was killed at the runner's `--timeout-per-file` after {c.at_least_s / 60:.0f} min "  # type: ignore[operator]
+            f"(in {_runs(c.runs)}" + _estimated(c) + ")"
+            for c in sorted(killed, key=lambda c: (-c.runs, -(c.at_least_s or 0)))[:3])
+        said.append(f"no shard count is said while a test hangs: {named}, so how long it takes is not known; fix the "
+                    "hung test, or, if it needs longer, raise the runner's `--timeout-per-file` or split that file")
+    return "; ".join(said)
+
+
+def _estimated(cut: CutOff) -> str:
+    """The runner's estimate of a file, for beside what it ran (a hung file's is far below its cap)."""
+    return f"; the runner estimates it at {cut.estimate_s / 60:.0f} min" if cut.estimate_s else ""
 
 
 def _suite_of(step: StepDef) -> str | None:

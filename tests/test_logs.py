@@ -79,6 +79,99 @@ def test_a_shard_cut_off_at_its_timeout_names_the_unfinished_file() -> None:
     assert log.unfinished == ("test/registered/sessions/test_session.py",)
 
 
+HUNG = "/sglang-checkout/test/registered/sessions/test_session.py"
+
+
+def _killed(*lines: str, timings: bool = True) -> str:
+    """REAL with its second file's run replaced by `lines`: the runner (ci_utils.py) ends it at its
+    `--timeout-per-file 2400` and records that cap in TIMINGS, `"passed": false` (one version adds `status`)."""
+    head = REAL.split(T + "Begin (1/2):")[0]
+    tail = REAL.split(T + "Begin (2/2):")[1].split(T + "========== TIMINGS BEGIN")[0]
+    block = REAL.split(T + "========== TIMINGS BEGIN")[1].replace(
+        '{"file": "test/registered/sessions/test_session.py", "passed": true, "elapsed": 260}',
+        '{"file": "test/registered/sessions/test_session.py", "passed": false, "status": "failed", "elapsed": 2400}')
+    return (head + "".join(T + line + "\n" for line in ("Begin (1/2):", f"python3 {HUNG}", *lines))
+            + T + "Begin (2/2):" + tail + (T + "========== TIMINGS BEGIN" + block if timings else ""))
+
+
+def test_a_file_the_runner_killed_at_its_timeout_per_file_is_killed_not_measured_alone() -> None:
+    """ci_utils.py kills a hung file at `--timeout-per-file` and records the cap as its `elapsed`: that is
+    how long it ran at least, not its time (review100 f01). With TIMINGS and no `End` (the newer runner), with
+    an `End` at the cap (an older one), and with neither: never a file the step cut off."""
+    session = "test/registered/sessions/test_session.py"
+    for text, recorded in ((_killed(f"\u2717 TIMEOUT: {HUNG} after 2400 seconds"), 2400.0),
+                           (_killed("End (1/2):", f"filename='{HUNG}', elapsed=2400, estimated_time=200.5",
+                                    f"\u2717 TIMEOUT: {HUNG} after 2400 seconds", timings=False), 2400.0),
+                           (_killed(f"\u2717 TIMEOUT: {HUNG} after 2400 seconds", timings=False), None)):
+        log = parse_log(text)
+        assert (log.killed, log.unfinished, log.retried) == ({session: 2400.0}, (), ())
+        assert log.measured.get(session) == recorded  # (what its shard spent, kept: not what the file takes)
+    # Killed in every attempt: the retry's line, then the last attempt's `✗ TIMEOUT` (a float cap, as printed).
+    log = parse_log(_killed(f"[CI Retry] {HUNG} timed out after 2400.0s; waiting 60s before retry (attempt 2/2)",
+                            f"[CI Retry] Attempt 2/2 for {HUNG}", "Begin (1/2):", f"python3 {HUNG}",
+                            f"\u2717 TIMEOUT: {HUNG} after 2400.0 seconds"))
+    assert (log.killed, log.unfinished, log.retried) == ({session: 2400.0}, (), (session,))
+    # Killed once, then passed on the retry: the last attempt's time, measured, as the runner counts it.
+    log = parse_log(_killed(f"[CI Retry] {HUNG} timed out after 2400s; waiting 60s before retry (attempt 2/2)",
+                            f"[CI Retry] Attempt 2/2 for {HUNG}", "Begin (1/2):", f"python3 {HUNG}",
+                            "End (1/2):", f"filename='{HUNG}', elapsed=230, estimated_time=200.5",
+                            f"\u2713 PASSED on retry (attempt 2): {HUNG}").replace('"elapsed": 2400', '"elapsed": 230'))
+    assert (log.killed, log.measured[session], log.retried) == ({}, 230.0, (session,))
+    # The step's timeout during the wait before the retry: the runner killed it, it is no measured time either.
+    cut = _killed(f"[CI Retry] {HUNG} timed out after 2400s; waiting 60s before retry (attempt 2/2)").split(
+        T + "Begin (2/2):")[0]
+    assert (parse_log(cut).killed, parse_log(cut).unfinished) == ({session: 2400.0}, ())
+
+
+def test_a_file_that_failed_by_itself_stays_a_measured_time() -> None:
+    """`"passed": false` alone (a test that failed, `✗ FAILED`) is a measured time: only `✗ TIMEOUT` kills."""
+    text = _killed("End (1/2):", f"filename='{HUNG}', elapsed=2400, estimated_time=200.5",
+                   f"\u2717 FAILED: {HUNG} returned exit code 1")
+    log = parse_log(text)
+    assert (log.killed, log.unfinished) == ({}, ())
+    assert log.measured["test/registered/sessions/test_session.py"] == 2400.0
+
+
+BUNDLE = "\n".join(T + line for line in [
+    "Partition: 1/2 (0-based id=0)",
+    "\u2705 Enabled 2 test(s) (est total 435.0s):",
+    "  - /sglang-checkout/test/registered/spec/test_eagle.py (est_time=400.0)",
+    "  - group:attention_unittest (est_time=35.0)",
+    ".", ".", "Begin (0/1):", "python3 /sglang-checkout/test/registered/spec/test_eagle.py", ".", ".",
+    ".", ".", "End (0/1):",
+    "filename='/sglang-checkout/test/registered/spec/test_eagle.py', elapsed=402, estimated_time=400.0", ".", ".",
+    ".", ".", "Begin (1/1) BUNDLE group:attention_unittest (2 files, est=35s): python3 -m unittest -f <2 modules>",
+    ".", ".",
+    "test_decode (test.registered.attention.test_a.TestA) ... ok",
+    ".", ".", "End (1/1) BUNDLE group:attention_unittest: elapsed=41s", ".", ".",
+    "Success. Time elapsed: 450.12s",
+]) + "\n"
+
+
+def test_an_in_process_bundle_is_one_unit_read_as_a_file_is() -> None:
+    """ci_utils.py's `_run_one_bundle` (review100 f02): its `End ... BUNDLE` line is the unit's time when
+    there is no TIMINGS block, and a `Begin ... BUNDLE` the step cut off before its `End` is unfinished."""
+    log = parse_log(BUNDLE)
+    assert log.estimates == {"test/registered/spec/test_eagle.py": 400.0, "group:attention_unittest": 35.0}
+    assert log.measured == {"test/registered/spec/test_eagle.py": 402.0, "group:attention_unittest": 41.0}
+    assert (log.unfinished, log.killed) == ((), {})
+    block = (f'{T}========== TIMINGS BEGIN ==========\n{T}{{"file": "group:attention_unittest", "passed": true, '
+             f'"elapsed": 44}}\n{T}========== TIMINGS END ==========\n')
+    assert parse_log(BUNDLE + block).measured["group:attention_unittest"] == 44.0  # the runner's record wins
+    cut = parse_log(BUNDLE.split(T + "test_decode")[0] + f"{T}##[error]The action 'Run test' has timed out after 75 minutes.\n")
+    assert cut.measured == {"test/registered/spec/test_eagle.py": 402.0}
+    assert cut.unfinished == ("group:attention_unittest",)
+    killed = parse_log(BUNDLE.replace(f"{T}.\n{T}.\n{T}End (1/1) BUNDLE group:attention_unittest: elapsed=41s\n",
+                                      f"{T}\u2717 TIMEOUT: group:attention_unittest after 2400 seconds\n"))
+    assert (killed.killed, killed.unfinished) == ({"group:attention_unittest": 2400.0}, ())
+
+
+def test_killed_files_merge_with_the_longest_cap() -> None:
+    one = parse_log(f"{T}\u2717 TIMEOUT: test/a.py after 1800 seconds\n")
+    other = parse_log(f"{T}\u2717 TIMEOUT: /sglang-checkout/test/a.py after 2400 seconds\n")
+    assert merge_logs([one, other]).killed == {"test/a.py": 2400.0}
+
+
 def test_windows_line_ends_a_bom_and_no_timestamps() -> None:
     text = "\ufeff" + REAL.replace(T, "").replace("\n", "\r\n")
     assert parse_log(text) == parse_log(REAL)

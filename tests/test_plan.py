@@ -9,7 +9,7 @@ import pytest
 from bot.analysis import analyze
 from bot.config import RepoConfig, parse_config
 from bot.logs import ShardPredictor, lpt, parse_log, predicted_longest_shard
-from bot.plan import Lane, Planner
+from bot.plan import CutOff, Lane, Planner
 from bot.timing import job_stats, run_timing
 from bot.workflow import parse_workflow, timeout_minutes
 from bot.report import to_json, to_markdown
@@ -139,6 +139,122 @@ def test_fewer_shards_are_never_predicted_shorter_than_todays_longest_was_measur
     assert [f.reason for f in p.findings if f.job == "big-amd-rocm700"] == [
         "no fewer shards: today's 4 already run 39 min at p90 (limit 36 min = 60% of 60; per-file logs); about 5 "
         "would keep the longest within the limit"]
+
+
+HUNG_FILES = {f"test/f{i}.py": m for i, m in enumerate([14, 12, 10, 9, 8, 7, 6])} | {"test/hang.py": 5}
+
+
+def _hung_log(k: int, parts: list[list[str]], killed: bool) -> str:
+    """Shard k's log as SGLang's `ci_utils.py` prints it, `test/hang.py` ending at the runner's
+    `--timeout-per-file 1800`: killed there (`✗ TIMEOUT`, no `End`, its cap in TIMINGS), or, for
+    `killed=False`, failing after 30 min of its own (`✗ FAILED`)."""
+    stamp = "2026-08-01T10:00:00.0000000Z "
+    lines = [f"partition: {k + 1}/4 (0-based id={k})", f"\u2705 Enabled {len(parts[k])} test(s):"]
+    lines += [f"  - {f} (est_time={HUNG_FILES[f] * 60:.1f})" for f in parts[k]]
+    timings = []
+    for i, f in enumerate(parts[k]):
+        lines += [f"Begin ({i}/{len(parts[k]) - 1}):", f"python3 {f}"]
+        if f == "test/hang.py" and killed:
+            lines += ["\u2717 TIMEOUT: test/hang.py after 1800 seconds"]
+        else:
+            elapsed = 1800 if f == "test/hang.py" else HUNG_FILES[f] * 60
+            lines += [f"End ({i}/{len(parts[k]) - 1}):", f"filename='{f}', elapsed={elapsed}"]
+            if f == "test/hang.py":
+                lines += ["\u2717 FAILED: test/hang.py returned exit code 1"]
+        passed = "false" if f == "test/hang.py" else "true"
+        timings.append(f'{{"file": "{f}", "passed": {passed}, "elapsed": {1800 if f == "test/hang.py" else HUNG_FILES[f] * 60}}}')
+    lines += ["========== TIMINGS BEGIN ==========", *timings, "========== TIMINGS END =========="]
+    return "\n".join(stamp + line for line in lines) + "\n"
+
+
+def _hung_history(killed: bool) -> tuple[str, list[dict], dict]:
+    """4 shards (limit 36 min of 60); `test/hang.py`, estimated at 5 min, ends at 30 min in every run,
+    so shard 0 (with `test/f0.py`, 14 min) runs 44 min."""
+    parts = lpt(HUNG_FILES, 4)
+    assert parts[0] == ["test/f0.py", "test/hang.py"]
+    minutes = [sum(1800 / 60 if f == "test/hang.py" else HUNG_FILES[f] for f in part) for part in parts]
+    text = workflow()
+    bundles = runs(text, shard_tests=minutes)
+    logs = {j["id"]: parse_log(_hung_log(int(j["name"][-2]), parts, killed)) for b in bundles for j in b["jobs"]
+            if j["name"].startswith("big-amd-rocm700 (")}
+    return text, bundles, logs
+
+
+def test_a_file_the_runner_killed_at_its_timeout_per_file_is_no_measured_time_and_asks_for_no_more_shards() -> None:
+    """review100 f01: SGLang's runner kills a hung file at `--timeout-per-file` and records that cap as its
+    `elapsed` (TIMINGS `"passed": false`). foldbot took the 30 min as the file's time and advised more shards
+    ("about 7 would keep the longest within the limit"), naming the file nowhere. It is a lower bound, as a
+    file the step's timeout cut off is: the run's per-file times are not used, the file is named with how
+    long it ran, and the advice is to fix the hung test, not to add shards."""
+    text, bundles, logs = _hung_history(killed=True)
+    p = plan(text, bundles, logs=logs)
+    assert p.reshards == ()
+    assert p.cut_off == {"big-amd-rocm700": (CutOff("test/hang.py", 5, 1800.0, 300.0, killed=True),)}
+    assert p.reshard_candidates == {"big-amd-rocm700": 0}  # (no run's per-file times are used)
+    assert [f.reason for f in p.findings if f.job == "big-amd-rocm700"] == [
+        "no fewer shards: today's 4 already run 44 min at p90 (limit 36 min = 60% of 60; shard times); no shard count "
+        "is said while a test hangs: `test/hang.py` was killed at the runner's `--timeout-per-file` after 30 min (in 5 "
+        "runs; the runner estimates it at 5 min), so how long it takes is not known; fix the hung test, or, if it "
+        "needs longer, raise the runner's `--timeout-per-file` or split that file"]
+    analysis = analyze({PATH: text}, bundles, RepoConfig(), logs)
+    assert [u for u in to_json(analysis)["unmeasured"] if u["subject"] == "big-amd-rocm700"] == [{
+        "subject": "big-amd-rocm700",
+        "reason": "its logs were read, but the test runner killed a test file at its `--timeout-per-file`: "
+                  "`test/hang.py` (in 5 runs, killed after 30 min); the runner records that cap as the file's time, "
+                  "which is only how long it ran at least, so a run with such a file has no whole per-file times and "
+                  "its shard times stand in",
+        "fix": "find why the test hangs and fix it; if it only needs longer, raise the runner's `--timeout-per-file` "
+               "or split the file; the runs after that are read file by file"}]
+    report = to_markdown(analysis)
+    assert ("\n- `big-amd-rocm700`: its logs were read, but the test runner killed a test file at its `--timeout-per-file`: "
+            "`test/hang.py` \\(in 5 runs, killed after 30 min\\); the runner records that cap as the file's time, which is "
+            "only how long it ran at least, so a run with such a file has no whole per-file times and its shard times "
+            "stand in. **Fix:** find why the test hangs and fix it; if it only needs longer, raise the runner's "
+            "`--timeout-per-file` or split the file; the runs after that are read file by file.\n") in \
+        report.split("#### Could not measure\n", 1)[1]
+    assert "would keep the longest" not in report and "more shards" not in report
+
+
+def test_a_file_that_failed_after_30_min_of_its_own_is_still_measured() -> None:
+    """The same 30 min, the file failing by itself (`✗ FAILED`, `"passed": false`): a measured time, as before."""
+    text, bundles, logs = _hung_history(killed=False)
+    p = plan(text, bundles, logs=logs)
+    assert p.cut_off == {} and p.reshard_candidates == {"big-amd-rocm700": 5}
+    assert [f.reason for f in p.findings if f.job == "big-amd-rocm700"] == [
+        "no fewer shards: today's 4 already run 44 min at p90 (limit 36 min = 60% of 60; per-file logs); about 7 would "
+        "keep the longest within the limit"]
+
+
+def test_an_in_process_bundle_cut_off_by_the_step_timeout_is_cut_off_as_a_file_is() -> None:
+    """review100 f02: SGLang's runner runs an `in_process_group` as one unit, `group:<key>`, on one line
+    (`Begin (i/n) BUNDLE group:<key> (k files, est=Ns): python3 -m unittest ...`, no `python3 <file>` line
+    after it). Cut off by the step's timeout mid-bundle, it was not seen as begun: the run's per-file
+    times were used, the bundle's time made up from its estimate, and "about 15 shards" advised."""
+    stamp = "2026-08-01T10:00:00.0000000Z "
+    text = workflow()
+    # (the latest run's shard 3 runs into the step's 60-min timeout, 49 min into its bundle)
+    bundles = runs(text, shard_tests=[20, 22, 18, 17])[:-1] + runs(text, shard_tests=[20, 22, 18, 59.25])[-1:]
+
+    def log(k: int, cut: bool) -> str:
+        lines = [f"partition: {k + 1}/4 (0-based id={k})", "\u2705 Enabled 2 test(s):",
+                 f"  - test/s{k}.py (est_time=600.0)", f"  - group:tail_{k} (est_time=400.0)",
+                 "Begin (0/1):", f"python3 test/s{k}.py", "End (0/1):", f"filename='test/s{k}.py', elapsed=600",
+                 f"Begin (1/1) BUNDLE group:tail_{k} (2 files, est=400s): python3 -m unittest -f <2 modules>"]
+        if cut:
+            return "\n".join(stamp + line for line in lines + ["##[error]The action 'Run suite' has timed out."]) + "\n"
+        lines += [f"End (1/1) BUNDLE group:tail_{k}: elapsed=420s"]
+        return "\n".join(stamp + line for line in lines) + "\n"
+    ids = [[j["id"] for j in b["jobs"] if j["name"].startswith("big-amd-rocm700 (")] for b in bundles]
+    logs = {jid: parse_log(log(k, cut=r == len(ids) - 1 and k == 3)) for r, run in enumerate(ids)
+            for k, jid in enumerate(run)}
+    p = plan(text, bundles, logs=logs)
+    assert p.cut_off == {"big-amd-rocm700": (CutOff("group:tail_3", 1, 59.25 * 60 - 600, 400.0),)}
+    assert p.reshard_candidates == {"big-amd-rocm700": 4}  # the other runs' bundles, ended, are read
+    assert [f.reason for f in p.findings if f.job == "big-amd-rocm700"] == [
+        "already overruns: in 1 of 5 runs a shard ran into the 60-min timeout of `Run suite` (longest 59 min); it needs "
+        "a longer timeout, not fewer shards; no shard count keeps the longest within 36 min, as one file alone runs "
+        "longer: `group:tail_3` ran 49 min and had not ended when its step stopped (in 1 run; the runner estimates it "
+        "at 7 min); raise `Run suite`'s `timeout-minutes` or split that file"]
 
 
 def test_the_count_that_keeps_the_wall_clock_is_not_carried_where_it_would_not() -> None:
