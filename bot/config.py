@@ -96,6 +96,10 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # `Installing external TestSuite Python requirements`; each verb's -ing form goes with it.)
     # FBGEMM's `Collect PyTorch Environment Info`: a look at the machine before the tests (not `Collect ROCm logs`,
     # `Collect GPU core dumps`, `Collect test results from host`, after them: other, next)
+    # ROCm/iris `Report environment versions` (before its tests; not `Report test results`, after them)
+    # (not `Report GPU health status`: a report, whatever of)
+    StepRule(r"(?i)report(?:ing)? (?:the )?(?:env|environment|system|host|rocm|machine) (?:versions?|info(?:rmation)?"
+             r"|details|config\w*)\b", "setup"),
     StepRule(r"(?i)collect(?:ing)? (?!.*\b(?:logs?|dumps?|core|results?|artifacts?|reports?|traces?)\b)"
              r"(?:\S+ )*?(?:env|environment|system|host|gpus?|rocm|hardware) info(?:rmation)?\b", "setup"),
     StepRule(r"(?i)(?:(?:upload(?:ing)?|archiv(?:e|ing)|stor(?:e|ing)|sav(?:e|ing)|publish(?:ing)?"
@@ -233,8 +237,8 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)(?:runner |node |host )?check\b.*\bgpus? count\b", "setup"),
     # transformers `ROCM-SMI`, `ROCM-INFO`; ROCm/jax `ROCm Info`; pytorch's Kubernetes lanes `Job pod rocminfo`, `Job
     # pod amd-smi`, `Job pod ROCm version`, `Job pod system info`, `Job pod GPU check`.
-    StepRule(r"(?i)(?:run |job pod )?(?:rocm-smi|rocminfo|amd-smi|nvidia-smi|rocm[- ]info|rocm version|system info"
-             r"|gpu check)\b", "setup"),
+    StepRule(r"(?i)(?:run |job pod )?(?:rocm-smi|rocminfo|amd-smi|nvidia-smi|rocm[- ]info|rocm version"
+             r"|system info(?:rmation)?|gpu check)\b", "setup"),  # (gpu-mode/kernelbot `System Information`)
     # -- test: a word of the name says test, benchmark, eval, accuracy or suite (a word: at the start or
     # after a space, `(` or `+`, so `Run ./.github/actions/run-tests`, an unnamed action, is not a test).
     # pytorch/JAX `Test`, `Run tests`; aiter `Tests`, `Triton Tests`, `Run correctness tests`, `Run
@@ -245,6 +249,9 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # `AMD Bench`, `AMD Bench with Autotune` (`bench`, as benchmark); rocm-libraries `Execute direct and generic
     # public C/C++ GEMM regressions` (`regression`, as regression tests).
     StepRule(r"(?i)" + TEST_WORD, "test"),
+    # ... and a CamelCase name ending in the word (microsoft/mscclpp `MpUnitTests`, the mpirun tests beside its
+    # `UnitTests`; `PyTests`): case-sensitive, so `latest` or `contest` is none
+    StepRule(r"[A-Z]\w*[a-z](?:Unit)?Tests?\b", "test"),
     # pytorch/test-infra linux_job_v2.yml runs its caller's `script:` (pytorch/ao's ROCm regression tests, two
     # hours of pytest) in `Run script in container` or `Run script outside container`.
     StepRule(r"(?i)run (?:the )?script (?:in|inside|outside(?: of)?) (?:the |a )?container$", "test"),

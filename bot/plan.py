@@ -309,14 +309,20 @@ def _unaxed(job: JobDef) -> str:
     entries = [e for e in job.matrix.get("include") or () if isinstance(e, dict)] if isinstance(job.matrix, dict) else []
     varying = [key for key in dict.fromkeys(k for e in entries for k in e)
                if len({repr(e.get(key)) for e in entries}) > 1]
-    numbers = [key for key in varying if all(str(e.get(key)).isdigit() for e in entries)]
-    if varying and not numbers:
-        key = varying[0]
+    # numbers named as shards (`part`, `shard`, ...); not a GPU count (ROCm/iris's `num_ranks`: 1, 2, 4, 8 GPUs), nor
+    # numbers beside a key of words (its `test_dir`): configurations of their own
+    numbers = [key for key in varying if all(str(e.get(key)).isdigit() for e in entries) and _SHARD_KEY.search(key)]
+    if varying and len(numbers) < len(varying):
+        key = next(key for key in varying if key not in numbers)
         shown = ", ".join(_short(e.get(key)) for e in entries[:4]) + (", ..." if len(entries) > 4 else "")
         return (f"its matrix is an `include` list of {len(entries)} entries varying `{key}` ({shown}): jobs of their own, "
                 "not shards of one suite; nothing to reshard, and a matrix's job is not folded")
     return ("its matrix is an `include` list; foldbot reshards only a shard list written as an axis (`part: [0, 1, 2]`): "
             "shard count left alone")
+
+
+#: A matrix key whose numbers are shard numbers.
+_SHARD_KEY = re.compile(r"(?i)part|shard|split|chunk|slice|bucket|index|^(?:id|idx|n)$")
 
 
 def _short(value: Any) -> str:

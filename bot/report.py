@@ -109,22 +109,51 @@ def _and_untested(run: RunTiming) -> str:
     return f" that ran tests and {untested} that ran none" if untested else ""
 
 
-def _skipped(latest: RunTiming) -> str:
+def _skipped(analysis: Analysis) -> str:
     """The AMD jobs the latest run skipped, and why (`skipped_jobs`), as the headline says them;
     "" when it skipped none."""
-    names = [code(name) for name in skipped_jobs(latest)]
-    if not names:
+    latest = analysis.latest
+    skipped = skipped_jobs(analysis)
+    if not skipped:
         return ""
-    which = (" and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]) \
-        if len(names) <= 3 else f"{len(names)} AMD jobs"
-    return f"{which} ({'a dispatch of some jobs only' if latest.event == 'workflow_dispatch' else 'a gate'})"
+    # (a job GitHub skipped because a job it needs failed: ROCm/iris's `test-editable` after a `test-git` shard)
+    conclusions: dict[str, set[str]] = {}
+    for job in latest.jobs:
+        conclusions.setdefault(job.workflow_job or job.name, set()).add(str(job.conclusion))
+    after: dict[str, list[str]] = {}
+    for name in skipped:
+        defined = analysis.lane.workflow.jobs.get(name)
+        failed = [need for need in (defined.needs if defined else ()) if conclusions.get(need, set())
+                  & {"failure", "cancelled", "timed_out"}]
+        if failed:
+            after.setdefault(" and ".join(code(need) for need in failed), []).append(name)
+    gated = [name for name in skipped if not any(name in names for names in after.values())]
+    why = "a dispatch of some jobs only" if latest.event == "workflow_dispatch" else "a gate"
+    said = [f"{_listed(gated)} ({why})"] if gated else []
+    said += [f"{_listed(names)} (after {failed} failed, which {'it needs' if len(names) == 1 else 'they need'})"
+             for failed, names in after.items()]
+    return "; ".join(said)
 
 
-def skipped_jobs(run: RunTiming) -> list[str]:
-    """The AMD workflow jobs the run skipped altogether (a gate, a dispatch of some jobs):
-    none of their jobs ran. Sorted."""
-    ran = {j.workflow_job or j.name for j in run.amd_jobs if j.conclusion != "skipped"}
-    return sorted({j.workflow_job or j.name for j in run.amd_jobs if j.conclusion == "skipped"} - ran)
+def _listed(names: list[str]) -> str:
+    """Job ids for a sentence: each as code, at most three named."""
+    shown = [code(name) for name in names]
+    if len(shown) > 3:
+        return f"{len(shown)} AMD jobs"
+    return " and ".join([", ".join(shown[:-1]), shown[-1]]) if len(shown) > 1 else shown[0]
+
+
+def skipped_jobs(analysis: Analysis) -> list[str]:
+    """The AMD workflow jobs the latest run skipped altogether (a gate, a dispatch of some jobs, a
+    job they need failed): none of their jobs ran. A skipped job is an AMD one by its file's
+    `runs-on`, or when earlier runs measured it on AMD runners (a reusable workflow's caller whose
+    runners its file does not say: tritonbench's nightly MI350 benchmark, skipped on a schedule).
+    Sorted."""
+    run = analysis.latest
+    measured = {name for name, stats in analysis.stats.items() if stats.samples}
+    ran = {j.workflow_job or j.name for j in run.jobs if j.conclusion != "skipped"}
+    return sorted({j.workflow_job or j.name for j in run.jobs if j.conclusion == "skipped"
+                   and (j.is_amd or j.workflow_job in measured)} - ran)
 
 
 def history_rows(analysis: Analysis) -> list[dict[str, Any]]:
@@ -204,7 +233,7 @@ def to_json(analysis: Analysis, checks: str | None = None) -> dict[str, Any]:
         "head_sha": latest.head_sha,
         "jobs": job_rows(analysis),
         "totals": totals(latest),
-        "skipped_jobs": skipped_jobs(latest),
+        "skipped_jobs": skipped_jobs(analysis),
         "history": history_rows(analysis),
         "suggestions": [*map(_suggestion_json, (*analysis.plan.folds, *analysis.plan.reshards, *analysis.plan.lists))],
         "not_suggested": [{"job": f.job, "reason": f.reason} for f in analysis.plan.findings],
@@ -608,14 +637,14 @@ def _render(analysis: Analysis, rows: list[dict[str, Any]], checks: str | None, 
             f"{_hours(t['setup_seconds'])} runner-hours of setup vs {_hours(t['test_seconds'])} of tests over "
             f"{_plural(t['jobs'], 'job')}{_and_untested(latest)}."
         )
-        if skipped := _skipped(latest):  # a gated run, or a dispatch of some jobs: its table is not the lane's
+        if skipped := _skipped(analysis):  # a gated run, or a dispatch of some jobs: its table is not the lane's
             out.append(f"It skipped {skipped}: the table shows the jobs it ran; the suggestions rest on every run above.")
         if latest.conclusion == "cancelled":  # its jobs stopped where they were: the shares are not the lane's
             out.append("It was **cancelled** (a newer run of its `concurrency` group replaced it, or someone cancelled "
                        "it): its jobs stopped where they were, in setup or in their tests, so its shares are not the "
                        "lane's; the suggestions rest on every run above, each job's only where it ran its tests.")
     elif not t["setup_seconds"]:  # (skipped, cancelled before a step, or no AMD job at all)
-        skipped = _skipped(latest)
+        skipped = _skipped(analysis)
         out.append("**No AMD job spent time on setup or tests in the latest run**"
                    + (f": it skipped {skipped}" if skipped else "") + "; see *Could not measure* below.")
     else:

@@ -1275,12 +1275,15 @@ ROCM_MORE = Project(
 #: A fourth survey (review98 and after): AMD-AGI/Primus-Turbo's unit tests, whose first step is an unnamed `run: echo`
 #: banner; TGI's ROCm lane; tinygrad's tinybox benchmarks (their runners' labels name no GPU: `amd_runner_pattern`).
 FOURTH_SURVEY = Project(
-    name="fourth survey (Primus-Turbo, TGI, tinygrad, ROCm/pytorch, Primus)",
+    name="fourth survey (Primus-Turbo, TGI, tinygrad, ROCm/pytorch, Primus, mscclpp, kernelbot, iris)",
     sources=("AMD-AGI/Primus-Turbo .github/workflows/ci.yaml @0088a2be",
              "huggingface/text-generation-inference .github/workflows/build_rocm.yml @954c9cac",
              "tinygrad/tinygrad .github/workflows/benchmark.yml @78301d7b",
              "ROCm/pytorch .github/workflows/_rocm-test.yml @0632cc87",
-             "AMD-AGI/Primus .github/workflows/ci.yaml @2c86de19"),
+             "AMD-AGI/Primus .github/workflows/ci.yaml @2c86de19",
+             "microsoft/mscclpp .github/workflows/ut-rocm-backup.yml @1504bef5",
+             "gpu-mode/kernelbot .github/workflows/amd-health.yml @4ac00595",
+             "ROCm/iris .github/workflows/iris-tests.yml @07fb202e"),
     steps=(
         # GitHub names an unnamed `run:` step `Run <its first line>`: a banner says nothing of what the job does (test
         # before 2026-12-07: a job whose tests were skipped after a failed build counted as one that ran them)
@@ -1305,6 +1308,15 @@ FOURTH_SURVEY = Project(
         ("Runner check GPU count (distributed jobs)", False, SETUP),
         ("Preserve github env variables for use in docker", False, SETUP),
         ('Run echo "🎉 Begin Primus Unit Test."', False, OTHER),  # AMD-AGI/Primus ci.yaml
+        # microsoft/mscclpp ut-rocm-backup.yml: the mpirun tests beside `UnitTests` (other before 2026-12-07: a
+        # CamelCase name ending in the word)
+        ("UnitTests", False, TEST),
+        ("MpUnitTests", False, TEST),
+        ("PyTests", False, TEST),
+        ("Get latest build", False, SETUP),  # (`latest` is no test word)
+        ("System Information", False, SETUP),  # gpu-mode/kernelbot, before its checks (other before 2026-12-07)
+        ("Report environment versions", False, SETUP),  # ROCm/iris, before its tests (other before 2026-12-07)
+        ("Report test results", False, OTHER),
     ),
     amd_labels=("mi300", "amd-gpu"),
     other_labels=("tinyboxgreen",),

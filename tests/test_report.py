@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from bot.analysis import analyze
 from bot.config import RepoConfig
 from bot.publish import read_state
-from bot.report import MARKER, _chart, md_escape, to_markdown
-from tests.builders import PYTORCH_ROCM_MI300, Step, amd_job, bundle, job as api_job
+from bot.report import MARKER, _chart, md_escape, to_json, to_markdown
+from tests.builders import PYTORCH_ROCM_MI300, Step, amd_job, bundle, job as api_job, skipped_job
 from tests.sglang_history import rocm720_history
 
 
@@ -286,3 +286,60 @@ def test_a_path_no_lane_now_keeps_its_latest_run_not_the_one_recorded_last() -> 
     state = ReportState(workflow="", base_sha="", head_sha="", runs=(), blobs={},
                         reported={".github/workflows/gone.yml": ((5, 1), (8, 1), (7, 2))})
     assert state.kept_for(set()) == {".github/workflows/gone.yml": ((8, 1),)}
+
+
+# Modelled on ROCm/iris's iris-tests.yml (@07fb202e): an `include` list of test directories by GPU count, jobs that
+# need it (skipped when one of its jobs fails), and a job only a schedule runs.
+IRIS = ".github/workflows/iris-tests.yml"
+IRIS_TESTS = """name: Iris Tests
+on: [pull_request, schedule]
+jobs:
+  test-git:
+    name: Test ${{ matrix.test_dir }} (${{ matrix.num_ranks }} ranks, git install)
+    runs-on: [linux-mi350-8gpu]
+    strategy:
+      matrix:
+        include:
+          - {test_dir: examples, num_ranks: 1}
+          - {test_dir: ccl, num_ranks: 8}
+    steps:
+      - name: Run tests
+        run: pytest tests/${{ matrix.test_dir }}
+  test-editable:
+    needs: [test-git]
+    name: Test editable
+    runs-on: [linux-mi350-8gpu]
+    steps:
+      - name: Run tests
+        run: pytest tests
+  nightly:
+    if: github.event_name == 'schedule'
+    uses: ./.github/workflows/_benchmark-mi350.yml
+"""
+
+
+def _iris_run(number: int, *, ccl: str = "success", skipped: tuple[str, ...] = ()) -> dict:
+    def tests(name: str, conclusion: str = "success") -> object:
+        return api_job(name, [Step("Set up job", 0.1), Step("Start container", 20), Step("Run tests", 12, conclusion)],
+                       ["linux-mi350-8gpu"], conclusion)
+    jobs = [tests("Test examples (1 ranks, git install)"), tests("Test ccl (8 ranks, git install)", ccl),
+            *([skipped_job("Test editable")] if "test-editable" in skipped else [tests("Test editable")]),
+            *([skipped_job("nightly")] if "nightly" in skipped else
+              [tests("nightly / Benchmark (mi350)")])]
+    return bundle(run_id=700 + number, repo="ROCm/iris", workflow_path=IRIS, workflow_name="Iris Tests",
+                  head_sha=f"{700 + number:040x}", jobs=jobs, start=datetime(2026, 9, 1 + number, tzinfo=timezone.utc))
+
+
+def test_jobs_skipped_after_a_job_they_need_failed_are_not_said_gated() -> None:
+    """review101 f02, f03: ROCm/iris's `test-editable` is skipped when a `test-git` job fails: the headline called it
+    "(a gate)"; tritonbench's nightly caller (no `runs-on` of its own) measured in earlier runs and skipped by its
+    `if:` was left out of `skipped_jobs` and the headline."""
+    runs = [_iris_run(i) for i in range(3)] + [_iris_run(3, ccl="failure", skipped=("test-editable", "nightly"))]
+    analysis = analyze({IRIS: IRIS_TESTS}, runs, RepoConfig())
+    assert to_json(analysis)["skipped_jobs"] == ["nightly", "test-editable"]
+    assert "It skipped `nightly` (a gate); `test-editable` (after `test-git` failed, which it needs): the table shows " \
+           "the jobs it ran" in to_markdown(analysis)
+    # review101 f06: a list of test directories by GPU count is configurations of their own, not shard numbers
+    (reason,) = [f.reason for f in analysis.plan.findings if f.job == "test-git"]
+    assert reason == ("its matrix is an `include` list of 2 entries varying `test_dir` (examples, ccl): jobs of their "
+                      "own, not shards of one suite; nothing to reshard, and a matrix's job is not folded")
