@@ -317,12 +317,25 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
     if not amd and jobs and not any(job.labels for job in jobs):  # no job was given a runner: no label to judge by
         conclusions = Counter(str(job.conclusion or job.status or "unknown") for job in jobs)
         seen = ", ".join(f"{count} {conclusion}" for conclusion, count in sorted(conclusions.items()))
+        # what the file says of its runners: labels written out (none the pattern matches), or not known before a run
+        written = sorted({label for job in workflow.jobs.values() for label in _written_labels(job)
+                          if not _HOSTED.search(label) and not _GENERIC.match(label)})
+        unknown = [job_id for job_id, job in workflow.jobs.items() if declared_amd(job, config, workflow) is None]
+        said = (f"; the file names the runners {', '.join(f'`{label}`' for label in written[:6])}, which "
+                "`amd_runner_pattern` does not match" if written else "")
+        if unknown:
+            said += (f"; the runners of {', '.join(f'`{job_id}`' for job_id in unknown[:4])} are not known before a "
+                     "run (an expression, or a reusable workflow's runners)")
+        fix = ("wait for a run whose jobs run (their `if:` decides it: one that never holds in this repository, as a "
+               "fork's check of `github.repository_owner`, skips them every time); then their labels tell which are AMD "
+               "runners")
+        if written:
+            fix += (f"; if those the file names are AMD GPU runners, set `amd_runner_pattern: "
+                    f"'^(?:{'|'.join(re.escape(label) for label in written)})$'` in .github/foldbot.yml")
         out.append(Unmeasured(
             "AMD jobs",
             f"no job of the {_runs(len(runs))} ran on a runner ({_plural(len(jobs), 'job')}: {seen}), so no runner "
-            "label was seen, and the file's `runs-on` names no AMD runner that `amd_runner_pattern` matches",
-            "wait for a run whose jobs run (their `if:` decides it: one that never holds in this repository, as a fork's "
-            "check of `github.repository_owner`, skips them every time); then their labels tell which are AMD runners"))
+            f"label was seen{said}", fix))
     elif not amd and jobs:  # (no job at all, in any run: the lines below say why, by the latest run)
         seen = sorted({label for job in jobs for label in _own_labels(job)})
         shown = ", ".join(seen[:12]) + (f" and {len(seen) - 12} more" if len(seen) > 12 else "") if seen else \
@@ -592,6 +605,16 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
     return out
 
 
+def _written_labels(job: JobDef) -> list[str]:
+    """The labels a job's `runs-on` writes out (not those an expression gives)."""
+    runs_on = job.runs_on
+    if isinstance(runs_on, dict):
+        labels = runs_on.get("labels")
+        runs_on = [runs_on.get("group"), *(labels if isinstance(labels, list) else [labels])]
+    items = runs_on if isinstance(runs_on, list) else [runs_on]
+    return [str(item) for item in items if isinstance(item, str) and item.strip() and "${{" not in item]
+
+
 def _setup_steps_named_as_tests(workflow: Workflow, job_id: str, config: RepoConfig) -> list[str]:
     """The steps of the file's job that a rule classifies as setup but a test rule would match by name
     (`Configure, Build, and Test`: `configure` wins first), in the file's order."""
@@ -694,38 +717,44 @@ def _combined(runs: Sequence[RunTiming], workflow: Workflow, config: RepoConfig)
             own[job_id] = [(_shown_as(step), found_install) for step in (job.steps if job else ())
                            if step.run and config.step_category(step) == "test" and (found_install := _installs(step.run))]
         return own[job_id]
-    scripts: dict[str, str] = {}  # a caller's job -> what its `script:` installs before its tests
-    written: dict[str, str] = {}  # a job -> what its test step's `run:` installs before its tests
+    scripts: dict[tuple[str, str], str] = {}  # (a caller's job, step) -> what its `script:` installs before its tests
+    written: dict[tuple[str, str], str] = {}  # (a job, its test step) -> what the step's `run:` installs before them
+    ours: dict[str, bool] = {}  # by step name: a default rule takes it (not one of the repository's own)
     for run in runs:
         for job in run.amd_jobs:
             for step in job.work_steps:
                 if step.category != "test" or step.seconds < 60:
                     continue
-                ours = config.rule_for(step.name) in DEFAULT_STEP_RULES  # (not a rule of the repository's own)
-                passed = installs.get(job.workflow_job or "") if ours and _SCRIPT_STEP.fullmatch(step.name) else None
+                if step.name not in ours:
+                    rule = config.rule_for(step.name)
+                    ours[step.name] = any(rule is default for default in DEFAULT_STEP_RULES)
+                name = job.workflow_job or job.name
+                passed = installs.get(job.workflow_job or "") if ours[step.name] and _SCRIPT_STEP.fullmatch(step.name) \
+                    else None
                 runs_it = next((line for shown, line in installs_in(job.workflow_job or "")
-                                if shown.fullmatch(step.name)), None) if ours else None
+                                if shown.fullmatch(step.name)), None) if ours[step.name] and not passed else None
                 if passed or runs_it or sets_up_too(step.name):
-                    steps = found.setdefault(job.workflow_job or job.name, {})
+                    steps = found.setdefault(name, {})
                     steps[step.name] = max(steps.get(step.name, 0.0), step.seconds)
                     if passed:
-                        scripts[job.workflow_job or job.name] = passed
+                        scripts[name, step.name] = passed
                     elif runs_it:
-                        written[job.workflow_job or job.name] = runs_it
+                        written[name, step.name] = runs_it
     out = []
     for name, steps in sorted(found.items()):
         step, seconds = max(steps.items(), key=lambda kv: kv[1])
         others = f" (and {len(steps) - 1} more such step{'s' if len(steps) > 2 else ''})" if len(steps) > 1 else ""
         job = workflow.jobs.get(name)
         how = (f"runs the `script:` this job passes `{job.uses if job else 'its reusable workflow'}`, which installs "
-               f"before its tests (`{scripts[name]}`)" if name in scripts else
-               f"installs before its tests (`{written[name]}`)" if name in written else "sets up and tests in one step")
+               f"before its tests (`{scripts[name, step]}`)" if (name, step) in scripts else
+               f"installs before its tests (`{written[name, step]}`)" if (name, step) in written else
+               "sets up and tests in one step")
         out.append(Unmeasured(
             name,
             f"its step `{step}` (up to {seconds / 60:.0f} min){others} {how}: foldbot counts it "
             "all as test, so the setup in it (a build, an install) is not measured and the job's setup share reads low",
             ("install that in the job's image (the `docker-image:` it passes), and the step runs the tests alone"
-             if name in scripts else "split it into a setup step and a test step, and each is measured")
+             if (name, step) in scripts else "split it into a setup step and a test step, and each is measured")
             + "; or, to count it as test as it is and "
             f"drop this line, add `step_rules: [{{pattern: '^{_name_pattern(workflow, name, step)}$', category: test}}]` "
             "to .github/foldbot.yml"))
@@ -741,6 +770,12 @@ _INSTALL_LINE = re.compile(r"(?im)^[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:python3?[ \t]+-
                            r"|(?:bash|sh)[ \t]+\S*install\S*|(?:sudo[ \t]+)?docker[ \t]+pull\b)[^\n]*")
 
 
+#: A line of a script that runs tests: pytest, unittest, ctest, tox/nox, `make test|check`, a test script (apex's
+#: `bash tests/jit_build/run_tests.sh`; not a `cat > run_tests.sh` that writes one).
+_TEST_LINE = re.compile(r"(?im)^[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:python3?[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest)\b"
+                        r"|ctest\b|tox\b|nox\b|make[ \t]+(?:test|check)\b|(?:bash[ \t]+|sh[ \t]+)?\S*tests?\S*\.sh\b)")
+
+
 def _script_installs(raw: Mapping[str, Any]) -> str | None:
     """The first line of a caller's `with: script:` that installs (torchtitan's `python -m pip install --pre torch`
     before its tests), cut to 80 characters; None when it installs nothing (or passes no script)."""
@@ -749,9 +784,11 @@ def _script_installs(raw: Mapping[str, Any]) -> str | None:
 
 
 def _installs(script: str) -> str | None:
-    """The first line of a script that installs or pulls an image (`_INSTALL_LINE`), cut to 80 characters; None
-    when it has none."""
-    found = _INSTALL_LINE.search(script)
+    """The first line of a script that installs or pulls an image (`_INSTALL_LINE`) before its first test command
+    (`_TEST_LINE`: an install after the tests, `pip install codecov` for the upload, sets up nothing they need), cut
+    to 80 characters; None when it has none."""
+    first = _TEST_LINE.search(script)
+    found = _INSTALL_LINE.search(script, 0, first.start() if first else len(script))
     if found is None:
         return None
     line = " ".join(found.group(0).split())

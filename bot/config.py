@@ -144,7 +144,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # (AMD-AGI/Primus-Turbo's first step `Run echo "🎉 Begin Primus-Turbo PyTorch Framework Unit Test."`: as a test,
     # it made a job whose tests were skipped after a failed build one that ran them); nor an install of a tool
     # the tests use (`Run pip install pytest`: setup, below)
-    StepRule(r"(?i)run (?:echo|printf)\b(?!.*(?:&&|\|\||;))", "other"),
+    FIRST_LINE_BANNER := StepRule(r"(?i)run (?:echo|printf)\b(?!.*(?:&&|\|\||;))", "other"),
     # TE `Check Test Failure Status`; SGLang `Check all dependent job statuses`, `Check if any job failed`;
     # pytorch/test-infra linux_job_v2.yml `Surface failing tests` (pmeier/pytest-results-action, `if: always()`).
     StepRule(r"(?i)(?:check|surface) .*\b(?:fail\w*|status\w*|results?|coverage)\b", "other"),
@@ -177,8 +177,9 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # transformers `Reinstall transformers in edit mode ...`; TheRock `Configuring CI options`.
     # (Gerunds too, but not `updating`/`upgrading`: IREE's `Updating config file with latest XFAIL lists` runs after
     # the tests, on a failure.)
-    StepRule(r"(?i)run (?:sudo )?(?:python3? -m )?(?:pip3?|uv pip|conda|mamba|micromamba|apt(?:-get)?|yum|dnf) "
-             r"(?:-\S+ )*install\b(?!.*(?:&&|\|\||;))", "setup"),
+    FIRST_LINE_INSTALL := StepRule(
+        r"(?i)run (?:sudo )?(?:python3? -m )?(?:pip3?|uv pip|conda|mamba|micromamba|apt(?:-get)?|yum|dnf) "
+        r"(?:-\S+ )*install\b(?!.*(?:&&|\|\||;))", "setup"),
     StepRule(r"(?i)(?:set ?up|setup|set|setting(?: up)?|(?:re-?|un)?install(?:ing)?|update|upgrade|configure|configuring"
              r"|config|prepar(?:e|ing)|enabl(?:e|ing)|build(?:ing)?|compil(?:e|ing)|warm(?:ing)? ?up|pull(?:ing)?"
              r"|download(?:ing)?|restor(?:e|ing)|cach(?:e|ing)|ccache|login|log(?:ging)? ?in|docker login"
@@ -258,6 +259,10 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)run (?:the |new |all )?examples?\b", "test"),  # TE `Run Examples`; ROCm/iris `Run new examples ...`
 )
 
+#: The rules that read an unnamed step by the first line of its script, which GitHub names it by: of a script of
+#: more lines (`echo "Running unit tests"`, then `pytest`), the first says nothing of the rest, and they pass it by.
+FIRST_LINE_RULES = (FIRST_LINE_BANNER, FIRST_LINE_INSTALL)
+
 WORKFLOWS_DIR = ".github/workflows"
 DEFAULT_LANES = (f"{WORKFLOWS_DIR}/pr-test-amd.yml", f"{WORKFLOWS_DIR}/pr-test-amd-rocm*.yml")
 DEFAULT_CI_PATHS = ("scripts/ci/**", CONFIG_PATH)
@@ -304,6 +309,7 @@ class RepoConfig:
     logs_max_mb: float = 32.0
     _categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # memo of classify
     _action_categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # the same, action steps
+    _script_categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # ... scripts of lines
     _amd: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)  # memo of is_amd_runner
     _rules: dict[str, StepRule | None] = field(default_factory=dict, compare=False, repr=False)  # memo of rule_for
 
@@ -312,14 +318,17 @@ class RepoConfig:
             fnmatch.fnmatchcase(path, p) for p in self.exclude_lanes
         )
 
-    def classify(self, step_name: str, action: bool = False) -> str:
+    def classify(self, step_name: str, action: bool = False, script: bool = False) -> str:
         """The step's category: the first rule that matches its name; else `setup` for an
         action step (`uses:`, or a name GitHub gives an unnamed one: `Run owner/repo@ref`);
-        else `other`."""
-        memo = self._action_categories if action else self._categories
+        else `other`. `script`: an unnamed `run:` step of more lines than the first, which
+        GitHub names it by (`FIRST_LINE_RULES` pass it by)."""
+        memo = self._action_categories if action else self._script_categories if script else self._categories
         category = memo.get(step_name)
         if category is None:
-            category = memo[step_name] = _classify(self.step_rules, step_name, action)
+            rules = tuple(rule for rule in self.step_rules if all(rule is not first for first in FIRST_LINE_RULES)) \
+                if script else self.step_rules
+            category = memo[step_name] = _classify(rules, step_name, action)
         return category
 
     def rule_for(self, step_name: str) -> StepRule | None:
@@ -330,7 +339,7 @@ class RepoConfig:
 
     def step_category(self, step: Any) -> str:
         """The category of a step as written (a `bot.workflow.StepDef`)."""
-        return self.classify(step.name, step.uses is not None)
+        return self.classify(step.name, step.uses is not None, step.more_lines)
 
     def is_amd_runner(self, labels: tuple[str, ...] | list[str] | str) -> bool:
         key = (labels,) if isinstance(labels, str) else tuple(labels)

@@ -13,6 +13,7 @@ import functools
 import json
 import math
 import re
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
@@ -579,13 +580,19 @@ def passed_shards(workflow: Workflow, job: JobDef, least: int = 2) -> PassedShar
     return None
 
 
-@functools.lru_cache(maxsize=256)
 def passed_runners(workflow: Workflow, job_id: str) -> tuple[str, ...]:
     """The runners of the shard list a caller is passed (`passed_shards`), each once; () when it
-    is passed none the file writes out, or one that names no runner."""
-    job = workflow.jobs.get(job_id)
-    passed = passed_shards(workflow, job, least=1) if job is not None else None
-    return tuple(dict.fromkeys(group.runner for group in passed.groups if group.runner)) if passed else ()
+    is passed none the file writes out, or one that names no runner. (Read once per workflow and
+    job, and kept no longer than the workflow.)"""
+    known = _PASSED_RUNNERS.setdefault(workflow, {})
+    if job_id not in known:
+        job = workflow.jobs.get(job_id)
+        passed = passed_shards(workflow, job, least=1) if job is not None else None
+        known[job_id] = tuple(dict.fromkeys(group.runner for group in passed.groups if group.runner)) if passed else ()
+    return known[job_id]
+
+
+_PASSED_RUNNERS: "weakref.WeakKeyDictionary[Workflow, dict[str, tuple[str, ...]]]" = weakref.WeakKeyDictionary()
 
 
 def list_readers(workflow: Workflow, passed: PassedShards) -> list[str]:

@@ -136,7 +136,7 @@ def remembered_as(delivery_id: str) -> str:
 #: What an out-of-date dashboard shows, by `out_of_date`'s answer (the log's words).
 OUT_OF_DATE = {"error": "says what foldbot could not analyse, at an older default branch head",
                "lanes": "shows a workflow that is no lane now",
-               "lost": "no longer names a run reported there (two replicas wrote it at the same moment)"}
+               "lost": "no longer names a run reported there (two replicas writing it at the same moment may be why)"}
 
 
 def out_of_date(state: ReportState | None, head: str, lanes: Collection[str]) -> str | None:

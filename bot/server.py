@@ -895,8 +895,8 @@ async def accept_synthetic(state: AppState, event: str, data: dict[str, Any], in
                            delivery_id: str) -> str:
     """Journal and queue a delivery foldbot makes itself, as a webhook delivery is: "new"; else
     what the journal knows of it already: "done", "queued" (this process has it in flight, or
-    another replica has it), "failed" (it runs again after its wait; one set aside is not made to
-    fail again each round)."""
+    it waits), "leased" (another replica holds it: Redis), "failed" (it runs again after its wait;
+    one set aside is not made to fail again each round)."""
     if delivery_id in state.in_flight:  # queued from the last round, not processed yet
         return "queued"
     body = json.dumps(data).encode()

@@ -212,6 +212,7 @@ class JobMatcher:
         self.callers = frozenset(job_id for job_id, job in workflow.jobs.items() if job.uses)
         self._cache: dict[str, JobRef] = {}
         self._actions: dict[str | None, frozenset[str]] = {}
+        self._scripts: dict[str | None, frozenset[str]] = {}
 
     def action_steps(self, job_id: str | None) -> frozenset[str]:
         """The names GitHub shows for the action (`uses:`) steps of a workflow job."""
@@ -221,6 +222,15 @@ class JobMatcher:
             names = self._actions[job_id] = frozenset(
                 s.name for s in (job.steps if job else ()) if s.uses is not None
             )
+        return names
+
+    def script_steps(self, job_id: str | None) -> frozenset[str]:
+        """The names GitHub shows for the unnamed `run:` steps of a workflow job whose script has
+        more lines than the first it names them by (`StepDef.more_lines`)."""
+        names = self._scripts.get(job_id)
+        if names is None:
+            job = self.workflow.jobs.get(job_id or "")
+            names = self._scripts[job_id] = frozenset(s.name for s in (job.steps if job else ()) if s.more_lines)
         return names
 
     def match(self, api_name: str) -> JobRef:
@@ -490,8 +500,8 @@ def seconds_between(start: Any, end: Any) -> float:
 _new_tuple = tuple.__new__  # builds a named tuple without its Python-level __new__
 
 
-def _steps(raw: Iterable[Any], config: RepoConfig,
-           actions: frozenset[str]) -> tuple[list[StepTime], float, float, float, bool]:
+def _steps(raw: Iterable[Any], config: RepoConfig, actions: frozenset[str],
+           scripts: frozenset[str] = frozenset()) -> tuple[list[StepTime], float, float, float, bool]:
     """A job's steps: the work (test and other) steps one by one and the seconds per
     category; and whether a test step ran. Any steps list: non-mappings skipped,
     missing names and unreadable timestamps counted as zero, naive stamps as UTC.
@@ -504,7 +514,7 @@ def _steps(raw: Iterable[Any], config: RepoConfig,
         if not isinstance(step, Mapping):
             continue
         name = str(step.get("name") or "")
-        category = config.classify(name, name in actions)
+        category = config.classify(name, name in actions, name in scripts)
         seconds = seconds_between(step.get("started_at"), step.get("completed_at"))
         conclusion = step.get("conclusion")
         totals[category] += seconds
@@ -539,7 +549,7 @@ def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) 
         names = (str(s.get("name")) for s in raw if isinstance(s, Mapping))
         ref = matcher.match_job(str(job["name"]), names, labels)
     actions = matcher.action_steps(ref.job_id)
-    steps, setup, test, other, ran = _steps(raw, config, actions)
+    steps, setup, test, other, ran = _steps(raw, config, actions, matcher.script_steps(ref.job_id))
     is_amd = config.is_amd_runner(labels) if labels else _declared_amd(matcher.workflow, ref, config)
     conclusion = job.get("conclusion")
     get = job.get
@@ -549,6 +559,10 @@ def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) 
         setup, test, other, ran and conclusion != "skipped",
         matcher.called_job(str(job["name"]), ref.job_id) if ref.job_id in matcher.callers else "",
     ))
+
+
+#: An input of a reusable workflow that names the runner its jobs take.
+_RUNNER_INPUT = re.compile(r"(?i)runner|runs[-_]on")
 
 
 def _declared_amd(workflow: Workflow, ref: JobRef, config: RepoConfig) -> bool:
@@ -575,10 +589,16 @@ def declared_amd(job: JobDef, config: RepoConfig, workflow: Workflow | None = No
     decide nothing (a caller may pass another runner)."""
     inputs = workflow.input_values if workflow is not None else {}
     if job.runs_on is None:
-        if job.uses and workflow is not None:  # a caller: by the runners of the shard list it is passed, if any
+        if job.uses and workflow is not None:  # a caller: by the runners of the shard list it is passed, if any,
             from .plan import passed_runners  # (the planner reads this module)
             if runners := passed_runners(workflow, job.id):  # (pytorch's `test-matrix`, written by its build caller)
                 return any(config.is_amd_runner(runner) for runner in runners)
+            raw = (workflow.data.get("jobs") or {}).get(job.id)  # or a runner it passes by name (`runner: mi300`)
+            given = raw.get("with") if isinstance(raw, dict) else None
+            named = [str(value) for key, value in given.items() if _RUNNER_INPUT.search(str(key))
+                     and isinstance(value, str) and "${{" not in value] if isinstance(given, dict) else []
+            if named:
+                return config.is_amd_runner(tuple(named))
         return None if job.uses else False
     items = job.runs_on if isinstance(job.runs_on, list) else [job.runs_on]
     if isinstance(job.runs_on, dict):  # {group: ..., labels: [...]}

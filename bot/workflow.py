@@ -194,6 +194,14 @@ class StepDef:
     raw: Any = field(default=None, repr=False, compare=False)  # the step as written (its plain data)
 
     @functools.cached_property
+    def more_lines(self) -> bool:
+        """Whether it is an unnamed `run:` step whose script has more lines than the first, which
+        GitHub names it by (`Run echo "Running unit tests"`, then `pytest` on the next line)."""
+        if self.explicit_name is not None or self.uses is not None or not self.run:
+            return False
+        return sum(1 for line in self.run.splitlines() if line.strip() and not line.lstrip().startswith("#")) > 1
+
+    @functools.cached_property
     def identity(self) -> tuple[Any, ...]:
         """What makes two steps 'the same step': what they run, with what, in what environment
         and when (a setup step that starts another image through its `env:` is another step)."""

@@ -1007,3 +1007,80 @@ def test_a_test_step_whose_own_run_installs_before_its_tests_is_said_to_set_up_t
         "this line, add `step_rules: [{pattern: '^Run\\ Tests$', category: test}]` to .github/foldbot.yml")]
     ours = parse_config("step_rules: [{pattern: '^Run Tests$', category: test}]\n")
     assert analyze({APEX: APEX_CI}, runs, ours).unmeasured == ()
+
+
+SCRIPTS = """name: ROCm
+on: pull_request
+jobs:
+  unit:
+    runs-on: linux-mi300-gpu-1
+    steps:
+      - run: echo "Begin unit tests"
+      - run: |
+          echo "Running unit tests"
+          pytest -n 8 tests/unit
+  integ:
+    runs-on: linux-mi300-gpu-1
+    steps:
+      - run: |
+          pip install -e .
+          pytest tests/integration
+      - name: Run tests
+        run: |
+          pytest -n 8 tests --cov=pkg
+          pip install codecov
+          codecov
+"""
+
+
+def test_an_unnamed_script_of_more_lines_is_not_judged_by_its_first_line() -> None:
+    """review102 f01, f04: GitHub names an unnamed `run:` step by its first line; a banner (`echo`) or an install
+    there said nothing of the tests on the next lines, which had been lost (`unit` measured no more; `integ`'s 50
+    minutes setup). An install after the tests (`pip install codecov`) is no setup before them."""
+    path = ".github/workflows/rocm.yml"
+    runs = [bundle(run_id=800 + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{800 + i:040x}",
+                   start=START, jobs=[
+                       job("unit", [Step("Set up job", 0.2), Step('Run echo "Begin unit tests"', 0.02),
+                                    Step('Run echo "Running unit tests"', 45)], ["linux-mi300-gpu-1"]),
+                       job("integ", [Step("Set up job", 0.2), Step("Run pip install -e .", 50), Step("Run tests", 70)],
+                           ["linux-mi300-gpu-1"])]) for i in range(3)]
+    analysis = analyze({path: SCRIPTS}, runs, RepoConfig())
+    unit = analysis.latest.jobs[0]
+    assert [(s.name, s.category) for s in unit.work_steps] == [('Run echo "Begin unit tests"', "other"),
+                                                               ('Run echo "Running unit tests"', "test")]
+    assert analysis.stats["unit"].samples == 3
+    integ = analysis.latest.jobs[1]
+    assert [(s.name, s.category) for s in integ.work_steps] == [("Run pip install -e .", "other"), ("Run tests", "test")]
+    assert integ.setup_seconds == 12 and analysis.unmeasured == ()
+
+
+def _all_skipped(text: str) -> list[tuple[str, str, str]]:
+    path = ".github/workflows/rocm.yml"
+    runs = [bundle(run_id=900 + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{900 + i:040x}",
+                   start=START, jobs=[skipped_job("test")]) for i in range(3)]
+    return [(u.subject, u.reason, u.fix) for u in analyze({path: text}, runs, RepoConfig()).unmeasured]
+
+
+GATED = "name: ROCm\non: pull_request\njobs:\n  test:\n    if: github.repository_owner == 'pytorch'\n{rest}"
+WAIT = ("wait for a run whose jobs run (their `if:` decides it: one that never holds in this repository, as a fork's "
+        "check of `github.repository_owner`, skips them every time); then their labels tell which are AMD runners")
+
+
+def test_a_lane_no_job_of_which_got_a_runner_says_what_its_file_tells_of_them() -> None:
+    """review102 f02: the line said the file's `runs-on` "names no AMD runner" of an expression (which the next
+    line said foldbot could not resolve), of a caller passing an AMD runner, and dropped the pattern fix for
+    labels written out that the pattern does not match."""
+    said = "no job of the 3 runs ran on a runner (3 jobs: 3 skipped), so no runner label was seen"
+    assert _all_skipped(GATED.format(rest="    runs-on: ${{ vars.ROCM_RUNNER }}\n    steps: [{run: pytest}]\n"))[0] == (
+        "AMD jobs", f"{said}; the runners of `test` are not known before a run (an expression, or a reusable "
+                    "workflow's runners)", WAIT)
+    assert _all_skipped(GATED.format(rest="    runs-on: [self-hosted, gpu-box-7]\n    steps: [{run: pytest}]\n")) == [(
+        "AMD jobs", f"{said}; the file names the runners `gpu-box-7`, which `amd_runner_pattern` does not match",
+        f"{WAIT}; if those the file names are AMD GPU runners, set `amd_runner_pattern: '^(?:gpu\\-box\\-7)$'` in "
+        ".github/foldbot.yml")]
+    # a caller that passes its runner by name is an AMD job by it: the runs are gated ones
+    assert _all_skipped(GATED.format(rest="    uses: ./.github/workflows/_rocm-test.yml\n    with:\n"
+                                          "      runner: linux.rocm.gpu.mi300.2\n")) == [(
+        "AMD test time", "no AMD job of the 3 runs ran a test step (3 jobs: 3 skipped)",
+        "wait for a run whose AMD jobs run their tests (`.github/workflows/rocm.yml` has no `workflow_dispatch` "
+        "trigger, so `/dispatch` cannot start one)")]

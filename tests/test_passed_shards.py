@@ -808,8 +808,9 @@ def test_a_lane_whose_gate_skips_its_callers_is_said_gated_not_lacking_an_amd_ru
     # a caller passed no list (its runners nowhere in the file): no job was given a runner, and the report says so
     unknown = text.replace("      test-matrix: ${{ needs.build.outputs.test-matrix }}\n", "      test-matrix: '{}'\n")
     assert [(u.subject, u.reason, u.fix) for u in analyze({PATH: unknown}, gated, RepoConfig()).unmeasured] == [
-        ("AMD jobs", "no job of the 3 runs ran on a runner (6 jobs: 6 skipped), so no runner label was seen, and the "
-                     "file's `runs-on` names no AMD runner that `amd_runner_pattern` matches",
+        ("AMD jobs", "no job of the 3 runs ran on a runner (6 jobs: 6 skipped), so no runner label was seen; the "
+                     "runners of `build`, `test` are not known before a run (an expression, or a reusable workflow's "
+                     "runners)",
          "wait for a run whose jobs run (their `if:` decides it: one that never holds in this repository, as a fork's "
          "check of `github.repository_owner`, skips them every time); then their labels tell which are AMD runners")]
 
