@@ -403,15 +403,29 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
     tested: set[str] = set()
     stopped_runs: dict[str, set[int]] = {}  # runs where a job failed before its test steps, which were skipped
     measured_as = _measured_as(workflow)
+    ran_steps: dict[str, set[str]] = {}  # by job: the test steps that ran in some run (or matrix combination)
+    for run in runs:
+        for job in run.amd_jobs:
+            if job.ran_tests:
+                ran_steps.setdefault(measured_as(job), set()).update(
+                    s.name for s in job.work_steps if s.category == "test" and s.conclusion != "skipped")
     for run in runs:
         for job in run.amd_jobs:
             # A failed job whose test step is there but did not run (skipped after a failed setup: TheRock's
             # `Test`) is no sample of that run, which is no gap in the rules; the lines below say when no run
             # is left. A job that succeeded ran its tests somewhere: a skipped step named so (`Rerun failed
-            # tests`, `if: failure()`) says nothing of the step that did, which the rules do not know.
+            # tests`, `if: failure()`) says nothing of the step that did, which the rules do not know; unless
+            # that step ran in another of the job's runs or matrix combinations (iree-org/wave's `Test water`,
+            # `if: matrix.shared_libs == 'OFF'`; ROCm/ATOM's entry whose every step its `if:` skips on a PR).
             stopped = job.conclusion in ("failure", "timed_out") and any(s.category == "test" for s in job.work_steps)
+            elsewhere = ran_steps.get(measured_as(job), set())
+            held = bool(elsewhere) and all(s.conclusion == "skipped" or s.category != "test" for s in job.work_steps) \
+                and (any(s.category == "test" and s.name in elsewhere for s in job.work_steps)
+                     or all(s.conclusion == "skipped" for s in job.work_steps))
             if job.ran_tests:
                 tested.add(measured_as(job))
+            elif held:
+                continue
             elif stopped:
                 stopped_runs.setdefault(measured_as(job), set()).add(run.run_id)
             elif job.conclusion not in ("skipped", "cancelled") and job.setup_seconds + job.other_seconds > 0:
@@ -437,7 +451,8 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
         steps: dict[str, float] = {}
         for job in found:
             for step in job.work_steps:
-                steps[step.name] = max(steps.get(step.name, 0.0), step.seconds)
+                if step.conclusion != "skipped":  # (a step that did not run is no candidate for a test rule)
+                    steps[step.name] = max(steps.get(step.name, 0.0), step.seconds)
         longest = sorted(steps.items(), key=lambda kv: -kv[1])[:3]
         listed = ", ".join(f"`{step}` ({seconds / 60:.0f} min)" for step, seconds in longest)
         example = _name_pattern(workflow, name, longest[0][0]) if longest else "<that step>"
@@ -482,7 +497,8 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
         elsewhere = (not job.is_amd) if job.labels else all(
             (defined := workflow.jobs.get(i)) is not None and declared_amd(defined, config, workflow) is False
             for i in job.ref.ambiguous)
-        if job.ref.ambiguous and not elsewhere and job.conclusion != "skipped":  # (a skipped job has no time to count)
+        # (a job skipped, or cancelled while it waited for a runner, has no time to count: nod-ai/shark-ai's)
+        if job.ref.ambiguous and not elsewhere and job.setup_seconds + job.test_seconds + job.other_seconds > 0:
             ambiguous.setdefault(job.name, job.ref.ambiguous)
     for name, ids in sorted(ambiguous.items()):
         out.append(Unmeasured(

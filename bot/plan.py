@@ -1022,6 +1022,8 @@ class Planner:
         return found
 
     def _mismatch(self, suite: JobDef, host: JobDef) -> str | None:
+        if not self._is_gpu(host):  # (first: a CPU matrix is no host whatever its form: nod-ai/shark-ai's `test`)
+            return "runs on other runners"
         if host.matrix_expression:
             return _expression(host)
         if isinstance(host.matrix, dict) and (host.matrix.get("include") or host.matrix.get("exclude")) and \

@@ -1283,7 +1283,8 @@ FOURTH_SURVEY = Project(
              "AMD-AGI/Primus .github/workflows/ci.yaml @2c86de19",
              "microsoft/mscclpp .github/workflows/ut-rocm-backup.yml @1504bef5",
              "gpu-mode/kernelbot .github/workflows/amd-health.yml @4ac00595",
-             "ROCm/iris .github/workflows/iris-tests.yml @07fb202e"),
+             "ROCm/iris .github/workflows/iris-tests.yml @07fb202e",
+             "ROCm/jax-aiter .github/workflows/ci.yml @037c6ecc"),
     steps=(
         # GitHub names an unnamed `run:` step `Run <its first line>`: a banner says nothing of what the job does (test
         # before 2026-12-07: a job whose tests were skipped after a failed build counted as one that ran them)
@@ -1319,7 +1320,8 @@ FOURTH_SURVEY = Project(
         ("Report test results", False, OTHER),
     ),
     amd_labels=("mi300", "amd-gpu"),
-    other_labels=("tinyboxgreen",),
+    # ROCm's CPU build pools (ROCm/jax-aiter's ci.yml: "cpu -> build-only-jax-aiter (no GPU ...)"; ROCm/rocMLIR)
+    other_labels=("tinyboxgreen", "build-only-jax-aiter", "build-only-rocmlir", "build-only-aiter", "build-only-atom"),
 )
 
 PROJECTS: tuple[Project, ...] = (

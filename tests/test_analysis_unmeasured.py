@@ -1084,3 +1084,62 @@ def test_a_lane_no_job_of_which_got_a_runner_says_what_its_file_tells_of_them() 
         "AMD test time", "no AMD job of the 3 runs ran a test step (3 jobs: 3 skipped)",
         "wait for a run whose AMD jobs run their tests (`.github/workflows/rocm.yml` has no `workflow_dispatch` "
         "trigger, so `/dispatch` cannot start one)")]
+
+
+# Modelled on iree-org/wave's ci-gpu.yaml: one matrix combination skips its test step by its `if:`.
+WATER = """name: GPU CI
+on: pull_request
+jobs:
+  test_linux_water:
+    name: "${{ matrix.runner }} :: SHARED_LIBS ${{ matrix.shared_libs }} :: Run water tests"
+    strategy:
+      fail-fast: false
+      matrix:
+        runner: [linux-mi325-1gpu-ossci-iree-org]
+        shared_libs: ["ON", "OFF"]
+    runs-on: ${{ matrix.runner }}
+    steps:
+      - name: Build water
+        run: cmake --build build
+      - name: Test water
+        if: matrix.shared_libs == 'OFF'
+        run: ctest --test-dir build
+"""
+
+
+def test_a_matrix_combination_whose_if_skips_its_test_step_is_no_gap_in_the_rules() -> None:
+    """review103 f03: wave's `SHARED_LIBS ON` job skips `Test water`, which its `OFF` twin runs in every run: the job
+    was "no step is classified as a test", with a rule for `Test water` (a test already) as the fix."""
+    path = ".github/workflows/ci-gpu.yaml"
+    name = "linux-mi325-1gpu-ossci-iree-org :: SHARED_LIBS {} :: Run water tests"
+    runs = [bundle(run_id=600 + i, repo="iree-org/wave", workflow_path=path, workflow_name="GPU CI",
+                   head_sha=f"{600 + i:040x}", start=START, jobs=[
+                       job(name.format("ON"), [Step("Set up job", 0.1), Step("Build water", 12),
+                                               Step("Test water", 0, "skipped")], ["linux-mi325-1gpu-ossci-iree-org"]),
+                       job(name.format("OFF"), [Step("Set up job", 0.1), Step("Build water", 12),
+                                                Step("Test water", 2)], ["linux-mi325-1gpu-ossci-iree-org"])])
+            for i in range(3)]
+    analysis = analyze({path: WATER}, runs, RepoConfig())
+    assert analysis.unmeasured == ()
+    assert analysis.stats["test_linux_water"].samples == 3
+    # never run in any combination: the rules may lack the step that did (a skipped `Test water` says nothing of it)
+    never = [bundle(run_id=650 + i, repo="iree-org/wave", workflow_path=path, workflow_name="GPU CI",
+                    head_sha=f"{650 + i:040x}", start=START, jobs=[
+                        job(name.format("ON"), [Step("Set up job", 0.1), Step("Build water", 12),
+                                                Step("Test water", 0, "skipped"), Step("Check water", 5)],
+                            ["linux-mi325-1gpu-ossci-iree-org"])]) for i in range(3)]
+    (line,) = analyze({path: WATER}, never, RepoConfig()).unmeasured
+    assert line.reason == ("ran in 3 runs but no step is classified as a test; its longest other steps: `Check water` "
+                           "(5 min)")
+
+
+def test_jobs_one_name_fits_cancelled_before_a_runner_took_them_are_no_line() -> None:
+    """review103 f02: nod-ai/shark-ai's queued job, cancelled by its concurrency group, fit two jobs "equally": it
+    has no time to count."""
+    path = ".github/workflows/lane.yml"
+    runs = [bundle(run_id=950 + i, repo="o/r", workflow_path=path, workflow_name="Lane", head_sha=f"{950 + i:040x}",
+                   start=START, jobs=[job("before-test", [], ["linux-mi300-gpu-2"], "cancelled"),
+                                      job("gpu", [Step("Pull image", 20), Step("Run tests", 30)], ["linux-mi300-gpu-1"])])
+            for i in range(3)]
+    analysis = analyze({path: TWINS.format(runner="linux-mi300-gpu-2")}, runs, RepoConfig())
+    assert [u for u in analysis.unmeasured if "equally" in u.reason] == []

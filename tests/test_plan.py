@@ -985,3 +985,39 @@ def test_a_caller_that_passes_its_shard_count_is_told_to_change_it_there() -> No
     plain = STAGE_CALLER.replace("""      partitions: '{"size":4,"arr":[0,1,2,3]}'\n""", "")
     (finding,) = [f.reason for f in analyze({path: plain}, runs, RepoConfig()).plan.findings if f.job == caller]
     assert "partitions" not in finding and "change the file that holds them by hand" in finding
+
+
+def test_a_host_on_other_runners_is_said_so_before_its_matrix_form() -> None:
+    """review103 f05: nod-ai/shark-ai's CPU `test` matrix (an `include` list over GitHub's runners) was turned down
+    as a host because "its matrix uses include/exclude", as if another form would make it one."""
+    path = ".github/workflows/ci-sharktank.yml"
+    text = """name: CI - sharktank
+on: pull_request
+jobs:
+  test:
+    strategy:
+      matrix:
+        include:
+          - {runs-on: ubuntu-24.04}
+          - {runs-on: windows-2022}
+    runs-on: ${{ matrix.runs-on }}
+    steps:
+      - name: Run tests
+        run: pytest sharktank
+  test_with_data:
+    runs-on: linux-mi325-8gpu-ossci-nod-ai
+    steps:
+      - name: Install deps
+        run: pip install -r requirements.txt
+      - name: Run data tests
+        run: pytest sharktank --with-data
+"""
+    runs = [bundle(run_id=500 + r, repo="nod-ai/shark-ai", workflow_path=path, workflow_name="CI - sharktank",
+                   head_sha=f"{r:040x}", start=START + timedelta(days=r), jobs=[
+                       job("test (ubuntu-24.04)", [Step("Run tests", 5)], ["ubuntu-24.04"]),
+                       job("test (windows-2022)", [Step("Run tests", 6)], ["windows-2022"]),
+                       job("test_with_data", [Step("Set up job", 0.1), Step("Install deps", 20),
+                                              Step("Run data tests", 4)], ["linux-mi325-8gpu-ossci-nod-ai"])])
+            for r in range(3)]
+    (reason,) = [f.reason for f in analyze({path: text}, runs, RepoConfig()).plan.findings if f.job == "test_with_data"]
+    assert reason == "short suite with no host to fold into (`test`: runs on other runners)"
