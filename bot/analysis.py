@@ -403,34 +403,38 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
     tested: set[str] = set()
     stopped_runs: dict[str, set[int]] = {}  # runs where a job failed before its test steps, which were skipped
     measured_as = _measured_as(workflow)
+    candidates: list[tuple[int, JobTiming, str]] = []  # the jobs that ran no test step, and their names
+    for run in runs:
+        for job in run.amd_jobs:
+            name = measured_as(job)
+            if job.ran_tests:
+                tested.add(name)
+            else:
+                candidates.append((run.run_id, job, name))
     ran_steps: dict[str, set[str]] = {}  # by job: the test steps that ran in some run (or matrix combination)
-    for run in runs:
-        for job in run.amd_jobs:
-            if job.ran_tests:
-                ran_steps.setdefault(measured_as(job), set()).update(
-                    s.name for s in job.work_steps if s.category == "test" and s.conclusion != "skipped")
-    for run in runs:
-        for job in run.amd_jobs:
-            # A failed job whose test step is there but did not run (skipped after a failed setup: TheRock's
-            # `Test`) is no sample of that run, which is no gap in the rules; the lines below say when no run
-            # is left. A job that succeeded ran its tests somewhere: a skipped step named so (`Rerun failed
-            # tests`, `if: failure()`) says nothing of the step that did, which the rules do not know; unless
-            # that step ran in another of the job's runs or matrix combinations (iree-org/wave's `Test water`,
-            # `if: matrix.shared_libs == 'OFF'`; ROCm/ATOM's entry whose every step its `if:` skips on a PR).
-            stopped = job.conclusion in ("failure", "timed_out") and any(s.category == "test" for s in job.work_steps)
-            elsewhere = ran_steps.get(measured_as(job), set())
-            held = bool(elsewhere) and all(s.conclusion == "skipped" or s.category != "test" for s in job.work_steps) \
-                and (any(s.category == "test" and s.name in elsewhere for s in job.work_steps)
-                     or all(s.conclusion == "skipped" for s in job.work_steps))
-            if job.ran_tests:
-                tested.add(measured_as(job))
-            elif held:
-                continue
-            elif stopped:
-                stopped_runs.setdefault(measured_as(job), set()).add(run.run_id)
-            elif job.conclusion not in ("skipped", "cancelled") and job.setup_seconds + job.other_seconds > 0:
-                untested.setdefault(measured_as(job), []).append(job)
-                untested_runs.setdefault(measured_as(job), set()).add(run.run_id)
+
+    def ran_elsewhere(name: str) -> set[str]:
+        if name not in ran_steps:
+            ran_steps[name] = {s.name for run in runs for job in run.amd_jobs if job.ran_tests and measured_as(job) == name
+                               for s in job.work_steps if s.category == "test" and s.conclusion != "skipped"}
+        return ran_steps[name]
+
+    for run_id, job, name in candidates:
+        # A failed job whose test step is there but did not run (skipped after a failed setup: TheRock's
+        # `Test`) is no sample of that run, which is no gap in the rules; the lines below say when no run
+        # is left. A job that succeeded ran its tests somewhere: a skipped step named so (`Rerun failed
+        # tests`, `if: failure()`) says nothing of the step that did, which the rules do not know; unless
+        # that step ran in another of the job's runs or matrix combinations (iree-org/wave's `Test water`,
+        # `if: matrix.shared_libs == 'OFF'`; ROCm/ATOM's entry whose every step its `if:` skips on a PR).
+        if name in tested and all(s.conclusion == "skipped" or s.category != "test" for s in job.work_steps) and (
+                all(s.conclusion == "skipped" for s in job.work_steps)
+                or any(s.category == "test" and s.name in ran_elsewhere(name) for s in job.work_steps)):
+            continue
+        if job.conclusion in ("failure", "timed_out") and any(s.category == "test" for s in job.work_steps):
+            stopped_runs.setdefault(name, set()).add(run_id)
+        elif job.conclusion not in ("skipped", "cancelled") and job.setup_seconds + job.other_seconds > 0:
+            untested.setdefault(name, []).append(job)
+            untested_runs.setdefault(name, set()).add(run_id)
     for name, found in sorted(untested.items()):
         # A step the rules do take for a test, which took no time by GitHub's whole-second stamps or
         # had not ended: no rule is missing (a step rule for it would change nothing)
@@ -735,21 +739,23 @@ def _combined(runs: Sequence[RunTiming], workflow: Workflow, config: RepoConfig)
         return own[job_id]
     scripts: dict[tuple[str, str], str] = {}  # (a caller's job, step) -> what its `script:` installs before its tests
     written: dict[tuple[str, str], str] = {}  # (a job, its test step) -> what the step's `run:` installs before them
-    ours: dict[str, bool] = {}  # by step name: a default rule takes it (not one of the repository's own)
+    kinds: dict[str, tuple[bool, bool, bool]] = {}  # by step name: a default rule takes it; a script step; combined
     for run in runs:
         for job in run.amd_jobs:
+            job_id = job.workflow_job or ""
             for step in job.work_steps:
                 if step.category != "test" or step.seconds < 60:
                     continue
-                if step.name not in ours:
-                    rule = config.rule_for(step.name)
-                    ours[step.name] = any(rule is default for default in DEFAULT_STEP_RULES)
-                name = job.workflow_job or job.name
-                passed = installs.get(job.workflow_job or "") if ours[step.name] and _SCRIPT_STEP.fullmatch(step.name) \
-                    else None
-                runs_it = next((line for shown, line in installs_in(job.workflow_job or "")
-                                if shown.fullmatch(step.name)), None) if ours[step.name] and not passed else None
-                if passed or runs_it or sets_up_too(step.name):
+                kind = kinds.get(step.name)
+                if kind is None:  # (a rule of the repository's own takes it: looked at, no line)
+                    ours = id(config.rule_for(step.name)) in _DEFAULT_RULES
+                    kind = kinds[step.name] = (ours, ours and _SCRIPT_STEP.fullmatch(step.name) is not None,
+                                               sets_up_too(step.name))
+                passed = installs.get(job_id) if kind[1] else None
+                runs_it = next((line for shown, line in installs_in(job_id) if shown.fullmatch(step.name)), None) \
+                    if kind[0] and not passed else None
+                if passed or runs_it or kind[2]:
+                    name = job.workflow_job or job.name
                     steps = found.setdefault(name, {})
                     steps[step.name] = max(steps.get(step.name, 0.0), step.seconds)
                     if passed:
@@ -777,6 +783,8 @@ def _combined(runs: Sequence[RunTiming], workflow: Workflow, config: RepoConfig)
     return out
 
 
+#: The default step rules, by identity (a rule of the repository's own may equal one and is still its own).
+_DEFAULT_RULES = frozenset(map(id, DEFAULT_STEP_RULES))
 #: The step of pytorch/test-infra's `linux_job_v2.yml` that runs its caller's `script:` (torchtitan's ROCm lane).
 _SCRIPT_STEP = re.compile(r"(?i)run (?:the )?script (?:in|inside|outside(?: of)?) (?:the |a )?container")
 #: A line of a script that installs or builds: pip, uv, conda, a system package manager, setup.py, an install script;

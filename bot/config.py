@@ -339,7 +339,7 @@ class RepoConfig:
 
     def step_category(self, step: Any) -> str:
         """The category of a step as written (a `bot.workflow.StepDef`)."""
-        return self.classify(step.name, step.uses is not None, step.more_lines)
+        return self.classify(step.name, step.uses is not None, step.explicit_name is None and step.more_lines)
 
     def is_amd_runner(self, labels: tuple[str, ...] | list[str] | str) -> bool:
         key = (labels,) if isinstance(labels, str) else tuple(labels)

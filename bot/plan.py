@@ -13,7 +13,6 @@ import functools
 import json
 import math
 import re
-import weakref
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
@@ -584,15 +583,13 @@ def passed_runners(workflow: Workflow, job_id: str) -> tuple[str, ...]:
     """The runners of the shard list a caller is passed (`passed_shards`), each once; () when it
     is passed none the file writes out, or one that names no runner. (Read once per workflow and
     job, and kept no longer than the workflow.)"""
-    known = _PASSED_RUNNERS.setdefault(workflow, {})
+    known = workflow.derived.setdefault("passed_runners", {})
     if job_id not in known:
         job = workflow.jobs.get(job_id)
         passed = passed_shards(workflow, job, least=1) if job is not None else None
         known[job_id] = tuple(dict.fromkeys(group.runner for group in passed.groups if group.runner)) if passed else ()
     return known[job_id]
 
-
-_PASSED_RUNNERS: "weakref.WeakKeyDictionary[Workflow, dict[str, tuple[str, ...]]]" = weakref.WeakKeyDictionary()
 
 
 def list_readers(workflow: Workflow, passed: PassedShards) -> list[str]:
@@ -766,6 +763,7 @@ class Planner:
         self.logs = logs or {}
         self.findings: list[Finding] = []
         self.overruns: list[str] = []
+        self._gpu: dict[str, bool] = {}  # memo of `_is_gpu`
         self.partial_logs: dict[str, list[str]] = {}  # job id -> "k of n" shard logs, per run
         self.misplaced_logs: dict[str, list[str]] = {}  # job id -> its logs that are another shard's (`_run_log`)
         #: job id -> (file, killed) -> cut off at the step's timeout, or killed at the runner's (`_run_log`)
@@ -788,10 +786,14 @@ class Planner:
     # fold ------------------------------------------------------------------------------------
 
     def _is_gpu(self, job: JobDef) -> bool:
-        stats = self.stats.get(job.id)
-        if stats and stats.labels:
-            return self.config.is_amd_runner(stats.labels)
-        return declared_amd(job, self.config, self.workflow) is True
+        """Whether the job runs on AMD runners: by the labels it was measured on, else its file's `runs-on`
+        (asked of every suite and host pair: read once a job)."""
+        gpu = self._gpu.get(job.id)
+        if gpu is None:
+            stats = self.stats.get(job.id)
+            gpu = self._gpu[job.id] = self.config.is_amd_runner(stats.labels) if stats and stats.labels else \
+                declared_amd(job, self.config, self.workflow) is True
+        return gpu
 
     def _folds(self) -> list[Fold]:
         """Short suites into a host of the same runners, stage, gate and setup: shard 0 of a

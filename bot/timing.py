@@ -230,7 +230,8 @@ class JobMatcher:
         names = self._scripts.get(job_id)
         if names is None:
             job = self.workflow.jobs.get(job_id or "")
-            names = self._scripts[job_id] = frozenset(s.name for s in (job.steps if job else ()) if s.more_lines)
+            names = self._scripts[job_id] = frozenset(s.name for s in (job.steps if job else ())
+                                                      if s.explicit_name is None and s.more_lines)
         return names
 
     def match(self, api_name: str) -> JobRef:

@@ -426,6 +426,11 @@ class Workflow:
     jobs: dict[str, JobDef] = field(repr=False, compare=False)
 
     @functools.cached_property
+    def derived(self) -> dict[str, Any]:
+        """What other modules derive from the file once and keep as long as it (`plan.passed_runners`)."""
+        return {}
+
+    @functools.cached_property
     def line_starts(self) -> tuple[int, ...]:
         """Offsets where lines start, as YAML counts lines (the parser's marks give line numbers):
         after every "\\n", and after a lone CR, NEL, U+2028 or U+2029 in a text that has one
