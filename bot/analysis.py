@@ -628,9 +628,11 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
 def _written_labels(job: JobDef) -> list[str]:
     """The labels a job's `runs-on` writes out (not those an expression gives)."""
     runs_on = job.runs_on
-    if isinstance(runs_on, dict):
+    if isinstance(runs_on, dict):  # (a group is known by `group:<name>` once a job runs there: `job_labels`)
         labels = runs_on.get("labels")
-        runs_on = [runs_on.get("group"), *(labels if isinstance(labels, list) else [labels])]
+        group = runs_on.get("group")
+        runs_on = [f"group:{group}" if isinstance(group, str) and "${{" not in group else group,
+                   *(labels if isinstance(labels, list) else [labels])]
     items = runs_on if isinstance(runs_on, list) else [runs_on]
     return [str(item) for item in items if isinstance(item, str) and item.strip() and "${{" not in item]
 
@@ -795,9 +797,11 @@ _INSTALL_LINE = re.compile(r"(?im)^[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:python3?[ \t]+-
 
 
 #: A line of a script that runs tests: pytest, unittest, ctest, tox/nox, `make test|check`, a test script (apex's
-#: `bash tests/jit_build/run_tests.sh`; not a `cat > run_tests.sh` that writes one).
+#: `bash tests/jit_build/run_tests.sh`; not a `cat > run_tests.sh` that writes one, nor `install_test_deps.sh`,
+#: `pytest --version` or `make test-deps`). (A heredoc's lines are read as the script's own.)
 _TEST_LINE = re.compile(r"(?im)^[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:python3?[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest)\b"
-                        r"|ctest\b|tox\b|nox\b|make[ \t]+(?:test|check)\b|(?:bash[ \t]+|sh[ \t]+)?\S*tests?\S*\.sh\b)")
+                        r"(?![ \t]+--(?:version|help)\b)|ctest\b|tox\b|nox\b|make[ \t]+(?:test|check)\b(?!-)"
+                        r"|(?:bash[ \t]+|sh[ \t]+)?(?!\S*(?:install|deps?\b|setup|prepare))\S*tests?\S*\.sh\b)")
 
 
 def _script_installs(raw: Mapping[str, Any]) -> str | None:

@@ -285,7 +285,7 @@ class RepoConfig:
     # card number, or a bare card number followed by `xt`/`xtx` (not NVIDIA's `rtx4090`, `a6000`); and AMD's APUs
     # with a Radeon GPU named by their code name (transformers' `strix-halo`: a Ryzen AI Max, gfx1151). Searched,
     # case-insensitive. (A card number alone is not: aiter's `[self-hosted, "9700"]` R9700 runner.)
-    amd_runner_pattern: str = (r"^(?!build-only-).*?(?<![a-z0-9])(?:mi-?\d[\dx]{2}|gfx\d|(?<!scale-)rocm"
+    amd_runner_pattern: str = (r"^(?!.*\bbuild-only-).*?(?<![a-z0-9])(?:mi-?\d[\dx]{2}|gfx\d|(?<!scale-)rocm"
                                r"|(?<!xlarge\.)(?<!xl\.)amd(?:gpu)?(?![a-z0-9]|[-_. ]?(?:cpu|epyc|npu|xdna|fpga|versal|ryzen[-_ ]?ai))"
                                r"|aiter(?![a-z0-9])"
                                r"|rdna\d|radeon|navi\d\d|(?:rx-?|w|r)[6-9]\d00|rx-?[6-9]\d\d0(?:xtx?|gre)?(?![0-9])|[6-9]\d00xtx?"

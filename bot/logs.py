@@ -246,6 +246,7 @@ def _parse_log(data: str | bytes) -> ShardLog:
     begun: dict[str, None] = {}
     retried: dict[str, None] = {}
     killed: dict[str, float] = {}
+    attempt: dict[str, None] = {}  # files a retry began again, until that attempt's `End`
     shard: tuple[int, int] | None = None
     suite: str | None = None
     size = lines.size
@@ -276,6 +277,7 @@ def _parse_log(data: str | bytes) -> ShardLog:
             if done:
                 name = normal_path(done["file"])
                 ended[name] = ended.get(name, 0.0) + float(done["elapsed"])
+                attempt.pop(name, None)
                 if done["est"] is not None:
                     ended_estimates[name] = float(done["est"])
                 continue
@@ -283,6 +285,7 @@ def _parse_log(data: str | bytes) -> ShardLog:
             if done:
                 name = normal_path(done["file"])
                 ended[name] = ended.get(name, 0.0) + float(done["elapsed"])
+                attempt.pop(name, None)
                 continue
         if "est_time=" in line:
             plan = _PLANNED.match(line)
@@ -318,6 +321,7 @@ def _parse_log(data: str | bytes) -> ShardLog:
             if retry:
                 retried[normal_path(retry["file"])] = None
                 killed.pop(normal_path(retry["file"]), None)  # another attempt: its own end says how it went
+                attempt[normal_path(retry["file"])] = None  # (begun again: an `End` of an earlier one is not its)
                 continue
             retry = _RETRY_KILLED.match(line)  # (the attempt after it clears it; a step cut off before it does not)
             if retry:
@@ -333,8 +337,11 @@ def _parse_log(data: str | bytes) -> ShardLog:
         estimates, scope = {**ended_estimates, **planned, **suite_plan}, "suite"
     else:
         estimates, scope = {**ended_estimates, **planned}, "shard"
-    # (a file killed at `--timeout-per-file` is no file the step cut off, with or without its `End`)
-    unfinished = tuple(name for name in begun if name not in measured and name not in killed)
+    # (a file killed at `--timeout-per-file` is no file the step cut off, with or without its `End`; one begun again
+    # for a retry that never ended was cut off, whatever an earlier attempt's `End` said, unless the runner's own
+    # record, written once every file ended, names it)
+    unfinished = tuple(dict.fromkeys([*(name for name in begun if name not in measured and name not in killed),
+                                      *(name for name in attempt if name not in block and name not in killed)]))
     return ShardLog(estimates, measured, scope, shard, unfinished, tuple(retried), suite, killed)
 
 

@@ -312,8 +312,8 @@ def _unaxed(job: JobDef) -> str:
     # numbers named as shards (`part`, `shard`, ...); not a GPU count (ROCm/iris's `num_ranks`: 1, 2, 4, 8 GPUs), nor
     # numbers beside a key of words (its `test_dir`): configurations of their own
     numbers = [key for key in varying if all(str(e.get(key)).isdigit() for e in entries) and _SHARD_KEY.search(key)]
-    if varying and len(numbers) < len(varying):
-        key = next(key for key in varying if key not in numbers)
+    if varying and not numbers:  # (a shard number beside its runner, `{shard, runner}`, is a shard list all the same)
+        key = next((key for key in varying if not all(str(e.get(key)).isdigit() for e in entries)), varying[0])
         shown = ", ".join(_short(e.get(key)) for e in entries[:4]) + (", ..." if len(entries) > 4 else "")
         return (f"its matrix is an `include` list of {len(entries)} entries varying `{key}` ({shown}): jobs of their own, "
                 "not shards of one suite; nothing to reshard, and a matrix's job is not folded")
@@ -322,7 +322,7 @@ def _unaxed(job: JobDef) -> str:
 
 
 #: A matrix key whose numbers are shard numbers.
-_SHARD_KEY = re.compile(r"(?i)part|shard|split|chunk|slice|bucket|index|^(?:id|idx|n)$")
+_SHARD_KEY = re.compile(r"(?i)part|shard|split|chunk|slice|bucket|^(?:id|idx|index|n|group)$")  # (pytest-split `group`)
 
 
 def _short(value: Any) -> str:
@@ -1231,10 +1231,12 @@ class Planner:
         # whole suite, else from its shard times (today's split, scaled). Counts are
         # evaluated as the search below asks for them.
         predictors: list[Callable[[int], float]] = []
+        ended: set[str] = set()  # the files a run's logs measured to their end
         for shards in full_runs:
             merged = self._run_log(job, shards, key, values, step)
             times = [j.step_seconds(step.name) or j.test_seconds for j in shards]
             if merged is not None:
+                ended.update(merged.measured)
                 log_runs += 1
                 longest = ShardPredictor(merged, sum(times)).longest
                 # Today's count, or fewer, takes at least what its longest shard was measured to take (a
@@ -1261,7 +1263,8 @@ class Planner:
         alone = self._too_long_alone(job.id, limit)
         # A file the runner killed at `--timeout-per-file` (a hung test) takes that cap on any count: more
         # shards would not make it end, and its time says nothing of how many the suite needs.
-        hung = self._killed(job.id)
+        # (not one that other runs measured to its end: that hang was once, and those runs say how long it takes)
+        hung = [c for c in self._killed(job.id) if c.file not in ended]
         overrun = self._overrun(job, step, stats, limit_minutes, more_shards=not alone and not hung)
         cut = " (of runs whose shard times stop where a file was cut off: at least that many)" \
             if job.id in self.cut_off else ""

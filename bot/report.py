@@ -120,18 +120,29 @@ def _skipped(analysis: Analysis) -> str:
     conclusions: dict[str, set[str]] = {}
     for job in latest.jobs:
         conclusions.setdefault(job.workflow_job or job.name, set()).add(str(job.conclusion))
+    jobs = analysis.lane.workflow.jobs
+
+    def upstream(job_id: str, seen: frozenset[str]) -> list[str]:
+        """The jobs before it, by `needs:`, that failed or were cancelled (through the skipped ones)."""
+        found = []
+        for need in jobs[job_id].needs if job_id in jobs else ():
+            got = conclusions.get(need, set())
+            if got & {"failure", "timed_out"}:
+                found.append(f"{code(need)} failed")
+            elif "cancelled" in got:
+                found.append(f"{code(need)} was cancelled")
+            elif got == {"skipped"} and need not in seen:
+                found += upstream(need, seen | {need})
+        return list(dict.fromkeys(found))
+
     after: dict[str, list[str]] = {}
     for name in skipped:
-        defined = analysis.lane.workflow.jobs.get(name)
-        failed = [need for need in (defined.needs if defined else ()) if conclusions.get(need, set())
-                  & {"failure", "cancelled", "timed_out"}]
-        if failed:
-            after.setdefault(" and ".join(code(need) for need in failed), []).append(name)
+        if stopped := upstream(name, frozenset({name})):
+            after.setdefault(" and ".join(stopped), []).append(name)
     gated = [name for name in skipped if not any(name in names for names in after.values())]
     why = "a dispatch of some jobs only" if latest.event == "workflow_dispatch" else "a gate"
     said = [f"{_listed(gated)} ({why})"] if gated else []
-    said += [f"{_listed(names)} (after {failed} failed, which {'it needs' if len(names) == 1 else 'they need'})"
-             for failed, names in after.items()]
+    said += [f"{_listed(names)} (after {stopped})" for stopped, names in after.items()]
     return "; ".join(said)
 
 

@@ -563,7 +563,7 @@ def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) 
 
 
 #: An input of a reusable workflow that names the runner its jobs take.
-_RUNNER_INPUT = re.compile(r"(?i)runner|runs[-_]on")
+_RUNNER_INPUT = re.compile(r"(?i)(?:test[-_])?(?:runner|runs[-_]on)(?:[-_](?:label|name|type))?s?")
 
 
 def _declared_amd(workflow: Workflow, ref: JobRef, config: RepoConfig) -> bool:
@@ -596,10 +596,13 @@ def declared_amd(job: JobDef, config: RepoConfig, workflow: Workflow | None = No
                 return any(config.is_amd_runner(runner) for runner in runners)
             raw = (workflow.data.get("jobs") or {}).get(job.id)  # or a runner it passes by name (`runner: mi300`)
             given = raw.get("with") if isinstance(raw, dict) else None
-            named = [str(value) for key, value in given.items() if _RUNNER_INPUT.search(str(key))
-                     and isinstance(value, str) and "${{" not in value] if isinstance(given, dict) else []
-            if named:
-                return config.is_amd_runner(tuple(named))
+            runners = [value for key, value in given.items() if _RUNNER_INPUT.fullmatch(str(key))] \
+                if isinstance(given, dict) else []
+            named = [value for value in runners if isinstance(value, str) and "${{" not in value]
+            if any(config.is_amd_runner(value) for value in named):
+                return True
+            if named and len(named) == len(runners):  # (one an expression gives may be the GPU runner)
+                return False
         return None if job.uses else False
     items = job.runs_on if isinstance(job.runs_on, list) else [job.runs_on]
     if isinstance(job.runs_on, dict):  # {group: ..., labels: [...]}

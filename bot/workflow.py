@@ -195,11 +195,23 @@ class StepDef:
 
     @functools.cached_property
     def more_lines(self) -> bool:
-        """Whether it is an unnamed `run:` step whose script has more lines than the first, which
-        GitHub names it by (`Run echo "Running unit tests"`, then `pytest` on the next line)."""
+        """Whether it is an unnamed `run:` step whose script does more than its first command, which
+        GitHub names it by: another kind of command after it (`echo "Running unit tests"`, then
+        `pytest`); not more of the same kind (`pip install -r requirements.txt`, then `pip install -e .`;
+        a command continued on the next line), nor `set`, `cd`, `export` or `source` between them."""
         if self.explicit_name is not None or self.uses is not None or not self.run:
             return False
-        return sum(1 for line in self.run.splitlines() if line.strip() and not line.lstrip().startswith("#")) > 1
+        commands, continued = [], False
+        for line in self.run.splitlines():
+            text = line.strip()
+            if not text or text.startswith("#"):
+                continued = False
+                continue
+            if not continued:
+                commands.append(text)
+            continued = text.endswith("\\")
+        kinds = [_command_kind(command) for command in commands]
+        return any(kind not in (kinds[0], "") for kind in kinds[1:])
 
     @functools.cached_property
     def identity(self) -> tuple[Any, ...]:
@@ -536,6 +548,25 @@ class Workflow:
 
     def offset(self, line: int, col: int) -> int:
         return self.line_starts[line] + col
+
+
+#: A command of a script that installs (pip, uv, conda, a system package manager), after `sudo` and
+#: variables set for it; one that prints (echo, printf); one that only sets up the shell ("").
+_INSTALLS = re.compile(r"(?:sudo\s+)?(?:\w+=\S*\s+)*(?:python3?\s+-m\s+)?(?:pip3?|uv\s+pip|conda|mamba|micromamba"
+                       r"|apt(?:-get)?|yum|dnf)\s+(?:-\S+\s+)*install\b")
+_PRINTS = re.compile(r"(?:echo|printf)\b")
+_SHELL = re.compile(r"(?:set|cd|export|source|\.)\s")
+
+
+def _command_kind(command: str) -> str:
+    """What a script's command does, to tell whether a step's first command speaks for the rest."""
+    if _SHELL.match(command):
+        return ""
+    if _INSTALLS.match(command):
+        return "install"
+    if _PRINTS.match(command):
+        return "print"
+    return command.split()[0]
 
 
 def parse_workflow(text: str, path: str) -> Workflow:

@@ -1321,7 +1321,8 @@ FOURTH_SURVEY = Project(
     ),
     amd_labels=("mi300", "amd-gpu"),
     # ROCm's CPU build pools (ROCm/jax-aiter's ci.yml: "cpu -> build-only-jax-aiter (no GPU ...)"; ROCm/rocMLIR)
-    other_labels=("tinyboxgreen", "build-only-jax-aiter", "build-only-rocmlir", "build-only-aiter", "build-only-atom"),
+    other_labels=("tinyboxgreen", "build-only-jax-aiter", "build-only-rocmlir", "build-only-aiter", "build-only-atom",
+                  "group:build-only-rocmlir", " build-only-rocmlir"),
 )
 
 PROJECTS: tuple[Project, ...] = (

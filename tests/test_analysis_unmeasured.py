@@ -11,6 +11,7 @@ import pytest
 from bot.analysis import analyze
 from bot.config import RepoConfig, parse_config
 from bot.reconcile import missed
+from bot.workflow import parse_workflow
 from bot.report import to_json, to_markdown
 from tests.builders import Step, amd_job, bundle, job, skipped_job
 
@@ -1078,6 +1079,9 @@ def test_a_lane_no_job_of_which_got_a_runner_says_what_its_file_tells_of_them() 
         "AMD jobs", f"{said}; the file names the runners `gpu-box-7`, which `amd_runner_pattern` does not match",
         f"{WAIT}; if those the file names are AMD GPU runners, set `amd_runner_pattern: '^(?:gpu\\-box\\-7)$'` in "
         ".github/foldbot.yml")]
+    # review104 f09: a runner group is known by `group:<name>` once a job runs there: the pattern offered matches that
+    grouped = _all_skipped(GATED.format(rest="    runs-on: {group: gpu-pool}\n    steps: [{run: pytest}]\n"))
+    assert grouped[0][2].endswith("set `amd_runner_pattern: '^(?:group:gpu\\-pool)$'` in .github/foldbot.yml")
     # a caller that passes its runner by name is an AMD job by it: the runs are gated ones
     assert _all_skipped(GATED.format(rest="    uses: ./.github/workflows/_rocm-test.yml\n    with:\n"
                                           "      runner: linux.rocm.gpu.mi300.2\n")) == [(
@@ -1143,3 +1147,33 @@ def test_jobs_one_name_fits_cancelled_before_a_runner_took_them_are_no_line() ->
             for i in range(3)]
     analysis = analyze({path: TWINS.format(runner="linux-mi300-gpu-2")}, runs, RepoConfig())
     assert [u for u in analysis.unmeasured if "equally" in u.reason] == []
+
+
+def test_a_script_of_installs_alone_is_setup_by_its_first_line() -> None:
+    """review104 f01: an unnamed step of several installs (`pip install -r ...` then `pip install -e .`, or one
+    install over continued lines) had become other (its first line no longer spoke for the script): its setup
+    was lost. A first line speaks for the commands of its kind after it, and for `set`/`cd`/`export` between."""
+    text = """on: push
+jobs:
+  a:
+    runs-on: linux-mi300-gpu-1
+    steps:
+      - run: |
+          pip install -r requirements.txt
+          cd python
+          pip install -e .
+      - run: |
+          pip install \\
+            torch numpy
+      - run: |
+          echo "Running unit tests"
+          pytest tests/unit
+      - run: |
+          pip install -e .
+          set -e
+          pytest
+"""
+    steps = parse_workflow(text, ".github/workflows/a.yml").jobs["a"].steps
+    assert [(s.name, s.more_lines, RepoConfig().step_category(s)) for s in steps] == [
+        ("Run pip install -r requirements.txt", False, "setup"), ("Run pip install \\", False, "setup"),
+        ('Run echo "Running unit tests"', True, "test"), ("Run pip install -e .", True, "other")]

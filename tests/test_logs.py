@@ -121,6 +121,12 @@ def test_a_file_the_runner_killed_at_its_timeout_per_file_is_killed_not_measured
     cut = _killed(f"[CI Retry] {HUNG} timed out after 2400s; waiting 60s before retry (attempt 2/2)").split(
         T + "Begin (2/2):")[0]
     assert (parse_log(cut).killed, parse_log(cut).unfinished) == ({session: 2400.0}, ())
+    # review104 f06: killed (its `End` printed at the cap), begun again for the retry, and the step's timeout cut that
+    # attempt off: unfinished, whatever the first attempt's `End` said
+    cut = _killed("End (1/2):", f"filename='{HUNG}', elapsed=2400, estimated_time=200.5",
+                  f"[CI Retry] {HUNG} timed out after 2400s; waiting 60s before retry (attempt 2/2)",
+                  f"[CI Retry] Attempt 2/2 for {HUNG}", "Begin (1/2):", f"python3 {HUNG}").split(T + "Begin (2/2):")[0]
+    assert (parse_log(cut).killed, parse_log(cut).unfinished) == ({}, (session,))
 
 
 def test_a_file_that_failed_by_itself_stays_a_measured_time() -> None:

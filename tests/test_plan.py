@@ -488,6 +488,17 @@ def test_another_lane_whose_matrix_an_expression_gives_is_left_alone_and_said_so
      "            label: MI325\n",
      "its matrix is an `include` list of 2 entries varying `runner` (aiter-mi355-1gpu, aiter-1gpu-runner): jobs of "
      "their own, not shards of one suite; nothing to reshard, and a matrix's job is not folded"),
+    # review104 f02: a shard number beside its runner, and pytest-split's `group`, are shard lists all the same
+    ("          - {shard: 1, runner: linux-mi300-gpu-1}\n          - {shard: 2, runner: linux-mi325-gpu-1}\n",
+     "its matrix is an `include` list; foldbot reshards only a shard list written as an axis (`part: [0, 1, 2]`): "
+     "shard count left alone"),
+    ("          - group: 1\n          - group: 2\n",
+     "its matrix is an `include` list; foldbot reshards only a shard list written as an axis (`part: [0, 1, 2]`): "
+     "shard count left alone"),
+    # review101 f06: ROCm/iris's test directories by GPU count are configurations of their own
+    ("          - {test_dir: ccl, num_ranks: 8}\n          - {test_dir: ops, num_ranks: 1}\n",
+     "its matrix is an `include` list of 2 entries varying `test_dir` (ccl, ops): jobs of their own, not shards of "
+     "one suite; nothing to reshard, and a matrix's job is not folded"),
 ])
 def test_an_include_list_matrix_is_not_resharded_and_is_said_so(entries: str, reason: str) -> None:
     text = workflow().replace("        part: [0, 1, 2, 3]\n", "        include:\n" + entries)
@@ -1021,3 +1032,24 @@ jobs:
             for r in range(3)]
     (reason,) = [f.reason for f in analyze({path: text}, runs, RepoConfig()).plan.findings if f.job == "test_with_data"]
     assert reason == "short suite with no host to fold into (`test`: runs on other runners)"
+
+
+def test_a_file_killed_once_and_run_to_its_end_since_withholds_no_count() -> None:
+    """review104 f08: one kill in the oldest run read had withheld the shard count while that run stayed in the
+    history ("no shard count is said while a test hangs"), though the runs after it ran the file to its end."""
+    text, bundles, _ = _hung_history(killed=True)
+    parts = lpt(HUNG_FILES, 4)
+    oldest = bundles[0]["workflow_run"]["id"]
+
+    def log(run_id: int, k: int) -> str:
+        if run_id == oldest:
+            return _hung_log(k, parts, True)
+        return (_hung_log(k, parts, False).replace("elapsed=1800", "elapsed=300").replace('"elapsed": 1800', '"elapsed": 300')
+                .replace('"passed": false', '"passed": true').replace("\u2717 FAILED: test/hang.py returned exit code 1\n", ""))
+    logs = {j["id"]: parse_log(log(b["workflow_run"]["id"], int(j["name"][-2]))) for b in bundles for j in b["jobs"]
+            if j["name"].startswith("big-amd-rocm700 (")}
+    p = plan(text, bundles, logs=logs)
+    assert p.cut_off == {"big-amd-rocm700": (CutOff("test/hang.py", 1, 1800.0, 300.0, killed=True),)}
+    assert p.reshard_candidates == {"big-amd-rocm700": len(bundles) - 1}
+    (reason,) = [f.reason for f in p.findings if f.job == "big-amd-rocm700"]
+    assert "while a test hangs" not in reason and "about 5 would keep the longest within the limit" in reason

@@ -337,9 +337,42 @@ def test_jobs_skipped_after_a_job_they_need_failed_are_not_said_gated() -> None:
     runs = [_iris_run(i) for i in range(3)] + [_iris_run(3, ccl="failure", skipped=("test-editable", "nightly"))]
     analysis = analyze({IRIS: IRIS_TESTS}, runs, RepoConfig())
     assert to_json(analysis)["skipped_jobs"] == ["nightly", "test-editable"]
-    assert "It skipped `nightly` (a gate); `test-editable` (after `test-git` failed, which it needs): the table shows " \
-           "the jobs it ran" in to_markdown(analysis)
+    assert "It skipped `nightly` (a gate); `test-editable` (after `test-git` failed): the table shows the jobs it " \
+           "ran" in to_markdown(analysis)
     # review101 f06: a list of test directories by GPU count is configurations of their own, not shard numbers
     (reason,) = [f.reason for f in analysis.plan.findings if f.job == "test-git"]
     assert reason == ("its matrix is an `include` list of 2 entries varying `test_dir` (examples, ccl): jobs of their "
                       "own, not shards of one suite; nothing to reshard, and a matrix's job is not folded")
+
+
+def test_jobs_skipped_down_a_chain_of_needs_name_the_failure_or_cancel_that_began_it() -> None:
+    """review104 f03: C needs B needs A; A failed, B and C were skipped: C was said gated. A needed job cancelled
+    was said to have failed."""
+    text = """name: ROCm
+on: pull_request
+jobs:
+  build:
+    runs-on: linux-mi300-gpu-1
+    steps: [{name: Run tests, run: pytest a}]
+  test:
+    needs: build
+    runs-on: linux-mi300-gpu-1
+    steps: [{name: Run tests, run: pytest b}]
+  bench:
+    needs: test
+    runs-on: linux-mi300-gpu-1
+    steps: [{name: Run benchmark, run: python bench.py}]
+"""
+    def run(number: int, build: str) -> dict:
+        steps = [Step("Set up job", 0.1), Step("Pull image", 20), Step("Run tests", 12, build)]
+        jobs = [api_job("build", steps, ["linux-mi300-gpu-1"], build)]
+        jobs += [api_job(name, [Step("Set up job", 0.1), Step("Pull image", 20), Step("Run tests", 12)],
+                         ["linux-mi300-gpu-1"]) for name in ("test", "bench")] if build == "success" else \
+            [skipped_job("test"), skipped_job("bench")]
+        return bundle(run_id=800 + number, repo="o/r", workflow_path=".github/workflows/rocm.yml",
+                      workflow_name="ROCm", head_sha=f"{800 + number:040x}", jobs=jobs,
+                      start=datetime(2026, 9, 1 + number, tzinfo=timezone.utc))
+    for build, said in (("failure", "`build` failed"), ("cancelled", "`build` was cancelled")):
+        analysis = analyze({".github/workflows/rocm.yml": text}, [run(0, "success"), run(1, "success"), run(2, build)],
+                           RepoConfig())
+        assert f"It skipped `bench` and `test` (after {said}): the table shows" in to_markdown(analysis)

@@ -545,3 +545,18 @@ def test_callers_that_share_a_name_with_levels_are_told_apart_by_the_called_file
 def test_the_rules_for_results_shown_and_envs_made_leave_test_steps_and_words_alone(name: str, category: str) -> None:
     """review93 f06, f07: `... test results` took steps that run the tests; `latest` read as a test word."""
     assert RepoConfig().classify(name) == category
+
+
+@pytest.mark.parametrize("passed, amd", [
+    ("      runner: linux.rocm.gpu.mi300.2\n", True),
+    ("      runner: linux.2xlarge\n", False),
+    # review104 f05: an input that names no runner, or a GPU runner an expression gives beside a CPU one: not known
+    ("      runner_os: linux\n", None),
+    ("      runner-count: '2'\n", None),
+    ("      cpu-runner: ubuntu-latest\n      gpu-runner: ${{ vars.ROCM_RUNNER }}\n", None),
+])
+def test_a_caller_is_judged_by_the_runner_it_passes_by_name(passed: str, amd: bool | None) -> None:
+    from bot.timing import declared_amd
+    text = f"on: push\njobs:\n  test:\n    uses: ./.github/workflows/_rocm-test.yml\n    with:\n{passed}"
+    workflow = parse_workflow(text, ".github/workflows/rocm.yml")
+    assert declared_amd(workflow.jobs["test"], RepoConfig(), workflow) is amd
