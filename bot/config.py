@@ -178,8 +178,8 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # (Gerunds too, but not `updating`/`upgrading`: IREE's `Updating config file with latest XFAIL lists` runs after
     # the tests, on a failure.)
     FIRST_LINE_INSTALL := StepRule(
-        r"(?i)run (?:sudo )?(?:python3? -m )?(?:pip3?|uv pip|conda|mamba|micromamba|apt(?:-get)?|yum|dnf) "
-        r"(?:-\S+ )*install\b(?!.*(?:&&|\|\||;))", "setup"),
+        r"(?i)run (?:sudo(?: -\S+)* )?(?:\w+=\S* )*(?:python[\d.]* -m )?(?:pip[\d.]*|uv pip|conda|mamba|micromamba"
+        r"|apt(?:-get)?|yum|dnf) (?:-\S+ )*install\b(?!.*(?:&&|\|\||;))", "setup"),
     StepRule(r"(?i)(?:set ?up|setup|set|setting(?: up)?|(?:re-?|un)?install(?:ing)?|update|upgrade|configure|configuring"
              r"|config|prepar(?:e|ing)|enabl(?:e|ing)|build(?:ing)?|compil(?:e|ing)|warm(?:ing)? ?up|pull(?:ing)?"
              r"|download(?:ing)?|restor(?:e|ing)|cach(?:e|ing)|ccache|login|log(?:ging)? ?in|docker login"

@@ -322,7 +322,8 @@ def _unaxed(job: JobDef) -> str:
 
 
 #: A matrix key whose numbers are shard numbers.
-_SHARD_KEY = re.compile(r"(?i)part|shard|split|chunk|slice|bucket|^(?:id|idx|index|n|group)$")  # (pytest-split `group`)
+_SHARD_KEY = re.compile(r"(?i)part|shard|split|chunk|slice|bucket|index|worker|node|^(?:id|idx|n|group)$")  # (`group`:
+# pytest-split's; `ci_node_index`, `job_index`)
 
 
 def _short(value: Any) -> str:
@@ -1267,7 +1268,7 @@ class Planner:
         hung = [c for c in self._killed(job.id) if c.file not in ended]
         overrun = self._overrun(job, step, stats, limit_minutes, more_shards=not alone and not hung)
         cut = " (of runs whose shard times stop where a file was cut off: at least that many)" \
-            if job.id in self.cut_off else ""
+            if any(not c.killed for c in self.cut_off.get(job.id, {}).values()) else ""
         if overrun:
             needed = next((k for k in range(n + 1, 3 * n + 1) if p90_at(k) <= limit), None)
             more = (f"; {_no_count_fits(alone, hung, step.name, limit)}" if alone or hung else

@@ -122,22 +122,28 @@ def _skipped(analysis: Analysis) -> str:
         conclusions.setdefault(job.workflow_job or job.name, set()).add(str(job.conclusion))
     jobs = analysis.lane.workflow.jobs
 
-    def upstream(job_id: str, seen: frozenset[str]) -> list[str]:
-        """The jobs before it, by `needs:`, that failed or were cancelled (through the skipped ones)."""
-        found = []
-        for need in jobs[job_id].needs if job_id in jobs else ():
-            got = conclusions.get(need, set())
-            if got & {"failure", "timed_out"}:
-                found.append(f"{code(need)} failed")
-            elif "cancelled" in got:
-                found.append(f"{code(need)} was cancelled")
-            elif got == {"skipped"} and need not in seen:
-                found += upstream(need, seen | {need})
-        return list(dict.fromkeys(found))
+    known: dict[str, list[str]] = {}
+
+    def upstream(job_id: str) -> list[str]:
+        """The jobs before it, by `needs:`, that failed or were cancelled (through the skipped ones); each
+        job's read once."""
+        if job_id not in known:
+            known[job_id] = []  # (a cycle of needs, which GitHub refuses, ends here)
+            found = []
+            for need in jobs[job_id].needs if job_id in jobs else ():
+                got = conclusions.get(need, set())
+                if got & {"failure", "timed_out"}:
+                    found.append(f"{code(need)} failed")
+                elif "cancelled" in got:
+                    found.append(f"{code(need)} was cancelled")
+                elif got == {"skipped"}:
+                    found += upstream(need)
+            known[job_id] = list(dict.fromkeys(found))
+        return known[job_id]
 
     after: dict[str, list[str]] = {}
     for name in skipped:
-        if stopped := upstream(name, frozenset({name})):
+        if stopped := upstream(name):
             after.setdefault(" and ".join(stopped), []).append(name)
     gated = [name for name in skipped if not any(name in names for names in after.values())]
     why = "a dispatch of some jobs only" if latest.event == "workflow_dispatch" else "a gate"

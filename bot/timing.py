@@ -563,7 +563,8 @@ def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) 
 
 
 #: An input of a reusable workflow that names the runner its jobs take.
-_RUNNER_INPUT = re.compile(r"(?i)(?:test[-_])?(?:runner|runs[-_]on)(?:[-_](?:label|name|type))?s?")
+_RUNNER_INPUT = re.compile(r"(?i)(?:[a-z0-9]+[-_])*(?:runner|runs[-_]on)(?:[-_](?:arch|labels?|names?|types?))?s?")
+# (SGLang's stage workflow `runner_arch: mi300`, `gpu-runner`, `amd_runner`; not `runner_os`, `runner-count`)
 
 
 def _declared_amd(workflow: Workflow, ref: JobRef, config: RepoConfig) -> bool:
@@ -605,9 +606,11 @@ def declared_amd(job: JobDef, config: RepoConfig, workflow: Workflow | None = No
                 return False
         return None if job.uses else False
     items = job.runs_on if isinstance(job.runs_on, list) else [job.runs_on]
-    if isinstance(job.runs_on, dict):  # {group: ..., labels: [...]}
+    if isinstance(job.runs_on, dict):  # {group: ..., labels: [...]}: a group as its jobs' labels say it (`job_labels`)
         labels = job.runs_on.get("labels")
-        items = [job.runs_on.get("group") or "", *(labels if isinstance(labels, list) else [labels or ""])]
+        group = job.runs_on.get("group")
+        items = [f"group:{group}" if isinstance(group, str) and group and "${{" not in group else str(group or ""),
+                 *(labels if isinstance(labels, list) else [labels or ""])]
     texts: list[str] = []
     unresolved = False
     axes = job.matrix_axes

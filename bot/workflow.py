@@ -195,23 +195,24 @@ class StepDef:
 
     @functools.cached_property
     def more_lines(self) -> bool:
-        """Whether it is an unnamed `run:` step whose script does more than its first command, which
-        GitHub names it by: another kind of command after it (`echo "Running unit tests"`, then
-        `pytest`); not more of the same kind (`pip install -r requirements.txt`, then `pip install -e .`;
-        a command continued on the next line), nor `set`, `cd`, `export` or `source` between them."""
+        """Whether it is an unnamed `run:` step whose first line, which GitHub names it by, does not speak
+        for its script: a banner (`echo`, `printf`) with other commands after it (`echo "Running unit
+        tests"`, then `cd tests && pytest`); an install with tests after it (`pip install -e .`, then
+        `pytest`, or `&& pytest` on a continued line). (An install followed by more installs, `pip list`
+        or `python -c "import torch"` is still the install its first line says.)"""
         if self.explicit_name is not None or self.uses is not None or not self.run:
             return False
-        commands, continued = [], False
-        for line in self.run.splitlines():
-            text = line.strip()
-            if not text or text.startswith("#"):
-                continued = False
-                continue
-            if not continued:
-                commands.append(text)
-            continued = text.endswith("\\")
-        kinds = [_command_kind(command) for command in commands]
-        return any(kind not in (kinds[0], "") for kind in kinds[1:])
+        lines = [line.strip() for line in self.run.splitlines()]
+        lines = [line for line in lines if line and not line.startswith("#")]
+        if not lines:
+            return False
+        # its commands: each line's, split at `&&`, `||`, `;` and `|`, less a shell keyword before them (`then pip ...`)
+        commands = [_KEYWORD.sub("", part.strip()) for line in lines for part in re.split(r"&&|\|\|?|;", line.rstrip("\\"))]
+        if _PRINTS.match(lines[0]):
+            return any(command and not _PRINTS.match(command) and not _SHELL.match(command) for command in commands)
+        if _INSTALLS.match(lines[0]):  # (`pip install flake8 pytest` installs pytest: it runs no test)
+            return any(_RUNS_TESTS.search(command) for command in commands if not _INSTALLS.match(command))
+        return False
 
     @functools.cached_property
     def identity(self) -> tuple[Any, ...]:
@@ -551,22 +552,17 @@ class Workflow:
 
 
 #: A command of a script that installs (pip, uv, conda, a system package manager), after `sudo` and
-#: variables set for it; one that prints (echo, printf); one that only sets up the shell ("").
-_INSTALLS = re.compile(r"(?:sudo\s+)?(?:\w+=\S*\s+)*(?:python3?\s+-m\s+)?(?:pip3?|uv\s+pip|conda|mamba|micromamba"
-                       r"|apt(?:-get)?|yum|dnf)\s+(?:-\S+\s+)*install\b")
+#: variables set for it; one that prints (echo, printf); one that only sets up the shell.
+_INSTALLS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:\w+=\S*\s+)*(?:python[\d.]*\s+-m\s+)?(?:pip[\d.]*|uv\s+pip|conda"
+                       r"|mamba|micromamba|apt(?:-get)?|yum|dnf)\s+(?:-\S+\s+)*install\b")
 _PRINTS = re.compile(r"(?:echo|printf)\b")
-_SHELL = re.compile(r"(?:set|cd|export|source|\.)\s")
-
-
-def _command_kind(command: str) -> str:
-    """What a script's command does, to tell whether a step's first command speaks for the rest."""
-    if _SHELL.match(command):
-        return ""
-    if _INSTALLS.match(command):
-        return "install"
-    if _PRINTS.match(command):
-        return "print"
-    return command.split()[0]
+_SHELL = re.compile(r"(?:set|cd|export|source|\.|if|then|else|elif|fi|do|done)(?:\s|$)")
+_KEYWORD = re.compile(r"^(?:(?:then|do|else|elif|if|!)\s+)+")
+#: A command that runs tests, anywhere in a script: pytest, unittest, ctest, tox/nox, `make test|check`,
+#: a test script (not an install script of test dependencies).
+_RUNS_TESTS = re.compile(r"(?<![\w.-])(?:py\.?test|unittest|ctest|tox|nox)\b(?![ \t]+--(?:version|help)\b)"
+                         r"|\bmake[ \t]+(?:test|check)\b(?!-)|(?<![\w/.-])(?!\S*(?:install|deps?\b|setup|prepare))"
+                         r"\S*tests?\S*\.(?:sh|py)\b")
 
 
 def parse_workflow(text: str, path: str) -> Workflow:

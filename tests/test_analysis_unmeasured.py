@@ -1172,8 +1172,22 @@ jobs:
           pip install -e .
           set -e
           pytest
+      - run: |
+          python -m pip install --upgrade pip
+          pip install flake8 pytest
+          if [ -f requirements.txt ]; then pip install -r requirements.txt; fi
+          pip list
+      - run: |
+          sudo -E pip install -e . \\
+            && cd tests && pytest
+      - run: |
+          echo "Unit tests"
+          cd tests && pytest
 """
     steps = parse_workflow(text, ".github/workflows/a.yml").jobs["a"].steps
+    # review106 f01, f04: a command after `cd ... &&` or on a continued line is one; `pytest` installed is no test run
     assert [(s.name, s.more_lines, RepoConfig().step_category(s)) for s in steps] == [
         ("Run pip install -r requirements.txt", False, "setup"), ("Run pip install \\", False, "setup"),
-        ('Run echo "Running unit tests"', True, "test"), ("Run pip install -e .", True, "other")]
+        ('Run echo "Running unit tests"', True, "test"), ("Run pip install -e .", True, "other"),
+        ("Run python -m pip install --upgrade pip", False, "setup"), ("Run sudo -E pip install -e . \\", True, "other"),
+        ('Run echo "Unit tests"', True, "test")]

@@ -550,6 +550,8 @@ def test_the_rules_for_results_shown_and_envs_made_leave_test_steps_and_words_al
 @pytest.mark.parametrize("passed, amd", [
     ("      runner: linux.rocm.gpu.mi300.2\n", True),
     ("      runner: linux.2xlarge\n", False),
+    ("      runner_arch: mi300\n", True),  # SGLang's _pr-test-stage-amd.yml (review106 f03)
+    ("      runner: ubuntu-latest\n      runs-on: ${{ vars.GPU }}\n", None),
     # review104 f05: an input that names no runner, or a GPU runner an expression gives beside a CPU one: not known
     ("      runner_os: linux\n", None),
     ("      runner-count: '2'\n", None),
@@ -560,3 +562,14 @@ def test_a_caller_is_judged_by_the_runner_it_passes_by_name(passed: str, amd: bo
     text = f"on: push\njobs:\n  test:\n    uses: ./.github/workflows/_rocm-test.yml\n    with:\n{passed}"
     workflow = parse_workflow(text, ".github/workflows/rocm.yml")
     assert declared_amd(workflow.jobs["test"], RepoConfig(), workflow) is amd
+
+
+def test_a_runner_group_is_judged_as_its_jobs_labels_name_it() -> None:
+    """review106 f07: a job sent to a runner group is labelled `group:<name>` once it runs (`job_labels`); its file's
+    `runs-on` is judged by the same text, so a pattern for it matches a skipped job too."""
+    from bot.timing import declared_amd
+    text = "on: push\njobs:\n  a:\n    runs-on: {group: gpu-pool}\n    steps: [{run: pytest}]\n"
+    workflow = parse_workflow(text, ".github/workflows/a.yml")
+    ours = parse_config("amd_runner_pattern: '^(?:group:gpu\\-pool)$'\n")
+    assert declared_amd(workflow.jobs["a"], ours, workflow) is True
+    assert declared_amd(workflow.jobs["a"], RepoConfig(), workflow) is False
