@@ -752,11 +752,7 @@ def _apply_list(sp: _Splicer, workflow: Workflow, edit: ListEdit) -> None:
         count = re.compile(rf"(\bnum_shards[\"']?\s*:\s*){trim.from_count}\b")
         for shard, number in lines:
             if shard > trim.to_count:
-                # with the comment lines right above it, which speak of the shards that go (`# shards 4-6 carry ...`)
-                first = number
-                while first - 1 > node.start_mark.line and _text_of(sp.lines[first - 1]).strip().startswith("#"):
-                    first -= 1
-                sp.delete_lines(first, number)
+                sp.delete_lines(number, number)
                 continue
             new, hits = count.subn(rf"\g<1>{trim.to_count}", sp.lines[number])
             if hits != 1:

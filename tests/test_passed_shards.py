@@ -835,15 +835,3 @@ def test_the_test_step_s_own_timeout_is_the_limit_where_it_is_shorter_and_said_w
         "within 60% of the 300-min `timeout-minutes` of `.github/workflows/_rocm-test.yml`'s `test` job (its `Test` "
         "step's own `timeout-minutes`, `${{ fromJson(steps.test-timeout.outputs.timeout) }}`, is not known before it "
         "runs, and may stop the tests sooner); each shard fewer saves one setup of 38 min (median)")
-
-
-def test_a_comment_right_above_a_dropped_shard_goes_with_it() -> None:
-    """review105 f01: a comment on the shards a trim drops (`# shards 5-6 ...`) stayed behind in the list; one
-    above a kept entry stays."""
-    entry = f'          {{ config: "default", shard: 5, num_shards: 6, runner: "{RUNNER}" }},\n'
-    kept = f'          {{ config: "distributed", shard: 1, num_shards: 3, runner: "{RUNNER}" }},\n'
-    text = LISTED.replace(entry, "          # shards 5-6 carry the slow tests\n" + entry).replace(
-        kept, "          # distributed\n" + kept)
-    assert text.count("#") == LISTED.count("#") + 2
-    [edit] = analyze({PATH: text}, runs(LISTED_TIMES), RepoConfig(), called={CALLEE: callee()}).edits
-    assert "# shards 5-6" not in edit.after and "          # distributed\n" + kept.replace("3", "2", 1) in edit.after
