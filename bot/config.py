@@ -218,7 +218,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # Python environment made, or a dependency's headers staged, before the tests: TheRock `System deps, venv
     # configure`, rocm-libraries `Stage header-only hipblas-common from this checkout` (cmake configure + install).
     # (never a name the test rules below would take: `Run pytest in venv`, `Stage B benchmarks`)
-    StepRule(r"(?i)(?!" + TEST_WORD + r")(?:.*\bgithub_(?:env|path|output)\b|.*\b(?:venv|virtualenv|deps)\b"
+    FIRST_LINE_WORDS := StepRule(r"(?i)(?!" + TEST_WORD + r")(?:.*\bgithub_(?:env|path|output)\b|.*\b(?:venv|virtualenv|deps)\b"
              r"|stag(?:e|ing) (?!\d)(?!.*\b(?:results?|reports?|logs?|artifacts?|outputs?)\b))", "setup"),
     # aiter `Generate Dockerfile`; SGLang; onnxruntime `Generate Build Files (CMake) (x64 / Release)`.
     StepRule(r"(?i)generate .*\b(?:dockerfile|matrix|build files|cmake)\b", "setup"),
@@ -259,9 +259,10 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)run (?:the |new |all )?examples?\b", "test"),  # TE `Run Examples`; ROCm/iris `Run new examples ...`
 )
 
-#: The rules that read an unnamed step by the first line of its script, which GitHub names it by: of a script of
-#: more lines (`echo "Running unit tests"`, then `pytest`), the first says nothing of the rest, and they pass it by.
-FIRST_LINE_RULES = (FIRST_LINE_BANNER, FIRST_LINE_INSTALL)
+#: The rules that read an unnamed step by the first line of its script, which GitHub names it by (a banner, an
+#: install, a word such as `deps` or `venv` anywhere in it): where that line does not speak for the script
+#: (`StepDef.more_lines`: `echo "Running unit tests"`, then `pytest`), they pass it by.
+FIRST_LINE_RULES = (FIRST_LINE_BANNER, FIRST_LINE_INSTALL, FIRST_LINE_WORDS)
 
 WORKFLOWS_DIR = ".github/workflows"
 DEFAULT_LANES = (f"{WORKFLOWS_DIR}/pr-test-amd.yml", f"{WORKFLOWS_DIR}/pr-test-amd-rocm*.yml")

@@ -322,8 +322,9 @@ def _unaxed(job: JobDef) -> str:
 
 
 #: A matrix key whose numbers are shard numbers.
-_SHARD_KEY = re.compile(r"(?i)part|shard|split|chunk|slice|bucket|index|worker|node|^(?:id|idx|n|group)$")  # (`group`:
-# pytest-split's; `ci_node_index`, `job_index`)
+_SHARD_KEY = re.compile(r"(?i)^(?!n(?:um)?[-_]?(?:nodes|workers|ranks|gpus|shards)$)(?:.*(?:part|shard|split|chunk|slice"
+                        r"|bucket|index).*|(?:.*[-_])?(?:worker|node)(?:[-_]?(?:id|idx|rank))?|id|idx|n|group)$")
+# (pytest-split's `group`, `ci_node_index`, `job_index`, `worker`; not a count: `num_nodes`, `nnodes`, `num_workers`)
 
 
 def _short(value: Any) -> str:

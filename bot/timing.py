@@ -565,6 +565,7 @@ def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) 
 #: An input of a reusable workflow that names the runner its jobs take.
 _RUNNER_INPUT = re.compile(r"(?i)(?:[a-z0-9]+[-_])*(?:runner|runs[-_]on)(?:[-_](?:arch|labels?|names?|types?))?s?")
 # (SGLang's stage workflow `runner_arch: mi300`, `gpu-runner`, `amd_runner`; not `runner_os`, `runner-count`)
+_RUNNER_KEY = re.compile(r"(?i)runners?|runs[-_]on")
 
 
 def _declared_amd(workflow: Workflow, ref: JobRef, config: RepoConfig) -> bool:
@@ -602,7 +603,10 @@ def declared_amd(job: JobDef, config: RepoConfig, workflow: Workflow | None = No
             named = [value for value in runners if isinstance(value, str) and "${{" not in value]
             if any(config.is_amd_runner(value) for value in named):
                 return True
-            if named and len(named) == len(runners):  # (one an expression gives may be the GPU runner)
+            # (not an AMD one: only a `runner:` or `runs-on:` of its own says so: `runner_arch: X64` is a CPU's
+            # architecture, beside a `gpu: mi300x`; and one an expression gives may be the GPU runner)
+            if named and len(named) == len(runners) and all(_RUNNER_KEY.fullmatch(str(key)) for key, value
+                                                            in given.items() if value in runners):
                 return False
         return None if job.uses else False
     items = job.runs_on if isinstance(job.runs_on, list) else [job.runs_on]

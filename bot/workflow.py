@@ -196,22 +196,34 @@ class StepDef:
     @functools.cached_property
     def more_lines(self) -> bool:
         """Whether it is an unnamed `run:` step whose first line, which GitHub names it by, does not speak
-        for its script: a banner (`echo`, `printf`) with other commands after it (`echo "Running unit
-        tests"`, then `cd tests && pytest`); an install with tests after it (`pip install -e .`, then
-        `pytest`, or `&& pytest` on a continued line). (An install followed by more installs, `pip list`
-        or `python -c "import torch"` is still the install its first line says.)"""
+        for its script. A banner (`echo`, `printf`) speaks for prints and shell set-up alone (not `echo
+        "Running unit tests"`, then `cd tests && pytest`); an install for installs and the look at what
+        they installed (`pip list`, `python -c "import torch"`, `echo ... >> $GITHUB_PATH`, the starter
+        workflow's `if [ -f requirements.txt ]; then pip install ...; fi`), not for any other command
+        (tests, a suite runner, a benchmark, a build), on a continued line too."""
         if self.explicit_name is not None or self.uses is not None or not self.run:
             return False
-        lines = [line.strip() for line in self.run.splitlines()]
-        lines = [line for line in lines if line and not line.startswith("#")]
+        lines, continued = [], False  # its lines, a command continued with a backslash joined into one
+        for line in self.run.splitlines():
+            text = line.strip()
+            if not text or text.startswith("#"):
+                continued = False
+                continue
+            if continued:
+                lines[-1] = lines[-1][:-1] + " " + text
+            else:
+                lines.append(text)
+            continued = text.endswith("\\")
         if not lines:
             return False
         # its commands: each line's, split at `&&`, `||`, `;` and `|`, less a shell keyword before them (`then pip ...`)
-        commands = [_KEYWORD.sub("", part.strip()) for line in lines for part in re.split(r"&&|\|\|?|;", line.rstrip("\\"))]
+        commands = [command for line in lines for part in re.split(r"&&|\|\|?|;", line)
+                    if (command := _KEYWORD.sub("", part.strip()).strip())]
         if _PRINTS.match(lines[0]):
-            return any(command and not _PRINTS.match(command) and not _SHELL.match(command) for command in commands)
-        if _INSTALLS.match(lines[0]):  # (`pip install flake8 pytest` installs pytest: it runs no test)
-            return any(_RUNS_TESTS.search(command) for command in commands if not _INSTALLS.match(command))
+            return any(not _PRINTS.match(command) and not _SHELL.match(command) for command in commands)
+        if _INSTALLS.match(lines[0]):
+            return any(not _INSTALLS.match(command) and not _SHELL.match(command) and not _PRINTS.match(command)
+                       and not _LOOKS.match(command) for command in commands)
         return False
 
     @functools.cached_property
@@ -558,11 +570,11 @@ _INSTALLS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:\w+=\S*\s+)*(?:python[\d.]*\
 _PRINTS = re.compile(r"(?:echo|printf)\b")
 _SHELL = re.compile(r"(?:set|cd|export|source|\.|if|then|else|elif|fi|do|done)(?:\s|$)")
 _KEYWORD = re.compile(r"^(?:(?:then|do|else|elif|if|!)\s+)+")
-#: A command that runs tests, anywhere in a script: pytest, unittest, ctest, tox/nox, `make test|check`,
-#: a test script (not an install script of test dependencies).
-_RUNS_TESTS = re.compile(r"(?<![\w.-])(?:py\.?test|unittest|ctest|tox|nox)\b(?![ \t]+--(?:version|help)\b)"
-                         r"|\bmake[ \t]+(?:test|check)\b(?!-)|(?<![\w/.-])(?!\S*(?:install|deps?\b|setup|prepare))"
-                         r"\S*tests?\S*\.(?:sh|py)\b")
+#: A command that looks at what an install put in place, or fetches and unpacks for it: no test, no build.
+_LOOKS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:(?:python[\d.]*\s+-m\s+)?pip[\d.]*\s+(?:list|freeze|show|check|config|cache"
+                    r"|download)\b|python[\d.]*\s+(?:-c|--version)\b|(?:which|ls|cat|mkdir|cp|mv|rm|ln|chmod|chown|touch"
+                    r"|tar|unzip|curl|wget|tee|env|printenv|nvidia-smi|rocm-smi|rocminfo|amd-smi|conda\s+(?:activate|create"
+                    r"|info|list)|apt(?:-get)?\s+update|true|\[|test\s)(?:\s|$))")
 
 
 def parse_workflow(text: str, path: str) -> Workflow:

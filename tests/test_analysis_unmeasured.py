@@ -1191,3 +1191,27 @@ jobs:
         ('Run echo "Running unit tests"', True, "test"), ("Run pip install -e .", True, "other"),
         ("Run python -m pip install --upgrade pip", False, "setup"), ("Run sudo -E pip install -e . \\", True, "other"),
         ('Run echo "Unit tests"', True, "test")]
+
+
+@pytest.mark.parametrize("script, more, category", [
+    # an install speaks for installs and the look at them (review106 f04, review107 f02)
+    ("python3.10 -m pip install x\npip list\npython -c 'import torch'\necho $HOME/bin >> $GITHUB_PATH", False, "setup"),
+    ("pip install \\\n  pytest \\\n  pytest-cov\n", False, "setup"),
+    ("pip install -r req.txt\nif [ -f extra.txt ]; then pip install -r extra.txt; fi\n", False, "setup"),
+    ("sudo -E pip install x | tee pip.log\n", False, "setup"),
+    # not for any other command (review107 f01): SGLang's suite runner, a build's tests, a benchmark
+    ("pip install -e .\ncd test/srt && python3 run_suite.py --suite per-commit\n", True, "other"),
+    ("pip install -e .\nmake -C build test\n", True, "other"),
+    ("pip install -e . \\\n  && pytest tests\n", True, "other"),
+    # nor `--no-deps` or `venv` in its first line then (review107 f04)
+    ("pip install --no-build-isolation --no-deps -e .\npython -m pytest\n", True, "other"),
+    # a banner speaks for prints and shell set-up alone
+    ("echo 'Running unit tests'\nset -e\nexport X=1 && cd tests && pytest\n", True, "test"),
+    ("echo one\nprintf 'two'\n", False, "other"),
+])
+def test_the_first_line_of_a_script_speaks_for_it_only_with_commands_of_its_kind(script: str, more: bool,
+                                                                                category: str) -> None:
+    body = "".join(f"          {line}\n" for line in script.splitlines())
+    step = parse_workflow(f"on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: |\n{body}",
+                          ".github/workflows/a.yml").jobs["a"].steps[0]
+    assert (step.more_lines, RepoConfig().step_category(step)) == (more, category)

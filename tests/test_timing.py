@@ -552,6 +552,8 @@ def test_the_rules_for_results_shown_and_envs_made_leave_test_steps_and_words_al
     ("      runner: linux.2xlarge\n", False),
     ("      runner_arch: mi300\n", True),  # SGLang's _pr-test-stage-amd.yml (review106 f03)
     ("      runner: ubuntu-latest\n      runs-on: ${{ vars.GPU }}\n", None),
+    # a CPU's architecture beside the GPU it names otherwise is no word on the runner (review107 f05)
+    ("      runner-arch: aarch64\n      gpu: mi300x\n", None),
     # review104 f05: an input that names no runner, or a GPU runner an expression gives beside a CPU one: not known
     ("      runner_os: linux\n", None),
     ("      runner-count: '2'\n", None),
