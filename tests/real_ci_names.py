@@ -1291,6 +1291,7 @@ FOURTH_SURVEY = Project(
         ('Run echo "🎉 Begin Primus-Turbo PyTorch Framework Unit Test."', False, OTHER),
         ('Run echo "🎉 Begin Primus-Turbo JAX Framework Unit-Test."', False, OTHER),
         ("Run pip install pytest", False, SETUP),  # test before 2026-12-07 (`pytest`)
+        ('Run echo "ROCM_PATH=/opt/rocm" >> $GITHUB_ENV', False, SETUP),  # (an echo that writes is no banner)
         ("Run echo ok && pytest tests/unit", False, TEST),  # (a banner and the tests on one line: the tests)
         ("Print rocminfo", False, SETUP),
         ("Install and build", False, SETUP),
