@@ -260,10 +260,10 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)run (?:the |new |all )?examples?\b", "test"),  # TE `Run Examples`; ROCm/iris `Run new examples ...`
 )
 
-#: The rules that read an unnamed step by the first line of its script, which GitHub names it by (a banner, an
-#: install, a word such as `deps` or `venv` anywhere in it): where that line does not speak for the script
-#: (`StepDef.more_lines`: `echo "Running unit tests"`, then `pytest`), they pass it by.
-FIRST_LINE_RULES = (FIRST_LINE_BANNER, FIRST_LINE_INSTALL, FIRST_LINE_WORDS)
+#: The rules that read an unnamed step by the first line of its script, which GitHub names it by, by that line's
+#: kind: where it does not speak for the script (`StepDef.unspoken`: `echo "Running unit tests"`, then `pytest`),
+#: they pass it by: a banner's rule; an install's, and a word such as `deps` or `venv` in it (`--no-deps`).
+FIRST_LINE_RULES = {"print": (FIRST_LINE_BANNER,), "install": (FIRST_LINE_INSTALL, FIRST_LINE_WORDS)}
 
 WORKFLOWS_DIR = ".github/workflows"
 DEFAULT_LANES = (f"{WORKFLOWS_DIR}/pr-test-amd.yml", f"{WORKFLOWS_DIR}/pr-test-amd-rocm*.yml")
@@ -311,7 +311,7 @@ class RepoConfig:
     logs_max_mb: float = 32.0
     _categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # memo of classify
     _action_categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # the same, action steps
-    _script_categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # ... scripts of lines
+    _script_categories: dict[tuple[str, str], str] = field(default_factory=dict, compare=False, repr=False)  # scripts
     _amd: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)  # memo of is_amd_runner
     _rules: dict[str, StepRule | None] = field(default_factory=dict, compare=False, repr=False)  # memo of rule_for
 
@@ -320,17 +320,24 @@ class RepoConfig:
             fnmatch.fnmatchcase(path, p) for p in self.exclude_lanes
         )
 
-    def classify(self, step_name: str, action: bool = False, script: bool = False) -> str:
+    def classify(self, step_name: str, action: bool = False, script: str = "") -> str:
         """The step's category: the first rule that matches its name; else `setup` for an
         action step (`uses:`, or a name GitHub gives an unnamed one: `Run owner/repo@ref`);
-        else `other`. `script`: an unnamed `run:` step of more lines than the first, which
-        GitHub names it by (`FIRST_LINE_RULES` pass it by)."""
-        memo = self._action_categories if action else self._script_categories if script else self._categories
+        else `other`. `script`: of an unnamed `run:` step whose first line, which GitHub names
+        it by, does not speak for its script, that line's kind (`StepDef.unspoken`): the rules
+        that read it so pass it by (`FIRST_LINE_RULES`)."""
+        if script:
+            key = (script, step_name)
+            category = self._script_categories.get(key)
+            if category is None:
+                passed = FIRST_LINE_RULES[script]
+                rules = tuple(rule for rule in self.step_rules if all(rule is not by for by in passed))
+                category = self._script_categories[key] = _classify(rules, step_name, action)
+            return category
+        memo = self._action_categories if action else self._categories
         category = memo.get(step_name)
         if category is None:
-            rules = tuple(rule for rule in self.step_rules if all(rule is not first for first in FIRST_LINE_RULES)) \
-                if script else self.step_rules
-            category = memo[step_name] = _classify(rules, step_name, action)
+            category = memo[step_name] = _classify(self.step_rules, step_name, action)
         return category
 
     def rule_for(self, step_name: str) -> StepRule | None:
@@ -341,7 +348,7 @@ class RepoConfig:
 
     def step_category(self, step: Any) -> str:
         """The category of a step as written (a `bot.workflow.StepDef`)."""
-        return self.classify(step.name, step.uses is not None, step.explicit_name is None and step.more_lines)
+        return self.classify(step.name, step.uses is not None, step.unspoken if step.explicit_name is None else "")
 
     def is_amd_runner(self, labels: tuple[str, ...] | list[str] | str) -> bool:
         key = (labels,) if isinstance(labels, str) else tuple(labels)

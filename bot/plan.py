@@ -322,7 +322,7 @@ def _unaxed(job: JobDef) -> str:
 
 
 #: A matrix key whose numbers are shard numbers.
-_SHARD_KEY = re.compile(r"(?i)^(?!n(?:um)?[-_]?(?:nodes|workers|ranks|gpus|shards)$)(?:.*(?:part|shard|split|chunk|slice"
+_SHARD_KEY = re.compile(r"(?i)^(?!n(?:um)?[-_]?(?:nodes|workers|ranks|gpus|shards)$)(?!.*per[-_](?:node|worker)$)(?:.*(?:part|shard|split|chunk|slice"
                         r"|bucket|index).*|(?:.*[-_])?(?:worker|node)(?:[-_]?(?:id|idx|rank))?|id|idx|n|group)$")
 # (pytest-split's `group`, `ci_node_index`, `job_index`, `worker`; not a count: `num_nodes`, `nnodes`, `num_workers`)
 

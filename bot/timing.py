@@ -212,7 +212,7 @@ class JobMatcher:
         self.callers = frozenset(job_id for job_id, job in workflow.jobs.items() if job.uses)
         self._cache: dict[str, JobRef] = {}
         self._actions: dict[str | None, frozenset[str]] = {}
-        self._scripts: dict[str | None, frozenset[str]] = {}
+        self._scripts: dict[str | None, dict[str, str]] = {}
 
     def action_steps(self, job_id: str | None) -> frozenset[str]:
         """The names GitHub shows for the action (`uses:`) steps of a workflow job."""
@@ -224,14 +224,14 @@ class JobMatcher:
             )
         return names
 
-    def script_steps(self, job_id: str | None) -> frozenset[str]:
-        """The names GitHub shows for the unnamed `run:` steps of a workflow job whose script has
-        more lines than the first it names them by (`StepDef.more_lines`)."""
+    def script_steps(self, job_id: str | None) -> dict[str, str]:
+        """The names GitHub shows for the unnamed `run:` steps of a workflow job whose first line, which
+        GitHub names them by, does not speak for their script, and that line's kind (`StepDef.unspoken`)."""
         names = self._scripts.get(job_id)
         if names is None:
             job = self.workflow.jobs.get(job_id or "")
-            names = self._scripts[job_id] = frozenset(s.name for s in (job.steps if job else ())
-                                                      if s.explicit_name is None and s.more_lines)
+            names = self._scripts[job_id] = {s.name: kind for s in (job.steps if job else ())
+                                             if s.explicit_name is None and (kind := s.unspoken)}
         return names
 
     def match(self, api_name: str) -> JobRef:
@@ -502,7 +502,7 @@ _new_tuple = tuple.__new__  # builds a named tuple without its Python-level __ne
 
 
 def _steps(raw: Iterable[Any], config: RepoConfig, actions: frozenset[str],
-           scripts: frozenset[str] = frozenset()) -> tuple[list[StepTime], float, float, float, bool]:
+           scripts: Mapping[str, str] = {}) -> tuple[list[StepTime], float, float, float, bool]:
     """A job's steps: the work (test and other) steps one by one and the seconds per
     category; and whether a test step ran. Any steps list: non-mappings skipped,
     missing names and unreadable timestamps counted as zero, naive stamps as UTC.
@@ -515,7 +515,7 @@ def _steps(raw: Iterable[Any], config: RepoConfig, actions: frozenset[str],
         if not isinstance(step, Mapping):
             continue
         name = str(step.get("name") or "")
-        category = config.classify(name, name in actions, name in scripts)
+        category = config.classify(name, name in actions, scripts.get(name, "") if scripts else "")
         seconds = seconds_between(step.get("started_at"), step.get("completed_at"))
         conclusion = step.get("conclusion")
         totals[category] += seconds
@@ -565,7 +565,7 @@ def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) 
 #: An input of a reusable workflow that names the runner its jobs take.
 _RUNNER_INPUT = re.compile(r"(?i)(?:[a-z0-9]+[-_])*(?:runner|runs[-_]on)(?:[-_](?:arch|labels?|names?|types?))?s?")
 # (SGLang's stage workflow `runner_arch: mi300`, `gpu-runner`, `amd_runner`; not `runner_os`, `runner-count`)
-_RUNNER_KEY = re.compile(r"(?i)runners?|runs[-_]on")
+_RUNNER_KEY = re.compile(r"(?i)runners?(?:[-_](?:labels?|names?|types?))?|runs[-_]on")
 
 
 def _declared_amd(workflow: Workflow, ref: JobRef, config: RepoConfig) -> bool:

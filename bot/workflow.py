@@ -194,15 +194,15 @@ class StepDef:
     raw: Any = field(default=None, repr=False, compare=False)  # the step as written (its plain data)
 
     @functools.cached_property
-    def more_lines(self) -> bool:
-        """Whether it is an unnamed `run:` step whose first line, which GitHub names it by, does not speak
-        for its script. A banner (`echo`, `printf`) speaks for prints and shell set-up alone (not `echo
+    def unspoken(self) -> str:
+        """Of an unnamed `run:` step, which GitHub names by its first line: the kind of that line when it
+        does not speak for the script, "" when it does (or the step is named). A banner (`echo`, `printf`;
+        not one that writes, `>> $GITHUB_ENV`) speaks for prints and shell set-up alone ("print": `echo
         "Running unit tests"`, then `cd tests && pytest`); an install for installs and the look at what
-        they installed (`pip list`, `python -c "import torch"`, `echo ... >> $GITHUB_PATH`, the starter
-        workflow's `if [ -f requirements.txt ]; then pip install ...; fi`), not for any other command
-        (tests, a suite runner, a benchmark, a build), on a continued line too."""
+        they put in place ("install": not `pip install -e .`, then `python3 run_suite.py`). A command
+        continued with a backslash is one; a filter after `|` and text in quotes are no commands."""
         if self.explicit_name is not None or self.uses is not None or not self.run:
-            return False
+            return ""
         lines, continued = [], False  # its lines, a command continued with a backslash joined into one
         for line in self.run.splitlines():
             text = line.strip()
@@ -215,16 +215,19 @@ class StepDef:
                 lines.append(text)
             continued = text.endswith("\\")
         if not lines:
-            return False
-        # its commands: each line's, split at `&&`, `||`, `;` and `|`, less a shell keyword before them (`then pip ...`)
-        commands = [command for line in lines for part in re.split(r"&&|\|\|?|;", line)
-                    if (command := _KEYWORD.sub("", part.strip()).strip())]
-        if _PRINTS.match(lines[0]):
-            return any(not _PRINTS.match(command) and not _SHELL.match(command) for command in commands)
+            return ""
+        # its commands: each line's, quotes emptied, split at `&&`, `||` and `;`, each up to a `|` (what it pipes
+        # into filters its output), less a shell keyword before it (`then pip ...`)
+        commands = [command for line in lines for part in re.split(r"&&|\|\||;", _QUOTED.sub("''", line))
+                    if (command := _KEYWORD.sub("", part.split("|")[0].strip()).strip())]
+        if _PRINTS.match(lines[0]) and ">" not in lines[0]:
+            return "print" if any(not _PRINTS.match(command) and not _SHELL.match(command)
+                                  for command in commands) else ""
         if _INSTALLS.match(lines[0]):
-            return any(not _INSTALLS.match(command) and not _SHELL.match(command) and not _PRINTS.match(command)
-                       and not _LOOKS.match(command) for command in commands)
-        return False
+            return "install" if any(not _INSTALLS.match(command) and not _SHELL.match(command)
+                                    and not _PRINTS.match(command) and not _LOOKS.match(command)
+                                    for command in commands) else ""
+        return ""
 
     @functools.cached_property
     def identity(self) -> tuple[Any, ...]:
@@ -566,15 +569,18 @@ class Workflow:
 #: A command of a script that installs (pip, uv, conda, a system package manager), after `sudo` and
 #: variables set for it; one that prints (echo, printf); one that only sets up the shell.
 _INSTALLS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:\w+=\S*\s+)*(?:python[\d.]*\s+-m\s+)?(?:pip[\d.]*|uv\s+pip|conda"
-                       r"|mamba|micromamba|apt(?:-get)?|yum|dnf)\s+(?:-\S+\s+)*install\b")
+                       r"|mamba|micromamba|apt(?:-get)?|yum|dnf)\s+(?:-\S+\s+)*(?:un)?install\b")
 _PRINTS = re.compile(r"(?:echo|printf)\b")
-_SHELL = re.compile(r"(?:set|cd|export|source|\.|if|then|else|elif|fi|do|done)(?:\s|$)")
+_SHELL = re.compile(r"(?:set|unset|cd|pushd|popd|export|source|\.|if|then|else|elif|fi|for|while|until|do|done|case"
+                    r"|esac|exit|return|shift|local|declare|trap)(?:\s|$)")
+_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _KEYWORD = re.compile(r"^(?:(?:then|do|else|elif|if|!)\s+)+")
 #: A command that looks at what an install put in place, or fetches and unpacks for it: no test, no build.
 _LOOKS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:(?:python[\d.]*\s+-m\s+)?pip[\d.]*\s+(?:list|freeze|show|check|config|cache"
                     r"|download)\b|python[\d.]*\s+(?:-c|--version)\b|(?:which|ls|cat|mkdir|cp|mv|rm|ln|chmod|chown|touch"
                     r"|tar|unzip|curl|wget|tee|env|printenv|nvidia-smi|rocm-smi|rocminfo|amd-smi|conda\s+(?:activate|create"
-                    r"|info|list)|apt(?:-get)?\s+update|true|\[|test\s)(?:\s|$))")
+                    r"|info|list)|apt(?:-get)?\s+update|true|\[|test|git|ldconfig|virtualenv|nproc|df|du|free)(?:\s|$)"
+                    r"|python[\d.]*\s+-m\s+venv\b|\S+\s+--version\s*$)")
 
 
 def parse_workflow(text: str, path: str) -> Workflow:

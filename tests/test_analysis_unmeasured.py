@@ -1034,7 +1034,7 @@ jobs:
 """
 
 
-def test_an_unnamed_script_of_more_lines_is_not_judged_by_its_first_line() -> None:
+def test_an_unnamed_script_is_not_judged_by_a_first_line_that_does_not_speak_for_it() -> None:
     """review102 f01, f04: GitHub names an unnamed `run:` step by its first line; a banner (`echo`) or an install
     there said nothing of the tests on the next lines, which had been lost (`unit` measured no more; `integ`'s 50
     minutes setup). An install after the tests (`pip install codecov`) is no setup before them."""
@@ -1186,32 +1186,38 @@ jobs:
 """
     steps = parse_workflow(text, ".github/workflows/a.yml").jobs["a"].steps
     # review106 f01, f04: a command after `cd ... &&` or on a continued line is one; `pytest` installed is no test run
-    assert [(s.name, s.more_lines, RepoConfig().step_category(s)) for s in steps] == [
-        ("Run pip install -r requirements.txt", False, "setup"), ("Run pip install \\", False, "setup"),
-        ('Run echo "Running unit tests"', True, "test"), ("Run pip install -e .", True, "other"),
-        ("Run python -m pip install --upgrade pip", False, "setup"), ("Run sudo -E pip install -e . \\", True, "other"),
-        ('Run echo "Unit tests"', True, "test")]
+    assert [(s.name, s.unspoken, RepoConfig().step_category(s)) for s in steps] == [
+        ("Run pip install -r requirements.txt", "", "setup"), ("Run pip install \\", "", "setup"),
+        ('Run echo "Running unit tests"', "print", "test"), ("Run pip install -e .", "install", "other"),
+        ("Run python -m pip install --upgrade pip", "", "setup"), ("Run sudo -E pip install -e . \\", "install", "other"),
+        ('Run echo "Unit tests"', "print", "test")]
 
 
-@pytest.mark.parametrize("script, more, category", [
-    # an install speaks for installs and the look at them (review106 f04, review107 f02)
-    ("python3.10 -m pip install x\npip list\npython -c 'import torch'\necho $HOME/bin >> $GITHUB_PATH", False, "setup"),
-    ("pip install \\\n  pytest \\\n  pytest-cov\n", False, "setup"),
-    ("pip install -r req.txt\nif [ -f extra.txt ]; then pip install -r extra.txt; fi\n", False, "setup"),
-    ("sudo -E pip install x | tee pip.log\n", False, "setup"),
+@pytest.mark.parametrize("script, unspoken, category", [
+    # an install speaks for installs and the look at them (review106 f04, review107 f02, review108 f01, f03)
+    ("python3.10 -m pip install x\npip list\npython -c 'import torch'\necho $HOME/bin >> $GITHUB_PATH", "", "setup"),
+    ("pip install \\\n  pytest \\\n  pytest-cov\n", "", "setup"),
+    ("pip install -r req.txt\nif [ -f extra.txt ]; then pip install -r extra.txt; fi\n", "", "setup"),
+    ("sudo -E pip install x | tee pip.log\n", "", "setup"),
+    ("pip install torch\npython -c \"import torch; print(torch.version.hip)\"\npip list | grep torch\n", "", "setup"),
+    ("pip install -r req.txt\npython -m venv .venv\ngit submodule update --init\nldconfig\ncmake --version\n", "",
+     "setup"),
     # not for any other command (review107 f01): SGLang's suite runner, a build's tests, a benchmark
-    ("pip install -e .\ncd test/srt && python3 run_suite.py --suite per-commit\n", True, "other"),
-    ("pip install -e .\nmake -C build test\n", True, "other"),
-    ("pip install -e . \\\n  && pytest tests\n", True, "other"),
+    ("pip install -e .\ncd test/srt && python3 run_suite.py --suite per-commit\n", "install", "other"),
+    ("pip install -e .\nmake -C build test\n", "install", "other"),
+    ("pip install -e . \\\n  && pytest tests\n", "install", "other"),
     # nor `--no-deps` or `venv` in its first line then (review107 f04)
-    ("pip install --no-build-isolation --no-deps -e .\npython -m pytest\n", True, "other"),
-    # a banner speaks for prints and shell set-up alone
-    ("echo 'Running unit tests'\nset -e\nexport X=1 && cd tests && pytest\n", True, "test"),
-    ("echo one\nprintf 'two'\n", False, "other"),
+    ("pip install --no-build-isolation --no-deps -e .\npython -m pytest\n", "install", "other"),
+    # a banner speaks for prints and shell set-up alone; its words are read (review108 f02)
+    ("echo 'Running unit tests'\nset -e\nexport X=1 && cd tests && pytest\n", "print", "test"),
+    ("echo one\nprintf 'two'\n", "", "other"),
+    ("echo 'Installing deps'\npip install -r requirements.txt\n", "print", "setup"),
+    # an echo that writes is no banner (review108 f02)
+    ("echo ROCM_PATH=/opt/rocm >> $GITHUB_ENV\nrocm-smi\n", "", "setup"),
 ])
-def test_the_first_line_of_a_script_speaks_for_it_only_with_commands_of_its_kind(script: str, more: bool,
+def test_the_first_line_of_a_script_speaks_for_it_only_with_commands_of_its_kind(script: str, unspoken: str,
                                                                                 category: str) -> None:
     body = "".join(f"          {line}\n" for line in script.splitlines())
     step = parse_workflow(f"on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: |\n{body}",
                           ".github/workflows/a.yml").jobs["a"].steps[0]
-    assert (step.more_lines, RepoConfig().step_category(step)) == (more, category)
+    assert (step.unspoken, RepoConfig().step_category(step)) == (unspoken, category)

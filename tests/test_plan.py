@@ -498,7 +498,10 @@ def test_another_lane_whose_matrix_an_expression_gives_is_left_alone_and_said_so
     ("          - {ci_node_index: 0, runner: linux-mi300-gpu-1}\n          - {ci_node_index: 1, runner: linux-mi300-gpu-1}\n",
      "its matrix is an `include` list; foldbot reshards only a shard list written as an axis (`part: [0, 1, 2]`): "
      "shard count left alone"),
-    # review107 f06: a node count beside a suite is a configuration, not a shard number
+    # review107 f06, review108 f04: a node count (or GPUs per node) beside a suite is a configuration, not a shard
+    ("          - {suite: disagg, gpus_per_node: 8}\n          - {suite: tp8, gpus_per_node: 4}\n",
+     "its matrix is an `include` list of 2 entries varying `suite` (disagg, tp8): jobs of their own, not shards of "
+     "one suite; nothing to reshard, and a matrix's job is not folded"),
     ("          - {suite: disagg, num_nodes: 2}\n          - {suite: tp8, num_nodes: 1}\n",
      "its matrix is an `include` list of 2 entries varying `suite` (disagg, tp8): jobs of their own, not shards of "
      "one suite; nothing to reshard, and a matrix's job is not folded"),
