@@ -145,7 +145,8 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # it made a job whose tests were skipped after a failed build one that ran them); nor an install of a tool
     # the tests use (`Run pip install pytest`: setup, below)
     # (not one that writes: `echo "X=1" >> $GITHUB_ENV` sets what the next steps run with, setup below)
-    FIRST_LINE_BANNER := StepRule(r"(?i)run (?:echo|printf)\b(?!.*(?:&&|\|\||;|>))", "other"),
+    FIRST_LINE_BANNER := StepRule(r"(?i)run (?:echo|printf)\b(?!.*(?:&&|\|\||;|>|\bgithub_(?:env|path|output)\b))",
+                                  "other"),
     # TE `Check Test Failure Status`; SGLang `Check all dependent job statuses`, `Check if any job failed`;
     # pytorch/test-infra linux_job_v2.yml `Surface failing tests` (pmeier/pytest-results-action, `if: always()`).
     StepRule(r"(?i)(?:check|surface) .*\b(?:fail\w*|status\w*|results?|coverage)\b", "other"),

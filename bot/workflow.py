@@ -220,7 +220,7 @@ class StepDef:
         # into filters its output), less a shell keyword before it (`then pip ...`)
         commands = [command for line in lines for part in re.split(r"&&|\|\||;", _QUOTED.sub("''", line))
                     if (command := _KEYWORD.sub("", part.split("|")[0].strip()).strip())]
-        if _PRINTS.match(lines[0]) and ">" not in lines[0]:
+        if _PRINTS.match(lines[0]) and ">" not in lines[0] and "GITHUB_" not in lines[0]:
             return "print" if any(not _PRINTS.match(command) and not _SHELL.match(command)
                                   for command in commands) else ""
         if _INSTALLS.match(lines[0]):
@@ -580,7 +580,7 @@ _LOOKS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:(?:python[\d.]*\s+-m\s+)?pip[\d
                     r"|download)\b|python[\d.]*\s+(?:-c|--version)\b|(?:which|ls|cat|mkdir|cp|mv|rm|ln|chmod|chown|touch"
                     r"|tar|unzip|curl|wget|tee|env|printenv|nvidia-smi|rocm-smi|rocminfo|amd-smi|conda\s+(?:activate|create"
                     r"|info|list)|apt(?:-get)?\s+update|true|\[|test|git|ldconfig|virtualenv|nproc|df|du|free)(?:\s|$)"
-                    r"|python[\d.]*\s+-m\s+venv\b|\S+\s+--version\s*$)")
+                    r"|python[\d.]*\s+-m\s+venv\b|uv\s+venv\b|\S+\s+--version\s*$)")
 
 
 def parse_workflow(text: str, path: str) -> Workflow:

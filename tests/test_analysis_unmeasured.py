@@ -1214,6 +1214,8 @@ jobs:
     ("echo 'Installing deps'\npip install -r requirements.txt\n", "print", "setup"),
     # an echo that writes is no banner (review108 f02)
     ("echo ROCM_PATH=/opt/rocm >> $GITHUB_ENV\nrocm-smi\n", "", "setup"),
+    ("echo \"X=1\" | tee -a $GITHUB_ENV\nexport Y=2\n", "", "setup"),
+    ("pip install uv\nuv venv\nuv pip install -e .\n", "", "setup"),
 ])
 def test_the_first_line_of_a_script_speaks_for_it_only_with_commands_of_its_kind(script: str, unspoken: str,
                                                                                 category: str) -> None:
