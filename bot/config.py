@@ -220,8 +220,9 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # Python environment made, or a dependency's headers staged, before the tests: TheRock `System deps, venv
     # configure`, rocm-libraries `Stage header-only hipblas-common from this checkout` (cmake configure + install).
     # (never a name the test rules below would take: `Run pytest in venv`, `Stage B benchmarks`)
-    FIRST_LINE_WORDS := StepRule(r"(?i)(?!" + TEST_WORD + r")(?:.*\bgithub_(?:env|path|output)\b|.*\b(?:venv|virtualenv|deps)\b"
-             r"|stag(?:e|ing) (?!\d)(?!.*\b(?:results?|reports?|logs?|artifacts?|outputs?)\b))", "setup"),
+    FIRST_LINE_WORDS := StepRule(
+        r"(?i)(?!" + TEST_WORD + r")(?:.*\bgithub_(?:env|path|output)\b|.*\b(?:venv|virtualenv|deps)\b"
+        r"|stag(?:e|ing) (?!\d)(?!.*\b(?:results?|reports?|logs?|artifacts?|outputs?)\b))", "setup"),
     # aiter `Generate Dockerfile`; SGLang; onnxruntime `Generate Build Files (CMake) (x64 / Release)`.
     StepRule(r"(?i)generate .*\b(?:dockerfile|matrix|build files|cmake)\b", "setup"),
     # Printing the machine before the tests: JAX `Print system info`, DeepSpeed `Python environment` and
