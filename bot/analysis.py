@@ -19,7 +19,7 @@ from .logs import ShardLog
 from .plan import (Fold, Lane, Plan, Planner, ShardGroup, list_limit, other_readers, partition_step, passed_shards, shard_axis,
                    shared_list)
 from .timing import (BundleError, JobMatcher, JobStats, JobTiming, RunTiming, called_stats, declared_amd, job_stats,
-                     run_timing, workflow_path_of)
+                     run_timing, runs_on_items, workflow_path_of)
 from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, WorkflowError, parse_workflow, timeout_minutes
 
 
@@ -430,7 +430,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 all(s.conclusion == "skipped" for s in job.work_steps)
                 or any(s.category == "test" and s.name in ran_elsewhere(name) for s in job.work_steps)):
             continue
-        if job.conclusion in ("failure", "timed_out") and any(s.category == "test" for s in job.work_steps):
+        if job.stopped_before_tests:
             stopped_runs.setdefault(name, set()).add(run_id)
         elif job.conclusion not in ("skipped", "cancelled") and job.setup_seconds + job.other_seconds > 0:
             untested.setdefault(name, []).append(job)
@@ -626,15 +626,8 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
 
 
 def _written_labels(job: JobDef) -> list[str]:
-    """The labels a job's `runs-on` writes out (not those an expression gives)."""
-    runs_on = job.runs_on
-    if isinstance(runs_on, dict):  # (a group is known by `group:<name>` once a job runs there: `job_labels`)
-        labels = runs_on.get("labels")
-        group = runs_on.get("group")
-        runs_on = [f"group:{group}" if isinstance(group, str) and "${{" not in group else group,
-                   *(labels if isinstance(labels, list) else [labels])]
-    items = runs_on if isinstance(runs_on, list) else [runs_on]
-    return [str(item) for item in items if isinstance(item, str) and item.strip() and "${{" not in item]
+    """The labels a job's `runs-on` writes out (not those an expression gives), a group as `group:<name>`."""
+    return [item for item in runs_on_items(job.runs_on) if isinstance(item, str) and item.strip() and "${{" not in item]
 
 
 def _setup_steps_named_as_tests(workflow: Workflow, job_id: str, config: RepoConfig) -> list[str]:

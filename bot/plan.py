@@ -929,9 +929,7 @@ class Planner:
         if cancelled:  # (a newer push's run replaced these, `cancel-in-progress`: no length of its tests is known)
             return (f"its tests were cancelled part-way in {_runs(cancelled)} of the {ran} it ran in, and none ran to "
                     "the end: a cancelled test step is no sample of how long they take")
-        stopped = sum(any(j.workflow_job == job.id and j.conclusion in ("failure", "timed_out") and not j.ran_tests
-                          and any(s.category == "test" for s in j.work_steps) for j in run.amd_jobs)
-                      for run in self.runs)
+        stopped = sum(any(j.workflow_job == job.id and j.stopped_before_tests for j in run.amd_jobs) for run in self.runs)
         if stopped == ran:  # (its test steps there, skipped after a failed build or install)
             return (f"it failed before its tests in each of the {_runs(ran)} it ran in, so no run measured them (see "
                     "\u201cCould not measure\u201d)" if ran > 1 else

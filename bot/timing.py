@@ -405,6 +405,13 @@ class JobTiming(NamedTuple):
         total = self.setup_seconds + self.test_seconds
         return self.setup_seconds / total if total > 0 else 0.0
 
+    @property
+    def stopped_before_tests(self) -> bool:
+        """Whether it failed (or timed out) before its test steps, which it has and which did not run:
+        no sample of them, and no gap in the rules (TheRock's `Test` after a failed environment setup)."""
+        return self.conclusion in ("failure", "timed_out") and not self.ran_tests and \
+            any(s.category == "test" for s in self.work_steps)
+
     def step_seconds(self, name: str) -> float:
         """Seconds of its test or other steps of that name (setup steps are not kept one by one)."""
         return sum(s.seconds for s in self.work_steps if s.name == name)
@@ -582,6 +589,17 @@ _INPUT = re.compile(r"(?<![\w.-])(?:github\.event\.)?inputs\.([A-Za-z_][\w-]*)",
 _UNRESOLVED = re.compile(r"\b(?:inputs|vars|needs|github|env|fromJSON|steps)\b", re.I)
 
 
+def runs_on_items(runs_on: Any) -> list[Any]:
+    """What a job's `runs-on` names, item by item: its labels; of `{group: ..., labels: [...]}`, the group
+    as `group:<name>` (as its jobs' labels say it once they run: `job_labels`) and the labels."""
+    if isinstance(runs_on, dict):
+        labels = runs_on.get("labels")
+        group = runs_on.get("group")
+        return [f"group:{group}" if isinstance(group, str) and group and "${{" not in group else group,
+                *(labels if isinstance(labels, list) else [labels])]
+    return runs_on if isinstance(runs_on, list) else [runs_on]
+
+
 def declared_amd(job: JobDef, config: RepoConfig, workflow: Workflow | None = None) -> bool | None:
     """Whether a workflow job's `runs-on` names an AMD runner: True, False, or None
     when it cannot be told (an expression whose value the file does not show).
@@ -609,12 +627,7 @@ def declared_amd(job: JobDef, config: RepoConfig, workflow: Workflow | None = No
                                                             in given.items() if value in runners):
                 return False
         return None if job.uses else False
-    items = job.runs_on if isinstance(job.runs_on, list) else [job.runs_on]
-    if isinstance(job.runs_on, dict):  # {group: ..., labels: [...]}: a group as its jobs' labels say it (`job_labels`)
-        labels = job.runs_on.get("labels")
-        group = job.runs_on.get("group")
-        items = [f"group:{group}" if isinstance(group, str) and group and "${{" not in group else str(group or ""),
-                 *(labels if isinstance(labels, list) else [labels or ""])]
+    items = [item for item in runs_on_items(job.runs_on) if item is not None]
     texts: list[str] = []
     unresolved = False
     axes = job.matrix_axes
