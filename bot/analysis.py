@@ -17,7 +17,7 @@ from .edit import (EditError, FileEdit, FoldEdit, LaneChange, ListEdit, ListTrim
                    patch_id, unified_diff, verify_edit)
 from .logs import ShardLog
 from .plan import (Fold, Lane, Plan, Planner, ShardGroup, list_limit, other_readers, partition_step, passed_shards, shard_axis,
-                   shared_list)
+                   shared_list, stage_partitions)
 from .timing import (BundleError, JobMatcher, JobStats, JobTiming, RunTiming, called_stats, declared_amd, job_stats,
                      run_timing, runs_on_items, workflow_path_of)
 from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, WorkflowError, parse_workflow, timeout_minutes
@@ -976,24 +976,41 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
             warnings.append(f"{target.path}: has no `{source.base_id(reshard.job)}` job; the reshard is not carried there")
             continue
         job = target.workflow.jobs[job_id]
-        if job.matrix_expression:
-            warnings.append(f"{target.path}: `{job_id}` is not resharded there: {job.matrix_expression} comes from an "
-                            "expression, so how many jobs it runs is known only when a run starts")
-            continue
-        axis = shard_axis(job)
-        if axis is None or len(axis[1]) != reshard.from_count or partition_step(job, reshard.from_count, config) is None:
-            warnings.append(f"{target.path}: `{job_id}` does not have {reshard.from_count} shards with a `{reshard.flag}` count; not resharded there")
-            continue
-        if not same and job.max_parallel != reshard.max_parallel:
+        if reshard.passed_as is not None:  # (a caller's count, passed to the reusable workflow that runs its shards)
+            stage = stage_partitions(target.workflow, job, called, config, reshard.labels)
+            if stage is None or (stage.key, stage.count, stage.flag) != (reshard.passed_as, reshard.from_count, reshard.flag):
+                warnings.append(f"{target.path}: `{job_id}` does not pass {reshard.from_count} shards as "
+                                f"`{reshard.passed_as}` to a workflow that hands them to `{reshard.flag}`; not resharded there")
+                continue
+            if not same and (stage.timeout_minutes is None or
+                             reshard.predicted_longest_p90_s > config.reshard_safety * stage.timeout_minutes * 60):
+                there = "is not known before it runs" if stage.timeout_minutes is None else \
+                    f"is {stage.timeout_minutes:.0f} min there"
+                warnings.append(f"{target.path}: `{job_id}` is not resharded there: the timeout of the shards' "
+                                f"`{stage.step.name}` step {there}, and on {reshard.to_count} shards the longest would "
+                                f"take about {reshard.predicted_longest_p90_s / 60:.0f} min (p90)")
+                continue
+            max_parallel, key = stage.max_parallel, stage.axis
+        else:
+            if job.matrix_expression:
+                warnings.append(f"{target.path}: `{job_id}` is not resharded there: {job.matrix_expression} comes from "
+                                "an expression, so how many jobs it runs is known only when a run starts")
+                continue
+            axis = shard_axis(job)
+            if axis is None or len(axis[1]) != reshard.from_count or partition_step(job, reshard.from_count, config) is None:
+                warnings.append(f"{target.path}: `{job_id}` does not have {reshard.from_count} shards with a `{reshard.flag}` count; not resharded there")
+                continue
+            max_parallel, key = job.max_parallel, axis[0]
+        if not same and max_parallel != reshard.max_parallel:
             # Its shards run in other waves there: the count does something else to its wall clock.
-            wall = CarriedWall(job_id, reshard.job, job.max_parallel, *reshard.wall_with(job.max_parallel))
+            wall = CarriedWall(job_id, reshard.job, max_parallel, *reshard.wall_with(max_parallel))
             if reshard.neutral and wall.later_s >= 60:  # (offered as the count that keeps the wall clock)
                 warnings.append(f"{target.path}: `{job_id}` is not resharded to {reshard.to_count} there: its shards "
                                 "run in other waves there, where that count would make it finish later "
                                 f"({wall.before_s / 60:.0f} \u2192 {wall.after_s / 60:.0f} min)")
                 continue
             walls.append(wall)
-        reshards.append(ReshardEdit(job_id, axis[0], reshard.from_count, reshard.to_count, reshard.flag))
+        reshards.append(ReshardEdit(job_id, key, reshard.from_count, reshard.to_count, reshard.flag, reshard.passed_as))
     lists: list[ListEdit] = []
     for listed in plan.lists:
         job_id = target.job_id(source.base_id(listed.job))

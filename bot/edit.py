@@ -53,6 +53,9 @@ class ReshardEdit:
     from_count: int
     to_count: int
     flag: str
+    #: The `with:` key of a caller that passes its reusable workflow the count as JSON
+    #: (`plan.StagePartitions`): changed there, in place of a matrix and a flag.
+    passed_as: str | None = None
 
 
 @dataclass(frozen=True)
@@ -679,6 +682,9 @@ def _apply_reshard(sp: _Splicer, workflow: Workflow, reshard: ReshardEdit) -> No
     job = workflow.jobs.get(reshard.job)
     if job is None:
         raise EditError(f"{workflow.path}: no job `{reshard.job}`")
+    if reshard.passed_as is not None:
+        _apply_partitions(sp, workflow, job, reshard)
+        return
     matrix = mapping_get(mapping_get(job.node, "strategy"), "matrix")
     axis = mapping_get(matrix, reshard.shard_key)
     if not isinstance(axis, yaml.SequenceNode) or len(axis.value) != reshard.from_count:
@@ -715,6 +721,32 @@ def _apply_reshard(sp: _Splicer, workflow: Workflow, reshard: ReshardEdit) -> No
             sp.replace(run.start_mark.index, run.end_mark.index, new_src)
     if not hits:
         raise EditError(f"{workflow.path}: `{reshard.job}` has no `{reshard.flag} {reshard.from_count}` to change")
+
+
+def _apply_partitions(sp: _Splicer, workflow: Workflow, job: JobDef, reshard: ReshardEdit) -> None:
+    """A caller's shard count as JSON (`partitions: '{"size":14,"arr":[0,...,13]}'`) on fewer shards, written
+    in the quotes it had."""
+    assert reshard.passed_as is not None
+    node = mapping_get(mapping_get(job.node, "with"), reshard.passed_as)
+    if not isinstance(node, yaml.ScalarNode) or node.style not in ("'", '"'):
+        raise EditError(f"{workflow.path}: `{reshard.job}` passes no `{reshard.passed_as}` written in quotes")
+    new = partitions_text(workflow.path, node.value, reshard)
+    quoted = "'" + new.replace("'", "''") + "'" if node.style == "'" else json.dumps(new)
+    sp.replace(node.start_mark.index, node.end_mark.index, quoted)
+
+
+def partitions_text(path: str, text: str, reshard: ReshardEdit) -> str:
+    """The JSON of a shard count (`{"size":14,"arr":[0,...,13]}`) on `to_count` shards: `arr` its first
+    ids, `size` their number; its other keys, their order and its spacing kept."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise EditError(f"{path}: `{reshard.job}`'s `{reshard.passed_as}` is no JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("arr") != list(range(reshard.from_count)) or \
+            data.get("size", reshard.from_count) != reshard.from_count:
+        raise EditError(f"{path}: `{reshard.job}`'s `{reshard.passed_as}` is not shards 0 to {reshard.from_count - 1}")
+    data = {**data, "arr": list(range(reshard.to_count)), **({"size": reshard.to_count} if "size" in data else {})}
+    return json.dumps(data, separators=(", " if re.search(r",\s", text) else ",", ": " if re.search(r":\s", text) else ":"))
 
 
 def _list_node(workflow: Workflow, edit: ListEdit) -> yaml.ScalarNode:
@@ -883,6 +915,9 @@ def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) ->
             step["with"]["jobs"] = parsed
     for reshard in change.reshards:
         job = own(reshard.job)
+        if reshard.passed_as is not None:
+            job["with"][reshard.passed_as] = partitions_text(workflow.path, job["with"][reshard.passed_as], reshard)
+            continue
         axis = job["strategy"]["matrix"][reshard.shard_key]
         job["strategy"]["matrix"][reshard.shard_key] = axis[: reshard.to_count]
         pattern = re.compile(rf"({re.escape(reshard.flag)}[ =]){reshard.from_count}\b")

@@ -60,7 +60,8 @@ def wanted(analysis: Analysis) -> dict[str, list[tuple[JobTiming, ...]]]:
         job = jobs.get(job_id)
         if stats is None or job is None:
             continue
-        runs = [shards for shards in reversed(stats.per_run) if len(shards) == job.shard_count]
+        count = analysis.plan.shard_counts.get(job_id, job.shard_count)
+        runs = [shards for shards in reversed(stats.per_run) if len(shards) == count]
         if runs:
             out[job_id] = runs
     return out

@@ -22,8 +22,8 @@ import yaml
 from .config import RepoConfig, lane_name
 from .logs import ShardLog, ShardPredictor, merge_logs
 from .timing import JobStats, JobTiming, RunTiming, declared_amd, percentile, median
-from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, JOB_TOTAL, JobDef, StepDef, Workflow, context_keys, shard_entry, strings,
-                       substitute_matrix, timeout_minutes, tree_expressions, yaml_events)
+from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, JOB_TOTAL, JobDef, StepDef, Workflow, context_keys, expressions,
+                       shard_entry, strings, substitute_matrix, timeout_minutes, tree_expressions, yaml_events)
 
 #: The flags whose number is the shard count: SGLang's run_suite.py (`--total-partitions`, `--auto-partition-size`),
 #: pytest-split (`--splits 4 --group ${{ matrix.shard }}`, 1-based groups), pytest-shard (`--num-shards=4
@@ -145,6 +145,11 @@ class Reshard:
     #: This is the `neutral_count` suggestion itself (to_count is it): carried into another lane only
     #: where it keeps that lane's job's wall clock too (else it is no "keeps the wall clock" there).
     neutral: bool = False
+    #: Of a caller whose shards a reusable workflow runs (`StagePartitions`): the `with:` key that holds
+    #: the count, changed in place of a matrix, and the called file (None: the job's own matrix).
+    passed_as: str | None = None
+    callee: str | None = None
+    labels: tuple[str, ...] = ()  # the runner labels its shards ran on (a timeout expression may branch on them)
 
     @property
     def setup_cycles_saved(self) -> int:
@@ -264,6 +269,8 @@ class Plan:
     cut_off: dict[str, tuple["CutOff", ...]] = field(default_factory=dict)
     # matrices whose shard count foldbot could change -> runs whose per-file logs it read for them
     reshard_candidates: dict[str, int] = field(default_factory=dict)
+    #: those matrices -> how many shards they run (a caller's: the count it passes its reusable workflow)
+    shard_counts: dict[str, int] = field(default_factory=dict)
     #: Shard lists measured but not edited (a list passed to a reusable workflow as a string):
     #: what the times allow, to change by hand.
     by_hand: tuple[Finding, ...] = ()
@@ -334,10 +341,10 @@ def _short(value: Any) -> str:
 
 
 def _reusable(job: JobDef, passed: PassedShards | None, called: Mapping[str, JobStats], config: RepoConfig,
-              given: Any = None) -> str:
-    """Why a caller of a reusable workflow is neither folded nor resharded, and what to change
-    instead (`called`: the jobs it runs there, measured each on its own: `called_stats`; `given`:
-    its `with:`)."""
+              given: Any = None, stage: StagePartitions | None = None) -> str:
+    """Why a caller of a reusable workflow is not folded, and resharded only by what it passes, and
+    what to change instead (`called`: the jobs it runs there, measured each on its own: `called_stats`;
+    `given`: its `with:`; `stage`: the shard count it passes that foldbot changes)."""
     uses = str(job.uses)
     if passed is not None:  # (its shard count is in this file: measured on its own)
         return (f"its AMD jobs run the reusable workflow `{uses}`, whose steps foldbot does not edit; how many shards "
@@ -352,6 +359,11 @@ def _reusable(job: JobDef, passed: PassedShards | None, called: Mapping[str, Job
         passes = "" if job.matrix is None else (
             f" (or the matrix this job passes it: {job.matrix_expression} comes from an expression, known only when a "
             "run starts)" if job.matrix_expression else " (or the matrix this job passes it)")
+        if stage is not None:
+            return (f"its AMD jobs run {where}, whose matrices and steps foldbot does not edit; how many shards they "
+                    f"run is this job's `with: {stage.key}:` ({stage.count} shards), which foldbot sets as it would a "
+                    f"matrix's count (the reshard, or why there is none, is in this report); to fold them, change "
+                    f"the file that holds them by hand{short}")
         if sized := _passed_partitions(given):  # the count is this job's to change, not the called file's
             return (f"its AMD jobs run {where}, whose matrices and steps foldbot does not edit; how many shards they "
                     f"run is this job's `with: {sized[0]}:` ({sized[1]} shards), which foldbot does not set either: to "
@@ -373,17 +385,99 @@ def _passed_partitions(given: Any) -> tuple[str, int] | None:
     literal: SGLang's `_pr-test-stage-amd.yml` is passed `partitions: '{"size":14,"arr":[0,...,13]}'`
     (its matrix `fromJson(inputs.partitions).arr`); (the input, the count), else None."""
     for key, value in given.items() if isinstance(given, dict) else ():
-        if not isinstance(value, str) or "${{" in value or len(value) > SHARD_LIST_MAX_CHARS:
-            continue
-        try:
-            data = json.loads(value)
-        except ValueError:
-            continue
-        arr = data.get("arr") if isinstance(data, dict) else None
-        if isinstance(arr, list) and len(arr) > 1 and all(type(v) is int for v in arr) and \
-                data.get("size", len(arr)) == len(arr):
-            return str(key), len(arr)
+        if (data := partitions_literal(value)) is not None:
+            return str(key), len(data["arr"])
     return None
+
+
+def partitions_literal(value: Any) -> dict[str, Any] | None:
+    """A `with:` value that is a shard count as a JSON literal (`'{"size":14,"arr":[0,...,13]}'`), parsed:
+    `arr` the shard ids (two or more integers), `size` (when given) their number. None for anything else."""
+    if not isinstance(value, str) or "${{" in value or '"arr"' not in value or len(value) > SHARD_LIST_MAX_CHARS:
+        return None
+    try:
+        data = json.loads(value)
+    except (ValueError, RecursionError):
+        return None
+    arr = data.get("arr") if isinstance(data, dict) else None
+    if isinstance(arr, list) and len(arr) > 1 and all(type(v) is int for v in arr) and \
+            data.get("size", len(arr)) == len(arr) and type(data.get("size", 0)) is int:
+        return data
+    return None
+
+
+@dataclass(frozen=True)
+class StagePartitions:
+    """A shard count a caller passes the reusable workflow that runs its shards, which foldbot can
+    change there: SGLang's `_pr-test-stage-amd.yml`, passed `partitions: '{"size":14,"arr":[0,...,13]}'`,
+    runs one job whose matrix is `partition: ${{ fromJson(inputs.partitions).arr }}` and whose test step
+    hands `fromJson(inputs.partitions).size` to `--auto-partition-size`. Read as a matrix of this job's
+    own: its shards are the caller's jobs, the called job's test step their step."""
+
+    key: str  # the caller's `with:` key that holds the count (the called workflow's input)
+    count: int
+    callee: str  # the called file's path
+    job: JobDef  # the called job that runs the shards
+    axis: str  # its matrix key
+    step: StepDef  # its test step, which carries the count
+    flag: str  # the flag the count is handed to (`PARTITION_FLAGS`)
+    timeout_minutes: float | None  # the test step's timeout, else the called job's, with what the caller passes
+    max_parallel: int | None  # the called job's `max-parallel`, with what the caller passes
+
+
+def stage_partitions(workflow: Workflow, job: JobDef, called: Mapping[str, Workflow], config: RepoConfig,
+                     labels: tuple[str, ...] = ()) -> StagePartitions | None:
+    """The shard count a caller passes as a literal (`partitions_literal`, shard ids 0..n-1) to a
+    reusable workflow of its repository (`called`) whose one job runs them as its matrix and hands the
+    count to a flag of its test step; None for anything else (its finding says what to change by hand)."""
+    callee = called.get(local_callee(job) or "")
+    given = _with_of(workflow, job)
+    if callee is None or not isinstance(given, dict) or len(callee.jobs) != 1:
+        return None  # (another job there would be among this caller's jobs, as if a shard)
+    for key, value in given.items():
+        data = partitions_literal(value)
+        if data is None or data["arr"] != list(range(len(data["arr"]))):
+            continue
+        (runs,) = callee.jobs.values()
+        read = re.compile(rf"(?i)fromjson\(\s*inputs\.{re.escape(str(key))}\s*\)\s*\.\s*")
+        strategy = callee.data["jobs"][runs.id].get("strategy")
+        matrix = strategy.get("matrix") if isinstance(strategy, dict) else None
+        axes = [axis for axis, spec in matrix.items() if isinstance(spec, str) and re.search(read.pattern + "arr\\b", spec)] \
+            if isinstance(matrix, dict) else []
+        if len(axes) != 1 or len(matrix) != 1:
+            return None
+        for step in runs.steps:
+            text = "\n".join([step.run or "", *strings(step.env)])
+            flags = [flag for flag in PARTITION_FLAGS if re.search(rf"{flag}\b", text)]
+            sized = [expr for expr in expressions(text) if re.search(read.pattern + r"size\b", expr)]
+            if config.step_category(step) != "test" or len(flags) != 1 or not sized:
+                continue
+            # (SGLang's `auto_partition: false` hands no count: `inputs.auto_partition && format(...) || ''`)
+            if any(given.get(name) in (False, "false") for expr in sized for name in _INPUT.findall(expr)):
+                return None
+            given_value = _given(callee, given)
+            # (a step timeout that is not known is no reason to read the job's: it may stop the tests sooner)
+            limit = _callee_minutes(step.timeout_minutes, given, given_value, labels) \
+                if step.timeout_minutes is not None else DEFAULT_JOB_TIMEOUT_MINUTES \
+                if runs.timeout_minutes is None else _callee_minutes(runs.timeout_minutes, given, given_value, labels)
+            parallel = _callee_minutes(strategy.get("max-parallel"), given, given_value, labels, guess=False)
+            return StagePartitions(str(key), len(data["arr"]), callee.path, runs, axes[0], step, flags[0], limit,
+                                   int(parallel) if parallel else None)
+        return None
+    return None
+
+
+def _callee_minutes(value: Any, given: dict[str, Any], substitute: Callable[[re.Match[str]], str],
+                    labels: tuple[str, ...], guess: bool = True) -> float | None:
+    """A number of the called file (a `timeout-minutes`, a `max-parallel`) with what the caller passes
+    put in: `${{ inputs.x }}` alone is the caller's value as it is written (a number; with `guess`, an
+    expression read as the lane's own timeouts are, `timeout_minutes`); else each `inputs.<name>` replaced."""
+    if value is None:
+        return None
+    alone = re.fullmatch(r"\$\{\{\s*inputs\.([A-Za-z_][\w-]*)\s*\}\}", str(value).strip())
+    if alone and alone[1] in given and not isinstance(given[alone[1]], (dict, list, bool)):
+        return (timeout_minutes if guess else _known_minutes)(given[alone[1]], labels)
+    return _known_minutes(_INPUT.sub(substitute, str(value)), labels)
 
 
 def _short_called(called: Mapping[str, JobStats], config: RepoConfig) -> str:
@@ -655,9 +749,18 @@ def local_callee(job: JobDef) -> str | None:
 
 def shard_callees(workflow: Workflow) -> list[str]:
     """The reusable workflows of this repository that its callers hand a written-out shard
-    list (`passed_shards`): the files whose jobs' timeout says how many shards fit."""
+    list (`passed_shards`) or a shard count as a literal (`partitions_literal`): the files whose
+    jobs' timeout says how many shards fit (and, of a count, whether foldbot can change it)."""
     return sorted({path for job in workflow.jobs.values()
-                   if (path := local_callee(job)) and passed_shards(workflow, job) is not None})
+                   if (path := local_callee(job)) and (passed_shards(workflow, job) is not None
+                                                       or _passed_partitions(_with_of(workflow, job)) is not None)})
+
+
+def _with_of(workflow: Workflow, job: JobDef) -> Any:
+    """A job's `with:` as written (None when it has none)."""
+    jobs = workflow.data.get("jobs") if isinstance(workflow.data, dict) else None
+    raw = jobs.get(job.id) if isinstance(jobs, dict) else None
+    return raw.get("with") if isinstance(raw, dict) else None
 
 
 _INPUT = re.compile(r"\binputs\.([A-Za-z_][\w-]*)")
@@ -771,6 +874,8 @@ class Planner:
         #: job id -> (file, killed) -> cut off at the step's timeout, or killed at the runner's (`_run_log`)
         self.cut_off: dict[str, dict[tuple[str, bool], CutOff]] = {}
         self.candidates: dict[str, int] = {}  # matrices looked at for a reshard -> runs read from logs
+        self.counts: dict[str, int] = {}  # those matrices -> their shard count (a caller's: what it passes)
+        self._stages: dict[str, StagePartitions | None] = {}  # memo of `_stage`
         self.by_hand: list[Finding] = []  # shard lists measured, with no change foldbot can make (`_passed_reshards`)
         self.lists: list[ListReshard] = []  # shard lists the times allow on fewer shards (`_passed_reshards`)
         self._mismatches: dict[tuple[str, str], str | None] = {}
@@ -783,7 +888,8 @@ class Planner:
                     overruns=tuple(self.overruns), partial_logs={k: tuple(v) for k, v in self.partial_logs.items()},
                     misplaced_logs={k: tuple(v) for k, v in self.misplaced_logs.items()},
                     cut_off={k: tuple(v.values()) for k, v in self.cut_off.items()},
-                    reshard_candidates=dict(self.candidates), by_hand=tuple(self.by_hand), lists=tuple(self.lists))
+                    reshard_candidates=dict(self.candidates), shard_counts=dict(self.counts),
+                    by_hand=tuple(self.by_hand), lists=tuple(self.lists))
 
     # fold ------------------------------------------------------------------------------------
 
@@ -810,7 +916,8 @@ class Planner:
                 raw = self.workflow.data["jobs"][job.id]
                 self.findings.append(Finding(job.id, _reusable(job, passed_shards(self.workflow, job),
                                                                self.called_jobs.get(job.id, {}), self.config,
-                                                               raw.get("with") if isinstance(raw, dict) else None)))
+                                                               raw.get("with") if isinstance(raw, dict) else None,
+                                                               self._stage(job) if self._is_gpu(job) else None)))
             if job.uses or not job.steps or job.shard_count > 1 or not self._is_gpu(job):
                 continue
             stats = self.stats.get(job.id)
@@ -1182,6 +1289,8 @@ class Planner:
         for job in self.workflow.jobs.values():
             if job.uses and job.id in self.stats and self._is_gpu(job):
                 self._passed_reshards(job, self.stats[job.id])
+                if stage := self._stage(job):  # (its count is this job's `with:`: resharded as a matrix is)
+                    out += filter(None, [self._reshard(job, stage)])
             # A caller's matrix passes values to another file's jobs: its finding above says what to do.
             if job.shard_count < 2 or not self._is_gpu(job) or job.uses:
                 continue
@@ -1190,30 +1299,46 @@ class Planner:
                 out.append(reshard)
         return out
 
-    def _reshard(self, job: JobDef) -> Reshard | None:
-        if job.matrix_expression:
-            self.findings.append(Finding(job.id, f"{_expression(job)}; shard count left alone"))
-            return None
-        axis = shard_axis(job)
-        if axis is None:
-            self.findings.append(Finding(job.id, _unaxed(job)))
-            return None
-        key, values = axis
-        n = len(values)
-        if not all(type(value) in (int, str) and str(value).isdigit() for value in values):
-            # GPUs, systems, configurations: not shards of one suite
-            shown = ", ".join(_short(value) for value in values[:4]) + (", ..." if n > 4 else "")
-            self.findings.append(Finding(job.id, f"its matrix varies `{key}` ({shown}), not a shard number; "
-                                                 "nothing to reshard"))
-            return None
-        found = partition_step(job, n, self.config)
-        if found is None:
-            self.findings.append(Finding(job.id, f"no test command carries the shard count {n} in a flag foldbot "
-                                                 f"rewrites ({', '.join(f'`{f}`' for f in PARTITION_FLAGS)}, or "
-                                                 f"`${{{{ {JOB_TOTAL} }}}}`): a count it cannot change with the matrix"))
-            return None
-        step, flag = found
+    def _stage(self, job: JobDef) -> StagePartitions | None:
+        """The shard count this caller passes a reusable workflow, as foldbot can change it (`stage_partitions`)."""
+        if job.id not in self._stages:
+            stats = self.stats.get(job.id)
+            self._stages[job.id] = stage_partitions(self.workflow, job, self.called, self.config,
+                                                    stats.labels if stats else ())
+        return self._stages[job.id]
+
+    def _reshard(self, job: JobDef, stage: StagePartitions | None = None) -> Reshard | None:
+        """A matrix on fewer shards, when its measured times allow it; or (`stage`) the shards a caller's
+        reusable workflow runs, by the count the caller passes it."""
+        if stage is not None:
+            key, values, step, flag, n = stage.axis, list(range(stage.count)), stage.step, stage.flag, stage.count
+            timeout, max_parallel = stage.timeout_minutes, stage.max_parallel
+        else:
+            if job.matrix_expression:
+                self.findings.append(Finding(job.id, f"{_expression(job)}; shard count left alone"))
+                return None
+            axis = shard_axis(job)
+            if axis is None:
+                self.findings.append(Finding(job.id, _unaxed(job)))
+                return None
+            key, values = axis
+            n = len(values)
+            if not all(type(value) in (int, str) and str(value).isdigit() for value in values):
+                # GPUs, systems, configurations: not shards of one suite
+                shown = ", ".join(_short(value) for value in values[:4]) + (", ..." if n > 4 else "")
+                self.findings.append(Finding(job.id, f"its matrix varies `{key}` ({shown}), not a shard number; "
+                                                     "nothing to reshard"))
+                return None
+            found = partition_step(job, n, self.config)
+            if found is None:
+                self.findings.append(Finding(job.id, f"no test command carries the shard count {n} in a flag foldbot "
+                                                     f"rewrites ({', '.join(f'`{f}`' for f in PARTITION_FLAGS)}, or "
+                                                     f"`${{{{ {JOB_TOTAL} }}}}`): a count it cannot change with the matrix"))
+                return None
+            step, flag = found
+            timeout, max_parallel = None, job.max_parallel
         self.candidates[job.id] = 0
+        self.counts[job.id] = n
         stats = self.stats.get(job.id)
         if stats is None:
             self.findings.append(Finding(job.id, self._no_tests(job)))
@@ -1222,9 +1347,20 @@ class Planner:
         if not full_runs:
             self.findings.append(Finding(job.id, f"no run in the history ran all {n} shards"))
             return None
-        limit_minutes = timeout_minutes(step.timeout_minutes, stats.labels)
-        if limit_minutes is None:
-            limit_minutes = timeout_minutes(job.timeout_minutes, stats.labels) or DEFAULT_JOB_TIMEOUT_MINUTES
+        if stage is not None:
+            if timeout is None:
+                whose, raw = (f"`{step.name}` step", step.timeout_minutes) if step.timeout_minutes is not None else \
+                    (f"`{stage.job.id}` job", stage.job.timeout_minutes)
+                self.findings.append(Finding(job.id, (
+                    f"its {n} shards (`with: {stage.key}:`) run in `{stage.callee}`, whose {whose}'s `timeout-minutes` "
+                    f"(`{' '.join(str(raw).split())[:80]}`, with what this job passes) is not known before it runs: "
+                    "how many shards fit is not said")))
+                return None
+            limit_minutes = timeout
+        else:
+            limit_minutes = timeout_minutes(step.timeout_minutes, stats.labels)
+            if limit_minutes is None:
+                limit_minutes = timeout_minutes(job.timeout_minutes, stats.labels) or DEFAULT_JOB_TIMEOUT_MINUTES
         limit = self.config.reshard_safety * limit_minutes * 60
         log_runs = 0
         # Per run: the longest shard on k shards, from its per-file logs when they tell the
@@ -1290,14 +1426,14 @@ class Planner:
             return None
         setup_median = stats.setup.median
         longest_now = median(max(j.step_seconds(step.name) or j.test_seconds for j in shards) for shards in full_runs)
-        waves_before, waves_after = _waves(n, job.max_parallel), _waves(best, job.max_parallel)
+        waves_before, waves_after = _waves(n, max_parallel), _waves(best, max_parallel)
         wall_before = waves_before * (setup_median + longest_now)
         wall_after = waves_after * (setup_median + median(predictions[best]))
         neutral = None
         if wall_after - wall_before >= 60:  # slower: the fewest shards that keep the wall clock
             p90_at(best)
             neutral = next((k for k in range(best + 1, n) if p90_at(k) <= limit
-                            and _waves(k, job.max_parallel) * (setup_median + median(predictions[k])) <= wall_before), None)
+                            and _waves(k, max_parallel) * (setup_median + median(predictions[k])) <= wall_before), None)
         return Reshard(
             job=job.id,
             shard_key=key,
@@ -1314,13 +1450,16 @@ class Planner:
             wall_before_s=wall_before,
             wall_after_s=wall_after,
             provisional=len(full_runs) < self.config.min_samples,
-            max_parallel=job.max_parallel,
+            max_parallel=max_parallel,
             waves_before=waves_before,
             waves_after=waves_after,
             log_runs=log_runs,
             neutral_count=neutral,
-            neutral_wall_after_s=(_waves(neutral, job.max_parallel) * (setup_median + median(predictions[neutral]))
+            neutral_wall_after_s=(_waves(neutral, max_parallel) * (setup_median + median(predictions[neutral]))
                                   if neutral else 0.0),
+            passed_as=stage.key if stage else None,
+            callee=stage.callee if stage else None,
+            labels=stats.labels,
         )
 
     def _passed_reshards(self, job: JobDef, stats: JobStats) -> None:

@@ -91,7 +91,7 @@ async def read_lanes(api: RepoAPI, ref: str, config: RepoConfig, also: tuple[str
             files[path], blobs[path] = item
     listed = {str(entry["path"]): str(entry.get("sha") or "") for entry in listing if entry.get("type") == "file"}
     callees: list[str] = []
-    if any("num_shards" in text for text in files.values()):  # (parsed off the event loop: a lane may be large)
+    if any(may_pass_shards(text) for text in files.values()):  # (parsed off the event loop: a lane may be large)
         callees = sorted(path for path in await asyncio.to_thread(shard_callee_paths, files) if path in listed)
 
     async def called_text(path: str) -> tuple[str, str] | None:
@@ -104,13 +104,19 @@ async def read_lanes(api: RepoAPI, ref: str, config: RepoConfig, also: tuple[str
     return LaneFiles(ref, files, blobs, {path: item[0] for path, item in zip(callees, read) if item is not None})
 
 
+def may_pass_shards(text: str) -> bool:
+    """Whether a lane file may hand a reusable workflow its shards (`shard_callees`): a shard list
+    names `num_shards`, a shard count as JSON its `"arr"`. A file with neither is not parsed for it."""
+    return "num_shards" in text or '"arr"' in text
+
+
 def shard_callee_paths(files: dict[str, str]) -> set[str]:
     """The `shard_callees` of the lane files (path -> text) that are not lanes themselves. A file
-    that names no `num_shards` has none and is not parsed; one that does not parse has none (its
+    that may pass none (`may_pass_shards`) is not parsed; one that does not parse has none (its
     analysis says why)."""
     out: set[str] = set()
     for path, text in files.items():
-        if "num_shards" in text:
+        if may_pass_shards(text):
             try:
                 out.update(shard_callees(parse_workflow(text, path)))
             except WorkflowError:

@@ -227,7 +227,7 @@ def _suggestion_json(item: Fold | Reshard | ListReshard) -> dict[str, Any]:
         "samples": item.samples, "provisional": item.provisional,
         "wall_clock_before_seconds": round(item.wall_before_s, 1), "wall_clock_after_seconds": round(item.wall_after_s, 1),
         "max_parallel": item.max_parallel, "waves_before": item.waves_before, "waves_after": item.waves_after,
-        "log_runs": item.log_runs,
+        "log_runs": item.log_runs, "passed_as": item.passed_as, "callee": item.callee,
         "setup_cycles": item.setup_cycles_saved, "runner_hours": round(item.runner_seconds_saved / 3600, 2),
     }
 
@@ -406,13 +406,20 @@ def _reshard_md(r: Reshard, min_samples: int, analysis: Analysis | None = None) 
         wall = (f"**slower** wall clock ({_min(r.wall_before_s)} → {_min(r.wall_after_s)} min: "
                 f"the shards ran in parallel, so each remaining shard carries more tests)")
     return (
-        f"- **Reshard** {code(r.job)} from {r.from_count} to {r.to_count} shards{mark}: the longest shard is predicted at "
+        f"- **Reshard** {code(r.job)} from {r.from_count} to {r.to_count} shards{_passed(r)}{mark}: the longest shard is "
+        f"predicted at "
         f"{r.predicted_longest_p90_s / 60:.0f} min at p90 over {_plural(r.samples, 'run')}, within {r.limit_s / 60:.0f} min "
         f"({r.limit_s / 60 / r.timeout_minutes:.0%} of the {r.timeout_minutes:.0f} min step timeout). "
         f"Estimate from {r.estimate}. Saves {_plural(r.setup_cycles_saved, 'setup cycle')}, "
         f"~{_hours(r.runner_seconds_saved)} runner-hours per run; {wall}{waves}."
         + (_elsewhere(r, analysis) if analysis is not None else "")
     )
+
+
+def _passed(r: Reshard) -> str:
+    """Where a caller's count is changed: the `with:` it passes the reusable workflow that runs its shards."""
+    return "" if r.passed_as is None else \
+        f" (its `with: {r.passed_as}:`, the shard count it passes {code(r.callee or 'its reusable workflow')})"
 
 
 def _list_md(item: ListReshard, min_samples: int, alone: str | None = None) -> str:
@@ -456,6 +463,7 @@ def _changes_per_file(analysis: Analysis) -> list[str]:
                  for f in change.folds]
         parts += [f"{code(r.job)} runs {_plural(r.to_count, 'shard')} instead of {r.from_count} ("
                   + (f"its list of shards, which `${{{{ {JOB_TOTAL} }}}}` counts" if r.flag == JOB_TOTAL
+                     else f"its `with: {r.passed_as}:` passes {r.to_count}" if r.passed_as is not None
                      else f"{code(r.flag)} {r.to_count}") + ", and any `wait-for-*` count of its jobs)"
                   for r in change.reshards]
         parts += [f"{code(edit.writer)}'s {code(edit.key)} lists " + ", ".join(

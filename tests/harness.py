@@ -30,7 +30,7 @@ from bot.settings import Settings
 from handlers import router
 from tests.paths import AMD, BEFORE, FIXTURES, ROCM720, ROOT
 from tests.fakegithub import FakeGitHub, Repo
-from tests.sglang_current import LANES, history, workflow_text
+from tests.sglang_current import LANES, STAGE_PATH, STAGE_TEXT, history, staged_text, workflow_text
 from tests.sglang_history import rocm720_history
 
 SECRET = "It's a Secret to Everybody"
@@ -241,11 +241,14 @@ PLAIN_LOG = ("2026-11-02T08:33:00.1624570Z ##[group]Run bash scripts/ci/amd/amd_
 
 
 def current_world(fake: FakeGitHub, *, logs: bool = True, config: str | None = None,
-                  file_times: bool = True) -> tuple[World, dict[int, str]]:
+                  file_times: bool = True, staged: bool = False) -> tuple[World, dict[int, str]]:
     """sgl-project/sglang with its current lane files on main and four completed rocm720
-    runs (schedule, no PR), every shard job's log stored when `logs`."""
+    runs (schedule, no PR), every shard job's log stored when `logs`. `staged`: the lanes'
+    1-GPU shards run by the reusable `STAGE_PATH`, which is on main too (`staged_text`)."""
     repo = fake.add_repo("sgl-project", "sglang")
-    files = {LANES[lane][0]: workflow_text(lane) for lane in LANES}
+    files = {LANES[lane][0]: staged_text(lane) if staged else workflow_text(lane) for lane in LANES}
+    if staged:
+        files[STAGE_PATH] = STAGE_TEXT
     if config is not None:
         files[".github/foldbot.yml"] = config
     repo.put_files("main", files, message="current AMD lanes")
@@ -253,7 +256,7 @@ def current_world(fake: FakeGitHub, *, logs: bool = True, config: str | None = N
     fake.add_workflow(repo, 49112592, LANES["amd"][0])
     fake.add_installation(INSTALLATION, [repo])
     world = World(fake, repo)
-    bundles, texts = history("rocm720")
+    bundles, texts = history("rocm720", staged=staged)
     for bundle in bundles:
         run = dict(bundle["workflow_run"])
         run.update(workflow_id=49112591, path=CURRENT_PATH, head_repository="sgl-project/sglang")

@@ -53,7 +53,8 @@ import yaml
 from tests.builders import JobSpec, Step, bundle, job, skipped_job
 from tests.paths import SGLANG
 
-__all__ = ["GpuJob", "LANES", "auto_partition", "estimates", "gpu_jobs", "history", "workflow_text"]
+__all__ = ["GpuJob", "LANES", "STAGE_PATH", "STAGE_TEXT", "auto_partition", "estimates", "gpu_jobs", "history",
+           "staged_text", "workflow_text"]
 
 REPO = "sgl-project/sglang"
 LANES = {
@@ -81,6 +82,110 @@ _UNIT_TEST_MINUTES = 3.5  # the multimodal-gen `unit` suite on shard 0
 
 def workflow_text(lane: str) -> str:
     return (SGLANG / "workflows" / LANES[lane][0].rsplit("/", 1)[1]).read_text(encoding="utf-8")
+
+
+#: The reusable workflow SGLang's newer AMD lanes call for a suite's shards (`_pr-test-stage-amd.yml`, stored at
+#: sgl-project/sglang@ccd8584b, newer than the fixtures), written here in brief: one job whose matrix is the shard
+#: ids of the `partitions` JSON its caller passes, and whose test step hands their count to `--auto-partition-size`
+#: through an environment variable. Its steps are those of the lanes' own 1-GPU matrix job (a failure's upload
+#: after them), so a staged lane's runs take the times the lane written as a matrix takes (`history(staged=True)`).
+STAGE_PATH = ".github/workflows/_pr-test-stage-amd.yml"
+STAGE_TEXT = """name: PR Test Stage (AMD)
+
+on:
+  workflow_call:
+    inputs:
+      suite: {type: string, required: true}
+      runner_arch: {type: string, required: true}
+      gpu_count: {type: number, required: true}
+      rocm_version: {type: string, required: true}
+      partitions:
+        description: 'JSON object with size and arr fields: {"size":3,"arr":[0,1,2]}.'
+        type: string
+        required: true
+      max_parallel: {type: number, required: true}
+      auto_partition: {type: boolean, default: true}
+      checkout_ref: {type: string, required: true}
+      run_timeout_minutes: {type: number, required: true}
+      timeout_per_file: {type: number, default: 1200}
+
+jobs:
+  run:
+    name: ${{ format('{0} ({1}, {2})', inputs.suite, format('linux-{0}-{1}gpu-sglang', inputs.runner_arch, inputs.gpu_count), matrix.partition) }}
+    runs-on: ${{ format('linux-{0}-{1}gpu-sglang', inputs.runner_arch, inputs.gpu_count) }}
+    timeout-minutes: 240
+    strategy:
+      fail-fast: false
+      max-parallel: ${{ inputs.max_parallel }}
+      matrix:
+        partition: ${{ fromJson(inputs.partitions).arr }}
+    steps:
+      - name: Checkout code
+        uses: actions/checkout@v4
+        with:
+          ref: ${{ inputs.checkout_ref }}
+
+      - name: Ensure VRAM is clear
+        run: bash scripts/ci/amd/ensure_vram_clear.sh rocm
+
+      - name: Start CI container
+        run: bash scripts/ci/amd/amd_ci_start_container.sh --rocm-version ${{ inputs.rocm_version }}
+
+      - name: Install dependencies
+        run: bash scripts/ci/amd/amd_ci_install_dependency.sh
+
+      - name: Run test
+        timeout-minutes: ${{ inputs.run_timeout_minutes }}
+        env:
+          PARTITION_ARGS: ${{ inputs.auto_partition && format('--auto-partition-id {0} --auto-partition-size {1}', matrix.partition, fromJson(inputs.partitions).size) || '' }}
+        run: |
+          set -o pipefail
+          bash scripts/ci/amd/amd_ci_exec.sh -w "/sglang-checkout/test" \\
+            python3 run_suite.py --hw amd --suite ${{ inputs.suite }} $PARTITION_ARGS \\
+              --timeout-per-file ${{ inputs.timeout_per_file }} 2>&1 | tee amd-ci-test.log
+
+      - name: Upload failure log
+        if: failure()
+        uses: actions/upload-artifact@v4
+        with:
+          name: amd-ci-${{ inputs.suite }}-${{ matrix.partition }}
+          path: amd-ci-test.log
+"""
+
+
+def staged_text(lane: str, job_id: str = "stage-b-test-1-gpu-small-amd") -> str:
+    """The lane with its matrix job `job_id` (its id in the `amd` lane) turned into a caller of `STAGE_PATH`,
+    as SGLang's lanes call it: the count passed as `partitions: '{"size":14,"arr":[0,...,13]}'`, the step's
+    timeout and the matrix's `max-parallel` passed on; its `needs:` and `if:` kept, every other line as it was."""
+    job_id += "-rocm720" if lane == "rocm720" else ""
+    text = workflow_text(lane)
+    spec = yaml.safe_load(text)["jobs"][job_id]
+    lines = text.splitlines(keepends=True)
+    start = lines.index(f"  {job_id}:\n")
+    end = next(i for i in range(start + 1, len(lines)) if re.match(r"  [^ \n]", lines[i]))
+    while not lines[end - 1].strip():  # (the blank lines before the next job stay)
+        end -= 1
+    test = next(step for step in spec["steps"] if "run_suite.py" in str(step.get("run", "")))
+    suite = re.search(r"--suite (\S+)", test["run"])[1]
+    count = len(spec["strategy"]["matrix"]["part"])
+    per_file = re.search(r"--timeout-per-file (\d+)", test["run"])[1]
+    condition = "".join(f"      {line}\n" for line in spec["if"].strip().splitlines())
+    caller = (f"  {job_id}:\n"
+              f"    needs: [{', '.join(spec['needs'])}]\n"
+              f"    if: |\n{condition}"
+              f"    uses: ./{STAGE_PATH}\n"
+              "    secrets: inherit\n"
+              "    with:\n"
+              f"      suite: {suite}\n"
+              "      runner_arch: ${{ inputs.runner_arch || 'mi300' }}\n"
+              "      gpu_count: 1\n"
+              f"      rocm_version: {'rocm720' if lane == 'rocm720' else 'rocm700'}\n"
+              f"      partitions: '{json.dumps({'size': count, 'arr': list(range(count))}, separators=(',', ':'))}'\n"
+              f"      max_parallel: {spec['strategy'].get('max-parallel', count)}\n"
+              "      checkout_ref: ${{ inputs.pr_head_sha || inputs.ref || github.sha }}\n"
+              f"      run_timeout_minutes: {test['timeout-minutes']}\n"
+              f"      timeout_per_file: {per_file}\n")
+    return "".join(lines[:start]) + caller + "".join(lines[end:])
 
 
 def estimates() -> dict[str, list[tuple[str, float]]]:
@@ -154,9 +259,12 @@ def _combinations(job: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def gpu_jobs(text: str) -> list[GpuJob]:
-    """Every GPU API job of a lane file, in file order."""
+    """Every GPU API job of a lane file, in file order (of a caller of `STAGE_PATH`, each shard it runs there)."""
     out = []
     for job_id, spec in yaml.safe_load(text)["jobs"].items():
+        if spec.get("uses") == f"./{STAGE_PATH}":
+            out += _stage_shards(job_id, spec["with"])
+            continue
         runs_on = spec.get("runs-on")
         if runs_on is None or runs_on == "ubuntu-latest":
             continue
@@ -171,6 +279,17 @@ def gpu_jobs(text: str) -> list[GpuJob]:
                               tuple(spec.get("steps", [])), suite[1] if suite else None,
                               int(size[1]) if size else 1))
     return out
+
+
+def _stage_shards(job_id: str, given: dict[str, Any]) -> list[GpuJob]:
+    """The shards a caller of `STAGE_PATH` runs there, named as GitHub shows a called job (`<caller> / <its
+    name>`); the test step's timeout the one the caller passes."""
+    partitions = json.loads(given["partitions"])
+    label = f"linux-{_value(given['runner_arch'][3:-2], {})}-{given['gpu_count']}gpu-sglang"
+    steps = tuple({**step, "timeout-minutes": given["run_timeout_minutes"]} if step.get("name") == "Run test" else step
+                  for step in yaml.safe_load(STAGE_TEXT)["jobs"]["run"]["steps"])
+    return [GpuJob(job_id, f"{job_id} / {given['suite']} ({label}, {part})", label, (("part", part),), steps,
+                   given["suite"], partitions["size"]) for part in partitions["arr"]]
 
 
 def _display_name(step: dict[str, Any]) -> str:
@@ -331,19 +450,19 @@ def _hosted(name: str, rng: random.Random, *, after: float, steps: tuple[str, ..
 
 
 def _run(lane: str, index: int, rng: random.Random, gpus: list[GpuJob],
-         suites: dict[str, list[tuple[str, float]]]) -> tuple[dict[str, Any], dict[int, str]]:
+         suites: dict[str, list[tuple[str, float]]], text: str) -> tuple[dict[str, Any], dict[int, str]]:
     path, workflow_name = LANES[lane]
     run_id = FIRST_RUN_ID + index + (0 if lane == "rocm720" else 500)
     start = START + timedelta(hours=6 * index)
     head_sha = hashlib.sha1(f"sglang-main-{index}".encode()).hexdigest()
-    doc = yaml.safe_load(workflow_text(lane))["jobs"]
+    doc = yaml.safe_load(text)["jobs"]
     changes = _hosted("check-changes", rng, after=0.0,
                       steps=("Checkout code", "Determine run mode", "Detect file changes", "Post Checkout code"))
     gpu_after = changes.end_minutes
     specs: list[JobSpec] = []
     logs_by_name: dict[str, list[str]] = {}
     for job_id in doc:
-        if "uses" in doc[job_id]:
+        if "uses" in doc[job_id] and doc[job_id]["uses"] != f"./{STAGE_PATH}":
             specs.append(skipped_job(job_id if job_id != "call-gate" else "call-gate / pr-gate", after_minutes=0.0))
         elif job_id == "check-changes":
             specs.append(changes)
@@ -366,16 +485,19 @@ def _run(lane: str, index: int, rng: random.Random, gpus: list[GpuJob],
     return made, logs
 
 
-def history(lane: str, runs: int = 4, seed: int = 35) -> tuple[list[dict[str, Any]], dict[int, str]]:
+def history(lane: str, runs: int = 4, seed: int = 35, staged: bool = False) -> tuple[list[dict[str, Any]], dict[int, str]]:
     """``runs`` full runs of ``lane`` ("rocm720" or "amd"), oldest first, and the log of
-    every job that ran a suite with per-file estimates, by API job id."""
+    every job that ran a suite with per-file estimates, by API job id. ``staged``: of the lane
+    as `staged_text` writes it (its 1-GPU shards run by `STAGE_PATH`, at the times they take
+    in the lane as it is)."""
     rng = random.Random(f"{lane}-{seed}")
-    gpus = gpu_jobs(workflow_text(lane))
+    text = staged_text(lane) if staged else workflow_text(lane)
+    gpus = gpu_jobs(text)
     suites = estimates()
     bundles: list[dict[str, Any]] = []
     logs: dict[int, str] = {}
     for index in range(runs):
-        made, run_logs = _run(lane, index, rng, gpus, suites)
+        made, run_logs = _run(lane, index, rng, gpus, suites, text)
         bundles.append(made)
         logs.update(run_logs)
     return bundles, logs

@@ -296,3 +296,26 @@ async def test_with_the_rate_limit_low_the_logs_wait_and_the_report_says_so(fake
     line = next(line for line in dashboard(world).splitlines() if line.startswith("- `shard logs`"))
     assert "not read this time: this installation has" in line and "GitHub calls left until" in line
     assert "keeps 300 for reports and commands" in line
+
+
+async def test_a_lane_whose_shards_a_reusable_workflow_runs_is_resharded_from_their_logs(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """SGLang's lanes calling `_pr-test-stage-amd.yml` for the 1-GPU suite (`partitions: '{"size":14,...}'`):
+    the App reads the called file from the default branch and the called jobs' logs by itself, and offers the
+    same 14 -> 7 it offers the lane written as a matrix, by the count the caller passes."""
+    from tests.sglang_current import STAGE_PATH
+
+    world, texts = current_world(fake_github, config="logs: {max_jobs: 200}\n", staged=True)
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    body = dashboard(world)
+    assert "could not be read" not in body and "were not read" not in body
+    assert (f"**Reshard** `{SMALL}` from 14 to 7 shards (its `with: partitions:`, the shard count it passes "
+            f"`{STAGE_PATH}`)") in body
+    assert "Estimate from per-file logs." in body
+    assert """partitions: '{"size":7,"arr":[0,1,2,3,4,5,6]}'""" in body  # the patch, in the dashboard
+    # the called file was read (once), and every log of the caller's shards, named `<caller> / <called job>`
+    assert sum(1 for r in fake_github.requests if r.path.endswith("/contents/" + STAGE_PATH)) == 1
+    shards = [job["id"] for run in world.runs for job in world.fake.jobs_of(run["id"])
+              if job["name"].startswith(f"{SMALL} / ")]
+    assert len(shards) == 4 * 14 and set(shards) <= set(asked_logs(fake_github))
