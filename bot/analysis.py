@@ -978,9 +978,11 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
         job = target.workflow.jobs[job_id]
         if reshard.passed_as is not None:  # (a caller's count, passed to the reusable workflow that runs its shards)
             stage = stage_partitions(target.workflow, job, called, config, reshard.labels)
-            if stage is None or (stage.key, stage.count, stage.flag) != (reshard.passed_as, reshard.from_count, reshard.flag):
+            if stage is None or (stage.key, stage.count, stage.flag, stage.callee) != \
+                    (reshard.passed_as, reshard.from_count, reshard.flag, reshard.callee):
                 warnings.append(f"{target.path}: `{job_id}` does not pass {reshard.from_count} shards as "
-                                f"`{reshard.passed_as}` to a workflow that hands them to `{reshard.flag}`; not resharded there")
+                                f"`{reshard.passed_as}` to `{reshard.callee}`, which hands them to `{reshard.flag}`; not "
+                                "resharded there")
                 continue
             if not same and (stage.timeout_minutes is None or
                              reshard.predicted_longest_p90_s > config.reshard_safety * stage.timeout_minutes * 60):

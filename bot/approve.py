@@ -81,9 +81,9 @@ def after_recompute(current: str, recomputed: Mapping[str, str], whole: str | No
     if current in recomputed:
         return None
     if whole is None:
-        return Refusal(f"The lane files changed on `{default_branch}` since the report, and "
+        return Refusal(f"The lane files (or a workflow they call) changed on `{default_branch}` since the report, and "
                        "nothing is left to fold. The report above is updated; nothing was committed.")
-    return Refusal(f"The lane files changed on `{default_branch}` since the report; the plan is "
+    return Refusal(f"The lane files (or a workflow they call) changed on `{default_branch}` since the report; the plan is "
                    f"recomputed and the patch is now `{whole}` (updated above). "
                    f"Nothing was committed: review it, then `/fold approve {whole}`.")
 

@@ -78,7 +78,7 @@ class PullRead:
     base_sha: str
     config: RepoConfig
     files: Mapping[str, str]  # lane file path -> text at base_sha
-    blobs: Mapping[str, str]  # lane file path -> blob SHA
+    blobs: Mapping[str, str]  # lane file (and called file: `LaneFiles.blobs`) path -> blob SHA
     lanes: Mapping[str, LaneInfo]
     pr: Mapping[str, Any]
     replies: tuple[ReplyState, ...]  # foldbot's answers to earlier commands on this PR

@@ -724,29 +724,51 @@ def _apply_reshard(sp: _Splicer, workflow: Workflow, reshard: ReshardEdit) -> No
 
 
 def _apply_partitions(sp: _Splicer, workflow: Workflow, job: JobDef, reshard: ReshardEdit) -> None:
-    """A caller's shard count as JSON (`partitions: '{"size":14,"arr":[0,...,13]}'`) on fewer shards, written
-    in the quotes it had."""
+    """A caller's shard count as JSON (`partitions: '{"size":14,"arr":[0,...,13]}'`) on fewer shards: `size`'s
+    number and `arr`'s list changed where they are written, in whatever quotes or block; not a character more."""
     assert reshard.passed_as is not None
     node = mapping_get(mapping_get(job.node, "with"), reshard.passed_as)
-    if not isinstance(node, yaml.ScalarNode) or node.style not in ("'", '"'):
-        raise EditError(f"{workflow.path}: `{reshard.job}` passes no `{reshard.passed_as}` written in quotes")
-    new = partitions_text(workflow.path, node.value, reshard)
-    quoted = "'" + new.replace("'", "''") + "'" if node.style == "'" else json.dumps(new)
-    sp.replace(node.start_mark.index, node.end_mark.index, quoted)
+    if not isinstance(node, yaml.ScalarNode):
+        raise EditError(f"{workflow.path}: `{reshard.job}` passes no `{reshard.passed_as}` to change")
+    start, end = node.start_mark.index, node.end_mark.index
+    sp.replace(start, end, partitions_source(workflow.path, workflow.text[start:end], reshard))
 
 
-def partitions_text(path: str, text: str, reshard: ReshardEdit) -> str:
-    """The JSON of a shard count (`{"size":14,"arr":[0,...,13]}`) on `to_count` shards: `arr` its first
-    ids, `size` their number; its other keys, their order and its spacing kept."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise EditError(f"{path}: `{reshard.job}`'s `{reshard.passed_as}` is no JSON: {exc}") from None
-    if not isinstance(data, dict) or data.get("arr") != list(range(reshard.from_count)) or \
-            data.get("size", reshard.from_count) != reshard.from_count:
-        raise EditError(f"{path}: `{reshard.job}`'s `{reshard.passed_as}` is not shards 0 to {reshard.from_count - 1}")
-    data = {**data, "arr": list(range(reshard.to_count)), **({"size": reshard.to_count} if "size" in data else {})}
-    return json.dumps(data, separators=(", " if re.search(r",\s", text) else ",", ": " if re.search(r":\s", text) else ":"))
+#: In a scalar's source (quoted or a block), a JSON key as written: `"arr"`, or in double quotes `\"arr\"`.
+_JSON_KEY = r'\\?"%s\\?"\s*:\s*'
+
+
+def partitions_source(path: str, source: str, reshard: ReshardEdit) -> str:
+    """The source of a shard count's JSON with `size`'s number and `arr`'s ids (0..n-1, their separator kept)
+    on `to_count` shards. Each must be written once, with today's count; else EditError."""
+    def one(pattern: str, what: str) -> re.Match[str]:
+        found = list(re.finditer(pattern, source))
+        if len(found) != 1:
+            raise EditError(f"{path}: `{reshard.job}`'s `{reshard.passed_as}` holds {what} {len(found)} times, not once")
+        return found[0]
+
+    arr = one(_JSON_KEY % "arr" + r"\[([^\[\]]*)\]", "an `arr` list")
+    ids = arr.group(1)
+    between = re.search(r"\d(\s*,\s*)\d", ids)
+    if re.findall(r"\d+", ids) != [str(i) for i in range(reshard.from_count)] or between is None:
+        raise EditError(f"{path}: `{reshard.job}`'s `{reshard.passed_as}` does not list shards 0 to {reshard.from_count - 1}")
+    lead, trail = re.match(r"\s*", ids).group(0), re.search(r"\s*$", ids).group(0)  # type: ignore[union-attr]
+    edits = [(arr.start(1), arr.end(1), lead + between.group(1).join(map(str, range(reshard.to_count))) + trail)]
+    if re.search(_JSON_KEY % "size", source):
+        size = one(_JSON_KEY % "size" + r"(\d+)(?![\d.eE])", "a `size` number")
+        if size.group(1) != str(reshard.from_count):
+            raise EditError(f"{path}: `{reshard.job}`'s `{reshard.passed_as}` has `size` {size.group(1)}, not {reshard.from_count}")
+        edits.append((size.start(1), size.end(1), str(reshard.to_count)))
+    for begin, finish, text in sorted(edits, reverse=True):
+        source = source[:begin] + text + source[finish:]
+    return source
+
+
+def _partitions_data(value: Any, reshard: ReshardEdit) -> Any:
+    """What a shard count's JSON must hold on `to_count` shards, as data (`size` and `arr` set, the rest as it
+    was): compared with the patched file's value, read as JSON (`_values_parsed`)."""
+    data = json.loads(value)
+    return {**data, "arr": list(range(reshard.to_count)), **({"size": reshard.to_count} if "size" in data else {})}
 
 
 def _list_node(workflow: Workflow, edit: ListEdit) -> yaml.ScalarNode:
@@ -817,17 +839,28 @@ def _parsed_list(workflow_path: str, text: Any) -> Any:
         raise VerificationError(f"{workflow_path}: a shard list does not parse: {exc}") from None
 
 
-def _with_lists_parsed(path: str, data: dict[str, Any], change: LaneChange) -> dict[str, Any]:
-    """The data with each shard list a list edit changes read as YAML (copied where it changes)."""
-    if not change.lists:
+def _values_parsed(path: str, data: dict[str, Any], change: LaneChange) -> dict[str, Any]:
+    """The data with each shard list a list edit changes read as YAML, and each shard count a caller
+    passes as JSON that a reshard changes read as JSON (copied where it changes)."""
+    parsed = [(edit.writer, edit.key, functools.partial(_parsed_list, path)) for edit in change.lists] + \
+             [(r.job, r.passed_as, _json_or_text) for r in change.reshards if r.passed_as is not None]
+    if not parsed:
         return data
     jobs = dict(data.get("jobs") or {})
-    for edit in change.lists:
-        job = jobs.get(edit.writer)
+    for job_id, key, read in parsed:
+        job = jobs.get(job_id)
         with_ = job.get("with") if isinstance(job, dict) else None
-        if isinstance(with_, dict) and edit.key in with_:
-            jobs[edit.writer] = {**job, "with": {**with_, edit.key: _parsed_list(path, with_[edit.key])}}
+        if isinstance(with_, dict) and key in with_:
+            jobs[job_id] = {**job, "with": {**with_, key: read(with_[key])}}
     return {**data, "jobs": jobs}
+
+
+def _json_or_text(value: Any) -> Any:
+    """A value read as JSON; as it is when it is none (the comparison then names it)."""
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError, RecursionError):
+        return value
 
 
 def _replace_line(sp: _Splicer, line: int, new: str) -> None:
@@ -916,7 +949,7 @@ def expected_data(workflow: Workflow, change: LaneChange, config: RepoConfig) ->
     for reshard in change.reshards:
         job = own(reshard.job)
         if reshard.passed_as is not None:
-            job["with"][reshard.passed_as] = partitions_text(workflow.path, job["with"][reshard.passed_as], reshard)
+            job["with"][reshard.passed_as] = _partitions_data(job["with"][reshard.passed_as], reshard)
             continue
         axis = job["strategy"]["matrix"][reshard.shard_key]
         job["strategy"]["matrix"][reshard.shard_key] = axis[: reshard.to_count]
@@ -1019,7 +1052,7 @@ def verify_edit(workflow: Workflow, change: LaneChange, edit: FileEdit, config: 
         # it would have had the file ended as files do. The plan is the change to the file so ended.
         planned = parse_workflow(workflow.text + ("\r\n" if workflow.crlf else "\n"), workflow.path)
     expected = _normalise(expected_data(planned, change, config))
-    actual = _normalise(_with_lists_parsed(edit.path, actual, change))
+    actual = _normalise(_values_parsed(edit.path, actual, change))
     diff = None if expected == actual else _first_difference(expected, actual)
     if diff:
         raise VerificationError(f"{edit.path}: the patched file differs from the plan at {diff}")

@@ -421,8 +421,11 @@ class StagePartitions:
     axis: str  # its matrix key
     step: StepDef  # its test step, which carries the count
     flag: str  # the flag the count is handed to (`PARTITION_FLAGS`)
-    timeout_minutes: float | None  # the test step's timeout, else the called job's, with what the caller passes
+    #: the called job's timeout or its test step's, the sooner, with what the caller passes (None: one of
+    #: them is not known before a run starts, the job's when `job_timeout_unknown`)
+    timeout_minutes: float | None
     max_parallel: int | None  # the called job's `max-parallel`, with what the caller passes
+    job_timeout_unknown: bool = False
 
 
 def stage_partitions(workflow: Workflow, job: JobDef, called: Mapping[str, Workflow], config: RepoConfig,
@@ -452,19 +455,42 @@ def stage_partitions(workflow: Workflow, job: JobDef, called: Mapping[str, Workf
             sized = [expr for expr in expressions(text) if re.search(read.pattern + r"size\b", expr)]
             if config.step_category(step) != "test" or len(flags) != 1 or not sized:
                 continue
-            # (SGLang's `auto_partition: false` hands no count: `inputs.auto_partition && format(...) || ''`)
-            if any(given.get(name) in (False, "false") for expr in sized for name in _INPUT.findall(expr)):
+            if not _switched_on(callee, given, str(key), sized):
                 return None
             given_value = _given(callee, given)
-            # (a step timeout that is not known is no reason to read the job's: it may stop the tests sooner)
-            limit = _callee_minutes(step.timeout_minutes, given, given_value, labels) \
-                if step.timeout_minutes is not None else DEFAULT_JOB_TIMEOUT_MINUTES \
-                if runs.timeout_minutes is None else _callee_minutes(runs.timeout_minutes, given, given_value, labels)
+            # The shards stop at the called job's timeout or their test step's, the sooner; one not known before
+            # a run starts may be the sooner (None: no count is said)
+            job_limit = DEFAULT_JOB_TIMEOUT_MINUTES if runs.timeout_minutes is None else \
+                _callee_minutes(runs.timeout_minutes, given, given_value, labels)
+            step_limit = job_limit if step.timeout_minutes is None else \
+                _callee_minutes(step.timeout_minutes, given, given_value, labels)
+            limit = None if job_limit is None or step_limit is None else min(job_limit, step_limit)
             parallel = _callee_minutes(strategy.get("max-parallel"), given, given_value, labels, guess=False)
             return StagePartitions(str(key), len(data["arr"]), callee.path, runs, axes[0], step, flags[0], limit,
-                                   int(parallel) if parallel else None)
+                                   int(parallel) if parallel else None, job_limit is None)
         return None
     return None
+
+
+def _switched_on(callee: Workflow, given: dict[str, Any], key: str, sized: list[str]) -> bool:
+    """Whether the expressions that hand the count on do so with what the caller passes: each other
+    input they read is a boolean the caller passes (else its default) as the expression wants it
+    (SGLang's `inputs.auto_partition && format('... --auto-partition-size {1}', ...) || ''`: true;
+    `!inputs.x && ...`: false). An input passed from an expression, a string, or neither passed nor
+    defaulted may switch the count off, so it is no count foldbot changes."""
+    on = callee.data.get("on") if isinstance(callee.data, dict) else None
+    call = on.get("workflow_call") if isinstance(on, dict) else None
+    inputs = call.get("inputs") if isinstance(call, dict) else None
+    for expr in sized:
+        for negated, name in re.findall(r"(!?)\s*\binputs\.([A-Za-z_][\w-]*)", expr):
+            if name == key:
+                continue
+            spec = inputs.get(name) if isinstance(inputs, dict) else None
+            value = given[name] if name in given else spec.get("default") if isinstance(spec, dict) else None
+            value = {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
+            if value is not (not negated):
+                return False
+    return True
 
 
 def _callee_minutes(value: Any, given: dict[str, Any], substitute: Callable[[re.Match[str]], str],
@@ -1337,6 +1363,14 @@ class Planner:
                 return None
             step, flag = found
             timeout, max_parallel = None, job.max_parallel
+        if stage is not None and timeout is None:  # (no count is said: its logs are not read for one either)
+            whose, raw = (f"`{stage.job.id}` job", stage.job.timeout_minutes) if stage.job_timeout_unknown else \
+                (f"`{step.name}` step", step.timeout_minutes)
+            self.findings.append(Finding(job.id, (
+                f"its {n} shards (`with: {stage.key}:`) run in `{stage.callee}`, whose {whose}'s `timeout-minutes` "
+                f"(`{' '.join(str(raw).split())[:80]}`, with what this job passes) is not known before it runs: "
+                "how many shards fit is not said")))
+            return None
         self.candidates[job.id] = 0
         self.counts[job.id] = n
         stats = self.stats.get(job.id)
@@ -1347,15 +1381,7 @@ class Planner:
         if not full_runs:
             self.findings.append(Finding(job.id, f"no run in the history ran all {n} shards"))
             return None
-        if stage is not None:
-            if timeout is None:
-                whose, raw = (f"`{step.name}` step", step.timeout_minutes) if step.timeout_minutes is not None else \
-                    (f"`{stage.job.id}` job", stage.job.timeout_minutes)
-                self.findings.append(Finding(job.id, (
-                    f"its {n} shards (`with: {stage.key}:`) run in `{stage.callee}`, whose {whose}'s `timeout-minutes` "
-                    f"(`{' '.join(str(raw).split())[:80]}`, with what this job passes) is not known before it runs: "
-                    "how many shards fit is not said")))
-                return None
+        if timeout is not None:
             limit_minutes = timeout
         else:
             limit_minutes = timeout_minutes(step.timeout_minutes, stats.labels)

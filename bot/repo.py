@@ -22,7 +22,7 @@ from .workflow import WorkflowError, parse_workflow
 class LaneFiles:
     ref: str  # the commit the files were read at
     files: dict[str, str]  # path -> text
-    blobs: dict[str, str]  # path -> blob SHA
+    blobs: dict[str, str]  # path -> blob SHA, of the lane files and the `called` ones
     #: The reusable workflows of the repository that lane jobs hand a shard list (`shard_callees`):
     #: path -> text, read for their jobs' timeout only.
     called: dict[str, str] = field(default_factory=dict)
@@ -101,13 +101,15 @@ async def read_lanes(api: RepoAPI, ref: str, config: RepoConfig, also: tuple[str
             return None
 
     read = await asyncio.gather(*(called_text(path) for path in callees))
+    # (their blobs beside the lanes': a report, and the patch approved from it, rest on them too)
+    blobs.update((path, item[1]) for path, item in zip(callees, read) if item is not None)
     return LaneFiles(ref, files, blobs, {path: item[0] for path, item in zip(callees, read) if item is not None})
 
 
 def may_pass_shards(text: str) -> bool:
     """Whether a lane file may hand a reusable workflow its shards (`shard_callees`): a shard list
     names `num_shards`, a shard count as JSON its `"arr"`. A file with neither is not parsed for it."""
-    return "num_shards" in text or '"arr"' in text
+    return "num_shards" in text or '"arr' in text  # (`'{"arr":...}'`, or in double quotes `"{\\"arr\\":...}"`)
 
 
 def shard_callee_paths(files: dict[str, str]) -> set[str]:

@@ -164,7 +164,7 @@ class ReportState:
     base_sha: str  # the default branch head the lane files were read at
     head_sha: str  # the run's head
     runs: tuple[int, ...]
-    blobs: dict[str, str]  # lane file path -> blob SHA at base_sha
+    blobs: dict[str, str]  # lane file (and called file) path -> blob SHA at base_sha
     patch_id: str | None = None
     patch: str = ""
     summary: str = ""  # markdown: what the patch does and saves, for the pull request that commits it

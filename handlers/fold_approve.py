@@ -68,8 +68,8 @@ async def run(api: RepoAPI, ctx: Context, pull: PullRead, command: Command) -> O
                   "repository (renamed or transferred since). Nothing was committed. ") + again))
     if isinstance(decision, approve.Recompute) and not pull.pr:
         return Outcome.refused(Refusal(
-            f"The lane files changed on `{pull.default_branch}` since this report; nothing was committed. The "
-            "report of the lane's next run holds the patch for them: approve that one."))
+            f"The lane files (or a workflow they call) changed on `{pull.default_branch}` since this report; nothing "
+            "was committed. The report of the lane's next run holds the patch for them: approve that one."))
     current = decision.patch_id
     if isinstance(decision, approve.CommitPatch):
         patch, summary = decision.patch, state.summary_for(current)

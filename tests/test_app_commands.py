@@ -1798,3 +1798,29 @@ async def test_a_dispatch_the_killed_process_sent_that_lands_after_the_restart_i
     (dispatch,) = fake_github.dispatches
     (reply,) = replies(fake_github, world, number)
     assert f"[run {dispatch.run_id}](" in reply.body and read_state(reply.body)["commands"][0]["run_id"] == dispatch.run_id
+
+
+async def test_a_reshard_resting_on_a_called_file_is_not_committed_after_that_file_changed(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """review110 f06: the report's state kept the lane files' blobs only; a caller's reshard rests on the reusable
+    workflow it calls too (whether the count reaches a flag, the shards' timeout). Approved after that file changed
+    on main (its test step now allows 30 minutes: 7 shards no longer fit), the stale 7-shard patch was committed."""
+    from tests.sglang_current import STAGE_PATH, STAGE_TEXT
+
+    world, _ = current_world(fake_github, config="logs: {max_jobs: 200}\n", staged=True)
+    fake_github.set_permission(world.repo, "lead", "maintain")
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    board = dashboard_issue(world)
+    assert STAGE_PATH in read_state(board.body)["blobs"]
+    line = next(x for x in board.body.splitlines() if x.startswith("- **Reshard** `stage-b-test-1-gpu-small-amd-rocm720`"))
+    reshard_id = line.rsplit("/fold approve ", 1)[1].split("`")[0]
+    world.repo.put_files("main", {STAGE_PATH: STAGE_TEXT.replace("timeout-minutes: ${{ inputs.run_timeout_minutes }}",
+                                                                 "timeout-minutes: 30")})
+    assert (await bot.deliver("issue_comment", dashboard_comment(world, f"/fold approve {reshard_id}", "lead")))[0] == 202
+    await bot.settle()
+    assert [p for p in world.repo.pulls.values() if p.head_ref.startswith("foldbot/")] == []
+    reply = [c for c in fake_github.comments_on(world.repo, board.number) if c.user == LOGIN][-1].body
+    assert reply.startswith(f"> /fold approve {reshard_id}\n\nThe lane files (or a workflow they call) changed on "
+                            "`main` since this report; nothing was committed. The report of the lane's next run holds "
+                            "the patch for them: approve that one.")

@@ -167,8 +167,8 @@ def test_a_lane_passing_another_count_is_not_resharded_and_the_report_says_why()
     bundles, logs = history("amd", staged=True)
     analysis = analyze(files, bundles, RepoConfig(), {k: parse_log(v) for k, v in logs.items()},
                        called={STAGE_PATH: STAGE_TEXT})
-    assert f"{ROCM720}: `{SMALL}-rocm720` does not pass 14 shards as `partitions` to a workflow that hands them to " \
-           "`--auto-partition-size`; not resharded there" in analysis.warnings
+    assert f"{ROCM720}: `{SMALL}-rocm720` does not pass 14 shards as `partitions` to `{STAGE_PATH}`, which hands " \
+           "them to `--auto-partition-size`; not resharded there" in analysis.warnings
     kept = next(e for e in analysis.edits if e.path == ROCM720).after  # (the fold of the jit suite is carried)
     assert """      partitions: '{"size":12,"arr":[0,1,2,3,4,5,6,7,8,9,10,11]}'\n""" in kept and STAGED not in kept
     assert f"partitions: '{STAGED}'" in next(e for e in analysis.edits if e.path == AMD).after
@@ -185,3 +185,99 @@ def test_a_count_written_in_double_quotes_stays_in_them() -> None:
         after = next(e for e in analysis.edits if e.path == path).after
         assert '      partitions: "{\\"size\\": 7, \\"arr\\": [0, 1, 2, 3, 4, 5, 6]}"\n' in after
     assert check_patch(analysis.patch, analysis.edits, files).schema
+
+
+def _analysed(amd: Any = lambda t: t, rocm720: Any = lambda t: t, stage: Any = lambda t: t) -> Analysis:
+    """The amd lane's staged runs, analysed with its lane files and the called file changed as given."""
+    bundles, logs = history("amd", staged=True)
+    files = {AMD: amd(staged_text("amd")), ROCM720: rocm720(staged_text("rocm720"))}
+    return analyze(files, bundles, RepoConfig(), {k: parse_log(v) for k, v in logs.items()},
+                   called={STAGE_PATH: stage(STAGE_TEXT)})
+
+
+def _replacing(old: str, new: str) -> Any:
+    return lambda text: _edited(text, old, new)
+
+
+QUOTED = '\'{"size":14,"arr":[0,1,2,3,4,5,6,7,8,9,10,11,12,13]}\''
+
+
+@pytest.mark.parametrize("stage", [
+    # the input that switches the count on defaults to false, and the caller passes nothing
+    _replacing("auto_partition: {type: boolean, default: true}", "auto_partition: {type: boolean, default: false}"),
+    # a switch the other way round: the count is handed on only when the input is false (it defaults to true)
+    lambda t: _edited(_edited(t, "inputs.auto_partition && format(", "!inputs.whole_suite && format("),
+                      "      auto_partition: {type: boolean, default: true}\n",
+                      "      whole_suite: {type: boolean, default: true}\n"),
+])
+def test_a_count_the_called_file_hands_to_no_flag_is_not_changed(stage: Any) -> None:
+    """review110 f02: only a literal `auto_partition: false` the caller passed stopped the reshard; an input's default,
+    an expression, or a switch of the other sense made a patch that halves the jobs each running the whole suite."""
+    analysis = _analysed(stage=stage)
+    assert SMALL not in {r.job for r in analysis.plan.reshards} and "partitions" not in analysis.patch
+    passed = _analysed(amd=_replacing("      timeout_per_file: 2400\n",
+                                      "      timeout_per_file: 2400\n      auto_partition: ${{ inputs.whole }}\n"))
+    assert SMALL not in {r.job for r in passed.plan.reshards}
+
+
+def test_a_count_written_as_a_block_is_changed_in_it_and_the_lane_keeps_its_other_changes() -> None:
+    """review110 f01: `partitions: |` got the reshard offered, then no patch for the whole lane (its fold too)."""
+    block = '|\n        {"size":14,"arr":[0,1,2,3,4,5,6,7,8,9,10,11,12,13]}'
+    analysis = _analysed(amd=_replacing(QUOTED, block))
+    after = next(e for e in analysis.edits if e.path == AMD).after
+    assert '      partitions: |\n        {"size":7,"arr":[0,1,2,3,4,5,6]}\n' in after
+    assert "jit-kernel-unit-test-amd:" not in after  # (the fold of the jit suite, in the same file)
+    assert not [w for w in analysis.warnings if "no patch" in w]
+
+
+def test_the_rest_of_the_json_is_kept_to_the_character() -> None:
+    """review110 f08: the JSON was written anew (`1.50` as `1.5`, `1e400` as `Infinity`, `ë` as `\\u00eb`, one spacing
+    for all): only `size`'s number and `arr`'s ids change."""
+    json_text = '{ "note": "Zoë, 1.50", "size" : 14, "arr": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13], "cap":1e400 }'
+    analysis = _analysed(amd=_replacing(QUOTED, f"'{json_text}'"), rocm720=_replacing(QUOTED, f"'{json_text}'"))
+    after = next(e for e in analysis.edits if e.path == AMD).after
+    assert """      partitions: '{ "note": "Zoë, 1.50", "size" : 7, "arr": [0, 1, 2, 3, 4, 5, 6], "cap":1e400 }'\n""" in after
+
+
+def test_a_caller_of_another_reusable_workflow_is_not_resharded_alike() -> None:
+    """review110 f04: the rocm720 caller calling another file (other runners, another command) was rewritten too."""
+    other = ".github/workflows/_pr-test-stage-amd-rocm720.yml"
+    analysis = _analysed(rocm720=_replacing(f"uses: ./{STAGE_PATH}", f"uses: ./{other}"))
+    assert f"{ROCM720}: `{SMALL}-rocm720` does not pass 14 shards as `partitions` to `{STAGE_PATH}`, which hands " \
+           "them to `--auto-partition-size`; not resharded there" in analysis.warnings
+    assert STAGED not in next(e for e in analysis.edits if e.path == ROCM720).after
+
+
+def test_the_called_jobs_timeout_bounds_the_shards_when_it_is_the_sooner() -> None:
+    """review110 f05: with the called job's `timeout-minutes: 65` under the 75-min step, 7 shards of ~41 min were
+    offered (the step's timeout alone was read)."""
+    analysis = _analysed(stage=_replacing("    timeout-minutes: 240\n", "    timeout-minutes: 65\n"))
+    (small,) = [r for r in analysis.plan.reshards if r.job == SMALL]
+    assert (small.timeout_minutes, small.limit_s, small.to_count) == (65, 0.6 * 65 * 60, 8)
+    short = _analysed(stage=_replacing("    timeout-minutes: 240\n", "    timeout-minutes: ${{ inputs.job_minutes }}\n"))
+    assert SMALL not in {r.job for r in short.plan.reshards}
+    assert f"its 14 shards (`with: partitions:`) run in `{STAGE_PATH}`, whose `run` job's `timeout-minutes` " \
+           "(`${{ inputs.job_minutes }}`, with what this job passes) is not known before it runs: how many shards " \
+           "fit is not said" in [f.reason for f in short.plan.findings if f.job == SMALL]
+
+
+def test_no_log_is_read_for_a_count_that_cannot_be_weighed() -> None:
+    """review110 f07: a caller whose shards' timeout is not known was a reshard candidate: its 56 logs were read."""
+    from bot.joblogs import wanted
+
+    analysis = _analysed(amd=_replacing(
+        "      run_timeout_minutes: ${{ (inputs.runner_arch || 'mi300') == 'mi300' && 75 || 60 }}\n",
+        "      run_timeout_minutes: ${{ needs.check-changes.outputs.small_timeout }}\n"))
+    assert SMALL not in analysis.plan.reshard_candidates and SMALL not in wanted(analysis)
+    assert [len(runs) for runs in wanted(_analysed()).values()][:1] and len(wanted(_analysed())[SMALL]) == 4
+
+
+def test_a_count_in_double_quotes_has_its_called_file_read() -> None:
+    """review110 f03: the App looked for `"arr"` in the lane's text before reading the called file; written in double
+    quotes it is `\\"arr\\"`, so the file was not read and no reshard was offered."""
+    from bot.repo import shard_callee_paths
+
+    double = '"{\\"size\\":14,\\"arr\\":[0,1,2,3,4,5,6,7,8,9,10,11,12,13]}"'
+    assert shard_callee_paths({AMD: _edited(staged_text("amd"), QUOTED, double)}) == {STAGE_PATH}
+    assert shard_callee_paths({AMD: staged_text("amd")}) == {STAGE_PATH}
+    assert shard_callee_paths({AMD: workflow_text("amd")}) == set()
