@@ -984,13 +984,13 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
                                 f"`{reshard.passed_as}` to `{reshard.callee}`, which hands them to `{reshard.flag}`; not "
                                 "resharded there")
                 continue
-            if not same and (stage.timeout_minutes is None or
-                             reshard.predicted_longest_p90_s > config.reshard_safety * stage.timeout_minutes * 60):
-                there = "is not known before it runs" if stage.timeout_minutes is None else \
-                    f"is {stage.timeout_minutes:.0f} min there"
-                warnings.append(f"{target.path}: `{job_id}` is not resharded there: the timeout of the shards' "
-                                f"`{stage.step.name}` step {there}, and on {reshard.to_count} shards the longest would "
-                                f"take about {reshard.predicted_longest_p90_s / 60:.0f} min (p90)")
+            limit, note = stage.limit(reshard.setup_p90_s)  # (the measured lane's setup stands in for this one's)
+            if not same and (limit is None or reshard.predicted_longest_p90_s > config.reshard_safety * limit * 60):
+                whose = f"`{stage.job.id}` job" if stage.unknown == "job" else f"`{stage.step.name}` step"
+                there = (f"the timeout of the shards' {whose} is not known before it runs" if limit is None else
+                         f"their tests have {limit:.0f} min there ({note or f'the `{stage.step.name}` step timeout'})")
+                warnings.append(f"{target.path}: `{job_id}` is not resharded there: {there}, and on {reshard.to_count} "
+                                f"shards the longest would take about {reshard.predicted_longest_p90_s / 60:.0f} min (p90)")
                 continue
             max_parallel, key = stage.max_parallel, stage.axis
         else:

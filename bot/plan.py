@@ -20,10 +20,12 @@ from typing import Any, Callable, Mapping
 import yaml
 
 from .config import RepoConfig, lane_name
+from .edit import EditError, ReshardEdit, partitions_source
 from .logs import ShardLog, ShardPredictor, merge_logs
 from .timing import JobStats, JobTiming, RunTiming, declared_amd, percentile, median
 from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, JOB_TOTAL, JobDef, StepDef, Workflow, context_keys, expressions,
-                       shard_entry, strings, substitute_matrix, timeout_minutes, tree_expressions, yaml_events)
+                       mapping_get, shard_entry, strings, substitute_matrix, timeout_minutes, tree_expressions,
+                       yaml_events)
 
 #: The flags whose number is the shard count: SGLang's run_suite.py (`--total-partitions`, `--auto-partition-size`),
 #: pytest-split (`--splits 4 --group ${{ matrix.shard }}`, 1-based groups), pytest-shard (`--num-shards=4
@@ -150,6 +152,9 @@ class Reshard:
     passed_as: str | None = None
     callee: str | None = None
     labels: tuple[str, ...] = ()  # the runner labels its shards ran on (a timeout expression may branch on them)
+    #: whose `timeout_minutes` is when not the test step's: a called job's timeout less its setup (`StagePartitions.limit`)
+    timeout_note: str = ""
+    setup_p90_s: float = 0.0  # its shards' setup, p90 (what a called job's timeout holds besides the tests)
 
     @property
     def setup_cycles_saved(self) -> int:
@@ -421,11 +426,24 @@ class StagePartitions:
     axis: str  # its matrix key
     step: StepDef  # its test step, which carries the count
     flag: str  # the flag the count is handed to (`PARTITION_FLAGS`)
-    #: the called job's timeout or its test step's, the sooner, with what the caller passes (None: one of
-    #: them is not known before a run starts, the job's when `job_timeout_unknown`)
-    timeout_minutes: float | None
+    #: the test step's `timeout-minutes` and the called job's, with what the caller passes (the step's None when
+    #: it has none; the job's GitHub's 360 when it has none); `unknown` names one not known before a run starts
+    step_minutes: float | None
+    job_minutes: float | None
     max_parallel: int | None  # the called job's `max-parallel`, with what the caller passes
-    job_timeout_unknown: bool = False
+    unknown: str = ""  # "step" | "job" | ""
+
+    def limit(self, setup_p90_s: float) -> tuple[float | None, str]:
+        """The minutes the shards' tests have (None: not known), and whose they are when the job's: the test
+        step's timeout, or the called job's less its setup (p90), whichever ends them sooner; the job's holds
+        setup and tests alike."""
+        if self.unknown or self.job_minutes is None:
+            return None, ""
+        left = self.job_minutes - setup_p90_s / 60
+        if self.step_minutes is not None and self.step_minutes <= left:
+            return self.step_minutes, ""
+        return max(left, 0.0), (f"`{self.job.id}`'s {self.job_minutes:.0f}-min job timeout less its setup "
+                                f"({setup_p90_s / 60:.0f} min at p90)")
 
 
 def stage_partitions(workflow: Workflow, job: JobDef, called: Mapping[str, Workflow], config: RepoConfig,
@@ -455,41 +473,79 @@ def stage_partitions(workflow: Workflow, job: JobDef, called: Mapping[str, Workf
             sized = [expr for expr in expressions(text) if re.search(read.pattern + r"size\b", expr)]
             if config.step_category(step) != "test" or len(flags) != 1 or not sized:
                 continue
-            if not _switched_on(callee, given, str(key), sized):
+            if not _switched_on(callee, given, str(key), sized, step):
                 return None
+            source = _source_of(workflow, job, str(key))
+            if source is None or not _rewritable(source, len(data["arr"])):
+                return None  # (written so that foldbot cannot change it in place: by hand)
             given_value = _given(callee, given)
-            # The shards stop at the called job's timeout or their test step's, the sooner; one not known before
-            # a run starts may be the sooner (None: no count is said)
-            job_limit = DEFAULT_JOB_TIMEOUT_MINUTES if runs.timeout_minutes is None else \
+            job_minutes = DEFAULT_JOB_TIMEOUT_MINUTES if runs.timeout_minutes is None else \
                 _callee_minutes(runs.timeout_minutes, given, given_value, labels)
-            step_limit = job_limit if step.timeout_minutes is None else \
+            step_minutes = None if step.timeout_minutes is None else \
                 _callee_minutes(step.timeout_minutes, given, given_value, labels)
-            limit = None if job_limit is None or step_limit is None else min(job_limit, step_limit)
+            unknown = "job" if job_minutes is None else "step" if step.timeout_minutes is not None and \
+                step_minutes is None else ""
             parallel = _callee_minutes(strategy.get("max-parallel"), given, given_value, labels, guess=False)
-            return StagePartitions(str(key), len(data["arr"]), callee.path, runs, axes[0], step, flags[0], limit,
-                                   int(parallel) if parallel else None, job_limit is None)
+            return StagePartitions(str(key), len(data["arr"]), callee.path, runs, axes[0], step, flags[0],
+                                   step_minutes, job_minutes, int(parallel) if parallel else None, unknown)
         return None
     return None
 
 
-def _switched_on(callee: Workflow, given: dict[str, Any], key: str, sized: list[str]) -> bool:
-    """Whether the expressions that hand the count on do so with what the caller passes: each other
-    input they read is a boolean the caller passes (else its default) as the expression wants it
-    (SGLang's `inputs.auto_partition && format('... --auto-partition-size {1}', ...) || ''`: true;
-    `!inputs.x && ...`: false). An input passed from an expression, a string, or neither passed nor
-    defaulted may switch the count off, so it is no count foldbot changes."""
+def _source_of(workflow: Workflow, job: JobDef, key: str) -> str | None:
+    """The text of a caller's `with:` value as its file writes it (quotes, block and all)."""
+    node = mapping_get(mapping_get(job.node, "with"), key)
+    return workflow.text[node.start_mark.index:node.end_mark.index] if isinstance(node, yaml.ScalarNode) else None
+
+
+def _rewritable(source: str, count: int) -> bool:
+    """Whether the patch can change a shard count's JSON where it is written (`edit.partitions_source`)."""
+    try:
+        partitions_source("", source, ReshardEdit("", "", count, count - 1, "", "partitions"))
+    except EditError:
+        return False
+    return True
+
+
+def _switched_on(callee: Workflow, given: dict[str, Any], key: str, sized: list[str], step: StepDef) -> bool:
+    """Whether the count reaches the test command with what the caller passes. The expressions that hand it
+    on (`sized`), and those that hand on an `env:` variable holding one of them (`${{ inputs.x && '$ARGS' || ''
+    }}`), may be switched by a boolean input only as SGLang's is: `inputs.auto_partition && format(...) || ''`,
+    with that input true (passed, else its default). A switch written any other way (`!inputs.x`, `== false`,
+    `inputs['x']`, several), or one passed from an expression, may be off: no count foldbot changes."""
     on = callee.data.get("on") if isinstance(callee.data, dict) else None
     call = on.get("workflow_call") if isinstance(on, dict) else None
-    inputs = call.get("inputs") if isinstance(call, dict) else None
-    for expr in sized:
-        for negated, name in re.findall(r"(!?)\s*\binputs\.([A-Za-z_][\w-]*)", expr):
-            if name == key:
-                continue
-            spec = inputs.get(name) if isinstance(inputs, dict) else None
-            value = given[name] if name in given else spec.get("default") if isinstance(spec, dict) else None
-            value = {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
-            if value is not (not negated):
-                return False
+    inputs = call.get("inputs") if isinstance(call, dict) else {}
+    inputs = {str(k).lower(): v for k, v in inputs.items()} if isinstance(inputs, dict) else {}
+    passed = {str(k).lower(): v for k, v in given.items()}
+
+    def value(name: str) -> Any:
+        spec = inputs.get(name)
+        return passed[name] if name in passed else spec.get("default") if isinstance(spec, dict) else None
+
+    def boolean(name: str) -> bool:
+        spec = inputs.get(name)
+        return (isinstance(spec, dict) and spec.get("type") == "boolean") or isinstance(value(name), bool)
+
+    carriers = [str(name) for name, text in (step.env.items() if isinstance(step.env, dict) else ())
+                if isinstance(text, str) and any(expr in text for expr in sized)]
+    texts = "\n".join([step.run or "", *strings(step.env)])
+    gating = sized + [expr for expr in expressions(texts) if expr not in sized and any(
+        re.search(rf"(?<![\w.])(?:\$\{{?|env\.){re.escape(name)}(?!\w)", expr) for name in carriers)]
+    for expr in gating:
+        if re.search(r"(?i)\binputs\s*\[", expr):
+            return False
+        switches = [name for name in dict.fromkeys(m.lower() for m in re.findall(r"(?i)\binputs\.([a-z_][\w-]*)", expr))
+                    if name != key.lower() and boolean(name)]
+        if not switches:
+            continue
+        lead = re.match(r"(?i)\s*inputs\.([a-z_][\w-]*)\s*&&", expr)
+        if len(switches) > 1 or lead is None or lead[1].lower() != switches[0] or \
+                len(re.findall(rf"(?i)\binputs\.{re.escape(switches[0])}\b", expr)) != 1:
+            return False
+        state = value(switches[0])  # (a literal; `'true'` as text too, as GitHub reads a caller's string)
+        if state is not True and state != "true":
+            return False
     return True
 
 
@@ -1338,7 +1394,7 @@ class Planner:
         reusable workflow runs, by the count the caller passes it."""
         if stage is not None:
             key, values, step, flag, n = stage.axis, list(range(stage.count)), stage.step, stage.flag, stage.count
-            timeout, max_parallel = stage.timeout_minutes, stage.max_parallel
+            max_parallel = stage.max_parallel
         else:
             if job.matrix_expression:
                 self.findings.append(Finding(job.id, f"{_expression(job)}; shard count left alone"))
@@ -1362,9 +1418,9 @@ class Planner:
                                                      f"`${{{{ {JOB_TOTAL} }}}}`): a count it cannot change with the matrix"))
                 return None
             step, flag = found
-            timeout, max_parallel = None, job.max_parallel
-        if stage is not None and timeout is None:  # (no count is said: its logs are not read for one either)
-            whose, raw = (f"`{stage.job.id}` job", stage.job.timeout_minutes) if stage.job_timeout_unknown else \
+            max_parallel = job.max_parallel
+        if stage is not None and stage.unknown:  # (no count is said: its logs are not read for one either)
+            whose, raw = (f"`{stage.job.id}` job", stage.job.timeout_minutes) if stage.unknown == "job" else \
                 (f"`{step.name}` step", step.timeout_minutes)
             self.findings.append(Finding(job.id, (
                 f"its {n} shards (`with: {stage.key}:`) run in `{stage.callee}`, whose {whose}'s `timeout-minutes` "
@@ -1381,8 +1437,11 @@ class Planner:
         if not full_runs:
             self.findings.append(Finding(job.id, f"no run in the history ran all {n} shards"))
             return None
-        if timeout is not None:
-            limit_minutes = timeout
+        note = ""  # whose the limit is, when the called job's (less its setup)
+        if stage is not None:
+            known, note = stage.limit(stats.setup.p90)
+            assert known is not None  # (`stage.unknown` said so above)
+            limit_minutes = known
         else:
             limit_minutes = timeout_minutes(step.timeout_minutes, stats.labels)
             if limit_minutes is None:
@@ -1427,7 +1486,7 @@ class Planner:
         # shards would not make it end, and its time says nothing of how many the suite needs.
         # (not one that other runs measured to its end: that hang was once, and those runs say how long it takes)
         hung = [c for c in self._killed(job.id) if c.file not in ended]
-        overrun = self._overrun(job, step, stats, limit_minutes, more_shards=not alone and not hung)
+        overrun = self._overrun(job, step, stats, limit_minutes, more_shards=not alone and not hung, whose=note)
         cut = " (of runs whose shard times stop where a file was cut off: at least that many)" \
             if any(not c.killed for c in self.cut_off.get(job.id, {}).values()) else ""
         if overrun:
@@ -1439,7 +1498,8 @@ class Planner:
             self.overruns.append(job.id)
             return None
         if best is None:
-            bound = f"limit {limit / 60:.0f} min = {self.config.reshard_safety:.0%} of {limit_minutes:.0f}; {estimate}"
+            bound = (f"limit {limit / 60:.0f} min = {self.config.reshard_safety:.0%} of {limit_minutes:.0f}"
+                     f"{f' ({note})' if note else ''}; {estimate}")
             if p90_at(n) <= limit:
                 reason = f"{n} shards are needed: {n - 1} would run {p90_at(n - 1) / 60:.0f} min at p90 ({bound})"
             else:  # not even today's count is within the limit: "needed" would mislead
@@ -1486,6 +1546,8 @@ class Planner:
             passed_as=stage.key if stage else None,
             callee=stage.callee if stage else None,
             labels=stats.labels,
+            timeout_note=note,
+            setup_p90_s=stats.setup.p90,
         )
 
     def _passed_reshards(self, job: JobDef, stats: JobStats) -> None:
@@ -1630,16 +1692,18 @@ class Planner:
         return [c for c in self.cut_off.get(job_id, {}).values() if c.killed]
 
     def _overrun(self, job: JobDef, step: StepDef, stats: JobStats, limit_minutes: float,
-                 more_shards: bool = True) -> str | None:
+                 more_shards: bool = True, whose: str = "") -> str | None:
         """Whether shards of this matrix already ran into their step timeout (`more_shards`:
-        whether more shards could help, which a file too long alone rules out)."""
+        whether more shards could help, which a file too long alone rules out; `whose`: the limit's,
+        when not the step's timeout)."""
         limit_s = limit_minutes * 60
         hit = [max(j.step_seconds(step.name) for j in shards) for shards in stats.per_run]
         over = [seconds for seconds in hit if seconds >= limit_s - 60]
         if not over:
             return None
         return (f"already overruns: in {len(over)} of {_runs(len(hit))} a shard ran into the "
-                f"{limit_minutes:.0f}-min timeout of `{step.name}` (longest {max(over) / 60:.0f} min); "
+                + (f"{limit_minutes:.0f} min its tests have ({whose})" if whose else
+                   f"{limit_minutes:.0f}-min timeout of `{step.name}`") + f" (longest {max(over) / 60:.0f} min); "
                 + ("it needs more shards or a longer timeout, not fewer" if more_shards else
                    "it needs a longer timeout, not fewer shards"))
 

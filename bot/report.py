@@ -223,11 +223,14 @@ def _suggestion_json(item: Fold | Reshard | ListReshard) -> dict[str, Any]:
     return {
         "kind": "reshard", "job": item.job, "from": item.from_count, "to": item.to_count, "flag": item.flag,
         "estimate": item.estimate, "predicted_longest_p90_seconds": round(item.predicted_longest_p90_s, 1),
-        "limit_seconds": round(item.limit_s, 1), "step_timeout_minutes": item.timeout_minutes,
+        "limit_seconds": round(item.limit_s, 1),
+        # (None where the limit is a called job's timeout less its setup: `timeout_note` says so, `tests_minutes` has it)
+        "step_timeout_minutes": None if item.timeout_note else item.timeout_minutes, "tests_minutes": item.timeout_minutes,
         "samples": item.samples, "provisional": item.provisional,
         "wall_clock_before_seconds": round(item.wall_before_s, 1), "wall_clock_after_seconds": round(item.wall_after_s, 1),
         "max_parallel": item.max_parallel, "waves_before": item.waves_before, "waves_after": item.waves_after,
         "log_runs": item.log_runs, "passed_as": item.passed_as, "callee": item.callee,
+        "timeout_note": item.timeout_note or None,
         "setup_cycles": item.setup_cycles_saved, "runner_hours": round(item.runner_seconds_saved / 3600, 2),
     }
 
@@ -407,10 +410,11 @@ def _reshard_md(r: Reshard, min_samples: int, analysis: Analysis | None = None) 
                 f"the shards ran in parallel, so each remaining shard carries more tests)")
     return (
         f"- **Reshard** {code(r.job)} from {r.from_count} to {r.to_count} shards{_passed(r)}{mark}: the longest shard is "
-        f"predicted at "
-        f"{r.predicted_longest_p90_s / 60:.0f} min at p90 over {_plural(r.samples, 'run')}, within {r.limit_s / 60:.0f} min "
-        f"({r.limit_s / 60 / r.timeout_minutes:.0%} of the {r.timeout_minutes:.0f} min step timeout). "
-        f"Estimate from {r.estimate}. Saves {_plural(r.setup_cycles_saved, 'setup cycle')}, "
+        f"predicted at {r.predicted_longest_p90_s / 60:.0f} min at p90 over {_plural(r.samples, 'run')}, within "
+        f"{r.limit_s / 60:.0f} min ({r.limit_s / 60 / r.timeout_minutes:.0%} of "
+        + (f"{r.timeout_minutes:.0f} min: {md_text(r.timeout_note)}). " if r.timeout_note
+           else f"the {r.timeout_minutes:.0f} min step timeout). ")
+        + f"Estimate from {r.estimate}. Saves {_plural(r.setup_cycles_saved, 'setup cycle')}, "
         f"~{_hours(r.runner_seconds_saved)} runner-hours per run; {wall}{waves}."
         + (_elsewhere(r, analysis) if analysis is not None else "")
     )

@@ -248,17 +248,31 @@ def test_a_caller_of_another_reusable_workflow_is_not_resharded_alike() -> None:
     assert STAGED not in next(e for e in analysis.edits if e.path == ROCM720).after
 
 
-def test_the_called_jobs_timeout_bounds_the_shards_when_it_is_the_sooner() -> None:
-    """review110 f05: with the called job's `timeout-minutes: 65` under the 75-min step, 7 shards of ~41 min were
-    offered (the step's timeout alone was read)."""
-    analysis = _analysed(stage=_replacing("    timeout-minutes: 240\n", "    timeout-minutes: 65\n"))
+def test_the_called_jobs_timeout_less_its_setup_bounds_the_tests_when_it_is_the_sooner() -> None:
+    """review110 f05, review111 f03, f04: the called job's `timeout-minutes` holds setup and tests alike; the shards'
+    setup (159 min at p90 on these runs) leaves 220 - 159 = 61 min for the tests, under the 75-min step: 8 shards, not
+    7, and the report says whose limit it is (it had said "the 75 min step timeout")."""
+    analysis = _analysed(stage=_replacing("    timeout-minutes: 240\n", "    timeout-minutes: 220\n"))
     (small,) = [r for r in analysis.plan.reshards if r.job == SMALL]
-    assert (small.timeout_minutes, small.limit_s, small.to_count) == (65, 0.6 * 65 * 60, 8)
-    short = _analysed(stage=_replacing("    timeout-minutes: 240\n", "    timeout-minutes: ${{ inputs.job_minutes }}\n"))
-    assert SMALL not in {r.job for r in short.plan.reshards}
+    setup = analysis.stats[SMALL].setup.p90
+    assert 158 * 60 < setup < 160 * 60
+    assert (small.to_count, small.timeout_minutes, small.limit_s) == (8, 220 - setup / 60, 0.6 * (220 * 60 - setup))
+    text = to_markdown(analysis)
+    assert (f"within {small.limit_s / 60:.0f} min (60% of 61 min: `run`'s 220-min job timeout less its setup (159 min "
+            "at p90)). Estimate from per-file logs.") in text.replace("\\", "")
+    (entry,) = [s for s in to_json(analysis)["suggestions"] if s["kind"] == "reshard" and s["job"] == SMALL]
+    assert (entry["step_timeout_minutes"], entry["tests_minutes"]) == (None, small.timeout_minutes)
+    assert entry["timeout_note"] == "`run`'s 220-min job timeout less its setup (159 min at p90)"
+    # where the job's timeout leaves less than today's shards take, no fewer are offered, and the reason says whose
+    tight = _analysed(stage=_replacing("    timeout-minutes: 240\n", "    timeout-minutes: 210\n"))
+    assert SMALL not in {r.job for r in tight.plan.reshards}
+    assert any("= 60% of 51 (`run`'s 210-min job timeout less its setup (159 min at p90)); per-file logs" in f.reason
+               for f in tight.plan.findings if f.job == SMALL)
+    unknown = _analysed(stage=_replacing("    timeout-minutes: 240\n", "    timeout-minutes: ${{ inputs.job_minutes }}\n"))
+    assert SMALL not in {r.job for r in unknown.plan.reshards}
     assert f"its 14 shards (`with: partitions:`) run in `{STAGE_PATH}`, whose `run` job's `timeout-minutes` " \
            "(`${{ inputs.job_minutes }}`, with what this job passes) is not known before it runs: how many shards " \
-           "fit is not said" in [f.reason for f in short.plan.findings if f.job == SMALL]
+           "fit is not said" in [f.reason for f in unknown.plan.findings if f.job == SMALL]
 
 
 def test_no_log_is_read_for_a_count_that_cannot_be_weighed() -> None:
@@ -281,3 +295,66 @@ def test_a_count_in_double_quotes_has_its_called_file_read() -> None:
     assert shard_callee_paths({AMD: _edited(staged_text("amd"), QUOTED, double)}) == {STAGE_PATH}
     assert shard_callee_paths({AMD: staged_text("amd")}) == {STAGE_PATH}
     assert shard_callee_paths({AMD: workflow_text("amd")}) == set()
+
+
+ARR = "[0,1,2,3,4,5,6,7,8,9,10,11,12,13]"
+
+
+@pytest.mark.parametrize("written", [
+    '"{\\u0022size\\u0022:14,\\u0022arr\\u0022:' + ARR + '}"',  # YAML's escapes for the quotes
+    '"{\\"size\\":14,\\"ar\\\n        r\\":' + ARR + '}"',  # a key broken over two lines
+    '\'{"size":14,"arr":' + ARR + ',"opts":{"size":2}}\'',  # a `size` of another object
+    '\'{"size":14,"arr":' + ARR + ',"skip":{"arr":[0,1]}}\'',
+    '|  # e.g. {"size":2,"arr":[0,1]}\n        {"size":14,"arr":' + ARR + '}',  # a header comment naming one
+])
+def test_a_count_written_so_that_it_cannot_be_changed_in_place_is_left_by_hand_and_the_lane_keeps_its_patch(
+        written: str) -> None:
+    """review111 f01: the reshard was offered, the in-place edit refused, and the lane's whole patch (its fold of
+    the jit suite too) dropped with it."""
+    analysis = _analysed(amd=_replacing(QUOTED, written))
+    assert SMALL not in {r.job for r in analysis.plan.reshards}
+    assert "jit-kernel-unit-test-amd:" not in next(e for e in analysis.edits if e.path == AMD).after
+    assert not [w for w in analysis.warnings if "no patch" in w]
+    assert any("which foldbot does not set either: to reshard them, change it by hand" in f.reason
+               for f in analysis.plan.findings if f.job == SMALL)
+
+
+FORMAT = ("format('--auto-partition-id {0} --auto-partition-size {1}', matrix.partition, "
+          "fromJson(inputs.partitions).size)")
+SGLANG_ARGS = f"PARTITION_ARGS: ${{{{ inputs.auto_partition && {FORMAT} || '' }}}}"
+WHOLE = "      whole_suite: {type: boolean, default: false}\n"
+
+
+def _args(expression: str, inputs: str = "") -> Any:
+    """The called file with its `PARTITION_ARGS` written as given (and inputs declared beside `auto_partition`)."""
+    return lambda text: _edited(_edited(text, SGLANG_ARGS, f"PARTITION_ARGS: {expression}"),
+                                "      auto_partition: {type: boolean, default: true}\n",
+                                "      auto_partition: {type: boolean, default: true}\n" + inputs)
+
+
+@pytest.mark.parametrize("stage, passes", [
+    (lambda t: t, "auto_partition: false"),
+    (_args(f"${{{{ inputs.whole_suite == false && {FORMAT} || '' }}}}", WHOLE), "whole_suite: true"),
+    (_args(f"${{{{ !(inputs.whole_suite) && {FORMAT} || '' }}}}", WHOLE), "whole_suite: true"),
+    (_args(f"${{{{ inputs['auto_partition'] && {FORMAT} || '' }}}}"), "auto_partition: false"),
+    (_args(f"${{{{ INPUTS.auto_partition && {FORMAT} || '' }}}}"), "auto_partition: false"),
+    # the switch in the command's own expression, around the variable that holds the count
+    (lambda t: _edited(_args(f"${{{{ {FORMAT} }}}}")(t), "$PARTITION_ARGS \\",
+                       "${{ inputs.auto_partition && '$PARTITION_ARGS' || '' }} \\"), "auto_partition: false"),
+])
+def test_a_count_switched_off_however_the_switch_is_written_is_not_changed(stage: Any, passes: str) -> None:
+    """review111 f02: a switch written otherwise than SGLang's `inputs.auto_partition && format(...)` was read as on."""
+    analysis = _analysed(amd=_replacing("      timeout_per_file: 2400\n", f"      timeout_per_file: 2400\n      {passes}\n"),
+                         stage=stage)
+    assert SMALL not in {r.job for r in analysis.plan.reshards} and STAGED not in analysis.patch
+
+
+@pytest.mark.parametrize("stage", [
+    _args(f"${{{{ INPUTS.auto_partition && {FORMAT} || '' }}}}"),  # (expressions ignore case)
+    _args("${{ inputs.auto_partition && format('--auto-partition-id {0} --auto-partition-size {1} --timeout-per-file "
+          "{2}', matrix.partition, fromJson(inputs.partitions).size, inputs.timeout_per_file) || '' }}"),
+])
+def test_a_count_switched_on_is_changed_beside_other_inputs(stage: Any) -> None:
+    """review111 f02: an input handed to the command beside the count (`inputs.timeout_per_file`) is no switch."""
+    (small,) = [r for r in _analysed(stage=stage).plan.reshards if r.job == SMALL]
+    assert (small.from_count, small.to_count) == (14, 7)
