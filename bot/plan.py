@@ -434,16 +434,19 @@ class StagePartitions:
     unknown: str = ""  # "step" | "job" | ""
 
     def limit(self, setup_p90_s: float) -> tuple[float | None, str]:
-        """The minutes the shards' tests have (None: not known), and whose they are when the job's: the test
-        step's timeout, or the called job's less its setup (p90), whichever ends them sooner; the job's holds
-        setup and tests alike."""
+        """The minutes the shards' tests have (`tests_limit`; None: a timeout not known before a run starts)."""
         if self.unknown or self.job_minutes is None:
             return None, ""
-        left = self.job_minutes - setup_p90_s / 60
-        if self.step_minutes is not None and self.step_minutes <= left:
-            return self.step_minutes, ""
-        return max(left, 0.0), (f"`{self.job.id}`'s {self.job_minutes:.0f}-min job timeout less its setup "
-                                f"({setup_p90_s / 60:.0f} min at p90)")
+        return tests_limit(self.step_minutes, self.job_minutes, setup_p90_s, self.job.id)
+
+
+def tests_limit(step_minutes: float | None, job_minutes: float, setup_p90_s: float, job_id: str) -> tuple[float, str]:
+    """The minutes a shard's tests have, and whose they are when not the test step's timeout: that timeout,
+    or the job's less its setup (p90), whichever ends them sooner (the job's holds setup and tests alike)."""
+    left = job_minutes - setup_p90_s / 60
+    if step_minutes is not None and step_minutes <= left:
+        return step_minutes, ""
+    return max(left, 0.0), f"`{job_id}`'s {job_minutes:.0f}-min job timeout less its setup ({setup_p90_s / 60:.0f} min at p90)"
 
 
 def stage_partitions(workflow: Workflow, job: JobDef, called: Mapping[str, Workflow], config: RepoConfig,
@@ -1443,9 +1446,9 @@ class Planner:
             assert known is not None  # (`stage.unknown` said so above)
             limit_minutes = known
         else:
-            limit_minutes = timeout_minutes(step.timeout_minutes, stats.labels)
-            if limit_minutes is None:
-                limit_minutes = timeout_minutes(job.timeout_minutes, stats.labels) or DEFAULT_JOB_TIMEOUT_MINUTES
+            limit_minutes, note = tests_limit(timeout_minutes(step.timeout_minutes, stats.labels),
+                                              timeout_minutes(job.timeout_minutes, stats.labels) or
+                                              DEFAULT_JOB_TIMEOUT_MINUTES, stats.setup.p90, job.id)
         limit = self.config.reshard_safety * limit_minutes * 60
         log_runs = 0
         # Per run: the longest shard on k shards, from its per-file logs when they tell the

@@ -1064,3 +1064,23 @@ def test_a_file_killed_once_and_run_to_its_end_since_withholds_no_count() -> Non
     (reason,) = [f.reason for f in p.findings if f.job == "big-amd-rocm700"]
     assert "while a test hangs" not in reason and "cut off" not in reason
     assert reason.endswith("about 5 would keep the longest within the limit")
+
+
+def test_a_job_timeout_holds_setup_too_so_the_tests_have_what_setup_leaves() -> None:
+    """scan112 / review111 f03: a job's `timeout-minutes` holds its setup and its tests; with 100 min of setup, a
+    140-min job timeout leaves its shards' tests 40 min, less than the 60-min step timeout the limit was read from
+    (which offered 3 shards of ~29 min: killed with the job, 129 min in)."""
+    text = workflow(host_timeout="timeout-minutes: 140")
+    p = plan(text, runs(text))
+    assert p.reshards == ()
+    assert [f.reason for f in p.findings if f.job == "big-amd-rocm700"] == [
+        "4 shards are needed: 3 would run 29 min at p90 (limit 24 min = 60% of 40 (`big-amd-rocm700`'s 140-min job "
+        "timeout less its setup (100 min at p90)); shard times)"]
+    roomy = workflow(host_timeout="timeout-minutes: 200")  # (100 min left: the step's 60 ends the tests sooner)
+    (reshard,) = plan(roomy, runs(roomy)).reshards
+    assert (reshard.to_count, reshard.timeout_minutes, reshard.timeout_note) == (3, 60, "")
+    assert "(60% of the 60 min step timeout)" in to_markdown(analyze({PATH: roomy}, runs(roomy), RepoConfig()))
+    bare = workflow(host_timeout="timeout-minutes: 140").replace("        timeout-minutes: 60\n        run: python3", "        run: python3")
+    (reshard,) = plan(bare, runs(bare, shard_tests=[10, 11, 9, 10])).reshards
+    assert (reshard.to_count, round(reshard.timeout_minutes)) == (2, 40)
+    assert reshard.timeout_note == "`big-amd-rocm700`'s 140-min job timeout less its setup (100 min at p90)"
