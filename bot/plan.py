@@ -329,6 +329,19 @@ def _unaxed(job: JobDef) -> str:
         shown = ", ".join(_short(e.get(key)) for e in entries[:4]) + (", ..." if len(entries) > 4 else "")
         return (f"its matrix is an `include` list of {len(entries)} entries varying `{key}` ({shown}): jobs of their own, "
                 "not shards of one suite; nothing to reshard, and a matrix's job is not folded")
+    others = [key for key in varying if key not in numbers]
+    by_kind: dict[str, list[str]] = {}
+    for e in entries:
+        by_kind.setdefault(_short(e.get(others[0])) if others else "", []).append(str(e.get(numbers[0] if numbers else "")))
+    alike = len(by_kind) > 1 and len({tuple(sorted(shards)) for shards in by_kind.values()}) == 1 and \
+        all(len(set(shards)) == len(shards) > 1 for shards in by_kind.values())
+    if numbers and others and alike:  # (ROCm/aiter: `shard_idx` 0..7 on each of two runners, from one split of the suite)
+        values = sorted(int(v) for v in next(iter(by_kind.values())))
+        kinds = sorted(by_kind)
+        return (f"its matrix is an `include` list of {len(entries)} entries: shards `{numbers[0]}` {values[0]} to "
+                f"{values[-1]} on each of {len(kinds)} `{others[0]}` values ({', '.join(f'`{k}`' for k in kinds[:4])}"
+                f"{', ...' if len(kinds) > 4 else ''}), one count of shards over several of them, which foldbot does "
+                "not rewrite: shard count left alone")
     return ("its matrix is an `include` list; foldbot reshards only a shard list written as an axis (`part: [0, 1, 2]`): "
             "shard count left alone")
 
@@ -1523,6 +1536,12 @@ class Planner:
             p90_at(best)
             neutral = next((k for k in range(best + 1, n) if p90_at(k) <= limit
                             and _waves(k, max_parallel) * (setup_median + median(predictions[k])) <= wall_before), None)
+        if elsewhere := _count_elsewhere(self.workflow, job.id, n):  # (the patch would leave it behind)
+            self.findings.append(Finding(job.id, (
+                f"the times allow {best} shards (the longest {p90_at(best) / 60:.0f} min at p90, within "
+                f"{limit / 60:.0f} min; {estimate}), but its {n} are also counted in {elsewhere}, which the patch would "
+                "leave behind: change both by hand")))
+            return None
         return Reshard(
             job=job.id,
             shard_key=key,
@@ -1730,6 +1749,28 @@ def _no_count_fits(files: list[CutOff], killed: list[CutOff], step: str, limit: 
         said.append(f"no shard count is said while a test hangs: {named}, so how long it takes is not known; fix the "
                     "hung test, or, if it needs longer, raise the runner's `--timeout-per-file` or split that file")
     return "; ".join(said)
+
+
+def _count_elsewhere(workflow: Workflow, job_id: str, n: int) -> str | None:
+    """Where a job that runs after the matrix (its `needs:`, directly or through others) loops over its n shards
+    in a script (`for shard in {0..7}`, `seq 0 7`, `range(8)`: ROCm/aiter's results job checks each shard's
+    log so), as "`job`'s `step` (`{0..7}`)"; None when none does."""
+    last = n - 1
+    loop = re.compile(rf"\{{0\.\.{last}\}}|\{{1\.\.{n}\}}|\bseq\s+(?:0\s+{last}|1\s+{n}|{n}(?!\s+\d))(?![\w.])"
+                      rf"|\brange\(\s*(?:0\s*,\s*)?{n}\s*\)")
+    after: set[str] = set()
+    grown = True
+    while grown:  # (the jobs that need it, then those that need them, ...)
+        grown = False
+        for other in workflow.jobs.values():
+            if other.id not in after and other.id != job_id and (job_id in other.needs or after & set(other.needs)):
+                after.add(other.id)
+                grown = True
+    for other in (workflow.jobs[j] for j in sorted(after)):
+        for step in other.steps:
+            if step.run and (found := loop.search(step.run)):
+                return f"`{other.id}`'s `{step.name}` (`{found.group(0)}`)"
+    return None
 
 
 def _estimated(cut: CutOff) -> str:

@@ -1084,3 +1084,67 @@ def test_a_job_timeout_holds_setup_too_so_the_tests_have_what_setup_leaves() -> 
     (reshard,) = plan(bare, runs(bare, shard_tests=[10, 11, 9, 10])).reshards
     assert (reshard.to_count, round(reshard.timeout_minutes)) == (2, 40)
     assert reshard.timeout_note == "`big-amd-rocm700`'s 140-min job timeout less its setup (100 min at p90)"
+
+
+def test_a_shard_count_a_later_job_also_loops_over_is_left_by_hand() -> None:
+    """scan112: ROCm/aiter's results job checks each shard's log with `for shard in {0..7}`; a patch that trims the
+    matrix and leaves that loop fails the job on every run, which neither `git apply` nor the schema sees."""
+    finish = """  results:
+    needs: [big-amd-rocm700]
+    if: always()
+    runs-on: ubuntu-latest
+    steps:
+      - name: Check every shard's log
+        run: |
+          for shard in {0..3}; do test -f "logs/shard-$shard.log" || exit 1; done
+"""
+    text = workflow() + finish
+    p = plan(text, runs(text))
+    assert p.reshards == ()
+    assert [f.reason for f in p.findings if f.job == "big-amd-rocm700"] == [
+        "the times allow 3 shards (the longest 29 min at p90, within 36 min; shard times), but its 4 are also counted "
+        "in `results`'s `Check every shard's log` (`{0..3}`), which the patch would leave behind: change both by hand"]
+    # through a job between them too, and in any of the loop's spellings
+    for loop in ("seq 0 3", "seq 1 4", "seq 4", "range(4)", "range(0, 4)"):
+        chained = workflow() + finish.replace("needs: [big-amd-rocm700]", "needs: [gate]").replace("{0..3}", f"$({loop})") + \
+            "  gate:\n    needs: [big-amd-rocm700]\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ok\n"
+        assert plan(chained, runs(chained)).reshards == (), loop
+    # a loop of another length, or in a job that does not run after the matrix, is no count of its shards
+    for other in (finish.replace("{0..3}", "{0..7}").replace("$shard", "$s"),
+                  finish.replace("needs: [big-amd-rocm700]", "needs: [check]"),
+                  finish.replace("{0..3}", "$(seq 4 10)")):
+        text = workflow() + other
+        assert [r.to_count for r in plan(text, runs(text)).reshards] == [3]
+
+
+def test_a_shard_list_over_several_runners_is_said_so() -> None:
+    """scan112: ROCm/aiter's `standard` job runs shards `shard_idx` 0-7 of one split on each of two runners (an
+    `include` list of 16); the report said to write it as an axis, which would be two varying axes, left alone too."""
+    entries = "".join(f"          - {{runner: linux-aiter-{r}-1, label: {label}, shard_total: 4, shard_idx: {i}}}\n"
+                      for r, label in (("mi35x", "MI35X"), ("oci-mi300x", "MI300X")) for i in range(4))
+    text = f"""name: Aiter Test
+on: pull_request
+jobs:
+  standard:
+    name: Standard Tests (1 GPU)
+    strategy:
+      fail-fast: false
+      matrix:
+        include:
+{entries}    runs-on: ${{{{ matrix.runner }}}}
+    steps:
+      - name: Tests
+        timeout-minutes: 90
+        run: SHARD_TOTAL=${{{{ matrix.shard_total }}}} SHARD_IDX=${{{{ matrix.shard_idx }}}} ./.github/scripts/aiter_test.sh
+"""
+    bundles = [bundle(run_id=300 + r, repo="ROCm/aiter", workflow_path=PATH, workflow_name="Aiter Test",
+                      head_sha=f"{r:040x}", start=START + timedelta(days=r),
+                      jobs=[amd_job(f"Standard Tests (1 GPU) (linux-aiter-{m}-1, {label}, 4, {i})",
+                                    labels=[f"linux-aiter-{m}-1"], setup_minutes=12, download_artifacts=None,
+                                    tests=[("Tests", 30)], teardown=())
+                            for m, label in (("mi35x", "MI35X"), ("oci-mi300x", "MI300X")) for i in range(4)])
+               for r in range(3)]
+    assert [f.reason for f in plan(text, bundles).findings if f.job == "standard"] == [
+        "its matrix is an `include` list of 8 entries: shards `shard_idx` 0 to 3 on each of 2 `runner` values "
+        "(`linux-aiter-mi35x-1`, `linux-aiter-oci-mi300x-1`), one count of shards over several of them, which foldbot "
+        "does not rewrite: shard count left alone"]
