@@ -16,8 +16,8 @@ from .config import COMBINED_TEST, DEFAULT_STEP_RULES, RepoConfig
 from .edit import (EditError, FileEdit, FoldEdit, LaneChange, ListEdit, ListTrimEdit, ReshardEdit, VerificationError, apply_change,
                    patch_id, unified_diff, verify_edit)
 from .logs import ShardLog
-from .plan import (Fold, Lane, Plan, Planner, ShardGroup, list_limit, other_readers, partition_step, passed_shards, shard_axis,
-                   shared_list, stage_partitions)
+from .plan import (Fold, Lane, Plan, Planner, ShardGroup, count_elsewhere, list_limit, other_readers, partition_step,
+                   passed_shards, read_limits, shard_axis, shared_list, stage_partitions, tests_limit)
 from .timing import (BundleError, JobMatcher, JobStats, JobTiming, RunTiming, called_stats, declared_amd, job_stats,
                      run_timing, runs_on_items, workflow_path_of)
 from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, WorkflowError, parse_workflow, timeout_minutes
@@ -984,25 +984,38 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
                                 f"`{reshard.passed_as}` to `{reshard.callee}`, which hands them to `{reshard.flag}`; not "
                                 "resharded there")
                 continue
-            limit, note = stage.limit(reshard.setup_p90_s)  # (the measured lane's setup stands in for this one's)
-            if not same and (limit is None or reshard.predicted_longest_p90_s > config.reshard_safety * limit * 60):
-                whose = f"`{stage.job.id}` job" if stage.unknown == "job" else f"`{stage.step.name}` step"
-                there = (f"the timeout of the shards' {whose} is not known before it runs" if limit is None else
-                         f"their tests have {limit:.0f} min there ({note or f'the `{stage.step.name}` step timeout'})")
-                warnings.append(f"{target.path}: `{job_id}` is not resharded there: {there}, and on {reshard.to_count} "
-                                f"shards the longest would take about {reshard.predicted_longest_p90_s / 60:.0f} min (p90)")
-                continue
-            max_parallel, key = stage.max_parallel, stage.axis
+            limits = (stage.step_minutes, stage.job_minutes, stage.unknown)
+            max_parallel, key, step, runs_in = stage.max_parallel, stage.axis, stage.step, stage.job
         else:
             if job.matrix_expression:
                 warnings.append(f"{target.path}: `{job_id}` is not resharded there: {job.matrix_expression} comes from "
                                 "an expression, so how many jobs it runs is known only when a run starts")
                 continue
             axis = shard_axis(job)
-            if axis is None or len(axis[1]) != reshard.from_count or partition_step(job, reshard.from_count, config) is None:
+            found = partition_step(job, reshard.from_count, config) if axis is not None else None
+            if axis is None or len(axis[1]) != reshard.from_count or found is None:
                 warnings.append(f"{target.path}: `{job_id}` does not have {reshard.from_count} shards with a `{reshard.flag}` count; not resharded there")
                 continue
-            max_parallel, key = job.max_parallel, axis[0]
+            step = found[0]
+            limits = read_limits(step.timeout_minutes, job.timeout_minutes, reshard.labels)
+            max_parallel, key, runs_in = job.max_parallel, axis[0], job
+        if not same:  # (the measured lane's were weighed as it was planned)
+            # Its timeouts there, with the measured lane's other steps standing in for this one's
+            step_minutes, job_minutes, unknown = limits
+            limit, note = (None, "") if unknown or job_minutes is None else \
+                tests_limit(step_minutes, job_minutes, reshard.rest_p90_s, runs_in.id)
+            if limit is None or reshard.predicted_longest_p90_s > config.reshard_safety * limit * 60:
+                whose = f"`{runs_in.id}` job" if unknown == "job" else f"`{step.name}` step"
+                there = (f"the timeout of its {whose} is not known before it runs" if limit is None else
+                         f"the shards' `{step.name}` has {limit:.0f} min there ({note or 'its step timeout'}), "
+                         f"{config.reshard_safety:.0%} of which is {config.reshard_safety * limit:.0f}")
+                warnings.append(f"{target.path}: `{job_id}` is not resharded there: {there}, and on {reshard.to_count} "
+                                f"shards the longest would take about {reshard.predicted_longest_p90_s / 60:.0f} min (p90)")
+                continue
+            if elsewhere := count_elsewhere(target.workflow, job_id, reshard.from_count):
+                warnings.append(f"{target.path}: `{job_id}` is not resharded there: its {reshard.from_count} shards are "
+                                f"also counted in {elsewhere}, which the patch would leave behind")
+                continue
         if not same and max_parallel != reshard.max_parallel:
             # Its shards run in other waves there: the count does something else to its wall clock.
             wall = CarriedWall(job_id, reshard.job, max_parallel, *reshard.wall_with(max_parallel))

@@ -152,9 +152,9 @@ class Reshard:
     passed_as: str | None = None
     callee: str | None = None
     labels: tuple[str, ...] = ()  # the runner labels its shards ran on (a timeout expression may branch on them)
-    #: whose `timeout_minutes` is when not the test step's: a called job's timeout less its setup (`StagePartitions.limit`)
+    #: whose `timeout_minutes` is when not the test step's: the job's timeout less its other steps (`tests_limit`)
     timeout_note: str = ""
-    setup_p90_s: float = 0.0  # its shards' setup, p90 (what a called job's timeout holds besides the tests)
+    rest_p90_s: float = 0.0  # its shards' setup and other steps, p90 (what the job's timeout holds besides the step)
 
     @property
     def setup_cycles_saved(self) -> int:
@@ -323,9 +323,9 @@ def _unaxed(job: JobDef) -> str:
                if len({repr(e.get(key)) for e in entries}) > 1]
     # numbers named as shards (`part`, `shard`, ...); not a GPU count (ROCm/iris's `num_ranks`: 1, 2, 4, 8 GPUs), nor
     # numbers beside a key of words (its `test_dir`): configurations of their own
-    numbers = [key for key in varying if all(str(e.get(key)).isdigit() for e in entries) and _SHARD_KEY.search(key)]
+    numbers = [key for key in varying if all(_number(e.get(key)) for e in entries) and _SHARD_KEY.search(key)]
     if varying and not numbers:  # (a shard number beside its runner, `{shard, runner}`, is a shard list all the same)
-        key = next((key for key in varying if not all(str(e.get(key)).isdigit() for e in entries)), varying[0])
+        key = next((key for key in varying if not all(_number(e.get(key)) for e in entries)), varying[0])
         shown = ", ".join(_short(e.get(key)) for e in entries[:4]) + (", ..." if len(entries) > 4 else "")
         return (f"its matrix is an `include` list of {len(entries)} entries varying `{key}` ({shown}): jobs of their own, "
                 "not shards of one suite; nothing to reshard, and a matrix's job is not folded")
@@ -350,6 +350,12 @@ def _unaxed(job: JobDef) -> str:
 _SHARD_KEY = re.compile(r"(?i)^(?!n(?:um)?[-_]?(?:nodes|workers|ranks|gpus|shards)$)(?!.*per[-_](?:node|worker)$)(?:.*(?:part|shard|split|chunk|slice"
                         r"|bucket|index).*|(?:.*[-_])?(?:worker|node)(?:[-_]?(?:id|idx|rank))?|id|idx|n|group)$")
 # (pytest-split's `group`, `ci_node_index`, `job_index`, `worker`; not a count: `num_nodes`, `nnodes`, `num_workers`)
+
+
+def _number(value: Any) -> bool:
+    """Whether a matrix value is a shard number as written: ASCII digits (not `①` or `²`, which `str.isdigit` takes
+    and `int` refuses)."""
+    return re.fullmatch(r"[0-9]+", str(value)) is not None
 
 
 def _short(value: Any) -> str:
@@ -446,20 +452,39 @@ class StagePartitions:
     max_parallel: int | None  # the called job's `max-parallel`, with what the caller passes
     unknown: str = ""  # "step" | "job" | ""
 
-    def limit(self, setup_p90_s: float) -> tuple[float | None, str]:
-        """The minutes the shards' tests have (`tests_limit`; None: a timeout not known before a run starts)."""
+    def limit(self, rest_p90_s: float) -> tuple[float | None, str]:
+        """The minutes the shards' test step has (`tests_limit`; None: a timeout not known before a run starts)."""
         if self.unknown or self.job_minutes is None:
             return None, ""
-        return tests_limit(self.step_minutes, self.job_minutes, setup_p90_s, self.job.id)
+        return tests_limit(self.step_minutes, self.job_minutes, rest_p90_s, self.job.id)
 
 
-def tests_limit(step_minutes: float | None, job_minutes: float, setup_p90_s: float, job_id: str) -> tuple[float, str]:
-    """The minutes a shard's tests have, and whose they are when not the test step's timeout: that timeout,
-    or the job's less its setup (p90), whichever ends them sooner (the job's holds setup and tests alike)."""
-    left = job_minutes - setup_p90_s / 60
+def tests_limit(step_minutes: float | None, job_minutes: float, rest_p90_s: float, job_id: str) -> tuple[float, str]:
+    """The minutes a shard's test step has, and whose they are when not its own timeout's: that timeout, or
+    the job's less what its shards spend on their other steps (`rest_p90`), whichever ends it sooner (the job's
+    timeout holds setup and every step alike)."""
+    left = job_minutes - rest_p90_s / 60
     if step_minutes is not None and step_minutes <= left:
         return step_minutes, ""
-    return max(left, 0.0), f"`{job_id}`'s {job_minutes:.0f}-min job timeout less its setup ({setup_p90_s / 60:.0f} min at p90)"
+    return max(left, 0.0), (f"`{job_id}`'s {job_minutes:.0f}-min job timeout less its setup and other steps "
+                            f"({rest_p90_s / 60:.0f} min at p90)")
+
+
+def read_limits(step_raw: Any, job_raw: Any, labels: tuple[str, ...]) -> tuple[float | None, float | None, str]:
+    """A test step's and its job's `timeout-minutes` in minutes (the step's None when it has none; the job's
+    GitHub's 360 when it has none), and which of them is written but not known before a run starts ("step",
+    "job", or "")."""
+    job_minutes = DEFAULT_JOB_TIMEOUT_MINUTES if job_raw is None else timeout_minutes(job_raw, labels)
+    step_minutes = None if step_raw is None else timeout_minutes(step_raw, labels)
+    return step_minutes, job_minutes, ("job" if job_minutes is None else
+                                       "step" if step_raw is not None and step_minutes is None else "")
+
+
+def rest_p90(stats: JobStats, step_name: str) -> float:
+    """What a matrix's shards spend on all but one step (their setup and every other step), p90 over them: what
+    their job's timeout holds besides that step."""
+    return percentile([j.setup_seconds + j.test_seconds + j.other_seconds - j.step_seconds(step_name)
+                       for shards in stats.per_run for j in shards], 90)
 
 
 def stage_partitions(workflow: Workflow, job: JobDef, called: Mapping[str, Workflow], config: RepoConfig,
@@ -1421,7 +1446,7 @@ class Planner:
                 return None
             key, values = axis
             n = len(values)
-            if not all(type(value) in (int, str) and str(value).isdigit() for value in values):
+            if not all(type(value) in (int, str) and _number(value) for value in values):
                 # GPUs, systems, configurations: not shards of one suite
                 shown = ", ".join(_short(value) for value in values[:4]) + (", ..." if n > 4 else "")
                 self.findings.append(Finding(job.id, f"its matrix varies `{key}` ({shown}), not a shard number; "
@@ -1435,17 +1460,25 @@ class Planner:
                 return None
             step, flag = found
             max_parallel = job.max_parallel
-        if stage is not None and stage.unknown:  # (no count is said: its logs are not read for one either)
-            whose, raw = (f"`{stage.job.id}` job", stage.job.timeout_minutes) if stage.unknown == "job" else \
+        stats = self.stats.get(job.id)
+        labels = stats.labels if stats is not None else ()
+        if stage is not None:
+            step_minutes, job_minutes, unknown, runs_in = stage.step_minutes, stage.job_minutes, stage.unknown, stage.job
+        else:
+            step_minutes, job_minutes, unknown = read_limits(step.timeout_minutes, job.timeout_minutes, labels)
+            runs_in = job
+        if unknown:  # (no count is said: its logs are not read for one either)
+            whose, raw = (f"`{runs_in.id}` job", runs_in.timeout_minutes) if unknown == "job" else \
                 (f"`{step.name}` step", step.timeout_minutes)
+            where = f"its {n} shards (`with: {stage.key}:`) run in `{stage.callee}`, whose " if stage is not None else "its "
+            passes = ", with what this job passes" if stage is not None else ""
             self.findings.append(Finding(job.id, (
-                f"its {n} shards (`with: {stage.key}:`) run in `{stage.callee}`, whose {whose}'s `timeout-minutes` "
-                f"(`{' '.join(str(raw).split())[:80]}`, with what this job passes) is not known before it runs: "
-                "how many shards fit is not said")))
+                f"{where}{whose}'s `timeout-minutes` (`{' '.join(str(raw).split())[:80]}`{passes}) is not known before "
+                "it runs: how many shards fit is not said")))
             return None
+        assert job_minutes is not None
         self.candidates[job.id] = 0
         self.counts[job.id] = n
-        stats = self.stats.get(job.id)
         if stats is None:
             self.findings.append(Finding(job.id, self._no_tests(job)))
             return None
@@ -1453,15 +1486,10 @@ class Planner:
         if not full_runs:
             self.findings.append(Finding(job.id, f"no run in the history ran all {n} shards"))
             return None
-        note = ""  # whose the limit is, when the called job's (less its setup)
-        if stage is not None:
-            known, note = stage.limit(stats.setup.p90)
-            assert known is not None  # (`stage.unknown` said so above)
-            limit_minutes = known
-        else:
-            limit_minutes, note = tests_limit(timeout_minutes(step.timeout_minutes, stats.labels),
-                                              timeout_minutes(job.timeout_minutes, stats.labels) or
-                                              DEFAULT_JOB_TIMEOUT_MINUTES, stats.setup.p90, job.id)
+        # whose the limit is when not the step's: the job's timeout, less what its shards spend on other steps
+        rest = rest_p90(stats, step.name)
+        limit_minutes, note = tests_limit(step_minutes, job_minutes, rest, runs_in.id)
+        raising = f"job `{runs_in.id}`'s `timeout-minutes`" if note else f"`{step.name}`'s `timeout-minutes`"
         limit = self.config.reshard_safety * limit_minutes * 60
         log_runs = 0
         # Per run: the longest shard on k shards, from its per-file logs when they tell the
@@ -1502,12 +1530,12 @@ class Planner:
         # shards would not make it end, and its time says nothing of how many the suite needs.
         # (not one that other runs measured to its end: that hang was once, and those runs say how long it takes)
         hung = [c for c in self._killed(job.id) if c.file not in ended]
-        overrun = self._overrun(job, step, stats, limit_minutes, more_shards=not alone and not hung, whose=note)
+        overrun = self._overrun(runs_in.id, step, stats, step_minutes, job_minutes, more_shards=not alone and not hung)
         cut = " (of runs whose shard times stop where a file was cut off: at least that many)" \
             if any(not c.killed for c in self.cut_off.get(job.id, {}).values()) else ""
         if overrun:
             needed = next((k for k in range(n + 1, 3 * n + 1) if p90_at(k) <= limit), None)
-            more = (f"; {_no_count_fits(alone, hung, step.name, limit)}" if alone or hung else
+            more = (f"; {_no_count_fits(alone, hung, raising, limit)}" if alone or hung else
                     f"; about {needed} shards would keep the longest within {limit / 60:.0f} min ({estimate}){cut}"
                     if needed else "")
             self.findings.append(Finding(job.id, overrun + more))
@@ -1521,7 +1549,7 @@ class Planner:
             else:  # not even today's count is within the limit: "needed" would mislead
                 needed = next((k for k in range(n + 1, 3 * n + 1) if p90_at(k) <= limit), None)
                 reason = (f"no fewer shards: today's {n} already run {p90_at(n) / 60:.0f} min at p90 ({bound}); "
-                          + (_no_count_fits(alone, hung, step.name, limit) if alone or hung else
+                          + (_no_count_fits(alone, hung, raising, limit) if alone or hung else
                              f"about {needed} would keep the longest within the limit{cut}" if needed else
                              f"no count up to {3 * n} keeps the longest within it: a test file may take longer alone"))
             self.findings.append(Finding(job.id, reason))
@@ -1536,7 +1564,7 @@ class Planner:
             p90_at(best)
             neutral = next((k for k in range(best + 1, n) if p90_at(k) <= limit
                             and _waves(k, max_parallel) * (setup_median + median(predictions[k])) <= wall_before), None)
-        if elsewhere := _count_elsewhere(self.workflow, job.id, n):  # (the patch would leave it behind)
+        if elsewhere := count_elsewhere(self.workflow, job.id, n):  # (the patch would leave it behind)
             self.findings.append(Finding(job.id, (
                 f"the times allow {best} shards (the longest {p90_at(best) / 60:.0f} min at p90, within "
                 f"{limit / 60:.0f} min; {estimate}), but its {n} are also counted in {elsewhere}, which the patch would "
@@ -1569,7 +1597,7 @@ class Planner:
             callee=stage.callee if stage else None,
             labels=stats.labels,
             timeout_note=note,
-            setup_p90_s=stats.setup.p90,
+            rest_p90_s=rest,
         )
 
     def _passed_reshards(self, job: JobDef, stats: JobStats) -> None:
@@ -1713,26 +1741,32 @@ class Planner:
         """The files the runner killed at its `--timeout-per-file`: no count is said while they hang."""
         return [c for c in self.cut_off.get(job_id, {}).values() if c.killed]
 
-    def _overrun(self, job: JobDef, step: StepDef, stats: JobStats, limit_minutes: float,
-                 more_shards: bool = True, whose: str = "") -> str | None:
-        """Whether shards of this matrix already ran into their step timeout (`more_shards`:
-        whether more shards could help, which a file too long alone rules out; `whose`: the limit's,
-        when not the step's timeout)."""
-        limit_s = limit_minutes * 60
-        hit = [max(j.step_seconds(step.name) for j in shards) for shards in stats.per_run]
-        over = [seconds for seconds in hit if seconds >= limit_s - 60]
-        if not over:
+    def _overrun(self, job_id: str, step: StepDef, stats: JobStats, step_minutes: float | None, job_minutes: float,
+                 more_shards: bool = True) -> str | None:
+        """Whether shards of this matrix already ran into a timeout: their test step's, or their job's (`job_id`'s:
+        each shard's own setup and steps against it; a shard it stopped was cut short there). `more_shards`: whether
+        more shards could help, which a file too long alone rules out."""
+        def ran_into(j: JobTiming) -> tuple[float, bool] | None:
+            spent = j.step_seconds(step.name)
+            if step_minutes is not None and spent >= step_minutes * 60 - 60:
+                return spent, False
+            whole = j.setup_seconds + j.test_seconds + j.other_seconds
+            return (whole, True) if whole >= job_minutes * 60 - 60 else None
+
+        hits = [hit for shards in stats.per_run if (hit := max(filter(None, map(ran_into, shards)), default=None))]
+        if not hits:
             return None
-        return (f"already overruns: in {len(over)} of {_runs(len(hit))} a shard ran into the "
-                + (f"{limit_minutes:.0f} min its tests have ({whose})" if whose else
-                   f"{limit_minutes:.0f}-min timeout of `{step.name}`") + f" (longest {max(over) / 60:.0f} min); "
+        longest, by_job = max(hits)
+        what = (f"{job_minutes:.0f}-min timeout of job `{job_id}` (its setup and steps, longest {longest / 60:.0f} min)"
+                if by_job else f"{step_minutes:.0f}-min timeout of `{step.name}` (longest {longest / 60:.0f} min)")
+        return (f"already overruns: in {len(hits)} of {_runs(len(stats.per_run))} a shard ran into the {what}; "
                 + ("it needs more shards or a longer timeout, not fewer" if more_shards else
                    "it needs a longer timeout, not fewer shards"))
 
 
-def _no_count_fits(files: list[CutOff], killed: list[CutOff], step: str, limit: float) -> str:
+def _no_count_fits(files: list[CutOff], killed: list[CutOff], raising: str, limit: float) -> str:
     """Files that alone ran past the limit before they were cut off, and files the runner killed at its
-    `--timeout-per-file`: what to do instead of a count."""
+    `--timeout-per-file`: what to do instead of a count (`raising`: the timeout that sets the limit)."""
     said = []
     if files:
         named = ", ".join(
@@ -1740,7 +1774,7 @@ def _no_count_fits(files: list[CutOff], killed: list[CutOff], step: str, limit: 
             f"(in {_runs(c.runs)}" + _estimated(c) + ")"
             for c in sorted(files, key=lambda c: -(c.at_least_s or 0))[:3])
         said.append(f"no shard count keeps the longest within {limit / 60:.0f} min, as one file alone runs longer: "
-                     f"{named}; raise `{step}`'s `timeout-minutes` or split that file")
+                     f"{named}; raise {raising} or split that file")
     if killed:
         named = ", ".join(
             f"`{c.file}` was killed at the runner's `--timeout-per-file` after {c.at_least_s / 60:.0f} min "  # type: ignore[operator]
@@ -1751,26 +1785,46 @@ def _no_count_fits(files: list[CutOff], killed: list[CutOff], step: str, limit: 
     return "; ".join(said)
 
 
-def _count_elsewhere(workflow: Workflow, job_id: str, n: int) -> str | None:
-    """Where a job that runs after the matrix (its `needs:`, directly or through others) loops over its n shards
-    in a script (`for shard in {0..7}`, `seq 0 7`, `range(8)`: ROCm/aiter's results job checks each shard's
-    log so), as "`job`'s `step` (`{0..7}`)"; None when none does."""
+def count_elsewhere(workflow: Workflow, job_id: str, n: int) -> str | None:
+    """Where a job that runs before or after the matrix (its `needs:`, either way, directly or through others)
+    counts its n shards: a script's loop over them (`for shard in {0..7}`, `0 1 ... 7`, `$(seq 0 7)`, `seq -w 0 1 7`,
+    `((i=0; i<8; i++))`, `range(8)`; ROCm/aiter's results job checks every shard's log so, and a split job may write
+    a list per shard, whose last lists no shard would run after a trim), or a matrix of its own over them. As
+    "`job`'s `step` (`{0..7}`)"; None when none does. (A loop of n over something else, GPUs or retries, is taken
+    for one too: the report says where, to change by hand.)"""
     last = n - 1
-    loop = re.compile(rf"\{{0\.\.{last}\}}|\{{1\.\.{n}\}}|\bseq\s+(?:0\s+{last}|1\s+{n}|{n}(?!\s+\d))(?![\w.])"
-                      rf"|\brange\(\s*(?:0\s*,\s*)?{n}\s*\)")
-    after: set[str] = set()
-    grown = True
-    while grown:  # (the jobs that need it, then those that need them, ...)
-        grown = False
-        for other in workflow.jobs.values():
-            if other.id not in after and other.id != job_id and (job_id in other.needs or after & set(other.needs)):
-                after.add(other.id)
-                grown = True
-    for other in (workflow.jobs[j] for j in sorted(after)):
+    loop = re.compile(rf"\{{0\.\.{last}\}}|\{{1\.\.{n}\}}"
+                      rf"|\bseq(?:\s+-\w+)*\s+(?:0\s+(?:1\s+)?{last}|1\s+(?:1\s+)?{n}|{n}(?!\s+\d))(?![\w.])"
+                      rf"|\brange\(\s*(?:0\s*,\s*)?{n}\s*\)|\brange\(\s*1\s*,\s*{n + 1}\s*\)"
+                      rf"|\(\(\s*\w+\s*=\s*0\s*;\s*\w+\s*(?:<\s*{n}|<=\s*{last})\s*;"
+                      rf"|\(\(\s*\w+\s*=\s*1\s*;\s*\w+\s*(?:<=\s*{n}|<\s*{n + 1})\s*;")
+    listed = re.compile(r"\bfor\s+\w+\s+in((?:\s+\d+)+)\s*(?:;|\n|$)")
+    counts = ([str(i) for i in range(n)], [str(i) for i in range(1, n + 1)])
+    related = _needs_closure(workflow, job_id, after=True) | _needs_closure(workflow, job_id, after=False)
+    for other in (workflow.jobs[j] for j in sorted(related)):
+        for axis, values in other.matrix_axes.items():
+            if [str(v) for v in values] in counts:
+                return f"`{other.id}`'s matrix (`{axis}: [{', '.join(map(str, values))}]`)"
         for step in other.steps:
-            if step.run and (found := loop.search(step.run)):
-                return f"`{other.id}`'s `{step.name}` (`{found.group(0)}`)"
+            found = loop.search(step.run or "") or next(
+                (m for m in listed.finditer(step.run or "") if m.group(1).split() in counts), None)
+            if found:
+                return f"`{other.id}`'s `{step.name}` (`{' '.join(found.group(0).split())}`)"
     return None
+
+
+def _needs_closure(workflow: Workflow, job_id: str, after: bool) -> set[str]:
+    """The jobs that run after `job_id` (`after`: they need it, or need one that does, ...), or before it."""
+    out: set[str] = set()
+    edge = [job_id]
+    while edge:
+        found = {other.id for other in workflow.jobs.values() if other.id not in out and other.id != job_id and
+                 any(j in other.needs for j in edge)} if after else \
+            {need for j in edge if j in workflow.jobs for need in workflow.jobs[j].needs
+             if need in workflow.jobs and need not in out and need != job_id}
+        out |= found
+        edge = list(found)
+    return out
 
 
 def _estimated(cut: CutOff) -> str:

@@ -884,6 +884,8 @@ def expressions(text: str) -> list[str]:
 
 
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
+#: A number an expression compares with, and the operator: no value its timeout may take.
+_COMPARED = re.compile(r"(?:[=!]=|[<>]=?)\s*-?\d+(?:\.\d+)?(?![\w.])|(?<![\w.])-?\d+(?:\.\d+)?\s*(?:[=!]=|[<>]=?)")
 
 
 def timeout_minutes(value: Any, labels: tuple[str, ...] = ()) -> float | None:
@@ -911,7 +913,8 @@ def timeout_minutes(value: Any, labels: tuple[str, ...] = ()) -> float | None:
         if any(wanted and wanted in label for label in labels):
             return then_value
         return else_value
-    numbers = [float(n) for n in _NUMBER.findall(expr)]
+    # the values it may take, not what it compares (`matrix.part == 0 && 180 || 120`: 120, not 0)
+    numbers = [float(n) for n in _NUMBER.findall(_COMPARED.sub(" ", expr)) if float(n) > 0]
     return min(numbers) if numbers else None
 
 

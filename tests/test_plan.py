@@ -1075,7 +1075,7 @@ def test_a_job_timeout_holds_setup_too_so_the_tests_have_what_setup_leaves() -> 
     assert p.reshards == ()
     assert [f.reason for f in p.findings if f.job == "big-amd-rocm700"] == [
         "4 shards are needed: 3 would run 29 min at p90 (limit 24 min = 60% of 40 (`big-amd-rocm700`'s 140-min job "
-        "timeout less its setup (100 min at p90)); shard times)"]
+        "timeout less its setup and other steps (100 min at p90)); shard times)"]
     roomy = workflow(host_timeout="timeout-minutes: 200")  # (100 min left: the step's 60 ends the tests sooner)
     (reshard,) = plan(roomy, runs(roomy)).reshards
     assert (reshard.to_count, reshard.timeout_minutes, reshard.timeout_note) == (3, 60, "")
@@ -1083,7 +1083,7 @@ def test_a_job_timeout_holds_setup_too_so_the_tests_have_what_setup_leaves() -> 
     bare = workflow(host_timeout="timeout-minutes: 140").replace("        timeout-minutes: 60\n        run: python3", "        run: python3")
     (reshard,) = plan(bare, runs(bare, shard_tests=[10, 11, 9, 10])).reshards
     assert (reshard.to_count, round(reshard.timeout_minutes)) == (2, 40)
-    assert reshard.timeout_note == "`big-amd-rocm700`'s 140-min job timeout less its setup (100 min at p90)"
+    assert reshard.timeout_note == "`big-amd-rocm700`'s 140-min job timeout less its setup and other steps (100 min at p90)"
 
 
 def test_a_shard_count_a_later_job_also_loops_over_is_left_by_hand() -> None:

@@ -258,15 +258,16 @@ def test_the_called_jobs_timeout_less_its_setup_bounds_the_tests_when_it_is_the_
     assert 158 * 60 < setup < 160 * 60
     assert (small.to_count, small.timeout_minutes, small.limit_s) == (8, 220 - setup / 60, 0.6 * (220 * 60 - setup))
     text = to_markdown(analysis)
-    assert (f"within {small.limit_s / 60:.0f} min (60% of 61 min: `run`'s 220-min job timeout less its setup (159 min "
+    assert (f"within {small.limit_s / 60:.0f} min (60% of 61 min: `run`'s 220-min job timeout less its setup and other "
+            "steps (159 min "
             "at p90)). Estimate from per-file logs.") in text.replace("\\", "")
     (entry,) = [s for s in to_json(analysis)["suggestions"] if s["kind"] == "reshard" and s["job"] == SMALL]
     assert (entry["step_timeout_minutes"], entry["tests_minutes"]) == (None, small.timeout_minutes)
-    assert entry["timeout_note"] == "`run`'s 220-min job timeout less its setup (159 min at p90)"
+    assert entry["timeout_note"] == "`run`'s 220-min job timeout less its setup and other steps (159 min at p90)"
     # where the job's timeout leaves less than today's shards take, no fewer are offered, and the reason says whose
     tight = _analysed(stage=_replacing("    timeout-minutes: 240\n", "    timeout-minutes: 210\n"))
     assert SMALL not in {r.job for r in tight.plan.reshards}
-    assert any("= 60% of 51 (`run`'s 210-min job timeout less its setup (159 min at p90)); per-file logs" in f.reason
+    assert any("= 60% of 51 (`run`'s 210-min job timeout less its setup and other steps (159 min at p90)); per-file logs" in f.reason
                for f in tight.plan.findings if f.job == SMALL)
     unknown = _analysed(stage=_replacing("    timeout-minutes: 240\n", "    timeout-minutes: ${{ inputs.job_minutes }}\n"))
     assert SMALL not in {r.job for r in unknown.plan.reshards}
