@@ -945,7 +945,12 @@ def _lane_change(plan: Plan, source: Lane, target: Lane, config: RepoConfig,
             if why:
                 warnings.append(f"{target.path}: `{suite_id}` is not folded into `{host_id}` there: `{host_id}` {why}")
                 continue
-            limit = timeout_minutes(target.workflow.jobs[host_id].timeout_minutes) or DEFAULT_JOB_TIMEOUT_MINUTES
+            written = target.workflow.jobs[host_id].timeout_minutes
+            limit = DEFAULT_JOB_TIMEOUT_MINUTES if written is None else timeout_minutes(written)
+            if limit is None:
+                warnings.append(f"{target.path}: `{suite_id}` is not folded into `{host_id}` there: `{host_id}`'s "
+                                f"`timeout-minutes` (`{' '.join(str(written).split())[:80]}`) is not known before it runs")
+                continue
             if limit < fold.host_budget_minutes:
                 warnings.append(f"{target.path}: `{suite_id}` is not folded into `{host_id}` there: `{host_id}` allows "
                                 f"{limit:.0f} min there, and the fold needs about {fold.host_budget_minutes:.0f} "

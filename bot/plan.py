@@ -481,10 +481,12 @@ def read_limits(step_raw: Any, job_raw: Any, labels: tuple[str, ...]) -> tuple[f
 
 
 def rest_p90(stats: JobStats, step_name: str) -> float:
-    """What a matrix's shards spend on all but one step (their setup and every other step), p90 over them: what
-    their job's timeout holds besides that step."""
-    return percentile([j.setup_seconds + j.test_seconds + j.other_seconds - j.step_seconds(step_name)
-                       for shards in stats.per_run for j in shards], 90)
+    """What a matrix's shards spend on all but one step (their setup and every other step), its shard that spends
+    most in each run, p90 over the runs: what their job's timeout holds besides that step, for each shard (one
+    that alone runs a step, `if: matrix.part == 0`, keeps it after a reshard). The step's time is read as the
+    predictions read it: the shard's test time where no step of its run has that name."""
+    return percentile([max(j.setup_seconds + j.test_seconds + j.other_seconds - (j.step_seconds(step_name) or j.test_seconds)
+                           for j in shards) for shards in stats.per_run if shards], 90)
 
 
 def stage_partitions(workflow: Workflow, job: JobDef, called: Mapping[str, Workflow], config: RepoConfig,
@@ -1377,7 +1379,11 @@ class Planner:
             budget += limit
         earlier_minutes = sum(f.timeout_minutes * len(f.steps) for f in earlier)
         budget += new_timeout * len(moving) + earlier_minutes
-        job_limit = timeout_minutes(host.timeout_minutes, labels) or DEFAULT_JOB_TIMEOUT_MINUTES
+        job_limit = DEFAULT_JOB_TIMEOUT_MINUTES if host.timeout_minutes is None else \
+            timeout_minutes(host.timeout_minutes, labels)
+        if job_limit is None:  # (not GitHub's 360: a timeout is written, only not known before a run starts)
+            return (f"its `timeout-minutes` (`{' '.join(str(host.timeout_minutes).split())[:80]}`) is not known before "
+                    "it runs: whether the suite's steps fit in it cannot be checked")
         if budget > job_limit:
             also = f", with {_some([f.job for f in earlier])} folded there too" if earlier else ""
             return (f"{'it' if key is None else f'shard {value}'} would need {budget:.0f} min (p90 setup "
@@ -1747,19 +1753,25 @@ class Planner:
         each shard's own setup and steps against it; a shard it stopped was cut short there). `more_shards`: whether
         more shards could help, which a file too long alone rules out."""
         def ran_into(j: JobTiming) -> tuple[float, bool] | None:
-            spent = j.step_seconds(step.name)
+            spent = j.step_seconds(step.name) or j.test_seconds  # (as the predictions read it)
             if step_minutes is not None and spent >= step_minutes * 60 - 60:
                 return spent, False
             whole = j.setup_seconds + j.test_seconds + j.other_seconds
             return (whole, True) if whole >= job_minutes * 60 - 60 else None
 
-        hits = [hit for shards in stats.per_run if (hit := max(filter(None, map(ran_into, shards)), default=None))]
-        if not hits:
+        hits = [[hit for j in shards if (hit := ran_into(j))] for shards in stats.per_run]
+        said = []
+        for by_job in (False, True):
+            runs = [max(seconds for seconds, kind in run if kind is by_job) for run in hits if any(k is by_job for _, k in run)]
+            if runs:
+                what = (f"{job_minutes:.0f}-min timeout of job `{job_id}` (its setup and steps, longest "
+                        f"{max(runs) / 60:.0f} min)" if by_job else
+                        f"{step_minutes:.0f}-min timeout of `{step.name}` (longest {max(runs) / 60:.0f} min)")
+                said.append(f"in {len(runs)} of {_runs(len(stats.per_run))} a shard ran into the {what}" if not said else
+                            f"and in {len(runs)} the {what}")
+        if not said:
             return None
-        longest, by_job = max(hits)
-        what = (f"{job_minutes:.0f}-min timeout of job `{job_id}` (its setup and steps, longest {longest / 60:.0f} min)"
-                if by_job else f"{step_minutes:.0f}-min timeout of `{step.name}` (longest {longest / 60:.0f} min)")
-        return (f"already overruns: in {len(hits)} of {_runs(len(stats.per_run))} a shard ran into the {what}; "
+        return (f"already overruns: {' '.join(said)}; "
                 + ("it needs more shards or a longer timeout, not fewer" if more_shards else
                    "it needs a longer timeout, not fewer shards"))
 
@@ -1789,7 +1801,7 @@ def count_elsewhere(workflow: Workflow, job_id: str, n: int) -> str | None:
     """Where a job that runs before or after the matrix (its `needs:`, either way, directly or through others)
     counts its n shards: a script's loop over them (`for shard in {0..7}`, `0 1 ... 7`, `$(seq 0 7)`, `seq -w 0 1 7`,
     `((i=0; i<8; i++))`, `range(8)`; ROCm/aiter's results job checks every shard's log so, and a split job may write
-    a list per shard, whose last lists no shard would run after a trim), or a matrix of its own over them. As
+    a list per shard, whose last lists no shard would run after a trim). As
     "`job`'s `step` (`{0..7}`)"; None when none does. (A loop of n over something else, GPUs or retries, is taken
     for one too: the report says where, to change by hand.)"""
     last = n - 1
@@ -1801,10 +1813,9 @@ def count_elsewhere(workflow: Workflow, job_id: str, n: int) -> str | None:
     listed = re.compile(r"\bfor\s+\w+\s+in((?:\s+\d+)+)\s*(?:;|\n|$)")
     counts = ([str(i) for i in range(n)], [str(i) for i in range(1, n + 1)])
     related = _needs_closure(workflow, job_id, after=True) | _needs_closure(workflow, job_id, after=False)
+    # (not another job's matrix over as many shards: SGLang's stages, chained by `needs:`, are each a suite of
+    # their own on `part: [0, 1]`)
     for other in (workflow.jobs[j] for j in sorted(related)):
-        for axis, values in other.matrix_axes.items():
-            if [str(v) for v in values] in counts:
-                return f"`{other.id}`'s matrix (`{axis}: [{', '.join(map(str, values))}]`)"
         for step in other.steps:
             found = loop.search(step.run or "") or next(
                 (m for m in listed.finditer(step.run or "") if m.group(1).split() in counts), None)

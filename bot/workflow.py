@@ -885,7 +885,7 @@ def expressions(text: str) -> list[str]:
 
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
 #: A number an expression compares with, and the operator: no value its timeout may take.
-_COMPARED = re.compile(r"(?:[=!]=|[<>]=?)\s*-?\d+(?:\.\d+)?(?![\w.])|(?<![\w.])-?\d+(?:\.\d+)?\s*(?:[=!]=|[<>]=?)")
+_COMPARED = re.compile(r"(?:[=!]=|[<>]=?)\s*'?-?\d+(?:\.\d+)?'?(?![\w.])|(?<![\w.'])'?-?\d+(?:\.\d+)?'?\s*(?:[=!]=|[<>]=?)")
 
 
 def timeout_minutes(value: Any, labels: tuple[str, ...] = ()) -> float | None:
@@ -908,7 +908,8 @@ def timeout_minutes(value: Any, labels: tuple[str, ...] = ()) -> float | None:
     exprs = expressions(text) or [text]
     expr = exprs[0]
     branch = re.search(r"==\s*'([^']*)'\s*&&\s*(\d+(?:\.\d+)?)\s*\|\|\s*(\d+(?:\.\d+)?)", expr)
-    if branch and labels:
+    # (a runner's name is words, `mi300`; `matrix.part == '0'` is no runner's, and `'0'` is in many labels)
+    if branch and labels and re.search(r"[A-Za-z]", branch.group(1)):
         wanted, then_value, else_value = branch.group(1), float(branch.group(2)), float(branch.group(3))
         if any(wanted and wanted in label for label in labels):
             return then_value

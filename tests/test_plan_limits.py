@@ -201,3 +201,86 @@ def test_a_job_before_the_matrix_that_writes_a_list_per_shard_keeps_the_count_by
     p = plan(text, runs(text))
     assert p.reshards == ()
     assert any("also counted in `split`'s `Split the tests` (`seq 0 3`)" in f.reason for f in p.findings if f.job == HOST)
+
+
+def _shard_runs(text: str, shard_steps, setup: float = 100, n: int = 5) -> list[dict]:  # noqa: ANN001
+    """`n` runs of `workflow()`'s lane; shard p of run r runs the steps `shard_steps(r, p)` -> [(name, minutes)]."""
+    parts = len(text.split("part: [")[1].split("]")[0].split(","))
+    out = []
+    for r in range(n):
+        jobs = [amd_job("unit-amd-rocm700", labels=["linux-mi300-1gpu"], setup_minutes=setup, download_artifacts=None,
+                        tests=[("Run unit tests", 5)], teardown=())]
+        jobs += [amd_job(f"{HOST} ({p})", labels=["linux-mi300-1gpu"], setup_minutes=setup, download_artifacts=None,
+                         tests=shard_steps(r, p), teardown=()) for p in range(parts)]
+        out.append(bundle(run_id=100 + r, repo="o/r", workflow_path=PATH, workflow_name="Lane", head_sha=f"{r:040x}",
+                          jobs=jobs, start=START + timedelta(days=r)))
+    return out
+
+
+def test_another_stage_of_as_many_shards_is_no_count_of_these() -> None:
+    """review114 f01: SGLang chains its stages by `needs:`, each a suite of its own on `part: [0, 1]`; another's
+    matrix was taken for a count of these shards, and 9 of SGLang's 2 -> 1 reshards were lost."""
+    text = workflow(parts=2, second_host=True).replace("  other-amd-rocm700:\n    needs: [check]",
+                                                       f"  other-amd-rocm700:\n    needs: [{HOST}]")
+    p = plan(text, runs(text, shard_tests=[10, 12], other_shards=2))
+    assert [(r.job, r.from_count, r.to_count) for r in p.reshards if r.job == HOST] == [(HOST, 2, 1)]
+
+
+def test_a_step_only_one_shard_runs_is_in_the_job_budget_of_that_shard() -> None:
+    """review114 f02: shard 0 alone runs a 35-min step (`if: matrix.part == 0`); one sample in twelve is under a
+    p90 over all shards, and 12 -> 3 left shard 0 needing 159 of its job's 150 min."""
+    text = workflow(parts=12, host_timeout="timeout-minutes: 150").replace(
+        "--total-partitions 12\n", "--total-partitions 12\n      - name: Run integration tests\n        if: matrix.part == 0\n"
+                                   "        timeout-minutes: 45\n        run: pytest integration\n")
+    p = plan(text, _shard_runs(text, lambda r, p: [("Run suite", 8 + (p % 3) * 0.3)] +
+                               ([("Run integration tests", 35)] if p == 0 else []), setup=90))
+    (reshard,) = [r for r in p.reshards if r.job == HOST]
+    assert 90 + 35 + reshard.predicted_longest_p90_s / 60 <= 150 and round(reshard.rest_p90_s / 60) == 125
+
+
+def test_a_test_step_whose_name_the_runs_show_otherwise_is_not_counted_twice() -> None:
+    """review114 f03: `Run suite (part ${{ matrix.part }})` is `Run suite (part 0)` in the runs: its time was
+    counted among the job's other steps as well as the step's own (4 -> 3 instead of 4 -> 2)."""
+    text = workflow(host_timeout="timeout-minutes: 160").replace("        timeout-minutes: 60\n        run: python3",
+                                                                 "        run: python3")
+    templated = text.replace("- name: Run suite\n", "- name: Run suite (part ${{ matrix.part }})\n")
+    tests = [15, 16, 14, 15]
+    plain = plan(text, _shard_runs(text, lambda r, p: [("Run suite", tests[p])]))
+    named = plan(templated, _shard_runs(templated, lambda r, p: [(f"Run suite (part {p})", tests[p])]))
+    (a,), (b,) = plain.reshards, named.reshards
+    assert (a.to_count, round(a.rest_p90_s)) == (b.to_count, round(b.rest_p90_s)) == (2, 6002)
+
+
+def test_a_quoted_number_compared_is_no_runner_and_no_timeout() -> None:
+    """review114 f04: `matrix.part == '0' && 180 || 120` took `'0'` for a runner label (`linux-mi300-1gpu` holds a
+    0): 180 minutes for every shard."""
+    expression = "${{ matrix.part == '0' && 180 || 120 }}"
+    assert timeout_minutes(expression, ("linux-mi300-1gpu",)) == timeout_minutes(expression) == 120
+    assert timeout_minutes("${{ matrix.part == '3' && 180 || 120 }}") == 120
+
+
+def test_a_fold_into_a_job_whose_timeout_is_not_known_is_not_made() -> None:
+    """review114 f05: the reshard said the host's timeout was not known; a fold into it was budgeted against 360."""
+    text = workflow(host_timeout="timeout-minutes: ${{ fromJSON(needs.check.outputs.minutes) }}")
+    p = plan(text, runs(text))
+    assert p.folds == ()
+    assert any("`${{ fromJSON(needs.check.outputs.minutes) }}`) is not known before it runs: whether the suite's steps "
+               "fit in it cannot be checked" in f.reason for f in p.findings if f.job == "unit-amd-rocm700")
+
+
+def test_shards_that_ran_into_each_timeout_are_counted_and_named_apart() -> None:
+    """review114 f06: a shard stopped by the step's timeout and one by the job's were both said to be the job's."""
+    text = workflow(host_timeout="timeout-minutes: 140", step_timeout="60")
+    made = []
+    for r in range(5):
+        jobs = [amd_job("unit-amd-rocm700", labels=["linux-mi300-1gpu"], setup_minutes=90, download_artifacts=None,
+                        tests=[("Run unit tests", 5)], teardown=())]
+        for p in range(4):
+            setup, minutes = {(0, 1): (60, 60), (1, 2): (125, 15)}.get((r, p), (90, 20 + p))
+            jobs.append(amd_job(f"{HOST} ({p})", labels=["linux-mi300-1gpu"], setup_minutes=setup, download_artifacts=None,
+                                tests=[("Run suite", minutes)], teardown=()))
+        made.append(bundle(run_id=100 + r, repo="o/r", workflow_path=PATH, workflow_name="Lane", head_sha=f"{r:040x}",
+                           jobs=jobs, start=START + timedelta(days=r)))
+    (said,) = [f.reason for f in plan(text, made).findings if f.job == HOST and f.reason.startswith("already overruns")]
+    assert said.startswith("already overruns: in 1 of 5 runs a shard ran into the 60-min timeout of `Run suite` (longest "
+                           f"60 min) and in 1 the 140-min timeout of job `{HOST}` (its setup and steps, longest 140 min); ")
