@@ -16,7 +16,7 @@ from .github import NOT_ACCESSIBLE, GitHubError
 from .permissions import permitted
 from .replies import Refusal
 from .report import code, md_escape
-from .plan import PassedShards, ShardGroup, called_values, passed_shards
+from .plan import PassedShards, ShardGroup, called_values, partitions_literal, passed_shards, with_of
 from .timing import JobMatcher, JobRef
 from .edit import patch_id as compute_patch_id
 from .states import ReportState
@@ -239,7 +239,7 @@ class GoneCheck:
     renamed: str | None = None
 
     def line(self) -> str:
-        if self.renamed == "":
+        if self.renamed == "":  # (a list the job is passed, or the count it passes its reusable workflow)
             what = f"a shard the patch trims from the shard list of {code(self.job)}: take it out of the rule"
         elif self.renamed is not None:
             what = (f"the patch lowers `num_shards` in the shard list of {code(self.job)}, which is in the name: "
@@ -282,7 +282,9 @@ def required_checks_gone(before: Mapping[str, str], after: Mapping[str, str],
                                       renamed=_renamed(new.workflow, *listed, check)))
                 continue
             assert ref.job_id is not None
-            if ref.job_id in new.workflow.jobs:
+            if _partition_ids(old.workflow, ref.job_id) is not None:  # (a shard the count a caller passes drops)
+                gone.append(GoneCheck(check, tuple(where), ref.job_id, path, renamed=""))
+            elif ref.job_id in new.workflow.jobs:
                 gone.append(GoneCheck(check, tuple(where), ref.job_id, path, ref.matrix))
             else:
                 into = folded_into(old.workflow, new.workflow, ref.job_id)
@@ -298,7 +300,21 @@ def _given(matcher: JobMatcher, check: str) -> bool:
         return True
     if len(called_values(check)) >= 3 and any(_passed(matcher.workflow, job_id) for job_id in _callers(ref)):
         return False  # (a caller gives any `<name> / ...` check: for a shard of its list, only the list tells)
+    shard = called_values(check)[-1:]
+    ids = _partition_ids(matcher.workflow, ref.job_id)
+    if ids is not None and shard and re.fullmatch(r"[0-9]+", shard[0]):
+        return int(shard[0]) in ids  # (a shard of the count a caller passes its reusable workflow, SGLang's stages)
     return _gives(matcher.workflow, ref, check)
+
+
+def _partition_ids(workflow: Workflow, job_id: str | None) -> list[int] | None:
+    """The shard ids a caller passes its reusable workflow as a JSON literal (`partitions: '{"size":14,"arr":[...]}'`,
+    `plan.partitions_literal`), when it passes one; None otherwise."""
+    job = workflow.jobs.get(job_id or "")
+    given = with_of(workflow, job) if job is not None and job.uses else None
+    found = [data["arr"] for value in (given.values() if isinstance(given, dict) else ())
+             if (data := partitions_literal(value)) is not None]
+    return found[0] if len(found) == 1 else None
 
 
 def _callers(ref: JobRef) -> tuple[str, ...]:

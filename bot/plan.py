@@ -155,6 +155,7 @@ class Reshard:
     #: whose `timeout_minutes` is when not the test step's: the job's timeout less its other steps (`tests_limit`)
     timeout_note: str = ""
     rest_p90_s: float = 0.0  # its shards' setup and other steps, p90 (what the job's timeout holds besides the step)
+    step_minutes: float | None = None  # the test step's own `timeout-minutes` (None: it has none)
 
     @property
     def setup_cycles_saved(self) -> int:
@@ -365,7 +366,7 @@ def _short(value: Any) -> str:
 
 
 def _reusable(job: JobDef, passed: PassedShards | None, called: Mapping[str, JobStats], config: RepoConfig,
-              given: Any = None, stage: StagePartitions | None = None) -> str:
+              given: Any = None, stage: StagePartitions | None = None, refusal: str = "") -> str:
     """Why a caller of a reusable workflow is not folded, and resharded only by what it passes, and
     what to change instead (`called`: the jobs it runs there, measured each on its own: `called_stats`;
     `given`: its `with:`; `stage`: the shard count it passes that foldbot changes)."""
@@ -390,9 +391,9 @@ def _reusable(job: JobDef, passed: PassedShards | None, called: Mapping[str, Job
                     f"the file that holds them by hand{short}")
         if sized := _passed_partitions(given):  # the count is this job's to change, not the called file's
             return (f"its AMD jobs run {where}, whose matrices and steps foldbot does not edit; how many shards they "
-                    f"run is this job's `with: {sized[0]}:` ({sized[1]} shards), which foldbot does not set either: to "
-                    f"reshard them, change it by hand, with the times above (to fold them, the file that holds them)"
-                    f"{short}")
+                    f"run is this job's `with: {sized[0]}:` ({sized[1]} shards), which foldbot does not set either"
+                    f"{f': {refusal};' if refusal else ':'} to reshard them, change it by hand, with the times above "
+                    f"(to fold them, the file that holds them){short}")
         return (f"its AMD jobs run {where}, whose matrices and steps foldbot does not edit; to fold or reshard them, "
                 f"change the file that holds them{passes} by hand, with the times above{short}")
     # `owner/repo/.github/workflows/x.yml@ref`: the steps are another repository's (torchtitan's and FBGEMM's callers
@@ -481,27 +482,47 @@ def read_limits(step_raw: Any, job_raw: Any, labels: tuple[str, ...]) -> tuple[f
 
 
 def rest_p90(stats: JobStats, step_name: str) -> float:
-    """What a matrix's shards spend on all but one step (their setup and every other step), its shard that spends
-    most in each run, p90 over the runs: what their job's timeout holds besides that step, for each shard (one
-    that alone runs a step, `if: matrix.part == 0`, keeps it after a reshard). The step's time is read as the
-    predictions read it: the shard's test time where no step of its run has that name."""
-    return percentile([max(j.setup_seconds + j.test_seconds + j.other_seconds - (j.step_seconds(step_name) or j.test_seconds)
-                           for j in shards) for shards in stats.per_run if shards], 90)
+    """What a matrix's shards spend on all but one step, as their job's timeout holds it besides that step: their
+    setup (p90 over every shard: it varies with the runner, not with the shard), and their other steps (p90 over
+    the runs of each run's costliest shard: a step only shard 0 runs, `if: matrix.part == 0`, stays in its budget
+    after a reshard). The step's time is read as the predictions read it: the shard's test time where no step of
+    its run has that name."""
+    setup = percentile([j.setup_seconds for shards in stats.per_run for j in shards], 90)
+    steps = percentile([max(j.test_seconds + j.other_seconds - (j.step_seconds(step_name) or j.test_seconds)
+                            for j in shards) for shards in stats.per_run if shards], 90)
+    return setup + steps
 
 
 def stage_partitions(workflow: Workflow, job: JobDef, called: Mapping[str, Workflow], config: RepoConfig,
                      labels: tuple[str, ...] = ()) -> StagePartitions | None:
     """The shard count a caller passes as a literal (`partitions_literal`, shard ids 0..n-1) to a
     reusable workflow of its repository (`called`) whose one job runs them as its matrix and hands the
-    count to a flag of its test step; None for anything else (its finding says what to change by hand)."""
-    callee = called.get(local_callee(job) or "")
-    given = _with_of(workflow, job)
-    if callee is None or not isinstance(given, dict) or len(callee.jobs) != 1:
-        return None  # (another job there would be among this caller's jobs, as if a shard)
+    count to a flag of its test step; None for anything else (`stage_refusal` says why)."""
+    found = _stage(workflow, job, called, config, labels)
+    return found if isinstance(found, StagePartitions) else None
+
+
+def stage_refusal(workflow: Workflow, job: JobDef, called: Mapping[str, Workflow], config: RepoConfig) -> str:
+    """Why the count a caller passes is no `StagePartitions` ("" when it is one): for the report's line."""
+    found = _stage(workflow, job, called, config, ())
+    return "" if isinstance(found, StagePartitions) else found
+
+
+def _stage(workflow: Workflow, job: JobDef, called: Mapping[str, Workflow], config: RepoConfig,
+           labels: tuple[str, ...]) -> StagePartitions | str:
+    path = local_callee(job) or str(job.uses)
+    callee = called.get(path)
+    given = with_of(workflow, job)
+    if callee is None or not isinstance(given, dict):
+        return f"`{path}` was not read, no workflow of this repository at this commit or one that does not parse"
+    if len(callee.jobs) != 1:  # (another job there would be among this caller's jobs, as if a shard)
+        return f"`{path}` runs {len(callee.jobs)} jobs, not one whose matrix is the shards"
     for key, value in given.items():
         data = partitions_literal(value)
-        if data is None or data["arr"] != list(range(len(data["arr"]))):
+        if data is None:
             continue
+        if data["arr"] != list(range(len(data["arr"]))):
+            return f"its `arr` is not the shard ids 0 to {len(data['arr']) - 1}, the list foldbot writes"
         (runs,) = callee.jobs.values()
         read = re.compile(rf"(?i)fromjson\(\s*inputs\.{re.escape(str(key))}\s*\)\s*\.\s*")
         strategy = callee.data["jobs"][runs.id].get("strategy")
@@ -509,7 +530,7 @@ def stage_partitions(workflow: Workflow, job: JobDef, called: Mapping[str, Workf
         axes = [axis for axis, spec in matrix.items() if isinstance(spec, str) and re.search(read.pattern + "arr\\b", spec)] \
             if isinstance(matrix, dict) else []
         if len(axes) != 1 or len(matrix) != 1:
-            return None
+            return f"the matrix of `{path}`'s `{runs.id}` is not `fromJson(inputs.{key}).arr` alone"
         for step in runs.steps:
             text = "\n".join([step.run or "", *strings(step.env)])
             flags = [flag for flag in PARTITION_FLAGS if re.search(rf"{flag}\b", text)]
@@ -517,10 +538,11 @@ def stage_partitions(workflow: Workflow, job: JobDef, called: Mapping[str, Workf
             if config.step_category(step) != "test" or len(flags) != 1 or not sized:
                 continue
             if not _switched_on(callee, given, str(key), sized, step):
-                return None
+                return (f"`{path}` hands the count to its test command only where a switch allows it, which what "
+                        "this job passes may turn off (each shard would then run the whole suite): settle that first")
             source = _source_of(workflow, job, str(key))
             if source is None or not _rewritable(source, len(data["arr"])):
-                return None  # (written so that foldbot cannot change it in place: by hand)
+                return "its JSON is written so that the patch cannot change `size` and `arr` where they are written"
             given_value = _given(callee, given)
             job_minutes = DEFAULT_JOB_TIMEOUT_MINUTES if runs.timeout_minutes is None else \
                 _callee_minutes(runs.timeout_minutes, given, given_value, labels)
@@ -531,8 +553,8 @@ def stage_partitions(workflow: Workflow, job: JobDef, called: Mapping[str, Workf
             parallel = _callee_minutes(strategy.get("max-parallel"), given, given_value, labels, guess=False)
             return StagePartitions(str(key), len(data["arr"]), callee.path, runs, axes[0], step, flags[0],
                                    step_minutes, job_minutes, int(parallel) if parallel else None, unknown)
-        return None
-    return None
+        return f"no test step of `{path}`'s `{runs.id}` hands `fromJson(inputs.{key}).size` to one count flag"
+    return "it passes no shard count as JSON"
 
 
 def _source_of(workflow: Workflow, job: JobDef, key: str) -> str | None:
@@ -621,10 +643,30 @@ def _short_called(called: Mapping[str, JobStats], config: RepoConfig) -> str:
             "for a few minutes of tests, a suite to fold into another of those jobs")
 
 
-def _expression(job: JobDef) -> str:
-    """Why a job whose matrix an expression gives is not edited."""
-    return (f"{job.matrix_expression} comes from an expression, so how many jobs it runs is known only when a run "
-            "starts")
+def _expression(job: JobDef, workflow: Workflow | None = None) -> str:
+    """Why a job whose matrix an expression gives is not edited; and, when the expression is another job's output
+    (ROCm/aiter's `shard: ${{ fromJSON(needs.split_triton_tests.outputs.shards) }}`), that job, with the count its
+    script writes when it writes one (`split_tests.sh --shards 8`): where the count is changed, by hand."""
+    said = f"{job.matrix_expression} comes from an expression, so how many jobs it runs is known only when a run starts"
+    raw = workflow.data["jobs"].get(job.id) if workflow is not None else None
+    strategy = raw.get("strategy") if isinstance(raw, dict) else None
+    found = [m for text in strings(strategy) for m in _NEEDS_OUTPUT_ANY.finditer(text)]
+    writers = {(m[1], m[2]) for m in found if m[1] in job.needs and workflow is not None and m[1] in workflow.jobs}
+    if len(writers) != 1:
+        return said
+    ((writer, output),) = writers
+    counts = [(step.name, m.group(0)) for step in workflow.jobs[writer].steps  # type: ignore[union-attr]
+              for m in [_COUNT_FLAG.search(step.run or "")] if m]
+    where = f"`{writer}`'s output `{output}`"
+    if len(counts) == 1:
+        where += f", whose count its `{counts[0][0]}` step writes (`{counts[0][1]}`): change it there, by hand"
+    return f"{said} ({where})"
+
+
+#: `needs.<job>.outputs.<name>` anywhere in an expression (in a `fromJSON(...)`).
+_NEEDS_OUTPUT_ANY = re.compile(r"(?i)\bneeds\.([A-Za-z_][\w-]*)\.outputs\.([A-Za-z_][\w-]*)")
+#: A shard count a script passes its splitter: the count flags, and aiter's `split_tests.sh --shards N`.
+_COUNT_FLAG = re.compile(rf"(?:{'|'.join(PARTITION_FLAGS)}|--shards)[ =]\d+(?![\d./])")
 
 
 def _sets_env(step: StepDef) -> bool:
@@ -878,10 +920,10 @@ def shard_callees(workflow: Workflow) -> list[str]:
     jobs' timeout says how many shards fit (and, of a count, whether foldbot can change it)."""
     return sorted({path for job in workflow.jobs.values()
                    if (path := local_callee(job)) and (passed_shards(workflow, job) is not None
-                                                       or _passed_partitions(_with_of(workflow, job)) is not None)})
+                                                       or _passed_partitions(with_of(workflow, job)) is not None)})
 
 
-def _with_of(workflow: Workflow, job: JobDef) -> Any:
+def with_of(workflow: Workflow, job: JobDef) -> Any:
     """A job's `with:` as written (None when it has none)."""
     jobs = workflow.data.get("jobs") if isinstance(workflow.data, dict) else None
     raw = jobs.get(job.id) if isinstance(jobs, dict) else None
@@ -1042,13 +1084,14 @@ class Planner:
                 self.findings.append(Finding(job.id, _reusable(job, passed_shards(self.workflow, job),
                                                                self.called_jobs.get(job.id, {}), self.config,
                                                                raw.get("with") if isinstance(raw, dict) else None,
-                                                               self._stage(job) if self._is_gpu(job) else None)))
+                                                               self._stage(job) if self._is_gpu(job) else None,
+                                                               self._refusal(job))))
             if job.uses or not job.steps or job.shard_count > 1 or not self._is_gpu(job):
                 continue
             stats = self.stats.get(job.id)
             if job.matrix_expression:  # as many jobs as its expression gives (transformers' `fromJson` model
                 # slices): never a suite to fold, a host or resharded, however long its tests, and the report says so
-                self.findings.append(Finding(job.id, f"{_expression(job)}: it is not folded, resharded or taken as "
+                self.findings.append(Finding(job.id, f"{_expression(job, self.workflow)}: it is not folded, resharded or taken as "
                                                      "a host"))
                 continue
             if stats is None or stats.samples == 0:
@@ -1436,6 +1479,12 @@ class Planner:
                                                     stats.labels if stats else ())
         return self._stages[job.id]
 
+    def _refusal(self, job: JobDef) -> str:
+        """Why the shard count this caller passes as JSON is not one foldbot changes ("" when it passes none)."""
+        if _passed_partitions(with_of(self.workflow, job)) is None or self._stage(job) is not None:
+            return ""
+        return stage_refusal(self.workflow, job, self.called, self.config)
+
     def _reshard(self, job: JobDef, stage: StagePartitions | None = None) -> Reshard | None:
         """A matrix on fewer shards, when its measured times allow it; or (`stage`) the shards a caller's
         reusable workflow runs, by the count the caller passes it."""
@@ -1444,7 +1493,7 @@ class Planner:
             max_parallel = stage.max_parallel
         else:
             if job.matrix_expression:
-                self.findings.append(Finding(job.id, f"{_expression(job)}; shard count left alone"))
+                self.findings.append(Finding(job.id, f"{_expression(job, self.workflow)}; shard count left alone"))
                 return None
             axis = shard_axis(job)
             if axis is None:
@@ -1604,6 +1653,7 @@ class Planner:
             labels=stats.labels,
             timeout_note=note,
             rest_p90_s=rest,
+            step_minutes=step_minutes,
         )
 
     def _passed_reshards(self, job: JobDef, stats: JobStats) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 from dataclasses import dataclass, field
-from typing import Any, MutableMapping
+from typing import Any, Iterable, MutableMapping
 
 import cachetools
 
@@ -214,12 +214,15 @@ async def pull_requests_of_run(api: RepoAPI, run: dict[str, Any]) -> list[int]:
 PULL_FILES_LISTED = 3000
 
 
-def touches_ci(files: list[tuple[str, ...]], config: RepoConfig) -> bool:
+def touches_ci(files: list[tuple[str, ...]], config: RepoConfig, called: Iterable[str] = ()) -> bool:
     """Whether a PR changes CI files (`RepoAPI.pull_files`: each file's paths, a renamed one's old
-    path too): a lane workflow, or a path of `ci_paths`. A PR of more files than GitHub lists may
+    path too): a lane workflow, a reusable workflow the lanes call with their shards (`called`: the
+    report rests on it too), or a path of `ci_paths`. A PR of more files than GitHub lists may
     change one past them: taken as changing CI files."""
+    called = set(called)
     return len(files) >= PULL_FILES_LISTED or any(
-        config.is_lane(p) or any(fnmatch.fnmatchcase(p, g) for g in config.ci_paths) for paths in files for p in paths)
+        config.is_lane(p) or p in called or any(fnmatch.fnmatchcase(p, g) for g in config.ci_paths)
+        for paths in files for p in paths)
 
 
 __all__ = ["LaneFiles", "default_branch_head", "history", "pull_requests_of_run", "read_config", "read_lanes",

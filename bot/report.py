@@ -224,8 +224,9 @@ def _suggestion_json(item: Fold | Reshard | ListReshard) -> dict[str, Any]:
         "kind": "reshard", "job": item.job, "from": item.from_count, "to": item.to_count, "flag": item.flag,
         "estimate": item.estimate, "predicted_longest_p90_seconds": round(item.predicted_longest_p90_s, 1),
         "limit_seconds": round(item.limit_s, 1),
-        # (None where the limit is a called job's timeout less its setup: `timeout_note` says so, `tests_minutes` has it)
-        "step_timeout_minutes": None if item.timeout_note else item.timeout_minutes, "tests_minutes": item.timeout_minutes,
+        # the test step's own timeout (None: it has none); the minutes its tests have, the sooner of that and the
+        # job's timeout less its other steps (`timeout_note` says so when the job's)
+        "step_timeout_minutes": item.step_minutes, "tests_minutes": round(item.timeout_minutes, 1),
         "samples": item.samples, "provisional": item.provisional,
         "wall_clock_before_seconds": round(item.wall_before_s, 1), "wall_clock_after_seconds": round(item.wall_after_s, 1),
         "max_parallel": item.max_parallel, "waves_before": item.waves_before, "waves_after": item.waves_after,

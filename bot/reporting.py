@@ -42,15 +42,19 @@ def skipped_note(analysis: Analysis) -> str | None:
             f"A maintainer with write access can run them with `/dispatch {lane}`.")
 
 
-def lane_change_note(paths: Sequence[str], default_branch: str, base: str | None = None) -> str | None:
-    """On the comment of a PR that changes lane files: what the report is about. `base`: the branch
-    the PR merges into, when known (a backport's merge leaves the default branch's files as they are)."""
+def lane_change_note(paths: Sequence[str], default_branch: str, base: str | None = None,
+                     called: Sequence[str] = ()) -> str | None:
+    """On the comment of a PR that changes lane files (or `called`: reusable workflows the lanes call with their
+    shards, whose timeouts the report reads): what the report is about. `base`: the branch the PR merges into,
+    when known (a backport's merge leaves the default branch's files as they are)."""
     if not paths:
         return None
     listed = ", ".join(code(path) for path in paths)
+    reads = f" and reads the workflows they call there ({', '.join(code(p) for p in called)})" if called else ""
     after = ("the first run after the merge reports on the new files" if base in (None, default_branch) else
              f"merging it into {code(base)} leaves the lane files of `{default_branch}`, and so the reports, as they are")
-    return (f"**This PR changes {listed}**: foldbot measures and patches the lane files of `{default_branch}`, so the "
+    return (f"**This PR changes {listed}**: foldbot measures and patches the lane files of `{default_branch}`{reads}, "
+            "so the "
             "suggestions and their patch are about those, not about this PR's version of them (its patch may not "
             f"apply here); {after}.")
 

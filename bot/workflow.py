@@ -12,9 +12,9 @@ Everything here is pure: text in, values out.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import functools
 import itertools
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, NamedTuple
@@ -894,17 +894,21 @@ def timeout_minutes(value: Any, labels: tuple[str, ...] = ()) -> float | None:
     A plain number is itself. An expression such as
     ``${{ (inputs.runner_arch || 'mi300') == 'mi300' && 180 || 150 }}`` takes the
     branch whose quoted condition value appears in the measured runs' runner
-    labels, else the smallest number in it (the safe choice).
+    labels, else the smallest number in it (the safe choice). None for no number, or one
+    no timeout is (not positive, not finite: `NaN`, `inf`, 400 digits).
     """
-    if value is None:
-        return None
-    if isinstance(value, bool):
+    found = _minutes(value, labels)
+    return found if found is not None and 0 < found < math.inf else None
+
+
+def _minutes(value: Any, labels: tuple[str, ...]) -> float | None:
+    if value is None or isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value)
+        return _float(value)
     text = str(value).strip()
-    with contextlib.suppress(ValueError):  # a number as text; else an expression, read below
-        return float(text)
+    if re.fullmatch(r"[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?", text):  # a number as text (not `nan`, `inf`)
+        return _float(text)
     exprs = expressions(text) or [text]
     expr = exprs[0]
     branch = re.search(r"==\s*'([^']*)'\s*&&\s*(\d+(?:\.\d+)?)\s*\|\|\s*(\d+(?:\.\d+)?)", expr)
@@ -917,6 +921,14 @@ def timeout_minutes(value: Any, labels: tuple[str, ...] = ()) -> float | None:
     # the values it may take, not what it compares (`matrix.part == 0 && 180 || 120`: 120, not 0)
     numbers = [float(n) for n in _NUMBER.findall(_COMPARED.sub(" ", expr)) if float(n) > 0]
     return min(numbers) if numbers else None
+
+
+def _float(value: Any) -> float | None:
+    """A number as a float; None past what a float holds (an integer of 400 digits)."""
+    try:
+        return float(value)
+    except (OverflowError, ValueError):
+        return None
 
 
 def substitute_matrix(text: str, values: dict[str, Any]) -> str:

@@ -163,7 +163,7 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
                         suggestions=suggestion_states(analysis))
     check_text = checks.summary() if checks else None
     numbers = [n for n, policy in policies.items()
-               if policy == "always" or (policy == "if-ci" and touches_ci(touched[n], config))]
+               if policy == "always" or (policy == "if-ci" and touches_ci(touched[n], config, lanes.called))]
     # A PR that had its report while it changed CI files keeps it current once it no longer does (the
     # change reverted, or rebased away): else the report stays as of an older head, marked stale with a
     # run pending that came, for good.
@@ -240,9 +240,11 @@ async def report_run(api: RepoAPI, ctx: Context, run: dict[str, Any], force_comm
                                                                default_branch=default_branch) for n in numbers))))
 
     def notes(number: int) -> str | None:  # (a PR that changes lane files: the report is about the default branch's)
-        changed = sorted({p for paths in touched.get(number, ()) for p in paths if p in lanes.files})
+        changed = sorted({p for paths in touched.get(number, ()) for p in paths if p in lanes.files or p in lanes.called})
         base = heads[number][1]
-        return "\n\n".join(note for note in (lane_change_note(changed, default_branch, base), skipped) if note) or None
+        called = [p for p in changed if p in lanes.called]
+        return "\n\n".join(note for note in (lane_change_note(changed, default_branch, base, called), skipped)
+                           if note) or None
 
     def pr_body(number: int) -> str:
         body = to_markdown(analysis, checks=check_text, title=PR_REPORT_TITLE,

@@ -1000,3 +1000,31 @@ async def test_a_gated_run_whose_kept_report_would_not_fit_writes_its_own(fake_g
     board = dashboards(fake_github, world)[0].body
     assert "No AMD job spent time on setup or tests in the latest run" in board
     assert read_state(board)["reported"][ROCM720][-1] == [gated["id"], 1]
+
+
+async def test_a_pr_that_changes_only_a_called_workflow_gets_its_report_and_is_told_what_it_is_about(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """review115 f02: a PR changing only `_pr-test-stage-amd.yml` (its shards' step timeout) was no CI change to
+    foldbot: no report under `comment_on: ci-prs`, though the reshard it suggests rests on that file (main's)."""
+    from tests.harness import current_world
+    from tests.sglang_current import LANES, STAGE_PATH, STAGE_TEXT
+
+    world, _ = current_world(fake_github, config="logs: {max_jobs: 200}\n", staged=True)
+    repo = world.repo
+    repo.create_branch("amd/stage-timeout", "main")
+    sha = repo.put_files("amd/stage-timeout", {STAGE_PATH: STAGE_TEXT.replace(
+        "timeout-minutes: ${{ inputs.run_timeout_minutes }}", "timeout-minutes: 30")}, message="a shorter stage timeout")
+    pull = fake_github.add_pull(repo, 777, head_ref="amd/stage-timeout", head_sha=sha,
+                                head_repo_full_name=repo.full_name, files=[STAGE_PATH])
+    run = world.runs[-1]
+    run.update(event="pull_request", head_sha=sha, head_branch="amd/stage-timeout",
+               pull_requests=[{"number": 777, "id": pull.id, "head": {"ref": "amd/stage-timeout", "sha": sha},
+                               "base": {"ref": "main", "sha": repo.branch_sha("main")}}])
+    await bot.deliver("workflow_run", world.payload(run["id"]))
+    await bot.settle()
+    (report,) = [c for c in fake_github.comments_on(repo, 777) if c.user == LOGIN]
+    assert "- **Reshard** `stage-b-test-1-gpu-small-amd-rocm720` from 14 to 7 shards" in report.body
+    assert (f"**This PR changes `{STAGE_PATH}`**: foldbot measures and patches the lane files of `main` and reads the "
+            f"workflows they call there (`{STAGE_PATH}`), so the suggestions and their patch are about those, not about "
+            "this PR's version of them") in report.body
+    assert LANES["rocm720"][0] not in report.body.split("**This PR changes", 1)[1].split("**", 1)[0]

@@ -409,10 +409,11 @@ def test_a_matrix_an_expression_gives_is_never_folded_nor_resharded() -> None:
     assert p.folds == () and p.reshards == ()
     reasons = {f.job: f.reason for f in p.findings}
     assert reasons["unit-amd-rocm700"] == ("its matrix axis `folder` comes from an expression, so how many jobs it "
-                                          "runs is known only when a run starts: it is not folded, resharded or "
-                                          "taken as a host")
+                                          "runs is known only when a run starts (`check`'s output `folders`): it is "
+                                          "not folded, resharded or taken as a host")
     assert reasons["big-amd-rocm700"] == ("its matrix axis `gpu` comes from an expression, so how many jobs it runs "
-                                         "is known only when a run starts; shard count left alone")
+                                         "is known only when a run starts (`check`'s output `gpus`); shard count left "
+                                         "alone")
 
 
 def test_a_long_matrix_an_expression_gives_is_said_to_be_no_host() -> None:
@@ -431,8 +432,8 @@ def test_a_long_matrix_an_expression_gives_is_said_to_be_no_host() -> None:
     assert p.folds == () and p.reshards == ()
     reasons = {f.job: f.reason for f in p.findings}
     assert reasons["big-amd-rocm700"] == ("its matrix axis `model` comes from an expression, so how many jobs it runs "
-                                         "is known only when a run starts: it is not folded, resharded or taken as "
-                                         "a host")
+                                         "is known only when a run starts (`check`'s output `models`): it is not "
+                                         "folded, resharded or taken as a host")
     assert reasons["unit-amd-rocm700"] == ("short suite with no host to fold into (`big-amd-rocm700`'s matrix comes "
                                           "from an expression: no other job on AMD runners could take it)")
 
@@ -1001,8 +1002,9 @@ def test_a_caller_that_passes_its_shard_count_is_told_to_change_it_there() -> No
     assert finding == (
         "its AMD jobs run in the reusable workflow `./.github/workflows/_pr-test-stage-amd.yml`, whose matrices and "
         "steps foldbot does not edit; how many shards they run is this job's `with: partitions:` (4 shards), which "
-        "foldbot does not set either: to reshard them, change it by hand, with the times above (to fold them, the file "
-        "that holds them)")
+        "foldbot does not set either: `.github/workflows/_pr-test-stage-amd.yml` was not read, no workflow of this "
+        "repository at this commit or one that does not parse; to reshard them, change it by hand, with the times "
+        "above (to fold them, the file that holds them)")
     plain = STAGE_CALLER.replace("""      partitions: '{"size":4,"arr":[0,1,2,3]}'\n""", "")
     (finding,) = [f.reason for f in analyze({path: plain}, runs, RepoConfig()).plan.findings if f.job == caller]
     assert "partitions" not in finding and "change the file that holds them by hand" in finding
@@ -1148,3 +1150,46 @@ jobs:
         "its matrix is an `include` list of 8 entries: shards `shard_idx` 0 to 3 on each of 2 `runner` values "
         "(`linux-aiter-mi35x-1`, `linux-aiter-oci-mi300x-1`), one count of shards over several of them, which foldbot "
         "does not rewrite: shard count left alone"]
+
+
+def test_a_matrix_another_jobs_output_gives_names_that_job_and_the_count_it_writes() -> None:
+    """scan112: ROCm/aiter's triton lane runs `shard: ${{ fromJSON(needs.split_triton_tests.outputs.shards) }}`, the
+    ids a CPU job writes after `split_tests.sh --shards 8`; the report said only that an expression gives them."""
+    text = """name: Triton Test
+on: pull_request
+jobs:
+  split_triton_tests:
+    runs-on: ubuntu-latest
+    outputs:
+      shards: ${{ steps.split.outputs.shards }}
+    steps:
+      - name: Split Triton Tests
+        id: split
+        run: |
+          ./.github/scripts/split_tests.sh --shards 8 --test-type triton
+          echo "shards=[0,1,2,3,4,5,6,7]" >> "$GITHUB_OUTPUT"
+  triton:
+    runs-on: linux-aiter-mi35x-1
+    timeout-minutes: 60
+    needs: [split_triton_tests]
+    strategy:
+      fail-fast: false
+      matrix:
+        shard: ${{ fromJSON(needs.split_triton_tests.outputs.shards) }}
+    steps:
+      - name: Triton Tests
+        run: pytest -v $(cat triton_shard_${{ matrix.shard }}.list)
+"""
+    made = [bundle(run_id=400 + r, repo="ROCm/aiter", workflow_path=PATH, workflow_name="Triton Test",
+                   head_sha=f"{r:040x}", start=START + timedelta(days=r),
+                   jobs=[amd_job(f"triton ({s})", labels=["linux-aiter-mi35x-1"], setup_minutes=11,
+                                 download_artifacts=None, tests=[("Triton Tests", 25)], teardown=()) for s in range(8)])
+            for r in range(3)]
+    assert [f.reason for f in plan(text, made).findings if f.job == "triton"] == [
+        "its matrix axis `shard` comes from an expression, so how many jobs it runs is known only when a run starts "
+        "(`split_triton_tests`'s output `shards`, whose count its `Split Triton Tests` step writes (`--shards 8`): "
+        "change it there, by hand): it is not folded, resharded or taken as a host"]
+    plain = text.replace("--shards 8 ", "")  # (a writer whose script names no count: the output named alone)
+    assert [f.reason for f in plan(plain, made).findings if f.job == "triton"] == [
+        "its matrix axis `shard` comes from an expression, so how many jobs it runs is known only when a run starts "
+        "(`split_triton_tests`'s output `shards`): it is not folded, resharded or taken as a host"]

@@ -12,6 +12,7 @@ Without that file, or with a count foldbot cannot change, it says what to change
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from bot.analysis import Analysis, analyze
 from bot.config import RepoConfig
 from bot.logs import parse_log
 from bot.report import to_json, to_markdown
+from bot.workflow import timeout_minutes
 from bot.verify import check_patch
 from tests.paths import AMD, ROCM720
 from tests.sglang_current import LANES, STAGE_PATH, STAGE_TEXT, history, staged_text, workflow_text
@@ -126,7 +128,8 @@ def test_without_the_called_file_the_count_is_left_to_change_by_hand(lane: str) 
     assert job not in {r.job for r in analysis.plan.reshards}
     (reason,) = [f.reason for f in analysis.plan.findings if f.job == job]
     assert "how many shards they run is this job's `with: partitions:` (14 shards), which foldbot does not set " \
-           "either: to reshard them, change it by hand" in reason
+           f"either: `{STAGE_PATH}` was not read, no workflow of this repository at this commit or one that does " \
+           "not parse; to reshard them, change it by hand" in reason
 
 
 def _edited(text: str, old: str, new: str) -> str:
@@ -137,11 +140,14 @@ def _edited(text: str, old: str, new: str) -> str:
 @pytest.mark.parametrize("change, said", [
     # the count handed to no flag: `auto_partition: false` runs the whole suite on every shard
     (lambda t: _edited(t, "      timeout_per_file: 2400\n", "      timeout_per_file: 2400\n      auto_partition: false\n"),
-     "which foldbot does not set either"),
+     f"which foldbot does not set either: `{STAGE_PATH}` hands the count to its test command only where a switch "
+     "allows it, which what this job passes may turn off (each shard would then run the whole suite): settle that "
+     "first; to reshard them"),
     # shard ids that do not start at 0: not the list foldbot writes
     (lambda t: _edited(t, '\'{"size":14,"arr":[0,1,2,3,4,5,6,7,8,9,10,11,12,13]}\'',
                        '\'{"size":14,"arr":[1,2,3,4,5,6,7,8,9,10,11,12,13,14]}\''),
-     "which foldbot does not set either"),
+     "which foldbot does not set either: its `arr` is not the shard ids 0 to 13, the list foldbot writes; to "
+     "reshard them"),
     # a step timeout known only when a run starts: how many shards fit is not said
     (lambda t: _edited(t, "      run_timeout_minutes: ${{ (inputs.runner_arch || 'mi300') == 'mi300' && 75 || 60 }}\n",
                        "      run_timeout_minutes: ${{ needs.check-changes.outputs.small_timeout }}\n"),
@@ -262,7 +268,7 @@ def test_the_called_jobs_timeout_less_its_setup_bounds_the_tests_when_it_is_the_
             "steps (159 min "
             "at p90)). Estimate from per-file logs.") in text.replace("\\", "")
     (entry,) = [s for s in to_json(analysis)["suggestions"] if s["kind"] == "reshard" and s["job"] == SMALL]
-    assert (entry["step_timeout_minutes"], entry["tests_minutes"]) == (None, small.timeout_minutes)
+    assert (entry["step_timeout_minutes"], entry["tests_minutes"]) == (75, round(small.timeout_minutes, 1))
     assert entry["timeout_note"] == "`run`'s 220-min job timeout less its setup and other steps (159 min at p90)"
     # where the job's timeout leaves less than today's shards take, no fewer are offered, and the reason says whose
     tight = _analysed(stage=_replacing("    timeout-minutes: 240\n", "    timeout-minutes: 210\n"))
@@ -316,7 +322,8 @@ def test_a_count_written_so_that_it_cannot_be_changed_in_place_is_left_by_hand_a
     assert SMALL not in {r.job for r in analysis.plan.reshards}
     assert "jit-kernel-unit-test-amd:" not in next(e for e in analysis.edits if e.path == AMD).after
     assert not [w for w in analysis.warnings if "no patch" in w]
-    assert any("which foldbot does not set either: to reshard them, change it by hand" in f.reason
+    assert any("which foldbot does not set either: its JSON is written so that the patch cannot change `size` and "
+               "`arr` where they are written; to reshard them, change it by hand" in f.reason
                for f in analysis.plan.findings if f.job == SMALL)
 
 
@@ -359,3 +366,44 @@ def test_a_count_switched_on_is_changed_beside_other_inputs(stage: Any) -> None:
     """review111 f02: an input handed to the command beside the count (`inputs.timeout_per_file`) is no switch."""
     (small,) = [r for r in _analysed(stage=stage).plan.reshards if r.job == SMALL]
     assert (small.from_count, small.to_count) == (14, 7)
+
+
+def test_a_required_check_of_a_shard_the_count_drops_is_named_at_approval(staged: Analysis, lane: str) -> None:
+    """review115 f03: a caller with no matrix gave every `<caller> / ...` check before and after the patch, so the
+    approval said no required check goes, though shards 7-13 do."""
+    from bot.approve import required_checks_gone, required_note
+
+    job = SMALL + _suffix(lane)
+    before = _staged_files()
+    after = {**before, **{e.path: e.after for e in staged.edits}}
+    name = f"{job} / {SMALL} (linux-mi300-1gpu-sglang, %d)"
+    gone = required_checks_gone(before, after, {name % 13: ["branch protection"], name % 6: ["branch protection"],
+                                                name % 7: ["ruleset 3"]})
+    assert [(g.check, g.job) for g in gone] == [(name % 13, job), (name % 7, job)]
+    assert (f"- `{name % 13}` (branch protection): a shard the patch trims from the shard list of `{job}`: take it out "
+            "of the rule") in required_note("main", gone, [], 2)
+
+
+@pytest.mark.parametrize("passes", ["max_parallel: 1.0e+400", "max_parallel: 'NaN'", "max_parallel: " + "9" * 400,
+                                    "run_timeout_minutes: " + "7" * 400, "run_timeout_minutes: .inf"])
+def test_a_number_past_what_a_float_holds_is_no_timeout_and_no_crash(passes: str) -> None:
+    """review115 f04: `int(inf)`, `int(nan)` and `float(10**400)` raised in the analysis: no report, on every run."""
+    key = passes.split(":")[0]
+    analysis = _analysed(amd=lambda t: re.sub(rf"(?m)^      {key}: .*\n", f"      {passes}\n", t, count=1))
+    small = [r for r in analysis.plan.reshards if r.job == SMALL]
+    if key == "max_parallel":  # (no number it can be: the shards' waves are not known, the count still is)
+        assert [(r.to_count, r.max_parallel) for r in small] == [(7, None)]
+    else:  # (no timeout it can be: how many shards fit is not said)
+        assert small == [] and any("is not known before it runs" in f.reason for f in analysis.plan.findings
+                                   if f.job == SMALL)
+    assert timeout_minutes("7" * 400) is None and timeout_minutes(float("nan")) is None
+
+
+def test_a_called_file_with_a_job_beside_the_shards_is_said_so() -> None:
+    """review115 f06: five reasons for "no reshard" gave the one sentence; a second job of the called file would be
+    among the caller's jobs as if a shard."""
+    extra = "  notify:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo done\n"
+    analysis = _analysed(stage=lambda t: t + extra)
+    assert SMALL not in {r.job for r in analysis.plan.reshards}
+    assert any(f"which foldbot does not set either: `{STAGE_PATH}` runs 2 jobs, not one whose matrix is the shards; to "
+               "reshard them, change it by hand" in f.reason for f in analysis.plan.findings if f.job == SMALL)
