@@ -228,7 +228,7 @@ def _parsed(called: Mapping[str, str], warnings: list[str]) -> dict[str, Workflo
         try:
             out[path] = parse_workflow(text, path)
         except WorkflowError as exc:
-            warnings.append(f"{exc} (read only for its jobs' timeout)")
+            warnings.append(f"{exc} (read for its jobs' timeouts and the shard counts passed to it, which are then not known)")
     return out
 
 

@@ -313,7 +313,7 @@ def _partition_ids(workflow: Workflow, job_id: str | None) -> list[int] | None:
     job = workflow.jobs.get(job_id or "")
     given = with_of(workflow, job) if job is not None and job.uses else None
     found = [data["arr"] for value in (given.values() if isinstance(given, dict) else ())
-             if (data := partitions_literal(value)) is not None]
+             if (data := partitions_literal(value, least=1)) is not None]
     return found[0] if len(found) == 1 else None
 
 

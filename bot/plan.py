@@ -15,7 +15,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, NamedTuple
 
 import yaml
 
@@ -366,7 +366,7 @@ def _short(value: Any) -> str:
 
 
 def _reusable(job: JobDef, passed: PassedShards | None, called: Mapping[str, JobStats], config: RepoConfig,
-              given: Any = None, stage: StagePartitions | None = None, refusal: str = "") -> str:
+              given: Any = None, stage: StagePartitions | None = None, refusal: StageRefusal | None = None) -> str:
     """Why a caller of a reusable workflow is not folded, and resharded only by what it passes, and
     what to change instead (`called`: the jobs it runs there, measured each on its own: `called_stats`;
     `given`: its `with:`; `stage`: the shard count it passes that foldbot changes)."""
@@ -392,8 +392,9 @@ def _reusable(job: JobDef, passed: PassedShards | None, called: Mapping[str, Job
         if sized := _passed_partitions(given):  # the count is this job's to change, not the called file's
             return (f"its AMD jobs run {where}, whose matrices and steps foldbot does not edit; how many shards they "
                     f"run is this job's `with: {sized[0]}:` ({sized[1]} shards), which foldbot does not set either"
-                    f"{f': {refusal};' if refusal else ':'} to reshard them, change it by hand, with the times above "
-                    f"(to fold them, the file that holds them){short}")
+                    + (f": {refusal.why}" if refusal else "")
+                    + (f"{';' if refusal else ':'} to reshard them, change it by hand, with the times above (to fold "
+                       f"them, the file that holds them){short}" if refusal is None or refusal.by_hand else f"{short}"))
         return (f"its AMD jobs run {where}, whose matrices and steps foldbot does not edit; to fold or reshard them, "
                 f"change the file that holds them{passes} by hand, with the times above{short}")
     # `owner/repo/.github/workflows/x.yml@ref`: the steps are another repository's (torchtitan's and FBGEMM's callers
@@ -415,9 +416,10 @@ def _passed_partitions(given: Any) -> tuple[str, int] | None:
     return None
 
 
-def partitions_literal(value: Any) -> dict[str, Any] | None:
+def partitions_literal(value: Any, least: int = 2) -> dict[str, Any] | None:
     """A `with:` value that is a shard count as a JSON literal (`'{"size":14,"arr":[0,...,13]}'`), parsed:
-    `arr` the shard ids (two or more integers), `size` (when given) their number. None for anything else."""
+    `arr` the shard ids (`least` or more integers: one, as a reshard to one shard writes it), `size` (when
+    given) their number. None for anything else."""
     if not isinstance(value, str) or "${{" in value or '"arr"' not in value or len(value) > SHARD_LIST_MAX_CHARS:
         return None
     try:
@@ -425,7 +427,7 @@ def partitions_literal(value: Any) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     arr = data.get("arr") if isinstance(data, dict) else None
-    if isinstance(arr, list) and len(arr) > 1 and all(type(v) is int for v in arr) and \
+    if isinstance(arr, list) and len(arr) >= max(least, 1) and all(type(v) is int for v in arr) and \
             data.get("size", len(arr)) == len(arr) and type(data.get("size", 0)) is int:
         return data
     return None
@@ -481,15 +483,16 @@ def read_limits(step_raw: Any, job_raw: Any, labels: tuple[str, ...]) -> tuple[f
                                        "step" if step_raw is not None and step_minutes is None else "")
 
 
-def rest_p90(stats: JobStats, step_name: str) -> float:
+def rest_p90(runs: list[tuple[JobTiming, ...]], step_name: str) -> float:
     """What a matrix's shards spend on all but one step, as their job's timeout holds it besides that step: their
     setup (p90 over every shard: it varies with the runner, not with the shard), and their other steps (p90 over
     the runs of each run's costliest shard: a step only shard 0 runs, `if: matrix.part == 0`, stays in its budget
     after a reshard). The step's time is read as the predictions read it: the shard's test time where no step of
-    its run has that name."""
-    setup = percentile([j.setup_seconds for shards in stats.per_run for j in shards], 90)
+    its run has that name. Over the runs that ran every shard (`runs`), as the predictions are: a run of some
+    shards may lack the costly one."""
+    setup = percentile([j.setup_seconds for shards in runs for j in shards], 90)
     steps = percentile([max(j.test_seconds + j.other_seconds - (j.step_seconds(step_name) or j.test_seconds)
-                            for j in shards) for shards in stats.per_run if shards], 90)
+                            for j in shards) for shards in runs if shards], 90)
     return setup + steps
 
 
@@ -502,27 +505,35 @@ def stage_partitions(workflow: Workflow, job: JobDef, called: Mapping[str, Workf
     return found if isinstance(found, StagePartitions) else None
 
 
-def stage_refusal(workflow: Workflow, job: JobDef, called: Mapping[str, Workflow], config: RepoConfig) -> str:
-    """Why the count a caller passes is no `StagePartitions` ("" when it is one): for the report's line."""
+class StageRefusal(NamedTuple):
+    """Why the count a caller passes is no `StagePartitions`, and whether changing it by hand is the advice
+    (not where the count reaches no test command: fewer shards would drop repeats of the whole suite)."""
+
+    why: str
+    by_hand: bool = True
+
+
+def stage_refusal(workflow: Workflow, job: JobDef, called: Mapping[str, Workflow], config: RepoConfig) -> StageRefusal | None:
+    """Why the count a caller passes is no `StagePartitions` (None when it is one): for the report's line."""
     found = _stage(workflow, job, called, config, ())
-    return "" if isinstance(found, StagePartitions) else found
+    return None if isinstance(found, StagePartitions) else found
 
 
 def _stage(workflow: Workflow, job: JobDef, called: Mapping[str, Workflow], config: RepoConfig,
-           labels: tuple[str, ...]) -> StagePartitions | str:
+           labels: tuple[str, ...]) -> "StagePartitions | StageRefusal":
     path = local_callee(job) or str(job.uses)
     callee = called.get(path)
     given = with_of(workflow, job)
     if callee is None or not isinstance(given, dict):
-        return f"`{path}` was not read, no workflow of this repository at this commit or one that does not parse"
+        return StageRefusal(f"`{path}` was not read, no workflow of this repository at this commit or one that does not parse")
     if len(callee.jobs) != 1:  # (another job there would be among this caller's jobs, as if a shard)
-        return f"`{path}` runs {len(callee.jobs)} jobs, not one whose matrix is the shards"
+        return StageRefusal(f"`{path}` runs {len(callee.jobs)} jobs, not one whose matrix is the shards")
     for key, value in given.items():
         data = partitions_literal(value)
         if data is None:
             continue
         if data["arr"] != list(range(len(data["arr"]))):
-            return f"its `arr` is not the shard ids 0 to {len(data['arr']) - 1}, the list foldbot writes"
+            return StageRefusal(f"its `arr` is not the shard ids 0 to {len(data['arr']) - 1}, the list foldbot writes")
         (runs,) = callee.jobs.values()
         read = re.compile(rf"(?i)fromjson\(\s*inputs\.{re.escape(str(key))}\s*\)\s*\.\s*")
         strategy = callee.data["jobs"][runs.id].get("strategy")
@@ -530,19 +541,25 @@ def _stage(workflow: Workflow, job: JobDef, called: Mapping[str, Workflow], conf
         axes = [axis for axis, spec in matrix.items() if isinstance(spec, str) and re.search(read.pattern + "arr\\b", spec)] \
             if isinstance(matrix, dict) else []
         if len(axes) != 1 or len(matrix) != 1:
-            return f"the matrix of `{path}`'s `{runs.id}` is not `fromJson(inputs.{key}).arr` alone"
+            return StageRefusal(f"the matrix of `{path}`'s `{runs.id}` is not `fromJson(inputs.{key}).arr` alone")
         for step in runs.steps:
             text = "\n".join([step.run or "", *strings(step.env)])
             flags = [flag for flag in PARTITION_FLAGS if re.search(rf"{flag}\b", text)]
             sized = [expr for expr in expressions(text) if re.search(read.pattern + r"size\b", expr)]
             if config.step_category(step) != "test" or len(flags) != 1 or not sized:
                 continue
-            if not _switched_on(callee, given, str(key), sized, step):
-                return (f"`{path}` hands the count to its test command only where a switch allows it, which what "
-                        "this job passes may turn off (each shard would then run the whole suite): settle that first")
+            switch = _switched_on(callee, given, str(key), sized, step)
+            if switch == "off":
+                return StageRefusal(f"`{path}` hands the count to no test command with what this job passes (its switch is "
+                               "off): each shard runs the whole suite, so fewer shards would drop repeats, not spread "
+                               "it", by_hand=False)
+            if switch != "on":
+                return StageRefusal(f"`{path}` hands the count to its test command only where a switch allows it, which what "
+                               "this job passes may turn off (each shard would then run the whole suite): settle that "
+                               "first")
             source = _source_of(workflow, job, str(key))
             if source is None or not _rewritable(source, len(data["arr"])):
-                return "its JSON is written so that the patch cannot change `size` and `arr` where they are written"
+                return StageRefusal("its JSON is written so that the patch cannot change `size` and `arr` where they are written")
             given_value = _given(callee, given)
             job_minutes = DEFAULT_JOB_TIMEOUT_MINUTES if runs.timeout_minutes is None else \
                 _callee_minutes(runs.timeout_minutes, given, given_value, labels)
@@ -553,8 +570,8 @@ def _stage(workflow: Workflow, job: JobDef, called: Mapping[str, Workflow], conf
             parallel = _callee_minutes(strategy.get("max-parallel"), given, given_value, labels, guess=False)
             return StagePartitions(str(key), len(data["arr"]), callee.path, runs, axes[0], step, flags[0],
                                    step_minutes, job_minutes, int(parallel) if parallel else None, unknown)
-        return f"no test step of `{path}`'s `{runs.id}` hands `fromJson(inputs.{key}).size` to one count flag"
-    return "it passes no shard count as JSON"
+        return StageRefusal(f"no test step of `{path}`'s `{runs.id}` hands `fromJson(inputs.{key}).size` to one count flag")
+    return StageRefusal("it passes no shard count as JSON")
 
 
 def _source_of(workflow: Workflow, job: JobDef, key: str) -> str | None:
@@ -572,12 +589,13 @@ def _rewritable(source: str, count: int) -> bool:
     return True
 
 
-def _switched_on(callee: Workflow, given: dict[str, Any], key: str, sized: list[str], step: StepDef) -> bool:
+def _switched_on(callee: Workflow, given: dict[str, Any], key: str, sized: list[str], step: StepDef) -> str:
     """Whether the count reaches the test command with what the caller passes. The expressions that hand it
     on (`sized`), and those that hand on an `env:` variable holding one of them (`${{ inputs.x && '$ARGS' || ''
     }}`), may be switched by a boolean input only as SGLang's is: `inputs.auto_partition && format(...) || ''`,
     with that input true (passed, else its default). A switch written any other way (`!inputs.x`, `== false`,
-    `inputs['x']`, several), or one passed from an expression, may be off: no count foldbot changes."""
+    `inputs['x']`, several), or one passed from an expression, may be off: no count foldbot changes. "on", "off"
+    (the switch is false: the count reaches no command), or "unknown"."""
     on = callee.data.get("on") if isinstance(callee.data, dict) else None
     call = on.get("workflow_call") if isinstance(on, dict) else None
     inputs = call.get("inputs") if isinstance(call, dict) else {}
@@ -599,7 +617,7 @@ def _switched_on(callee: Workflow, given: dict[str, Any], key: str, sized: list[
         re.search(rf"(?<![\w.])(?:\$\{{?|env\.){re.escape(name)}(?!\w)", expr) for name in carriers)]
     for expr in gating:
         if re.search(r"(?i)\binputs\s*\[", expr):
-            return False
+            return "unknown"
         switches = [name for name in dict.fromkeys(m.lower() for m in re.findall(r"(?i)\binputs\.([a-z_][\w-]*)", expr))
                     if name != key.lower() and boolean(name)]
         if not switches:
@@ -607,11 +625,13 @@ def _switched_on(callee: Workflow, given: dict[str, Any], key: str, sized: list[
         lead = re.match(r"(?i)\s*inputs\.([a-z_][\w-]*)\s*&&", expr)
         if len(switches) > 1 or lead is None or lead[1].lower() != switches[0] or \
                 len(re.findall(rf"(?i)\binputs\.{re.escape(switches[0])}\b", expr)) != 1:
-            return False
+            return "unknown"
         state = value(switches[0])  # (a literal; `'true'` as text too, as GitHub reads a caller's string)
+        if state is False or state == "false":
+            return "off"
         if state is not True and state != "true":
-            return False
-    return True
+            return "unknown"
+    return "on"
 
 
 def _callee_minutes(value: Any, given: dict[str, Any], substitute: Callable[[re.Match[str]], str],
@@ -1479,10 +1499,10 @@ class Planner:
                                                     stats.labels if stats else ())
         return self._stages[job.id]
 
-    def _refusal(self, job: JobDef) -> str:
-        """Why the shard count this caller passes as JSON is not one foldbot changes ("" when it passes none)."""
+    def _refusal(self, job: JobDef) -> StageRefusal | None:
+        """Why the shard count this caller passes as JSON is not one foldbot changes (None when it passes none)."""
         if _passed_partitions(with_of(self.workflow, job)) is None or self._stage(job) is not None:
-            return ""
+            return None
         return stage_refusal(self.workflow, job, self.called, self.config)
 
     def _reshard(self, job: JobDef, stage: StagePartitions | None = None) -> Reshard | None:
@@ -1542,7 +1562,7 @@ class Planner:
             self.findings.append(Finding(job.id, f"no run in the history ran all {n} shards"))
             return None
         # whose the limit is when not the step's: the job's timeout, less what its shards spend on other steps
-        rest = rest_p90(stats, step.name)
+        rest = rest_p90(full_runs, step.name)
         limit_minutes, note = tests_limit(step_minutes, job_minutes, rest, runs_in.id)
         raising = f"job `{runs_in.id}`'s `timeout-minutes`" if note else f"`{step.name}`'s `timeout-minutes`"
         limit = self.config.reshard_safety * limit_minutes * 60

@@ -907,7 +907,7 @@ def _minutes(value: Any, labels: tuple[str, ...]) -> float | None:
     if isinstance(value, (int, float)):
         return _float(value)
     text = str(value).strip()
-    if re.fullmatch(r"[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?", text):  # a number as text (not `nan`, `inf`)
+    if re.fullmatch(r"[0-9_.eE+-]+", text):  # a number as text (`45`, `45.`, `1_000`; not `nan`, `inf`)
         return _float(text)
     exprs = expressions(text) or [text]
     expr = exprs[0]

@@ -286,7 +286,7 @@ def test_with_the_called_file_read_the_count_is_named_against_its_job_s_timeout(
     assert "`.github/workflows/_rocm-test.yml` gives the job that runs them no timeout foldbot can tell: weigh these " \
         "against it" in unknown.plan.by_hand[0].reason
     broken = analyze({PATH: lane(entries("default", 3))}, history, RepoConfig(), called={CALLEE: "jobs: ["})
-    assert any(w.startswith(f"{CALLEE}:") and w.endswith("(read only for its jobs' timeout)") for w in broken.warnings)
+    assert any(w.startswith(f"{CALLEE}:") and w.endswith("(read for its jobs' timeouts and the shard counts passed to it, which are then not known)") for w in broken.warnings)
     assert "which foldbot does not read" in broken.plan.by_hand[0].reason
 
 

@@ -121,6 +121,9 @@ def test_the_jobs_other_steps_count_against_its_timeout_too() -> None:
     ("${{ inputs.shards > 2 && 90 || 30 }}", 30.0),
     ("${{ fromJSON(needs.plan.outputs.minutes) }}", None),
     ("${{ (inputs.runner_arch || 'mi300') == 'mi300' && 75 || 60 }}", 60.0),
+    # numbers written as text (review116 f04), and what no timeout is
+    ("45.", 45.0), (".5", 0.5), ("1_000", 1000.0), (" 45 ", 45.0), ("4.5e1", 45.0),
+    ("nan", None), ("inf", None), ("-5", None), ("0", None), ("9" * 400, None),
 ])
 def test_a_timeout_expression_is_read_by_the_values_it_may_take(expression: str, minutes: float | None) -> None:
     """review113 f07: the smallest number of `matrix.part == 0 && 180 || 120` was 0; as a job's timeout `0 or 360`."""

@@ -140,9 +140,8 @@ def _edited(text: str, old: str, new: str) -> str:
 @pytest.mark.parametrize("change, said", [
     # the count handed to no flag: `auto_partition: false` runs the whole suite on every shard
     (lambda t: _edited(t, "      timeout_per_file: 2400\n", "      timeout_per_file: 2400\n      auto_partition: false\n"),
-     f"which foldbot does not set either: `{STAGE_PATH}` hands the count to its test command only where a switch "
-     "allows it, which what this job passes may turn off (each shard would then run the whole suite): settle that "
-     "first; to reshard them"),
+     f"which foldbot does not set either: `{STAGE_PATH}` hands the count to no test command with what this job "
+     "passes (its switch is off): each shard runs the whole suite, so fewer shards would drop repeats, not spread it"),
     # shard ids that do not start at 0: not the list foldbot writes
     (lambda t: _edited(t, '\'{"size":14,"arr":[0,1,2,3,4,5,6,7,8,9,10,11,12,13]}\'',
                        '\'{"size":14,"arr":[1,2,3,4,5,6,7,8,9,10,11,12,13,14]}\''),
@@ -407,3 +406,50 @@ def test_a_called_file_with_a_job_beside_the_shards_is_said_so() -> None:
     assert SMALL not in {r.job for r in analysis.plan.reshards}
     assert any(f"which foldbot does not set either: `{STAGE_PATH}` runs 2 jobs, not one whose matrix is the shards; to "
                "reshard them, change it by hand" in f.reason for f in analysis.plan.findings if f.job == SMALL)
+
+
+def test_a_switch_that_is_off_is_said_to_be_off_and_resharding_is_not_advised() -> None:
+    """review116 f02: `auto_partition: false` (or its default false) hands the count to no command: the sentence said
+    it "may" be off and advised resharding by hand, which would drop repeats of the whole suite."""
+    off = _analysed(stage=_replacing("auto_partition: {type: boolean, default: true}",
+                                     "auto_partition: {type: boolean, default: false}"))
+    (reason,) = [f.reason for f in off.plan.findings if f.job == SMALL]
+    assert reason.endswith("so fewer shards would drop repeats, not spread it") and "to reshard them" not in reason
+    unknown = _analysed(amd=_replacing("      timeout_per_file: 2400\n",
+                                       "      timeout_per_file: 2400\n      auto_partition: ${{ inputs.whole }}\n"))
+    (reason,) = [f.reason for f in unknown.plan.findings if f.job == SMALL]
+    assert "which what this job passes may turn off" in reason and "to reshard them, change it by hand" in reason
+
+
+def test_a_reshard_to_one_shard_names_the_required_checks_it_drops() -> None:
+    """review116 f01: `'{"size":1,"arr":[0]}'` was no shard count to the approval (two ids or more), so a 14 -> 1
+    patch dropped required checks and the approval said none went."""
+    from bot.approve import required_checks_gone
+    from bot.edit import ReshardEdit, partitions_source
+
+    before = _staged_files()
+    one = partitions_source(AMD, QUOTED, ReshardEdit(SMALL, "partition", 14, 1, "--auto-partition-size", "partitions"))
+    assert one == "'" + '{"size":1,"arr":[0]}' + "'"
+    after = {**before, AMD: before[AMD].replace(QUOTED, one)}
+    name = f"{SMALL} / {SMALL} (linux-mi300-1gpu-sglang, %d)"
+    gone = required_checks_gone(before, after, {name % 13: ["branch protection"], name % 0: ["branch protection"]})
+    assert [g.check for g in gone] == [name % 13]
+
+
+def test_the_budget_of_other_steps_is_read_over_the_runs_that_ran_every_shard() -> None:
+    """review116 f03: runs of some shards only (cancelled) lacked shard 0's 35-min step and shrank its budget."""
+    from tests.test_plan import workflow
+    from tests.test_plan_limits import HOST, _shard_runs, plan
+
+    text = workflow(parts=12, host_timeout="timeout-minutes: 150").replace(
+        "--total-partitions 12\n", "--total-partitions 12\n      - name: Run integration tests\n        if: matrix.part == 0\n"
+                                   "        timeout-minutes: 45\n        run: pytest integration\n")
+    steps = lambda r, p: [("Run suite", 8 + (p % 3) * 0.3)] + ([("Run integration tests", 35)] if p == 0 else [])  # noqa: E731
+    full = _shard_runs(text, steps, setup=90)
+    partial = _shard_runs(text, steps, setup=90, n=50)
+    for i, made in enumerate(partial):  # (only shards 6..11 ran in these)
+        made["workflow_run"]["id"] = 900 + i
+        made["jobs"] = [j for j in made["jobs"] if not j["name"].startswith(f"{HOST} (") or int(j["name"][-3:-1].strip("( ")) >= 6]
+    (alone,) = plan(text, full).reshards
+    (mixed,) = plan(text, full + partial).reshards
+    assert mixed.to_count == alone.to_count and round(mixed.rest_p90_s / 60) == round(alone.rest_p90_s / 60) == 125
