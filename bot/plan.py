@@ -455,12 +455,6 @@ class StagePartitions:
     max_parallel: int | None  # the called job's `max-parallel`, with what the caller passes
     unknown: str = ""  # "step" | "job" | ""
 
-    def limit(self, rest_p90_s: float) -> tuple[float | None, str]:
-        """The minutes the shards' test step has (`tests_limit`; None: a timeout not known before a run starts)."""
-        if self.unknown or self.job_minutes is None:
-            return None, ""
-        return tests_limit(self.step_minutes, self.job_minutes, rest_p90_s, self.job.id)
-
 
 def tests_limit(step_minutes: float | None, job_minutes: float, rest_p90_s: float, job_id: str) -> tuple[float, str]:
     """The minutes a shard's test step has, and whose they are when not its own timeout's: that timeout, or

@@ -225,29 +225,33 @@ def test_a_file_that_failed_after_30_min_of_its_own_is_still_measured() -> None:
         "keep the longest within the limit"]
 
 
-def test_an_in_process_bundle_cut_off_by_the_step_timeout_is_cut_off_as_a_file_is() -> None:
-    """review100 f02: SGLang's runner runs an `in_process_group` as one unit, `group:<key>`, on one line
-    (`Begin (i/n) BUNDLE group:<key> (k files, est=Ns): python3 -m unittest ...`, no `python3 <file>` line
-    after it). Cut off by the step's timeout mid-bundle, it was not seen as begun: the run's per-file
-    times were used, the bundle's time made up from its estimate, and "about 15 shards" advised."""
+def bundle_logs(bundles: list[dict], timed_out: str = "##[error]The action 'Run suite' has timed out.") -> dict:
+    """SGLang runner logs of `big-amd-rocm700`'s 4 shards in each run: a file of 600 s, then an in-process bundle
+    (`group:tail_<k>`, 420 s); the last run's shard 3 stops inside its bundle (`timed_out`: the line it ends on)."""
     stamp = "2026-08-01T10:00:00.0000000Z "
-    text = workflow()
-    # (the latest run's shard 3 runs into the step's 60-min timeout, 49 min into its bundle)
-    bundles = runs(text, shard_tests=[20, 22, 18, 17])[:-1] + runs(text, shard_tests=[20, 22, 18, 59.25])[-1:]
 
     def log(k: int, cut: bool) -> str:
         lines = [f"partition: {k + 1}/4 (0-based id={k})", "\u2705 Enabled 2 test(s):",
                  f"  - test/s{k}.py (est_time=600.0)", f"  - group:tail_{k} (est_time=400.0)",
                  "Begin (0/1):", f"python3 test/s{k}.py", "End (0/1):", f"filename='test/s{k}.py', elapsed=600",
                  f"Begin (1/1) BUNDLE group:tail_{k} (2 files, est=400s): python3 -m unittest -f <2 modules>"]
-        if cut:
-            return "\n".join(stamp + line for line in lines + ["##[error]The action 'Run suite' has timed out."]) + "\n"
-        lines += [f"End (1/1) BUNDLE group:tail_{k}: elapsed=420s"]
+        lines += ([timed_out] if timed_out else []) if cut else [f"End (1/1) BUNDLE group:tail_{k}: elapsed=420s"]
         return "\n".join(stamp + line for line in lines) + "\n"
+
     ids = [[j["id"] for j in b["jobs"] if j["name"].startswith("big-amd-rocm700 (")] for b in bundles]
-    logs = {jid: parse_log(log(k, cut=r == len(ids) - 1 and k == 3)) for r, run in enumerate(ids)
+    return {jid: parse_log(log(k, cut=r == len(ids) - 1 and k == 3)) for r, run in enumerate(ids)
             for k, jid in enumerate(run)}
-    p = plan(text, bundles, logs=logs)
+
+
+def test_an_in_process_bundle_cut_off_by_the_step_timeout_is_cut_off_as_a_file_is() -> None:
+    """review100 f02: SGLang's runner runs an `in_process_group` as one unit, `group:<key>`, on one line
+    (`Begin (i/n) BUNDLE group:<key> (k files, est=Ns): python3 -m unittest ...`, no `python3 <file>` line
+    after it). Cut off by the step's timeout mid-bundle, it was not seen as begun: the run's per-file
+    times were used, the bundle's time made up from its estimate, and "about 15 shards" advised."""
+    text = workflow()
+    # (the latest run's shard 3 runs into the step's 60-min timeout, 49 min into its bundle)
+    bundles = runs(text, shard_tests=[20, 22, 18, 17])[:-1] + runs(text, shard_tests=[20, 22, 18, 59.25])[-1:]
+    p = plan(text, bundles, logs=bundle_logs(bundles))
     assert p.cut_off == {"big-amd-rocm700": (CutOff("group:tail_3", 1, 59.25 * 60 - 600, 400.0),)}
     assert p.reshard_candidates == {"big-amd-rocm700": 4}  # the other runs' bundles, ended, are read
     assert [f.reason for f in p.findings if f.job == "big-amd-rocm700"] == [

@@ -15,7 +15,7 @@ from bot.workflow import timeout_minutes
 from tests.builders import amd_job, bundle
 from tests.paths import AMD, ROCM720
 from tests.sglang_current import history, workflow_text
-from tests.test_plan import PATH, START, plan, runs, workflow
+from tests.test_plan import PATH, START, bundle_logs, plan, runs, workflow
 
 SMALL = "stage-b-test-1-gpu-small-amd"
 HOST = "big-amd-rocm700"
@@ -143,21 +143,9 @@ def test_a_job_timeout_not_known_before_a_run_is_said_not_taken_for_githubs() ->
 def test_a_file_too_long_for_the_jobs_timeout_names_that_timeout_to_raise() -> None:
     """review113 f08: where the job's timeout less setup is the limit, the advice named the step's (60 min, never
     reached)."""
-    stamp = "2026-08-01T10:00:00.0000000Z "
-    text = workflow(host_timeout="timeout-minutes: 140")
+    text = workflow(host_timeout="timeout-minutes: 140")  # (the job's timeout stops shard 3: no line of its own)
     bundles = runs(text, shard_tests=[20, 22, 18, 17])[:-1] + runs(text, shard_tests=[20, 22, 18, 39.25])[-1:]
-
-    def log(k: int, cut: bool) -> str:
-        lines = [f"partition: {k + 1}/4 (0-based id={k})", "\u2705 Enabled 2 test(s):",
-                 f"  - test/s{k}.py (est_time=600.0)", f"  - group:tail_{k} (est_time=400.0)",
-                 "Begin (0/1):", f"python3 test/s{k}.py", "End (0/1):", f"filename='test/s{k}.py', elapsed=600",
-                 f"Begin (1/1) BUNDLE group:tail_{k} (2 files, est=400s): python3 -m unittest -f <2 modules>"]
-        ended = [] if cut else [f"End (1/1) BUNDLE group:tail_{k}: elapsed=420s"]
-        return "\n".join(stamp + line for line in lines + ended) + "\n"
-
-    ids = [[j["id"] for j in b["jobs"] if j["name"].startswith(f"{HOST} (")] for b in bundles]
-    logs = {jid: parse_log(log(k, cut=r == len(ids) - 1 and k == 3)) for r, run in enumerate(ids) for k, jid in enumerate(run)}
-    (reason,) = [f.reason for f in plan(text, bundles, logs=logs).findings if f.job == HOST]
+    (reason,) = [f.reason for f in plan(text, bundles, logs=bundle_logs(bundles, timed_out="")).findings if f.job == HOST]
     assert f"raise job `{HOST}`'s `timeout-minutes` or split that file" in reason
     assert "raise `Run suite`'s" not in reason
 
