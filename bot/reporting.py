@@ -54,9 +54,8 @@ def lane_change_note(paths: Sequence[str], default_branch: str, base: str | None
     after = ("the first run after the merge reports on the new files" if base in (None, default_branch) else
              f"merging it into {code(base)} leaves the lane files of `{default_branch}`, and so the reports, as they are")
     return (f"**This PR changes {listed}**: foldbot measures and patches the lane files of `{default_branch}`{reads}, "
-            "so the "
-            "suggestions and their patch are about those, not about this PR's version of them (its patch may not "
-            f"apply here); {after}.")
+            "so the suggestions and their patch are about those, not about this PR's version of them (its patch may "
+            f"not apply here); {after}.")
 
 
 def unconfigured_body(repo: str, config: RepoConfig, found: dict[str, list[str]]) -> str:
