@@ -609,12 +609,14 @@ def _switched_on(callee: Workflow, given: dict[str, Any], key: str, sized: list[
     texts = "\n".join([step.run or "", *strings(step.env)])
     gating = sized + [expr for expr in expressions(texts) if expr not in sized and any(
         re.search(rf"(?<![\w.])(?:\$\{{?|env\.){re.escape(name)}(?!\w)", expr) for name in carriers)]
+    states: list[str] = []  # per expression that hands the count on: "on" (switched on, or no switch) or "off"
     for expr in gating:
         if re.search(r"(?i)\binputs\s*\[", expr):
             return "unknown"
         switches = [name for name in dict.fromkeys(m.lower() for m in re.findall(r"(?i)\binputs\.([a-z_][\w-]*)", expr))
                     if name != key.lower() and boolean(name)]
         if not switches:
+            states.append("on")
             continue
         lead = re.match(r"(?i)\s*inputs\.([a-z_][\w-]*)\s*&&", expr)
         if len(switches) > 1 or lead is None or lead[1].lower() != switches[0] or \
@@ -622,10 +624,15 @@ def _switched_on(callee: Workflow, given: dict[str, Any], key: str, sized: list[
             return "unknown"
         state = value(switches[0])  # (a literal; `'true'` as text too, as GitHub reads a caller's string)
         if state is False or state == "false":
-            return "off"
-        if state is not True and state != "true":
+            states.append("off")
+        elif state is not True and state != "true":
             return "unknown"
-    return "on"
+        else:
+            states.append("on")
+    # off only where every expression that hands the count on is switched off (one that hands it on, switched on
+    # or with no switch, beside one that is off: which reaches the command is not told here)
+    return "off" if states and len(states) == len(gating) and set(states) == {"off"} else \
+        "unknown" if "off" in states else "on"
 
 
 def _callee_minutes(value: Any, given: dict[str, Any], substitute: Callable[[re.Match[str]], str],

@@ -453,3 +453,15 @@ def test_the_budget_of_other_steps_is_read_over_the_runs_that_ran_every_shard() 
     (alone,) = plan(text, full).reshards
     (mixed,) = plan(text, full + partial).reshards
     assert mixed.to_count == alone.to_count and round(mixed.rest_p90_s / 60) == round(alone.rest_p90_s / 60) == 125
+
+
+def test_one_expression_switched_off_beside_one_that_hands_the_count_on_is_no_switch_off() -> None:
+    """review117 f01: a second variable carrying the count behind a switch that is off (`verbose`, false) made the
+    whole step "off": each shard said to run the whole suite, which the first variable does not."""
+    stage = lambda t: _edited(_edited(t, "      auto_partition: {type: boolean, default: true}\n",  # noqa: E731
+                                      "      auto_partition: {type: boolean, default: true}\n"
+                                      "      verbose: {type: boolean, default: false}\n"),
+                              "          PARTITION_ARGS:", "          SIZE_NOTE: ${{ inputs.verbose && "
+                              "fromJson(inputs.partitions).size || '' }}\n          PARTITION_ARGS:")
+    (reason,) = [f.reason for f in _analysed(stage=stage).plan.findings if f.job == SMALL]
+    assert "which what this job passes may turn off" in reason and "its switch is off" not in reason
