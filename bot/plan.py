@@ -1871,13 +1871,14 @@ def _no_count_fits(files: list[CutOff], killed: list[CutOff], raising: str, limi
 def count_elsewhere(workflow: Workflow, job_id: str, n: int) -> str | None:
     """Where a job that runs before or after the matrix (its `needs:`, either way, directly or through others)
     counts its n shards: a script's loop over them (`for shard in {0..7}`, `0 1 ... 7`, `$(seq 0 7)`, `seq -w 0 1 7`,
-    `((i=0; i<8; i++))`, `range(8)`; ROCm/aiter's results job checks every shard's log so, and a split job may write
-    a list per shard, whose last lists no shard would run after a trim). As
-    "`job`'s `step` (`{0..7}`)"; None when none does. (A loop of n over something else, GPUs or retries, is taken
+    `seq 0 $((8-1))`, `((i=0; i<8; i++))`, `range(8)`; ROCm/aiter's results job checks every shard's log so, and a
+    split job may write a list per shard, whose last lists no shard would run after a trim). As "`job`'s `step`
+    (`{0..7}`)"; None when none does. (A loop of n over something else, GPUs or retries, is taken
     for one too: the report says where, to change by hand.)"""
     last = n - 1
     loop = re.compile(rf"\{{0\.\.{last}\}}|\{{1\.\.{n}\}}"
                       rf"|\bseq(?:\s+-\w+)*\s+(?:0\s+(?:1\s+)?{last}|1\s+(?:1\s+)?{n}|{n}(?!\s+\d))(?![\w.])"
+                      rf"|\bseq(?:\s+-\w+)*\s+0\s+(?:1\s+)?\$\(\(\s*{n}\s*-\s*1\s*\)\)"
                       rf"|\brange\(\s*(?:0\s*,\s*)?{n}\s*\)|\brange\(\s*1\s*,\s*{n + 1}\s*\)"
                       rf"|\(\(\s*\w+\s*=\s*0\s*;\s*\w+\s*(?:<\s*{n}|<=\s*{last})\s*;"
                       rf"|\(\(\s*\w+\s*=\s*1\s*;\s*\w+\s*(?:<=\s*{n}|<\s*{n + 1})\s*;")

@@ -174,6 +174,7 @@ def test_shard_values_that_are_no_ascii_digits_are_no_shard_numbers() -> None:
     "for shard in $(seq 0 1 3); do test -f logs/$shard.log; done",
     "for shard in $(seq -w 0 3); do test -f logs/$shard.log; done",
     "python3 -c 'for s in range(1, 5): print(s)'",
+    "for shard in $(seq 0 $((4 - 1))); do test -f logs/$shard.log; done",  # (review113 f04's arithmetic)
 ])
 def test_a_count_written_in_any_loop_of_a_later_job_is_left_by_hand(script: str) -> None:
     """review113 f04: the spellings of a loop over the shards a later job may use."""
