@@ -467,12 +467,15 @@ def tests_limit(step_minutes: float | None, job_minutes: float, rest_p90_s: floa
                             f"({rest_p90_s / 60:.0f} min at p90)")
 
 
-def read_limits(step_raw: Any, job_raw: Any, labels: tuple[str, ...]) -> tuple[float | None, float | None, str]:
+def read_limits(step_raw: Any, job_raw: Any, labels: tuple[str, ...],
+                read: Callable[[Any], float | None] | None = None) -> tuple[float | None, float | None, str]:
     """A test step's and its job's `timeout-minutes` in minutes (the step's None when it has none; the job's
     GitHub's 360 when it has none), and which of them is written but not known before a run starts ("step",
-    "job", or "")."""
-    job_minutes = DEFAULT_JOB_TIMEOUT_MINUTES if job_raw is None else timeout_minutes(job_raw, labels)
-    step_minutes = None if step_raw is None else timeout_minutes(step_raw, labels)
+    "job", or ""). `read`: how a value is read (a called file's, with what its caller passes), else
+    `timeout_minutes` with the runs' labels."""
+    read = read or (lambda value: timeout_minutes(value, labels))
+    job_minutes = DEFAULT_JOB_TIMEOUT_MINUTES if job_raw is None else read(job_raw)
+    step_minutes = None if step_raw is None else read(step_raw)
     return step_minutes, job_minutes, ("job" if job_minutes is None else
                                        "step" if step_raw is not None and step_minutes is None else "")
 
@@ -494,7 +497,7 @@ def stage_partitions(workflow: Workflow, job: JobDef, called: Mapping[str, Workf
                      labels: tuple[str, ...] = ()) -> StagePartitions | None:
     """The shard count a caller passes as a literal (`partitions_literal`, shard ids 0..n-1) to a
     reusable workflow of its repository (`called`) whose one job runs them as its matrix and hands the
-    count to a flag of its test step; None for anything else (`stage_refusal` says why)."""
+    count to a flag of its test step; None for anything else (`_stage` says why)."""
     found = _stage(workflow, job, called, config, labels)
     return found if isinstance(found, StagePartitions) else None
 
@@ -505,12 +508,6 @@ class StageRefusal(NamedTuple):
 
     why: str
     by_hand: bool = True
-
-
-def stage_refusal(workflow: Workflow, job: JobDef, called: Mapping[str, Workflow], config: RepoConfig) -> StageRefusal | None:
-    """Why the count a caller passes is no `StagePartitions` (None when it is one): for the report's line."""
-    found = _stage(workflow, job, called, config, ())
-    return None if isinstance(found, StagePartitions) else found
 
 
 def _stage(workflow: Workflow, job: JobDef, called: Mapping[str, Workflow], config: RepoConfig,
@@ -555,12 +552,9 @@ def _stage(workflow: Workflow, job: JobDef, called: Mapping[str, Workflow], conf
             if source is None or not _rewritable(source, len(data["arr"])):
                 return StageRefusal("its JSON is written so that the patch cannot change `size` and `arr` where they are written")
             given_value = _given(callee, given)
-            job_minutes = DEFAULT_JOB_TIMEOUT_MINUTES if runs.timeout_minutes is None else \
-                _callee_minutes(runs.timeout_minutes, given, given_value, labels)
-            step_minutes = None if step.timeout_minutes is None else \
-                _callee_minutes(step.timeout_minutes, given, given_value, labels)
-            unknown = "job" if job_minutes is None else "step" if step.timeout_minutes is not None and \
-                step_minutes is None else ""
+            step_minutes, job_minutes, unknown = read_limits(
+                step.timeout_minutes, runs.timeout_minutes, labels,
+                lambda value: _callee_minutes(value, given, given_value, labels))
             parallel = _callee_minutes(strategy.get("max-parallel"), given, given_value, labels, guess=False)
             return StagePartitions(str(key), len(data["arr"]), callee.path, runs, axes[0], step, flags[0],
                                    step_minutes, job_minutes, int(parallel) if parallel else None, unknown)
@@ -1063,7 +1057,7 @@ class Planner:
         self.cut_off: dict[str, dict[tuple[str, bool], CutOff]] = {}
         self.candidates: dict[str, int] = {}  # matrices looked at for a reshard -> runs read from logs
         self.counts: dict[str, int] = {}  # those matrices -> their shard count (a caller's: what it passes)
-        self._stages: dict[str, StagePartitions | None] = {}  # memo of `_stage`
+        self._stages: dict[str, StagePartitions | StageRefusal] = {}  # memo of `_staged`
         self.by_hand: list[Finding] = []  # shard lists measured, with no change foldbot can make (`_passed_reshards`)
         self.lists: list[ListReshard] = []  # shard lists the times allow on fewer shards (`_passed_reshards`)
         self._mismatches: dict[tuple[str, str], str | None] = {}
@@ -1492,19 +1486,23 @@ class Planner:
                 out.append(reshard)
         return out
 
-    def _stage(self, job: JobDef) -> StagePartitions | None:
-        """The shard count this caller passes a reusable workflow, as foldbot can change it (`stage_partitions`)."""
+    def _staged(self, job: JobDef) -> StagePartitions | StageRefusal:
+        """The shard count this caller passes a reusable workflow, as foldbot can change it, or why it cannot (read
+        once a job)."""
         if job.id not in self._stages:
             stats = self.stats.get(job.id)
-            self._stages[job.id] = stage_partitions(self.workflow, job, self.called, self.config,
-                                                    stats.labels if stats else ())
+            self._stages[job.id] = _stage(self.workflow, job, self.called, self.config, stats.labels if stats else ())
         return self._stages[job.id]
+
+    def _stage(self, job: JobDef) -> StagePartitions | None:
+        """The shard count this caller passes a reusable workflow, as foldbot can change it (`stage_partitions`)."""
+        found = self._staged(job)
+        return found if isinstance(found, StagePartitions) else None
 
     def _refusal(self, job: JobDef) -> StageRefusal | None:
         """Why the shard count this caller passes as JSON is not one foldbot changes (None when it passes none)."""
-        if _passed_partitions(with_of(self.workflow, job)) is None or self._stage(job) is not None:
-            return None
-        return stage_refusal(self.workflow, job, self.called, self.config)
+        found = self._staged(job)
+        return found if isinstance(found, StageRefusal) and _passed_partitions(with_of(self.workflow, job)) else None
 
     def _reshard(self, job: JobDef, stage: StagePartitions | None = None) -> Reshard | None:
         """A matrix on fewer shards, when its measured times allow it; or (`stage`) the shards a caller's
