@@ -10,7 +10,9 @@ import hashlib
 import hmac
 import json
 import os
+import itertools
 import signal
+import socket
 import sys
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -270,11 +272,36 @@ def current_world(fake: FakeGitHub, *, logs: bool = True, config: str | None = N
     return world, texts
 
 
+#: Ports for servers a test starts as processes: below Linux's ephemeral range (32768-60999),
+#: which `bind(0)` and outgoing connections draw from, and a block of their own for each pytest-xdist
+#: worker. A port picked by `bind(0)` and released was free only for that moment: another test's
+#: server or client could take it before `foldbot serve` bound it (seen once: a POST answered 404 by
+#: another test's server).
+PORT_BASE, PORTS_PER_WORKER = 10000, 450
+_ports = itertools.count()
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on, which no other test process of this run picks."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    block = PORT_BASE + (int(worker) if worker.isdigit() else 0) % 50 * PORTS_PER_WORKER
+    for _ in range(PORTS_PER_WORKER):
+        port = block + next(_ports) % PORTS_PER_WORKER
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:  # (something of the machine's own listens there: the next one)
+                continue
+        return port
+    raise RuntimeError(f"no free loopback port in {block}-{block + PORTS_PER_WORKER - 1}")
+
+
 async def serve_process(fake: FakeGitHub, data: Path, port: int, *, healthy: bool = True,
                         **extra: str) -> asyncio.subprocess.Process:
-    """`python -m bot serve` against the fake, journal in `data`, answering once `/health` says ok (its
-    worker process in its process group: `os.killpg` is a host going down); `healthy=False`: once it
-    answers at all (its worker waits for another's lock, say)."""
+    """`python -m bot serve` against the fake, journal in `data`, answering once its `/health` says ok
+    (its worker process in its process group: `os.killpg` is a host going down); `healthy=False`: once
+    its `/health` answers at all (its worker waits for another's lock, say). An answer counts only
+    while the process runs and only as foldbot's `/health` (its `version` and `status`)."""
     env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FOLDBOT_"))},
            "GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_APP_ID": str(fake.app_id),
            "GITHUB_PRIVATE_KEY": fake.private_key_pem, "GITHUB_API_URL": fake.base_url, "PORT": str(port),
@@ -285,15 +312,29 @@ async def serve_process(fake: FakeGitHub, data: Path, port: int, *, healthy: boo
                                                    start_new_session=True)
     async with aiohttp.ClientSession() as session:
         for _ in range(200):
-            try:
-                async with session.get(f"http://127.0.0.1:{port}/health") as response:
-                    if response.status == 200 or not healthy:
-                        return process
-            except aiohttp.ClientConnectionError:
-                pass
+            if process.returncode is not None:
+                break
+            if await _health_of_foldbot(session, port, healthy):
+                if process.returncode is None:
+                    return process
+                break
             await asyncio.sleep(0.05)
-    os.killpg(process.pid, signal.SIGKILL)
+    if process.returncode is None:
+        os.killpg(process.pid, signal.SIGKILL)
     pytest.fail(f"foldbot serve did not start: {(await process.communicate())[0].decode()[-2000:]}")
+
+
+async def _health_of_foldbot(session: aiohttp.ClientSession, port: int, healthy: bool) -> bool:
+    """Whether foldbot's `/health` answers on `port` (and says ok, when `healthy`)."""
+    try:
+        async with session.get(f"http://127.0.0.1:{port}/health") as response:
+            body = await response.json(content_type=None)
+            status = response.status
+    except (aiohttp.ClientConnectionError, json.JSONDecodeError):  # not listening yet, or not foldbot
+        return False
+    if not (isinstance(body, dict) and "version" in body and "status" in body):
+        return False
+    return status == 200 or not healthy
 
 
 async def post_run(session: aiohttp.ClientSession, port: int, world: World, run: dict[str, Any],

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_app_serve import free_port
+from tests.harness import free_port
 
 
 @contextlib.contextmanager

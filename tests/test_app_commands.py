@@ -27,7 +27,7 @@ from tests.sglang_current import LANES
 from tests.fakegithub import FakeGitHub
 from tests.harness import (Bot, World, comment_payload, current_world, pr_with_lane_run, serve_process, sglang_world,
                            sign, start_bot, until)
-from tests.test_app_serve import free_port
+from tests.harness import free_port
 
 LOGIN = "foldbot[bot]"
 CURRENT_ROCM720, CURRENT_AMD = LANES["rocm720"][0], LANES["amd"][0]

@@ -16,13 +16,7 @@ import pytest
 from bot.settings import Settings, SettingsError
 from tests.paths import ROOT
 from tests.fakegithub import FakeGitHub
-from tests.harness import SECRET, app_pool, sign
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.harness import SECRET, app_pool, free_port, sign
 
 
 def test_serve_refuses_to_start_without_a_secret() -> None:
@@ -122,6 +116,27 @@ def test_serve_that_cannot_listen_is_one_error_line_before_anything_starts(tmp_p
     assert result.stderr.startswith(f"foldbot: error: cannot listen on {host}:{port} (HOST, PORT): ")
     assert message in result.stderr and len(result.stderr.splitlines()) == 1
     assert not (tmp_path / "data").exists()  # (nothing started: no journal, no worker process)
+
+
+async def test_a_started_serve_is_taken_for_foldbot_only_by_its_own_health(fake_github: FakeGitHub,
+                                                                           tmp_path) -> None:  # noqa: ANN001
+    """The tests' `serve_process` waited for anything to answer on the port; another test's server
+    that held it was taken for foldbot (a POST answered 404 there, once). Now a `serve` that could not
+    listen is a failure that says why, and the process is gone."""
+    from aiohttp import web
+
+    from tests.harness import serve_process
+    port = free_port()
+    other = web.Application()
+    other.router.add_get("/health", lambda request: web.Response(status=404))
+    runner = web.AppRunner(other)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        with pytest.raises(pytest.fail.Exception, match=r"did not start: .*cannot listen on 127\.0\.0\.1:"):
+            await serve_process(fake_github, tmp_path / "data", port, healthy=False)
+    finally:
+        await runner.cleanup()
 
 
 def test_settings_with_a_token() -> None:

@@ -26,7 +26,7 @@ from bot.journal import (KEEP_DONE_SECONDS, MAX_ATTEMPTS, RETRY_AFTER_SECONDS, J
                          _Write)
 from tests.fakegithub import FakeGitHub
 from tests.harness import World, serve_process as _serve, sglang_world, sign, start_bot, until
-from tests.test_app_serve import free_port
+from tests.harness import free_port
 from tests.test_app_workflow_run import bot_comments, dashboards
 
 

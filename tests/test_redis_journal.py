@@ -802,7 +802,7 @@ async def test_with_a_worker_process_a_redis_that_goes_away_is_said_on_health_wi
     """`foldbot serve` as deployed (its worker process) when Redis goes away: `/health` answers 503
     degraded with the reason (it answered 500, with a traceback each time); a worker process
     started meanwhile exits with one line saying why, and is started again; Redis back: ok."""
-    from tests.test_app_serve import free_port
+    from tests.harness import free_port
     url, server = own_redis
     port = free_port()
     process = await serve_process(fake_github, tmp_path / "data", port, FOLDBOT_REDIS_URL=url,
@@ -839,7 +839,7 @@ def test_no_redis_password_is_ever_said(redis_url: str) -> None:
     the password, wherever the URL has it (`user:password@`, `?password=`)."""
     from bot.journal import JournalUnavailable
     from bot.redisjournal import RedisJournal
-    from tests.test_app_serve import free_port
+    from tests.harness import free_port
     closed = free_port()
     for url in (f"redis://:s3cr3t@127.0.0.1:{closed}/2", f"redis://127.0.0.1:{closed}/2?password=s3cr3t",
                 f"redis://user:s3cr3t@127.0.0.1:{closed}/2?password=s3cr3t"):
@@ -851,7 +851,7 @@ def test_no_redis_password_is_ever_said(redis_url: str) -> None:
 
 
 def test_serve_that_cannot_open_its_journal_says_why_in_one_line(tmp_path: Path) -> None:
-    from tests.test_app_serve import free_port
+    from tests.harness import free_port
     (tmp_path / "a-file").write_text("")
     env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FOLDBOT_"))},
            "GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_TOKEN": "t", "PORT": str(free_port())}
@@ -873,7 +873,7 @@ async def test_with_a_worker_process_a_redis_that_hangs_is_said_on_health_within
         fake_github: FakeGitHub, own_redis: tuple[str, subprocess.Popen[bytes]], tmp_path: Path) -> None:
     """As deployed, `/health` reads the queue's depth from Redis: a Redis that hangs does not hold
     it for the 5 s socket timeout; it says degraded after 1 s, then at once; ok once Redis answers."""
-    from tests.test_app_serve import free_port
+    from tests.harness import free_port
     url, server = own_redis
     port = free_port()
     process = await serve_process(fake_github, tmp_path / "data", port, FOLDBOT_REDIS_URL=url,
@@ -954,7 +954,7 @@ async def test_serve_as_deployed_hands_back_what_its_worker_did_not_finish_when_
     what its worker held is on the shared list; another replica finishes it, one comment each."""
     from bot.redisjournal import RedisJournal
     from tests.harness import post_run
-    from tests.test_app_serve import free_port
+    from tests.harness import free_port
     world = sglang_world(fake_github, runs=3)
     fake_github.set_latency(5, method="GET", path=r"/pulls/\d+/files$")  # (more than the drain's 1 s)
     port, journal = free_port(), RedisJournal(redis_url)

@@ -25,7 +25,7 @@ from bot.journal import Journal
 from bot.metrics import Metrics
 from tests.fakegithub import FakeGitHub
 from tests.harness import World, post_run, serve_process as _serve, sglang_world, until
-from tests.test_app_serve import free_port
+from tests.harness import free_port
 from tests.test_app_workflow_run import bot_comments, dashboards
 
 
