@@ -23,6 +23,13 @@ a file (or bundle) the runner killed at its `--timeout-per-file`:
     ✗ TIMEOUT: test/registered/a.py after 2400 seconds
     [CI Retry] test/registered/a.py timed out after 2400s; waiting 60s before retry (attempt 2/2)
 
+ROCm/aiter's `.github/scripts/aiter_test.sh`, a file at a time of the list its split job wrote for the shard (by
+LPT over the file times it measures in CI, which stand for the estimates here):
+
+    Running test: op_tests/test_mla.py (shard: 2/8)          begun, in 0-based shard 2 of 8
+    Skipping test: op_tests/test_mla.py                      (one it skips: not begun)
+    ⏱ Time elapsed of op_tests/test_mla.py: 847.213 seconds  ended
+
 and the older one-line forms `[run_suite] est_time=312 file=test/a.py` (the whole
 suite's plan), `End (3/7): filename=test/a.py, elapsed=298` and a bare
 `TIMINGS BEGIN` / `TIMINGS END` block. The shard header `3/14 (0-based id=2)` says
@@ -76,8 +83,14 @@ _RETRY = re.compile(r".*?\[CI Retry\] Attempt (?P<k>\d+)/(?P<n>\d+) for (?P<file
 # with one a retry follows (`[CI Retry] ... timed out after 2400s; waiting 60s before retry`).
 _KILLED = re.compile(r".*?\u2717 TIMEOUT: (?P<file>\S+) after (?P<seconds>\d+(?:\.\d+)?) seconds")
 _RETRY_KILLED = re.compile(r".*?\[CI Retry\] (?P<file>\S+) timed out after (?P<seconds>\d+(?:\.\d+)?)s\b")
+# ROCm/aiter's `aiter_test.sh`: `Running test: F (shard: i/N)` (i 0-based), `Skipping test: F`, and
+# `⏱ Time elapsed of F: S seconds` once the file ended (whether it passed or not)
+_AITER_BEGIN = re.compile(r".*?\bRunning test: (?P<file>\S+) \(shard: (?P<id>\d+)/(?P<size>\d+)\)\s*$")
+_AITER_SKIP = re.compile(r".*?\bSkipping test: (?P<file>\S+)\s*$")
+_AITER_END = re.compile(r".*?\u23f1\ufe0f?\s*Time elapsed of (?P<file>\S+): (?P<seconds>\d+(?:\.\d+)?) seconds\s*$")
 #: The words a line foldbot reads carries; any other line is test output.
-_KEYS = ("elapsed=", "est_time=", "TIMINGS BEGIN", "Begin (", "0-based id=", "[CI Retry]", "\u2717 TIMEOUT: ")
+_KEYS = ("elapsed=", "est_time=", "TIMINGS BEGIN", "Begin (", "0-based id=", "[CI Retry]", "\u2717 TIMEOUT: ",
+         "ing test: ", "Time elapsed of ")  # (aiter's `Running test: `, `Skipping test: `: one search)
 
 
 class LogError(ValueError):
@@ -246,6 +259,7 @@ def _parse_log(data: str | bytes) -> ShardLog:
     begun: dict[str, None] = {}
     retried: dict[str, None] = {}
     killed: dict[str, float] = {}
+    timed: dict[str, float] = {}  # aiter's: files whose measured time stands for their estimate
     attempt: dict[str, None] = {}  # files a retry began again, until that attempt's `End`
     shard: tuple[int, int] | None = None
     suite: str | None = None
@@ -331,12 +345,30 @@ def _parse_log(data: str | bytes) -> ShardLog:
             timeout = _KILLED.match(line)
             if timeout:
                 killed[normal_path(timeout["file"])] = float(timeout["seconds"])
+                continue
+        if "Time elapsed of " in line:
+            done = _AITER_END.match(line)
+            if done:  # (its measured time is the weight the split gives it: the estimate here)
+                name = normal_path(done["file"])
+                ended[name] = timed[name] = ended.get(name, 0.0) + float(done["seconds"])
+                continue
+        if "Running test: " in line:
+            begin = _AITER_BEGIN.match(line)
+            if begin:
+                begun[normal_path(begin["file"])] = None
+                if shard is None and int(begin["id"]) < int(begin["size"]):
+                    shard = (int(begin["id"]), int(begin["size"]))
+                continue
+        if "Skipping test: " in line:
+            skip = _AITER_SKIP.match(line)
+            if skip:
+                begun.pop(normal_path(skip["file"]), None)
     measured = dict(ended)
     measured.update(block)  # the runner's own record wins
     if suite_plan:
         estimates, scope = {**ended_estimates, **planned, **suite_plan}, "suite"
     else:
-        estimates, scope = {**ended_estimates, **planned}, "shard"
+        estimates, scope = {**timed, **ended_estimates, **planned}, "shard"
     # (a file killed at `--timeout-per-file` is no file the step cut off, with or without its `End`; one begun again
     # for a retry that never ended was cut off, whatever an earlier attempt's `End` said, unless the runner's own
     # record, written once every file ended, names it)

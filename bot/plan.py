@@ -313,6 +313,51 @@ def shard_axis(job: JobDef) -> tuple[str, list[Any]] | None:
     return None
 
 
+def shards_over(job: JobDef) -> tuple[str, str, list[int], list[str]] | None:
+    """Of a matrix written as an `include` list of the same shard numbers on each of several values of one other key
+    (ROCm/aiter's `standard`: `shard_idx` 0..7 on each of two runners, one split of the suite): the shard key, the
+    other key, the shard numbers and the other key's values. None for any other matrix."""
+    if job.matrix_axes or not isinstance(job.matrix, dict):
+        return None
+    entries = [e for e in job.matrix.get("include") or () if isinstance(e, dict)]
+    varying = [key for key in dict.fromkeys(k for e in entries for k in e)
+               if len({repr(e.get(key)) for e in entries}) > 1]
+    numbers = [key for key in varying if all(_number(e.get(key)) for e in entries) and _SHARD_KEY.search(key)]
+    others = [key for key in varying if key not in numbers]
+    if not numbers or not others:
+        return None
+    by_kind: dict[str, list[str]] = {}
+    for e in entries:
+        by_kind.setdefault(_short(e.get(others[0])), []).append(str(e.get(numbers[0])))
+    alike = len(by_kind) > 1 and len({tuple(sorted(shards)) for shards in by_kind.values()}) == 1 and \
+        all(len(set(shards)) == len(shards) > 1 for shards in by_kind.values())
+    if not alike:
+        return None
+    return numbers[0], others[0], sorted(int(v) for v in next(iter(by_kind.values()))), sorted(by_kind)
+
+
+def _matrix_value(job: JobDef, shard: JobTiming, key: str) -> str | None:
+    """The value of `matrix.<key>` one API job ran with: as its name's match read it, else, of a matrix of
+    `include` entries alone, from the one entry whose values its name lists (`Standard Tests (1 GPU)
+    (linux-aiter-mi35x-1, MI35X, 8, 3)`), or of a matrix of one axis an expression gives, the one value its
+    name lists (`triton (3)`)."""
+    value = shard.ref.value(key)
+    listed = re.search(r" \(([^()]*)\)\s*$", shard.name)
+    if value is not None or listed is None or not isinstance(job.matrix, dict):
+        return value
+    shown = [v.strip() for v in listed.group(1).split(", ")]
+    if set(job.matrix) <= {"include", "exclude"}:
+        entries = [e for e in job.matrix.get("include") or () if isinstance(e, dict)]
+        found = [e for e in entries if [_shown(v) for v in e.values()] == shown]
+        return _shown(found[0][key]) if len(found) == 1 and key in found[0] else None
+    return shown[0] if list(job.matrix) == [key] and len(shown) == 1 else None
+
+
+def _shown(value: Any) -> str:
+    """A matrix value as GitHub lists it in a job's name."""
+    return json.dumps(value) if isinstance(value, bool) or value is None else str(value)
+
+
 def _unaxed(job: JobDef) -> str:
     """Why a matrix with no one shard axis is not resharded: an `include` list over runners or other
     things than shard numbers (aiter's MI355 / MI325 entries: jobs of their own runners, not shards of
@@ -330,17 +375,11 @@ def _unaxed(job: JobDef) -> str:
         shown = ", ".join(_short(e.get(key)) for e in entries[:4]) + (", ..." if len(entries) > 4 else "")
         return (f"its matrix is an `include` list of {len(entries)} entries varying `{key}` ({shown}): jobs of their own, "
                 "not shards of one suite; nothing to reshard, and a matrix's job is not folded")
-    others = [key for key in varying if key not in numbers]
-    by_kind: dict[str, list[str]] = {}
-    for e in entries:
-        by_kind.setdefault(_short(e.get(others[0])) if others else "", []).append(str(e.get(numbers[0] if numbers else "")))
-    alike = len(by_kind) > 1 and len({tuple(sorted(shards)) for shards in by_kind.values()}) == 1 and \
-        all(len(set(shards)) == len(shards) > 1 for shards in by_kind.values())
-    if numbers and others and alike:  # (ROCm/aiter: `shard_idx` 0..7 on each of two runners, from one split of the suite)
-        values = sorted(int(v) for v in next(iter(by_kind.values())))
-        kinds = sorted(by_kind)
-        return (f"its matrix is an `include` list of {len(entries)} entries: shards `{numbers[0]}` {values[0]} to "
-                f"{values[-1]} on each of {len(kinds)} `{others[0]}` values ({', '.join(f'`{k}`' for k in kinds[:4])}"
+    over = shards_over(job)
+    if over is not None:  # (ROCm/aiter: `shard_idx` 0..7 on each of two runners, from one split of the suite)
+        key, other, values, kinds = over
+        return (f"its matrix is an `include` list of {len(entries)} entries: shards `{key}` {values[0]} to "
+                f"{values[-1]} on each of {len(kinds)} `{other}` values ({', '.join(f'`{k}`' for k in kinds[:4])}"
                 f"{', ...' if len(kinds) > 4 else ''}), one count of shards over several of them, which foldbot does "
                 "not rewrite: shard count left alone")
     return ("its matrix is an `include` list; foldbot reshards only a shard list written as an axis (`part: [0, 1, 2]`): "
@@ -663,19 +702,29 @@ def _expression(job: JobDef, workflow: Workflow | None = None) -> str:
     (ROCm/aiter's `shard: ${{ fromJSON(needs.split_triton_tests.outputs.shards) }}`), that job, with the count its
     script writes when it writes one (`split_tests.sh --shards 8`): where the count is changed, by hand."""
     said = f"{job.matrix_expression} comes from an expression, so how many jobs it runs is known only when a run starts"
-    raw = workflow.data["jobs"].get(job.id) if workflow is not None else None
-    strategy = raw.get("strategy") if isinstance(raw, dict) else None
-    found = [m for text in strings(strategy) for m in _NEEDS_OUTPUT_ANY.finditer(text)]
-    writers = {(m[1], m[2]) for m in found if m[1] in job.needs and workflow is not None and m[1] in workflow.jobs}
-    if len(writers) != 1:
+    found = _output_writer(job, workflow) if workflow is not None else None
+    if found is None:
         return said
-    ((writer, output),) = writers
-    counts = [(step.name, m.group(0)) for step in workflow.jobs[writer].steps  # type: ignore[union-attr]
-              for m in [_COUNT_FLAG.search(step.run or "")] if m]
+    writer, output, counts = found
     where = f"`{writer}`'s output `{output}`"
     if len(counts) == 1:
         where += f", whose count its `{counts[0][0]}` step writes (`{counts[0][1]}`): change it there, by hand"
     return f"{said} ({where})"
+
+
+def _output_writer(job: JobDef, workflow: Workflow) -> tuple[str, str, list[tuple[str, str]]] | None:
+    """The one job this one needs whose output its matrix's expression reads, that output, and the count flags its
+    steps write (`(step name, "--shards 8")`); None when the expression reads no one job's output."""
+    raw = workflow.data["jobs"].get(job.id)
+    strategy = raw.get("strategy") if isinstance(raw, dict) else None
+    found = [m for text in strings(strategy) for m in _NEEDS_OUTPUT_ANY.finditer(text)]
+    writers = {(m[1], m[2]) for m in found if m[1] in job.needs and m[1] in workflow.jobs}
+    if len(writers) != 1:
+        return None
+    ((writer, output),) = writers
+    counts = [(step.name, m.group(0)) for step in workflow.jobs[writer].steps
+              for m in [_COUNT_FLAG.search(step.run or "")] if m]
+    return writer, output, counts
 
 
 #: `needs.<job>.outputs.<name>` anywhere in an expression (in a `fromJSON(...)`).
@@ -1034,6 +1083,33 @@ def _ceil_to(value: float, step: int) -> int:
     return int(math.ceil(value / step) * step)
 
 
+class Fit:
+    """What a matrix's runs on all its `n` shards say of any count (`Planner._fit`): the time its tests have
+    (`limit`, seconds: the safety share of `limit_minutes`, whose `note` says whose when not the step's own
+    timeout, `raising` which timeout to raise), and the longest shard at p90 on k shards (`p90_at`)."""
+
+    def __init__(self, predictors: list[Callable[[int], float]], n: int, limit: float, limit_minutes: float,
+                 note: str, raising: str, rest: float, estimate: str, log_runs: int, ended: set[str]) -> None:
+        self.predictors, self.n, self.limit, self.limit_minutes = predictors, n, limit, limit_minutes
+        self.note, self.raising, self.rest, self.estimate = note, raising, rest, estimate
+        self.log_runs, self.ended = log_runs, ended  # (runs read from per-file logs; the files they measured)
+        self.predictions: dict[int, list[float]] = {}  # count -> each run's longest shard (as asked for)
+
+    def p90_at(self, k: int) -> float:
+        if k not in self.predictions:
+            self.predictions[k] = [predict(k) for predict in self.predictors]
+        return percentile(self.predictions[k], 90)
+
+    @functools.cached_property
+    def best(self) -> int | None:
+        """The fewest shards whose longest is within the limit at p90, if fewer than today's."""
+        return next((k for k in range(1, self.n) if self.p90_at(k) <= self.limit), None)
+
+    def needed(self) -> int | None:
+        """The fewest shards beyond today's whose longest is within the limit (up to three times as many)."""
+        return next((k for k in range(self.n + 1, 3 * self.n + 1) if self.p90_at(k) <= self.limit), None)
+
+
 # --- the planner ---------------------------------------------------------------------------------
 
 class Planner:
@@ -1106,8 +1182,8 @@ class Planner:
             stats = self.stats.get(job.id)
             if job.matrix_expression:  # as many jobs as its expression gives (transformers' `fromJson` model
                 # slices): never a suite to fold, a host or resharded, however long its tests, and the report says so
-                self.findings.append(Finding(job.id, f"{_expression(job, self.workflow)}: it is not folded, resharded or taken as "
-                                                     "a host"))
+                self._left_measured(job, f"{_expression(job, self.workflow)}: it is not folded, resharded or taken as "
+                                         "a host", self._expressed_count(job))
                 continue
             if stats is None or stats.samples == 0:
                 self.findings.append(Finding(job.id, self._no_tests(job)))
@@ -1516,7 +1592,7 @@ class Planner:
                 return None
             axis = shard_axis(job)
             if axis is None:
-                self.findings.append(Finding(job.id, _unaxed(job)))
+                self._left_measured(job, _unaxed(job), self._over_runners(job))
                 return None
             key, values = axis
             n = len(values)
@@ -1560,55 +1636,21 @@ class Planner:
         if not full_runs:
             self.findings.append(Finding(job.id, f"no run in the history ran all {n} shards"))
             return None
-        # whose the limit is when not the step's: the job's timeout, less what its shards spend on other steps
-        rest = rest_p90(full_runs, step.name)
-        limit_minutes, note = tests_limit(step_minutes, job_minutes, rest, runs_in.id)
-        raising = f"job `{runs_in.id}`'s `timeout-minutes`" if note else f"`{step.name}`'s `timeout-minutes`"
-        limit = self.config.reshard_safety * limit_minutes * 60
-        log_runs = 0
-        # Per run: the longest shard on k shards, from its per-file logs when they tell the
-        # whole suite, else from its shard times (today's split, scaled). Counts are
-        # evaluated as the search below asks for them.
-        predictors: list[Callable[[int], float]] = []
-        ended: set[str] = set()  # the files a run's logs measured to their end
-        for shards in full_runs:
-            merged = self._run_log(job, shards, key, values, step)
-            times = [j.step_seconds(step.name) or j.test_seconds for j in shards]
-            if merged is not None:
-                ended.update(merged.measured)
-                log_runs += 1
-                longest = ShardPredictor(merged, sum(times)).longest
-                # Today's count, or fewer, takes at least what its longest shard was measured to take (a
-                # file that ran in another shard than the estimates put it, a slow shard's start)
-                predictors.append(lambda k, longest=longest, today=max(times):
-                                  max(_or_inf(longest(k)), today) if k <= n else _or_inf(longest(k)))
-            else:
-                total = sum(times)
-                imbalance = max(times) / (total / n) if total else 1.0
-                predictors.append(lambda k, total=total, imbalance=imbalance: total if k == 1 else total / k * imbalance)
-        self.candidates[job.id] = log_runs
-        predictions: dict[int, list[float]] = {}
-
-        def p90_at(k: int) -> float:
-            if k not in predictions:
-                predictions[k] = [predict(k) for predict in predictors]
-            return percentile(predictions[k], 90)
-
-        best = next((k for k in range(1, n) if p90_at(k) <= limit), None)
-        shard_runs = len(full_runs) - log_runs
-        estimate = ("per-file logs" if not shard_runs else "shard times" if not log_runs
-                    else f"per-file logs ({_runs(log_runs)}) and shard times ({_runs(shard_runs)})")
+        fit = self._fit(job, full_runs, key, values, step, step_minutes, job_minutes, runs_in)
+        self.candidates[job.id] = fit.log_runs
+        p90_at, predictions, best, limit, estimate = fit.p90_at, fit.predictions, fit.best, fit.limit, fit.estimate
+        limit_minutes, note, raising, rest = fit.limit_minutes, fit.note, fit.raising, fit.rest
         # A file that ran longer than the limit by itself, cut off before it ended: no count fits it.
         alone = self._too_long_alone(job.id, limit)
         # A file the runner killed at `--timeout-per-file` (a hung test) takes that cap on any count: more
         # shards would not make it end, and its time says nothing of how many the suite needs.
         # (not one that other runs measured to its end: that hang was once, and those runs say how long it takes)
-        hung = [c for c in self._killed(job.id) if c.file not in ended]
+        hung = [c for c in self._killed(job.id) if c.file not in fit.ended]
         overrun = self._overrun(runs_in.id, step, stats, step_minutes, job_minutes, more_shards=not alone and not hung)
         cut = " (of runs whose shard times stop where a file was cut off: at least that many)" \
             if any(not c.killed for c in self.cut_off.get(job.id, {}).values()) else ""
         if overrun:
-            needed = next((k for k in range(n + 1, 3 * n + 1) if p90_at(k) <= limit), None)
+            needed = fit.needed()
             more = (f"; {_no_count_fits(alone, hung, raising, limit)}" if alone or hung else
                     f"; about {needed} shards would keep the longest within {limit / 60:.0f} min ({estimate}){cut}"
                     if needed else "")
@@ -1621,7 +1663,7 @@ class Planner:
             if p90_at(n) <= limit:
                 reason = f"{n} shards are needed: {n - 1} would run {p90_at(n - 1) / 60:.0f} min at p90 ({bound})"
             else:  # not even today's count is within the limit: "needed" would mislead
-                needed = next((k for k in range(n + 1, 3 * n + 1) if p90_at(k) <= limit), None)
+                needed = fit.needed()
                 reason = (f"no fewer shards: today's {n} already run {p90_at(n) / 60:.0f} min at p90 ({bound}); "
                           + (_no_count_fits(alone, hung, raising, limit) if alone or hung else
                              f"about {needed} would keep the longest within the limit{cut}" if needed else
@@ -1663,7 +1705,7 @@ class Planner:
             max_parallel=max_parallel,
             waves_before=waves_before,
             waves_after=waves_after,
-            log_runs=log_runs,
+            log_runs=fit.log_runs,
             neutral_count=neutral,
             neutral_wall_after_s=(_waves(neutral, max_parallel) * (setup_median + median(predictions[neutral]))
                                   if neutral else 0.0),
@@ -1765,6 +1807,140 @@ class Planner:
                                           wall_after_s=max(rest, *(longest for _, longest in trimmed)),
                                           labels=stats.labels))
 
+    def _fit(self, job: JobDef, full_runs: list[tuple[JobTiming, ...]], key: str, values: list[Any], step: StepDef,
+             step_minutes: float | None, job_minutes: float, runs_in: JobDef) -> Fit:
+        """What the runs of a matrix that ran all its shards (`full_runs`, each in the order of `values`) say of any
+        count: the time its tests have (`tests_limit`), and the longest shard on k shards, per run from its per-file
+        logs when they tell the whole suite, else from its shard times (that run's split, scaled)."""
+        # whose the limit is when not the step's: the job's timeout, less what its shards spend on other steps
+        rest = rest_p90(full_runs, step.name)
+        limit_minutes, note = tests_limit(step_minutes, job_minutes, rest, runs_in.id)
+        raising = f"job `{runs_in.id}`'s `timeout-minutes`" if note else f"`{step.name}`'s `timeout-minutes`"
+        n = len(values)
+        log_runs = 0
+        predictors: list[Callable[[int], float]] = []
+        ended: set[str] = set()  # the files a run's logs measured to their end
+        for shards in full_runs:
+            merged = self._run_log(job, shards, key, values, step)
+            times = [j.step_seconds(step.name) or j.test_seconds for j in shards]
+            if merged is not None:
+                ended.update(merged.measured)
+                log_runs += 1
+                longest = ShardPredictor(merged, sum(times)).longest
+                # Today's count, or fewer, takes at least what its longest shard was measured to take (a
+                # file that ran in another shard than the estimates put it, a slow shard's start)
+                predictors.append(lambda k, longest=longest, today=max(times):
+                                  max(_or_inf(longest(k)), today) if k <= n else _or_inf(longest(k)))
+            else:
+                total = sum(times)
+                imbalance = max(times) / (total / n) if total else 1.0
+                predictors.append(lambda k, total=total, imbalance=imbalance: total if k == 1 else total / k * imbalance)
+        shard_runs = len(full_runs) - log_runs
+        estimate = ("per-file logs" if not shard_runs else "shard times" if not log_runs
+                    else f"per-file logs ({_runs(log_runs)}) and shard times ({_runs(shard_runs)})")
+        return Fit(predictors, n, self.config.reshard_safety * limit_minutes * 60, limit_minutes, note, raising, rest,
+                   estimate, log_runs, ended)
+
+    def _left_measured(self, job: JobDef, reason: str, measured: tuple[bool, str] | None) -> None:
+        """A matrix whose count foldbot does not change: why (`reason`, among the findings), and what its times say
+        (`measured`: `_times_allow`'s), among the shard lists left by hand; or, when its shards already run into a
+        timeout, that first, among the overruns."""
+        if measured is not None and measured[0]:
+            self.findings.append(Finding(job.id, f"{measured[1]}; {reason}"))
+            self.overruns.append(job.id)
+            return
+        self.findings.append(Finding(job.id, reason))
+        if measured is not None:
+            self.by_hand.append(Finding(job.id, measured[1]))
+
+    def _over_runners(self, job: JobDef) -> tuple[bool, str] | None:
+        """Of a matrix of the same shards on several runners (`shards_over`), what the times say (`_times_allow`), with
+        where its count is written besides its entries when they allow fewer; None for another matrix."""
+        over = shards_over(job)
+        if over is None:
+            return None
+        key, group, values, kinds = over
+        said = self._times_allow(job, key, values, len(values) * len(kinds), group)
+        if said is None or not said[1].startswith("the times allow"):
+            return said
+        places = ["its `include` entries", *filter(None, [_count_writer(self.workflow, job, len(values)),
+                                                          count_elsewhere(self.workflow, job.id, len(values))])]
+        return False, f"{said[1]}: change by hand {', '.join(places[:-1])}{' and ' if len(places) > 1 else ''}{places[-1]}"
+
+    def _expressed_count(self, job: JobDef) -> tuple[bool, str] | None:
+        """Of a matrix of one axis another job's output gives, whose count that job's step writes (ROCm/aiter's
+        triton shards: `split_tests.sh --shards 8`), what the times say (`_times_allow`); None otherwise."""
+        found = _output_writer(job, self.workflow)
+        axes = list(job.matrix) if isinstance(job.matrix, dict) else []
+        if found is None or len(found[2]) != 1 or len(axes) != 1 or isinstance(job.matrix[axes[0]], list):  # type: ignore[index]
+            return None
+        n = int(re.findall(r"\d+", found[2][0][1])[-1])
+        said = self._times_allow(job, axes[0], list(range(n)), n) if n > 1 else None
+        if said is None or not said[1].startswith("the times allow"):
+            return said
+        elsewhere = count_elsewhere(self.workflow, job.id, n)
+        return False, (f"{said[1]}: change by hand `{found[0]}`'s `{found[2][0][0]}` (`{found[2][0][1]}`)"
+                       + (f" and {elsewhere}" if elsewhere else ""))
+
+    def _times_allow(self, job: JobDef, key: str, values: list[int], jobs: int,
+                     group: str | None = None) -> tuple[bool, str] | None:
+        """What the measured times say of the count of a matrix foldbot does not reshard (ROCm/aiter's: its count is
+        written in the job that splits the suite, `split_tests.sh --shards 8`, and in the matrix's `include`
+        entries): (False, "the times allow K shards ...") or why today's are all needed; (True, "already overruns:
+        ...") when its shards ran into a timeout; None when the runs do not tell (no run of all its shards, a
+        timeout known only when a run starts). `group`: the key whose values each run the whole split (aiter's
+        runners): the count must hold on the slowest of them. `jobs`: how many jobs a run of all its shards has (so
+        many per group): its logs are read for those runs, as a reshard's are."""
+        stats = self.stats.get(job.id)
+        pattern = re.compile(rf"\bmatrix\.{re.escape(key)}\b")
+        tests = [s for s in job.steps if s.run and self.config.step_category(s) == "test"]
+        used = [s for s in tests if pattern.search(f"{s.run} {s.env}")]
+        if stats is None or len(used or tests) != 1:
+            return None
+        (step,) = used or tests
+        step_minutes, job_minutes, unknown = read_limits(step.timeout_minutes, job.timeout_minutes, stats.labels)
+        if unknown:
+            return None
+        assert job_minutes is not None
+        self.candidates[job.id], self.counts[job.id] = 0, jobs
+        ids = [str(v) for v in values]
+        groups: dict[str, list[tuple[JobTiming, ...]]] = {}  # group value -> its runs of every shard, in `values`' order
+        for shards in stats.per_run:
+            split: dict[str, list[JobTiming]] = {}
+            for j in shards:
+                split.setdefault((_matrix_value(job, j, group) or "") if group else "", []).append(j)
+            for kind, members in split.items():
+                by_id = {_matrix_value(job, j, key): j for j in members}
+                if len(members) == len(ids) and sorted(by_id, key=str) == sorted(ids):
+                    groups.setdefault(kind, []).append(tuple(by_id[i] for i in ids))
+        fits = {kind: self._fit(job, runs, key, list(values), step, step_minutes, job_minutes, job)
+                for kind, runs in sorted(groups.items())}
+        if not fits:
+            return None
+        self.candidates[job.id] = sum(fit.log_runs for fit in fits.values())
+        n = len(values)
+        # the count the slowest group needs (one split feeds them all), and its longest shard on it
+        kind, fit = max(fits.items(), key=lambda item: (item[1].best or n, item[1].p90_at(item[1].best or n)))
+        # shards cut off at a timeout: their times are less than they take (as `_reshard` says it)
+        alone = self._too_long_alone(job.id, fit.limit)
+        hung = [c for c in self._killed(job.id) if all(c.file not in f.ended for f in fits.values())]
+        if overrun := self._overrun(job.id, step, stats, step_minutes, job_minutes, more_shards=not alone and not hung):
+            return True, overrun + (f"; {_no_count_fits(alone, hung, fit.raising, fit.limit)}" if alone or hung else "")
+        on = f" on `{group}: {kind}`" if group else ""
+        whose = fit.note or f"`{step.name}`'s {fit.limit_minutes:.0f}-min timeout"
+        bound = f"within {fit.limit / 60:.0f} min, {self.config.reshard_safety:.0%} of {whose}; {fit.estimate}"
+        if fit.best is not None:
+            setups = (n - fit.best) * len(fits)
+            return False, (f"the times allow {fit.best} shards of its {n} (the longest {fit.p90_at(fit.best) / 60:.0f} "
+                           f"min at p90{on}, {bound}), {setups} setups fewer a run ({stats.setup.median / 60:.0f} min "
+                           "each, median)")
+        if fit.p90_at(n) <= fit.limit:
+            return False, (f"the times need all {n} shards ({n - 1} would run {fit.p90_at(n - 1) / 60:.0f} min at "
+                           f"p90{on}, over {fit.limit / 60:.0f} min, {self.config.reshard_safety:.0%} of {whose}; "
+                           f"{fit.estimate})")
+        return False, (f"today's {n} shards already run {fit.p90_at(n) / 60:.0f} min at p90{on}, over "
+                       f"{fit.limit / 60:.0f} min, {self.config.reshard_safety:.0%} of {whose}; {fit.estimate}")
+
     def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...], key: str, values: list[Any],
                  step: StepDef) -> ShardLog | None:
         """The per-file times of one run of a matrix, when its logs tell the whole suite:
@@ -1777,7 +1953,7 @@ class Planner:
                 and not (log.empty and log.shard is None)]
         if not logs:
             return None
-        misplaced = _misplaced(logs, len(shards), key, values, _suite_of(step))
+        misplaced = _misplaced(logs, len(shards), key, values, _suite_of(step), lambda j: _matrix_value(job, j, key))
         if misplaced:  # (one shard's files twice, another's not at all: every time of the run would be wrong)
             self.misplaced_logs.setdefault(job.id, []).extend(misplaced)
             return None
@@ -1866,6 +2042,18 @@ def _no_count_fits(files: list[CutOff], killed: list[CutOff], raising: str, limi
     return "; ".join(said)
 
 
+def _count_writer(workflow: Workflow, job: JobDef, n: int) -> str | None:
+    """The step of a job this one needs that writes its count of n shards to a splitter (ROCm/aiter's
+    `split_aiter_tests`: `split_tests.sh --shards 8`, whose lists the matrix's shards read), as "`job`'s `step`
+    (`--shards 8`)"; None when none does."""
+    for need in job.needs:
+        for step in workflow.jobs[need].steps if need in workflow.jobs else ():
+            for m in _COUNT_FLAG.finditer(step.run or ""):
+                if int(re.findall(r"\d+", m.group(0))[-1]) == n:
+                    return f"`{need}`'s `{step.name}` (`{m.group(0)}`)"
+    return None
+
+
 def count_elsewhere(workflow: Workflow, job_id: str, n: int) -> str | None:
     """Where a job that runs before or after the matrix (its `needs:`, either way, directly or through others)
     counts its n shards: a script's loop over them (`for shard in {0..7}`, `0 1 ... 7`, `$(seq 0 7)`, `seq -w 0 1 7`,
@@ -1920,7 +2108,7 @@ def _suite_of(step: StepDef) -> str | None:
 
 
 def _misplaced(logs: list[tuple[JobTiming, ShardLog]], n: int, key: str, values: list[Any],
-               suite: str | None = None) -> list[str]:
+               suite: str | None = None, value_of: Callable[[JobTiming], str | None] | None = None) -> list[str]:
     """The logs of one run's shards whose header says they are another shard's: of another suite
     than the command's `--suite` (another matrix's logs of as many shards), of a run on another
     count, the same shard's as another job's, or (when the matrix's values are the shard ids,
@@ -1932,7 +2120,7 @@ def _misplaced(logs: list[tuple[JobTiming, ShardLog]], n: int, key: str, values:
         if log.shard is None:
             continue
         index, count = log.shard
-        value = job.ref.value(key)
+        value = value_of(job) if value_of else job.ref.value(key)
         header = f"`{index + 1}/{count} (0-based id={index})`"
         if suite is not None and log.suite is not None and log.suite != suite:
             out.append(f"job {job.api_id}'s log is of the suite `{log.suite}` (its header), not `{suite}`")

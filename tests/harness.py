@@ -128,9 +128,10 @@ class World:
         payload["workflow_run"] = {**payload["workflow_run"], **run}
         payload["workflow_run"]["head_repository"] = {"full_name": run.get("head_repository") or self.repo.full_name,
                                                        "owner": {"login": (run.get("head_repository") or self.repo.full_name).split("/")[0]}}
-        payload["repository"] = {**payload["repository"], "full_name": self.repo.full_name, "name": "sglang",
+        owner, name = self.repo.full_name.split("/")
+        payload["repository"] = {**payload["repository"], "full_name": self.repo.full_name, "name": name,
                                  "default_branch": self.repo.default_branch,
-                                 "owner": {**payload["repository"]["owner"], "login": "sgl-project"}}
+                                 "owner": {**payload["repository"]["owner"], "login": owner}}
         payload["workflow"] = {**payload["workflow"], "id": run["workflow_id"], "path": run["path"]}
         payload["installation"] = {"id": INSTALLATION, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ=="}
         return payload

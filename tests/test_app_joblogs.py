@@ -319,3 +319,37 @@ async def test_a_lane_whose_shards_a_reusable_workflow_runs_is_resharded_from_th
     shards = [job["id"] for run in world.runs for job in world.fake.jobs_of(run["id"])
               if job["name"].startswith(f"{SMALL} / ")]
     assert len(shards) == 4 * 14 and set(shards) <= set(asked_logs(fake_github))
+
+
+async def test_rocm_aiters_shards_over_two_runners_are_sized_from_their_per_file_times(
+        fake_github: FakeGitHub, bot: Bot) -> None:
+    """ROCm/aiter's `standard` lane (scan112): one split (`split_tests.sh --shards 4` in a CPU job) run on each of two
+    runners. foldbot changes none of its counts, but the App reads its shards' logs (`⏱ Time elapsed of F: S seconds`)
+    and the dashboard says what the files allow, and where the count is written, to change by hand."""
+    from tests.harness import INSTALLATION
+    from tests.test_plan import _aiter_log, _aiter_runs, _aiter_standard
+
+    repo = fake_github.add_repo("ROCm", "aiter")
+    path = ".github/workflows/pr-test-amd-rocm700.yml"  # (test_plan's PATH: the runs' `path`)
+    repo.put_files("main", {path: _aiter_standard()}, message="aiter's lane")
+    fake_github.add_workflow(repo, 5100, path)
+    fake_github.add_installation(INSTALLATION, [repo])
+    world = World(fake_github, repo)
+    shards = [[("op_tests/test_a.py", 20), ("op_tests/test_b.py", 10)], [("op_tests/test_c.py", 15), ("op_tests/test_d.py", 15)],
+              [("op_tests/test_e.py", 25), ("op_tests/test_f.py", 5)], [("op_tests/test_g.py", 12), ("op_tests/test_h.py", 18)]]
+    for made in _aiter_runs({"MI35X": [30] * 4, "MI300X": [30] * 4}):
+        stored = fake_github.add_run(repo, {**made["workflow_run"], "workflow_id": 5100, "path": path,
+                                            "head_repository": "ROCm/aiter"})
+        fake_github.add_jobs(stored["id"], made["jobs"])
+        world.runs.append(stored)
+        for job in made["jobs"]:
+            fake_github.add_job_log(job["id"], _aiter_log(int(job["name"][-2]), shards[int(job["name"][-2])]))
+    await bot.deliver("workflow_run", world.payload(world.runs[-1]["id"]))
+    await bot.settle()
+    body = dashboard(world)
+    assert ("**Shard lists left as they are** (measured; no count foldbot can set)\n\n- `standard`: the times allow 3 "
+            "shards of its 4 (the longest 43 min at p90 on `runner: linux-aiter-mi35x-1`, within 54 min, 60% of `Tests`'s "
+            "90-min timeout; per-file logs), 2 setups fewer a run (12 min each, median): change by hand its `include` "
+            "entries and `split_aiter_tests`'s `Split Aiter Tests (4 shards)` (`--shards 4`).") in body
+    assert "no per-file test times" not in body and "could not be read" not in body
+    assert len(asked_logs(fake_github)) == 3 * 8  # every shard of both runners, each once

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.logs import LogError, blank, merge_logs, normal_path, parse_log
+from bot.logs import LogError, ShardLog, blank, merge_logs, normal_path, parse_log
 
 T = "2026-08-20T11:02:03.1234567Z "
 
@@ -252,6 +252,35 @@ def test_a_broken_timings_block_is_a_clear_error(line: str, message: str) -> Non
         parse_log(f"{T}========== TIMINGS BEGIN ==========\n{T}{line}\n{T}========== TIMINGS END ==========\n")
 
 
+AITER = "\n".join(T + line for line in [
+    "Running op_tests/test_mla.py op_tests/test_gemm_a8w8.py op_tests/test_rope.py op_tests/test_moe.py in shard 2 of 8.",
+    "Using GPU_ARCHS=gfx950",
+    "", "=" * 60, "Running test: op_tests/test_mla.py (shard: 2/8)", "=" * 60, "",
+    "Skipping test: op_tests/test_mla.py", "=" * 60, "",
+    "", "=" * 60, "Running test: op_tests/test_gemm_a8w8.py (shard: 2/8)", "=" * 60, "",
+    "[aiter] Time elapsed of tuning: 3.5 seconds",  # (the test's own output: no ⏱)
+    "", "-" * 20, "\u274c Test failed: op_tests/test_gemm_a8w8.py",
+    "\u23f1 Time elapsed of op_tests/test_gemm_a8w8.py: 847.213 seconds", "-" * 20, "",
+    "", "=" * 60, "Running test: op_tests/test_rope.py (shard: 2/8)", "=" * 60, "",
+    "", "-" * 20, "\u2705 Test passed: op_tests/test_rope.py",
+    "\u23f1\ufe0f Time elapsed of op_tests/test_rope.py: 61.5 seconds", "-" * 20, "",
+    "", "=" * 60, "Running test: op_tests/test_moe.py (shard: 2/8)", "=" * 60, "",
+    "##[error]The action 'Tests' has timed out after 90 minutes.",
+]) + "\n"
+
+
+def test_aiters_runner_lines_are_read() -> None:
+    """ROCm/aiter's `aiter_test.sh` (3cb0a1ca): `Running test: F (shard: i/N)` (0-based), `Skipping test: F`, and
+    `⏱ Time elapsed of F: S seconds` whether the file passed or failed. Its split weighs files by their measured
+    times, which stand for the estimates; a file begun and never ended (the step's timeout) is unfinished; a
+    test's own `Time elapsed of` line, without the ⏱, is output."""
+    log = parse_log(AITER)
+    assert log == ShardLog(estimates={"op_tests/test_gemm_a8w8.py": 847.213, "op_tests/test_rope.py": 61.5},
+                           measured={"op_tests/test_gemm_a8w8.py": 847.213, "op_tests/test_rope.py": 61.5},
+                           scope="shard", shard=(2, 8), unfinished=("op_tests/test_moe.py",))
+    assert parse_log(AITER.replace("(shard: 2/8)", "(shard: 9/8)")).shard is None  # (no shard 9 of 8)
+
+
 def test_test_output_that_mentions_the_key_words_is_not_read() -> None:
     """Most of a real log is the tests' own output; only the runner's lines count, even
     when that output says `elapsed=` or `est_time=` or `TIMINGS BEGIN` mid-line."""
@@ -276,7 +305,9 @@ _PIECES = [T, "\ufeff", "\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\u2
            "Begin (0/1):", "python3 /sglang-checkout/test/registered/a.py",
            "filename='/sglang-checkout/test/registered/a.py', elapsed=6, estimated_time=5.0", "End (1/1):",
            "========== TIMINGS BEGIN ==========", '{"file": "test/b.py", "elapsed": 3}', "========== TIMINGS END ==========",
-           "[CI Retry] Attempt 2/2 for test/b.py", "[run_suite] est_time=7 file=test/c.py"]
+           "[CI Retry] Attempt 2/2 for test/b.py", "[run_suite] est_time=7 file=test/c.py",
+           "Running test: op_tests/x.py (shard: 1/4)", "Skipping test: op_tests/x.py",
+           "\u23f1 Time elapsed of op_tests/x.py: 12.5 seconds"]
 
 
 def _outcome(data: str | bytes) -> object:

@@ -1123,16 +1123,22 @@ def test_a_shard_count_a_later_job_also_loops_over_is_left_by_hand() -> None:
         assert [r.to_count for r in plan(text, runs(text)).reshards] == [3]
 
 
-def test_a_shard_list_over_several_runners_is_said_so() -> None:
-    """scan112: ROCm/aiter's `standard` job runs shards `shard_idx` 0-7 of one split on each of two runners (an
-    `include` list of 16); the report said to write it as an axis, which would be two varying axes, left alone too."""
+def _aiter_standard(finish: str = "") -> str:
+    """ROCm/aiter's `standard` lane as scan112 read it (cb151c69), on 4 shards: a CPU job splits the suite into
+    lists (`split_tests.sh --shards 4`), each of 2 runners runs shards `shard_idx` 0-3 of that one split."""
     entries = "".join(f"          - {{runner: linux-aiter-{r}-1, label: {label}, shard_total: 4, shard_idx: {i}}}\n"
                       for r, label in (("mi35x", "MI35X"), ("oci-mi300x", "MI300X")) for i in range(4))
-    text = f"""name: Aiter Test
+    return f"""name: Aiter Test
 on: pull_request
 jobs:
+  split_aiter_tests:
+    runs-on: ubuntu-latest
+    steps:
+      - name: Split Aiter Tests (4 shards)
+        run: ./.github/scripts/split_tests.sh --shards 4 --test-type aiter
   standard:
     name: Standard Tests (1 GPU)
+    needs: [split_aiter_tests]
     strategy:
       fail-fast: false
       matrix:
@@ -1141,19 +1147,105 @@ jobs:
     steps:
       - name: Tests
         timeout-minutes: 90
-        run: SHARD_TOTAL=${{{{ matrix.shard_total }}}} SHARD_IDX=${{{{ matrix.shard_idx }}}} ./.github/scripts/aiter_test.sh
+        run: |
+          export AITER_TEST="$(cat aiter_shard_${{{{ matrix.shard_idx }}}}.list)"
+          SHARD_TOTAL=${{{{ matrix.shard_total }}}} SHARD_IDX=${{{{ matrix.shard_idx }}}} ./.github/scripts/aiter_test.sh
+{finish}"""
+
+
+def _aiter_runs(minutes: dict[str, list[float]], runs: int = 3) -> list[dict]:
+    """Runs of `_aiter_standard`: per runner label, each shard's `Tests` minutes."""
+    return [bundle(run_id=300 + r, repo="ROCm/aiter", workflow_path=PATH, workflow_name="Aiter Test",
+                   head_sha=f"{r:040x}", start=START + timedelta(days=r),
+                   jobs=[amd_job(f"Standard Tests (1 GPU) (linux-aiter-{m}-1, {label}, 4, {i})",
+                                 labels=[f"linux-aiter-{m}-1"], setup_minutes=12, download_artifacts=None,
+                                 tests=[("Tests", shard)], teardown=())
+                         for m, label in (("mi35x", "MI35X"), ("oci-mi300x", "MI300X"))
+                         for i, shard in enumerate(minutes[label])])
+            for r in range(runs)]
+
+
+_OVER_RUNNERS = ("its matrix is an `include` list of 8 entries: shards `shard_idx` 0 to 3 on each of 2 `runner` values "
+                 "(`linux-aiter-mi35x-1`, `linux-aiter-oci-mi300x-1`), one count of shards over several of them, which "
+                 "foldbot does not rewrite: shard count left alone")
+
+
+def test_a_shard_list_over_several_runners_says_what_the_times_allow_and_where_its_count_is() -> None:
+    """scan112: ROCm/aiter's `standard` job runs shards `shard_idx` 0-3 of one split on each of two runners (an
+    `include` list); the count is its split job's `--shards 4`, the entries, and a results job's loop. foldbot
+    changes none of them, and said only so: now what the measured times allow, on the slower runner (one split
+    feeds both), and each place to change by hand."""
+    finish = """  standard-test-finish:
+    needs: [standard]
+    runs-on: ubuntu-latest
+    steps:
+      - name: Check every shard's log
+        run: for shard in {0..3}; do test -f "standard-test-log-$shard.log"; done
 """
-    bundles = [bundle(run_id=300 + r, repo="ROCm/aiter", workflow_path=PATH, workflow_name="Aiter Test",
-                      head_sha=f"{r:040x}", start=START + timedelta(days=r),
-                      jobs=[amd_job(f"Standard Tests (1 GPU) (linux-aiter-{m}-1, {label}, 4, {i})",
-                                    labels=[f"linux-aiter-{m}-1"], setup_minutes=12, download_artifacts=None,
-                                    tests=[("Tests", 30)], teardown=())
-                            for m, label in (("mi35x", "MI35X"), ("oci-mi300x", "MI300X")) for i in range(4)])
-               for r in range(3)]
-    assert [f.reason for f in plan(text, bundles).findings if f.job == "standard"] == [
-        "its matrix is an `include` list of 8 entries: shards `shard_idx` 0 to 3 on each of 2 `runner` values "
-        "(`linux-aiter-mi35x-1`, `linux-aiter-oci-mi300x-1`), one count of shards over several of them, which foldbot "
-        "does not rewrite: shard count left alone"]
+    text = _aiter_standard(finish)
+    p = plan(text, _aiter_runs({"MI35X": [30, 28, 31, 29], "MI300X": [36, 34, 37, 35]}))
+    assert p.reshards == () and p.overruns == ()
+    assert [f.reason for f in p.findings if f.job == "standard"] == [_OVER_RUNNERS]
+    assert [(f.job, f.reason) for f in p.by_hand] == [("standard", (
+        "the times allow 3 shards of its 4 (the longest 49 min at p90 on `runner: linux-aiter-oci-mi300x-1`, within 54 "
+        "min, 60% of `Tests`'s 90-min timeout; shard times), 2 setups fewer a run (12 min each, median): change by hand "
+        "its `include` entries, `split_aiter_tests`'s `Split Aiter Tests (4 shards)` (`--shards 4`) and "
+        "`standard-test-finish`'s `Check every shard's log` (`{0..3}`)"))]
+    assert (p.reshard_candidates, p.shard_counts) == ({"standard": 0}, {"standard": 8})  # (its logs are read: 8 a run)
+    # the slower runner needs all 4, which the faster would not: the count stays
+    slow = plan(text, _aiter_runs({"MI35X": [30, 28, 31, 29], "MI300X": [45, 43, 46, 44]}))
+    assert [f.reason for f in slow.by_hand] == [
+        "the times need all 4 shards (3 would run 61 min at p90 on `runner: linux-aiter-oci-mi300x-1`, over 54 min, "
+        "60% of `Tests`'s 90-min timeout; shard times)"]
+    # shards that ran into the step's timeout: their times are short of what they take, no count is said of them
+    over = plan(text, _aiter_runs({"MI35X": [30, 28, 31, 29], "MI300X": [89.5, 43, 46, 44]}))
+    assert (over.by_hand, over.overruns) == ((), ("standard",))
+    assert [f.reason for f in over.findings if f.job == "standard"] == [
+        "already overruns: in 3 of 3 runs a shard ran into the 90-min timeout of `Tests` (longest 90 min); it needs "
+        "more shards or a longer timeout, not fewer; " + _OVER_RUNNERS]
+    # a run that lacks a shard of a runner is no sample of it; with none, nothing is said of the times
+    partial = plan(text, _aiter_runs({"MI35X": [30, 28, 31], "MI300X": [36, 34, 37]}))
+    assert ([f.reason for f in partial.findings if f.job == "standard"], partial.by_hand) == ([_OVER_RUNNERS], ())
+    # a step timeout known only when a run starts: no count is said
+    unknown = text.replace("timeout-minutes: 90", "timeout-minutes: ${{ fromJSON(needs.split_aiter_tests.outputs.t) }}")
+    assert plan(unknown, _aiter_runs({"MI35X": [30] * 4, "MI300X": [30] * 4})).by_hand == ()
+
+
+def _aiter_log(shard: int, files: list[tuple[str, float]]) -> str:
+    """A shard's log as ROCm/aiter's `aiter_test.sh` prints it (3cb0a1ca), each line after Actions' timestamp."""
+    lines = [f"Running {' '.join(f for f, _ in files)} in shard {shard} of 4."]
+    for name, minutes in files:
+        lines += ["", "=" * 60, f"Running test: {name} (shard: {shard}/4)", "=" * 60, "", "some test output",
+                  "", "-" * 20, f"\u2705 Test passed: {name}", f"\u23f1 Time elapsed of {name}: {minutes * 60:.3f} seconds",
+                  "-" * 20, ""]
+    lines.append(f"All tests passed in shard {shard}.")
+    return "".join(f"2026-08-01T10:{i // 60:02d}:{i % 60:02d}.0000000Z {line}\n" for i, line in enumerate(lines))
+
+
+def test_aiters_per_file_times_size_the_count_its_runners_allow() -> None:
+    """ROCm/aiter's runner prints each file's time (`⏱ Time elapsed of op_tests/x.py: S seconds`): the count is
+    then the files' on fewer shards, as its split would assign them (by LPT over their times), not today's shards
+    scaled. The shards of each run are 30 min each; on 3 shards the files make the longest 43 min, not 40."""
+    shards = [[("op_tests/test_a.py", 20), ("op_tests/test_b.py", 10)], [("op_tests/test_c.py", 15), ("op_tests/test_d.py", 15)],
+              [("op_tests/test_e.py", 25), ("op_tests/test_f.py", 5)], [("op_tests/test_g.py", 12), ("op_tests/test_h.py", 18)]]
+    text = _aiter_standard()
+    bundles = _aiter_runs({"MI35X": [30] * 4, "MI300X": [30] * 4})
+    logs = {j["id"]: parse_log(_aiter_log(int(j["name"][-2]), shards[int(j["name"][-2])]))
+            for b in bundles for j in b["jobs"]}
+    assert logs[bundles[0]["jobs"][2]["id"]].shard == (2, 4)
+    p = plan(text, bundles, logs=logs)
+    assert [f.reason for f in p.by_hand] == [
+        "the times allow 3 shards of its 4 (the longest 43 min at p90 on `runner: linux-aiter-mi35x-1`, within 54 min, "
+        "60% of `Tests`'s 90-min timeout; per-file logs), 2 setups fewer a run (12 min each, median): change by hand "
+        "its `include` entries and `split_aiter_tests`'s `Split Aiter Tests (4 shards)` (`--shards 4`)"]
+    assert p.reshard_candidates == {"standard": 6}  # (3 runs on each of 2 runners, read file by file)
+    # a log of another shard than its job's (by its `(shard: i/4)` header) is not used: shard times stand in
+    swapped = {**logs, bundles[0]["jobs"][0]["id"]: logs[bundles[0]["jobs"][1]["id"]]}
+    q = plan(text, bundles, logs=swapped)
+    assert q.misplaced_logs == {"standard": (
+        "job 300001 (`shard_idx: 0`) has the log of shard 1 (its header: `2/4 (0-based id=1)`)",
+        "jobs 300001 and 300002 have logs of one shard (their header: `2/4 (0-based id=1)`)")}
+    assert q.reshard_candidates == {"standard": 5}
 
 
 def test_a_matrix_another_jobs_output_gives_names_that_job_and_the_count_it_writes() -> None:
@@ -1187,12 +1279,30 @@ jobs:
     made = [bundle(run_id=400 + r, repo="ROCm/aiter", workflow_path=PATH, workflow_name="Triton Test",
                    head_sha=f"{r:040x}", start=START + timedelta(days=r),
                    jobs=[amd_job(f"triton ({s})", labels=["linux-aiter-mi35x-1"], setup_minutes=11,
-                                 download_artifacts=None, tests=[("Triton Tests", 25)], teardown=()) for s in range(8)])
+                                 download_artifacts=None, tests=[("Triton Tests", 15)], teardown=()) for s in range(8)])
             for r in range(3)]
-    assert [f.reason for f in plan(text, made).findings if f.job == "triton"] == [
-        "its matrix axis `shard` comes from an expression, so how many jobs it runs is known only when a run starts "
-        "(`split_triton_tests`'s output `shards`, whose count its `Split Triton Tests` step writes (`--shards 8`): "
-        "change it there, by hand): it is not folded, resharded or taken as a host"]
+    said = ("its matrix axis `shard` comes from an expression, so how many jobs it runs is known only when a run starts "
+            "(`split_triton_tests`'s output `shards`, whose count its `Split Triton Tests` step writes (`--shards 8`): "
+            "change it there, by hand): it is not folded, resharded or taken as a host")
+    allowed = ("the times allow 5 shards of its 8 (the longest 24 min at p90, within 29 min, 60% of `triton`'s 60-min "
+               "job timeout less its setup and other steps (11 min at p90); shard times), 3 setups fewer a run (11 min "
+               "each, median): change by hand `split_triton_tests`'s `Split Triton Tests` (`--shards 8`)")
+    p = plan(text, made)
+    assert ([f.reason for f in p.findings if f.job == "triton"], [f.reason for f in p.by_hand]) == ([said], [allowed])
+    assert (p.reshard_candidates, p.shard_counts) == ({"triton": 0}, {"triton": 8})
+    # a later job that loops over the 8 shards is named too (scan112: aiter's results jobs)
+    results = text + """  triton-test-results:
+    needs: [triton]
+    runs-on: ubuntu-latest
+    steps:
+      - name: Check results
+        run: for shard in {0..7}; do test -f "triton-$shard.xml"; done
+"""
+    assert [f.reason for f in plan(results, made).by_hand] == [
+        allowed + " and `triton-test-results`'s `Check results` (`{0..7}`)"]
+    # runs of fewer shards (the split selected fewer: PR runs) are no sample of the count; with none, none is said
+    fewer = [{**b, "jobs": b["jobs"][:5]} for b in made]
+    assert ([f.reason for f in plan(text, fewer).findings if f.job == "triton"], plan(text, fewer).by_hand) == ([said], ())
     plain = text.replace("--shards 8 ", "")  # (a writer whose script names no count: the output named alone)
     assert [f.reason for f in plan(plain, made).findings if f.job == "triton"] == [
         "its matrix axis `shard` comes from an expression, so how many jobs it runs is known only when a run starts "
