@@ -28,7 +28,9 @@ LPT over the file times it measures in CI, which stand for the estimates here):
 
     Running test: op_tests/test_mla.py (shard: 2/8)          begun, in 0-based shard 2 of 8
     Skipping test: op_tests/test_mla.py                      (one it skips: not begun)
+    ❌ Test failed: op_tests/test_mla.py                      (failed: after its `timeout 60m`, killed)
     ⏱ Time elapsed of op_tests/test_mla.py: 847.213 seconds  ended
+    === extra: test_mla.py -c 49152 -b 1 ... ===             run again after the loop, untimed
 
 and the older one-line forms `[run_suite] est_time=312 file=test/a.py` (the whole
 suite's plan), `End (3/7): filename=test/a.py, elapsed=298` and a bare
@@ -84,13 +86,19 @@ _RETRY = re.compile(r".*?\[CI Retry\] Attempt (?P<k>\d+)/(?P<n>\d+) for (?P<file
 _KILLED = re.compile(r".*?\u2717 TIMEOUT: (?P<file>\S+) after (?P<seconds>\d+(?:\.\d+)?) seconds")
 _RETRY_KILLED = re.compile(r".*?\[CI Retry\] (?P<file>\S+) timed out after (?P<seconds>\d+(?:\.\d+)?)s\b")
 # ROCm/aiter's `aiter_test.sh`: `Running test: F (shard: i/N)` (i 0-based), `Skipping test: F`, and
-# `⏱ Time elapsed of F: S seconds` once the file ended (whether it passed or not)
+# `⏱ Time elapsed of F: S seconds` once the file ended (whether it passed or not), after `❌ Test failed: F`
+# when it failed; a file its `timeout 60m` stopped failed after those 60 minutes (`AITER_FILE_TIMEOUT_S`).
+# After the loop, `=== extra: test_mla.py <args> ===` runs a file again, untimed.
+_AITER_FAILED = re.compile(r".*?\u274c\s*Test failed: (?P<file>\S+)\s*$")
+_AITER_EXTRA = re.compile(r".*?=== extra: (?P<file>\S+)")
+#: aiter_test.sh's per-file `timeout 60m` (3cb0a1ca): a failed file timed at it (within a minute) was stopped there.
+AITER_FILE_TIMEOUT_S = 3600.0
 _AITER_BEGIN = re.compile(r".*?\bRunning test: (?P<file>\S+) \(shard: (?P<id>\d+)/(?P<size>\d+)\)\s*$")
 _AITER_SKIP = re.compile(r".*?\bSkipping test: (?P<file>\S+)\s*$")
 _AITER_END = re.compile(r".*?\u23f1\ufe0f?\s*Time elapsed of (?P<file>\S+): (?P<seconds>\d+(?:\.\d+)?) seconds\s*$")
 #: The words a line foldbot reads carries; any other line is test output.
 _KEYS = ("elapsed=", "est_time=", "TIMINGS BEGIN", "Begin (", "0-based id=", "[CI Retry]", "\u2717 TIMEOUT: ",
-         "ing test: ", "Time elapsed of ")  # (aiter's `Running test: `, `Skipping test: `: one search)
+         "ing test: ", "Time elapsed of ", "Test failed: ", "=== extra: ")  # (`Running test: `, `Skipping test: `: one)
 
 
 class LogError(ValueError):
@@ -135,6 +143,14 @@ class ShardLog:
     #: long they ran at least, not how long they take. (The runner records that cap as their `elapsed`, and
     #: they stay in `measured` with it: their shard spent those seconds.)
     killed: dict[str, float] = field(default_factory=dict)
+    #: the shard header as the log prints it (`3/14 (0-based id=2)`; aiter's `(shard: 2/8)`), for a report to quote
+    header: str | None = None
+    #: files whose estimate is their own measured time (aiter's: its log prints no estimate); a prediction over
+    #: several runs weighs them as the split does, by their times over those runs (`pooled`)
+    weighed: tuple[str, ...] = ()
+    #: files aiter's runner ran again after its loop (`=== extra: test_mla.py <args> ===`), as printed (a base
+    #: name): the time of those runs is in no file's line, and it goes where the file goes
+    extra: tuple[str, ...] = ()
 
     @property
     def usable(self) -> bool:
@@ -260,6 +276,9 @@ def _parse_log(data: str | bytes) -> ShardLog:
     retried: dict[str, None] = {}
     killed: dict[str, float] = {}
     timed: dict[str, float] = {}  # aiter's: files whose measured time stands for their estimate
+    failed: set[str] = set()  # aiter's: files it said failed
+    extra: dict[str, None] = {}  # aiter's: files run again after its loop, untimed
+    header: str | None = None
     attempt: dict[str, None] = {}  # files a retry began again, until that attempt's `End`
     shard: tuple[int, int] | None = None
     suite: str | None = None
@@ -325,9 +344,10 @@ def _parse_log(data: str | bytes) -> ShardLog:
                     pos = after
             continue
         if "0-based id=" in line and shard is None:
-            header = _SHARD.match(line)
-            if header:
-                shard = (int(header["id"]), int(header["size"]))
+            found = _SHARD.match(line)
+            if found:
+                shard = (int(found["id"]), int(found["size"]))
+                header = f"{found['one']}/{found['size']} (0-based id={found['id']})"
                 suite = _header_suite(line)
                 continue
         if "[CI Retry]" in line:
@@ -349,8 +369,20 @@ def _parse_log(data: str | bytes) -> ShardLog:
         if "Time elapsed of " in line:
             done = _AITER_END.match(line)
             if done:  # (its measured time is the weight the split gives it: the estimate here)
-                name = normal_path(done["file"])
-                ended[name] = timed[name] = ended.get(name, 0.0) + float(done["seconds"])
+                name, seconds = normal_path(done["file"]), float(done["seconds"])
+                ended[name] = timed[name] = ended.get(name, 0.0) + seconds
+                if name in failed and AITER_FILE_TIMEOUT_S <= seconds < AITER_FILE_TIMEOUT_S + 60:
+                    killed[name] = AITER_FILE_TIMEOUT_S  # (how long it ran at least, as `✗ TIMEOUT` says it)
+                continue
+        if "Test failed: " in line:
+            fail = _AITER_FAILED.match(line)
+            if fail:
+                failed.add(normal_path(fail["file"]))
+                continue
+        if "=== extra: " in line:
+            again = _AITER_EXTRA.match(line)
+            if again:
+                extra[again["file"]] = None
                 continue
         if "Running test: " in line:
             begin = _AITER_BEGIN.match(line)
@@ -358,6 +390,7 @@ def _parse_log(data: str | bytes) -> ShardLog:
                 begun[normal_path(begin["file"])] = None
                 if shard is None and int(begin["id"]) < int(begin["size"]):
                     shard = (int(begin["id"]), int(begin["size"]))
+                    header = f"(shard: {begin['id']}/{begin['size']})"
                 continue
         if "Skipping test: " in line:
             skip = _AITER_SKIP.match(line)
@@ -374,7 +407,9 @@ def _parse_log(data: str | bytes) -> ShardLog:
     # record, written once every file ended, names it)
     unfinished = tuple(dict.fromkeys([*(name for name in begun if name not in measured and name not in killed),
                                       *(name for name in attempt if name not in block and name not in killed)]))
-    return ShardLog(estimates, measured, scope, shard, unfinished, tuple(retried), suite, killed)
+    weighed = tuple(name for name in timed if name not in planned and name not in ended_estimates and not suite_plan)
+    return ShardLog(estimates, measured, scope, shard, unfinished, tuple(retried), suite, killed, header, weighed,
+                    tuple(extra))
 
 
 def _header_suite(line: str) -> str | None:
@@ -396,8 +431,10 @@ def merge_logs(logs: list[ShardLog]) -> ShardLog:
     unfinished: dict[str, None] = {}
     retried: dict[str, None] = {}
     killed: dict[str, float] = {}
+    weighed: dict[str, None] = {}
     for log in logs:
         estimates.update(log.estimates)
+        weighed.update(dict.fromkeys(log.weighed))
         for name, seconds in log.measured.items():
             measured[name] = measured.get(name, 0.0) + seconds
         unfinished.update(dict.fromkeys(log.unfinished))
@@ -405,7 +442,8 @@ def merge_logs(logs: list[ShardLog]) -> ShardLog:
         for name, seconds in log.killed.items():
             killed[name] = max(seconds, killed.get(name, 0.0))
     scope = "suite" if any(log.scope == "suite" for log in logs) else "shard"
-    return ShardLog(estimates, measured, scope, None, tuple(unfinished), tuple(retried), killed=killed)
+    return ShardLog(estimates, measured, scope, None, tuple(unfinished), tuple(retried), killed=killed,
+                    weighed=tuple(weighed))
 
 
 def lpt(estimates: dict[str, float], shards: int) -> list[list[str]]:

@@ -15,7 +15,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 import yaml
 
@@ -277,6 +277,9 @@ class Plan:
     reshard_candidates: dict[str, int] = field(default_factory=dict)
     #: those matrices -> how many shards they run (a caller's: the count it passes its reusable workflow)
     shard_counts: dict[str, int] = field(default_factory=dict)
+    #: of a matrix measured by groups of its shards (aiter's runners), the runs of a group whose logs are read, oldest
+    #: first (else: each run that ran `shard_counts` shards)
+    wanted_runs: dict[str, tuple[tuple[JobTiming, ...], ...]] = field(default_factory=dict)
     #: Shard lists measured but not edited (a list passed to a reusable workflow as a string):
     #: what the times allow, to change by hand.
     by_hand: tuple[Finding, ...] = ()
@@ -1137,6 +1140,10 @@ class Planner:
         self.by_hand: list[Finding] = []  # shard lists measured, with no change foldbot can make (`_passed_reshards`)
         self.lists: list[ListReshard] = []  # shard lists the times allow on fewer shards (`_passed_reshards`)
         self._mismatches: dict[tuple[str, str], str | None] = {}
+        #: a writer's output and what `_shared_count` says of the count it writes, per job reading it
+        self._shared: dict[tuple[str, str], dict[str, tuple[bool, str]]] = {}
+        #: matrices measured by groups of their shards (`_shared_count`): the runs whose shards' logs are read
+        self.wanted: dict[str, list[tuple[JobTiming, ...]]] = {}
         self._runs_on_keys: dict[tuple[str, bool], str] = {}
 
     def plan(self) -> Plan:
@@ -1147,6 +1154,7 @@ class Planner:
                     misplaced_logs={k: tuple(v) for k, v in self.misplaced_logs.items()},
                     cut_off={k: tuple(v.values()) for k, v in self.cut_off.items()},
                     reshard_candidates=dict(self.candidates), shard_counts=dict(self.counts),
+                    wanted_runs={k: tuple(v) for k, v in self.wanted.items()},
                     by_hand=tuple(self.by_hand), lists=tuple(self.lists))
 
     # fold ------------------------------------------------------------------------------------
@@ -1808,10 +1816,13 @@ class Planner:
                                           labels=stats.labels))
 
     def _fit(self, job: JobDef, full_runs: list[tuple[JobTiming, ...]], key: str, values: list[Any], step: StepDef,
-             step_minutes: float | None, job_minutes: float, runs_in: JobDef) -> Fit:
+             step_minutes: float | None, job_minutes: float, runs_in: JobDef,
+             weights: dict[str, float] | None = None) -> Fit:
         """What the runs of a matrix that ran all its shards (`full_runs`, each in the order of `values`) say of any
         count: the time its tests have (`tests_limit`), and the longest shard on k shards, per run from its per-file
-        logs when they tell the whole suite, else from its shard times (that run's split, scaled)."""
+        logs when they tell the whole suite, else from its shard times (that run's split, scaled). Files whose logs
+        print no estimate (aiter's) are weighed as a split over measured times weighs them: by their median time
+        over the runs (`weights`, else `pooled` over these)."""
         # whose the limit is when not the step's: the job's timeout, less what its shards spend on other steps
         rest = rest_p90(full_runs, step.name)
         limit_minutes, note = tests_limit(step_minutes, job_minutes, rest, runs_in.id)
@@ -1826,6 +1837,11 @@ class Planner:
             if merged is not None:
                 ended.update(merged.measured)
                 log_runs += 1
+                if merged.weighed:
+                    weights = self.pooled(full_runs) if weights is None else weights
+                    merged = replace(merged, estimates={**merged.estimates, **{
+                        name: weights[name] for name in merged.weighed if name in weights}})
+                merged = self._with_extra_runs(merged, shards, step)
                 longest = ShardPredictor(merged, sum(times)).longest
                 # Today's count, or fewer, takes at least what its longest shard was measured to take (a
                 # file that ran in another shard than the estimates put it, a slow shard's start)
@@ -1841,9 +1857,39 @@ class Planner:
         return Fit(predictors, n, self.config.reshard_safety * limit_minutes * 60, limit_minutes, note, raising, rest,
                    estimate, log_runs, ended)
 
+    def pooled(self, runs: Iterable[tuple[JobTiming, ...]]) -> dict[str, float]:
+        """The median time of each file whose log prints no estimate over the shards' logs of `runs`: the weight a
+        split over measured times gives it (ROCm/aiter's `update_split_test_times.py` writes the median of recent
+        runs, every runner's logs together, and `split_tests.sh` splits by those); a killed file's cap is no time."""
+        times: dict[str, list[float]] = {}
+        for shards in runs:
+            for j in shards:
+                log = self.logs.get(j.api_id)
+                for name in log.weighed if log is not None else ():
+                    if name not in log.killed:  # type: ignore[union-attr]
+                        times.setdefault(name, []).append(log.measured[name])  # type: ignore[union-attr]
+        return {name: median(seconds) for name, seconds in times.items()}
+
+    def _with_extra_runs(self, merged: ShardLog, shards: tuple[JobTiming, ...], step: StepDef) -> ShardLog:
+        """A run's files with the untimed runs aiter's runner makes of one after its loop (`=== extra: test_mla.py
+        ...`) added to that file: the time its shard's step spent beyond its files' lines goes where the file goes,
+        not over every file of the suite."""
+        added: dict[str, float] = {}
+        for j in shards:
+            log = self.logs.get(j.api_id)
+            if log is None or not log.extra:
+                continue
+            named = [name for name in log.measured if name.rsplit("/", 1)[-1] in log.extra]
+            if len(named) == 1:  # (the one file they run again; else it stays shared out)
+                left = (j.step_seconds(step.name) or j.test_seconds) - sum(log.measured.values())
+                added[named[0]] = added.get(named[0], 0.0) + max(0.0, left)
+        if not added:
+            return merged
+        return replace(merged, measured={name: seconds + added.get(name, 0.0) for name, seconds in merged.measured.items()})
+
     def _left_measured(self, job: JobDef, reason: str, measured: tuple[bool, str] | None) -> None:
         """A matrix whose count foldbot does not change: why (`reason`, among the findings), and what its times say
-        (`measured`: `_times_allow`'s), among the shard lists left by hand; or, when its shards already run into a
+        (`measured`: `_shared_count`'s), among the shard lists left by hand; or, when its shards already run into a
         timeout, that first, among the overruns."""
         if measured is not None and measured[0]:
             self.findings.append(Finding(job.id, f"{measured[1]}; {reason}"))
@@ -1854,92 +1900,142 @@ class Planner:
             self.by_hand.append(Finding(job.id, measured[1]))
 
     def _over_runners(self, job: JobDef) -> tuple[bool, str] | None:
-        """Of a matrix of the same shards on several runners (`shards_over`), what the times say (`_times_allow`), with
-        where its count is written besides its entries when they allow fewer; None for another matrix."""
+        """Of a matrix of the same shards on several runners (`shards_over`), what the times say (`_shared_count`),
+        with where its count is written besides its entries; None for another matrix."""
         over = shards_over(job)
         if over is None:
             return None
-        key, group, values, kinds = over
-        said = self._times_allow(job, key, values, len(values) * len(kinds), group)
-        if said is None or not said[1].startswith("the times allow"):
-            return said
-        places = ["its `include` entries", *filter(None, [_count_writer(self.workflow, job, len(values)),
-                                                          count_elsewhere(self.workflow, job.id, len(values))])]
-        return False, f"{said[1]}: change by hand {', '.join(places[:-1])}{' and ' if len(places) > 1 else ''}{places[-1]}"
+        key, _, values, _ = over
+        n = len(values)
+        places = [("", "its `include` entries", []), *_count_writers(self.workflow, job, n),
+                  *_count_loops(self.workflow, [job.id], n)]
+        return self._shared_count([job], key, values, places).get(job.id)
 
     def _expressed_count(self, job: JobDef) -> tuple[bool, str] | None:
         """Of a matrix of one axis another job's output gives, whose count that job's step writes (ROCm/aiter's
-        triton shards: `split_tests.sh --shards 8`), what the times say (`_times_allow`); None otherwise."""
-        found = _output_writer(job, self.workflow)
+        triton shards: `split_tests.sh --shards 8`), what the times say (`_shared_count`), with the other jobs whose
+        matrix that output gives (aiter's `triton` and `triton-mi300x`: one split, one count); None otherwise."""
+        found = self._expressed(job)
+        if found is None:
+            return None
+        (writer, output, (step, flag)), key = found
+        n = int(re.findall(r"\d+", flag)[-1])
+        if n < 2:
+            return None
+        if (writer, output) not in self._shared:
+            readers = [other for other in self.workflow.jobs.values()
+                       if (seen := self._expressed(other)) is not None and seen[0][:2] == (writer, output)
+                       and other.id in self.stats and self._is_gpu(other)]
+            places = [(writer, step, [flag]), *_count_loops(self.workflow, [r.id for r in readers], n)]
+            self._shared[writer, output] = self._shared_count(readers, key, list(range(n)), places)
+        return self._shared[writer, output].get(job.id)
+
+    def _expressed(self, job: JobDef) -> tuple[tuple[str, str, tuple[str, str]], str] | None:
+        """Of a matrix of one axis another job's output gives, whose count one step of that job writes: (the writer,
+        its output, (that step, its count flag)), and the axis."""
+        found = _output_writer(job, self.workflow) if job.matrix_expression else None
         axes = list(job.matrix) if isinstance(job.matrix, dict) else []
         if found is None or len(found[2]) != 1 or len(axes) != 1 or isinstance(job.matrix[axes[0]], list):  # type: ignore[index]
             return None
-        n = int(re.findall(r"\d+", found[2][0][1])[-1])
-        said = self._times_allow(job, axes[0], list(range(n)), n) if n > 1 else None
-        if said is None or not said[1].startswith("the times allow"):
-            return said
-        elsewhere = count_elsewhere(self.workflow, job.id, n)
-        return False, (f"{said[1]}: change by hand `{found[0]}`'s `{found[2][0][0]}` (`{found[2][0][1]}`)"
-                       + (f" and {elsewhere}" if elsewhere else ""))
+        return (found[0], found[1], found[2][0]), axes[0]
 
-    def _times_allow(self, job: JobDef, key: str, values: list[int], jobs: int,
-                     group: str | None = None) -> tuple[bool, str] | None:
-        """What the measured times say of the count of a matrix foldbot does not reshard (ROCm/aiter's: its count is
-        written in the job that splits the suite, `split_tests.sh --shards 8`, and in the matrix's `include`
-        entries): (False, "the times allow K shards ...") or why today's are all needed; (True, "already overruns:
-        ...") when its shards ran into a timeout; None when the runs do not tell (no run of all its shards, a
-        timeout known only when a run starts). `group`: the key whose values each run the whole split (aiter's
-        runners): the count must hold on the slowest of them. `jobs`: how many jobs a run of all its shards has (so
-        many per group): its logs are read for those runs, as a reshard's are."""
-        stats = self.stats.get(job.id)
+    def _shared_count(self, jobs: list[JobDef], key: str, values: list[int],
+                      places: list[tuple[str, str, list[str]]]) -> dict[str, tuple[bool, str]]:
+        """What the measured times say of one count of shards that `jobs` run, each on every value of its matrix's
+        other keys (aiter's runners), a count foldbot does not change (written in the job that splits the suite,
+        `split_tests.sh --shards 8`, and in `include` entries): per job, (False, "the times allow K shards ...: change
+        by hand <places>"), or why today's are all needed; (True, "already overruns: ...") for a job whose shards ran
+        into a timeout. Each group of shards (a job's, on one runner) is weighed on its runs of all its shards, and
+        the count must hold on the slowest. {} when the runs do not tell (no run of all the shards of any group, a
+        timeout known only when a run starts)."""
+        n, ids = len(values), [str(v) for v in values]
+        limits: dict[str, tuple[StepDef, float | None, float]] = {}  # job -> its test step, its and the job's timeout
+        groups: dict[str, tuple[JobDef, list[tuple[JobTiming, ...]]]] = {}  # label -> its job, its runs of every shard
+        order: dict[str, list[tuple[int, tuple[JobTiming, ...]]]] = {}  # job -> (run, its group's shards), per group
+        expected: list[str] = []
         pattern = re.compile(rf"\bmatrix\.{re.escape(key)}\b")
-        tests = [s for s in job.steps if s.run and self.config.step_category(s) == "test"]
-        used = [s for s in tests if pattern.search(f"{s.run} {s.env}")]
-        if stats is None or len(used or tests) != 1:
-            return None
-        (step,) = used or tests
-        step_minutes, job_minutes, unknown = read_limits(step.timeout_minutes, job.timeout_minutes, stats.labels)
-        if unknown:
-            return None
-        assert job_minutes is not None
-        self.candidates[job.id], self.counts[job.id] = 0, jobs
-        ids = [str(v) for v in values]
-        groups: dict[str, list[tuple[JobTiming, ...]]] = {}  # group value -> its runs of every shard, in `values`' order
-        for shards in stats.per_run:
-            split: dict[str, list[JobTiming]] = {}
-            for j in shards:
-                split.setdefault((_matrix_value(job, j, group) or "") if group else "", []).append(j)
-            for kind, members in split.items():
-                by_id = {_matrix_value(job, j, key): j for j in members}
-                if len(members) == len(ids) and sorted(by_id, key=str) == sorted(ids):
-                    groups.setdefault(kind, []).append(tuple(by_id[i] for i in ids))
-        fits = {kind: self._fit(job, runs, key, list(values), step, step_minutes, job_minutes, job)
-                for kind, runs in sorted(groups.items())}
-        if not fits:
-            return None
-        self.candidates[job.id] = sum(fit.log_runs for fit in fits.values())
-        n = len(values)
+        for job in jobs:
+            stats = self.stats.get(job.id)
+            tests = [s for s in job.steps if s.run and self.config.step_category(s) == "test"]
+            used = [s for s in tests if pattern.search(f"{s.run} {s.env}")]
+            if stats is None or len(used or tests) != 1:
+                return {}
+            (step,) = used or tests
+            step_minutes, job_minutes, unknown = read_limits(step.timeout_minutes, job.timeout_minutes, stats.labels)
+            if unknown:
+                return {}
+            assert job_minutes is not None
+            limits[job.id] = step, step_minutes, job_minutes
+            by, kinds = _group_key(job, key, stats)
+            def label(kind: str, job: JobDef = job, by: str | None = by) -> str:
+                return " ".join(filter(None, [f"`{job.id}`" if len(jobs) > 1 else "", f"`{by}: {kind}`" if by else ""]))
+
+            expected += [label(kind) for kind in kinds]
+            for index, shards in enumerate(stats.per_run):
+                split: dict[str, list[JobTiming]] = {}
+                for j in shards:
+                    split.setdefault((_matrix_value(job, j, by) or "") if by else "", []).append(j)
+                for kind, members in split.items():
+                    by_id = {_matrix_value(job, j, key): j for j in members}
+                    if len(members) == n and sorted(by_id, key=str) == sorted(ids) and kind in kinds:
+                        groups.setdefault(label(kind), (job, []))[1].append(tuple(by_id[i] for i in ids))
+                        order.setdefault(job.id, []).append((index, groups[label(kind)][1][-1]))
+        if not groups:
+            return {}
+        weights = self.pooled(run for _, runs in groups.values() for run in runs)  # (one split for every group)
+        fits = {label: self._fit(job, runs, key, list(values), *limits[job.id], job, weights)
+                for label, (job, runs) in sorted(groups.items())}
+        for job in jobs:  # (its logs are read for the runs used, as a reshard's are)
+            self.candidates[job.id] = sum(fit.log_runs for label, fit in fits.items() if groups[label][0] is job)
+            self.wanted[job.id] = [run for _, run in sorted(order.get(job.id, []), key=lambda item: item[0])]
+        where = _places(places)
+        shared = f" (one count for {_listed([f'`{j.id}`' for j in jobs])}: the lists of one split)" if len(jobs) > 1 else ""
+        hung = [c for job in jobs for c in self._killed(job.id) if all(c.file not in f.ended for f in fits.values())]
+        said: dict[str, tuple[bool, str]] = {}
+        for job in jobs:  # a job whose shards ran into a timeout: their times are short of what they take
+            own = [f for label, f in fits.items() if groups[label][0] is job]
+            if not own:
+                continue
+            fit = min(own, key=lambda f: f.limit)
+            alone = self._too_long_alone(job.id, fit.limit)
+            step, step_minutes, job_minutes = limits[job.id]
+            mine = [c for c in self._killed(job.id) if all(c.file not in f.ended for f in fits.values())]
+            overrun = self._overrun(job.id, step, self.stats[job.id], step_minutes, job_minutes,
+                                    more_shards=not alone and not mine)
+            if overrun:
+                said[job.id] = (True, overrun + (f"; {_no_count_fits(alone, mine, fit.raising, fit.limit)}"
+                                                 if alone or mine else "") + f"; its count is written in {where}{shared}")
+        if said:  # (a job of the split already over time: no fewer shards for any)
+            over = _listed([f"`{j}`" for j in said])
+            return {**{job.id: (False, f"{over} {'runs' if len(said) == 1 else 'run'} the lists of the same split and "
+                                       "already overruns a timeout: no fewer shards") for job in jobs}, **said}
+        missing = [label for label in expected if label not in fits]
+        if missing:
+            line = (f"no run in the history ran all {n} shards on {_listed(missing)}, which "
+                    f"{'runs' if len(missing) == 1 else 'run'} the lists of the same split, so nothing is said of fewer "
+                    "(a count must fit the slowest)")
+            return {job.id: (False, line) for job in jobs}
         # the count the slowest group needs (one split feeds them all), and its longest shard on it
-        kind, fit = max(fits.items(), key=lambda item: (item[1].best or n, item[1].p90_at(item[1].best or n)))
-        # shards cut off at a timeout: their times are less than they take (as `_reshard` says it)
-        alone = self._too_long_alone(job.id, fit.limit)
-        hung = [c for c in self._killed(job.id) if all(c.file not in f.ended for f in fits.values())]
-        if overrun := self._overrun(job.id, step, stats, step_minutes, job_minutes, more_shards=not alone and not hung):
-            return True, overrun + (f"; {_no_count_fits(alone, hung, fit.raising, fit.limit)}" if alone or hung else "")
-        on = f" on `{group}: {kind}`" if group else ""
+        label, fit = max(fits.items(), key=lambda item: (item[1].best or n, item[1].p90_at(item[1].best or n)))
+        step = limits[groups[label][0].id][0]
+        on = f" on {label}" if label else ""
         whose = fit.note or f"`{step.name}`'s {fit.limit_minutes:.0f}-min timeout"
-        bound = f"within {fit.limit / 60:.0f} min, {self.config.reshard_safety:.0%} of {whose}; {fit.estimate}"
+        bound = f"{fit.limit / 60:.0f} min, {self.config.reshard_safety:.0%} of {whose}; {fit.estimate}"
         if fit.best is not None:
-            setups = (n - fit.best) * len(fits)
-            return False, (f"the times allow {fit.best} shards of its {n} (the longest {fit.p90_at(fit.best) / 60:.0f} "
-                           f"min at p90{on}, {bound}), {setups} setups fewer a run ({stats.setup.median / 60:.0f} min "
-                           "each, median)")
-        if fit.p90_at(n) <= fit.limit:
-            return False, (f"the times need all {n} shards ({n - 1} would run {fit.p90_at(n - 1) / 60:.0f} min at "
-                           f"p90{on}, over {fit.limit / 60:.0f} min, {self.config.reshard_safety:.0%} of {whose}; "
-                           f"{fit.estimate})")
-        return False, (f"today's {n} shards already run {fit.p90_at(n) / 60:.0f} min at p90{on}, over "
-                       f"{fit.limit / 60:.0f} min, {self.config.reshard_safety:.0%} of {whose}; {fit.estimate}")
+            setup = median(j.setup_seconds for _, runs in groups.values() for run in runs for j in run)
+            line = (f"the times allow {fit.best} shards of its {n} (the longest {fit.p90_at(fit.best) / 60:.0f} min at "
+                    f"p90{on}, within {bound}), {(n - fit.best) * len(expected)} setups fewer a run ({setup / 60:.0f} min "
+                    f"each, median): change by hand {where}{shared}")
+        elif fit.p90_at(n) <= fit.limit:
+            line = (f"the times need all {n} shards ({n - 1} would run {fit.p90_at(n - 1) / 60:.0f} min at p90{on}, "
+                    f"over {bound})")
+        else:
+            needed = fit.needed()
+            line = (f"today's {n} shards already run {fit.p90_at(n) / 60:.0f} min at p90{on}, over {bound}; "
+                    + (_no_count_fits([], hung, fit.raising, fit.limit) if hung else
+                       f"about {needed} would keep the longest within it: change by hand {where}{shared}" if needed else
+                       f"no count up to {3 * n} keeps the longest within it: a test file may take longer alone"))
+        return {job.id: (False, line) for job in jobs}
 
     def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...], key: str, values: list[Any],
                  step: StepDef) -> ShardLog | None:
@@ -2042,16 +2138,49 @@ def _no_count_fits(files: list[CutOff], killed: list[CutOff], raising: str, limi
     return "; ".join(said)
 
 
-def _count_writer(workflow: Workflow, job: JobDef, n: int) -> str | None:
-    """The step of a job this one needs that writes its count of n shards to a splitter (ROCm/aiter's
-    `split_aiter_tests`: `split_tests.sh --shards 8`, whose lists the matrix's shards read), as "`job`'s `step`
-    (`--shards 8`)"; None when none does."""
-    for need in job.needs:
-        for step in workflow.jobs[need].steps if need in workflow.jobs else ():
-            for m in _COUNT_FLAG.finditer(step.run or ""):
-                if int(re.findall(r"\d+", m.group(0))[-1]) == n:
-                    return f"`{need}`'s `{step.name}` (`{m.group(0)}`)"
-    return None
+def _count_writers(workflow: Workflow, job: JobDef, n: int) -> list[tuple[str, str, list[str]]]:
+    """The steps of the jobs this one needs that hand a splitter its count of n shards (ROCm/aiter's
+    `split_aiter_tests`: `split_tests.sh --shards 8`, whose lists the matrix's shards read): (job, step, [the flag
+    as written])."""
+    return [(need, step.name, [m.group(0)]) for need in job.needs if need in workflow.jobs
+            for step in workflow.jobs[need].steps for m in _COUNT_FLAG.finditer(step.run or "")
+            if int(re.findall(r"\d+", m.group(0))[-1]) == n]
+
+
+def _places(places: list[tuple[str, str, list[str]]]) -> str:
+    """Where a count is written, for a sentence: each step once, with every spelling in it (`split_triton_tests`'s
+    `Split` (`--shards 8`, `seq 0 7`)); a place with no job is said as it is (its `include` entries)."""
+    merged: dict[tuple[str, str], list[str]] = {}
+    for job, step, found in places:
+        merged.setdefault((job, step), []).extend(f for f in found if f not in merged.get((job, step), []))
+    return _listed([f"`{job}`'s `{step}` ({', '.join(f'`{f}`' for f in found)})" if job else step
+                    for (job, step), found in merged.items()])
+
+
+def _listed(items: list[str]) -> str:
+    return ", ".join(items[:-1]) + (" and " if len(items) > 1 else "") + items[-1] if items else ""
+
+
+def _group_key(job: JobDef, key: str, stats: JobStats) -> tuple[str | None, list[str]]:
+    """The key whose values each run every shard of a matrix of `include` entries (aiter's `runner`; the first of
+    the varying keys other than the shard key whose value every measured job's name tells), with its values in
+    the entries; (None, [""]) for a matrix of shards alone."""
+    entries = [e for e in (job.matrix or {}).get("include") or () if isinstance(e, dict)] if not job.matrix_axes else []
+    varying = [k for k in dict.fromkeys(k for e in entries for k in e)
+               if k != key and len({repr(e.get(k)) for e in entries}) > 1]
+    for by in varying:
+        if all(_matrix_value(job, j, by) is not None for j in stats.shards):
+            return by, sorted({_shown(e.get(by)) for e in entries})
+    return (None, [""]) if not varying else (varying[0], sorted({_shown(e.get(varying[0])) for e in entries}))
+
+
+def _count_loops(workflow: Workflow, job_ids: list[str], n: int) -> list[tuple[str, str, list[str]]]:
+    """Every script loop over n shards in a job that runs before or after any of `job_ids` (`count_elsewhere`'s
+    spellings): (job, step, [the loop as written])."""
+    related = set().union(*(_needs_closure(workflow, j, after=True) | _needs_closure(workflow, j, after=False)
+                            for j in job_ids)) - set(job_ids)
+    return [(other.id, step.name, [found]) for other in (workflow.jobs[j] for j in sorted(related))
+            for step in other.steps if (found := _loop_over(step.run or "", n))]
 
 
 def count_elsewhere(workflow: Workflow, job_id: str, n: int) -> str | None:
@@ -2059,8 +2188,16 @@ def count_elsewhere(workflow: Workflow, job_id: str, n: int) -> str | None:
     counts its n shards: a script's loop over them (`for shard in {0..7}`, `0 1 ... 7`, `$(seq 0 7)`, `seq -w 0 1 7`,
     `seq 0 $((8-1))`, `((i=0; i<8; i++))`, `range(8)`; ROCm/aiter's results job checks every shard's log so, and a
     split job may write a list per shard, whose last lists no shard would run after a trim). As "`job`'s `step`
-    (`{0..7}`)"; None when none does. (A loop of n over something else, GPUs or retries, is taken
+    (`{0..7}`)", the first; None when none does. (A loop of n over something else, GPUs or retries, is taken
     for one too: the report says where, to change by hand.)"""
+    # (not another job's matrix over as many shards: SGLang's stages, chained by `needs:`, are each a suite of
+    # their own on `part: [0, 1]`)
+    loops = _count_loops(workflow, [job_id], n)
+    return _places(loops[:1]) if loops else None
+
+
+def _loop_over(text: str, n: int) -> str | None:
+    """A script's loop over n shards (`count_elsewhere`'s spellings), as written; None when it has none."""
     last = n - 1
     loop = re.compile(rf"\{{0\.\.{last}\}}|\{{1\.\.{n}\}}"
                       rf"|\bseq(?:\s+-\w+)*\s+(?:0\s+(?:1\s+)?{last}|1\s+(?:1\s+)?{n}|{n}(?!\s+\d))(?![\w.])"
@@ -2070,16 +2207,8 @@ def count_elsewhere(workflow: Workflow, job_id: str, n: int) -> str | None:
                       rf"|\(\(\s*\w+\s*=\s*1\s*;\s*\w+\s*(?:<=\s*{n}|<\s*{n + 1})\s*;")
     listed = re.compile(r"\bfor\s+\w+\s+in((?:\s+\d+)+)\s*(?:;|\n|$)")
     counts = ([str(i) for i in range(n)], [str(i) for i in range(1, n + 1)])
-    related = _needs_closure(workflow, job_id, after=True) | _needs_closure(workflow, job_id, after=False)
-    # (not another job's matrix over as many shards: SGLang's stages, chained by `needs:`, are each a suite of
-    # their own on `part: [0, 1]`)
-    for other in (workflow.jobs[j] for j in sorted(related)):
-        for step in other.steps:
-            found = loop.search(step.run or "") or next(
-                (m for m in listed.finditer(step.run or "") if m.group(1).split() in counts), None)
-            if found:
-                return f"`{other.id}`'s `{step.name}` (`{' '.join(found.group(0).split())}`)"
-    return None
+    found = loop.search(text) or next((m for m in listed.finditer(text) if m.group(1).split() in counts), None)
+    return " ".join(found.group(0).split()) if found else None
 
 
 def _needs_closure(workflow: Workflow, job_id: str, after: bool) -> set[str]:
@@ -2121,7 +2250,7 @@ def _misplaced(logs: list[tuple[JobTiming, ShardLog]], n: int, key: str, values:
             continue
         index, count = log.shard
         value = value_of(job) if value_of else job.ref.value(key)
-        header = f"`{index + 1}/{count} (0-based id={index})`"
+        header = f"`{log.header or f'{index + 1}/{count} (0-based id={index})'}`"
         if suite is not None and log.suite is not None and log.suite != suite:
             out.append(f"job {job.api_id}'s log is of the suite `{log.suite}` (its header), not `{suite}`")
         elif count != n:

@@ -127,8 +127,11 @@ async def test_a_started_serve_is_taken_for_foldbot_only_by_its_own_health(fake_
 
     from tests.harness import serve_process
     port = free_port()
+    async def not_found(request: web.Request) -> web.Response:
+        return web.Response(status=404)
+
     other = web.Application()
-    other.router.add_get("/health", lambda request: web.Response(status=404))
+    other.router.add_get("/health", not_found)
     runner = web.AppRunner(other)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()

@@ -275,10 +275,22 @@ def test_aiters_runner_lines_are_read() -> None:
     times, which stand for the estimates; a file begun and never ended (the step's timeout) is unfinished; a
     test's own `Time elapsed of` line, without the ⏱, is output."""
     log = parse_log(AITER)
-    assert log == ShardLog(estimates={"op_tests/test_gemm_a8w8.py": 847.213, "op_tests/test_rope.py": 61.5},
-                           measured={"op_tests/test_gemm_a8w8.py": 847.213, "op_tests/test_rope.py": 61.5},
-                           scope="shard", shard=(2, 8), unfinished=("op_tests/test_moe.py",))
+    files = ("op_tests/test_gemm_a8w8.py", "op_tests/test_rope.py")
+    assert log == ShardLog(estimates=dict(zip(files, (847.213, 61.5))), measured=dict(zip(files, (847.213, 61.5))),
+                           scope="shard", shard=(2, 8), unfinished=("op_tests/test_moe.py",), header="(shard: 2/8)",
+                           weighed=files)
     assert parse_log(AITER.replace("(shard: 2/8)", "(shard: 9/8)")).shard is None  # (no shard 9 of 8)
+    # a file that failed after aiter's `timeout 60m` (within a minute of it) was stopped there: killed, as SGLang's
+    # `✗ TIMEOUT` (how long it takes is not known); one that failed sooner, or passed, took its time
+    stopped = parse_log(AITER.replace("847.213 seconds", "3600.052 seconds"))
+    assert (stopped.killed, stopped.measured["op_tests/test_gemm_a8w8.py"]) == ({"op_tests/test_gemm_a8w8.py": 3600.0},
+                                                                              3600.052)
+    assert parse_log(AITER.replace("847.213 seconds", "3540.5 seconds")).killed == {}
+    passed = AITER.replace("\u274c Test failed: op_tests/test_gemm_a8w8.py", "\u2705 Test passed: op_tests/test_gemm_a8w8.py")
+    assert parse_log(passed.replace("847.213 seconds", "3600.052 seconds")).killed == {}
+    # the runs after its loop (`=== extra: test_mla.py <args> ===`) are named: their time is in no file's line
+    extra = AITER.replace("Using GPU_ARCHS=gfx950", "=== extra: test_mla.py -c 49152 -b 1 -n 16,1 -kvd bf16 ===")
+    assert parse_log(extra).extra == ("test_mla.py",)
 
 
 def test_test_output_that_mentions_the_key_words_is_not_read() -> None:

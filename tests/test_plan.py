@@ -1191,7 +1191,12 @@ def test_a_shard_list_over_several_runners_says_what_the_times_allow_and_where_i
         "min, 60% of `Tests`'s 90-min timeout; shard times), 2 setups fewer a run (12 min each, median): change by hand "
         "its `include` entries, `split_aiter_tests`'s `Split Aiter Tests (4 shards)` (`--shards 4`) and "
         "`standard-test-finish`'s `Check every shard's log` (`{0..3}`)"))]
-    assert (p.reshard_candidates, p.shard_counts) == ({"standard": 0}, {"standard": 8})  # (its logs are read: 8 a run)
+    # its logs are read for each runner's runs of all its 4 shards, oldest first, as a reshard's are
+    assert (p.reshard_candidates, p.shard_counts) == ({"standard": 0}, {})
+    assert [[j.name[-27:] for j in run] for run in p.wanted_runs["standard"][:2]] == [
+        [f"linux-aiter-{m}-1, {label}, 4, {i})"[-27:] for i in range(4)]
+        for m, label in (("mi35x", "MI35X"), ("oci-mi300x", "MI300X"))]
+    assert len(p.wanted_runs["standard"]) == 6
     # the slower runner needs all 4, which the faster would not: the count stays
     slow = plan(text, _aiter_runs({"MI35X": [30, 28, 31, 29], "MI300X": [45, 43, 46, 44]}))
     assert [f.reason for f in slow.by_hand] == [
@@ -1202,22 +1207,36 @@ def test_a_shard_list_over_several_runners_says_what_the_times_allow_and_where_i
     assert (over.by_hand, over.overruns) == ((), ("standard",))
     assert [f.reason for f in over.findings if f.job == "standard"] == [
         "already overruns: in 3 of 3 runs a shard ran into the 90-min timeout of `Tests` (longest 90 min); it needs "
-        "more shards or a longer timeout, not fewer; " + _OVER_RUNNERS]
-    # a run that lacks a shard of a runner is no sample of it; with none, nothing is said of the times
+        "more shards or a longer timeout, not fewer; its count is written in its `include` entries, "
+        "`split_aiter_tests`'s `Split Aiter Tests (4 shards)` (`--shards 4`) and `standard-test-finish`'s `Check every "
+        "shard's log` (`{0..3}`); " + _OVER_RUNNERS]
+    # a run that lacks a shard of a runner is no sample of it; with none, nothing is said of the times (and no log
+    # is asked for: none would be used)
     partial = plan(text, _aiter_runs({"MI35X": [30, 28, 31], "MI300X": [36, 34, 37]}))
     assert ([f.reason for f in partial.findings if f.job == "standard"], partial.by_hand) == ([_OVER_RUNNERS], ())
+    assert (partial.reshard_candidates, partial.wanted_runs) == ({}, {})
+    # review120 f01: a runner with no run of all its shards is not left out of "the slowest": nothing is said of
+    # fewer (the faster runner's runs are still read, for when it has one)
+    lost = _aiter_runs({"MI35X": [30, 28, 31, 29], "MI300X": [60, 58, 61]})
+    q = plan(text, lost)
+    assert [f.reason for f in q.by_hand] == [
+        "no run in the history ran all 4 shards on `runner: linux-aiter-oci-mi300x-1`, which runs the lists of the same "
+        "split, so nothing is said of fewer (a count must fit the slowest)"]
+    assert len(q.wanted_runs["standard"]) == 3 and q.reshard_candidates == {"standard": 0}
     # a step timeout known only when a run starts: no count is said
     unknown = text.replace("timeout-minutes: 90", "timeout-minutes: ${{ fromJSON(needs.split_aiter_tests.outputs.t) }}")
     assert plan(unknown, _aiter_runs({"MI35X": [30] * 4, "MI300X": [30] * 4})).by_hand == ()
 
 
-def _aiter_log(shard: int, files: list[tuple[str, float]]) -> str:
-    """A shard's log as ROCm/aiter's `aiter_test.sh` prints it (3cb0a1ca), each line after Actions' timestamp."""
+def _aiter_log(shard: int, files: list[tuple[str, float]], extra: tuple[str, ...] = ()) -> str:
+    """A shard's log as ROCm/aiter's `aiter_test.sh` prints it (3cb0a1ca), each line after Actions' timestamp;
+    `extra`: the untimed runs after its loop (`=== extra: test_mla.py <args> ===`)."""
     lines = [f"Running {' '.join(f for f, _ in files)} in shard {shard} of 4."]
     for name, minutes in files:
         lines += ["", "=" * 60, f"Running test: {name} (shard: {shard}/4)", "=" * 60, "", "some test output",
                   "", "-" * 20, f"\u2705 Test passed: {name}", f"\u23f1 Time elapsed of {name}: {minutes * 60:.3f} seconds",
                   "-" * 20, ""]
+    lines += [f"=== extra: {args} ===" for args in extra]
     lines.append(f"All tests passed in shard {shard}.")
     return "".join(f"2026-08-01T10:{i // 60:02d}:{i % 60:02d}.0000000Z {line}\n" for i, line in enumerate(lines))
 
@@ -1242,10 +1261,60 @@ def test_aiters_per_file_times_size_the_count_its_runners_allow() -> None:
     # a log of another shard than its job's (by its `(shard: i/4)` header) is not used: shard times stand in
     swapped = {**logs, bundles[0]["jobs"][0]["id"]: logs[bundles[0]["jobs"][1]["id"]]}
     q = plan(text, bundles, logs=swapped)
-    assert q.misplaced_logs == {"standard": (
-        "job 300001 (`shard_idx: 0`) has the log of shard 1 (its header: `2/4 (0-based id=1)`)",
-        "jobs 300001 and 300002 have logs of one shard (their header: `2/4 (0-based id=1)`)")}
+    assert q.misplaced_logs == {"standard": (  # (its header quoted as its log prints it)
+        "job 300001 (`shard_idx: 0`) has the log of shard 1 (its header: `(shard: 1/4)`)",
+        "jobs 300001 and 300002 have logs of one shard (their header: `(shard: 1/4)`)")}
     assert q.reshard_candidates == {"standard": 5}
+
+
+def test_aiters_split_weighs_files_by_their_times_over_both_runners() -> None:
+    """review120 f05: aiter's split is one list for both runners, weighed by each file's median time over recent runs
+    of both (`update_split_test_times.py`); on fewer shards each runner runs that split, not the best split of its
+    own times. `test_a.py` takes 10 min on MI35X and 50 on MI300X, the rest 20 and 10: a split by the pooled times
+    puts 60 min in a shard of 3 on both runners (each runner's own best would be 50)."""
+    names = [f"op_tests/test_{c}.py" for c in "abcdefg"]
+    mi35, mi300 = dict(zip(names, [10, 20, 20, 20, 20, 20, 20])), dict(zip(names, [50, 10, 10, 10, 10, 10, 10]))
+    today = [["op_tests/test_a.py"], ["op_tests/test_b.py", "op_tests/test_e.py"],  # (by the pooled times, 30 min each)
+             ["op_tests/test_c.py", "op_tests/test_f.py"], ["op_tests/test_d.py", "op_tests/test_g.py"]]
+    bundles = _aiter_runs({label: [sum(t[f] for f in shard) for shard in today]
+                           for label, t in (("MI35X", mi35), ("MI300X", mi300))})
+    logs = {j["id"]: parse_log(_aiter_log(int(j["name"][-2]), [(f, (mi35 if "MI35X" in j["name"] else mi300)[f])
+                                                                 for f in today[int(j["name"][-2])]]))
+            for b in bundles for j in b["jobs"]}
+    assert [f.reason for f in plan(_aiter_standard(), bundles, logs=logs).by_hand] == [
+        "the times need all 4 shards (3 would run 60 min at p90 on `runner: linux-aiter-oci-mi300x-1`, over 54 min, "
+        "60% of `Tests`'s 90-min timeout; per-file logs)"]
+
+
+def test_aiters_untimed_runs_after_its_loop_go_with_their_file() -> None:
+    """review120 f06: after its loop, aiter's runner runs `test_mla.py` again, untimed (`=== extra: test_mla.py
+    <args> ===`), in the shard that holds it: that shard's time beyond its files' lines goes with `test_mla.py`
+    (18 min, then 15 min more), not over every file of the suite. On 4 shards its shard would take 55 min, over
+    the 54-min limit: 5 it is."""
+    files = [[("op_tests/test_mla.py", 18.0), ("op_tests/test_s0a.py", 1.0), ("op_tests/test_s0b.py", 1.0)]] + \
+        [[(f"op_tests/test_{i}_{k}.py", 5.0) for k in range(4)] for i in range(1, 8)]
+    extra = tuple(f"test_mla.py -c {c} -b 1 -n 16,1 -kvd bf16" for c in (49152, 98304, 10000))
+    text = _aiter_standard().replace("shard_total: 4", "shard_total: 8").replace("range(4)", "range(8)")
+    entries = "".join(f"          - {{runner: linux-aiter-{r}-1, label: {label}, shard_total: 8, shard_idx: {i}}}\n"
+                      for r, label in (("mi35x", "MI35X"), ("oci-mi300x", "MI300X")) for i in range(8))
+    text = text[:text.index("        include:\n") + len("        include:\n")] + entries + text[text.index("    runs-on: ${{"):]
+    minutes = [sum(m for _, m in shard) for shard in files]
+    minutes[0] += 15
+    bundles = [bundle(run_id=300 + r, repo="ROCm/aiter", workflow_path=PATH, workflow_name="Aiter Test",
+                      head_sha=f"{r:040x}", start=START + timedelta(days=r),
+                      jobs=[amd_job(f"Standard Tests (1 GPU) (linux-aiter-{m}-1, {label}, 8, {i})",
+                                    labels=[f"linux-aiter-{m}-1"], setup_minutes=12, download_artifacts=None,
+                                    tests=[("Tests", shard)], teardown=())
+                            for m, label in (("mi35x", "MI35X"), ("oci-mi300x", "MI300X"))
+                            for i, shard in enumerate(minutes)])
+               for r in range(3)]
+    logs = {j["id"]: parse_log(_aiter_log(int(j["name"][-2]), files[int(j["name"][-2])], extra if j["name"][-2] == "0"
+                                          else ()).replace("/4)", "/8)"))
+            for b in bundles for j in b["jobs"]}
+    assert [f.reason for f in plan(text, bundles, logs=logs).by_hand] == [
+        "the times allow 5 shards of its 8 (the longest 48 min at p90 on `runner: linux-aiter-mi35x-1`, within 54 min, "
+        "60% of `Tests`'s 90-min timeout; per-file logs), 6 setups fewer a run (12 min each, median): change by hand "
+        "its `include` entries"]
 
 
 def test_a_matrix_another_jobs_output_gives_names_that_job_and_the_count_it_writes() -> None:
@@ -1289,7 +1358,7 @@ jobs:
                "each, median): change by hand `split_triton_tests`'s `Split Triton Tests` (`--shards 8`)")
     p = plan(text, made)
     assert ([f.reason for f in p.findings if f.job == "triton"], [f.reason for f in p.by_hand]) == ([said], [allowed])
-    assert (p.reshard_candidates, p.shard_counts) == ({"triton": 0}, {"triton": 8})
+    assert (p.reshard_candidates, [len(run) for run in p.wanted_runs["triton"]]) == ({"triton": 0}, [8, 8, 8])
     # a later job that loops over the 8 shards is named too (scan112: aiter's results jobs)
     results = text + """  triton-test-results:
     needs: [triton]
@@ -1300,6 +1369,26 @@ jobs:
 """
     assert [f.reason for f in plan(results, made).by_hand] == [
         allowed + " and `triton-test-results`'s `Check results` (`{0..7}`)"]
+    # review120 f07: a loop in the split's own step is one place with two spellings
+    looped = text.replace('echo "shards=[0,1,2,3,4,5,6,7]"', 'echo "shards=[$(seq 0 7 | paste -sd, -)]"')
+    assert [f.reason for f in plan(looped, made).by_hand] == [
+        allowed.replace("(`--shards 8`)", "(`--shards 8`, `seq 0 7`)")]
+    # review120 f02: aiter's `triton` and `triton-mi300x` run the lists of one split: one count, the slower's
+    both = text + text[text.index("  triton:\n"):].replace("  triton:", "  triton-mi300x:").replace("mi35x", "oci-mi300x")
+    slower = [bundle(run_id=400 + r, repo="ROCm/aiter", workflow_path=PATH, workflow_name="Triton Test",
+                     head_sha=f"{r:040x}", start=START + timedelta(days=r),
+                     jobs=[amd_job(f"{name} ({s})", labels=[runner], setup_minutes=11, download_artifacts=None,
+                                   tests=[("Triton Tests", minutes)], teardown=())
+                           for name, runner, minutes in (("triton", "linux-aiter-mi35x-1", 15),
+                                                         ("triton-mi300x", "linux-aiter-oci-mi300x-1", 20))
+                           for s in range(8)])
+              for r in range(3)]
+    shared = plan(both, slower)
+    line = ("the times allow 6 shards of its 8 (the longest 27 min at p90 on `triton-mi300x`, within 29 min, 60% of "
+            "`triton-mi300x`'s 60-min job timeout less its setup and other steps (11 min at p90); shard times), 4 setups "
+            "fewer a run (11 min each, median): change by hand `split_triton_tests`'s `Split Triton Tests` (`--shards 8`) "
+            "(one count for `triton` and `triton-mi300x`: the lists of one split)")
+    assert [(f.job, f.reason) for f in shared.by_hand] == [("triton", line), ("triton-mi300x", line)]
     # runs of fewer shards (the split selected fewer: PR runs) are no sample of the count; with none, none is said
     fewer = [{**b, "jobs": b["jobs"][:5]} for b in made]
     assert ([f.reason for f in plan(text, fewer).findings if f.job == "triton"], plan(text, fewer).by_hand) == ([said], ())
