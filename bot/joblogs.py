@@ -55,7 +55,7 @@ def wanted(analysis: Analysis) -> dict[str, list[tuple[JobTiming, ...]]]:
     ran all its shards, newest run first."""
     out: dict[str, list[tuple[JobTiming, ...]]] = {}
     jobs = analysis.lane.workflow.jobs
-    for job_id in analysis.plan.reshard_candidates:
+    for job_id in dict.fromkeys([*analysis.plan.reshard_candidates, *analysis.plan.wanted_runs]):
         stats = analysis.stats.get(job_id)
         job = jobs.get(job_id)
         if stats is None or job is None:
@@ -181,7 +181,8 @@ async def read_logs(api: RepoAPI, analysis: Analysis, config: RepoConfig,
         if job_id in unread:
             problems.append(Unmeasured(
                 job_id,
-                f"the logs of {unread[job_id]} of its {len(plan[job_id])} runs were not read: "
+                f"the logs of {unread[job_id]} of its {len(plan[job_id])} "
+                f"{'groups of shards (a run on one runner)' if job_id in analysis.plan.wanted_runs else 'runs'} were not read: "
                 f"`logs.max_jobs` ({config.logs_max_jobs}) downloads per event were spent",
                 "they are read on later runs (read logs are kept); or raise `logs: {max_jobs: N}` in .github/foldbot.yml",
             ))

@@ -92,7 +92,7 @@ _RETRY_KILLED = re.compile(r".*?\[CI Retry\] (?P<file>\S+) timed out after (?P<s
 _AITER_FAILED = re.compile(r".*?\u274c\s*Test failed: (?P<file>\S+)\s*$")
 _AITER_EXTRA = re.compile(r".*?=== extra: (?P<file>\S+)")
 #: aiter_test.sh's per-file `timeout 60m` (3cb0a1ca): a failed file timed at it (within a minute) was stopped there.
-AITER_FILE_TIMEOUT_S = 3600.0
+AITER_FILE_TIMEOUT_S, AITER_KILL = 3600.0, "timeout 60m"
 _AITER_BEGIN = re.compile(r".*?\bRunning test: (?P<file>\S+) \(shard: (?P<id>\d+)/(?P<size>\d+)\)\s*$")
 _AITER_SKIP = re.compile(r".*?\bSkipping test: (?P<file>\S+)\s*$")
 _AITER_END = re.compile(r".*?\u23f1\ufe0f?\s*Time elapsed of (?P<file>\S+): (?P<seconds>\d+(?:\.\d+)?) seconds\s*$")
@@ -151,6 +151,8 @@ class ShardLog:
     #: files aiter's runner ran again after its loop (`=== extra: test_mla.py <args> ===`), as printed (a base
     #: name): the time of those runs is in no file's line, and it goes where the file goes
     extra: tuple[str, ...] = ()
+    #: the cap that killed the files in `killed` (aiter's script: `timeout 60m`)
+    killed_by: str = "--timeout-per-file"
 
     @property
     def usable(self) -> bool:
@@ -409,7 +411,7 @@ def _parse_log(data: str | bytes) -> ShardLog:
                                       *(name for name in attempt if name not in block and name not in killed)]))
     weighed = tuple(name for name in timed if name not in planned and name not in ended_estimates and not suite_plan)
     return ShardLog(estimates, measured, scope, shard, unfinished, tuple(retried), suite, killed, header, weighed,
-                    tuple(extra))
+                    tuple(extra), AITER_KILL if any(name in timed for name in killed) else ShardLog.killed_by)
 
 
 def _header_suite(line: str) -> str | None:

@@ -257,6 +257,7 @@ class CutOff:
     at_least_s: float | None
     estimate_s: float | None  # the runner's own estimate, when its log printed one
     killed: bool = False
+    by: str = "--timeout-per-file"  # of a killed file, the cap that stopped it (aiter's script: `timeout 60m`)
 
 
 @dataclass(frozen=True)
@@ -1140,7 +1141,7 @@ class Planner:
         self.by_hand: list[Finding] = []  # shard lists measured, with no change foldbot can make (`_passed_reshards`)
         self.lists: list[ListReshard] = []  # shard lists the times allow on fewer shards (`_passed_reshards`)
         self._mismatches: dict[tuple[str, str], str | None] = {}
-        #: a writer's output and what `_shared_count` says of the count it writes, per job reading it
+        #: a writer job and its step that writes a count, and what `_shared_count` says of it, per job reading it
         self._shared: dict[tuple[str, str], dict[str, tuple[bool, str]]] = {}
         #: matrices measured by groups of their shards (`_shared_count`): the runs whose shards' logs are read
         self.wanted: dict[str, list[tuple[JobTiming, ...]]] = {}
@@ -1909,26 +1910,27 @@ class Planner:
         n = len(values)
         places = [("", "its `include` entries", []), *_count_writers(self.workflow, job, n),
                   *_count_loops(self.workflow, [job.id], n)]
-        return self._shared_count([job], key, values, places).get(job.id)
+        return self._shared_count([(job, key)], values, places).get(job.id)
 
     def _expressed_count(self, job: JobDef) -> tuple[bool, str] | None:
         """Of a matrix of one axis another job's output gives, whose count that job's step writes (ROCm/aiter's
-        triton shards: `split_tests.sh --shards 8`), what the times say (`_shared_count`), with the other jobs whose
-        matrix that output gives (aiter's `triton` and `triton-mi300x`: one split, one count); None otherwise."""
+        triton shards: `split_tests.sh --shards 8`), what the times say (`_shared_count`), with every other GPU job
+        whose matrix that step's count gives (aiter's `triton` and `triton-mi300x`: one split, one count, said once,
+        with the first); None otherwise."""
         found = self._expressed(job)
         if found is None:
             return None
-        (writer, output, (step, flag)), key = found
+        (writer, _, (step, flag)), _ = found
         n = int(re.findall(r"\d+", flag)[-1])
         if n < 2:
             return None
-        if (writer, output) not in self._shared:
-            readers = [other for other in self.workflow.jobs.values()
-                       if (seen := self._expressed(other)) is not None and seen[0][:2] == (writer, output)
-                       and other.id in self.stats and self._is_gpu(other)]
-            places = [(writer, step, [flag]), *_count_loops(self.workflow, [r.id for r in readers], n)]
-            self._shared[writer, output] = self._shared_count(readers, key, list(range(n)), places)
-        return self._shared[writer, output].get(job.id)
+        if (writer, step) not in self._shared:
+            readers = [(other, seen[1]) for other in self.workflow.jobs.values()
+                       if (seen := self._expressed(other)) is not None and (seen[0][0], seen[0][2][0]) == (writer, step)
+                       and self._is_gpu(other)]
+            places = [(writer, step, [flag]), *_count_loops(self.workflow, [r.id for r, _ in readers], n)]
+            self._shared[writer, step] = self._shared_count(readers, list(range(n)), places, named=False)
+        return self._shared[writer, step].get(job.id)
 
     def _expressed(self, job: JobDef) -> tuple[tuple[str, str, tuple[str, str]], str] | None:
         """Of a matrix of one axis another job's output gives, whose count one step of that job writes: (the writer,
@@ -1939,38 +1941,46 @@ class Planner:
             return None
         return (found[0], found[1], found[2][0]), axes[0]
 
-    def _shared_count(self, jobs: list[JobDef], key: str, values: list[int],
-                      places: list[tuple[str, str, list[str]]]) -> dict[str, tuple[bool, str]]:
-        """What the measured times say of one count of shards that `jobs` run, each on every value of its matrix's
-        other keys (aiter's runners), a count foldbot does not change (written in the job that splits the suite,
-        `split_tests.sh --shards 8`, and in `include` entries): per job, (False, "the times allow K shards ...: change
-        by hand <places>"), or why today's are all needed; (True, "already overruns: ...") for a job whose shards ran
-        into a timeout. Each group of shards (a job's, on one runner) is weighed on its runs of all its shards, and
-        the count must hold on the slowest. {} when the runs do not tell (no run of all the shards of any group, a
-        timeout known only when a run starts)."""
+    def _shared_count(self, jobs: list[tuple[JobDef, str]], values: list[int], places: list[tuple[str, str, list[str]]],
+                      named: bool = True) -> dict[str, tuple[bool, str]]:
+        """What the measured times say of one count of shards that `jobs` run (each with its matrix's shard key), each
+        on every value of its matrix's other keys (aiter's runners), a count foldbot does not change (written in the
+        job that splits the suite, `split_tests.sh --shards 8`, and in `include` entries): (False, "the times allow K
+        shards ...: change by hand <places>"), or why today's are all needed, said once, for the first job; (True,
+        "already overruns: ...") for a job whose shards ran into a timeout. Each group of shards (a job's, on one
+        runner) is weighed on its runs of all its shards against its own limit, and the count must hold on the one
+        that needs most; a group with no such run stops the advice. {} when the runs do not tell (no group with a run
+        of all its shards, a timeout known only when a run starts). `named`: whether the over-time line names the
+        places (not where the finding beside it does)."""
         n, ids = len(values), [str(v) for v in values]
+        several = len(jobs) > 1
         limits: dict[str, tuple[StepDef, float | None, float]] = {}  # job -> its test step, its and the job's timeout
         groups: dict[str, tuple[JobDef, list[tuple[JobTiming, ...]]]] = {}  # label -> its job, its runs of every shard
         order: dict[str, list[tuple[int, tuple[JobTiming, ...]]]] = {}  # job -> (run, its group's shards), per group
         expected: list[str] = []
-        pattern = re.compile(rf"\bmatrix\.{re.escape(key)}\b")
-        for job in jobs:
+
+        def label(job: JobDef, by: str | None, kind: str) -> str:
+            return " ".join(filter(None, [f"`{job.id}`" if several else "", f"`{by}: {kind}`" if by else ""]))
+
+        for job, key in jobs:
             stats = self.stats.get(job.id)
+            pattern = re.compile(rf"\bmatrix\.{re.escape(key)}\b")
             tests = [s for s in job.steps if s.run and self.config.step_category(s) == "test"]
             used = [s for s in tests if pattern.search(f"{s.run} {s.env}")]
-            if stats is None or len(used or tests) != 1:
+            if len(used or tests) != 1:
                 return {}
             (step,) = used or tests
-            step_minutes, job_minutes, unknown = read_limits(step.timeout_minutes, job.timeout_minutes, stats.labels)
+            step_minutes, job_minutes, unknown = read_limits(step.timeout_minutes, job.timeout_minutes,
+                                                             stats.labels if stats else ())
             if unknown:
                 return {}
             assert job_minutes is not None
             limits[job.id] = step, step_minutes, job_minutes
+            if stats is None:  # (a job of the split that ran no tests in these runs: a group with no run)
+                expected.append(label(job, None, ""))
+                continue
             by, kinds = _group_key(job, key, stats)
-            def label(kind: str, job: JobDef = job, by: str | None = by) -> str:
-                return " ".join(filter(None, [f"`{job.id}`" if len(jobs) > 1 else "", f"`{by}: {kind}`" if by else ""]))
-
-            expected += [label(kind) for kind in kinds]
+            expected += [label(job, by, kind) for kind in kinds]
             for index, shards in enumerate(stats.per_run):
                 split: dict[str, list[JobTiming]] = {}
                 for j in shards:
@@ -1978,64 +1988,78 @@ class Planner:
                 for kind, members in split.items():
                     by_id = {_matrix_value(job, j, key): j for j in members}
                     if len(members) == n and sorted(by_id, key=str) == sorted(ids) and kind in kinds:
-                        groups.setdefault(label(kind), (job, []))[1].append(tuple(by_id[i] for i in ids))
-                        order.setdefault(job.id, []).append((index, groups[label(kind)][1][-1]))
+                        runs = groups.setdefault(label(job, by, kind), (job, []))[1]
+                        runs.append(tuple(by_id[i] for i in ids))
+                        order.setdefault(job.id, []).append((index, runs[-1]))
         if not groups:
             return {}
+        key_of = dict((job.id, key) for job, key in jobs)
         weights = self.pooled(run for _, runs in groups.values() for run in runs)  # (one split for every group)
-        fits = {label: self._fit(job, runs, key, list(values), *limits[job.id], job, weights)
-                for label, (job, runs) in sorted(groups.items())}
-        for job in jobs:  # (its logs are read for the runs used, as a reshard's are)
-            self.candidates[job.id] = sum(fit.log_runs for label, fit in fits.items() if groups[label][0] is job)
+        fits = {name: self._fit(job, runs, key_of[job.id], list(values), *limits[job.id], job, weights)
+                for name, (job, runs) in sorted(groups.items())}
+        for job, _ in jobs:  # its logs are read for the runs of its groups (with every runner's, as a reshard's are)
             self.wanted[job.id] = [run for _, run in sorted(order.get(job.id, []), key=lambda item: item[0])]
+        # a file the runner killed, which no run of that group measured to its end: a hang there
+        hung = {name: [c for c in self._killed(groups[name][0].id) if c.file not in fit.ended] for name, fit in fits.items()}
         where = _places(places)
-        shared = f" (one count for {_listed([f'`{j.id}`' for j in jobs])}: the lists of one split)" if len(jobs) > 1 else ""
-        hung = [c for job in jobs for c in self._killed(job.id) if all(c.file not in f.ended for f in fits.values())]
+        one = f" (one count for {_listed([f'`{job.id}`' for job, _ in jobs])}: the lists of one split)" if several else ""
         said: dict[str, tuple[bool, str]] = {}
-        for job in jobs:  # a job whose shards ran into a timeout: their times are short of what they take
-            own = [f for label, f in fits.items() if groups[label][0] is job]
+        for job, _ in jobs:  # a job whose shards ran into a timeout: their times are short of what they take
+            own = [name for name in fits if groups[name][0] is job]
             if not own:
                 continue
-            fit = min(own, key=lambda f: f.limit)
+            fit = min((fits[name] for name in own), key=lambda f: f.limit)
             alone = self._too_long_alone(job.id, fit.limit)
+            mine = list({c.file: c for name in own for c in hung[name]}.values())
             step, step_minutes, job_minutes = limits[job.id]
-            mine = [c for c in self._killed(job.id) if all(c.file not in f.ended for f in fits.values())]
-            overrun = self._overrun(job.id, step, self.stats[job.id], step_minutes, job_minutes,
-                                    more_shards=not alone and not mine)
-            if overrun:
+            if overrun := self._overrun(job.id, step, self.stats[job.id], step_minutes, job_minutes,
+                                        more_shards=not alone and not mine):
+                self.candidates[job.id] = sum(fits[name].log_runs for name in own)
                 said[job.id] = (True, overrun + (f"; {_no_count_fits(alone, mine, fit.raising, fit.limit)}"
-                                                 if alone or mine else "") + f"; its count is written in {where}{shared}")
+                                                 if alone or mine else "")
+                                + (f"; its count is written in {where}{one}" if named else one))
         if said:  # (a job of the split already over time: no fewer shards for any)
             over = _listed([f"`{j}`" for j in said])
             return {**{job.id: (False, f"{over} {'runs' if len(said) == 1 else 'run'} the lists of the same split and "
-                                       "already overruns a timeout: no fewer shards") for job in jobs}, **said}
-        missing = [label for label in expected if label not in fits]
-        if missing:
-            line = (f"no run in the history ran all {n} shards on {_listed(missing)}, which "
-                    f"{'runs' if len(missing) == 1 else 'run'} the lists of the same split, so nothing is said of fewer "
-                    "(a count must fit the slowest)")
-            return {job.id: (False, line) for job in jobs}
-        # the count the slowest group needs (one split feeds them all), and its longest shard on it
-        label, fit = max(fits.items(), key=lambda item: (item[1].best or n, item[1].p90_at(item[1].best or n)))
-        step = limits[groups[label][0].id][0]
-        on = f" on {label}" if label else ""
+                                       "already overruns a timeout: no fewer shards") for job, _ in jobs}, **said}
+        first = jobs[0][0].id
+        missing = [name for name in expected if name not in fits]
+        if missing:  # (no count is said: its logs are fetched, for the runs to come, but no line asks for them)
+            return {first: (False, f"no run in the history ran all {n} shards on {_listed(missing)}{one or ', which runs the lists of the same split'}, so "
+                                   "nothing is said of fewer: the count must fit the slowest")}
+        for job, _ in jobs:
+            self.candidates[job.id] = sum(fit.log_runs for name, fit in fits.items() if groups[name][0] is job)
+
+        def needs(item: tuple[str, Fit]) -> tuple[float, float]:  # the count a group needs, against its own limit
+            fit = item[1]
+            k = fit.best or (n if fit.p90_at(n) <= fit.limit else (fit.needed() or 3 * n + 1))
+            return k, fit.p90_at(min(k, 3 * n)) / fit.limit if fit.limit else math.inf
+
+        name, fit = max(fits.items(), key=needs)
+        step = limits[groups[name][0].id][0]
+        on = f" on {name}" if name else ""
         whose = fit.note or f"`{step.name}`'s {fit.limit_minutes:.0f}-min timeout"
-        bound = f"{fit.limit / 60:.0f} min, {self.config.reshard_safety:.0%} of {whose}; {fit.estimate}"
+        few = len(fit.predictors)
+        bound = (f"{fit.limit / 60:.0f} min, {self.config.reshard_safety:.0%} of {whose}; {fit.estimate}"
+                 + (f", provisional: {_runs(few)}, fewer than `min_samples` ({self.config.min_samples})"
+                    if few < self.config.min_samples else ""))
         if fit.best is not None:
             setup = median(j.setup_seconds for _, runs in groups.values() for run in runs for j in run)
+            ran = Counter(index for runs in order.values() for index, _ in runs)  # run -> its groups of every shard
+            fewer = (n - fit.best) * sum(ran.values()) / len(ran)  # (a job that ran on some runs only saves on those)
             line = (f"the times allow {fit.best} shards of its {n} (the longest {fit.p90_at(fit.best) / 60:.0f} min at "
-                    f"p90{on}, within {bound}), {(n - fit.best) * len(expected)} setups fewer a run ({setup / 60:.0f} min "
-                    f"each, median): change by hand {where}{shared}")
+                    f"p90{on}, within {bound}), {fewer:.3g} setups fewer a run ({setup / 60:.0f} min each, median): "
+                    f"change by hand {where}{one}")
         elif fit.p90_at(n) <= fit.limit:
             line = (f"the times need all {n} shards ({n - 1} would run {fit.p90_at(n - 1) / 60:.0f} min at p90{on}, "
-                    f"over {bound})")
+                    f"over {bound}){one}")
         else:
             needed = fit.needed()
             line = (f"today's {n} shards already run {fit.p90_at(n) / 60:.0f} min at p90{on}, over {bound}; "
-                    + (_no_count_fits([], hung, fit.raising, fit.limit) if hung else
-                       f"about {needed} would keep the longest within it: change by hand {where}{shared}" if needed else
-                       f"no count up to {3 * n} keeps the longest within it: a test file may take longer alone"))
-        return {job.id: (False, line) for job in jobs}
+                    + (_no_count_fits([], hung[name], fit.raising, fit.limit) if hung[name] else
+                       f"about {needed} would keep the longest within it: change by hand {where}{one}" if needed else
+                       f"no count up to {3 * n} keeps the longest within it: a test file may take longer alone{one}"))
+        return {first: (False, line)}
 
     def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...], key: str, values: list[Any],
                  step: StepDef) -> ShardLog | None:
@@ -2076,8 +2100,9 @@ class Planner:
                 was = known.get((name, killed))
                 if was is not None and was.at_least_s is not None:
                     at_least = max(at_least, was.at_least_s) if at_least is not None else was.at_least_s
-                known[name, killed] = CutOff(name, (was.runs if was else 0) + 1, at_least, log.estimates.get(name),
-                                             killed)
+                estimate = None if name in log.weighed else log.estimates.get(name)  # (aiter's: its own time, no estimate)
+                known[name, killed] = CutOff(name, (was.runs if was else 0) + 1, at_least, estimate, killed,
+                                             log.killed_by if killed else CutOff.by)
 
     def _too_long_alone(self, job_id: str, limit: float) -> list[CutOff]:
         """The files cut off at the timeout that ran longer than `limit` alone: no count fits them."""
@@ -2117,6 +2142,11 @@ class Planner:
                    "it needs a longer timeout, not fewer shards"))
 
 
+def caps(killed: Iterable[CutOff]) -> str:
+    """The caps that killed these files, for a sentence (`--timeout-per-file`, aiter's `timeout 60m`)."""
+    return " or ".join(f"`{by}`" for by in dict.fromkeys(c.by for c in killed))
+
+
 def _no_count_fits(files: list[CutOff], killed: list[CutOff], raising: str, limit: float) -> str:
     """Files that alone ran past the limit before they were cut off, and files the runner killed at its
     `--timeout-per-file`: what to do instead of a count (`raising`: the timeout that sets the limit)."""
@@ -2130,11 +2160,11 @@ def _no_count_fits(files: list[CutOff], killed: list[CutOff], raising: str, limi
                      f"{named}; raise {raising} or split that file")
     if killed:
         named = ", ".join(
-            f"`{c.file}` was killed at the runner's `--timeout-per-file` after {c.at_least_s / 60:.0f} min "  # type: ignore[operator]
+            f"`{c.file}` was killed at the runner's `{c.by}` after {c.at_least_s / 60:.0f} min "  # type: ignore[operator]
             f"(in {_runs(c.runs)}" + _estimated(c) + ")"
             for c in sorted(killed, key=lambda c: (-c.runs, -(c.at_least_s or 0)))[:3])
         said.append(f"no shard count is said while a test hangs: {named}, so how long it takes is not known; fix the "
-                    "hung test, or, if it needs longer, raise the runner's `--timeout-per-file` or split that file")
+                    f"hung test, or, if it needs longer, raise the runner's {caps(killed)} or split that file")
     return "; ".join(said)
 
 

@@ -1197,6 +1197,10 @@ def test_a_shard_list_over_several_runners_says_what_the_times_allow_and_where_i
         [f"linux-aiter-{m}-1, {label}, 4, {i})"[-27:] for i in range(4)]
         for m, label in (("mi35x", "MI35X"), ("oci-mi300x", "MI300X"))]
     assert len(p.wanted_runs["standard"]) == 6
+    # on fewer runs than `min_samples`, said so (review121 f10)
+    few = plan(text, _aiter_runs({"MI35X": [30, 28, 31, 29], "MI300X": [36, 34, 37, 35]}, runs=2))
+    assert "within 54 min, 60% of `Tests`'s 90-min timeout; shard times, provisional: 2 runs, fewer than `min_samples` (3))" \
+        in few.by_hand[0].reason
     # the slower runner needs all 4, which the faster would not: the count stays
     slow = plan(text, _aiter_runs({"MI35X": [30, 28, 31, 29], "MI300X": [45, 43, 46, 44]}))
     assert [f.reason for f in slow.by_hand] == [
@@ -1221,8 +1225,9 @@ def test_a_shard_list_over_several_runners_says_what_the_times_allow_and_where_i
     q = plan(text, lost)
     assert [f.reason for f in q.by_hand] == [
         "no run in the history ran all 4 shards on `runner: linux-aiter-oci-mi300x-1`, which runs the lists of the same "
-        "split, so nothing is said of fewer (a count must fit the slowest)"]
-    assert len(q.wanted_runs["standard"]) == 3 and q.reshard_candidates == {"standard": 0}
+        "split, so nothing is said of fewer: the count must fit the slowest"]
+    # (no count rests on its logs, so "Could not measure" asks for none; they are read all the same, for later runs)
+    assert len(q.wanted_runs["standard"]) == 3 and q.reshard_candidates == {}
     # a step timeout known only when a run starts: no count is said
     unknown = text.replace("timeout-minutes: 90", "timeout-minutes: ${{ fromJSON(needs.split_aiter_tests.outputs.t) }}")
     assert plan(unknown, _aiter_runs({"MI35X": [30] * 4, "MI300X": [30] * 4})).by_hand == ()
@@ -1265,6 +1270,30 @@ def test_aiters_per_file_times_size_the_count_its_runners_allow() -> None:
         "job 300001 (`shard_idx: 0`) has the log of shard 1 (its header: `(shard: 1/4)`)",
         "jobs 300001 and 300002 have logs of one shard (their header: `(shard: 1/4)`)")}
     assert q.reshard_candidates == {"standard": 5}
+
+
+def test_a_file_that_hangs_on_one_runner_gets_no_count_though_the_other_ends_it() -> None:
+    """review121 f03: `op_tests/test_e.py` hangs on MI35X in every run (aiter's `timeout 60m` kills it: `❌ Test failed`,
+    then 3600 s) and takes 25 min on MI300X. Whether other runs ended it is a question per runner: on MI35X none
+    did, so no count is said there, whatever MI300X's runs allow; the cap is named as aiter's script has it."""
+    shards = [[("op_tests/test_a.py", 20), ("op_tests/test_b.py", 10)], [("op_tests/test_c.py", 15), ("op_tests/test_d.py", 15)],
+              [("op_tests/test_e.py", 25), ("op_tests/test_f.py", 5)], [("op_tests/test_g.py", 12), ("op_tests/test_h.py", 18)]]
+    bundles = _aiter_runs({"MI35X": [30, 30, 65, 30], "MI300X": [30] * 4})
+
+    def log(name: str) -> str:
+        shard = int(name[-2])
+        text = _aiter_log(shard, shards[shard])
+        if "MI35X" in name and shard == 2:
+            text = text.replace("\u2705 Test passed: op_tests/test_e.py", "\u274c Test failed: op_tests/test_e.py").replace(
+                "Time elapsed of op_tests/test_e.py: 1500.000", "Time elapsed of op_tests/test_e.py: 3600.012")
+        return text
+
+    p = plan(_aiter_standard(), bundles, logs={j["id"]: parse_log(log(j["name"])) for b in bundles for j in b["jobs"]})
+    assert [f.reason for f in p.by_hand] == [
+        "today's 4 shards already run 65 min at p90 on `runner: linux-aiter-mi35x-1`, over 54 min, 60% of `Tests`'s "
+        "90-min timeout; shard times; no shard count is said while a test hangs: `op_tests/test_e.py` was killed at the "
+        "runner's `timeout 60m` after 60 min (in 3 runs), so how long it takes is not known; fix the hung test, or, if it "
+        "needs longer, raise the runner's `timeout 60m` or split that file"]
 
 
 def test_aiters_split_weighs_files_by_their_times_over_both_runners() -> None:
@@ -1374,7 +1403,20 @@ jobs:
     assert [f.reason for f in plan(looped, made).by_hand] == [
         allowed.replace("(`--shards 8`)", "(`--shards 8`, `seq 0 7`)")]
     # review120 f02: aiter's `triton` and `triton-mi300x` run the lists of one split: one count, the slower's
-    both = text + text[text.index("  triton:\n"):].replace("  triton:", "  triton-mi300x:").replace("mi35x", "oci-mi300x")
+    def mi300x(axis: str = "shard", output: str = "shards") -> str:
+        return f"""  triton-mi300x:
+    runs-on: linux-aiter-oci-mi300x-1
+    timeout-minutes: 60
+    needs: [split_triton_tests]
+    strategy:
+      fail-fast: false
+      matrix:
+        {axis}: ${{{{ fromJSON(needs.split_triton_tests.outputs.{output}) }}}}
+    steps:
+      - name: Triton Tests
+        run: pytest -v $(cat triton_shard_${{{{ matrix.{axis} }}}}.list)
+"""
+    both = text + mi300x()
     slower = [bundle(run_id=400 + r, repo="ROCm/aiter", workflow_path=PATH, workflow_name="Triton Test",
                      head_sha=f"{r:040x}", start=START + timedelta(days=r),
                      jobs=[amd_job(f"{name} ({s})", labels=[runner], setup_minutes=11, download_artifacts=None,
@@ -1388,7 +1430,33 @@ jobs:
             "`triton-mi300x`'s 60-min job timeout less its setup and other steps (11 min at p90); shard times), 4 setups "
             "fewer a run (11 min each, median): change by hand `split_triton_tests`'s `Split Triton Tests` (`--shards 8`) "
             "(one count for `triton` and `triton-mi300x`: the lists of one split)")
-    assert [(f.job, f.reason) for f in shared.by_hand] == [("triton", line), ("triton-mi300x", line)]
+    assert [(f.job, f.reason) for f in shared.by_hand] == [("triton", line)]  # (said once)
+    # review121 f11: each job's shards are read by its own axis
+    assert [f.reason for f in plan(text + mi300x(axis="shard_id"), slower).by_hand] == [line]
+    # review121 f05: two outputs of the one step that writes the count: one count still
+    two = text.replace("      shards: ${{ steps.split.outputs.shards }}\n",
+                       "      shards: ${{ steps.split.outputs.shards }}\n      mi300x: ${{ steps.split.outputs.shards }}\n")
+    assert two != text and [f.reason for f in plan(two + mi300x(output="mi300x"), slower).by_hand] == [line]
+    # review121 f01: a job of the split that ran in no run (its `if:` skipped it) stops the advice
+    skipped = [{**b, "jobs": b["jobs"][:8]} for b in slower]
+    assert [f.reason for f in plan(both, skipped).by_hand] == [
+        "no run in the history ran all 8 shards on `triton-mi300x` (one count for `triton` and `triton-mi300x`: the "
+        "lists of one split), so nothing is said of fewer: the count must fit the slowest"]
+    # review121 f02: the group that needs most against its own limit decides (MI300X's longer setup leaves it 21 min,
+    # which its 24-min shards already pass), not the one with the longest shards (MI35X's 28 min, within 29)
+    made_tight = [bundle(run_id=400 + r, repo="ROCm/aiter", workflow_path=PATH, workflow_name="Triton Test",
+                         head_sha=f"{r:040x}", start=START + timedelta(days=r),
+                         jobs=[amd_job(f"{name} ({s})", labels=[runner], setup_minutes=setup, download_artifacts=None,
+                                       tests=[("Triton Tests", minutes)], teardown=())
+                               for name, runner, setup, minutes in (("triton", "linux-aiter-mi35x-1", 11, 28),
+                                                                    ("triton-mi300x", "linux-aiter-oci-mi300x-1", 25, 24))
+                               for s in range(8)])
+                  for r in range(3)]
+    assert [f.reason for f in plan(both, made_tight).by_hand] == [
+        "today's 8 shards already run 24 min at p90 on `triton-mi300x`, over 21 min, 60% of `triton-mi300x`'s 60-min "
+        "job timeout less its setup and other steps (25 min at p90); shard times; about 10 would keep the longest within "
+        "it: change by hand `split_triton_tests`'s `Split Triton Tests` (`--shards 8`) (one count for `triton` and "
+        "`triton-mi300x`: the lists of one split)"]
     # runs of fewer shards (the split selected fewer: PR runs) are no sample of the count; with none, none is said
     fewer = [{**b, "jobs": b["jobs"][:5]} for b in made]
     assert ([f.reason for f in plan(text, fewer).findings if f.job == "triton"], plan(text, fewer).by_hand) == ([said], ())
