@@ -2055,8 +2055,15 @@ class Planner:
                     f"over {bound}){one}")
         else:
             needed = fit.needed()
+            # a file killed in some runs (others ended it) at a cap over the limit: those runs fit no count
+            capped = [c for c in self._killed(groups[name][0].id) if (c.at_least_s or 0) >= fit.limit]
             line = (f"today's {n} shards already run {fit.p90_at(n) / 60:.0f} min at p90{on}, over {bound}; "
                     + (_no_count_fits([], hung[name], fit.raising, fit.limit) if hung[name] else
+                       "in some runs a test hung past the limit alone ("
+                       + ", ".join(f"`{c.file}`, killed at the runner's `{c.by}` after {c.at_least_s / 60:.0f} min "  # type: ignore[operator]
+                                   f"in {_runs(c.runs)}" for c in capped[:3])
+                       + "): no count keeps such a run within it, and those runs' shard times are the hang's; fix the "
+                         "hung test" if capped else
                        f"about {needed} would keep the longest within it: change by hand {where}{one}" if needed else
                        f"no count up to {3 * n} keeps the longest within it: a test file may take longer alone{one}"))
         return {first: (False, line)}
