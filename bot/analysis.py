@@ -16,7 +16,7 @@ from .config import COMBINED_TEST, DEFAULT_STEP_RULES, RepoConfig
 from .edit import (EditError, FileEdit, FoldEdit, LaneChange, ListEdit, ListTrimEdit, ReshardEdit, VerificationError, apply_change,
                    patch_id, unified_diff, verify_edit)
 from .logs import ShardLog
-from .plan import (Fold, Lane, Plan, Planner, ShardGroup, caps, count_elsewhere, list_limit, other_readers, partition_step,
+from .plan import (CutOff, Fold, Lane, Plan, Planner, ShardGroup, caps, count_elsewhere, list_limit, other_readers, partition_step,
                    passed_shards, read_limits, shard_axis, shared_list, stage_partitions, tests_limit)
 from .timing import (BundleError, JobMatcher, JobStats, JobTiming, RunTiming, called_stats, declared_amd, job_stats,
                      run_timing, runs_on_items, workflow_path_of)
@@ -600,12 +600,14 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
             if killed:
                 out.append(Unmeasured(
                     job_id,
-                    f"its logs were read, but the test runner killed a test file at its {caps(killed)}: {named}"
+                    f"its logs were read, but {caps(killed)} killed a test file: {named}"
+                    if any(c.by != CutOff.by for c in killed) else
+                    f"its logs were read, but the test runner killed a test file at its `--timeout-per-file`: {named}"
                     f"{f' and {len(killed) - 3} more' if len(killed) > 3 else ''}; the runner records that cap as the "
                     "file's time, which is only how long it ran at least, so a run with such a file has no whole "
                     "per-file times and its shard times stand in",
-                    "find why the test hangs and fix it; if it only needs longer, raise the runner's "
-                    f"{caps(killed)} or split the file; the runs after that are read file by file",
+                    f"find why the test hangs and fix it; if it only needs longer, raise {caps(killed)} or split the "
+                    "file; the runs after that are read file by file",
                 ))
         elif job_id in stats and not log_runs:
             out.append(Unmeasured(

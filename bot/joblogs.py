@@ -52,7 +52,8 @@ class LogsRead:
 
 def wanted(analysis: Analysis) -> dict[str, list[tuple[JobTiming, ...]]]:
     """Per matrix the planner considered resharding: the shard jobs of each run that
-    ran all its shards, newest run first."""
+    ran all its shards, newest run first; of one it measured by groups of its shards (aiter's
+    runners: `Plan.wanted_runs`), each group's shards of a run, one entry a group."""
     out: dict[str, list[tuple[JobTiming, ...]]] = {}
     jobs = analysis.lane.workflow.jobs
     for job_id in dict.fromkeys([*analysis.plan.reshard_candidates, *analysis.plan.wanted_runs]):

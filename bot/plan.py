@@ -281,8 +281,8 @@ class Plan:
     #: of a matrix measured by groups of its shards (aiter's runners), the runs of a group whose logs are read, oldest
     #: first (else: each run that ran `shard_counts` shards)
     wanted_runs: dict[str, tuple[tuple[JobTiming, ...], ...]] = field(default_factory=dict)
-    #: Shard lists measured but not edited (a list passed to a reusable workflow as a string):
-    #: what the times allow, to change by hand.
+    #: Shard lists measured but not edited (a list passed to a reusable workflow as a string; a count another job
+    #: writes, or one over several runners): what the times allow, to change by hand.
     by_hand: tuple[Finding, ...] = ()
     #: Shard lists passed to a reusable workflow that the times allow on fewer shards.
     lists: tuple[ListReshard, ...] = ()
@@ -1109,9 +1109,16 @@ class Fit:
         """The fewest shards whose longest is within the limit at p90, if fewer than today's."""
         return next((k for k in range(1, self.n) if self.p90_at(k) <= self.limit), None)
 
-    def needed(self) -> int | None:
-        """The fewest shards beyond today's whose longest is within the limit (up to three times as many)."""
-        return next((k for k in range(self.n + 1, 3 * self.n + 1) if self.p90_at(k) <= self.limit), None)
+    def needed(self, runs: list[int] | None = None) -> int | None:
+        """The fewest shards beyond today's whose longest is within the limit (up to three times as many), over every
+        run or those of `runs` (their indexes)."""
+        p90 = self.p90_at if runs is None else (lambda k: self.p90_over(k, runs))
+        return next((k for k in range(self.n + 1, 3 * self.n + 1) if p90(k) <= self.limit), None)
+
+    def p90_over(self, k: int, runs: list[int]) -> float:
+        """The longest shard on k shards at p90 over some of the runs (their indexes)."""
+        self.p90_at(k)
+        return percentile([self.predictions[k][i] for i in runs], 90)
 
 
 # --- the planner ---------------------------------------------------------------------------------
@@ -1138,13 +1145,17 @@ class Planner:
         self.candidates: dict[str, int] = {}  # matrices looked at for a reshard -> runs read from logs
         self.counts: dict[str, int] = {}  # those matrices -> their shard count (a caller's: what it passes)
         self._stages: dict[str, StagePartitions | StageRefusal] = {}  # memo of `_staged`
-        self.by_hand: list[Finding] = []  # shard lists measured, with no change foldbot can make (`_passed_reshards`)
+        #: shard lists measured, with no change foldbot can make (`_passed_reshards`; a count another job writes, or one
+        #: over several runners: `_shared_count`)
+        self.by_hand: list[Finding] = []
         self.lists: list[ListReshard] = []  # shard lists the times allow on fewer shards (`_passed_reshards`)
         self._mismatches: dict[tuple[str, str], str | None] = {}
         #: a writer job and its step that writes a count, and what `_shared_count` says of it, per job reading it
         self._shared: dict[tuple[str, str], dict[str, tuple[bool, str]]] = {}
         #: matrices measured by groups of their shards (`_shared_count`): the runs whose shards' logs are read
         self.wanted: dict[str, list[tuple[JobTiming, ...]]] = {}
+        self._run_of = {j.api_id: i for i, run in enumerate(runs) for j in run.jobs}  # API job -> its run
+        self._cut_runs: dict[tuple[str, str, bool], set[int]] = {}  # (job, file, killed) -> the runs it was in
         self._runs_on_keys: dict[tuple[str, bool], str] = {}
 
     def plan(self) -> Plan:
@@ -1929,7 +1940,14 @@ class Planner:
                        if (seen := self._expressed(other)) is not None and (seen[0][0], seen[0][2][0]) == (writer, step)
                        and self._is_gpu(other)]
             places = [(writer, step, [flag]), *_count_loops(self.workflow, [r.id for r, _ in readers], n)]
-            self._shared[writer, step] = self._shared_count(readers, list(range(n)), places, named=False)
+            opaque = [other.id for other in self.workflow.jobs.values() if other.matrix_expression and self._is_gpu(other)
+                      and (seen := _output_writer(other, self.workflow)) is not None and seen[0] == writer
+                      and [c[0] for c in seen[2]] == [step] and all(other is not r for r, _ in readers)]
+            self._shared[writer, step] = {readers[0][0].id: (False, (
+                f"{_listed([f'`{j}`' for j in opaque])} also {'runs' if len(opaque) == 1 else 'run'} the lists of this "
+                f"split, with a matrix of `include` objects from `{writer}`'s output, which foldbot does not read shard by "
+                "shard: nothing is said of fewer"))} if opaque else \
+                self._shared_count(readers, list(range(n)), places, named=False)
         return self._shared[writer, step].get(job.id)
 
     def _expressed(self, job: JobDef) -> tuple[tuple[str, str, tuple[str, str]], str] | None:
@@ -1937,7 +1955,8 @@ class Planner:
         its output, (that step, its count flag)), and the axis."""
         found = _output_writer(job, self.workflow) if job.matrix_expression else None
         axes = list(job.matrix) if isinstance(job.matrix, dict) else []
-        if found is None or len(found[2]) != 1 or len(axes) != 1 or isinstance(job.matrix[axes[0]], list):  # type: ignore[index]
+        if found is None or len(found[2]) != 1 or len(axes) != 1 or isinstance(job.matrix[axes[0]], list) or \
+                axes[0] in ("include", "exclude"):  # (`include: ${{ fromJSON(...) }}`: objects, no one axis of shards)
             return None
         return (found[0], found[1], found[2][0]), axes[0]
 
@@ -1957,6 +1976,7 @@ class Planner:
         limits: dict[str, tuple[StepDef, float | None, float]] = {}  # job -> its test step, its and the job's timeout
         groups: dict[str, tuple[JobDef, list[tuple[JobTiming, ...]]]] = {}  # label -> its job, its runs of every shard
         order: dict[str, list[tuple[int, tuple[JobTiming, ...]]]] = {}  # job -> (run, its group's shards), per group
+        present: dict[tuple[int, str], int] = {}  # (run, group) -> how many shards of it ran
         expected: list[str] = []
 
         def label(job: JobDef, by: str | None, kind: str) -> str:
@@ -1981,16 +2001,19 @@ class Planner:
                 continue
             by, kinds = _group_key(job, key, stats)
             expected += [label(job, by, kind) for kind in kinds]
-            for index, shards in enumerate(stats.per_run):
+            for index, shards in enumerate(stats.per_run):  # (oldest first)
                 split: dict[str, list[JobTiming]] = {}
                 for j in shards:
                     split.setdefault((_matrix_value(job, j, by) or "") if by else "", []).append(j)
+                run = self._run_of.get(shards[0].api_id, index) if shards else index  # (the run, in every job's stats)
                 for kind, members in split.items():
                     by_id = {_matrix_value(job, j, key): j for j in members}
+                    if kind in kinds:
+                        present[run, label(job, by, kind)] = len(members)
                     if len(members) == n and sorted(by_id, key=str) == sorted(ids) and kind in kinds:
                         runs = groups.setdefault(label(job, by, kind), (job, []))[1]
                         runs.append(tuple(by_id[i] for i in ids))
-                        order.setdefault(job.id, []).append((index, runs[-1]))
+                        order.setdefault(job.id, []).append((run, runs[-1]))
         if not groups:
             return {}
         key_of = dict((job.id, key) for job, key in jobs)
@@ -2021,7 +2044,8 @@ class Planner:
         if said:  # (a job of the split already over time: no fewer shards for any)
             over = _listed([f"`{j}`" for j in said])
             return {**{job.id: (False, f"{over} {'runs' if len(said) == 1 else 'run'} the lists of the same split and "
-                                       "already overruns a timeout: no fewer shards") for job, _ in jobs}, **said}
+                                       f"already {'overruns' if len(said) == 1 else 'overrun'} a timeout: no fewer "
+                                       "shards") for job, _ in jobs}, **said}
         first = jobs[0][0].id
         missing = [name for name in expected if name not in fits]
         if missing:  # (no count is said: its logs are fetched, for the runs to come, but no line asks for them)
@@ -2039,32 +2063,40 @@ class Planner:
         step = limits[groups[name][0].id][0]
         on = f" on {name}" if name else ""
         whose = fit.note or f"`{step.name}`'s {fit.limit_minutes:.0f}-min timeout"
-        few = len(fit.predictors)
+        few = min(len(f.predictors) for f in fits.values())  # (the count must hold on each group)
         bound = (f"{fit.limit / 60:.0f} min, {self.config.reshard_safety:.0%} of {whose}; {fit.estimate}"
                  + (f", provisional: {_runs(few)}, fewer than `min_samples` ({self.config.min_samples})"
                     if few < self.config.min_samples else ""))
         if fit.best is not None:
             setup = median(j.setup_seconds for _, runs in groups.values() for run in runs for j in run)
-            ran = Counter(index for runs in order.values() for index, _ in runs)  # run -> its groups of every shard
-            fewer = (n - fit.best) * sum(ran.values()) / len(ran)  # (a job that ran on some runs only saves on those)
+            # each group that ran more shards in a run than the count would run fewer (none where its `if:` skipped it)
+            runs_read = {run for run, _ in present}
+            fewer = sum(max(0, ran - fit.best) for ran in present.values()) / len(runs_read)
             line = (f"the times allow {fit.best} shards of its {n} (the longest {fit.p90_at(fit.best) / 60:.0f} min at "
-                    f"p90{on}, within {bound}), {fewer:.3g} setups fewer a run ({setup / 60:.0f} min each, median): "
-                    f"change by hand {where}{one}")
+                    f"p90{on}, within {bound}), {fewer:.3g} setups fewer a run (over the {_runs(len(runs_read))} read; "
+                    f"{setup / 60:.0f} min each, median): change by hand {where}{one}")
         elif fit.p90_at(n) <= fit.limit:
             line = (f"the times need all {n} shards ({n - 1} would run {fit.p90_at(n - 1) / 60:.0f} min at p90{on}, "
                     f"over {bound}){one}")
         else:
-            needed = fit.needed()
-            # a file killed in some runs (others ended it) at a cap over the limit: those runs fit no count
-            capped = [c for c in self._killed(groups[name][0].id) if (c.at_least_s or 0) >= fit.limit]
+            # a file killed in some of its runs (others ended it) at a cap past the limit: no count keeps those runs
+            # within it; the count is the other runs' (what they need, if they are over it too)
+            killed = [{file: cap for j in run for file, cap in (self.logs.get(j.api_id) or ShardLog()).killed.items()
+                       if cap >= fit.limit} for run in groups[name][1]]  # per run of the group (as `fit`'s runs)
+            hurt = [i for i, files in enumerate(killed) if files]
+            clean = [i for i in range(len(fit.predictors)) if i not in hurt]
+            needed = fit.needed(clean) if hurt else fit.needed()
+            capped = [c for c in self._killed(groups[name][0].id) if any(c.file in files for files in killed)]
+            hang = ("in some runs a test hung past the limit alone ("
+                    + ", ".join(f"`{c.file}`, killed at {cap(c.by)} after {c.at_least_s / 60:.0f} min "  # type: ignore[operator]
+                                f"in {_runs(c.runs)}" for c in capped[:3])
+                    + "): no count keeps such a run within it; fix the hung test") if hurt and capped else ""
+            within = hurt and capped and clean and fit.p90_over(n, clean) <= fit.limit
             line = (f"today's {n} shards already run {fit.p90_at(n) / 60:.0f} min at p90{on}, over {bound}; "
                     + (_no_count_fits([], hung[name], fit.raising, fit.limit) if hung[name] else
-                       "in some runs a test hung past the limit alone ("
-                       + ", ".join(f"`{c.file}`, killed at the runner's `{c.by}` after {c.at_least_s / 60:.0f} min "  # type: ignore[operator]
-                                   f"in {_runs(c.runs)}" for c in capped[:3])
-                       + "): no count keeps such a run within it, and those runs' shard times are the hang's; fix the "
-                         "hung test" if capped else
-                       f"about {needed} would keep the longest within it: change by hand {where}{one}" if needed else
+                       f"{hang}; the other runs are within it on {n}" if within else
+                       f"{hang + '; ' if hang else ''}about {needed} would keep the longest within it"
+                       f"{' in the other runs' if hang else ''}: change by hand {where}{one}" if needed else
                        f"no count up to {3 * n} keeps the longest within it: a test file may take longer alone{one}"))
         return {first: (False, line)}
 
@@ -2096,8 +2128,9 @@ class Planner:
         return merged
 
     def _cut_off(self, job_id: str, logs: list[tuple[JobTiming, ShardLog]], step_name: str) -> None:
-        """Each file a log of this run began and never ended, and each the runner killed at its
-        `--timeout-per-file`, with how long it ran at least."""
+        """Each file a log of this run began and never ended, and each the runner killed at its cap
+        (`--timeout-per-file`, aiter's `timeout 60m`), with how long it ran at least; counted once a run (the logs
+        of its shards on several runners are one run)."""
         known = self.cut_off.setdefault(job_id, {})
         for shard, log in logs:
             spent = shard.step_seconds(step_name) or shard.test_seconds
@@ -2108,7 +2141,9 @@ class Planner:
                 if was is not None and was.at_least_s is not None:
                     at_least = max(at_least, was.at_least_s) if at_least is not None else was.at_least_s
                 estimate = None if name in log.weighed else log.estimates.get(name)  # (aiter's: its own time, no estimate)
-                known[name, killed] = CutOff(name, (was.runs if was else 0) + 1, at_least, estimate, killed,
+                seen = self._cut_runs.setdefault((job_id, name, killed), set())
+                seen.add(self._run_of.get(shard.api_id, shard.api_id))
+                known[name, killed] = CutOff(name, len(seen), at_least, estimate, killed,
                                              log.killed_by if killed else CutOff.by)
 
     def _too_long_alone(self, job_id: str, limit: float) -> list[CutOff]:
@@ -2117,7 +2152,8 @@ class Planner:
                 if not c.killed and c.at_least_s is not None and c.at_least_s > limit]
 
     def _killed(self, job_id: str) -> list[CutOff]:
-        """The files the runner killed at its `--timeout-per-file`: no count is said while they hang."""
+        """The files the runner killed at its cap (`--timeout-per-file`, aiter's `timeout 60m`): no count is said
+        while they hang."""
         return [c for c in self.cut_off.get(job_id, {}).values() if c.killed]
 
     def _overrun(self, job_id: str, step: StepDef, stats: JobStats, step_minutes: float | None, job_minutes: float,
@@ -2150,13 +2186,19 @@ class Planner:
 
 
 def caps(killed: Iterable[CutOff]) -> str:
-    """The caps that killed these files, for a sentence (`--timeout-per-file`, aiter's `timeout 60m`)."""
-    return " or ".join(f"`{by}`" for by in dict.fromkeys(c.by for c in killed))
+    """The caps that killed these files, for a sentence: the runner's `--timeout-per-file` (SGLang's), the test
+    script's `timeout 60m` (aiter's)."""
+    return " or ".join(cap(by) for by in dict.fromkeys(c.by for c in killed))
+
+
+def cap(by: str) -> str:
+    return f"the runner's `{by}`" if by == CutOff.by else f"the test script's `{by}`"
 
 
 def _no_count_fits(files: list[CutOff], killed: list[CutOff], raising: str, limit: float) -> str:
-    """Files that alone ran past the limit before they were cut off, and files the runner killed at its
-    `--timeout-per-file`: what to do instead of a count (`raising`: the timeout that sets the limit)."""
+    """Files that alone ran past the limit before they were cut off, and files the runner killed at its cap
+    (`--timeout-per-file`, aiter's `timeout 60m`): what to do instead of a count (`raising`: the timeout that sets
+    the limit)."""
     said = []
     if files:
         named = ", ".join(
@@ -2167,11 +2209,11 @@ def _no_count_fits(files: list[CutOff], killed: list[CutOff], raising: str, limi
                      f"{named}; raise {raising} or split that file")
     if killed:
         named = ", ".join(
-            f"`{c.file}` was killed at the runner's `{c.by}` after {c.at_least_s / 60:.0f} min "  # type: ignore[operator]
+            f"`{c.file}` was killed at {cap(c.by)} after {c.at_least_s / 60:.0f} min "  # type: ignore[operator]
             f"(in {_runs(c.runs)}" + _estimated(c) + ")"
             for c in sorted(killed, key=lambda c: (-c.runs, -(c.at_least_s or 0)))[:3])
         said.append(f"no shard count is said while a test hangs: {named}, so how long it takes is not known; fix the "
-                    f"hung test, or, if it needs longer, raise the runner's {caps(killed)} or split that file")
+                    f"hung test, or, if it needs longer, raise {caps(killed)} or split that file")
     return "; ".join(said)
 
 
