@@ -600,10 +600,10 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
             if killed:
                 out.append(Unmeasured(
                     job_id,
-                    f"its logs were read, but {caps(killed)} killed a test file: {named}"
-                    if any(c.by != CutOff.by for c in killed) else
-                    f"its logs were read, but the test runner killed a test file at its `--timeout-per-file`: {named}"
-                    f"{f' and {len(killed) - 3} more' if len(killed) > 3 else ''}; the runner records that cap as the "
+                    (f"its logs were read, but {caps(killed)} killed a test file: {named}"
+                     if any(c.by != CutOff.by for c in killed) else
+                     f"its logs were read, but the test runner killed a test file at its `--timeout-per-file`: {named}")
+                    + f"{f' and {len(killed) - 3} more' if len(killed) > 3 else ''}; the runner records that cap as the "
                     "file's time, which is only how long it ran at least, so a run with such a file has no whole "
                     "per-file times and its shard times stand in",
                     f"find why the test hangs and fix it; if it only needs longer, raise {caps(killed)} or split the "

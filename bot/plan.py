@@ -1093,11 +1093,27 @@ class Fit:
     timeout, `raising` which timeout to raise), and the longest shard at p90 on k shards (`p90_at`)."""
 
     def __init__(self, predictors: list[Callable[[int], float]], n: int, limit: float, limit_minutes: float,
-                 note: str, raising: str, rest: float, estimate: str, log_runs: int, ended: set[str]) -> None:
+                 note: str, raising: str, rest: float, log_runs: list[bool], ended: set[str]) -> None:
         self.predictors, self.n, self.limit, self.limit_minutes = predictors, n, limit, limit_minutes
-        self.note, self.raising, self.rest, self.estimate = note, raising, rest, estimate
-        self.log_runs, self.ended = log_runs, ended  # (runs read from per-file logs; the files they measured)
+        self.note, self.raising, self.rest = note, raising, rest
+        self.from_logs, self.ended = log_runs, ended  # (per run: read from per-file logs; the files they measured)
         self.predictions: dict[int, list[float]] = {}  # count -> each run's longest shard (as asked for)
+
+    @property
+    def log_runs(self) -> int:
+        return sum(self.from_logs)
+
+    @property
+    def estimate(self) -> str:
+        """What the predictions rest on, for a sentence."""
+        logs, shards = self.log_runs, len(self.from_logs) - self.log_runs
+        return ("per-file logs" if not shards else "shard times" if not logs
+                else f"per-file logs ({_runs(logs)}) and shard times ({_runs(shards)})")
+
+    def only(self, runs: list[int]) -> "Fit":
+        """The same, over some of its runs (their indexes)."""
+        return Fit([self.predictors[i] for i in runs], self.n, self.limit, self.limit_minutes, self.note, self.raising,
+                   self.rest, [self.from_logs[i] for i in runs], self.ended)
 
     def p90_at(self, k: int) -> float:
         if k not in self.predictions:
@@ -1109,16 +1125,9 @@ class Fit:
         """The fewest shards whose longest is within the limit at p90, if fewer than today's."""
         return next((k for k in range(1, self.n) if self.p90_at(k) <= self.limit), None)
 
-    def needed(self, runs: list[int] | None = None) -> int | None:
-        """The fewest shards beyond today's whose longest is within the limit (up to three times as many), over every
-        run or those of `runs` (their indexes)."""
-        p90 = self.p90_at if runs is None else (lambda k: self.p90_over(k, runs))
-        return next((k for k in range(self.n + 1, 3 * self.n + 1) if p90(k) <= self.limit), None)
-
-    def p90_over(self, k: int, runs: list[int]) -> float:
-        """The longest shard on k shards at p90 over some of the runs (their indexes)."""
-        self.p90_at(k)
-        return percentile([self.predictions[k][i] for i in runs], 90)
+    def needed(self) -> int | None:
+        """The fewest shards beyond today's whose longest is within the limit (up to three times as many)."""
+        return next((k for k in range(self.n + 1, 3 * self.n + 1) if self.p90_at(k) <= self.limit), None)
 
 
 # --- the planner ---------------------------------------------------------------------------------
@@ -1840,15 +1849,15 @@ class Planner:
         limit_minutes, note = tests_limit(step_minutes, job_minutes, rest, runs_in.id)
         raising = f"job `{runs_in.id}`'s `timeout-minutes`" if note else f"`{step.name}`'s `timeout-minutes`"
         n = len(values)
-        log_runs = 0
+        from_logs: list[bool] = []  # per run: whether its per-file logs are read
         predictors: list[Callable[[int], float]] = []
         ended: set[str] = set()  # the files a run's logs measured to their end
         for shards in full_runs:
             merged = self._run_log(job, shards, key, values, step)
             times = [j.step_seconds(step.name) or j.test_seconds for j in shards]
+            from_logs.append(merged is not None)
             if merged is not None:
                 ended.update(merged.measured)
-                log_runs += 1
                 if merged.weighed:
                     weights = self.pooled(full_runs) if weights is None else weights
                     merged = replace(merged, estimates={**merged.estimates, **{
@@ -1863,11 +1872,8 @@ class Planner:
                 total = sum(times)
                 imbalance = max(times) / (total / n) if total else 1.0
                 predictors.append(lambda k, total=total, imbalance=imbalance: total if k == 1 else total / k * imbalance)
-        shard_runs = len(full_runs) - log_runs
-        estimate = ("per-file logs" if not shard_runs else "shard times" if not log_runs
-                    else f"per-file logs ({_runs(log_runs)}) and shard times ({_runs(shard_runs)})")
         return Fit(predictors, n, self.config.reshard_safety * limit_minutes * 60, limit_minutes, note, raising, rest,
-                   estimate, log_runs, ended)
+                   from_logs, ended)
 
     def pooled(self, runs: Iterable[tuple[JobTiming, ...]]) -> dict[str, float]:
         """The median time of each file whose log prints no estimate over the shards' logs of `runs`: the weight a
@@ -1940,14 +1946,20 @@ class Planner:
                        if (seen := self._expressed(other)) is not None and (seen[0][0], seen[0][2][0]) == (writer, step)
                        and self._is_gpu(other)]
             places = [(writer, step, [flag]), *_count_loops(self.workflow, [r.id for r, _ in readers], n)]
-            opaque = [other.id for other in self.workflow.jobs.values() if other.matrix_expression and self._is_gpu(other)
-                      and (seen := _output_writer(other, self.workflow)) is not None and seen[0] == writer
-                      and [c[0] for c in seen[2]] == [step] and all(other is not r for r, _ in readers)]
-            self._shared[writer, step] = {readers[0][0].id: (False, (
-                f"{_listed([f'`{j}`' for j in opaque])} also {'runs' if len(opaque) == 1 else 'run'} the lists of this "
-                f"split, with a matrix of `include` objects from `{writer}`'s output, which foldbot does not read shard by "
-                "shard: nothing is said of fewer"))} if opaque else \
-                self._shared_count(readers, list(range(n)), places, named=False)
+            # a GPU job that runs the same lists as `include` objects (`include: ${{ fromJSON(<the same output>) }}`):
+            # its shards are not told apart, so no count is said (its overruns still are)
+            outputs = {seen[0][1] for r, _ in readers if (seen := self._expressed(r)) is not None}
+            opaque = [other.id for other in self.workflow.jobs.values()
+                      if isinstance(other.matrix, dict) and isinstance(other.matrix.get("include"), str)
+                      and self._is_gpu(other) and (seen := _output_writer(other, self.workflow)) is not None
+                      and seen[:2] in {(writer, output) for output in outputs}]
+            said = self._shared_count(readers, list(range(n)), places, named=False)
+            if opaque:
+                said = {readers[0][0].id: (False, (
+                    f"{_listed([f'`{j}`' for j in opaque])} also {'runs' if len(opaque) == 1 else 'run'} the lists of "
+                    f"this split, with a matrix of `include` objects from `{writer}`'s output, which foldbot does not read "
+                    "shard by shard: nothing is said of fewer")), **{j: v for j, v in said.items() if v[0]}}
+            self._shared[writer, step] = said
         return self._shared[writer, step].get(job.id)
 
     def _expressed(self, job: JobDef) -> tuple[tuple[str, str, tuple[str, str]], str] | None:
@@ -2022,8 +2034,25 @@ class Planner:
                 for name, (job, runs) in sorted(groups.items())}
         for job, _ in jobs:  # its logs are read for the runs of its groups (with every runner's, as a reshard's are)
             self.wanted[job.id] = [run for _, run in sorted(order.get(job.id, []), key=lambda item: item[0])]
-        # a file the runner killed, which no run of that group measured to its end: a hang there
-        hung = {name: [c for c in self._killed(groups[name][0].id) if c.file not in fit.ended] for name, fit in fits.items()}
+        # Each group's kills, from its own runs' logs (counted in its runs): a file killed that no run of the group
+        # measured to its end is a hang there (no count is said); one killed at a cap past the limit in some runs only
+        # fits no count in those, and the count is the other runs' (`Fit.only`), said beside the hang (`hangs`)
+        hung: dict[str, list[CutOff]] = {}
+        hangs: dict[str, str] = {}
+        for name, fit in list(fits.items()):
+            killed = [{file: at for j in run for file, at in (self.logs.get(j.api_id) or ShardLog()).killed.items()}
+                      for run in groups[name][1]]  # per run of the group (as `fit`'s runs)
+            times = Counter(file for files in killed for file in files)
+            mine = [replace(c, runs=times[c.file]) for c in self._killed(groups[name][0].id) if c.file in times]
+            hung[name] = [c for c in mine if c.file not in fit.ended]
+            hurt = [i for i, files in enumerate(killed) if any(at >= fit.limit for at in files.values())]
+            clean = [i for i in range(len(fit.predictors)) if i not in hurt]
+            if hurt and clean and not hung[name]:
+                fits[name] = fit.only(clean)
+                hangs[name] = ("in some runs a test hung past the limit alone (" + ", ".join(
+                    f"`{c.file}`, killed at {cap(c.by)} after {c.at_least_s / 60:.0f} min in {_runs(c.runs)}"  # type: ignore[operator]
+                    for c in mine if (c.at_least_s or 0) >= fit.limit)
+                    + "): no count keeps such a run within it; fix the hung test. In the other runs, ")
         where = _places(places)
         one = f" (one count for {_listed([f'`{job.id}`' for job, _ in jobs])}: the lists of one split)" if several else ""
         said: dict[str, tuple[bool, str]] = {}
@@ -2055,7 +2084,9 @@ class Planner:
             self.candidates[job.id] = sum(fit.log_runs for name, fit in fits.items() if groups[name][0] is job)
 
         def needs(item: tuple[str, Fit]) -> tuple[float, float]:  # the count a group needs, against its own limit
-            fit = item[1]
+            name, fit = item
+            if hung[name]:  # (a hang: no count is said, whatever another group needs)
+                return math.inf, math.inf
             k = fit.best or (n if fit.p90_at(n) <= fit.limit else (fit.needed() or 3 * n + 1))
             return k, fit.p90_at(min(k, 3 * n)) / fit.limit if fit.limit else math.inf
 
@@ -2063,41 +2094,29 @@ class Planner:
         step = limits[groups[name][0].id][0]
         on = f" on {name}" if name else ""
         whose = fit.note or f"`{step.name}`'s {fit.limit_minutes:.0f}-min timeout"
-        few = min(len(f.predictors) for f in fits.values())  # (the count must hold on each group)
+        thin, few = min(((other, len(f.predictors)) for other, f in fits.items()), key=lambda item: item[1])
         bound = (f"{fit.limit / 60:.0f} min, {self.config.reshard_safety:.0%} of {whose}; {fit.estimate}"
-                 + (f", provisional: {_runs(few)}, fewer than `min_samples` ({self.config.min_samples})"
-                    if few < self.config.min_samples else ""))
+                 + (f", provisional: {_runs(few)}{f' on {thin}' if thin else ''}, fewer than `min_samples` "
+                    f"({self.config.min_samples})" if few < self.config.min_samples else ""))
         if fit.best is not None:
             setup = median(j.setup_seconds for _, runs in groups.values() for run in runs for j in run)
             # each group that ran more shards in a run than the count would run fewer (none where its `if:` skipped it)
             runs_read = {run for run, _ in present}
             fewer = sum(max(0, ran - fit.best) for ran in present.values()) / len(runs_read)
             line = (f"the times allow {fit.best} shards of its {n} (the longest {fit.p90_at(fit.best) / 60:.0f} min at "
-                    f"p90{on}, within {bound}), {fewer:.3g} setups fewer a run (over the {_runs(len(runs_read))} read; "
-                    f"{setup / 60:.0f} min each, median): change by hand {where}{one}")
+                    f"p90{on}, within {bound}), {fewer:.3g} setups fewer a run (over the {_runs(len(runs_read))} it ran "
+                    f"in; {setup / 60:.0f} min each, median): change by hand {where}{one}")
         elif fit.p90_at(n) <= fit.limit:
             line = (f"the times need all {n} shards ({n - 1} would run {fit.p90_at(n - 1) / 60:.0f} min at p90{on}, "
                     f"over {bound}){one}")
         else:
-            # a file killed in some of its runs (others ended it) at a cap past the limit: no count keeps those runs
-            # within it; the count is the other runs' (what they need, if they are over it too)
-            killed = [{file: cap for j in run for file, cap in (self.logs.get(j.api_id) or ShardLog()).killed.items()
-                       if cap >= fit.limit} for run in groups[name][1]]  # per run of the group (as `fit`'s runs)
-            hurt = [i for i, files in enumerate(killed) if files]
-            clean = [i for i in range(len(fit.predictors)) if i not in hurt]
-            needed = fit.needed(clean) if hurt else fit.needed()
-            capped = [c for c in self._killed(groups[name][0].id) if any(c.file in files for files in killed)]
-            hang = ("in some runs a test hung past the limit alone ("
-                    + ", ".join(f"`{c.file}`, killed at {cap(c.by)} after {c.at_least_s / 60:.0f} min "  # type: ignore[operator]
-                                f"in {_runs(c.runs)}" for c in capped[:3])
-                    + "): no count keeps such a run within it; fix the hung test") if hurt and capped else ""
-            within = hurt and capped and clean and fit.p90_over(n, clean) <= fit.limit
+            needed = fit.needed()
             line = (f"today's {n} shards already run {fit.p90_at(n) / 60:.0f} min at p90{on}, over {bound}; "
                     + (_no_count_fits([], hung[name], fit.raising, fit.limit) if hung[name] else
-                       f"{hang}; the other runs are within it on {n}" if within else
-                       f"{hang + '; ' if hang else ''}about {needed} would keep the longest within it"
-                       f"{' in the other runs' if hang else ''}: change by hand {where}{one}" if needed else
+                       f"about {needed} would keep the longest within it: change by hand {where}{one}" if needed else
                        f"no count up to {3 * n} keeps the longest within it: a test file may take longer alone{one}"))
+        if name in hangs:
+            line = hangs[name] + line
         return {first: (False, line)}
 
     def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...], key: str, values: list[Any],

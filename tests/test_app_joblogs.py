@@ -349,7 +349,7 @@ async def test_rocm_aiters_shards_over_two_runners_are_sized_from_their_per_file
     body = dashboard(world)
     assert ("**Shard lists left as they are** (measured; no count foldbot can set)\n\n- `standard`: the times allow 3 "
             "shards of its 4 (the longest 43 min at p90 on `runner: linux-aiter-mi35x-1`, within 54 min, 60% of `Tests`'s "
-            "90-min timeout; per-file logs), 2 setups fewer a run (over the 3 runs read; 12 min each, median): change by hand its `include` "
+            "90-min timeout; per-file logs), 2 setups fewer a run (over the 3 runs it ran in; 12 min each, median): change by hand its `include` "
             "entries and `split_aiter_tests`'s `Split Aiter Tests (4 shards)` (`--shards 4`).") in body
     assert "no per-file test times" not in body and "could not be read" not in body
     assert len(asked_logs(fake_github)) == 3 * 8  # every shard of both runners, each once

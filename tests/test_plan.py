@@ -1188,7 +1188,7 @@ def test_a_shard_list_over_several_runners_says_what_the_times_allow_and_where_i
     assert [f.reason for f in p.findings if f.job == "standard"] == [_OVER_RUNNERS]
     assert [(f.job, f.reason) for f in p.by_hand] == [("standard", (
         "the times allow 3 shards of its 4 (the longest 49 min at p90 on `runner: linux-aiter-oci-mi300x-1`, within 54 "
-        "min, 60% of `Tests`'s 90-min timeout; shard times), 2 setups fewer a run (over the 3 runs read; 12 min each, median): change by hand "
+        "min, 60% of `Tests`'s 90-min timeout; shard times), 2 setups fewer a run (over the 3 runs it ran in; 12 min each, median): change by hand "
         "its `include` entries, `split_aiter_tests`'s `Split Aiter Tests (4 shards)` (`--shards 4`) and "
         "`standard-test-finish`'s `Check every shard's log` (`{0..3}`)"))]
     # its logs are read for each runner's runs of all its 4 shards, oldest first, as a reshard's are
@@ -1199,13 +1199,13 @@ def test_a_shard_list_over_several_runners_says_what_the_times_allow_and_where_i
     assert len(p.wanted_runs["standard"]) == 6
     # on fewer runs than `min_samples`, said so (review121 f10)
     few = plan(text, _aiter_runs({"MI35X": [30, 28, 31, 29], "MI300X": [36, 34, 37, 35]}, runs=2))
-    assert "within 54 min, 60% of `Tests`'s 90-min timeout; shard times, provisional: 2 runs, fewer than `min_samples` (3))" \
-        in few.by_hand[0].reason
+    assert ("within 54 min, 60% of `Tests`'s 90-min timeout; shard times, provisional: 2 runs on `runner: "
+            "linux-aiter-mi35x-1`, fewer than `min_samples` (3))") in few.by_hand[0].reason
     # the setups saved are each run's: a runner that ran 3 of its 4 shards (one lost) saves none on 3 (review122 f01)
     lost_one = _aiter_runs({"MI35X": [30, 28, 31, 29], "MI300X": [36, 34, 37, 35]})
     for b in lost_one[:2]:
         b["jobs"] = b["jobs"][:-1]
-    assert "1.33 setups fewer a run (over the 3 runs read; 12 min each, median)" in plan(text, lost_one).by_hand[0].reason
+    assert "1.33 setups fewer a run (over the 3 runs it ran in; 12 min each, median)" in plan(text, lost_one).by_hand[0].reason
     # the slower runner needs all 4, which the faster would not: the count stays
     slow = plan(text, _aiter_runs({"MI35X": [30, 28, 31, 29], "MI300X": [45, 43, 46, 44]}))
     assert [f.reason for f in slow.by_hand] == [
@@ -1265,7 +1265,7 @@ def test_aiters_per_file_times_size_the_count_its_runners_allow() -> None:
     p = plan(text, bundles, logs=logs)
     assert [f.reason for f in p.by_hand] == [
         "the times allow 3 shards of its 4 (the longest 43 min at p90 on `runner: linux-aiter-mi35x-1`, within 54 min, "
-        "60% of `Tests`'s 90-min timeout; per-file logs), 2 setups fewer a run (over the 3 runs read; 12 min each, median): change by hand "
+        "60% of `Tests`'s 90-min timeout; per-file logs), 2 setups fewer a run (over the 3 runs it ran in; 12 min each, median): change by hand "
         "its `include` entries and `split_aiter_tests`'s `Split Aiter Tests (4 shards)` (`--shards 4`)"]
     assert p.reshard_candidates == {"standard": 6}  # (3 runs on each of 2 runners, read file by file)
     # a log of another shard than its job's (by its `(shard: i/4)` header) is not used: shard times stand in
@@ -1293,7 +1293,15 @@ def test_a_file_that_hangs_on_one_runner_gets_no_count_though_the_other_ends_it(
                 "Time elapsed of op_tests/test_e.py: 1500.000", "Time elapsed of op_tests/test_e.py: 3600.012")
         return text
 
-    p = plan(_aiter_standard(), bundles, logs={j["id"]: parse_log(log(j["name"])) for b in bundles for j in b["jobs"]})
+    logs = {j["id"]: parse_log(log(j["name"])) for b in bundles for j in b["jobs"]}
+    p = plan(_aiter_standard(), bundles, logs=logs)
+    # its "Could not measure" line names the script's cap, and says what the cap does to the run (review123 f01)
+    unmeasured = [u for u in to_json(analyze({PATH: _aiter_standard()}, bundles, RepoConfig(), logs))["unmeasured"]
+                  if u["subject"] == "standard"]
+    assert [u["reason"] for u in unmeasured] == [
+        "its logs were read, but the test script's `timeout 60m` killed a test file: `op_tests/test_e.py` (in 3 runs, "
+        "killed after 60 min); the runner records that cap as the file's time, which is only how long it ran at least, "
+        "so a run with such a file has no whole per-file times and its shard times stand in"]
     assert [f.reason for f in p.by_hand] == [
         "today's 4 shards already run 65 min at p90 on `runner: linux-aiter-mi35x-1`, over 54 min, 60% of `Tests`'s "
         "90-min timeout; shard times; no shard count is said while a test hangs: `op_tests/test_e.py` was killed at the "
@@ -1306,11 +1314,14 @@ def test_a_file_that_hangs_on_one_runner_gets_no_count_though_the_other_ends_it(
                                            for st in j["steps"]]} for j in b["jobs"]]} for b in bundles]
     logs = {j["id"]: parse_log(log(j["name"]) if r == 0 else _aiter_log(int(j["name"][-2]), shards[int(j["name"][-2])]))
             for r, b in enumerate(once) for j in b["jobs"]}
+    # (the count is then the other runs': review123 f02)
     assert [f.reason for f in plan(_aiter_standard(), once, logs=logs).by_hand] == [
-        "today's 4 shards already run 58 min at p90 on `runner: linux-aiter-mi35x-1`, over 54 min, 60% of `Tests`'s "
-        "90-min timeout; per-file logs (2 runs) and shard times (1 run); in some runs a test hung past the limit alone "
-        "(`op_tests/test_e.py`, killed at the test script's `timeout 60m` after 60 min in 1 run): no count keeps such a "
-        "run within it; fix the hung test; the other runs are within it on 4"]
+        "in some runs a test hung past the limit alone (`op_tests/test_e.py`, killed at the test script's `timeout 60m` "
+        "after 60 min in 1 run): no count keeps such a run within it; fix the hung test. In the other runs, the times "
+        "allow 3 shards of its 4 (the longest 43 min at p90 on `runner: linux-aiter-mi35x-1`, within 54 min, 60% of "
+        "`Tests`'s 90-min timeout; per-file logs, provisional: 2 runs on `runner: linux-aiter-mi35x-1`, fewer than "
+        "`min_samples` (3)), 2 setups fewer a run (over the 3 runs it ran in; 12 min each, median): change by hand its "
+        "`include` entries and `split_aiter_tests`'s `Split Aiter Tests (4 shards)` (`--shards 4`)"]
 
 
 def _plus(stamp: str, minutes: float) -> str:
@@ -1365,7 +1376,7 @@ def test_aiters_untimed_runs_after_its_loop_go_with_their_file() -> None:
             for b in bundles for j in b["jobs"]}
     assert [f.reason for f in plan(text, bundles, logs=logs).by_hand] == [
         "the times allow 5 shards of its 8 (the longest 48 min at p90 on `runner: linux-aiter-mi35x-1`, within 54 min, "
-        "60% of `Tests`'s 90-min timeout; per-file logs), 6 setups fewer a run (over the 3 runs read; 12 min each, median): change by hand "
+        "60% of `Tests`'s 90-min timeout; per-file logs), 6 setups fewer a run (over the 3 runs it ran in; 12 min each, median): change by hand "
         "its `include` entries"]
 
 
@@ -1406,7 +1417,7 @@ jobs:
             "(`split_triton_tests`'s output `shards`, whose count its `Split Triton Tests` step writes (`--shards 8`): "
             "change it there, by hand): it is not folded, resharded or taken as a host")
     allowed = ("the times allow 5 shards of its 8 (the longest 24 min at p90, within 29 min, 60% of `triton`'s 60-min "
-               "job timeout less its setup and other steps (11 min at p90); shard times), 3 setups fewer a run (over the 3 runs read; 11 min "
+               "job timeout less its setup and other steps (11 min at p90); shard times), 3 setups fewer a run (over the 3 runs it ran in; 11 min "
                "each, median): change by hand `split_triton_tests`'s `Split Triton Tests` (`--shards 8`)")
     p = plan(text, made)
     assert ([f.reason for f in p.findings if f.job == "triton"], [f.reason for f in p.by_hand]) == ([said], [allowed])
@@ -1451,7 +1462,7 @@ jobs:
     shared = plan(both, slower)
     line = ("the times allow 6 shards of its 8 (the longest 27 min at p90 on `triton-mi300x`, within 29 min, 60% of "
             "`triton-mi300x`'s 60-min job timeout less its setup and other steps (11 min at p90); shard times), 4 setups "
-            "fewer a run (over the 3 runs read; 11 min each, median): change by hand `split_triton_tests`'s `Split Triton Tests` (`--shards 8`) "
+            "fewer a run (over the 3 runs it ran in; 11 min each, median): change by hand `split_triton_tests`'s `Split Triton Tests` (`--shards 8`) "
             "(one count for `triton` and `triton-mi300x`: the lists of one split)")
     assert [(f.job, f.reason) for f in shared.by_hand] == [("triton", line)]  # (said once)
     # review121 f11: each job's shards are read by its own axis
@@ -1465,6 +1476,20 @@ jobs:
     assert [f.reason for f in plan(objects, slower).by_hand] == [
         "`triton-mi300x` also runs the lists of this split, with a matrix of `include` objects from `split_triton_tests`'s "
         "output, which foldbot does not read shard by shard: nothing is said of fewer"]
+    # ... and a reader's overrun is still said (review123 f03); a job whose `include` is another output is no reader
+    late = [bundle(run_id=400 + r, repo="ROCm/aiter", workflow_path=PATH, workflow_name="Triton Test",
+                   head_sha=f"{r:040x}", start=START + timedelta(days=r),
+                   jobs=[amd_job(f"triton ({s})", labels=["linux-aiter-mi35x-1"], setup_minutes=11, download_artifacts=None,
+                                 tests=[("Triton Tests", 50)], teardown=()) for s in range(8)]) for r in range(3)]
+    over = plan(objects, late)
+    assert (over.overruns, over.by_hand) == (("triton",), ())
+    assert [f.reason[:17] for f in over.findings if f.job == "triton"] == ["already overruns:"]
+    other = objects.replace("include: ${{ fromJSON(needs.split_triton_tests.outputs.shards) }}",
+                            "include: ${{ fromJSON(needs.split_triton_tests.outputs.gpus) }}")
+    assert [f.reason for f in plan(other, slower).by_hand] == [line.replace(
+        " (one count for `triton` and `triton-mi300x`: the lists of one split)", "").replace("`triton-mi300x`'s", "`triton`'s")
+        .replace("6 shards", "5 shards").replace("27 min at p90 on `triton-mi300x`", "24 min at p90")
+        .replace("4 setups", "3 setups")]
     # review121 f01: a job of the split that ran in no run (its `if:` skipped it) stops the advice
     skipped = [{**b, "jobs": b["jobs"][:8]} for b in slower]
     assert [f.reason for f in plan(both, skipped).by_hand] == [
