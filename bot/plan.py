@@ -1946,19 +1946,20 @@ class Planner:
                        if (seen := self._expressed(other)) is not None and (seen[0][0], seen[0][2][0]) == (writer, step)
                        and self._is_gpu(other)]
             places = [(writer, step, [flag]), *_count_loops(self.workflow, [r.id for r, _ in readers], n)]
-            # a GPU job that runs the same lists as `include` objects (`include: ${{ fromJSON(<the same output>) }}`):
-            # its shards are not told apart, so no count is said (its overruns still are)
+            # a GPU job that runs the same lists in a matrix foldbot does not read shard by shard (`include:
+            # ${{ fromJSON(<the same output>) }}`, the shards beside another axis): no count is said (overruns still are)
             outputs = {seen[0][1] for r, _ in readers if (seen := self._expressed(r)) is not None}
             opaque = [other.id for other in self.workflow.jobs.values()
-                      if isinstance(other.matrix, dict) and isinstance(other.matrix.get("include"), str)
-                      and self._is_gpu(other) and (seen := _output_writer(other, self.workflow)) is not None
+                      if other.matrix_expression and self._is_gpu(other) and all(other is not r for r, _ in readers)
+                      and (seen := _output_writer(other, self.workflow)) is not None
                       and seen[:2] in {(writer, output) for output in outputs}]
             said = self._shared_count(readers, list(range(n)), places, named=False)
             if opaque:
                 said = {readers[0][0].id: (False, (
                     f"{_listed([f'`{j}`' for j in opaque])} also {'runs' if len(opaque) == 1 else 'run'} the lists of "
-                    f"this split, with a matrix of `include` objects from `{writer}`'s output, which foldbot does not read "
-                    "shard by shard: nothing is said of fewer")), **{j: v for j, v in said.items() if v[0]}}
+                    f"this split, with a matrix from `{writer}`'s output that foldbot does not read shard by shard "
+                    "(`include` objects, more axes than the shards'): nothing is said of fewer")),
+                    **{j: v for j, v in said.items() if v[0]}}
             self._shared[writer, step] = said
         return self._shared[writer, step].get(job.id)
 
@@ -2098,7 +2099,11 @@ class Planner:
         bound = (f"{fit.limit / 60:.0f} min, {self.config.reshard_safety:.0%} of {whose}; {fit.estimate}"
                  + (f", provisional: {_runs(few)}{f' on {thin}' if thin else ''}, fewer than `min_samples` "
                     f"({self.config.min_samples})" if few < self.config.min_samples else ""))
-        if fit.best is not None:
+        if hung[name]:  # (within the limit or not)
+            line = (f"today's {n} shards run {fit.p90_at(n) / 60:.0f} min at p90{on} "
+                    f"({'within' if fit.p90_at(n) <= fit.limit else 'over'} {bound}); "
+                    + _no_count_fits([], hung[name], fit.raising, fit.limit))
+        elif fit.best is not None:
             setup = median(j.setup_seconds for _, runs in groups.values() for run in runs for j in run)
             # each group that ran more shards in a run than the count would run fewer (none where its `if:` skipped it)
             runs_read = {run for run, _ in present}
@@ -2112,8 +2117,7 @@ class Planner:
         else:
             needed = fit.needed()
             line = (f"today's {n} shards already run {fit.p90_at(n) / 60:.0f} min at p90{on}, over {bound}; "
-                    + (_no_count_fits([], hung[name], fit.raising, fit.limit) if hung[name] else
-                       f"about {needed} would keep the longest within it: change by hand {where}{one}" if needed else
+                    + (f"about {needed} would keep the longest within it: change by hand {where}{one}" if needed else
                        f"no count up to {3 * n} keeps the longest within it: a test file may take longer alone{one}"))
         if name in hangs:
             line = hangs[name] + line
