@@ -1949,10 +1949,12 @@ class Planner:
             # a GPU job that runs the same lists in a matrix foldbot does not read shard by shard (`include:
             # ${{ fromJSON(<the same output>) }}`, the shards beside another axis): no count is said (overruns still are)
             outputs = {seen[0][1] for r, _ in readers if (seen := self._expressed(r)) is not None}
+            read = {(writer, output) for output in outputs}
             opaque = [other.id for other in self.workflow.jobs.values()
-                      if other.matrix_expression and self._is_gpu(other) and all(other is not r for r, _ in readers)
-                      and (seen := _output_writer(other, self.workflow)) is not None
-                      and seen[:2] in {(writer, output) for output in outputs}]
+                      if other.matrix_expression and writer in other.needs and self._is_gpu(other)
+                      and all(other is not r for r, _ in readers) and any(
+                          (m[1], m[2]) in read for text in strings((self.workflow.data["jobs"].get(other.id) or {})
+                                                                   .get("strategy")) for m in _NEEDS_OUTPUT_ANY.finditer(text))]
             said = self._shared_count(readers, list(range(n)), places, named=False)
             if opaque:
                 said = {readers[0][0].id: (False, (
@@ -2099,10 +2101,12 @@ class Planner:
         bound = (f"{fit.limit / 60:.0f} min, {self.config.reshard_safety:.0%} of {whose}; {fit.estimate}"
                  + (f", provisional: {_runs(few)}{f' on {thin}' if thin else ''}, fewer than `min_samples` "
                     f"({self.config.min_samples})" if few < self.config.min_samples else ""))
-        if hung[name]:  # (within the limit or not)
-            line = (f"today's {n} shards run {fit.p90_at(n) / 60:.0f} min at p90{on} "
-                    f"({'within' if fit.p90_at(n) <= fit.limit else 'over'} {bound}); "
-                    + _no_count_fits([], hung[name], fit.raising, fit.limit))
+        if hung[name]:  # (within the limit or not; what the other groups need, said beside it: review125 f02)
+            others = [item for item in fits.items() if not hung[item[0]]]
+            said_of, of = max(others, key=needs) if others else (name, fit)
+            line = (f"today's {n} shards run {of.p90_at(n) / 60:.0f} min at p90{f' on {said_of}' if said_of else ''} "
+                    f"({'within' if of.p90_at(n) <= of.limit else 'over'} {of.limit / 60:.0f} min); "
+                    + _no_count_fits([], hung[name], fit.raising, fit.limit) + (f" (on {name})" if name and others else ""))
         elif fit.best is not None:
             setup = median(j.setup_seconds for _, runs in groups.values() for run in runs for j in run)
             # each group that ran more shards in a run than the count would run fewer (none where its `if:` skipped it)
