@@ -1950,11 +1950,14 @@ class Planner:
             # ${{ fromJSON(<the same output>) }}`, the shards beside another axis): no count is said (overruns still are)
             outputs = {seen[0][1] for r, _ in readers if (seen := self._expressed(r)) is not None}
             read = {(writer, output) for output in outputs}
+
+            def reads(other: JobDef) -> bool:  # (anywhere in its strategy, beside other expressions too)
+                strategy = (self.workflow.data["jobs"].get(other.id) or {}).get("strategy")
+                return any((m[1], m[2]) in read for text in strings(strategy) for m in _NEEDS_OUTPUT_ANY.finditer(text))
+
             opaque = [other.id for other in self.workflow.jobs.values()
                       if other.matrix_expression and writer in other.needs and self._is_gpu(other)
-                      and all(other is not r for r, _ in readers) and any(
-                          (m[1], m[2]) in read for text in strings((self.workflow.data["jobs"].get(other.id) or {})
-                                                                   .get("strategy")) for m in _NEEDS_OUTPUT_ANY.finditer(text))]
+                      and all(other is not r for r, _ in readers) and reads(other)]
             said = self._shared_count(readers, list(range(n)), places, named=False)
             if opaque:
                 said = {readers[0][0].id: (False, (
@@ -2081,8 +2084,9 @@ class Planner:
         first = jobs[0][0].id
         missing = [name for name in expected if name not in fits]
         if missing:  # (no count is said: its logs are fetched, for the runs to come, but no line asks for them)
-            return {first: (False, f"no run in the history ran all {n} shards on {_listed(missing)}{one or ', which runs the lists of the same split'}, so "
-                                   "nothing is said of fewer: the count must fit the slowest")}
+            whose = one or ", which runs the lists of the same split"
+            return {first: (False, f"no run in the history ran all {n} shards on {_listed(missing)}{whose}, so nothing is "
+                                   "said of fewer: the count must fit the slowest")}
         for job, _ in jobs:
             self.candidates[job.id] = sum(fit.log_runs for name, fit in fits.items() if groups[name][0] is job)
 
