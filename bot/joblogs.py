@@ -61,9 +61,11 @@ def wanted(analysis: Analysis) -> dict[str, list[tuple[JobTiming, ...]]]:
         job = jobs.get(job_id)
         if stats is None or job is None:
             continue
-        count = analysis.plan.shard_counts.get(job_id, job.shard_count)
-        runs = list(reversed(analysis.plan.wanted_runs[job_id])) if job_id in analysis.plan.wanted_runs else \
-            [shards for shards in reversed(stats.per_run) if len(shards) == count]
+        if job_id in analysis.plan.wanted_runs:
+            runs = list(reversed(analysis.plan.wanted_runs[job_id]))
+        else:
+            count = analysis.plan.shard_counts.get(job_id, job.shard_count)
+            runs = [shards for shards in reversed(stats.per_run) if len(shards) == count]
         if runs:
             out[job_id] = runs
     return out

@@ -317,15 +317,24 @@ def shard_axis(job: JobDef) -> tuple[str, list[Any]] | None:
     return None
 
 
+def _include_entries(job: JobDef) -> list[dict[str, Any]]:
+    """The entries of a matrix written as an `include` list alone (no axes), each a mapping; [] for another."""
+    if job.matrix_axes or not isinstance(job.matrix, dict):
+        return []
+    return [e for e in job.matrix.get("include") or () if isinstance(e, dict)]
+
+
+def _varying(entries: list[dict[str, Any]]) -> list[str]:
+    """The keys whose values differ between `include` entries, in the order they are first written."""
+    return [key for key in dict.fromkeys(k for e in entries for k in e) if len({repr(e.get(key)) for e in entries}) > 1]
+
+
 def shards_over(job: JobDef) -> tuple[str, str, list[int], list[str]] | None:
     """Of a matrix written as an `include` list of the same shard numbers on each of several values of one other key
     (ROCm/aiter's `standard`: `shard_idx` 0..7 on each of two runners, one split of the suite): the shard key, the
     other key, the shard numbers and the other key's values. None for any other matrix."""
-    if job.matrix_axes or not isinstance(job.matrix, dict):
-        return None
-    entries = [e for e in job.matrix.get("include") or () if isinstance(e, dict)]
-    varying = [key for key in dict.fromkeys(k for e in entries for k in e)
-               if len({repr(e.get(key)) for e in entries}) > 1]
+    entries = _include_entries(job)
+    varying = _varying(entries)
     numbers = [key for key in varying if all(_number(e.get(key)) for e in entries) and _SHARD_KEY.search(key)]
     others = [key for key in varying if key not in numbers]
     if not numbers or not others:
@@ -351,8 +360,7 @@ def _matrix_value(job: JobDef, shard: JobTiming, key: str) -> str | None:
         return value
     shown = [v.strip() for v in listed.group(1).split(", ")]
     if set(job.matrix) <= {"include", "exclude"}:
-        entries = [e for e in job.matrix.get("include") or () if isinstance(e, dict)]
-        found = [e for e in entries if [_shown(v) for v in e.values()] == shown]
+        found = [e for e in _include_entries(job) if [_shown(v) for v in e.values()] == shown]
         return _shown(found[0][key]) if len(found) == 1 and key in found[0] else None
     return shown[0] if list(job.matrix) == [key] and len(shown) == 1 else None
 
@@ -368,9 +376,8 @@ def _unaxed(job: JobDef) -> str:
     one suite), one of shard numbers foldbot does not rewrite, or several varying axes."""
     if job.matrix_axes:
         return "its matrix has several axes with several values; shard count left alone"
-    entries = [e for e in job.matrix.get("include") or () if isinstance(e, dict)] if isinstance(job.matrix, dict) else []
-    varying = [key for key in dict.fromkeys(k for e in entries for k in e)
-               if len({repr(e.get(key)) for e in entries}) > 1]
+    entries = _include_entries(job)
+    varying = _varying(entries)
     # numbers named as shards (`part`, `shard`, ...); not a GPU count (ROCm/iris's `num_ranks`: 1, 2, 4, 8 GPUs), nor
     # numbers beside a key of words (its `test_dir`): configurations of their own
     numbers = [key for key in varying if all(_number(e.get(key)) for e in entries) and _SHARD_KEY.search(key)]
@@ -719,16 +726,20 @@ def _expression(job: JobDef, workflow: Workflow | None = None) -> str:
 def _output_writer(job: JobDef, workflow: Workflow) -> tuple[str, str, list[tuple[str, str]]] | None:
     """The one job this one needs whose output its matrix's expression reads, that output, and the count flags its
     steps write (`(step name, "--shards 8")`); None when the expression reads no one job's output."""
-    raw = workflow.data["jobs"].get(job.id)
-    strategy = raw.get("strategy") if isinstance(raw, dict) else None
-    found = [m for text in strings(strategy) for m in _NEEDS_OUTPUT_ANY.finditer(text)]
-    writers = {(m[1], m[2]) for m in found if m[1] in job.needs and m[1] in workflow.jobs}
+    writers = {(need, output) for need, output in _outputs_read(job, workflow) if need in job.needs and need in workflow.jobs}
     if len(writers) != 1:
         return None
     ((writer, output),) = writers
     counts = [(step.name, m.group(0)) for step in workflow.jobs[writer].steps
               for m in [_COUNT_FLAG.search(step.run or "")] if m]
     return writer, output, counts
+
+
+def _outputs_read(job: JobDef, workflow: Workflow) -> set[tuple[str, str]]:
+    """The (job, output) pairs a job's `strategy` reads (`needs.<job>.outputs.<name>`, anywhere in it)."""
+    raw = workflow.data["jobs"].get(job.id)
+    strategy = raw.get("strategy") if isinstance(raw, dict) else None
+    return {(m[1], m[2]) for text in strings(strategy) for m in _NEEDS_OUTPUT_ANY.finditer(text)}
 
 
 #: `needs.<job>.outputs.<name>` anywhere in an expression (in a `fromJSON(...)`).
@@ -1950,14 +1961,9 @@ class Planner:
             # ${{ fromJSON(<the same output>) }}`, the shards beside another axis): no count is said (overruns still are)
             outputs = {seen[0][1] for r, _ in readers if (seen := self._expressed(r)) is not None}
             read = {(writer, output) for output in outputs}
-
-            def reads(other: JobDef) -> bool:  # (anywhere in its strategy, beside other expressions too)
-                strategy = (self.workflow.data["jobs"].get(other.id) or {}).get("strategy")
-                return any((m[1], m[2]) in read for text in strings(strategy) for m in _NEEDS_OUTPUT_ANY.finditer(text))
-
-            opaque = [other.id for other in self.workflow.jobs.values()
+            opaque = [other.id for other in self.workflow.jobs.values()  # (its strategy reads one beside others too)
                       if other.matrix_expression and writer in other.needs and self._is_gpu(other)
-                      and all(other is not r for r, _ in readers) and reads(other)]
+                      and all(other is not r for r, _ in readers) and _outputs_read(other, self.workflow) & read]
             said = self._shared_count(readers, list(range(n)), places, named=False)
             if opaque:
                 said = {readers[0][0].id: (False, (
@@ -2275,9 +2281,8 @@ def _group_key(job: JobDef, key: str, stats: JobStats) -> tuple[str | None, list
     """The key whose values each run every shard of a matrix of `include` entries (aiter's `runner`; the first of
     the varying keys other than the shard key whose value every measured job's name tells), with its values in
     the entries; (None, [""]) for a matrix of shards alone."""
-    entries = [e for e in (job.matrix or {}).get("include") or () if isinstance(e, dict)] if not job.matrix_axes else []
-    varying = [k for k in dict.fromkeys(k for e in entries for k in e)
-               if k != key and len({repr(e.get(k)) for e in entries}) > 1]
+    entries = _include_entries(job)
+    varying = [k for k in _varying(entries) if k != key]
     for by in varying:
         if all(_matrix_value(job, j, by) is not None for j in stats.shards):
             return by, sorted({_shown(e.get(by)) for e in entries})
