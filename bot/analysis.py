@@ -605,7 +605,9 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                      f"its logs were read, but the test runner killed a test file at its `--timeout-per-file`: {named}")
                     + f"{f' and {len(killed) - 3} more' if len(killed) > 3 else ''}; the runner records that cap as the "
                     "file's time, which is only how long it ran at least, so a run with such a file has no whole "
-                    "per-file times and its shard times stand in",
+                    + (f"per-file times: one where it ran past the shards' limit is left out of the count ({_runs(left)}: "
+                       "no count keeps such a run within it), another's shard times stand in"
+                       if (left := plan.left_out.get(job_id)) else "per-file times and its shard times stand in"),
                     f"find why the test hangs and fix it; if it only needs longer, raise {caps(killed)} or split the "
                     "file; the runs after that are read file by file",
                 ))

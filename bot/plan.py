@@ -156,6 +156,10 @@ class Reshard:
     timeout_note: str = ""
     rest_p90_s: float = 0.0  # its shards' setup and other steps, p90 (what the job's timeout holds besides the step)
     step_minutes: float | None = None  # the test step's own `timeout-minutes` (None: it has none)
+    #: runs of all its shards not in `samples`: a test hung past the limit in each (`hung_past`: the files), and no
+    #: count keeps such a run within it
+    left_out: int = 0
+    hung_past: str = ""
 
     @property
     def setup_cycles_saved(self) -> int:
@@ -274,6 +278,8 @@ class Plan:
     #: matrices -> the test files their logs began and never ended (the step's timeout cut them off), and
     #: those the runner killed at its `--timeout-per-file` (`CutOff.killed`)
     cut_off: dict[str, tuple["CutOff", ...]] = field(default_factory=dict)
+    #: matrices -> their runs left out of a count, where a file the runner killed had run past the shards' limit
+    left_out: dict[str, int] = field(default_factory=dict)
     # matrices whose shard count foldbot could change -> runs whose per-file logs it read for them
     reshard_candidates: dict[str, int] = field(default_factory=dict)
     #: those matrices -> how many shards they run (a caller's: the count it passes its reusable workflow)
@@ -1162,6 +1168,7 @@ class Planner:
         self.misplaced_logs: dict[str, list[str]] = {}  # job id -> its logs that are another shard's (`_run_log`)
         #: job id -> (file, killed) -> cut off at the step's timeout, or killed at the runner's (`_run_log`)
         self.cut_off: dict[str, dict[tuple[str, bool], CutOff]] = {}
+        self.left_out: dict[str, int] = {}  # job id -> its runs left out of a count: a test hung past the limit (`_hangs`)
         self.candidates: dict[str, int] = {}  # matrices looked at for a reshard -> runs read from logs
         self.counts: dict[str, int] = {}  # those matrices -> their shard count (a caller's: what it passes)
         self._stages: dict[str, StagePartitions | StageRefusal] = {}  # memo of `_staged`
@@ -1184,7 +1191,7 @@ class Planner:
         return Plan(self.lane.path, tuple(folds), tuple(reshards), tuple(self.findings),
                     overruns=tuple(self.overruns), partial_logs={k: tuple(v) for k, v in self.partial_logs.items()},
                     misplaced_logs={k: tuple(v) for k, v in self.misplaced_logs.items()},
-                    cut_off={k: tuple(v.values()) for k, v in self.cut_off.items()},
+                    cut_off={k: tuple(v.values()) for k, v in self.cut_off.items()}, left_out=dict(self.left_out),
                     reshard_candidates=dict(self.candidates), shard_counts=dict(self.counts),
                     wanted_runs={k: tuple(v) for k, v in self.wanted.items()},
                     by_hand=tuple(self.by_hand), lists=tuple(self.lists))
@@ -1676,24 +1683,27 @@ class Planner:
         if not full_runs:
             self.findings.append(Finding(job.id, f"no run in the history ran all {n} shards"))
             return None
-        fit = self._fit(job, full_runs, key, values, step, step_minutes, job_minutes, runs_in)
+        fit, hung, past, hurt = self._hangs(job.id, full_runs, self._fit(job, full_runs, key, values, step, step_minutes,
+                                                                         job_minutes, runs_in))
+        kept = [shards for i, shards in enumerate(full_runs) if i not in hurt]  # (`fit`'s runs)
         self.candidates[job.id] = fit.log_runs
         p90_at, predictions, best, limit, estimate = fit.p90_at, fit.predictions, fit.best, fit.limit, fit.estimate
         limit_minutes, note, raising, rest = fit.limit_minutes, fit.note, fit.raising, fit.rest
         # A file that ran longer than the limit by itself, cut off before it ended: no count fits it.
         alone = self._too_long_alone(job.id, limit)
         # A file the runner killed at `--timeout-per-file` (a hung test) takes that cap on any count: more
-        # shards would not make it end, and its time says nothing of how many the suite needs.
-        # (not one that other runs measured to its end: that hang was once, and those runs say how long it takes)
-        hung = [c for c in self._killed(job.id) if c.file not in fit.ended]
+        # shards would not make it end, and its time says nothing of how many the suite needs (`hung`; not one
+        # that other runs measured to its end: those runs say how long it takes, and `past` names the runs left
+        # out, where it hung past the limit).
+        them = f"{hung_past(past)}. In the other runs, " if past else ""
         overrun = self._overrun(runs_in.id, step, stats, step_minutes, job_minutes, more_shards=not alone and not hung)
         cut = " (of runs whose shard times stop where a file was cut off: at least that many)" \
             if any(not c.killed for c in self.cut_off.get(job.id, {}).values()) else ""
         if overrun:
             needed = fit.needed()
             more = (f"; {_no_count_fits(alone, hung, raising, limit)}" if alone or hung else
-                    f"; about {needed} shards would keep the longest within {limit / 60:.0f} min ({estimate}){cut}"
-                    if needed else "")
+                    f"; {them}about {needed} shards would keep the longest within {limit / 60:.0f} min ({estimate}){cut}"
+                    if needed else f"; {hung_past(past)}" if past else "")
             self.findings.append(Finding(job.id, overrun + more))
             self.overruns.append(job.id)
             return None
@@ -1708,10 +1718,10 @@ class Planner:
                           + (_no_count_fits(alone, hung, raising, limit) if alone or hung else
                              f"about {needed} would keep the longest within the limit{cut}" if needed else
                              f"no count up to {3 * n} keeps the longest within it: a test file may take longer alone"))
-            self.findings.append(Finding(job.id, reason))
+            self.findings.append(Finding(job.id, them + reason))
             return None
         setup_median = stats.setup.median
-        longest_now = median(max(j.step_seconds(step.name) or j.test_seconds for j in shards) for shards in full_runs)
+        longest_now = median(max(j.step_seconds(step.name) or j.test_seconds for j in shards) for shards in kept)
         waves_before, waves_after = _waves(n, max_parallel), _waves(best, max_parallel)
         wall_before = waves_before * (setup_median + longest_now)
         wall_after = waves_after * (setup_median + median(predictions[best]))
@@ -1737,11 +1747,11 @@ class Planner:
             predicted_longest_p90_s=p90_at(best),
             limit_s=limit,
             timeout_minutes=limit_minutes,
-            samples=len(full_runs),
+            samples=len(kept),
             setup_median_s=setup_median,
             wall_before_s=wall_before,
             wall_after_s=wall_after,
-            provisional=len(full_runs) < self.config.min_samples,
+            provisional=len(kept) < self.config.min_samples,
             max_parallel=max_parallel,
             waves_before=waves_before,
             waves_after=waves_after,
@@ -1755,6 +1765,8 @@ class Planner:
             timeout_note=note,
             rest_p90_s=rest,
             step_minutes=step_minutes,
+            left_out=len(hurt),
+            hung_past=past,
         )
 
     def _passed_reshards(self, job: JobDef, stats: JobStats) -> None:
@@ -2046,25 +2058,14 @@ class Planner:
                 for name, (job, runs) in sorted(groups.items())}
         for job, _ in jobs:  # its logs are read for the runs of its groups (with every runner's, as a reshard's are)
             self.wanted[job.id] = [run for _, run in sorted(order.get(job.id, []), key=lambda item: item[0])]
-        # Each group's kills, from its own runs' logs (counted in its runs): a file killed that no run of the group
-        # measured to its end is a hang there (no count is said); one killed at a cap past the limit in some runs only
-        # fits no count in those, and the count is the other runs' (`Fit.only`), said beside the hang (`hangs`)
+        # Each group's kills, from its own runs' logs (`_hangs`): a hang there says no count; runs where a test hung
+        # past the limit fit none, and the count is the other runs', said beside the hang (`hangs`)
         hung: dict[str, list[CutOff]] = {}
         hangs: dict[str, str] = {}
         for name, fit in list(fits.items()):
-            killed = [{file: at for j in run for file, at in (self.logs.get(j.api_id) or ShardLog()).killed.items()}
-                      for run in groups[name][1]]  # per run of the group (as `fit`'s runs)
-            times = Counter(file for files in killed for file in files)
-            mine = [replace(c, runs=times[c.file]) for c in self._killed(groups[name][0].id) if c.file in times]
-            hung[name] = [c for c in mine if c.file not in fit.ended]
-            hurt = [i for i, files in enumerate(killed) if any(at >= fit.limit for at in files.values())]
-            clean = [i for i in range(len(fit.predictors)) if i not in hurt]
-            if hurt and clean and not hung[name]:
-                fits[name] = fit.only(clean)
-                hangs[name] = ("in some runs a test hung past the limit alone (" + ", ".join(
-                    f"`{c.file}`, killed at {cap(c.by)} after {c.at_least_s / 60:.0f} min in {_runs(c.runs)}"  # type: ignore[operator]
-                    for c in mine if (c.at_least_s or 0) >= fit.limit)
-                    + "): no count keeps such a run within it; fix the hung test. In the other runs, ")
+            fits[name], hung[name], past, _ = self._hangs(groups[name][0].id, groups[name][1], fit)
+            if past:
+                hangs[name] = f"{hung_past(past)}. In the other runs, "
         where = _places(places)
         one = f" (one count for {_listed([f'`{job.id}`' for job, _ in jobs])}: the lists of one split)" if several else ""
         said: dict[str, tuple[bool, str]] = {}
@@ -2136,6 +2137,29 @@ class Planner:
         if name in hangs:
             line = hangs[name] + line
         return {first: (False, line)}
+
+    def _hangs(self, job_id: str, runs: list[tuple[JobTiming, ...]], fit: Fit) -> tuple[Fit, list[CutOff], str, list[int]]:
+        """The kills in these runs of a matrix (`fit`'s), from their own logs, each counted in them: (the fit to say a
+        count from, the files that hang, the files of the runs left out, those runs' indexes). A file killed that no
+        run measured to its end hangs: no count is said. A run where a file was killed at a cap past the limit fits no
+        count (more shards would not end it sooner): when other runs are clean, the count is theirs (`Fit.only`) and
+        those runs are left out (`hung_past` says so); when none is, those files are taken as hangs."""
+        killed = [{file: at for j in run for file, at in (self.logs.get(j.api_id) or ShardLog()).killed.items()}
+                  for run in runs]
+        times = Counter(file for files in killed for file in files)
+        mine = [replace(c, runs=times[c.file]) for c in self._killed(job_id) if c.file in times]
+        hung = [c for c in mine if c.file not in fit.ended]
+        past = [c for c in mine if (c.at_least_s or 0) >= fit.limit]
+        hurt = [i for i, files in enumerate(killed) if any(at >= fit.limit for at in files.values())]
+        clean = [i for i in range(len(fit.predictors)) if i not in hurt]
+        if hung or not hurt:
+            return fit, hung, "", []
+        if not clean:  # (each run hung past the limit, each on a file another run ended)
+            return fit, past, "", []
+        self.left_out[job_id] = self.left_out.get(job_id, 0) + len(hurt)
+        return fit.only(clean), [], ", ".join(
+            f"`{c.file}`, killed at {cap(c.by)} after {c.at_least_s / 60:.0f} min in {_runs(c.runs)}"  # type: ignore[operator]
+            for c in past), hurt
 
     def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...], key: str, values: list[Any],
                  step: StepDef) -> ShardLog | None:
@@ -2230,6 +2254,11 @@ def caps(killed: Iterable[CutOff]) -> str:
 
 def cap(by: str) -> str:
     return f"the runner's `{by}`" if by == CutOff.by else f"the test script's `{by}`"
+
+
+def hung_past(files: str) -> str:
+    """Runs left out of a count, where a test hung past the limit (`files`: which, where, how long; `_hangs`)."""
+    return f"in some runs a test hung past the limit alone ({files}): no count keeps such a run within it; fix the hung test"
 
 
 def _no_count_fits(files: list[CutOff], killed: list[CutOff], raising: str, limit: float) -> str:

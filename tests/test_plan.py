@@ -1072,6 +1072,102 @@ def test_a_file_killed_once_and_run_to_its_end_since_withholds_no_count() -> Non
     assert reason.endswith("about 5 would keep the longest within the limit")
 
 
+def _killing_history(killed: list[dict[str, int]], config: RepoConfig | None = None) -> tuple[str, list[dict], dict]:
+    """`_hung_history`'s suite over 5 runs (oldest first), every file ending in its estimated time but those each run
+    kills (`killed[r]`: file -> the cap in seconds, `✗ TIMEOUT: <file> after <cap> seconds`, the cap in TIMINGS); each
+    shard's time is its files' (a killed file's: its cap)."""
+    parts = lpt(HUNG_FILES, 4)
+    stamp = "2026-08-01T10:00:00.0000000Z "
+
+    def log(k: int, kills: dict[str, int]) -> str:
+        lines = [f"partition: {k + 1}/4 (0-based id={k})", f"\u2705 Enabled {len(parts[k])} test(s):"]
+        lines += [f"  - {f} (est_time={HUNG_FILES[f] * 60:.1f})" for f in parts[k]]
+        timings = []
+        for i, f in enumerate(parts[k]):
+            lines += [f"Begin ({i}/{len(parts[k]) - 1}):", f"python3 {f}"]
+            if f in kills:
+                lines += [f"\u2717 TIMEOUT: {f} after {kills[f]} seconds"]
+            else:
+                lines += [f"End ({i}/{len(parts[k]) - 1}):", f"filename='{f}', elapsed={HUNG_FILES[f] * 60}"]
+            timings.append(f'{{"file": "{f}", "passed": {"false" if f in kills else "true"}, '
+                           f'"elapsed": {kills.get(f, HUNG_FILES[f] * 60)}}}')
+        lines += ["========== TIMINGS BEGIN ==========", *timings, "========== TIMINGS END =========="]
+        return "\n".join(stamp + line for line in lines) + "\n"
+
+    text = workflow()
+    bundles = [runs(text, shard_tests=[sum(kills.get(f, HUNG_FILES[f] * 60) / 60 for f in part) for part in parts])[r]
+               for r, kills in enumerate(killed)]
+    logs = {j["id"]: parse_log(log(int(j["name"][-2]), kills)) for b, kills in zip(bundles, killed) for j in b["jobs"]
+            if j["name"].startswith("big-amd-rocm700 (")}
+    return text, bundles, logs
+
+
+def test_a_run_where_a_file_hung_past_the_limit_is_left_out_of_the_count() -> None:
+    """review120 f04, SGLang's side: `test/hang.py` (5 min in four runs) was killed at `--timeout-per-file 2400` in
+    the oldest, past the 36-min limit. That run's shard times stood in for its per-file times, and its 54-min shard
+    made today's 4 shards look over the limit: "about 5 would keep the longest within the limit", though no count
+    keeps a 40-min hang within 36 min. The run is left out, said so, and the count is the other four's."""
+    text, bundles, logs = _killing_history([{"test/hang.py": 2400}, {}, {}, {}, {}])
+    p = plan(text, bundles, logs=logs)
+    (reshard,) = p.reshards
+    assert (reshard.from_count, reshard.to_count, reshard.samples, reshard.log_runs, reshard.estimate) == \
+        (4, 2, 4, 4, "per-file logs")
+    assert (reshard.left_out, reshard.hung_past) == (
+        1, "`test/hang.py`, killed at the runner's `--timeout-per-file` after 40 min in 1 run")
+    assert p.left_out == {"big-amd-rocm700": 1}
+    analysis = analyze({PATH: text}, bundles, RepoConfig(), logs)
+    report = to_markdown(analysis)
+    assert ("predicted at 36 min at p90 over 4 runs, within 36 min (60% of the 60 min step timeout). Estimate from "
+            "per-file logs. 1 more run left out, where a test hung past the limit alone (`test/hang.py`, killed at the "
+            "runner's `--timeout-per-file` after 40 min in 1 run): no count keeps such a run within it; fix the hung "
+            "test. Saves 2 setup cycles") in report
+    (suggestion,) = [s for s in to_json(analysis)["suggestions"] if s["kind"] == "reshard"]
+    assert (suggestion["samples"], suggestion["left_out_runs"], suggestion["hung_past"]) == (
+        4, 1, "`test/hang.py`, killed at the runner's `--timeout-per-file` after 40 min in 1 run")
+    assert [u["reason"] for u in to_json(analysis)["unmeasured"] if u["subject"] == "big-amd-rocm700"] == [
+        "its logs were read, but the test runner killed a test file at its `--timeout-per-file`: `test/hang.py` (in 1 "
+        "run, killed after 40 min); the runner records that cap as the file's time, which is only how long it ran at "
+        "least, so a run with such a file has no whole per-file times: one where it ran past the shards' limit is "
+        "left out of the count (1 run: no count keeps such a run within it), another's shard times stand in"]
+
+
+def test_a_hang_past_the_limit_asks_for_no_more_shards_where_the_other_runs_need_more() -> None:
+    """The same kill (30 min, past an 18-min limit: `reshard.safety` 0.3), the other runs' longest shard 19 min: more
+    shards are advised from those runs alone, beside the hang, not from the hung run's 44-min shard."""
+    config = RepoConfig(reshard_safety=0.3)
+    text, bundles, logs = _killing_history([{}, {}, {"test/hang.py": 1800}, {}, {}])
+    p = plan(text, bundles, config, logs=logs)
+    assert p.reshards == () and p.left_out == {"big-amd-rocm700": 1}
+    assert [f.reason for f in p.findings if f.job == "big-amd-rocm700"] == [
+        "in some runs a test hung past the limit alone (`test/hang.py`, killed at the runner's `--timeout-per-file` "
+        "after 30 min in 1 run): no count keeps such a run within it; fix the hung test. In the other runs, no fewer "
+        "shards: today's 4 already run 19 min at p90 (limit 18 min = 30% of 60; per-file logs); about 5 would keep "
+        "the longest within the limit"]
+
+
+def test_a_kill_below_the_limit_keeps_its_run_on_its_shard_times() -> None:
+    """A file killed at a cap within the limit (20 min of 36) took that cap in its shard, where a count can hold
+    it: the run stays, on its shard times (its 34-min shard keeps today's 4)."""
+    text, bundles, logs = _killing_history([{"test/hang.py": 1200}, {}, {}, {}, {}])
+    p = plan(text, bundles, logs=logs)
+    assert p.reshards == () and p.left_out == {}
+    assert [f.reason for f in p.findings if f.job == "big-amd-rocm700"] == [
+        "4 shards are needed: 3 would run 37 min at p90 (limit 36 min = 60% of 60; per-file logs (4 runs) and shard "
+        "times (1 run))"]
+
+
+def test_runs_that_each_hung_past_the_limit_say_no_count() -> None:
+    """Every run killed a file past the limit, each one another run ended: no run fits a count, so none is said."""
+    text, bundles, logs = _killing_history([{"test/hang.py": 2400}, *[{"test/f6.py": 2400}] * 4])
+    p = plan(text, bundles, logs=logs)
+    assert p.reshards == () and p.left_out == {}
+    (reason,) = [f.reason for f in p.findings if f.job == "big-amd-rocm700"]
+    assert "no shard count is said while a test hangs: `test/f6.py` was killed at the runner's `--timeout-per-file` " \
+           "after 40 min (in 4 runs; the runner estimates it at 6 min)" in reason
+    assert "`test/hang.py` was killed at the runner's `--timeout-per-file` after 40 min (in 1 run" in reason
+    assert "would keep" not in reason
+
+
 def test_a_job_timeout_holds_setup_too_so_the_tests_have_what_setup_leaves() -> None:
     """scan112 / review111 f03: a job's `timeout-minutes` holds its setup and its tests; with 100 min of setup, a
     140-min job timeout leaves its shards' tests 40 min, less than the 60-min step timeout the limit was read from
