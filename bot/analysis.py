@@ -604,10 +604,14 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                      if any(c.by != CutOff.by for c in killed) else
                      f"its logs were read, but the test runner killed a test file at its `--timeout-per-file`: {named}")
                     + f"{f' and {len(killed) - 3} more' if len(killed) > 3 else ''}; the runner records that cap as the "
-                    "file's time, which is only how long it ran at least, so a run with such a file has no whole "
-                    + (f"per-file times: one where it ran past the shards' limit is left out of the count ({_runs(left)}: "
-                       "no count keeps such a run within it), another's shard times stand in"
-                       if (left := plan.left_out.get(job_id)) else "per-file times and its shard times stand in"),
+                    "file's time, which is only how long it ran at least"
+                    + ((f": where it ran past the shards' limit and another run ended it, it is taken at its usual time "
+                        f"there ({_runs(hung)}), as no count keeps such a hang within the limit"
+                        + (f"; where the run has no whole per-file times even so (another kill, a file cut off), its "
+                           f"shard times stand in ({_runs(fallbacks)})" if (fallbacks := plan.kill_fallbacks.get(job_id))
+                           else ""))
+                       if (hung := plan.hang_runs.get(job_id)) else
+                       ", so a run with such a file has no whole per-file times and its shard times stand in"),
                     f"find why the test hangs and fix it; if it only needs longer, raise {caps(killed)} or split the "
                     "file; the runs after that are read file by file",
                 ))

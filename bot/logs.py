@@ -400,6 +400,8 @@ def _parse_log(data: str | bytes) -> ShardLog:
                 begun.pop(normal_path(skip["file"]), None)
     measured = dict(ended)
     measured.update(block)  # the runner's own record wins
+    for name, cap in killed.items():  # (its shard spent its cap on it: known from `✗ TIMEOUT` alone when the step
+        measured.setdefault(name, cap)  # was cut off before the runner wrote its record)
     if suite_plan:
         estimates, scope = {**ended_estimates, **planned, **suite_plan}, "suite"
     else:

@@ -156,9 +156,9 @@ class Reshard:
     timeout_note: str = ""
     rest_p90_s: float = 0.0  # its shards' setup and other steps, p90 (what the job's timeout holds besides the step)
     step_minutes: float | None = None  # the test step's own `timeout-minutes` (None: it has none)
-    #: runs of all its shards not in `samples`: a test hung past the limit in each (`hung_past`: the files), and no
-    #: count keeps such a run within it
-    left_out: int = 0
+    #: of `samples`, the runs where a test hung past the limit (`hung_past`: which, how long, its usual time), which no
+    #: count keeps within it: read with it at its usual time there (`Fit.past`)
+    hung_runs: int = 0
     hung_past: str = ""
 
     @property
@@ -278,8 +278,10 @@ class Plan:
     #: matrices -> the test files their logs began and never ended (the step's timeout cut them off), and
     #: those the runner killed at its `--timeout-per-file` (`CutOff.killed`)
     cut_off: dict[str, tuple["CutOff", ...]] = field(default_factory=dict)
-    #: matrices -> their runs left out of a count, where a file the runner killed had run past the shards' limit
-    left_out: dict[str, int] = field(default_factory=dict)
+    #: matrices -> their runs read with a file the runner killed past the shards' limit at its usual time (`Fit.past`)
+    hang_runs: dict[str, int] = field(default_factory=dict)
+    #: matrices -> their runs with a file the runner killed that are read on their shard times (the rest of them)
+    kill_fallbacks: dict[str, int] = field(default_factory=dict)
     # matrices whose shard count foldbot could change -> runs whose per-file logs it read for them
     reshard_candidates: dict[str, int] = field(default_factory=dict)
     #: those matrices -> how many shards they run (a caller's: the count it passes its reusable workflow)
@@ -1110,10 +1112,15 @@ class Fit:
     timeout, `raising` which timeout to raise), and the longest shard at p90 on k shards (`p90_at`)."""
 
     def __init__(self, predictors: list[Callable[[int], float]], n: int, limit: float, limit_minutes: float,
-                 note: str, raising: str, rest: float, log_runs: list[bool], ended: set[str]) -> None:
+                 note: str, raising: str, rest: float, log_runs: list[bool], ended: dict[str, float],
+                 hanging: set[str], past: dict[int, dict[str, float]], excess: dict[int, float]) -> None:
         self.predictors, self.n, self.limit, self.limit_minutes = predictors, n, limit, limit_minutes
         self.note, self.raising, self.rest = note, raising, rest
-        self.from_logs, self.ended = log_runs, ended  # (per run: read from per-file logs; the files they measured)
+        self.from_logs, self.ended = log_runs, ended  # (per run: read from per-file logs; the files they ended -> median)
+        self.hanging = hanging  # the files killed in more runs than ended (or never): no count is said
+        #: run (index) -> the files killed there at a cap past the limit that other runs ended -> that cap, and per
+        #: shard (API job id) the seconds of those caps beyond the files' usual times: taken at their usual time
+        self.past, self.excess = past, excess
         self.predictions: dict[int, list[float]] = {}  # count -> each run's longest shard (as asked for)
 
     @property
@@ -1126,11 +1133,6 @@ class Fit:
         logs, shards = self.log_runs, len(self.from_logs) - self.log_runs
         return ("per-file logs" if not shards else "shard times" if not logs
                 else f"per-file logs ({_runs(logs)}) and shard times ({_runs(shards)})")
-
-    def only(self, runs: list[int]) -> "Fit":
-        """The same, over some of its runs (their indexes)."""
-        return Fit([self.predictors[i] for i in runs], self.n, self.limit, self.limit_minutes, self.note, self.raising,
-                   self.rest, [self.from_logs[i] for i in runs], self.ended)
 
     def p90_at(self, k: int) -> float:
         if k not in self.predictions:
@@ -1168,7 +1170,9 @@ class Planner:
         self.misplaced_logs: dict[str, list[str]] = {}  # job id -> its logs that are another shard's (`_run_log`)
         #: job id -> (file, killed) -> cut off at the step's timeout, or killed at the runner's (`_run_log`)
         self.cut_off: dict[str, dict[tuple[str, bool], CutOff]] = {}
-        self.left_out: dict[str, int] = {}  # job id -> its runs left out of a count: a test hung past the limit (`_hangs`)
+        #: job id -> the runs read with a file killed past the limit at its usual time (`Fit.past`, `_hangs`)
+        self.hang_runs: dict[str, set[int]] = {}
+        self.kill_fallbacks: dict[str, set[int]] = {}  # job id -> the runs with a kill read on their shard times
         self.candidates: dict[str, int] = {}  # matrices looked at for a reshard -> runs read from logs
         self.counts: dict[str, int] = {}  # those matrices -> their shard count (a caller's: what it passes)
         self._stages: dict[str, StagePartitions | StageRefusal] = {}  # memo of `_staged`
@@ -1191,7 +1195,8 @@ class Planner:
         return Plan(self.lane.path, tuple(folds), tuple(reshards), tuple(self.findings),
                     overruns=tuple(self.overruns), partial_logs={k: tuple(v) for k, v in self.partial_logs.items()},
                     misplaced_logs={k: tuple(v) for k, v in self.misplaced_logs.items()},
-                    cut_off={k: tuple(v.values()) for k, v in self.cut_off.items()}, left_out=dict(self.left_out),
+                    cut_off={k: tuple(v.values()) for k, v in self.cut_off.items()}, hang_runs={k: len(v) for k, v in self.hang_runs.items()},
+                    kill_fallbacks={k: len(v) for k, v in self.kill_fallbacks.items()},
                     reshard_candidates=dict(self.candidates), shard_counts=dict(self.counts),
                     wanted_runs={k: tuple(v) for k, v in self.wanted.items()},
                     by_hand=tuple(self.by_hand), lists=tuple(self.lists))
@@ -1683,9 +1688,8 @@ class Planner:
         if not full_runs:
             self.findings.append(Finding(job.id, f"no run in the history ran all {n} shards"))
             return None
-        fit, hung, past, hurt = self._hangs(job.id, full_runs, self._fit(job, full_runs, key, values, step, step_minutes,
-                                                                         job_minutes, runs_in))
-        kept = [shards for i, shards in enumerate(full_runs) if i not in hurt]  # (`fit`'s runs)
+        fit = self._fit(job, full_runs, key, values, step, step_minutes, job_minutes, runs_in)
+        hung, past = self._hangs(job.id, full_runs, fit)
         self.candidates[job.id] = fit.log_runs
         p90_at, predictions, best, limit, estimate = fit.p90_at, fit.predictions, fit.best, fit.limit, fit.estimate
         limit_minutes, note, raising, rest = fit.limit_minutes, fit.note, fit.raising, fit.rest
@@ -1693,17 +1697,19 @@ class Planner:
         alone = self._too_long_alone(job.id, limit)
         # A file the runner killed at `--timeout-per-file` (a hung test) takes that cap on any count: more
         # shards would not make it end, and its time says nothing of how many the suite needs (`hung`; not one
-        # that other runs measured to its end: those runs say how long it takes, and `past` names the runs left
-        # out, where it hung past the limit).
-        them = f"{hung_past(past)}. In the other runs, " if past else ""
-        overrun = self._overrun(runs_in.id, step, stats, step_minutes, job_minutes, more_shards=not alone and not hung)
+        # that other runs measured to its end: those runs say how long it takes, and where it hung past the
+        # limit, it is taken at that time, and said: `past`).
+        said = hung_past(past, len(fit.past)) if past else ""
+        them = f"{said}. With it at its usual time there, " if past else ""
+        overrun = self._overrun(runs_in.id, step, stats, step_minutes, job_minutes, more_shards=not alone and not hung,
+                                excess=fit.excess)
         cut = " (of runs whose shard times stop where a file was cut off: at least that many)" \
             if any(not c.killed for c in self.cut_off.get(job.id, {}).values()) else ""
         if overrun:
             needed = fit.needed()
-            more = (f"; {_no_count_fits(alone, hung, raising, limit)}" if alone or hung else
+            more = (f"; {_no_count_fits(alone, hung, raising, limit)}" + (f"; {said}" if said else "") if alone or hung else
                     f"; {them}about {needed} shards would keep the longest within {limit / 60:.0f} min ({estimate}){cut}"
-                    if needed else f"; {hung_past(past)}" if past else "")
+                    if needed else f"; {said}" if said else "")
             self.findings.append(Finding(job.id, overrun + more))
             self.overruns.append(job.id)
             return None
@@ -1721,7 +1727,8 @@ class Planner:
             self.findings.append(Finding(job.id, them + reason))
             return None
         setup_median = stats.setup.median
-        longest_now = median(max(j.step_seconds(step.name) or j.test_seconds for j in shards) for shards in kept)
+        longest_now = median(max((j.step_seconds(step.name) or j.test_seconds) - fit.excess.get(j.api_id, 0.0) for j in shards)
+                             for shards in full_runs)
         waves_before, waves_after = _waves(n, max_parallel), _waves(best, max_parallel)
         wall_before = waves_before * (setup_median + longest_now)
         wall_after = waves_after * (setup_median + median(predictions[best]))
@@ -1731,7 +1738,7 @@ class Planner:
             neutral = next((k for k in range(best + 1, n) if p90_at(k) <= limit
                             and _waves(k, max_parallel) * (setup_median + median(predictions[k])) <= wall_before), None)
         if elsewhere := count_elsewhere(self.workflow, job.id, n):  # (the patch would leave it behind)
-            self.findings.append(Finding(job.id, (
+            self.findings.append(Finding(job.id, them + (
                 f"the times allow {best} shards (the longest {p90_at(best) / 60:.0f} min at p90, within "
                 f"{limit / 60:.0f} min; {estimate}), but its {n} are also counted in {elsewhere}, which the patch would "
                 "leave behind: change both by hand")))
@@ -1747,11 +1754,11 @@ class Planner:
             predicted_longest_p90_s=p90_at(best),
             limit_s=limit,
             timeout_minutes=limit_minutes,
-            samples=len(kept),
+            samples=len(full_runs),
             setup_median_s=setup_median,
             wall_before_s=wall_before,
             wall_after_s=wall_after,
-            provisional=len(kept) < self.config.min_samples,
+            provisional=len(full_runs) < self.config.min_samples,
             max_parallel=max_parallel,
             waves_before=waves_before,
             waves_after=waves_after,
@@ -1765,7 +1772,7 @@ class Planner:
             timeout_note=note,
             rest_p90_s=rest,
             step_minutes=step_minutes,
-            left_out=len(hurt),
+            hung_runs=len(fit.past),
             hung_past=past,
         )
 
@@ -1872,15 +1879,43 @@ class Planner:
         limit_minutes, note = tests_limit(step_minutes, job_minutes, rest, runs_in.id)
         raising = f"job `{runs_in.id}`'s `timeout-minutes`" if note else f"`{step.name}`'s `timeout-minutes`"
         n = len(values)
+        limit = self.config.reshard_safety * limit_minutes * 60
         from_logs: list[bool] = []  # per run: whether its per-file logs are read
         predictors: list[Callable[[int], float]] = []
-        ended: set[str] = set()  # the files a run's logs measured to their end
-        for shards in full_runs:
-            merged = self._run_log(job, shards, key, values, step)
-            times = [j.step_seconds(step.name) or j.test_seconds for j in shards]
+        read = [self._run_log(job, shards, key, values, step) for shards in full_runs]
+        ended: dict[str, list[float]] = {}  # the files a run's logs measured to their end -> their times
+        for merged, _ in read:
+            for name, seconds in (merged.measured.items() if merged is not None else ()):
+                if name not in merged.killed:  # type: ignore[union-attr]
+                    ended.setdefault(name, []).append(seconds)
+        usual = {name: median(seconds) for name, seconds in ended.items()}
+        # A file killed in more runs than ended hangs (`hanging`: no count is said while it does). One killed at a
+        # cap past the limit, which at least as many runs ended, hung there: no count keeps such a hang within the
+        # limit, and its cap says nothing of how many shards the suite needs, so it is taken at its usual time (its
+        # shard's time less the rest of its cap: `excess`), and said (`past`: run -> file -> cap). (A kill within
+        # the limit keeps its cap: that run's shard times stand in, the hang a count can hold.)
+        killed = Counter(name for _, kills in read for name in {name for files in kills.values() for name in files})
+        hanging = {name for name, runs in killed.items() if runs > len(ended.get(name, ()))}
+        excess: dict[int, float] = {}
+        past: dict[int, dict[str, float]] = {}
+        for index, (_, kills) in enumerate(read):
+            for api_id, files in kills.items():
+                for name, at in files.items():
+                    if at > limit and name not in hanging:
+                        excess[api_id] = excess.get(api_id, 0.0) + max(0.0, at - usual[name])
+                        past.setdefault(index, {})[name] = at
+        for index, (shards, (merged, kills)) in enumerate(zip(full_runs, read)):
+            times = [(j.step_seconds(step.name) or j.test_seconds) - excess.get(j.api_id, 0.0) for j in shards]
+            if merged is not None and merged.killed:  # (read file by file only when each kill is a hang past the limit)
+                if set(merged.killed) <= set(past.get(index, ())):
+                    merged = replace(merged, measured={**merged.measured, **{name: usual[name] for name in merged.killed}},
+                                     killed={})
+                else:
+                    merged = None
+            if kills and merged is None:  # (said under "Could not measure")
+                self.kill_fallbacks.setdefault(job.id, set()).add(self._run_of.get(shards[0].api_id, -1 - index))
             from_logs.append(merged is not None)
             if merged is not None:
-                ended.update(merged.measured)
                 if merged.weighed:
                     weights = self.pooled(full_runs) if weights is None else weights
                     merged = replace(merged, estimates={**merged.estimates, **{
@@ -1895,8 +1930,7 @@ class Planner:
                 total = sum(times)
                 imbalance = max(times) / (total / n) if total else 1.0
                 predictors.append(lambda k, total=total, imbalance=imbalance: total if k == 1 else total / k * imbalance)
-        return Fit(predictors, n, self.config.reshard_safety * limit_minutes * 60, limit_minutes, note, raising, rest,
-                   from_logs, ended)
+        return Fit(predictors, n, limit, limit_minutes, note, raising, rest, from_logs, usual, hanging, past, excess)
 
     def pooled(self, runs: Iterable[tuple[JobTiming, ...]]) -> dict[str, float]:
         """The median time of each file whose log prints no estimate over the shards' logs of `runs`: the weight a
@@ -2062,10 +2096,10 @@ class Planner:
         # past the limit fit none, and the count is the other runs', said beside the hang (`hangs`)
         hung: dict[str, list[CutOff]] = {}
         hangs: dict[str, str] = {}
-        for name, fit in list(fits.items()):
-            fits[name], hung[name], past, _ = self._hangs(groups[name][0].id, groups[name][1], fit)
+        for name, fit in fits.items():
+            hung[name], past = self._hangs(groups[name][0].id, groups[name][1], fit)
             if past:
-                hangs[name] = f"{hung_past(past)}. In the other runs, "
+                hangs[name] = f"{hung_past(past, len(fit.past))}. With it at its usual time there, "
         where = _places(places)
         one = f" (one count for {_listed([f'`{job.id}`' for job, _ in jobs])}: the lists of one split)" if several else ""
         said: dict[str, tuple[bool, str]] = {}
@@ -2138,55 +2172,56 @@ class Planner:
             line = hangs[name] + line
         return {first: (False, line)}
 
-    def _hangs(self, job_id: str, runs: list[tuple[JobTiming, ...]], fit: Fit) -> tuple[Fit, list[CutOff], str, list[int]]:
-        """The kills in these runs of a matrix (`fit`'s), from their own logs, each counted in them: (the fit to say a
-        count from, the files that hang, the files of the runs left out, those runs' indexes). A file killed that no
-        run measured to its end hangs: no count is said. A run where a file was killed at a cap past the limit fits no
-        count (more shards would not end it sooner): when other runs are clean, the count is theirs (`Fit.only`) and
-        those runs are left out (`hung_past` says so); when none is, those files are taken as hangs."""
+    def _hangs(self, job_id: str, runs: list[tuple[JobTiming, ...]], fit: Fit) -> tuple[list[CutOff], str]:
+        """The kills in these runs of a matrix (`fit`'s), from their own logs, each counted in them: (the files that
+        hang: killed in more runs than ended, so no count is said; the files `_fit` took at their usual time where
+        they hung past the limit, for `hung_past`: which, how long, in how many runs, their usual time)."""
         killed = [{file: at for j in run for file, at in (self.logs.get(j.api_id) or ShardLog()).killed.items()}
                   for run in runs]
         times = Counter(file for files in killed for file in files)
-        mine = [replace(c, runs=times[c.file]) for c in self._killed(job_id) if c.file in times]
-        hung = [c for c in mine if c.file not in fit.ended]
-        past = [c for c in mine if (c.at_least_s or 0) >= fit.limit]
-        hurt = [i for i, files in enumerate(killed) if any(at >= fit.limit for at in files.values())]
-        clean = [i for i in range(len(fit.predictors)) if i not in hurt]
-        if hung or not hurt:
-            return fit, hung, "", []
-        if not clean:  # (each run hung past the limit, each on a file another run ended)
-            return fit, past, "", []
-        self.left_out[job_id] = self.left_out.get(job_id, 0) + len(hurt)
-        return fit.only(clean), [], ", ".join(
-            f"`{c.file}`, killed at {cap(c.by)} after {c.at_least_s / 60:.0f} min in {_runs(c.runs)}"  # type: ignore[operator]
-            for c in past), hurt
+        hung = [replace(c, runs=times[c.file]) for c in self._killed(job_id) if c.file in times and c.file in fit.hanging]
+        if hung or not fit.past:
+            return hung, ""
+        self.hang_runs.setdefault(job_id, set()).update(self._run_of.get(runs[i][0].api_id, -1 - i) for i in fit.past)
+        caps_of: dict[str, list[float]] = {}
+        for files in fit.past.values():
+            for name, at in files.items():
+                caps_of.setdefault(name, []).append(at)
+        by = {c.file: c.by for c in self._killed(job_id)}
+        return [], ", ".join(f"`{name}`, killed at {cap(by.get(name, CutOff.by))} after {max(at) / 60:.0f} min"
+                             + (f" in {_runs(len(at))}" if len(caps_of) > 1 else "")  # (else the sentence's count)
+                             + f", {_took(fit.ended[name])} where it ended" for name, at in caps_of.items())
 
     def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...], key: str, values: list[Any],
-                 step: StepDef) -> ShardLog | None:
+                 step: StepDef) -> tuple[ShardLog | None, dict[int, dict[str, float]]]:
         """The per-file times of one run of a matrix, when its logs tell the whole suite:
         every shard's log read (each lists only its own files), or one that lists the
         suite's plan; no shard cut off mid-file; and each log its own shard's, as far as its
-        header (`partition: 2/14 (0-based id=1)`) says. None otherwise (shard times then)."""
+        header (`partition: 2/14 (0-based id=1)`) says. None otherwise (shard times then).
+        Beside it, the files the runner killed, per shard (API job id -> file -> its cap), of logs
+        that are their shards' own: a run with a kill is read file by file only when `_fit` says so."""
         # (a log that holds nothing foldbot reads, not even its shard's header, is no shard's times:
         # the run's files would be short by that shard's; "Could not measure" names it)
         logs = [(j, log) for j in shards if (log := self.logs.get(j.api_id)) is not None
                 and not (log.empty and log.shard is None)]
         if not logs:
-            return None
+            return None, {}
         misplaced = _misplaced(logs, len(shards), key, values, _suite_of(step), lambda j: _matrix_value(job, j, key))
         if misplaced:  # (one shard's files twice, another's not at all: every time of the run would be wrong)
             self.misplaced_logs.setdefault(job.id, []).extend(misplaced)
-            return None
+            return None, {}
         merged = merge_logs([log for _, log in logs])
+        kills = {j.api_id: log.killed for j, log in logs if log.killed}
         if merged.unfinished or merged.killed:  # (a killed file's `elapsed` is the runner's cap, not its time)
             self._cut_off(job.id, logs, step.name)
-            return None
+            whole = not merged.unfinished and merged.usable and (merged.scope == "suite" or len(logs) == len(shards))
+            return (merged if whole else None), kills
         if not merged.usable:
-            return None
+            return None, {}
         if merged.scope == "shard" and len(logs) < len(shards):
             self.partial_logs.setdefault(job.id, []).append(f"{len(logs)} of {len(shards)}")
-            return None
-        return merged
+            return None, {}
+        return merged, {}
 
     def _cut_off(self, job_id: str, logs: list[tuple[JobTiming, ShardLog]], step_name: str) -> None:
         """Each file a log of this run began and never ended, and each the runner killed at its cap
@@ -2218,15 +2253,17 @@ class Planner:
         return [c for c in self.cut_off.get(job_id, {}).values() if c.killed]
 
     def _overrun(self, job_id: str, step: StepDef, stats: JobStats, step_minutes: float | None, job_minutes: float,
-                 more_shards: bool = True) -> str | None:
+                 more_shards: bool = True, excess: dict[int, float] | None = None) -> str | None:
         """Whether shards of this matrix already ran into a timeout: their test step's, or their job's (`job_id`'s:
         each shard's own setup and steps against it; a shard it stopped was cut short there). `more_shards`: whether
-        more shards could help, which a file too long alone rules out."""
+        more shards could help, which a file too long alone rules out; `excess`: per shard, the seconds a test that
+        hung past the limit spent beyond its usual time (`Fit.excess`), which no count helps (said apart)."""
         def ran_into(j: JobTiming) -> tuple[float, bool] | None:
-            spent = j.step_seconds(step.name) or j.test_seconds  # (as the predictions read it)
+            beyond = excess.get(j.api_id, 0.0) if excess else 0.0
+            spent = (j.step_seconds(step.name) or j.test_seconds) - beyond  # (as the predictions read it)
             if step_minutes is not None and spent >= step_minutes * 60 - 60:
                 return spent, False
-            whole = j.setup_seconds + j.test_seconds + j.other_seconds
+            whole = j.setup_seconds + j.test_seconds + j.other_seconds - beyond
             return (whole, True) if whole >= job_minutes * 60 - 60 else None
 
         hits = [[hit for j in shards if (hit := ran_into(j))] for shards in stats.per_run]
@@ -2256,9 +2293,14 @@ def cap(by: str) -> str:
     return f"the runner's `{by}`" if by == CutOff.by else f"the test script's `{by}`"
 
 
-def hung_past(files: str) -> str:
-    """Runs left out of a count, where a test hung past the limit (`files`: which, where, how long; `_hangs`)."""
-    return f"in some runs a test hung past the limit alone ({files}): no count keeps such a run within it; fix the hung test"
+def hung_past(files: str, runs: int) -> str:
+    """Runs where a test hung past the limit (`files`: which, how long, its usual time; `_hangs`), for a sentence."""
+    return f"in {_runs(runs)} a test hung past the limit alone ({files}): no count keeps such a hang within it; fix the hung test"
+
+
+def _took(seconds: float) -> str:
+    """A file's time, for a sentence: in minutes, or seconds when under a minute and a half."""
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
 def _no_count_fits(files: list[CutOff], killed: list[CutOff], raising: str, limit: float) -> str:

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from .analysis import Analysis, CarriedWall, SuggestionPatch, lane_savings
 from .edit import option_lists, unified_diff
-from .plan import Finding, Fold, ListReshard, Reshard
+from .plan import Finding, Fold, ListReshard, Reshard, hung_past
 from .states import LaneFigures
 from .timing import JobStats, RunTiming
 from .workflow import JOB_TOTAL, Workflow
@@ -232,8 +232,9 @@ def _suggestion_json(item: Fold | Reshard | ListReshard) -> dict[str, Any]:
         "max_parallel": item.max_parallel, "waves_before": item.waves_before, "waves_after": item.waves_after,
         "log_runs": item.log_runs, "passed_as": item.passed_as, "callee": item.callee,
         "timeout_note": item.timeout_note or None,
-        # runs of all its shards not in `samples`: a test hung past the limit in each (`hung_past`: which, how long)
-        "left_out_runs": item.left_out, "hung_past": item.hung_past or None,
+        # of `samples`, the runs where a test hung past the limit, read with it at its usual time there (`hung_past`:
+        # which, how long, that time)
+        "hung_runs": item.hung_runs, "hung_past": item.hung_past or None,
         "setup_cycles": item.setup_cycles_saved, "runner_hours": round(item.runner_seconds_saved / 3600, 2),
     }
 
@@ -418,12 +419,17 @@ def _reshard_md(r: Reshard, min_samples: int, analysis: Analysis | None = None) 
         + (f"{r.timeout_minutes:.0f} min: {md_text(r.timeout_note)}). " if r.timeout_note
            else f"the {r.timeout_minutes:.0f} min step timeout). ")
         + f"Estimate from {r.estimate}. "
-        + (f"{_plural(r.left_out, 'more run')} left out, where a test hung past the limit alone ({md_text(r.hung_past)}): "
-           "no count keeps such a run within it; fix the hung test. " if r.left_out else "")
+        + (f"{md_text(_sentence(hung_past(r.hung_past, r.hung_runs)))}; {'that run is' if r.hung_runs == 1 else 'those are'} "
+           "read with it at its usual time there. " if r.hung_runs else "")
         + f"Saves {_plural(r.setup_cycles_saved, 'setup cycle')}, "
         f"~{_hours(r.runner_seconds_saved)} runner-hours per run; {wall}{waves}."
         + (_elsewhere(r, analysis) if analysis is not None else "")
     )
+
+
+def _sentence(text: str) -> str:
+    """A clause as a sentence of its own: its first letter upper case."""
+    return text[:1].upper() + text[1:]
 
 
 def _passed(r: Reshard) -> str:

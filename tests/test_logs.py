@@ -102,7 +102,7 @@ def test_a_file_the_runner_killed_at_its_timeout_per_file_is_killed_not_measured
     for text, recorded in ((_killed(f"\u2717 TIMEOUT: {HUNG} after 2400 seconds"), 2400.0),
                            (_killed("End (1/2):", f"filename='{HUNG}', elapsed=2400, estimated_time=200.5",
                                     f"\u2717 TIMEOUT: {HUNG} after 2400 seconds", timings=False), 2400.0),
-                           (_killed(f"\u2717 TIMEOUT: {HUNG} after 2400 seconds", timings=False), None)):
+                           (_killed(f"\u2717 TIMEOUT: {HUNG} after 2400 seconds", timings=False), 2400.0)):
         log = parse_log(text)
         assert (log.killed, log.unfinished, log.retried) == ({session: 2400.0}, (), ())
         assert log.measured.get(session) == recorded  # (what its shard spent, kept: not what the file takes)
