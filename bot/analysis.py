@@ -579,7 +579,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 "so shard times stand in",
                 "let the App read all its shard logs (`logs: {max_jobs: N}` in .github/foldbot.yml), or pass each shard with `--logs JOB_ID=FILE`",
             ))
-        elif job_id in plan.cut_off:
+        if job_id in plan.cut_off:  # (beside the lines above: a run's kill is said whatever another run's logs were)
             cut = sorted((c for c in plan.cut_off[job_id] if not c.killed), key=lambda c: -c.runs)
             named = ", ".join(f"`{c.file}` (in {_runs(c.runs)}" + (
                 f", after {c.at_least_s / 60:.0f} min or more" if c.at_least_s is not None else "") + ")" for c in cut[:3])
@@ -607,15 +607,15 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                     "file's time, which is only how long it ran at least"
                     + ((f": where it ran past the shards' limit and another run ended it, it is taken at its usual time "
                         f"there ({_runs(hung)}), as no count keeps such a hang within the limit"
-                        + (f"; where the run has no whole per-file times even so (another kill, a file cut off), its "
-                           f"shard times stand in ({_runs(fallbacks)})" if (fallbacks := plan.kill_fallbacks.get(job_id))
-                           else ""))
+                        + (f"; where the run has no whole per-file times even so, its shard times stand in "
+                           f"({_runs(fallbacks)})" if (fallbacks := plan.kill_fallbacks.get(job_id)) else ""))
                        if (hung := plan.hang_runs.get(job_id)) else
                        ", so a run with such a file has no whole per-file times and its shard times stand in"),
                     f"find why the test hangs and fix it; if it only needs longer, raise {caps(killed)} or split the "
                     "file; the runs after that are read file by file",
                 ))
-        elif job_id in stats and not log_runs:
+        if job_id not in plan.misplaced_logs and job_id not in plan.partial_logs and job_id not in plan.cut_off \
+                and job_id in stats and not log_runs:
             out.append(Unmeasured(
                 job_id,
                 "no per-file test times read from its logs: the shard count rests on shard times, which assume today's split",

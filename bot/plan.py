@@ -160,6 +160,7 @@ class Reshard:
     #: count keeps within it: read with it at its usual time there (`Fit.past`)
     hung_runs: int = 0
     hung_past: str = ""
+    hung_files: int = 0
 
     @property
     def setup_cycles_saved(self) -> int:
@@ -1112,20 +1113,33 @@ class Fit:
     timeout, `raising` which timeout to raise), and the longest shard at p90 on k shards (`p90_at`)."""
 
     def __init__(self, predictors: list[Callable[[int], float]], n: int, limit: float, limit_minutes: float,
-                 note: str, raising: str, rest: float, log_runs: list[bool], ended: dict[str, float],
-                 hanging: set[str], past: dict[int, dict[str, float]], excess: dict[int, float]) -> None:
+                 note: str, raising: str, rest: float, log_runs: list[bool],
+                 usual: dict[tuple[tuple[str, ...], str], float], hanging: set[tuple[tuple[str, ...], str]]) -> None:
         self.predictors, self.n, self.limit, self.limit_minutes = predictors, n, limit, limit_minutes
         self.note, self.raising, self.rest = note, raising, rest
-        self.from_logs, self.ended = log_runs, ended  # (per run: read from per-file logs; the files they ended -> median)
-        self.hanging = hanging  # the files killed in more runs than ended (or never): no count is said
-        #: run (index) -> the files killed there at a cap past the limit that other runs ended -> that cap, and per
-        #: shard (API job id) the seconds of those caps beyond the files' usual times: taken at their usual time
-        self.past, self.excess = past, excess
+        self.from_logs = log_runs  # (per run: read from per-file logs)
+        #: (a shard's runner labels, a file) -> its median time where its runs' logs ended it on that runner; those
+        #: killed in more of them than ended (or never): hangs, no count is said
+        self.usual, self.hanging = usual, hanging
+        #: run (index) -> the files killed there at a cap past the limit, which no count keeps within it -> (that cap,
+        #: the usual time they are taken at), and per shard (API job id) the seconds of those caps beyond those times
+        self.past: dict[int, dict[str, tuple[float, float]]] = {}
+        self.excess: dict[int, float] = {}
         self.predictions: dict[int, list[float]] = {}  # count -> each run's longest shard (as asked for)
 
     @property
     def log_runs(self) -> int:
         return sum(self.from_logs)
+
+    def beyond(self, shard: JobTiming, log: ShardLog | None) -> dict[str, tuple[float, float]]:
+        """The files this shard's own log says were killed at a cap past the limit, which the runs' logs ended on its
+        runner at least as often: each with (that cap, its usual time there)."""
+        return {name: (at, self.usual[shard.labels, name]) for name, at in (log.killed.items() if log else ())
+                if at > self.limit and (shard.labels, name) in self.usual and (shard.labels, name) not in self.hanging}
+
+    def excess_of(self, shard: JobTiming, log: ShardLog | None) -> float:
+        """The seconds this shard spent on tests that hung past the limit beyond their usual time (`beyond`)."""
+        return self.excess.get(shard.api_id) or sum(at - usual for at, usual in self.beyond(shard, log).values())
 
     @property
     def estimate(self) -> str:
@@ -1689,7 +1703,7 @@ class Planner:
             self.findings.append(Finding(job.id, f"no run in the history ran all {n} shards"))
             return None
         fit = self._fit(job, full_runs, key, values, step, step_minutes, job_minutes, runs_in)
-        hung, past = self._hangs(job.id, full_runs, fit)
+        hung, said, files = self._hangs(job.id, full_runs, fit)
         self.candidates[job.id] = fit.log_runs
         p90_at, predictions, best, limit, estimate = fit.p90_at, fit.predictions, fit.best, fit.limit, fit.estimate
         limit_minutes, note, raising, rest = fit.limit_minutes, fit.note, fit.raising, fit.rest
@@ -1699,15 +1713,17 @@ class Planner:
         # shards would not make it end, and its time says nothing of how many the suite needs (`hung`; not one
         # that other runs measured to its end: those runs say how long it takes, and where it hung past the
         # limit, it is taken at that time, and said: `past`).
-        said = hung_past(past, len(fit.past)) if past else ""
-        them = f"{said}. With it at its usual time there, " if past else ""
+        them = f"{said}. {with_usual(files)}" if said else ""
+        full = {j.api_id for shards in full_runs for j in shards}  # (the others: their own logs, as `_fit` reads them)
         overrun = self._overrun(runs_in.id, step, stats, step_minutes, job_minutes, more_shards=not alone and not hung,
-                                excess=fit.excess)
+                                excess=lambda j: fit.excess.get(j.api_id, 0.0) if j.api_id in full else
+                                fit.excess_of(j, self.logs.get(j.api_id)))
         cut = " (of runs whose shard times stop where a file was cut off: at least that many)" \
             if any(not c.killed for c in self.cut_off.get(job.id, {}).values()) else ""
         if overrun:
             needed = fit.needed()
-            more = (f"; {_no_count_fits(alone, hung, raising, limit)}" + (f"; {said}" if said else "") if alone or hung else
+            more = (f"; {_no_count_fits(alone, hung, raising, limit)}" + (f"; {said}" if said else "")
+                    if alone or hung else
                     f"; {them}about {needed} shards would keep the longest within {limit / 60:.0f} min ({estimate}){cut}"
                     if needed else f"; {said}" if said else "")
             self.findings.append(Finding(job.id, overrun + more))
@@ -1773,7 +1789,8 @@ class Planner:
             rest_p90_s=rest,
             step_minutes=step_minutes,
             hung_runs=len(fit.past),
-            hung_past=past,
+            hung_past=said,
+            hung_files=files,
         )
 
     def _passed_reshards(self, job: JobDef, stats: JobStats) -> None:
@@ -1882,37 +1899,37 @@ class Planner:
         limit = self.config.reshard_safety * limit_minutes * 60
         from_logs: list[bool] = []  # per run: whether its per-file logs are read
         predictors: list[Callable[[int], float]] = []
-        read = [self._run_log(job, shards, key, values, step) for shards in full_runs]
-        ended: dict[str, list[float]] = {}  # the files a run's logs measured to their end -> their times
-        for merged, _ in read:
-            for name, seconds in (merged.measured.items() if merged is not None else ()):
-                if name not in merged.killed:  # type: ignore[union-attr]
-                    ended.setdefault(name, []).append(seconds)
-        usual = {name: median(seconds) for name, seconds in ended.items()}
-        # A file killed in more runs than ended hangs (`hanging`: no count is said while it does). One killed at a
-        # cap past the limit, which at least as many runs ended, hung there: no count keeps such a hang within the
-        # limit, and its cap says nothing of how many shards the suite needs, so it is taken at its usual time (its
-        # shard's time less the rest of its cap: `excess`), and said (`past`: run -> file -> cap). (A kill within
-        # the limit keeps its cap: that run's shard times stand in, the hang a count can hold.)
-        killed = Counter(name for _, kills in read for name in {name for files in kills.values() for name in files})
-        hanging = {name for name, runs in killed.items() if runs > len(ended.get(name, ()))}
-        excess: dict[int, float] = {}
-        past: dict[int, dict[str, float]] = {}
-        for index, (_, kills) in enumerate(read):
-            for api_id, files in kills.items():
-                for name, at in files.items():
-                    if at > limit and name not in hanging:
-                        excess[api_id] = excess.get(api_id, 0.0) + max(0.0, at - usual[name])
-                        past.setdefault(index, {})[name] = at
-        for index, (shards, (merged, kills)) in enumerate(zip(full_runs, read)):
-            times = [(j.step_seconds(step.name) or j.test_seconds) - excess.get(j.api_id, 0.0) for j in shards]
+        read = [self._run_log(job, shards, key, values, step) for shards in full_runs]  # (whole or None, own logs)
+        # Each file's ends and kills, per runner (a shard's labels: SGLang's matrices run on mi300 or mi35x under one
+        # job id, and a file's time on one is not its time on the other), in every run's logs that are their shards'
+        # own, whole or not. A file killed in more of them than ended hangs: no count is said while it does. One
+        # killed at a cap past the limit, which at least as many ended, hung there: no count keeps such a hang within
+        # the limit, and its cap says nothing of how many shards the suite needs, so it is taken at its usual time
+        # there (its shard's time less the rest of its cap: `excess`), and said (`past`). (A kill within the limit
+        # keeps its cap: that run's shard times stand in, the hang a count can hold.)
+        ended: dict[tuple[tuple[str, ...], str], list[float]] = {}
+        killed: Counter[tuple[tuple[str, ...], str]] = Counter()
+        for _, placed in read:
+            for j, log in placed:
+                for name, seconds in log.measured.items():
+                    if name not in log.killed:
+                        ended.setdefault((j.labels, name), []).append(seconds)
+                killed.update((j.labels, name) for name in log.killed)
+        fit = Fit([], n, limit, limit_minutes, note, raising, rest, from_logs,
+                  {item: median(seconds) for item, seconds in ended.items()},
+                  {item for item, runs in killed.items() if runs > len(ended.get(item, ()))})
+        for index, (shards, (merged, placed)) in enumerate(zip(full_runs, read)):
+            taken = {}
+            for j, log in placed:
+                if (beyond := fit.beyond(j, log)):
+                    taken.update(beyond)
+                    fit.excess[j.api_id] = sum(at - usual for at, usual in beyond.values())
+                    fit.past.setdefault(index, {}).update(beyond)
+            times = [(j.step_seconds(step.name) or j.test_seconds) - fit.excess.get(j.api_id, 0.0) for j in shards]
             if merged is not None and merged.killed:  # (read file by file only when each kill is a hang past the limit)
-                if set(merged.killed) <= set(past.get(index, ())):
-                    merged = replace(merged, measured={**merged.measured, **{name: usual[name] for name in merged.killed}},
-                                     killed={})
-                else:
-                    merged = None
-            if kills and merged is None:  # (said under "Could not measure")
+                merged = replace(merged, measured={**merged.measured, **{name: usual for name, (_, usual) in taken.items()}},
+                                 killed={}) if set(merged.killed) <= set(taken) else None
+            if merged is None and any(log.killed for _, log in placed):  # (said under "Could not measure")
                 self.kill_fallbacks.setdefault(job.id, set()).add(self._run_of.get(shards[0].api_id, -1 - index))
             from_logs.append(merged is not None)
             if merged is not None:
@@ -1930,7 +1947,8 @@ class Planner:
                 total = sum(times)
                 imbalance = max(times) / (total / n) if total else 1.0
                 predictors.append(lambda k, total=total, imbalance=imbalance: total if k == 1 else total / k * imbalance)
-        return Fit(predictors, n, limit, limit_minutes, note, raising, rest, from_logs, usual, hanging, past, excess)
+        fit.predictors = predictors
+        return fit
 
     def pooled(self, runs: Iterable[tuple[JobTiming, ...]]) -> dict[str, float]:
         """The median time of each file whose log prints no estimate over the shards' logs of `runs`: the weight a
@@ -2092,14 +2110,14 @@ class Planner:
                 for name, (job, runs) in sorted(groups.items())}
         for job, _ in jobs:  # its logs are read for the runs of its groups (with every runner's, as a reshard's are)
             self.wanted[job.id] = [run for _, run in sorted(order.get(job.id, []), key=lambda item: item[0])]
-        # Each group's kills, from its own runs' logs (`_hangs`): a hang there says no count; runs where a test hung
-        # past the limit fit none, and the count is the other runs', said beside the hang (`hangs`)
+        # Each group's kills, from its own runs' logs (`_hangs`): a hang there says no count; a test that hung past the
+        # limit in a run is taken at its usual time there, said beside the count, of whichever group (`hangs`)
         hung: dict[str, list[CutOff]] = {}
-        hangs: dict[str, str] = {}
+        hangs: list[tuple[str, str, int]] = []
         for name, fit in fits.items():
-            hung[name], past = self._hangs(groups[name][0].id, groups[name][1], fit)
-            if past:
-                hangs[name] = f"{hung_past(past, len(fit.past))}. With it at its usual time there, "
+            hung[name], said_of, files = self._hangs(groups[name][0].id, groups[name][1], fit)
+            if said_of:
+                hangs.append((name, said_of, files))
         where = _places(places)
         one = f" (one count for {_listed([f'`{job.id}`' for job, _ in jobs])}: the lists of one split)" if several else ""
         said: dict[str, tuple[bool, str]] = {}
@@ -2111,8 +2129,16 @@ class Planner:
             alone = self._too_long_alone(job.id, fit.limit)
             mine = list({c.file: c for name in own for c in hung[name]}.values())
             step, step_minutes, job_minutes = limits[job.id]
+            mine_fits = [fits[name] for name in own]
+            full = {j.api_id for name in own for run in groups[name][1] for j in run}
+
+            def beyond(j: JobTiming, mine_fits: list[Fit] = mine_fits, full: set[int] = full) -> float:
+                """A shard's time beyond its usual on tests that hung past the limit (each group's own `Fit.excess`)."""
+                if j.api_id in full:
+                    return sum(f.excess.get(j.api_id, 0.0) for f in mine_fits)
+                return max(f.excess_of(j, self.logs.get(j.api_id)) for f in mine_fits)
             if overrun := self._overrun(job.id, step, self.stats[job.id], step_minutes, job_minutes,
-                                        more_shards=not alone and not mine):
+                                        more_shards=not alone and not mine, excess=beyond):
                 self.candidates[job.id] = sum(fits[name].log_runs for name in own)
                 said[job.id] = (True, overrun + (f"; {_no_count_fits(alone, mine, fit.raising, fit.limit)}"
                                                  if alone or mine else "")
@@ -2168,60 +2194,62 @@ class Planner:
             line = (f"today's {n} shards already run {fit.p90_at(n) / 60:.0f} min at p90{on}, over {bound}; "
                     + (f"about {needed} would keep the longest within it: change by hand {where}{one}" if needed else
                        f"no count up to {3 * n} keeps the longest within it: a test file may take longer alone{one}"))
-        if name in hangs:
-            line = hangs[name] + line
+        if hangs:
+            line = "; ".join(f"{said_of}{f' (on {group})' if group and len(fits) > 1 else ''}" for group, said_of, _ in hangs) \
+                + f". {with_usual(sum(files for _, _, files in hangs))}" + line
         return {first: (False, line)}
 
-    def _hangs(self, job_id: str, runs: list[tuple[JobTiming, ...]], fit: Fit) -> tuple[list[CutOff], str]:
+    def _hangs(self, job_id: str, runs: list[tuple[JobTiming, ...]], fit: Fit) -> tuple[list[CutOff], str, int]:
         """The kills in these runs of a matrix (`fit`'s), from their own logs, each counted in them: (the files that
-        hang: killed in more runs than ended, so no count is said; the files `_fit` took at their usual time where
-        they hung past the limit, for `hung_past`: which, how long, in how many runs, their usual time)."""
+        hang: killed in more runs than ended, so no count is said; what to say of those `_fit` took at their usual
+        time where they hung past the limit, `hung_past`; how many files that is)."""
         killed = [{file: at for j in run for file, at in (self.logs.get(j.api_id) or ShardLog()).killed.items()}
                   for run in runs]
         times = Counter(file for files in killed for file in files)
-        hung = [replace(c, runs=times[c.file]) for c in self._killed(job_id) if c.file in times and c.file in fit.hanging]
-        if hung or not fit.past:
-            return hung, ""
+        hanging = {name for _, name in fit.hanging}
+        hung = [replace(c, runs=times[c.file]) for c in self._killed(job_id) if c.file in times and c.file in hanging]
+        if not fit.past:
+            return hung, "", 0
         self.hang_runs.setdefault(job_id, set()).update(self._run_of.get(runs[i][0].api_id, -1 - i) for i in fit.past)
-        caps_of: dict[str, list[float]] = {}
+        taken: dict[str, list[tuple[float, float]]] = {}
         for files in fit.past.values():
-            for name, at in files.items():
-                caps_of.setdefault(name, []).append(at)
+            for name, (at, usual) in files.items():
+                taken.setdefault(name, []).append((at, usual))
         by = {c.file: c.by for c in self._killed(job_id)}
-        return [], ", ".join(f"`{name}`, killed at {cap(by.get(name, CutOff.by))} after {max(at) / 60:.0f} min"
-                             + (f" in {_runs(len(at))}" if len(caps_of) > 1 else "")  # (else the sentence's count)
-                             + f", {_took(fit.ended[name])} where it ended" for name, at in caps_of.items())
+        items = [f"`{name}`, killed at {cap(by.get(name, CutOff.by))} after {max(at for at, _ in both) / 60:.0f} min"
+                 + (f" in {_runs(len(both))}" if len(taken) > 1 else "")  # (else the sentence's count)
+                 + f", {_took(median(usual for _, usual in both))} where it ended" for name, both in taken.items()]
+        return hung, hung_past(items, len(fit.past)), len(taken)
 
     def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...], key: str, values: list[Any],
-                 step: StepDef) -> tuple[ShardLog | None, dict[int, dict[str, float]]]:
+                 step: StepDef) -> tuple[ShardLog | None, list[tuple[JobTiming, ShardLog]]]:
         """The per-file times of one run of a matrix, when its logs tell the whole suite:
         every shard's log read (each lists only its own files), or one that lists the
         suite's plan; no shard cut off mid-file; and each log its own shard's, as far as its
         header (`partition: 2/14 (0-based id=1)`) says. None otherwise (shard times then).
-        Beside it, the files the runner killed, per shard (API job id -> file -> its cap), of logs
-        that are their shards' own: a run with a kill is read file by file only when `_fit` says so."""
+        Beside it, its shards' logs when they are their own, whole or not (what ended and what the
+        runner killed where: `_fit`); a run with a kill is read file by file only when `_fit` says so."""
         # (a log that holds nothing foldbot reads, not even its shard's header, is no shard's times:
         # the run's files would be short by that shard's; "Could not measure" names it)
         logs = [(j, log) for j in shards if (log := self.logs.get(j.api_id)) is not None
                 and not (log.empty and log.shard is None)]
         if not logs:
-            return None, {}
+            return None, []
         misplaced = _misplaced(logs, len(shards), key, values, _suite_of(step), lambda j: _matrix_value(job, j, key))
         if misplaced:  # (one shard's files twice, another's not at all: every time of the run would be wrong)
             self.misplaced_logs.setdefault(job.id, []).extend(misplaced)
-            return None, {}
+            return None, []
         merged = merge_logs([log for _, log in logs])
-        kills = {j.api_id: log.killed for j, log in logs if log.killed}
         if merged.unfinished or merged.killed:  # (a killed file's `elapsed` is the runner's cap, not its time)
             self._cut_off(job.id, logs, step.name)
             whole = not merged.unfinished and merged.usable and (merged.scope == "suite" or len(logs) == len(shards))
-            return (merged if whole else None), kills
+            return (merged if whole else None), logs
         if not merged.usable:
-            return None, {}
+            return None, logs
         if merged.scope == "shard" and len(logs) < len(shards):
             self.partial_logs.setdefault(job.id, []).append(f"{len(logs)} of {len(shards)}")
-            return None, {}
-        return merged, {}
+            return None, logs
+        return merged, logs
 
     def _cut_off(self, job_id: str, logs: list[tuple[JobTiming, ShardLog]], step_name: str) -> None:
         """Each file a log of this run began and never ended, and each the runner killed at its cap
@@ -2253,13 +2281,13 @@ class Planner:
         return [c for c in self.cut_off.get(job_id, {}).values() if c.killed]
 
     def _overrun(self, job_id: str, step: StepDef, stats: JobStats, step_minutes: float | None, job_minutes: float,
-                 more_shards: bool = True, excess: dict[int, float] | None = None) -> str | None:
+                 more_shards: bool = True, excess: Callable[[JobTiming], float] | None = None) -> str | None:
         """Whether shards of this matrix already ran into a timeout: their test step's, or their job's (`job_id`'s:
         each shard's own setup and steps against it; a shard it stopped was cut short there). `more_shards`: whether
         more shards could help, which a file too long alone rules out; `excess`: per shard, the seconds a test that
         hung past the limit spent beyond its usual time (`Fit.excess`), which no count helps (said apart)."""
         def ran_into(j: JobTiming) -> tuple[float, bool] | None:
-            beyond = excess.get(j.api_id, 0.0) if excess else 0.0
+            beyond = excess(j) if excess else 0.0
             spent = (j.step_seconds(step.name) or j.test_seconds) - beyond  # (as the predictions read it)
             if step_minutes is not None and spent >= step_minutes * 60 - 60:
                 return spent, False
@@ -2293,9 +2321,18 @@ def cap(by: str) -> str:
     return f"the runner's `{by}`" if by == CutOff.by else f"the test script's `{by}`"
 
 
-def hung_past(files: str, runs: int) -> str:
-    """Runs where a test hung past the limit (`files`: which, how long, its usual time; `_hangs`), for a sentence."""
-    return f"in {_runs(runs)} a test hung past the limit alone ({files}): no count keeps such a hang within it; fix the hung test"
+def hung_past(files: list[str], runs: int) -> str:
+    """Runs where tests hung past the limit (`files`: which, how long, their usual time; `_hangs`), for a sentence."""
+    if len(files) == 1:
+        return (f"in {_runs(runs)} a test hung past the limit alone ({files[0]}): no count keeps such a hang within it; "
+                "fix the hung test")
+    return (f"in {_runs(runs)} tests hung past the limit alone ({'; '.join(files)}): no count keeps such a hang within "
+            "it; fix the hung tests")
+
+
+def with_usual(files: int) -> str:
+    """What a line after `hung_past` rests on."""
+    return "With it at its usual time there, " if files == 1 else "With them at their usual times there, "
 
 
 def _took(seconds: float) -> str:

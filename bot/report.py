@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from .analysis import Analysis, CarriedWall, SuggestionPatch, lane_savings
 from .edit import option_lists, unified_diff
-from .plan import Finding, Fold, ListReshard, Reshard, hung_past
+from .plan import Finding, Fold, ListReshard, Reshard
 from .states import LaneFigures
 from .timing import JobStats, RunTiming
 from .workflow import JOB_TOTAL, Workflow
@@ -233,7 +233,7 @@ def _suggestion_json(item: Fold | Reshard | ListReshard) -> dict[str, Any]:
         "log_runs": item.log_runs, "passed_as": item.passed_as, "callee": item.callee,
         "timeout_note": item.timeout_note or None,
         # of `samples`, the runs where a test hung past the limit, read with it at its usual time there (`hung_past`:
-        # which, how long, that time)
+        # the sentence that says which, how long, that time)
         "hung_runs": item.hung_runs, "hung_past": item.hung_past or None,
         "setup_cycles": item.setup_cycles_saved, "runner_hours": round(item.runner_seconds_saved / 3600, 2),
     }
@@ -419,8 +419,8 @@ def _reshard_md(r: Reshard, min_samples: int, analysis: Analysis | None = None) 
         + (f"{r.timeout_minutes:.0f} min: {md_text(r.timeout_note)}). " if r.timeout_note
            else f"the {r.timeout_minutes:.0f} min step timeout). ")
         + f"Estimate from {r.estimate}. "
-        + (f"{md_text(_sentence(hung_past(r.hung_past, r.hung_runs)))}; {'that run is' if r.hung_runs == 1 else 'those are'} "
-           "read with it at its usual time there. " if r.hung_runs else "")
+        + (f"{md_text(_sentence(r.hung_past))}; {'that run is' if r.hung_runs == 1 else 'those runs are'} read with "
+           f"{'it at its usual time' if r.hung_files == 1 else 'them at their usual times'} there. " if r.hung_past else "")
         + f"Saves {_plural(r.setup_cycles_saved, 'setup cycle')}, "
         f"~{_hours(r.runner_seconds_saved)} runner-hours per run; {wall}{waves}."
         + (_elsewhere(r, analysis) if analysis is not None else "")
