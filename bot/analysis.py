@@ -572,7 +572,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 "that shard, of this matrix: a log of another suite is another matrix's job's); if they are the jobs' "
                 "own logs, the test command's partition id (or `--suite`) is not the matrix's",
             ))
-        elif job_id in plan.partial_logs:
+        if job_id in plan.partial_logs:  # (beside misplaced logs: each run's own reason)
             out.append(Unmeasured(
                 job_id,
                 f"per-file times need every shard's log of a run; read {', '.join(plan.partial_logs[job_id])} shards' logs, "

@@ -1114,16 +1114,17 @@ class Fit:
 
     def __init__(self, predictors: list[Callable[[int], float]], n: int, limit: float, limit_minutes: float,
                  note: str, raising: str, rest: float, log_runs: list[bool],
-                 usual: dict[tuple[tuple[str, ...], str], float], hanging: set[tuple[tuple[str, ...], str]]) -> None:
+                 usual: dict[tuple[str, str], float], hanging: set[tuple[str, str]]) -> None:
         self.predictors, self.n, self.limit, self.limit_minutes = predictors, n, limit, limit_minutes
         self.note, self.raising, self.rest = note, raising, rest
         self.from_logs = log_runs  # (per run: read from per-file logs)
-        #: (a shard's runner labels, a file) -> its median time where its runs' logs ended it on that runner; those
+        #: (a runner, `runner_key`; a file) -> its median time where its runs' logs ended it on that runner; those
         #: killed in more of them than ended (or never): hangs, no count is said
         self.usual, self.hanging = usual, hanging
-        #: run (index) -> the files killed there at a cap past the limit, which no count keeps within it -> (that cap,
-        #: the usual time they are taken at), and per shard (API job id) the seconds of those caps beyond those times
-        self.past: dict[int, dict[str, tuple[float, float]]] = {}
+        #: run (index; past the runs of every shard, the others') -> the files killed there at a cap past the limit,
+        #: which no count keeps within it -> (that cap, the usual time they are taken at, the runner), and per shard
+        #: (API job id) the seconds of those caps beyond those times
+        self.past: dict[int, dict[str, tuple[float, float, str]]] = {}
         self.excess: dict[int, float] = {}
         self.predictions: dict[int, list[float]] = {}  # count -> each run's longest shard (as asked for)
 
@@ -1131,15 +1132,16 @@ class Fit:
     def log_runs(self) -> int:
         return sum(self.from_logs)
 
-    def beyond(self, shard: JobTiming, log: ShardLog | None) -> dict[str, tuple[float, float]]:
+    def beyond(self, shard: JobTiming, log: ShardLog | None) -> dict[str, tuple[float, float, str]]:
         """The files this shard's own log says were killed at a cap past the limit, which the runs' logs ended on its
-        runner at least as often: each with (that cap, its usual time there)."""
-        return {name: (at, self.usual[shard.labels, name]) for name, at in (log.killed.items() if log else ())
-                if at > self.limit and (shard.labels, name) in self.usual and (shard.labels, name) not in self.hanging}
+        runner at least as often: each with (that cap, its usual time there, the runner: `runner_key`)."""
+        runner = runner_key(shard.labels)
+        return {name: (at, self.usual[runner, name], runner) for name, at in (log.killed.items() if log else ())
+                if at > self.limit and (runner, name) in self.usual and (runner, name) not in self.hanging}
 
     def excess_of(self, shard: JobTiming, log: ShardLog | None) -> float:
         """The seconds this shard spent on tests that hung past the limit beyond their usual time (`beyond`)."""
-        return self.excess.get(shard.api_id) or sum(at - usual for at, usual in self.beyond(shard, log).values())
+        return self.excess.get(shard.api_id) or sum(at - usual for at, usual, _ in self.beyond(shard, log).values())
 
     @property
     def estimate(self) -> str:
@@ -1702,8 +1704,9 @@ class Planner:
         if not full_runs:
             self.findings.append(Finding(job.id, f"no run in the history ran all {n} shards"))
             return None
-        fit = self._fit(job, full_runs, key, values, step, step_minutes, job_minutes, runs_in)
-        hung, said, files = self._hangs(job.id, full_runs, fit)
+        others = [shards for shards in stats.per_run if len(shards) != n]
+        fit = self._fit(job, full_runs, key, values, step, step_minutes, job_minutes, runs_in, others=others)
+        hung, said, files = self._hangs(job.id, full_runs + others, fit)
         self.candidates[job.id] = fit.log_runs
         p90_at, predictions, best, limit, estimate = fit.p90_at, fit.predictions, fit.best, fit.limit, fit.estimate
         limit_minutes, note, raising, rest = fit.limit_minutes, fit.note, fit.raising, fit.rest
@@ -1714,10 +1717,8 @@ class Planner:
         # that other runs measured to its end: those runs say how long it takes, and where it hung past the
         # limit, it is taken at that time, and said: `past`).
         them = f"{said}. {with_usual(files)}" if said else ""
-        full = {j.api_id for shards in full_runs for j in shards}  # (the others: their own logs, as `_fit` reads them)
         overrun = self._overrun(runs_in.id, step, stats, step_minutes, job_minutes, more_shards=not alone and not hung,
-                                excess=lambda j: fit.excess.get(j.api_id, 0.0) if j.api_id in full else
-                                fit.excess_of(j, self.logs.get(j.api_id)))
+                                excess=lambda j: fit.excess.get(j.api_id, 0.0))
         cut = " (of runs whose shard times stop where a file was cut off: at least that many)" \
             if any(not c.killed for c in self.cut_off.get(job.id, {}).values()) else ""
         if overrun:
@@ -1885,12 +1886,13 @@ class Planner:
 
     def _fit(self, job: JobDef, full_runs: list[tuple[JobTiming, ...]], key: str, values: list[Any], step: StepDef,
              step_minutes: float | None, job_minutes: float, runs_in: JobDef,
-             weights: dict[str, float] | None = None) -> Fit:
+             weights: dict[str, float] | None = None, others: list[tuple[JobTiming, ...]] = ()) -> Fit:
         """What the runs of a matrix that ran all its shards (`full_runs`, each in the order of `values`) say of any
         count: the time its tests have (`tests_limit`), and the longest shard on k shards, per run from its per-file
         logs when they tell the whole suite, else from its shard times (that run's split, scaled). Files whose logs
         print no estimate (aiter's) are weighed as a split over measured times weighs them: by their median time
-        over the runs (`weights`, else `pooled` over these)."""
+        over the runs (`weights`, else `pooled` over these). `others`: its runs that did not run every shard, whose
+        hangs past the limit are taken at their usual time too (in `Fit.past` after these runs: no overrun of theirs)."""
         # whose the limit is when not the step's: the job's timeout, less what its shards spend on other steps
         rest = rest_p90(full_runs, step.name)
         limit_minutes, note = tests_limit(step_minutes, job_minutes, rest, runs_in.id)
@@ -1907,14 +1909,15 @@ class Planner:
         # the limit, and its cap says nothing of how many shards the suite needs, so it is taken at its usual time
         # there (its shard's time less the rest of its cap: `excess`), and said (`past`). (A kill within the limit
         # keeps its cap: that run's shard times stand in, the hang a count can hold.)
-        ended: dict[tuple[tuple[str, ...], str], list[float]] = {}
-        killed: Counter[tuple[tuple[str, ...], str]] = Counter()
+        ended: dict[tuple[str, str], list[float]] = {}
+        killed: Counter[tuple[str, str]] = Counter()
         for _, placed in read:
             for j, log in placed:
+                runner = runner_key(j.labels)
                 for name, seconds in log.measured.items():
                     if name not in log.killed:
-                        ended.setdefault((j.labels, name), []).append(seconds)
-                killed.update((j.labels, name) for name in log.killed)
+                        ended.setdefault((runner, name), []).append(seconds)
+                killed.update((runner, name) for name in log.killed)
         fit = Fit([], n, limit, limit_minutes, note, raising, rest, from_logs,
                   {item: median(seconds) for item, seconds in ended.items()},
                   {item for item, runs in killed.items() if runs > len(ended.get(item, ()))})
@@ -1923,11 +1926,11 @@ class Planner:
             for j, log in placed:
                 if (beyond := fit.beyond(j, log)):
                     taken.update(beyond)
-                    fit.excess[j.api_id] = sum(at - usual for at, usual in beyond.values())
+                    fit.excess[j.api_id] = sum(at - usual for at, usual, _ in beyond.values())
                     fit.past.setdefault(index, {}).update(beyond)
             times = [(j.step_seconds(step.name) or j.test_seconds) - fit.excess.get(j.api_id, 0.0) for j in shards]
             if merged is not None and merged.killed:  # (read file by file only when each kill is a hang past the limit)
-                merged = replace(merged, measured={**merged.measured, **{name: usual for name, (_, usual) in taken.items()}},
+                merged = replace(merged, measured={**merged.measured, **{name: usual for name, (_, usual, _) in taken.items()}},
                                  killed={}) if set(merged.killed) <= set(taken) else None
             if merged is None and any(log.killed for _, log in placed):  # (said under "Could not measure")
                 self.kill_fallbacks.setdefault(job.id, set()).add(self._run_of.get(shards[0].api_id, -1 - index))
@@ -1948,6 +1951,12 @@ class Planner:
                 imbalance = max(times) / (total / n) if total else 1.0
                 predictors.append(lambda k, total=total, imbalance=imbalance: total if k == 1 else total / k * imbalance)
         fit.predictors = predictors
+        for index, shards in enumerate(others, start=len(full_runs)):  # (their own logs, unchecked: no whole run)
+            for j in shards:
+                if (beyond := fit.beyond(j, log := self.logs.get(j.api_id))):
+                    fit.excess[j.api_id] = sum(at - usual for at, usual, _ in beyond.values())
+                    fit.past.setdefault(index, {}).update(beyond)
+                    self._cut_off(job.id, [(j, log)], step.name)  # type: ignore[list-item]
         return fit
 
     def pooled(self, runs: Iterable[tuple[JobTiming, ...]]) -> dict[str, float]:
@@ -2065,6 +2074,7 @@ class Planner:
         groups: dict[str, tuple[JobDef, list[tuple[JobTiming, ...]]]] = {}  # label -> its job, its runs of every shard
         order: dict[str, list[tuple[int, tuple[JobTiming, ...]]]] = {}  # job -> (run, its group's shards), per group
         present: dict[tuple[int, str], int] = {}  # (run, group) -> how many shards of it ran
+        partial: dict[str, list[tuple[JobTiming, ...]]] = {}  # label -> its runs of some of its shards
         expected: list[str] = []
 
         def label(job: JobDef, by: str | None, kind: str) -> str:
@@ -2102,11 +2112,14 @@ class Planner:
                         runs = groups.setdefault(label(job, by, kind), (job, []))[1]
                         runs.append(tuple(by_id[i] for i in ids))
                         order.setdefault(job.id, []).append((run, runs[-1]))
+                    elif kind in kinds:  # (a run of some of its shards: its hangs are no overrun either, `_fit`)
+                        partial.setdefault(label(job, by, kind), []).append(tuple(members))
         if not groups:
             return {}
         key_of = dict((job.id, key) for job, key in jobs)
         weights = self.pooled(run for _, runs in groups.values() for run in runs)  # (one split for every group)
-        fits = {name: self._fit(job, runs, key_of[job.id], list(values), *limits[job.id], job, weights)
+        fits = {name: self._fit(job, runs, key_of[job.id], list(values), *limits[job.id], job, weights,
+                                others=partial.get(name, []))
                 for name, (job, runs) in sorted(groups.items())}
         for job, _ in jobs:  # its logs are read for the runs of its groups (with every runner's, as a reshard's are)
             self.wanted[job.id] = [run for _, run in sorted(order.get(job.id, []), key=lambda item: item[0])]
@@ -2115,7 +2128,7 @@ class Planner:
         hung: dict[str, list[CutOff]] = {}
         hangs: list[tuple[str, str, int]] = []
         for name, fit in fits.items():
-            hung[name], said_of, files = self._hangs(groups[name][0].id, groups[name][1], fit)
+            hung[name], said_of, files = self._hangs(groups[name][0].id, groups[name][1] + partial.get(name, []), fit)
             if said_of:
                 hangs.append((name, said_of, files))
         where = _places(places)
@@ -2129,19 +2142,15 @@ class Planner:
             alone = self._too_long_alone(job.id, fit.limit)
             mine = list({c.file: c for name in own for c in hung[name]}.values())
             step, step_minutes, job_minutes = limits[job.id]
-            mine_fits = [fits[name] for name in own]
-            full = {j.api_id for name in own for run in groups[name][1] for j in run}
-
-            def beyond(j: JobTiming, mine_fits: list[Fit] = mine_fits, full: set[int] = full) -> float:
-                """A shard's time beyond its usual on tests that hung past the limit (each group's own `Fit.excess`)."""
-                if j.api_id in full:
-                    return sum(f.excess.get(j.api_id, 0.0) for f in mine_fits)
-                return max(f.excess_of(j, self.logs.get(j.api_id)) for f in mine_fits)
+            mine_fits = [fits[name] for name in own]  # (a shard's time beyond its usual on hangs: its group's `excess`)
             if overrun := self._overrun(job.id, step, self.stats[job.id], step_minutes, job_minutes,
-                                        more_shards=not alone and not mine, excess=beyond):
+                                        more_shards=not alone and not mine,
+                                        excess=lambda j, fits=mine_fits: sum(f.excess.get(j.api_id, 0.0) for f in fits)):
                 self.candidates[job.id] = sum(fits[name].log_runs for name in own)
                 said[job.id] = (True, overrun + (f"; {_no_count_fits(alone, mine, fit.raising, fit.limit)}"
                                                  if alone or mine else "")
+                                + "".join(f"; {said_of}{f' (on {group})' if group and len(fits) > 1 else ''}"
+                                          for group, said_of, _ in hangs if group in own)
                                 + (f"; its count is written in {where}{one}" if named else one))
         if said:  # (a job of the split already over time: no fewer shards for any)
             over = _listed([f"`{j}`" for j in said])
@@ -2200,25 +2209,30 @@ class Planner:
         return {first: (False, line)}
 
     def _hangs(self, job_id: str, runs: list[tuple[JobTiming, ...]], fit: Fit) -> tuple[list[CutOff], str, int]:
-        """The kills in these runs of a matrix (`fit`'s), from their own logs, each counted in them: (the files that
-        hang: killed in more runs than ended, so no count is said; what to say of those `_fit` took at their usual
-        time where they hung past the limit, `hung_past`; how many files that is)."""
-        killed = [{file: at for j in run for file, at in (self.logs.get(j.api_id) or ShardLog()).killed.items()}
-                  for run in runs]
+        """The kills in these runs of a matrix (`fit`'s, then its `others`), from their own logs, each counted in them:
+        (the files that hang, on the runner where they do: killed in more runs than ended, so no count is said; what
+        to say of those `_fit` took at their usual time where they hung past the limit, `hung_past`, when none hangs;
+        how many files that is)."""
+        killed = [{file for j in run for file in (self.logs.get(j.api_id) or ShardLog()).killed
+                   if (runner_key(j.labels), file) in fit.hanging} for run in runs]
         times = Counter(file for files in killed for file in files)
-        hanging = {name for _, name in fit.hanging}
-        hung = [replace(c, runs=times[c.file]) for c in self._killed(job_id) if c.file in times and c.file in hanging]
-        if not fit.past:
+        hung = [replace(c, runs=times[c.file]) for c in self._killed(job_id) if c.file in times]
+        if fit.past:  # (said under "Could not measure", hang or not)
+            self.hang_runs.setdefault(job_id, set()).update(self._run_of.get(runs[i][0].api_id, -1 - i) for i in fit.past)
+        if hung or not fit.past:
             return hung, "", 0
-        self.hang_runs.setdefault(job_id, set()).update(self._run_of.get(runs[i][0].api_id, -1 - i) for i in fit.past)
-        taken: dict[str, list[tuple[float, float]]] = {}
+        taken: dict[str, list[tuple[float, float, str]]] = {}
         for files in fit.past.values():
-            for name, (at, usual) in files.items():
-                taken.setdefault(name, []).append((at, usual))
+            for name, seen in files.items():
+                taken.setdefault(name, []).append(seen)
         by = {c.file: c.by for c in self._killed(job_id)}
-        items = [f"`{name}`, killed at {cap(by.get(name, CutOff.by))} after {max(at for at, _ in both) / 60:.0f} min"
-                 + (f" in {_runs(len(both))}" if len(taken) > 1 else "")  # (else the sentence's count)
-                 + f", {_took(median(usual for _, usual in both))} where it ended" for name, both in taken.items()]
+        items = []
+        for name, seen in taken.items():
+            usual = {runner: _took(u) for _, u, runner in seen}  # (its usual time on each runner it hung on)
+            where = next(iter(usual.values())) if len(set(usual.values())) == 1 else \
+                ", ".join(f"{took} on `{runner}`" for runner, took in sorted(usual.items()))
+            items.append(f"`{name}`, killed at {cap(by.get(name, CutOff.by))} after {max(at for at, _, _ in seen) / 60:.0f} "
+                         f"min{f' in {_runs(len(seen))}' if len(taken) > 1 else ''}, {where} where it ended")
         return hung, hung_past(items, len(fit.past)), len(taken)
 
     def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...], key: str, values: list[Any],
@@ -2242,6 +2256,8 @@ class Planner:
         merged = merge_logs([log for _, log in logs])
         if merged.unfinished or merged.killed:  # (a killed file's `elapsed` is the runner's cap, not its time)
             self._cut_off(job.id, logs, step.name)
+            if merged.killed and not merged.unfinished and merged.scope == "shard" and len(logs) < len(shards):
+                self.partial_logs.setdefault(job.id, []).append(f"{len(logs)} of {len(shards)}")  # (else read so)
             whole = not merged.unfinished and merged.usable and (merged.scope == "suite" or len(logs) == len(shards))
             return (merged if whole else None), logs
         if not merged.usable:
@@ -2319,6 +2335,18 @@ def caps(killed: Iterable[CutOff]) -> str:
 
 def cap(by: str) -> str:
     return f"the runner's `{by}`" if by == CutOff.by else f"the test script's `{by}`"
+
+
+#: A GPU's name in a runner label (SGLang's `linux-mi300-gpu-1` and `linux-mi300-1gpu-sglang`, aiter's `linux-aiter-mi35x-1`)
+_GPU_NAME = re.compile(r"(?i)(?<![a-z0-9])(?:mi\d{2,3}[a-z]?|gfx\d{3,4}[a-z]?|navi\d+)(?![a-z0-9])")
+
+
+def runner_key(labels: Iterable[str]) -> str:
+    """The runner a shard ran on, as a file's times go: the GPUs its labels name (one pool under a label renamed, as
+    SGLang's `linux-mi325-gpu-1` became `linux-mi325-1gpu-sglang`), else its labels in any order."""
+    labels = sorted(set(labels))
+    gpus = sorted({found.group(0).lower() for label in labels for found in _GPU_NAME.finditer(label)})
+    return "/".join(gpus or labels)
 
 
 def hung_past(files: list[str], runs: int) -> str:

@@ -1241,7 +1241,55 @@ def test_a_hang_is_taken_at_its_usual_time_on_its_own_runner_and_from_every_log_
     sixth = {**more[5], "jobs": [j for j in more[5]["jobs"] if j["name"] != "big-amd-rocm700 (3)"]}
     p = plan(text, [*bundles, sixth], logs={**logs, **{j["id"]: more_logs[j["id"]] for j in sixth["jobs"]
                                                        if j["id"] in more_logs}})
-    assert (p.overruns, [(r.to_count, r.samples) for r in p.reshards]) == ((), [(3, 5)])
+    assert (p.overruns, [(r.to_count, r.samples, r.hung_runs) for r in p.reshards]) == ((), [(3, 5, 2)])
+    assert p.hang_runs == {"big-amd-rocm700": 2}  # (the sixth run's hang is said too: review128 h03)
+
+
+def test_a_hang_is_judged_on_its_runner_whatever_its_labels_are_called() -> None:
+    """review128 h01, h02, h04: on mi35x `test/hang.py` hangs (killed in 2 runs, ended in 1), on mi300 it hung once
+    and ended 3 times: the hang alone is said, with its 2 runs (no "taken at its usual time" for the same file).
+    One runner pool under a renamed label (SGLang's `linux-mi325-gpu-1` -> `linux-mi325-1gpu-sglang`), or labels
+    listed in another order, is one runner. A file taken at its usual time on two runners says each one's."""
+    hang = {"test/hang.py": HANG}
+    text, bundles, logs = _killing_history([{}, {}, {}, hang, hang, hang, {}],
+                                           labels=["linux-mi300-1gpu"] * 4 + ["linux-mi35x-1gpu"] * 3)
+    p = plan(text, bundles, logs=logs)
+    (reason,) = [f.reason for f in p.findings if f.job == "big-amd-rocm700"]
+    assert reason.startswith("no fewer shards: today's 4 already run 54 min at p90")
+    assert "`test/hang.py` was killed at the runner's `--timeout-per-file` after 40 min (in 2 runs;" in reason
+    assert "usual time" not in reason and p.hang_runs == {"big-amd-rocm700": 1}
+    for labels in (["linux-mi325-gpu-1"] * 4 + ["linux-mi325-1gpu-sglang"],
+                   ["self-hosted,amd-gpu"] * 4 + ["amd-gpu,self-hosted"]):
+        text, bundles, logs = _killing_history([{}, {}, {}, {}, hang], labels=labels)
+        if "," in labels[0]:  # (one label each, two labels in either order)
+            for b, names in zip(bundles, labels):
+                for j in b["jobs"]:
+                    j["labels"] = names.split(",")
+        assert [(r.to_count, r.hung_runs) for r in plan(text, bundles, logs=logs).reshards] == [(2, 1)]
+    slow = {"test/hang.py": ("end", 1500)}
+    text, bundles, logs = _killing_history([{}, {}, {}, hang, slow, slow, slow, hang],
+                                           labels=["linux-mi300-1gpu"] * 4 + ["linux-mi35x-1gpu"] * 4)
+    (reason,) = [f.reason for f in plan(text, bundles, logs=logs).findings if f.job == "big-amd-rocm700"]
+    assert reason.startswith(
+        "in 2 runs a test hung past the limit alone (`test/hang.py`, killed at the runner's `--timeout-per-file` after 40 "
+        "min, 5 min on `mi300`, 25 min on `mi35x` where it ended): ")
+
+
+def test_could_not_measure_says_each_runs_reason() -> None:
+    """review128 h06: one run's logs swapped between two shards, another run's shard 3 log missing: both are said
+    (the missing one was hidden behind the swapped ones); and a run with a kill and a missing log names the
+    missing log too."""
+    text, bundles, logs = _killing_history([{}] * 5)
+    jobs = [j for j in bundles[0]["jobs"] if j["name"].startswith("big-amd-rocm700 (")]
+    logs[jobs[1]["id"]], logs[jobs[2]["id"]] = logs[jobs[2]["id"]], logs[jobs[1]["id"]]
+    logs.pop(next(j["id"] for j in bundles[1]["jobs"] if j["name"] == "big-amd-rocm700 (3)"))
+    reasons = [u["reason"].split(";")[0] for u in to_json(analyze({PATH: text}, bundles, RepoConfig(), logs))["unmeasured"]
+               if u["subject"] == "big-amd-rocm700"]
+    assert reasons == ["shard logs that are not their job's, by their header: job 100003 (`part: 1`) has the log of "
+                       "shard 2 (its header: `3/4 (0-based id=2)`)", "per-file times need every shard's log of a run"]
+    text, bundles, logs = _killing_history([{"test/hang.py": HANG}] + [{}] * 4)
+    logs.pop(next(j["id"] for j in bundles[0]["jobs"] if j["name"] == "big-amd-rocm700 (3)"))
+    assert plan(text, bundles, logs=logs).partial_logs == {"big-amd-rocm700": ("3 of 4",)}
 
 
 def test_a_kill_below_the_limit_keeps_its_run_on_its_shard_times() -> None:
@@ -1259,12 +1307,12 @@ def test_a_kill_below_the_limit_keeps_its_run_on_its_shard_times() -> None:
 
 def test_a_file_killed_in_more_runs_than_it_ended_hangs() -> None:
     """`test/f6.py` killed past the limit in 4 runs and ended in 1 hangs: its one time is no time to fit a count to,
-    so none is said; `test/hang.py`, killed once and ended 4 times, is read at its usual time, and said so."""
+    so none is said; `test/hang.py`, killed once and ended 4 times, is read at its usual time there."""
     text, bundles, logs = _killing_history([{"test/hang.py": HANG}, *[{"test/f6.py": HANG}] * 4])
     p = plan(text, bundles, logs=logs)
-    assert p.reshards == () and p.hang_runs == {"big-amd-rocm700": 1}  # (`test/hang.py`'s run)
+    assert p.reshards == () and p.hang_runs == {"big-amd-rocm700": 1}  # (`test/hang.py`'s run: "Could not measure")
     (reason,) = [f.reason for f in p.findings if f.job == "big-amd-rocm700"]
-    assert reason.startswith(f"{HANG_SAID}. With it at its usual time there, no fewer shards: ")
+    assert reason.startswith("no fewer shards: ")  # (the hang alone is said: review128 h01)
     assert reason.endswith(
         "no shard count is said while a test hangs: `test/f6.py` was killed at the runner's `--timeout-per-file` after 40 "
         "min (in 4 runs; the runner estimates it at 6 min), so how long it takes is not known; fix the hung test, or, if "
@@ -1563,6 +1611,14 @@ def test_a_hang_on_one_runner_is_said_and_no_overrun_of_the_split() -> None:
         "min, 60% of `Tests`'s 66-min timeout; per-file logs)"]
     assert [f.reason.split("(the longest")[0] for f in plan(_aiter_standard(), bundles, logs=logs).by_hand] == [
         hang + "the times allow 3 shards of its 4 "]
+    # another shard over the timeout by itself: the overrun's line says the hang too (review128 h05)
+    over = [{**b, "jobs": [j if r != 2 or j["name"] != "Standard Tests (1 GPU) (linux-aiter-oci-mi300x-1, MI300X, 4, 1)" else
+                           {**j, "steps": [st if st["name"] != "Tests" else {**st, "completed_at": _plus(st["started_at"], 66)}
+                                           for st in j["steps"]]} for j in b["jobs"]]} for r, b in enumerate(bundles)]
+    p = plan(_aiter_standard().replace("timeout-minutes: 90", "timeout-minutes: 66"), over, logs=logs)
+    assert p.overruns == ("standard",)
+    (line,) = [f.reason for f in p.findings if f.job == "standard" and f.reason.startswith("already overruns")]
+    assert "; " + hang.split(". With it")[0] + "; its count is written in" in line
 
 
 def _plus(stamp: str, minutes: float) -> str:
