@@ -156,8 +156,8 @@ class Reshard:
     timeout_note: str = ""
     rest_p90_s: float = 0.0  # its shards' setup and other steps, p90 (what the job's timeout holds besides the step)
     step_minutes: float | None = None  # the test step's own `timeout-minutes` (None: it has none)
-    #: of `samples`, the runs where a test hung past the limit (`hung_past`: which, how long, its usual time), which no
-    #: count keeps within it: read with it at its usual time there (`Fit.past`)
+    #: the runs where a test hung past the limit, which no count keeps within it (`hung_past`: which, how long, its
+    #: usual time), taken at its usual time there (`Fit.past`; those of `samples`, and runs that lacked a shard's job)
     hung_runs: int = 0
     hung_past: str = ""
     hung_files: int = 0
@@ -1139,9 +1139,6 @@ class Fit:
         return {name: (at, self.usual[runner, name], runner) for name, at in (log.killed.items() if log else ())
                 if at > self.limit and (runner, name) in self.usual and (runner, name) not in self.hanging}
 
-    def excess_of(self, shard: JobTiming, log: ShardLog | None) -> float:
-        """The seconds this shard spent on tests that hung past the limit beyond their usual time (`beyond`)."""
-        return self.excess.get(shard.api_id) or sum(at - usual for at, usual, _ in self.beyond(shard, log).values())
 
     @property
     def estimate(self) -> str:
@@ -1706,7 +1703,8 @@ class Planner:
             return None
         others = [shards for shards in stats.per_run if len(shards) != n]
         fit = self._fit(job, full_runs, key, values, step, step_minutes, job_minutes, runs_in, others=others)
-        hung, said, files = self._hangs(job.id, full_runs + others, fit)
+        hung = self._hangs(job.id, full_runs + others, fit)
+        said, files, hung_runs = self._taken([(job.id, full_runs + others, fit)], (c.file for c in hung))
         self.candidates[job.id] = fit.log_runs
         p90_at, predictions, best, limit, estimate = fit.p90_at, fit.predictions, fit.best, fit.limit, fit.estimate
         limit_minutes, note, raising, rest = fit.limit_minutes, fit.note, fit.raising, fit.rest
@@ -1789,7 +1787,7 @@ class Planner:
             timeout_note=note,
             rest_p90_s=rest,
             step_minutes=step_minutes,
-            hung_runs=len(fit.past),
+            hung_runs=hung_runs,
             hung_past=said,
             hung_files=files,
         )
@@ -1911,7 +1909,9 @@ class Planner:
         # keeps its cap: that run's shard times stand in, the hang a count can hold.)
         ended: dict[tuple[str, str], list[float]] = {}
         killed: Counter[tuple[str, str]] = Counter()
-        for _, placed in read:
+        # (the runs of some of its shards: their own logs, unchecked, for what ended and what was killed)
+        partial = [[(j, log) for j in shards if (log := self.logs.get(j.api_id)) is not None] for shards in others]
+        for placed in [placed for _, placed in read] + partial:
             for j, log in placed:
                 runner = runner_key(j.labels)
                 for name, seconds in log.measured.items():
@@ -1934,6 +1934,9 @@ class Planner:
                                  killed={}) if set(merged.killed) <= set(taken) else None
             if merged is None and any(log.killed for _, log in placed):  # (said under "Could not measure")
                 self.kill_fallbacks.setdefault(job.id, set()).add(self._run_of.get(shards[0].api_id, -1 - index))
+                if len(placed) < len(shards) and not any(log.unfinished for _, log in placed) and \
+                        all(name in taken for _, log in placed for name in log.killed):  # (only a log is missing)
+                    self.partial_logs.setdefault(job.id, []).append(f"{len(placed)} of {len(shards)}")
             from_logs.append(merged is not None)
             if merged is not None:
                 if merged.weighed:
@@ -1951,12 +1954,13 @@ class Planner:
                 imbalance = max(times) / (total / n) if total else 1.0
                 predictors.append(lambda k, total=total, imbalance=imbalance: total if k == 1 else total / k * imbalance)
         fit.predictors = predictors
-        for index, shards in enumerate(others, start=len(full_runs)):  # (their own logs, unchecked: no whole run)
-            for j in shards:
-                if (beyond := fit.beyond(j, log := self.logs.get(j.api_id))):
+        for index, placed in enumerate(partial, start=len(full_runs)):  # (no count of theirs: their kills said, each)
+            for j, log in placed:
+                if log.killed:
+                    self._cut_off(job.id, [(j, replace(log, unfinished=()))], step.name)
+                if (beyond := fit.beyond(j, log)):
                     fit.excess[j.api_id] = sum(at - usual for at, usual, _ in beyond.values())
                     fit.past.setdefault(index, {}).update(beyond)
-                    self._cut_off(job.id, [(j, log)], step.name)  # type: ignore[list-item]
         return fit
 
     def pooled(self, runs: Iterable[tuple[JobTiming, ...]]) -> dict[str, float]:
@@ -2125,12 +2129,10 @@ class Planner:
             self.wanted[job.id] = [run for _, run in sorted(order.get(job.id, []), key=lambda item: item[0])]
         # Each group's kills, from its own runs' logs (`_hangs`): a hang there says no count; a test that hung past the
         # limit in a run is taken at its usual time there, said beside the count, of whichever group (`hangs`)
-        hung: dict[str, list[CutOff]] = {}
-        hangs: list[tuple[str, str, int]] = []
-        for name, fit in fits.items():
-            hung[name], said_of, files = self._hangs(groups[name][0].id, groups[name][1] + partial.get(name, []), fit)
-            if said_of:
-                hangs.append((name, said_of, files))
+        hung = {name: self._hangs(groups[name][0].id, groups[name][1] + partial.get(name, []), fit)
+                for name, fit in fits.items()}
+        taken, files, _ = self._taken([(groups[name][0].id, groups[name][1] + partial.get(name, []), fit)
+                                    for name, fit in fits.items()], (c.file for cs in hung.values() for c in cs))
         where = _places(places)
         one = f" (one count for {_listed([f'`{job.id}`' for job, _ in jobs])}: the lists of one split)" if several else ""
         said: dict[str, tuple[bool, str]] = {}
@@ -2149,8 +2151,7 @@ class Planner:
                 self.candidates[job.id] = sum(fits[name].log_runs for name in own)
                 said[job.id] = (True, overrun + (f"; {_no_count_fits(alone, mine, fit.raising, fit.limit)}"
                                                  if alone or mine else "")
-                                + "".join(f"; {said_of}{f' (on {group})' if group and len(fits) > 1 else ''}"
-                                          for group, said_of, _ in hangs if group in own)
+                                + (f"; {taken}" if taken else "")
                                 + (f"; its count is written in {where}{one}" if named else one))
         if said:  # (a job of the split already over time: no fewer shards for any)
             over = _listed([f"`{j}`" for j in said])
@@ -2203,37 +2204,45 @@ class Planner:
             line = (f"today's {n} shards already run {fit.p90_at(n) / 60:.0f} min at p90{on}, over {bound}; "
                     + (f"about {needed} would keep the longest within it: change by hand {where}{one}" if needed else
                        f"no count up to {3 * n} keeps the longest within it: a test file may take longer alone{one}"))
-        if hangs:
-            line = "; ".join(f"{said_of}{f' (on {group})' if group and len(fits) > 1 else ''}" for group, said_of, _ in hangs) \
-                + f". {with_usual(sum(files for _, _, files in hangs))}" + line
+        if taken:
+            line = f"{taken}. {with_usual(files)}{line}"
         return {first: (False, line)}
 
-    def _hangs(self, job_id: str, runs: list[tuple[JobTiming, ...]], fit: Fit) -> tuple[list[CutOff], str, int]:
-        """The kills in these runs of a matrix (`fit`'s, then its `others`), from their own logs, each counted in them:
-        (the files that hang, on the runner where they do: killed in more runs than ended, so no count is said; what
-        to say of those `_fit` took at their usual time where they hung past the limit, `hung_past`, when none hangs;
-        how many files that is)."""
+    def _hangs(self, job_id: str, runs: list[tuple[JobTiming, ...]], fit: Fit) -> list[CutOff]:
+        """The files that hang in these runs of a matrix (`fit`'s, then its `others`), on the runner where they do
+        (killed in more runs than ended there), each counted in its runs there: no count is said while they do. The
+        runs where `_fit` took a file at its usual time are noted for "Could not measure" (`hang_runs`)."""
         killed = [{file for j in run for file in (self.logs.get(j.api_id) or ShardLog()).killed
                    if (runner_key(j.labels), file) in fit.hanging} for run in runs]
         times = Counter(file for files in killed for file in files)
-        hung = [replace(c, runs=times[c.file]) for c in self._killed(job_id) if c.file in times]
-        if fit.past:  # (said under "Could not measure", hang or not)
+        if fit.past:
             self.hang_runs.setdefault(job_id, set()).update(self._run_of.get(runs[i][0].api_id, -1 - i) for i in fit.past)
-        if hung or not fit.past:
-            return hung, "", 0
+        return [replace(c, runs=times[c.file]) for c in self._killed(job_id) if c.file in times]
+
+    def _taken(self, fits: list[tuple[str, list[tuple[JobTiming, ...]], Fit]],
+               hung: Iterable[str]) -> tuple[str, int, int]:
+        """What to say of the files `_fit` took at their usual time where they hung past the limit, over the fits of
+        one count (each with its job and runs: aiter's runners), but those that hang somewhere (`hung`: the hang
+        alone is said): `hung_past`'s sentence, how many files it names, in how many runs."""
+        hung = set(hung)
         taken: dict[str, list[tuple[float, float, str]]] = {}
-        for files in fit.past.values():
-            for name, seen in files.items():
-                taken.setdefault(name, []).append(seen)
-        by = {c.file: c.by for c in self._killed(job_id)}
+        runs: set[Any] = set()
+        by: dict[str, str] = {}
+        for job_id, its_runs, fit in fits:
+            by.update((c.file, c.by) for c in self._killed(job_id))
+            for index, files in fit.past.items():
+                for name, seen in files.items():
+                    if name not in hung:
+                        taken.setdefault(name, []).append(seen)
+                        runs.add(self._run_of.get(its_runs[index][0].api_id, (job_id, index)))
         items = []
         for name, seen in taken.items():
             usual = {runner: _took(u) for _, u, runner in seen}  # (its usual time on each runner it hung on)
-            where = next(iter(usual.values())) if len(set(usual.values())) == 1 else \
+            where = next(iter(usual.values())) if len(set(usual.values())) == 1 and len(fits) == 1 else \
                 ", ".join(f"{took} on `{runner}`" for runner, took in sorted(usual.items()))
             items.append(f"`{name}`, killed at {cap(by.get(name, CutOff.by))} after {max(at for at, _, _ in seen) / 60:.0f} "
                          f"min{f' in {_runs(len(seen))}' if len(taken) > 1 else ''}, {where} where it ended")
-        return hung, hung_past(items, len(fit.past)), len(taken)
+        return (hung_past(items, len(runs)), len(taken), len(runs)) if items else ("", 0, 0)
 
     def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...], key: str, values: list[Any],
                  step: StepDef) -> tuple[ShardLog | None, list[tuple[JobTiming, ShardLog]]]:
@@ -2256,8 +2265,6 @@ class Planner:
         merged = merge_logs([log for _, log in logs])
         if merged.unfinished or merged.killed:  # (a killed file's `elapsed` is the runner's cap, not its time)
             self._cut_off(job.id, logs, step.name)
-            if merged.killed and not merged.unfinished and merged.scope == "shard" and len(logs) < len(shards):
-                self.partial_logs.setdefault(job.id, []).append(f"{len(logs)} of {len(shards)}")  # (else read so)
             whole = not merged.unfinished and merged.usable and (merged.scope == "suite" or len(logs) == len(shards))
             return (merged if whole else None), logs
         if not merged.usable:
@@ -2339,14 +2346,20 @@ def cap(by: str) -> str:
 
 #: A GPU's name in a runner label (SGLang's `linux-mi300-gpu-1` and `linux-mi300-1gpu-sglang`, aiter's `linux-aiter-mi35x-1`)
 _GPU_NAME = re.compile(r"(?i)(?<![a-z0-9])(?:mi\d{2,3}[a-z]?|gfx\d{3,4}[a-z]?|navi\d+)(?![a-z0-9])")
+#: The names one architecture goes by, as its LLVM target: a pool renamed from `mi300` to `gfx942` (pytorch's
+#: `linux.rocm.gpu.mi300.2` and `linux.rocm.gpu.gfx942.2`), or from `mi35x` to `mi355x`, is the same GPU
+_GPU_ARCH = ((re.compile(r"mi30\d[a-z]?|mi325[a-z]?"), "gfx942"), (re.compile(r"mi35\d?[a-z]?"), "gfx950"),
+             (re.compile(r"mi2[015]0[a-z]?"), "gfx90a"), (re.compile(r"mi100"), "gfx908"))
 
 
 def runner_key(labels: Iterable[str]) -> str:
-    """The runner a shard ran on, as a file's times go: the GPUs its labels name (one pool under a label renamed, as
-    SGLang's `linux-mi325-gpu-1` became `linux-mi325-1gpu-sglang`), else its labels in any order."""
-    labels = sorted(set(labels))
-    gpus = sorted({found.group(0).lower() for label in labels for found in _GPU_NAME.finditer(label)})
-    return "/".join(gpus or labels)
+    """The runner a shard ran on, as a file's times go: the GPU architectures its labels name (one pool under a label
+    renamed, as SGLang's `linux-mi325-gpu-1` became `linux-mi325-1gpu-sglang`: `gfx942`), else its labels in any order
+    and case (GitHub's labels are not case-sensitive)."""
+    labels = sorted({label.lower() for label in labels})
+    gpus = {found.group(0).lower() for label in labels for found in _GPU_NAME.finditer(label)}
+    archs = sorted({next((arch for names, arch in _GPU_ARCH if names.fullmatch(gpu)), gpu) for gpu in gpus})
+    return "/".join(archs or labels)
 
 
 def hung_past(files: list[str], runs: int) -> str:

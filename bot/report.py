@@ -232,8 +232,8 @@ def _suggestion_json(item: Fold | Reshard | ListReshard) -> dict[str, Any]:
         "max_parallel": item.max_parallel, "waves_before": item.waves_before, "waves_after": item.waves_after,
         "log_runs": item.log_runs, "passed_as": item.passed_as, "callee": item.callee,
         "timeout_note": item.timeout_note or None,
-        # of `samples`, the runs where a test hung past the limit, read with it at its usual time there (`hung_past`:
-        # the sentence that says which, how long, that time)
+        # the runs where a test hung past the limit, taken at its usual time there (`hung_past`: the sentence that says
+        # which, how long, that time)
         "hung_runs": item.hung_runs, "hung_past": item.hung_past or None,
         "setup_cycles": item.setup_cycles_saved, "runner_hours": round(item.runner_seconds_saved / 3600, 2),
     }
@@ -419,8 +419,8 @@ def _reshard_md(r: Reshard, min_samples: int, analysis: Analysis | None = None) 
         + (f"{r.timeout_minutes:.0f} min: {md_text(r.timeout_note)}). " if r.timeout_note
            else f"the {r.timeout_minutes:.0f} min step timeout). ")
         + f"Estimate from {r.estimate}. "
-        + (f"{md_text(_sentence(r.hung_past))}; {'that run is' if r.hung_runs == 1 else 'those runs are'} read with "
-           f"{'it at its usual time' if r.hung_files == 1 else 'them at their usual times'} there. " if r.hung_past else "")
+        + (f"{md_text(_sentence(r.hung_past))}; {'it is' if r.hung_files == 1 else 'they are'} taken at "
+           f"{'its usual time' if r.hung_files == 1 else 'their usual times'} there. " if r.hung_past else "")
         + f"Saves {_plural(r.setup_cycles_saved, 'setup cycle')}, "
         f"~{_hours(r.runner_seconds_saved)} runner-hours per run; {wall}{waves}."
         + (_elsewhere(r, analysis) if analysis is not None else "")

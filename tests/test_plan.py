@@ -1132,7 +1132,7 @@ def test_a_run_where_a_file_hung_past_the_limit_is_read_with_its_usual_time_ther
     assert ("predicted at 36 min at p90 over 5 runs, within 36 min (60% of the 60 min step timeout). Estimate from "
             "per-file logs. In 1 run a test hung past the limit alone \\(`test/hang.py`, killed at the runner's "
             "`--timeout-per-file` after 40 min, 5 min where it ended\\): no count keeps such a hang within it; fix the "
-            "hung test; that run is read with it at its usual time there. Saves 2 setup cycles") in report
+            "hung test; it is taken at its usual time there. Saves 2 setup cycles") in report
     (suggestion,) = [s for s in to_json(analysis)["suggestions"] if s["kind"] == "reshard"]
     assert (suggestion["samples"], suggestion["hung_runs"], suggestion["hung_past"]) == (5, 1, reshard.hung_past)
     assert [u["reason"] for u in to_json(analysis)["unmeasured"] if u["subject"] == "big-amd-rocm700"] == [
@@ -1156,7 +1156,7 @@ def test_a_run_where_a_file_hung_past_the_limit_is_read_with_its_usual_time_ther
         "in 2 runs tests hung past the limit alone (`test/hang.py`, killed at the runner's `--timeout-per-file` after 40 "
         "min in 1 run, 5 min where it ended; `test/f6.py`, killed at the runner's `--timeout-per-file` after 40 min in 1 "
         "run, 6 min where it ended): no count keeps such a hang within it; fix the hung tests"))
-    assert "fix the hung tests; those runs are read with them at their usual times there. Saves" in \
+    assert "fix the hung tests; they are taken at their usual times there. Saves" in \
         to_markdown(analyze({PATH: text}, bundles, RepoConfig(), logs))
     # a count written elsewhere too: the line that says so says the hang first (review126 f03)
     results = """  results:
@@ -1243,6 +1243,17 @@ def test_a_hang_is_taken_at_its_usual_time_on_its_own_runner_and_from_every_log_
                                                        if j["id"] in more_logs}})
     assert (p.overruns, [(r.to_count, r.samples, r.hung_runs) for r in p.reshards]) == ((), [(3, 5, 2)])
     assert p.hang_runs == {"big-amd-rocm700": 2}  # (the sixth run's hang is said too: review128 h03)
+    assert [(c.file, c.runs) for c in p.cut_off["big-amd-rocm700"]] == [("test/hang.py", 2)]  # (review129 i05)
+    # that sixth run on mi35x, where no other run ended the file: a hang there, as in a run of every shard (i08)
+    for drop in (False, True):
+        text, bundles, logs = _killing_history([{}] * 5 + [{"test/hang.py": HANG}],
+                                               labels=["linux-mi300-1gpu"] * 5 + ["linux-mi35x-1gpu"])
+        text = text.replace("timeout-minutes: 60\n        run: python3", "timeout-minutes: 55\n        run: python3")
+        if drop:
+            bundles[5]["jobs"] = [j for j in bundles[5]["jobs"] if j["name"] != "big-amd-rocm700 (3)"]
+        (reason,) = [f.reason for f in plan(text, bundles, logs=logs).findings if f.job == "big-amd-rocm700"]
+        assert "it needs a longer timeout, not fewer shards; no shard count is said while a test hangs: `test/hang.py`" \
+            in reason
 
 
 def test_a_hang_is_judged_on_its_runner_whatever_its_labels_are_called() -> None:
@@ -1259,7 +1270,9 @@ def test_a_hang_is_judged_on_its_runner_whatever_its_labels_are_called() -> None
     assert "`test/hang.py` was killed at the runner's `--timeout-per-file` after 40 min (in 2 runs;" in reason
     assert "usual time" not in reason and p.hang_runs == {"big-amd-rocm700": 1}
     for labels in (["linux-mi325-gpu-1"] * 4 + ["linux-mi325-1gpu-sglang"],
-                   ["self-hosted,amd-gpu"] * 4 + ["amd-gpu,self-hosted"]):
+                   ["linux.rocm.gpu.mi300.2"] * 4 + ["linux.rocm.gpu.gfx942.2"],  # (review129 i03: pytorch's pool)
+                   ["linux-mi35x-gpu-1"] * 4 + ["linux-mi355x-gpu-1"],
+                   ["self-hosted,amd-gpu"] * 4 + ["amd-gpu,Self-Hosted"]):
         text, bundles, logs = _killing_history([{}, {}, {}, {}, hang], labels=labels)
         if "," in labels[0]:  # (one label each, two labels in either order)
             for b, names in zip(bundles, labels):
@@ -1272,7 +1285,7 @@ def test_a_hang_is_judged_on_its_runner_whatever_its_labels_are_called() -> None
     (reason,) = [f.reason for f in plan(text, bundles, logs=logs).findings if f.job == "big-amd-rocm700"]
     assert reason.startswith(
         "in 2 runs a test hung past the limit alone (`test/hang.py`, killed at the runner's `--timeout-per-file` after 40 "
-        "min, 5 min on `mi300`, 25 min on `mi35x` where it ended): ")
+        "min, 5 min on `gfx942`, 25 min on `gfx950` where it ended): ")
 
 
 def test_could_not_measure_says_each_runs_reason() -> None:
@@ -1307,12 +1320,12 @@ def test_a_kill_below_the_limit_keeps_its_run_on_its_shard_times() -> None:
 
 def test_a_file_killed_in_more_runs_than_it_ended_hangs() -> None:
     """`test/f6.py` killed past the limit in 4 runs and ended in 1 hangs: its one time is no time to fit a count to,
-    so none is said; `test/hang.py`, killed once and ended 4 times, is read at its usual time there."""
+    so none is said; `test/hang.py`, killed once and ended 4 times, is read at its usual time there, and said."""
     text, bundles, logs = _killing_history([{"test/hang.py": HANG}, *[{"test/f6.py": HANG}] * 4])
     p = plan(text, bundles, logs=logs)
     assert p.reshards == () and p.hang_runs == {"big-amd-rocm700": 1}  # (`test/hang.py`'s run: "Could not measure")
     (reason,) = [f.reason for f in p.findings if f.job == "big-amd-rocm700"]
-    assert reason.startswith("no fewer shards: ")  # (the hang alone is said: review128 h01)
+    assert reason.startswith(f"{HANG_SAID}. With it at its usual time there, no fewer shards: ")  # (review129 i02)
     assert reason.endswith(
         "no shard count is said while a test hangs: `test/f6.py` was killed at the runner's `--timeout-per-file` after 40 "
         "min (in 4 runs; the runner estimates it at 6 min), so how long it takes is not known; fix the hung test, or, if "
@@ -1571,8 +1584,8 @@ def test_a_file_that_hangs_on_one_runner_gets_no_count_though_the_other_ends_it(
     # (the count is then the runs' with it at the time the others ended it in: review123 f02, review126 f03)
     assert [f.reason for f in plan(_aiter_standard(), once, logs=logs).by_hand] == [
         "in 1 run a test hung past the limit alone (`op_tests/test_e.py`, killed at the test script's `timeout 60m` "
-        "after 60 min, 25 min where it ended): no count keeps such a hang within it; fix the hung test (on `runner: "
-        "linux-aiter-mi35x-1`). With it at its usual time there, the times allow 3 shards of its 4 (the longest 43 min at p90 on `runner: "
+        "after 60 min, 25 min on `gfx950` where it ended): no count keeps such a hang within it; fix the hung test. With "
+        "it at its usual time there, the times allow 3 shards of its 4 (the longest 43 min at p90 on `runner: "
         "linux-aiter-mi35x-1`, within 54 min, 60% of `Tests`'s 90-min timeout; per-file logs), 2 setups fewer a run "
         "(over the 3 runs it ran in; 12 min each, median): change by hand its `include` entries and "
         "`split_aiter_tests`'s `Split Aiter Tests (4 shards)` (`--shards 4`)"]
@@ -1602,8 +1615,8 @@ def test_a_hang_on_one_runner_is_said_and_no_overrun_of_the_split() -> None:
 
     logs = {j["id"]: parse_log(log(r, j["name"])) for r, b in enumerate(bundles) for j in b["jobs"]}
     hang = ("in 1 run a test hung past the limit alone (`op_tests/test_e.py`, killed at the test script's `timeout 60m` "
-            "after 60 min, 25 min where it ended): no count keeps such a hang within it; fix the hung test (on `runner: "
-            "linux-aiter-mi35x-1`). With it at its usual time there, ")
+            "after 60 min, 25 min on `gfx950` where it ended): no count keeps such a hang within it; fix the hung test. "
+            "With it at its usual time there, ")
     p = plan(_aiter_standard().replace("timeout-minutes: 90", "timeout-minutes: 66"), bundles, logs=logs)
     assert (p.overruns, p.hang_runs) == ((), {"standard": 1})
     assert [f.reason for f in p.by_hand] == [
@@ -1619,6 +1632,52 @@ def test_a_hang_on_one_runner_is_said_and_no_overrun_of_the_split() -> None:
     assert p.overruns == ("standard",)
     (line,) = [f.reason for f in p.findings if f.job == "standard" and f.reason.startswith("already overruns")]
     assert "; " + hang.split(". With it")[0] + "; its count is written in" in line
+
+
+AITER_SHARDS = [[("op_tests/test_a.py", 20), ("op_tests/test_b.py", 10)], [("op_tests/test_c.py", 15), ("op_tests/test_d.py", 15)],
+                [("op_tests/test_e.py", 25), ("op_tests/test_f.py", 5)], [("op_tests/test_g.py", 12), ("op_tests/test_h.py", 18)]]
+
+
+def _aiter_kills(kills: dict[tuple[int, str, int], tuple[str, float]], slow: float = 1.0) -> tuple[list[dict], dict]:
+    """4 runs of `_aiter_standard` (30 min a shard; MI300X `slow` times MI35X), each shard's log as `aiter_test.sh`
+    prints it; `kills`: (run, `MI35X` | `MI300X`, shard) -> (a file, the seconds it ran till aiter's `timeout 60m`
+    killed it: `❌ Test failed`), its shard's `Tests` step as much longer."""
+    times = {"MI35X": AITER_SHARDS, "MI300X": [[(f, m * slow) for f, m in shard] for shard in AITER_SHARDS]}
+    bundles = _aiter_runs({"MI35X": [30] * 4, "MI300X": [30 * slow] * 4}, runs=4)
+    logs = {}
+    for r, b in enumerate(bundles):
+        for j in b["jobs"]:
+            runner, k = ("MI35X" if "MI35X" in j["name"] else "MI300X"), int(j["name"][-2])
+            text = _aiter_log(k, times[runner][k])
+            if (r, runner, k) in kills:
+                name, seconds = kills[r, runner, k]
+                took = dict(times[runner][k])[name]
+                text = text.replace(f"\u2705 Test passed: {name}", f"\u274c Test failed: {name}").replace(
+                    f"Time elapsed of {name}: {took * 60:.3f}", f"Time elapsed of {name}: {seconds:.3f}")
+                j["steps"] = [st if st["name"] != "Tests" else {**st, "completed_at": _plus(
+                    st["started_at"], 30 * (slow if runner == "MI300X" else 1) + seconds / 60 - took)} for st in j["steps"]]
+            logs[j["id"]] = parse_log(text)
+    return bundles, logs
+
+
+def test_one_file_hung_on_both_runners_is_one_sentence_and_a_hang_on_one_is_the_hang_alone() -> None:
+    """review129 i07, i01: `op_tests/test_e.py` hung past the limit once on each runner: one sentence, its runs and its
+    usual time on each (it was a sentence per runner, "With them at their usual times" for one file). Hanging on
+    MI35X (killed in 3 runs of 4) and hung once on MI300X: the hang alone is said, not also "taken at its usual
+    time"."""
+    killed = ("op_tests/test_e.py", 3600.012)
+    bundles, logs = _aiter_kills({(0, "MI35X", 2): killed, (1, "MI300X", 2): killed}, slow=1.1)
+    (line,) = [f.reason for f in plan(_aiter_standard(), bundles, logs=logs).by_hand]
+    assert line.startswith(
+        "in 2 runs a test hung past the limit alone (`op_tests/test_e.py`, killed at the test script's `timeout 60m` "
+        "after 60 min, 28 min on `gfx942`, 25 min on `gfx950` where it ended): no count keeps such a hang within it; "
+        "fix the hung test. With it at its usual time there, the times allow 3 shards of its 4")
+    bundles, logs = _aiter_kills({(0, "MI35X", 2): killed, (1, "MI35X", 2): killed, (2, "MI35X", 2): killed,
+                                  (0, "MI300X", 2): killed})
+    (line,) = [f.reason for f in plan(_aiter_standard(), bundles, logs=logs).by_hand]
+    assert "usual time" not in line
+    assert "no shard count is said while a test hangs: `op_tests/test_e.py` was killed at the test script's `timeout " \
+           "60m` after 60 min (in 3 runs)" in line
 
 
 def _plus(stamp: str, minutes: float) -> str:
