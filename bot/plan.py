@@ -1135,8 +1135,10 @@ class Fit:
     def beyond(self, shard: JobTiming, log: ShardLog | None) -> dict[str, tuple[float, float, str]]:
         """The files this shard's own log says were killed at a cap past the limit, which the runs' logs ended on its
         runner at least as often: each with (that cap, its usual time there, the runner: `runner_key`)."""
+        if log is None or not log.killed:
+            return {}
         runner = runner_key(shard.labels)
-        return {name: (at, self.usual[runner, name], runner) for name, at in (log.killed.items() if log else ())
+        return {name: (at, self.usual[runner, name], runner) for name, at in log.killed.items()
                 if at > self.limit and (runner, name) in self.usual and (runner, name) not in self.hanging}
 
 
@@ -1911,7 +1913,8 @@ class Planner:
         killed: Counter[tuple[str, str]] = Counter()
         # (the runs of some of its shards: their own logs, unchecked, for what ended and what was killed)
         partial = [[(j, log) for j in shards if (log := self.logs.get(j.api_id)) is not None] for shards in others]
-        for placed in [placed for _, placed in read] + partial:
+        every = [placed for _, placed in read] + partial
+        for placed in every if any(log.killed for placed in every for _, log in placed) else ():  # (for kills only)
             for j, log in placed:
                 runner = runner_key(j.labels)
                 for name, seconds in log.measured.items():
@@ -2356,7 +2359,12 @@ def runner_key(labels: Iterable[str]) -> str:
     """The runner a shard ran on, as a file's times go: the GPU architectures its labels name (one pool under a label
     renamed, as SGLang's `linux-mi325-gpu-1` became `linux-mi325-1gpu-sglang`: `gfx942`), else its labels in any order
     and case (GitHub's labels are not case-sensitive)."""
-    labels = sorted({label.lower() for label in labels})
+    return _runner_key(tuple(labels))
+
+
+@functools.lru_cache(maxsize=1024)
+def _runner_key(labels: tuple[str, ...]) -> str:
+    labels = tuple(sorted({label.lower() for label in labels}))
     gpus = {found.group(0).lower() for label in labels for found in _GPU_NAME.finditer(label)}
     archs = sorted({next((arch for names, arch in _GPU_ARCH if names.fullmatch(gpu)), gpu) for gpu in gpus})
     return "/".join(archs or labels)
