@@ -300,6 +300,22 @@ def _listed(jobs: Mapping[str, Sequence[str]], limit: int = 8) -> str:
 _OTHER_DOMINATES_MINUTES = 5.0
 
 
+def _kill_runs(plan: Plan, job_id: str) -> str:
+    """What the runs a file was killed in are to a matrix's count (`Plan.hang_runs`, `kill_fallbacks`, `kill_partials`),
+    for "Could not measure"'s line of its kills."""
+    said = ""
+    if taken := plan.hang_runs.get(job_id):
+        said += (f": where it ran past the shards' limit and another run ended it, it is taken at its usual time there "
+                 f"({_runs(taken)}), as no count keeps such a hang within the limit")
+        if fallbacks := plan.kill_fallbacks.get(job_id):
+            said += f"; where the run has no whole per-file times even so, its shard times stand in ({_runs(fallbacks)})"
+    elif plan.kill_fallbacks.get(job_id) or not plan.kill_partials.get(job_id):
+        said += ", so a run with such a file has no whole per-file times and its shard times stand in"
+    if lacking := plan.kill_partials.get(job_id):
+        said += f"; {_runs(lacking)} of them lacked a shard's job, which no count reads"
+    return said
+
+
 def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str, JobStats], plan: Plan,
                config: RepoConfig, explained: set[str] | frozenset[str] = frozenset()) -> list[Unmeasured]:
     """Every reason the numbers are incomplete, each with the fix. The report lists them,
@@ -604,13 +620,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                      if any(c.by != CutOff.by for c in killed) else
                      f"its logs were read, but the test runner killed a test file at its `--timeout-per-file`: {named}")
                     + f"{f' and {len(killed) - 3} more' if len(killed) > 3 else ''}; the runner records that cap as the "
-                    "file's time, which is only how long it ran at least"
-                    + ((f": where it ran past the shards' limit and another run ended it, it is taken at its usual time "
-                        f"there ({_runs(hung)}), as no count keeps such a hang within the limit"
-                        + (f"; where the run has no whole per-file times even so, its shard times stand in "
-                           f"({_runs(fallbacks)})" if (fallbacks := plan.kill_fallbacks.get(job_id)) else ""))
-                       if (hung := plan.hang_runs.get(job_id)) else
-                       ", so a run with such a file has no whole per-file times and its shard times stand in"),
+                    "file's time, which is only how long it ran at least" + _kill_runs(plan, job_id),
                     f"find why the test hangs and fix it; if it only needs longer, raise {caps(killed)} or split the "
                     "file; the runs after that are read file by file",
                 ))

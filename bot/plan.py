@@ -283,6 +283,8 @@ class Plan:
     hang_runs: dict[str, int] = field(default_factory=dict)
     #: matrices -> their runs with a file the runner killed that are read on their shard times (the rest of them)
     kill_fallbacks: dict[str, int] = field(default_factory=dict)
+    #: matrices -> their runs with a file the runner killed that lacked a shard's job (read for no count)
+    kill_partials: dict[str, int] = field(default_factory=dict)
     # matrices whose shard count foldbot could change -> runs whose per-file logs it read for them
     reshard_candidates: dict[str, int] = field(default_factory=dict)
     #: those matrices -> how many shards they run (a caller's: the count it passes its reusable workflow)
@@ -1188,6 +1190,7 @@ class Planner:
         #: job id -> the runs read with a file killed past the limit at its usual time (`Fit.past`, `_hangs`)
         self.hang_runs: dict[str, set[int]] = {}
         self.kill_fallbacks: dict[str, set[int]] = {}  # job id -> the runs with a kill read on their shard times
+        self.kill_partials: dict[str, set[int]] = {}  # job id -> the runs with a kill that lacked a shard's job
         self.candidates: dict[str, int] = {}  # matrices looked at for a reshard -> runs read from logs
         self.counts: dict[str, int] = {}  # those matrices -> their shard count (a caller's: what it passes)
         self._stages: dict[str, StagePartitions | StageRefusal] = {}  # memo of `_staged`
@@ -1212,6 +1215,7 @@ class Planner:
                     misplaced_logs={k: tuple(v) for k, v in self.misplaced_logs.items()},
                     cut_off={k: tuple(v.values()) for k, v in self.cut_off.items()}, hang_runs={k: len(v) for k, v in self.hang_runs.items()},
                     kill_fallbacks={k: len(v) for k, v in self.kill_fallbacks.items()},
+                    kill_partials={k: len(v) for k, v in self.kill_partials.items()},
                     reshard_candidates=dict(self.candidates), shard_counts=dict(self.counts),
                     wanted_runs={k: tuple(v) for k, v in self.wanted.items()},
                     by_hand=tuple(self.by_hand), lists=tuple(self.lists))
@@ -1730,10 +1734,13 @@ class Planner:
             self.findings.append(Finding(job.id, overrun + more))
             self.overruns.append(job.id)
             return None
-        if best is None:
+        if best is None or hung:  # (while a test hangs, no count is said: fewer shards neither)
             bound = (f"limit {limit / 60:.0f} min = {self.config.reshard_safety:.0%} of {limit_minutes:.0f}"
                      f"{f' ({note})' if note else ''}; {estimate}")
-            if p90_at(n) <= limit:
+            if hung and p90_at(n) <= limit:
+                reason = (f"today's {n} shards run {p90_at(n) / 60:.0f} min at p90 ({bound}); "
+                          + _no_count_fits(alone, hung, raising, limit))
+            elif p90_at(n) <= limit:
                 reason = f"{n} shards are needed: {n - 1} would run {p90_at(n - 1) / 60:.0f} min at p90 ({bound})"
             else:  # not even today's count is within the limit: "needed" would mislead
                 needed = fit.needed()
@@ -1961,6 +1968,7 @@ class Planner:
             for j, log in placed:
                 if log.killed:
                     self._cut_off(job.id, [(j, replace(log, unfinished=()))], step.name)
+                    self.kill_partials.setdefault(job.id, set()).add(self._run_of.get(j.api_id, -1 - index))
                 if (beyond := fit.beyond(j, log)):
                     fit.excess[j.api_id] = sum(at - usual for at, usual, _ in beyond.values())
                     fit.past.setdefault(index, {}).update(beyond)
@@ -2213,38 +2221,39 @@ class Planner:
 
     def _hangs(self, job_id: str, runs: list[tuple[JobTiming, ...]], fit: Fit) -> list[CutOff]:
         """The files that hang in these runs of a matrix (`fit`'s, then its `others`), on the runner where they do
-        (killed in more runs than ended there), each counted in its runs there: no count is said while they do. The
-        runs where `_fit` took a file at its usual time are noted for "Could not measure" (`hang_runs`)."""
+        (killed in more runs than ended there), each counted in its runs there: no count is said while they do."""
         killed = [{file for j in run for file in (self.logs.get(j.api_id) or ShardLog()).killed
                    if (runner_key(j.labels), file) in fit.hanging} for run in runs]
         times = Counter(file for files in killed for file in files)
-        if fit.past:
-            self.hang_runs.setdefault(job_id, set()).update(self._run_of.get(runs[i][0].api_id, -1 - i) for i in fit.past)
         return [replace(c, runs=times[c.file]) for c in self._killed(job_id) if c.file in times]
 
     def _taken(self, fits: list[tuple[str, list[tuple[JobTiming, ...]], Fit]],
                hung: Iterable[str]) -> tuple[str, int, int]:
         """What to say of the files `_fit` took at their usual time where they hung past the limit, over the fits of
         one count (each with its job and runs: aiter's runners), but those that hang somewhere (`hung`: the hang
-        alone is said): `hung_past`'s sentence, how many files it names, in how many runs."""
+        alone is said): `hung_past`'s sentence, how many files it names, in how many runs. Those runs are noted for
+        "Could not measure" (`hang_runs`)."""
         hung = set(hung)
         taken: dict[str, list[tuple[float, float, str]]] = {}
-        runs: set[Any] = set()
+        runs_of: dict[str, set[Any]] = {}  # file -> the runs it was taken in
         by: dict[str, str] = {}
         for job_id, its_runs, fit in fits:
             by.update((c.file, c.by) for c in self._killed(job_id))
             for index, files in fit.past.items():
+                run = self._run_of.get(its_runs[index][0].api_id, (job_id, index))
                 for name, seen in files.items():
                     if name not in hung:
                         taken.setdefault(name, []).append(seen)
-                        runs.add(self._run_of.get(its_runs[index][0].api_id, (job_id, index)))
+                        runs_of.setdefault(name, set()).add(run)
+                        self.hang_runs.setdefault(job_id, set()).add(run)
+        runs = set().union(*runs_of.values()) if runs_of else set()
         items = []
         for name, seen in taken.items():
             usual = {runner: _took(u) for _, u, runner in seen}  # (its usual time on each runner it hung on)
             where = next(iter(usual.values())) if len(set(usual.values())) == 1 and len(fits) == 1 else \
                 ", ".join(f"{took} on `{runner}`" for runner, took in sorted(usual.items()))
             items.append(f"`{name}`, killed at {cap(by.get(name, CutOff.by))} after {max(at for at, _, _ in seen) / 60:.0f} "
-                         f"min{f' in {_runs(len(seen))}' if len(taken) > 1 else ''}, {where} where it ended")
+                         f"min{f' in {_runs(len(runs_of[name]))}' if len(taken) > 1 else ''}, {where} where it ended")
         return (hung_past(items, len(runs)), len(taken), len(runs)) if items else ("", 0, 0)
 
     def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...], key: str, values: list[Any],
@@ -2348,10 +2357,10 @@ def cap(by: str) -> str:
 
 
 #: A GPU's name in a runner label (SGLang's `linux-mi300-gpu-1` and `linux-mi300-1gpu-sglang`, aiter's `linux-aiter-mi35x-1`)
-_GPU_NAME = re.compile(r"(?i)(?<![a-z0-9])(?:mi\d{2,3}[a-z]?|gfx\d{3,4}[a-z]?|navi\d+)(?![a-z0-9])")
+_GPU_NAME = re.compile(r"(?i)(?<![a-z0-9])(?:mi\d{2,3}[a-z]?|gfx\d{2,4}[a-z0-9]?|navi\d+)(?![a-z0-9])")
 #: The names one architecture goes by, as its LLVM target: a pool renamed from `mi300` to `gfx942` (pytorch's
 #: `linux.rocm.gpu.mi300.2` and `linux.rocm.gpu.gfx942.2`), or from `mi35x` to `mi355x`, is the same GPU
-_GPU_ARCH = ((re.compile(r"mi30\d[a-z]?|mi325[a-z]?"), "gfx942"), (re.compile(r"mi35\d?[a-z]?"), "gfx950"),
+_GPU_ARCH = ((re.compile(r"mi30\d[a-z]?|mi325[a-z]?|gfx94[0-9x]"), "gfx942"), (re.compile(r"mi35\d?[a-z]?|gfx95[0-9x]"), "gfx950"),
              (re.compile(r"mi2[015]0[a-z]?"), "gfx90a"), (re.compile(r"mi100"), "gfx908"))
 
 
