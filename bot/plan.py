@@ -15,7 +15,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import yaml
 
@@ -279,7 +279,7 @@ class Plan:
     #: matrices -> the test files their logs began and never ended (the step's timeout cut them off), and
     #: those the runner killed at its `--timeout-per-file` (`CutOff.killed`)
     cut_off: dict[str, tuple["CutOff", ...]] = field(default_factory=dict)
-    #: matrices -> their runs read with a file the runner killed past the shards' limit at its usual time (`Fit.past`)
+    #: matrices -> their runs where a file the runner killed past the shards' limit is taken at its usual time (`_taken`)
     hang_runs: dict[str, int] = field(default_factory=dict)
     #: matrices -> their runs with a file the runner killed that are read on their shard times (the rest of them)
     kill_fallbacks: dict[str, int] = field(default_factory=dict)
@@ -1143,7 +1143,6 @@ class Fit:
         return {name: (at, self.usual[runner, name], runner) for name, at in log.killed.items()
                 if at > self.limit and (runner, name) in self.usual and (runner, name) not in self.hanging}
 
-
     @property
     def estimate(self) -> str:
         """What the predictions rest on, for a sentence."""
@@ -1187,7 +1186,7 @@ class Planner:
         self.misplaced_logs: dict[str, list[str]] = {}  # job id -> its logs that are another shard's (`_run_log`)
         #: job id -> (file, killed) -> cut off at the step's timeout, or killed at the runner's (`_run_log`)
         self.cut_off: dict[str, dict[tuple[str, bool], CutOff]] = {}
-        #: job id -> the runs read with a file killed past the limit at its usual time (`Fit.past`, `_hangs`)
+        #: job id -> the runs where a file killed past the limit is taken at its usual time (`Fit.past`, `_taken`)
         self.hang_runs: dict[str, set[int]] = {}
         self.kill_fallbacks: dict[str, set[int]] = {}  # job id -> the runs with a kill read on their shard times
         self.kill_partials: dict[str, set[int]] = {}  # job id -> the runs with a kill that lacked a shard's job
@@ -1213,7 +1212,8 @@ class Planner:
         return Plan(self.lane.path, tuple(folds), tuple(reshards), tuple(self.findings),
                     overruns=tuple(self.overruns), partial_logs={k: tuple(v) for k, v in self.partial_logs.items()},
                     misplaced_logs={k: tuple(v) for k, v in self.misplaced_logs.items()},
-                    cut_off={k: tuple(v.values()) for k, v in self.cut_off.items()}, hang_runs={k: len(v) for k, v in self.hang_runs.items()},
+                    cut_off={k: tuple(v.values()) for k, v in self.cut_off.items()},
+                    hang_runs={k: len(v) for k, v in self.hang_runs.items()},
                     kill_fallbacks={k: len(v) for k, v in self.kill_fallbacks.items()},
                     kill_partials={k: len(v) for k, v in self.kill_partials.items()},
                     reshard_candidates=dict(self.candidates), shard_counts=dict(self.counts),
@@ -1716,10 +1716,10 @@ class Planner:
         limit_minutes, note, raising, rest = fit.limit_minutes, fit.note, fit.raising, fit.rest
         # A file that ran longer than the limit by itself, cut off before it ended: no count fits it.
         alone = self._too_long_alone(job.id, limit)
-        # A file the runner killed at `--timeout-per-file` (a hung test) takes that cap on any count: more
-        # shards would not make it end, and its time says nothing of how many the suite needs (`hung`; not one
-        # that other runs measured to its end: those runs say how long it takes, and where it hung past the
-        # limit, it is taken at that time, and said: `past`).
+        # A file the runner killed at `--timeout-per-file` in more runs than it ended in, on some runner, hangs
+        # (`hung`): it takes that cap on any count, more shards would not make it end, and its time says nothing
+        # of how many the suite needs, so no count is said. One killed past the limit in fewer runs is taken at
+        # its usual time there, and said (`said`, `_taken`).
         them = f"{said}. {with_usual(files)}" if said else ""
         overrun = self._overrun(runs_in.id, step, stats, step_minutes, job_minutes, more_shards=not alone and not hung,
                                 excess=lambda j: fit.excess.get(j.api_id, 0.0))
@@ -1893,7 +1893,7 @@ class Planner:
 
     def _fit(self, job: JobDef, full_runs: list[tuple[JobTiming, ...]], key: str, values: list[Any], step: StepDef,
              step_minutes: float | None, job_minutes: float, runs_in: JobDef,
-             weights: dict[str, float] | None = None, others: list[tuple[JobTiming, ...]] = ()) -> Fit:
+             weights: dict[str, float] | None = None, others: Sequence[tuple[JobTiming, ...]] = ()) -> Fit:
         """What the runs of a matrix that ran all its shards (`full_runs`, each in the order of `values`) say of any
         count: the time its tests have (`tests_limit`), and the longest shard on k shards, per run from its per-file
         logs when they tell the whole suite, else from its shard times (that run's split, scaled). Files whose logs
@@ -1919,7 +1919,8 @@ class Planner:
         ended: dict[tuple[str, str], list[float]] = {}
         killed: Counter[tuple[str, str]] = Counter()
         # (the runs of some of its shards: their own logs, unchecked, for what ended and what was killed)
-        partial = [[(j, log) for j in shards if (log := self.logs.get(j.api_id)) is not None] for shards in others]
+        partial = [[(j, log) for j in shards if (log := self.logs.get(j.api_id)) is not None
+                    and not (log.empty and log.shard is None)] for shards in others]
         every = [placed for _, placed in read] + partial
         for placed in every if any(log.killed for placed in every for _, log in placed) else ():  # (for kills only)
             for j, log in placed:
@@ -1932,7 +1933,7 @@ class Planner:
                   {item: median(seconds) for item, seconds in ended.items()},
                   {item for item, runs in killed.items() if runs > len(ended.get(item, ()))})
         for index, (shards, (merged, placed)) in enumerate(zip(full_runs, read)):
-            taken = {}
+            taken: dict[str, tuple[float, float, str]] = {}
             for j, log in placed:
                 if (beyond := fit.beyond(j, log)):
                     taken.update(beyond)
@@ -2139,7 +2140,7 @@ class Planner:
         for job, _ in jobs:  # its logs are read for the runs of its groups (with every runner's, as a reshard's are)
             self.wanted[job.id] = [run for _, run in sorted(order.get(job.id, []), key=lambda item: item[0])]
         # Each group's kills, from its own runs' logs (`_hangs`): a hang there says no count; a test that hung past the
-        # limit in a run is taken at its usual time there, said beside the count, of whichever group (`hangs`)
+        # limit in a run is taken at its usual time there, said beside the count, of whichever group (`_taken`)
         hung = {name: self._hangs(groups[name][0].id, groups[name][1] + partial.get(name, []), fit)
                 for name, fit in fits.items()}
         taken, files, _ = self._taken([(groups[name][0].id, groups[name][1] + partial.get(name, []), fit)
