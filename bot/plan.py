@@ -1143,6 +1143,13 @@ class Fit:
         return {name: (at, self.usual[runner, name], runner) for name, at in log.killed.items()
                 if at > self.limit and (runner, name) in self.usual and (runner, name) not in self.hanging}
 
+    def take(self, run: int, shard: JobTiming, log: ShardLog) -> dict[str, tuple[float, float, str]]:
+        """`beyond`, noted for this run (`past`) and this shard (`excess`): what it takes at their usual time."""
+        if beyond := self.beyond(shard, log):
+            self.excess[shard.api_id] = sum(at - usual for at, usual, _ in beyond.values())
+            self.past.setdefault(run, {}).update(beyond)
+        return beyond
+
     @property
     def estimate(self) -> str:
         """What the predictions rest on, for a sentence."""
@@ -1709,7 +1716,7 @@ class Planner:
             return None
         others = [shards for shards in stats.per_run if len(shards) != n]
         fit = self._fit(job, full_runs, key, values, step, step_minutes, job_minutes, runs_in, others=others)
-        hung = self._hangs(job.id, full_runs + others, fit)
+        hung = self._hangs(job.id, full_runs + others, fit)  # (`fit.past`'s indexes: these runs, then the others)
         said, files, hung_runs = self._taken([(job.id, full_runs + others, fit)], (c.file for c in hung))
         self.candidates[job.id] = fit.log_runs
         p90_at, predictions, best, limit, estimate = fit.p90_at, fit.predictions, fit.best, fit.limit, fit.estimate
@@ -1935,10 +1942,7 @@ class Planner:
         for index, (shards, (merged, placed)) in enumerate(zip(full_runs, read)):
             taken: dict[str, tuple[float, float, str]] = {}
             for j, log in placed:
-                if (beyond := fit.beyond(j, log)):
-                    taken.update(beyond)
-                    fit.excess[j.api_id] = sum(at - usual for at, usual, _ in beyond.values())
-                    fit.past.setdefault(index, {}).update(beyond)
+                taken.update(fit.take(index, j, log))
             times = [(j.step_seconds(step.name) or j.test_seconds) - fit.excess.get(j.api_id, 0.0) for j in shards]
             if merged is not None and merged.killed:  # (read file by file only when each kill is a hang past the limit)
                 merged = replace(merged, measured={**merged.measured, **{name: usual for name, (_, usual, _) in taken.items()}},
@@ -1970,9 +1974,7 @@ class Planner:
                 if log.killed:
                     self._cut_off(job.id, [(j, replace(log, unfinished=()))], step.name)
                     self.kill_partials.setdefault(job.id, set()).add(self._run_of.get(j.api_id, -1 - index))
-                if (beyond := fit.beyond(j, log)):
-                    fit.excess[j.api_id] = sum(at - usual for at, usual, _ in beyond.values())
-                    fit.past.setdefault(index, {}).update(beyond)
+                fit.take(index, j, log)
         return fit
 
     def pooled(self, runs: Iterable[tuple[JobTiming, ...]]) -> dict[str, float]:
