@@ -84,7 +84,8 @@ _RETRY = re.compile(r".*?\[CI Retry\] Attempt (?P<k>\d+)/(?P<n>\d+) for (?P<file
 # The runner killed the file (or bundle) at `--timeout-per-file`: with its last attempt (`✗ TIMEOUT`), or
 # with one a retry follows (`[CI Retry] ... timed out after 2400s; waiting 60s before retry`).
 _KILLED = re.compile(r".*?\u2717 TIMEOUT: (?P<file>\S+) after (?P<seconds>\d+(?:\.\d+)?) seconds")
-_RETRY_KILLED = re.compile(r".*?\[CI Retry\] (?P<file>\S+) timed out after (?P<seconds>\d+(?:\.\d+)?)s\b")
+_RETRY_KILLED = re.compile(r".*?\[CI Retry\] (?P<file>\S+) timed out after (?P<seconds>\d+(?:\.\d+)?)s\b"
+                           r"(?:; waiting (?P<wait>\d+(?:\.\d+)?)s)?")
 # ROCm/aiter's `aiter_test.sh`: `Running test: F (shard: i/N)` (i 0-based), `Skipping test: F`, and
 # `⏱ Time elapsed of F: S seconds` once the file ended (whether it passed or not), after `❌ Test failed: F`
 # when it failed; a file its `timeout 60m` stopped failed after those 60 minutes (`AITER_FILE_TIMEOUT_S`).
@@ -153,6 +154,10 @@ class ShardLog:
     extra: tuple[str, ...] = ()
     #: the cap that killed the files in `killed` (aiter's script: `timeout 60m`)
     killed_by: str = "--timeout-per-file"
+    #: files the runner killed at its cap in an attempt a retry followed (`[CI Retry] <f> timed out after 2400s;
+    #: waiting 60s before retry`, then `[CI Retry] Attempt 2/2 for <f>`) -> (that cap, the seconds those attempts
+    #: and their waits took): time the shard spent in no file's time (the runner's record counts the last attempt)
+    retry_kills: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def usable(self) -> bool:
@@ -282,6 +287,8 @@ def _parse_log(data: str | bytes) -> ShardLog:
     extra: dict[str, None] = {}  # aiter's: files run again after its loop, untimed
     header: str | None = None
     attempt: dict[str, None] = {}  # files a retry began again, until that attempt's `End`
+    retry_kills: dict[str, tuple[float, float]] = {}
+    waiting: dict[str, float] = {}  # files killed with a retry to follow -> that attempt's cap and the wait after it
     shard: tuple[int, int] | None = None
     suite: str | None = None
     size = lines.size
@@ -355,18 +362,25 @@ def _parse_log(data: str | bytes) -> ShardLog:
         if "[CI Retry]" in line:
             retry = _RETRY.match(line)
             if retry:
-                retried[normal_path(retry["file"])] = None
-                killed.pop(normal_path(retry["file"]), None)  # another attempt: its own end says how it went
+                name = normal_path(retry["file"])
+                retried[name] = None
+                if name in waiting:  # (its killed attempt was no last one)
+                    cap, before = retry_kills.get(name, (0.0, 0.0))
+                    retry_kills[name] = (max(cap, killed[name]), before + waiting.pop(name))
+                killed.pop(name, None)  # another attempt: its own end says how it went
                 attempt[normal_path(retry["file"])] = None  # (begun again: an `End` of an earlier one is not its)
                 continue
             retry = _RETRY_KILLED.match(line)  # (the attempt after it clears it; a step cut off before it does not)
             if retry:
-                killed[normal_path(retry["file"])] = float(retry["seconds"])
+                name = normal_path(retry["file"])
+                killed[name] = float(retry["seconds"])
+                waiting[name] = killed[name] + float(retry["wait"] or 0.0)
                 continue
         if "TIMEOUT: " in line:
             timeout = _KILLED.match(line)
             if timeout:
                 killed[normal_path(timeout["file"])] = float(timeout["seconds"])
+                waiting.pop(normal_path(timeout["file"]), None)
                 continue
         if "Time elapsed of " in line:
             done = _AITER_END.match(line)
@@ -413,7 +427,8 @@ def _parse_log(data: str | bytes) -> ShardLog:
                                       *(name for name in attempt if name not in block and name not in killed)]))
     weighed = tuple(name for name in timed if name not in planned and name not in ended_estimates and not suite_plan)
     return ShardLog(estimates, measured, scope, shard, unfinished, tuple(retried), suite, killed, header, weighed,
-                    tuple(extra), AITER_KILL if any(name in timed for name in killed) else ShardLog.killed_by)
+                    tuple(extra), AITER_KILL if any(name in timed for name in killed) else ShardLog.killed_by,
+                    retry_kills)
 
 
 def _header_suite(line: str) -> str | None:
@@ -435,6 +450,7 @@ def merge_logs(logs: list[ShardLog]) -> ShardLog:
     unfinished: dict[str, None] = {}
     retried: dict[str, None] = {}
     killed: dict[str, float] = {}
+    retry_kills: dict[str, tuple[float, float]] = {}
     weighed: dict[str, None] = {}
     for log in logs:
         estimates.update(log.estimates)
@@ -445,9 +461,12 @@ def merge_logs(logs: list[ShardLog]) -> ShardLog:
         retried.update(dict.fromkeys(log.retried))
         for name, seconds in log.killed.items():
             killed[name] = max(seconds, killed.get(name, 0.0))
+        for name, (cap, seconds) in log.retry_kills.items():
+            had = retry_kills.get(name, (0.0, 0.0))
+            retry_kills[name] = (max(cap, had[0]), seconds + had[1])
     scope = "suite" if any(log.scope == "suite" for log in logs) else "shard"
     return ShardLog(estimates, measured, scope, None, tuple(unfinished), tuple(retried), killed=killed,
-                    weighed=tuple(weighed))
+                    weighed=tuple(weighed), retry_kills=retry_kills)
 
 
 def lpt(estimates: dict[str, float], shards: int) -> list[list[str]]:

@@ -1135,18 +1135,23 @@ class Fit:
         return sum(self.from_logs)
 
     def beyond(self, shard: JobTiming, log: ShardLog | None) -> dict[str, tuple[float, float, str]]:
-        """The files this shard's own log says were killed at a cap past the limit, which the runs' logs ended on its
-        runner at least as often: each with (that cap, its usual time there, the runner: `runner_key`)."""
-        if log is None or not log.killed:
+        """The files this shard's own log says were killed at a cap past the limit (in their last attempt, or in one
+        a retry followed), which the runs' logs ended on its runner at least as often: each with (that cap, its usual
+        time there, the runner: `runner_key`)."""
+        if log is None or not (log.killed or log.retry_kills):
             return {}
         runner = runner_key(shard.labels)
-        return {name: (at, self.usual[runner, name], runner) for name, at in log.killed.items()
+        caps = {**{name: cap for name, (cap, _) in log.retry_kills.items()}, **log.killed}
+        return {name: (at, self.usual[runner, name], runner) for name, at in caps.items()
                 if at > self.limit and (runner, name) in self.usual and (runner, name) not in self.hanging}
 
     def take(self, run: int, shard: JobTiming, log: ShardLog) -> dict[str, tuple[float, float, str]]:
-        """`beyond`, noted for this run (`past`) and this shard (`excess`): what it takes at their usual time."""
+        """`beyond`, noted for this run (`past`) and this shard (`excess`: the seconds its killed attempts, and the
+        waits for their retries, took beyond the file's usual time, or beyond the last attempt that ended it)."""
         if beyond := self.beyond(shard, log):
-            self.excess[shard.api_id] = sum(at - usual for at, usual, _ in beyond.values())
+            self.excess[shard.api_id] = sum(log.retry_kills.get(name, (0.0, 0.0))[1]
+                                            + (log.killed[name] - usual if name in log.killed else 0.0)
+                                            for name, (_, usual, _) in beyond.items())
             self.past.setdefault(run, {}).update(beyond)
         return beyond
 
@@ -1929,13 +1934,13 @@ class Planner:
         partial = [[(j, log) for j in shards if (log := self.logs.get(j.api_id)) is not None
                     and not (log.empty and log.shard is None)] for shards in others]
         every = [placed for _, placed in read] + partial
-        for placed in every if any(log.killed for placed in every for _, log in placed) else ():  # (for kills only)
-            for j, log in placed:
+        for placed in every if any(log.killed or log.retry_kills for placed in every for _, log in placed) else ():
+            for j, log in placed:  # (for kills only; a kill a retry followed is one, and the attempt that ended it an end)
                 runner = runner_key(j.labels)
                 for name, seconds in log.measured.items():
                     if name not in log.killed:
                         ended.setdefault((runner, name), []).append(seconds)
-                killed.update((runner, name) for name in log.killed)
+                killed.update((runner, name) for name in {*log.killed, *log.retry_kills})
         fit = Fit([], n, limit, limit_minutes, note, raising, rest, from_logs,
                   {item: median(seconds) for item, seconds in ended.items()},
                   {item for item, runs in killed.items() if runs > len(ended.get(item, ()))})

@@ -104,29 +104,34 @@ def test_a_file_the_runner_killed_at_its_timeout_per_file_is_killed_not_measured
                                     f"\u2717 TIMEOUT: {HUNG} after 2400 seconds", timings=False), 2400.0),
                            (_killed(f"\u2717 TIMEOUT: {HUNG} after 2400 seconds", timings=False), 2400.0)):
         log = parse_log(text)
-        assert (log.killed, log.unfinished, log.retried) == ({session: 2400.0}, (), ())
+        assert (log.killed, log.unfinished, log.retried, log.retry_kills) == ({session: 2400.0}, (), (), {})
         assert log.measured.get(session) == recorded  # (what its shard spent, kept: not what the file takes)
-    # Killed in every attempt: the retry's line, then the last attempt's `✗ TIMEOUT` (a float cap, as printed).
+    # Killed in every attempt: the retry's line, then the last attempt's `✗ TIMEOUT` (a float cap, as printed). The
+    # first attempt and the wait after it (review127 g05: 2400 + 60 s) are in no file's time: the runner's record
+    # counts the last attempt, and the shard spent both.
     log = parse_log(_killed(f"[CI Retry] {HUNG} timed out after 2400.0s; waiting 60s before retry (attempt 2/2)",
                             f"[CI Retry] Attempt 2/2 for {HUNG}", "Begin (1/2):", f"python3 {HUNG}",
                             f"\u2717 TIMEOUT: {HUNG} after 2400.0 seconds"))
     assert (log.killed, log.unfinished, log.retried) == ({session: 2400.0}, (), (session,))
+    assert log.retry_kills == {session: (2400.0, 2460.0)}
     # Killed once, then passed on the retry: the last attempt's time, measured, as the runner counts it.
     log = parse_log(_killed(f"[CI Retry] {HUNG} timed out after 2400s; waiting 60s before retry (attempt 2/2)",
                             f"[CI Retry] Attempt 2/2 for {HUNG}", "Begin (1/2):", f"python3 {HUNG}",
                             "End (1/2):", f"filename='{HUNG}', elapsed=230, estimated_time=200.5",
                             f"\u2713 PASSED on retry (attempt 2): {HUNG}").replace('"elapsed": 2400', '"elapsed": 230'))
     assert (log.killed, log.measured[session], log.retried) == ({}, 230.0, (session,))
+    assert log.retry_kills == {session: (2400.0, 2460.0)}
     # The step's timeout during the wait before the retry: the runner killed it, it is no measured time either.
     cut = _killed(f"[CI Retry] {HUNG} timed out after 2400s; waiting 60s before retry (attempt 2/2)").split(
         T + "Begin (2/2):")[0]
-    assert (parse_log(cut).killed, parse_log(cut).unfinished) == ({session: 2400.0}, ())
+    assert (parse_log(cut).killed, parse_log(cut).unfinished, parse_log(cut).retry_kills) == ({session: 2400.0}, (), {})
     # review104 f06: killed (its `End` printed at the cap), begun again for the retry, and the step's timeout cut that
     # attempt off: unfinished, whatever the first attempt's `End` said
     cut = _killed("End (1/2):", f"filename='{HUNG}', elapsed=2400, estimated_time=200.5",
                   f"[CI Retry] {HUNG} timed out after 2400s; waiting 60s before retry (attempt 2/2)",
                   f"[CI Retry] Attempt 2/2 for {HUNG}", "Begin (1/2):", f"python3 {HUNG}").split(T + "Begin (2/2):")[0]
     assert (parse_log(cut).killed, parse_log(cut).unfinished) == ({}, (session,))
+    assert parse_log(cut).retry_kills == {session: (2400.0, 2460.0)}
 
 
 def test_a_file_that_failed_by_itself_stays_a_measured_time() -> None:
@@ -176,6 +181,9 @@ def test_killed_files_merge_with_the_longest_cap() -> None:
     one = parse_log(f"{T}\u2717 TIMEOUT: test/a.py after 1800 seconds\n")
     other = parse_log(f"{T}\u2717 TIMEOUT: /sglang-checkout/test/a.py after 2400 seconds\n")
     assert merge_logs([one, other]).killed == {"test/a.py": 2400.0}
+    retry = "[CI Retry] test/a.py timed out after {0}s; waiting 60s before retry (attempt 2/2)\n[CI Retry] Attempt 2/2 for test/a.py\n"
+    one, other = parse_log(T + retry.format(1800).replace("\n[", f"\n{T}[")), parse_log(T + retry.format(2400).replace("\n[", f"\n{T}["))
+    assert merge_logs([one, other]).retry_kills == {"test/a.py": (2400.0, 1860.0 + 2460.0)}  # (the longest cap; both spent)
 
 
 def test_windows_line_ends_a_bom_and_no_timestamps() -> None:

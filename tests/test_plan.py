@@ -1077,8 +1077,11 @@ def _killing_history(changed: list[dict[str, tuple[str, float]]], text: str | No
     """`_hung_history`'s suite (limit 36 min of 60) over `len(changed)` runs, oldest first, in SGLang runner logs:
     each file ends in its estimated time but those a run changes (file -> ("end", seconds); ("kill", cap): `✗ TIMEOUT:
     <file> after <cap> seconds`, its cap in TIMINGS; ("cut", seconds): begun, cut off by the step's timeout after
-    that long, last of its shard, and no TIMINGS). Each shard's time is its files' (a killed file's: its cap); each
-    run's shards ran on `labels[r]` (default: `linux-mi300-1gpu`)."""
+    that long, last of its shard, and no TIMINGS; ("retrykill", cap): killed at it with a retry to follow, `[CI Retry]
+    <file> timed out after <cap>s; waiting 60s before retry (attempt 2/2)`, `[CI Retry] Attempt 2/2 for <file>`, and
+    killed again; ("retryend", cap): so, and then ended in its estimated time). Each shard's time is its files' (a
+    killed file's: its cap; each retried attempt's too, and the wait before it); each run's shards ran on `labels[r]`
+    (default: `linux-mi300-1gpu`)."""
     parts = lpt(HUNG_FILES, 4)
     stamp = "2026-08-01T10:00:00.0000000Z "
 
@@ -1092,6 +1095,10 @@ def _killing_history(changed: list[dict[str, tuple[str, float]]], text: str | No
         timings = []
         for i, (f, kind, seconds) in enumerate(files(k, run)):
             lines += [f"Begin ({i}/{len(parts[k]) - 1}):", f"python3 {f}"]
+            if kind.startswith("retry"):
+                lines += [f"[CI Retry] {f} timed out after {seconds:.0f}s; waiting 60s before retry (attempt 2/2)",
+                          f"[CI Retry] Attempt 2/2 for {f}"]
+                kind, seconds = ("kill", seconds) if kind == "retrykill" else ("end", HUNG_FILES[f] * 60)
             if kind == "kill":
                 lines += [f"\u2717 TIMEOUT: {f} after {seconds:.0f} seconds"]
             elif kind == "end":
@@ -1102,7 +1109,10 @@ def _killing_history(changed: list[dict[str, tuple[str, float]]], text: str | No
         return "\n".join(stamp + line for line in lines) + "\n"
 
     text = text or workflow()
-    bundles = [runs(text, n=len(changed), shard_tests=[sum(seconds for _, _, seconds in files(k, run)) / 60 for k in range(4)],
+    def spent(f: str, kind: str, seconds: float) -> float:
+        return seconds + 60 + (seconds if kind == "retrykill" else HUNG_FILES[f] * 60) if kind.startswith("retry") else seconds
+
+    bundles = [runs(text, n=len(changed), shard_tests=[sum(spent(*item) for item in files(k, run)) / 60 for k in range(4)],
                     label=labels[r] if labels else "linux-mi300-1gpu")[r] for r, run in enumerate(changed)]
     logs = {j["id"]: parse_log(log(int(j["name"][-2]), run)) for b, run in zip(bundles, changed) for j in b["jobs"]
             if j["name"].startswith("big-amd-rocm700 (")}
@@ -1176,15 +1186,21 @@ def test_a_run_where_a_file_hung_past_the_limit_is_read_with_its_usual_time_ther
 def test_a_hang_past_the_limit_asks_for_no_more_shards_where_the_other_runs_need_more() -> None:
     """The same kill (30 min, past an 18-min limit: `reshard.safety` 0.3), today's longest shard 19 min without it:
     more shards are advised from the runs with the file at its usual time, beside the hang, not from the hung
-    run's 44-min shard."""
-    text, bundles, logs = _killing_history([{}, {}, {"test/hang.py": ("kill", 1800)}, {}, {}])
-    p = plan(text, bundles, RepoConfig(reshard_safety=0.3), logs=logs)
-    assert p.reshards == () and p.hang_runs == {"big-amd-rocm700": 1}
-    assert [f.reason for f in p.findings if f.job == "big-amd-rocm700"] == [
-        "in 1 run a test hung past the limit alone (`test/hang.py`, killed at the runner's `--timeout-per-file` after "
-        "30 min, 5 min where it ended): no count keeps such a hang within it; fix the hung test. With it at its usual "
-        "time there, no fewer shards: today's 4 already run 19 min at p90 (limit 18 min = 30% of 60; per-file logs); "
-        "about 5 would keep the longest within the limit"]
+    run's 44-min shard.
+
+    review127 g05: with the runner's retries on, a file killed in both attempts cost its shard both caps and the wait
+    between them (30 + 1 + 30 min), and only the last cap was taken back ("today's 4 already run 32 min ... about 6");
+    one killed in its first attempt and ended by its retry (30 + 1 + 5 min) was taken back not at all (the runner's
+    record counts the last attempt only). Both are the same hang, at the file's usual time."""
+    for kind in ("kill", "retrykill", "retryend"):
+        text, bundles, logs = _killing_history([{}, {}, {"test/hang.py": (kind, 1800)}, {}, {}])
+        p = plan(text, bundles, RepoConfig(reshard_safety=0.3), logs=logs)
+        assert p.reshards == () and p.hang_runs == {"big-amd-rocm700": 1}, kind
+        assert [f.reason for f in p.findings if f.job == "big-amd-rocm700"] == [
+            "in 1 run a test hung past the limit alone (`test/hang.py`, killed at the runner's `--timeout-per-file` after "
+            "30 min, 5 min where it ended): no count keeps such a hang within it; fix the hung test. With it at its usual "
+            "time there, no fewer shards: today's 4 already run 19 min at p90 (limit 18 min = 30% of 60; per-file logs); "
+            "about 5 would keep the longest within the limit"], kind
 
 
 def test_a_hang_that_ran_its_shard_into_the_timeout_is_no_overrun_of_the_suite() -> None:
