@@ -583,7 +583,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
                 job_id,
                 f"shard logs that are not their job's, by their header: {'; '.join(misplaced[:3])}"
                 + (f" (and {len(misplaced) - 3} more)" if len(misplaced) > 3 else "")
-                + "; those runs' logs are not used, so shard times stand in",
+                + "; those runs' per-file times are not used, so shard times stand in",
                 "give each job its own shard's log (`--logs JOB_ID=FILE`: the `id` of the job whose name carries "
                 "that shard, of this matrix: a log of another suite is another matrix's job's); if they are the jobs' "
                 "own logs, the test command's partition id (or `--suite`) is not the matrix's",

@@ -1920,7 +1920,8 @@ class Planner:
         limit = self.config.reshard_safety * limit_minutes * 60
         from_logs: list[bool] = []  # per run: whether its per-file logs are read
         predictors: list[Callable[[int], float]] = []
-        read = [self._run_log(job, shards, key, values, step) for shards in full_runs]  # (whole or None, own logs)
+        # (whole or None, its shards' own logs, whether some of its logs were another shard's)
+        read = [self._run_log(job, shards, key, values, step) for shards in full_runs]
         # Each file's ends and kills, per runner (a shard's labels: SGLang's matrices run on mi300 or mi35x under one
         # job id, and a file's time on one is not its time on the other), in every run's logs that are their shards'
         # own, whole or not. A file killed in more of them than ended hangs: no count is said while it does. One
@@ -1933,7 +1934,7 @@ class Planner:
         # (the runs of some of its shards: their own logs, unchecked, for what ended and what was killed)
         partial = [[(j, log) for j in shards if (log := self.logs.get(j.api_id)) is not None
                     and not (log.empty and log.shard is None)] for shards in others]
-        every = [placed for _, placed in read] + partial
+        every = [placed for _, placed, _ in read] + partial
         for placed in every if any(log.killed or log.retry_kills for placed in every for _, log in placed) else ():
             for j, log in placed:  # (for kills only; a kill a retry followed is one, and the attempt that ended it an end)
                 runner = runner_key(j.labels)
@@ -1944,7 +1945,7 @@ class Planner:
         fit = Fit([], n, limit, limit_minutes, note, raising, rest, from_logs,
                   {item: median(seconds) for item, seconds in ended.items()},
                   {item for item, runs in killed.items() if runs > len(ended.get(item, ()))})
-        for index, (shards, (merged, placed)) in enumerate(zip(full_runs, read)):
+        for index, (shards, (merged, placed, misplaced)) in enumerate(zip(full_runs, read)):
             taken: dict[str, tuple[float, float, str]] = {}
             for j, log in placed:
                 taken.update(fit.take(index, j, log))
@@ -1952,7 +1953,8 @@ class Planner:
             if merged is not None and merged.killed:  # (read file by file only when each kill is a hang past the limit)
                 merged = replace(merged, measured={**merged.measured, **{name: usual for name, (_, usual, _) in taken.items()}},
                                  killed={}) if set(merged.killed) <= set(taken) else None
-            if merged is None and any(log.killed for _, log in placed):  # (said under "Could not measure")
+            if merged is None and not misplaced and any(log.killed for _, log in placed):  # ("Could not measure";
+                # a run with another shard's log has it said so)
                 self.kill_fallbacks.setdefault(job.id, set()).add(self._run_of.get(shards[0].api_id, -1 - index))
                 if len(placed) < len(shards) and not any(log.unfinished for _, log in placed) and \
                         all(name in taken for _, log in placed for name in log.killed):  # (only a log is missing)
@@ -2265,34 +2267,39 @@ class Planner:
         return (hung_past(items, len(runs)), len(taken), len(runs)) if items else ("", 0, 0)
 
     def _run_log(self, job: JobDef, shards: tuple[JobTiming, ...], key: str, values: list[Any],
-                 step: StepDef) -> tuple[ShardLog | None, list[tuple[JobTiming, ShardLog]]]:
+                 step: StepDef) -> tuple[ShardLog | None, list[tuple[JobTiming, ShardLog]], bool]:
         """The per-file times of one run of a matrix, when its logs tell the whole suite:
         every shard's log read (each lists only its own files), or one that lists the
         suite's plan; no shard cut off mid-file; and each log its own shard's, as far as its
         header (`partition: 2/14 (0-based id=1)`) says. None otherwise (shard times then).
         Beside it, its shards' logs when they are their own, whole or not (what ended and what the
-        runner killed where: `_fit`); a run with a kill is read file by file only when `_fit` says so."""
+        runner killed where: `_fit`); a run with a kill is read file by file only when `_fit` says so; and
+        whether some of its logs were another shard's (`misplaced_logs` says so)."""
         # (a log that holds nothing foldbot reads, not even its shard's header, is no shard's times:
         # the run's files would be short by that shard's; "Could not measure" names it)
         logs = [(j, log) for j in shards if (log := self.logs.get(j.api_id)) is not None
                 and not (log.empty and log.shard is None)]
         if not logs:
-            return None, []
-        misplaced = _misplaced(logs, len(shards), key, values, _suite_of(step), lambda j: _matrix_value(job, j, key))
+            return None, [], False
+        misplaced, wrong = _misplaced(logs, len(shards), key, values, _suite_of(step),
+                                      lambda j: _matrix_value(job, j, key))
         if misplaced:  # (one shard's files twice, another's not at all: every time of the run would be wrong)
             self.misplaced_logs.setdefault(job.id, []).extend(misplaced)
-            return None, []
+            own = [(j, log) for j, log in logs if j.api_id not in wrong]  # (what they ended, and killed, is theirs)
+            if any(log.unfinished or log.killed for _, log in own):
+                self._cut_off(job.id, own, step.name)
+            return None, own, True
         merged = merge_logs([log for _, log in logs])
         if merged.unfinished or merged.killed:  # (a killed file's `elapsed` is the runner's cap, not its time)
             self._cut_off(job.id, logs, step.name)
             whole = not merged.unfinished and merged.usable and (merged.scope == "suite" or len(logs) == len(shards))
-            return (merged if whole else None), logs
+            return (merged if whole else None), logs, False
         if not merged.usable:
-            return None, logs
+            return None, logs, False
         if merged.scope == "shard" and len(logs) < len(shards):
             self.partial_logs.setdefault(job.id, []).append(f"{len(logs)} of {len(shards)}")
-            return None, logs
-        return merged, logs
+            return None, logs, False
+        return merged, logs, False
 
     def _cut_off(self, job_id: str, logs: list[tuple[JobTiming, ShardLog]], step_name: str) -> None:
         """Each file a log of this run began and never ended, and each the runner killed at its cap
@@ -2526,17 +2533,21 @@ def _suite_of(step: StepDef) -> str | None:
 
 
 def _misplaced(logs: list[tuple[JobTiming, ShardLog]], n: int, key: str, values: list[Any],
-               suite: str | None = None, value_of: Callable[[JobTiming], str | None] | None = None) -> list[str]:
+               suite: str | None = None,
+               value_of: Callable[[JobTiming], str | None] | None = None) -> tuple[list[str], set[int]]:
     """The logs of one run's shards whose header says they are another shard's: of another suite
     than the command's `--suite` (another matrix's logs of as many shards), of a run on another
     count, the same shard's as another job's, or (when the matrix's values are the shard ids,
-    `part: [0, 1, ...]`) not their job's value. A log with no header is taken as given."""
+    `part: [0, 1, ...]`) not their job's value. A log with no header is taken as given. Beside what it says of
+    them, the API ids of their jobs (both, when two have one shard's log)."""
     ids = [str(value) for value in values] == [str(i) for i in range(n)]
     out: list[str] = []
+    wrong: set[int] = set()
     seen: dict[int, int] = {}
     for job, log in logs:
         if log.shard is None:
             continue
+        said = len(out)
         index, count = log.shard
         value = value_of(job) if value_of else job.ref.value(key)
         header = f"`{log.header or f'{index + 1}/{count} (0-based id={index})'}`"
@@ -2548,8 +2559,12 @@ def _misplaced(logs: list[tuple[JobTiming, ShardLog]], n: int, key: str, values:
             out.append(f"job {job.api_id} (`{key}: {value}`) has the log of shard {index} (its header: {header})")
         elif index in seen:
             out.append(f"jobs {seen[index]} and {job.api_id} have logs of one shard (their header: {header})")
-        seen.setdefault(index, job.api_id)
-    return out
+            wrong.add(seen[index])
+        if len(out) > said:
+            wrong.add(job.api_id)
+        else:  # (a log said to be another's is no claim on its shard: that shard's own job keeps its log)
+            seen.setdefault(index, job.api_id)
+    return out, wrong
 
 
 def _some(job_ids: list[str], shown: int = 3) -> str:

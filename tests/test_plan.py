@@ -1203,6 +1203,41 @@ def test_a_hang_past_the_limit_asks_for_no_more_shards_where_the_other_runs_need
             "about 5 would keep the longest within the limit"], kind
 
 
+def test_a_hang_in_a_run_where_two_shards_hold_each_others_logs_is_taken_and_said() -> None:
+    """review127 g09: shards 1 and 2 of the hung run hold each other's logs. The whole run was dropped before its
+    kills were read: shard 0's own log (its header says shard 0) went unread, its 54-min shard stood in whole, and
+    the hang was named nowhere ("today's 4 already run 40 min at p90 ... about 5 would keep the longest within the
+    limit"). Its shards' own logs count for what they killed: the run is on its shard times, the hang taken at its
+    usual time there and said, and no other cause is given for those shard times than the misplaced logs."""
+    text, bundles, logs = _killing_history([{"test/hang.py": HANG}, {}, {}, {}, {}])
+    one, two = [j["id"] for j in bundles[0]["jobs"] if j["name"] in ("big-amd-rocm700 (1)", "big-amd-rocm700 (2)")]
+    logs[one], logs[two] = logs[two], logs[one]
+    p = plan(text, bundles, logs=logs)
+    (reshard,) = p.reshards
+    assert (reshard.from_count, reshard.to_count, reshard.log_runs, reshard.hung_runs, reshard.hung_past) == \
+        (4, 3, 4, 1, HANG_SAID)
+    assert (p.hang_runs, p.kill_fallbacks, p.partial_logs) == ({"big-amd-rocm700": 1}, {}, {})
+    assert p.cut_off == {"big-amd-rocm700": (CutOff("test/hang.py", 1, 2400.0, 300.0, killed=True),)}
+    assert [u["reason"] for u in to_json(analyze({PATH: text}, bundles, RepoConfig(), logs))["unmeasured"]
+            if u["subject"] == "big-amd-rocm700"] == [
+        f"shard logs that are not their job's, by their header: job {one} (`part: 1`) has the log of shard 2 (its "
+        f"header: `3/4 (0-based id=2)`); job {two} (`part: 2`) has the log of shard 1 (its header: `2/4 (0-based "
+        "id=1)`); those runs' per-file times are not used, so shard times stand in",
+        "its logs were read, but the test runner killed a test file at its `--timeout-per-file`: `test/hang.py` (in 1 "
+        "run, killed after 40 min); the runner records that cap as the file's time, which is only how long it ran at "
+        "least: where it ran past the shards' limit and another run ended it, it is taken at its usual time there (1 "
+        "run), as no count keeps such a hang within the limit"]
+
+    # review132 r05: a log said to be another's is no claim on its shard: shard 1's log (with the kill) given to job 0
+    # too leaves job 1's own log counted, as given to job 2 does
+    for holder in (0, 2):
+        text, bundles, logs = _killing_history([{"test/f1.py": ("kill", 2400)}, {}, {}, {}, {}])
+        ids = {j["name"]: j["id"] for j in bundles[0]["jobs"]}
+        logs[ids[f"big-amd-rocm700 ({holder})"]] = logs[ids["big-amd-rocm700 (1)"]]
+        p = plan(text, bundles, logs=logs)
+        assert ([(r.to_count, r.hung_runs) for r in p.reshards], len(p.misplaced_logs["big-amd-rocm700"])) == \
+            ([(3, 1)], 1), holder
+
 def test_a_hang_that_ran_its_shard_into_the_timeout_is_no_overrun_of_the_suite() -> None:
     """review126 f02 and f01: the hang's shard came within a minute of the step's timeout (55 min: 14 + 40), or ran
     into it (60 min: the hang, then `test/f0.py` cut off after 20 min). It was "already overruns ... it needs more
@@ -1572,9 +1607,8 @@ def test_aiters_per_file_times_size_the_count_its_runners_allow() -> None:
     # a log of another shard than its job's (by its `(shard: i/4)` header) is not used: shard times stand in
     swapped = {**logs, bundles[0]["jobs"][0]["id"]: logs[bundles[0]["jobs"][1]["id"]]}
     q = plan(text, bundles, logs=swapped)
-    assert q.misplaced_logs == {"standard": (  # (its header quoted as its log prints it)
-        "job 300001 (`shard_idx: 0`) has the log of shard 1 (its header: `(shard: 1/4)`)",
-        "jobs 300001 and 300002 have logs of one shard (their header: `(shard: 1/4)`)")}
+    assert q.misplaced_logs == {"standard": (  # (its header quoted as its log prints it; shard 1's job keeps its own)
+        "job 300001 (`shard_idx: 0`) has the log of shard 1 (its header: `(shard: 1/4)`)",)}
     assert q.reshard_candidates == {"standard": 5}
 
 

@@ -292,8 +292,8 @@ def test_a_log_given_for_another_shards_job_is_not_used_and_the_report_says_so(r
     unmeasured = {u["subject"]: u for u in to_json(analysis)["unmeasured"]}
     assert unmeasured[SMALL + "-rocm720"] == {
         "subject": SMALL + "-rocm720",
-        "reason": f"shard logs that are not their job's, by their header: {expected}; those runs' logs are not used, "
-                  "so shard times stand in",
+        "reason": f"shard logs that are not their job's, by their header: {expected}; those runs' per-file times are not "
+                  "used, so shard times stand in",
         "fix": "give each job its own shard's log (`--logs JOB_ID=FILE`: the `id` of the job whose name carries that "
                "shard, of this matrix: a log of another suite is another matrix's job's); if they are the jobs' own "
                "logs, the test command's partition id (or `--suite`) is not the matrix's"}
