@@ -20,7 +20,8 @@ from .plan import (CutOff, Fold, Lane, Plan, Planner, ShardGroup, caps, count_el
                    passed_shards, read_limits, shard_axis, shared_list, stage_partitions, tests_limit)
 from .timing import (BundleError, JobMatcher, JobStats, JobTiming, RunTiming, called_stats, declared_amd, job_stats,
                      run_timing, runs_on_items, workflow_path_of)
-from .workflow import DEFAULT_JOB_TIMEOUT_MINUTES, JobDef, StepDef, Workflow, WorkflowError, parse_workflow, timeout_minutes
+from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, RUNS_TESTS_PATTERN, JobDef, StepDef, Workflow, WorkflowError,
+                       parse_workflow, timeout_minutes)
 
 
 class AnalysisError(ValueError):
@@ -760,8 +761,9 @@ def _combined(runs: Sequence[RunTiming], workflow: Workflow, config: RepoConfig)
                 if step.category != "test" or step.seconds < 60:
                     continue
                 kind = kinds.get(step.name)
-                if kind is None:  # (a rule of the repository's own takes it: looked at, no line)
-                    ours = id(config.rule_for(step.name)) in _DEFAULT_RULES
+                if kind is None:  # (a rule of the repository's own takes it: looked at, no line; none, its commands)
+                    rule = config.rule_for(step.name)
+                    ours = rule is None or id(rule) in _DEFAULT_RULES
                     kind = kinds[step.name] = (ours, ours and _SCRIPT_STEP.fullmatch(step.name) is not None,
                                                sets_up_too(step.name))
                 passed = installs.get(job_id) if kind[1] else None
@@ -810,9 +812,7 @@ _INSTALL_LINE = re.compile(r"(?im)^[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:python3?[ \t]+-
 #: A line of a script that runs tests: pytest, unittest, ctest, tox/nox, `make test|check`, a test script (apex's
 #: `bash tests/jit_build/run_tests.sh`; not a `cat > run_tests.sh` that writes one, nor `install_test_deps.sh`,
 #: `pytest --version` or `make test-deps`). (A heredoc's lines are read as the script's own.)
-_TEST_LINE = re.compile(r"(?im)^[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:python3?[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest)\b"
-                        r"(?![ \t]+--(?:version|help)\b)|ctest\b|tox\b|nox\b|make[ \t]+(?:test|check)\b(?!-)"
-                        r"|(?:bash[ \t]+|sh[ \t]+)?(?!\S*(?:install|deps?\b|setup|prepare))\S*tests?\S*\.sh\b)")
+_TEST_LINE = re.compile("(?im)^" + RUNS_TESTS_PATTERN)
 
 
 def _script_installs(raw: Mapping[str, Any]) -> str | None:

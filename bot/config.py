@@ -322,19 +322,20 @@ class RepoConfig:
             fnmatch.fnmatchcase(path, p) for p in self.exclude_lanes
         )
 
-    def classify(self, step_name: str, action: bool = False, script: str = "") -> str:
+    def classify(self, step_name: str, action: bool = False, script: str = "", said: str = "") -> str:
         """The step's category: the first rule that matches its name; else `setup` for an
         action step (`uses:`, or a name GitHub gives an unnamed one: `Run owner/repo@ref`);
         else `other`. `script`: of an unnamed `run:` step whose first line, which GitHub names
         it by, does not speak for its script, that line's kind (`StepDef.unspoken`): the rules
-        that read it so pass it by (`FIRST_LINE_RULES`)."""
+        that read it so pass it by (`FIRST_LINE_RULES`), and what its commands say (`said`:
+        `StepDef.said`) decides where no other rule takes its name."""
         if script:
-            key = (script, step_name)
+            key = (script, said, step_name)
             category = self._script_categories.get(key)
             if category is None:
                 passed = FIRST_LINE_RULES[script]
                 rules = tuple(rule for rule in self.step_rules if all(rule is not by for by in passed))
-                category = self._script_categories[key] = _classify(rules, step_name, action)
+                category = self._script_categories[key] = _classify(rules, step_name, action, said)
             return category
         memo = self._action_categories if action else self._categories
         category = memo.get(step_name)
@@ -350,7 +351,8 @@ class RepoConfig:
 
     def step_category(self, step: Any) -> str:
         """The category of a step as written (a `bot.workflow.StepDef`)."""
-        return self.classify(step.name, step.uses is not None, step.unspoken if step.explicit_name is None else "")
+        return self.classify(step.name, step.uses is not None, step.unspoken if step.explicit_name is None else "",
+                             step.said)
 
     def is_amd_runner(self, labels: tuple[str, ...] | list[str] | str) -> bool:
         key = (labels,) if isinstance(labels, str) else tuple(labels)
@@ -366,10 +368,12 @@ class RepoConfig:
 _ACTION_STEP_NAME = re.compile(r"Run (?:[\w.-]+/[\w.-]+(?:/[^\s@]+)*@\S+|docker://\S+)$")
 
 
-def _classify(rules: tuple[StepRule, ...], step_name: str, action: bool) -> str:
+def _classify(rules: tuple[StepRule, ...], step_name: str, action: bool, said: str = "") -> str:
     for rule in rules:
         if rule.matches(step_name):
             return rule.category
+    if said:
+        return said
     if action or _ACTION_STEP_NAME.match(step_name):
         return "setup"
     return "other"

@@ -212,7 +212,7 @@ class JobMatcher:
         self.callers = frozenset(job_id for job_id, job in workflow.jobs.items() if job.uses)
         self._cache: dict[str, JobRef] = {}
         self._actions: dict[str | None, frozenset[str]] = {}
-        self._scripts: dict[str | None, dict[str, str]] = {}
+        self._scripts: dict[str | None, dict[str, tuple[str, str]]] = {}
 
     def action_steps(self, job_id: str | None) -> frozenset[str]:
         """The names GitHub shows for the action (`uses:`) steps of a workflow job."""
@@ -224,13 +224,14 @@ class JobMatcher:
             )
         return names
 
-    def script_steps(self, job_id: str | None) -> dict[str, str]:
+    def script_steps(self, job_id: str | None) -> dict[str, tuple[str, str]]:
         """The names GitHub shows for the unnamed `run:` steps of a workflow job whose first line, which
-        GitHub names them by, does not speak for their script, and that line's kind (`StepDef.unspoken`)."""
+        GitHub names them by, does not speak for their script, with that line's kind (`StepDef.unspoken`)
+        and what their commands say (`StepDef.said`)."""
         names = self._scripts.get(job_id)
         if names is None:
             job = self.workflow.jobs.get(job_id or "")
-            names = self._scripts[job_id] = {s.name: kind for s in (job.steps if job else ())
+            names = self._scripts[job_id] = {s.name: (kind, s.said) for s in (job.steps if job else ())
                                              if s.explicit_name is None and (kind := s.unspoken)}
         return names
 
@@ -509,7 +510,7 @@ _new_tuple = tuple.__new__  # builds a named tuple without its Python-level __ne
 
 
 def _steps(raw: Iterable[Any], config: RepoConfig, actions: frozenset[str],
-           scripts: Mapping[str, str] = {}) -> tuple[list[StepTime], float, float, float, bool]:
+           scripts: Mapping[str, tuple[str, str]] = {}) -> tuple[list[StepTime], float, float, float, bool]:
     """A job's steps: the work (test and other) steps one by one and the seconds per
     category; and whether a test step ran. Any steps list: non-mappings skipped,
     missing names and unreadable timestamps counted as zero, naive stamps as UTC.
@@ -522,7 +523,7 @@ def _steps(raw: Iterable[Any], config: RepoConfig, actions: frozenset[str],
         if not isinstance(step, Mapping):
             continue
         name = str(step.get("name") or "")
-        category = config.classify(name, name in actions, scripts.get(name, "") if scripts else "")
+        category = config.classify(name, name in actions, *scripts.get(name, ("", "")))
         seconds = seconds_between(step.get("started_at"), step.get("completed_at"))
         conclusion = step.get("conclusion")
         totals[category] += seconds

@@ -203,8 +203,26 @@ class StepDef:
         continued with a backslash is one; a filter after `|` and text in quotes are no commands."""
         if self.explicit_name is not None or self.uses is not None or not self.run:
             return ""
-        lines, continued = [], False  # its lines, a command continued with a backslash joined into one
-        for line in self.run.splitlines():
+        lines, commands = self._commands
+        if not lines:
+            return ""
+        if _PRINTS.match(lines[0]) and ">" not in lines[0] and "GITHUB_" not in lines[0]:
+            return "print" if any(not _PRINTS.match(command) and not _SHELL.match(command)
+                                  for command in commands) else ""
+        if _INSTALLS.match(lines[0]):
+            return "install" if any(not _INSTALLS.match(command) and not _SHELL.match(command)
+                                    and not _PRINTS.match(command) and not _LOOKS.match(command)
+                                    for command in commands) else ""
+        return ""
+
+    @functools.cached_property
+    def _commands(self) -> tuple[list[str], list[str]]:
+        """Its script's lines (a command continued with a backslash joined into one; no blank line, no
+        comment), and its commands: each line's, quotes emptied, split at `&&`, `||` and `;`, each up to a
+        `|` (what it pipes into filters its output), less a shell keyword before it (`then pip ...`)."""
+        lines: list[str] = []
+        continued = False
+        for line in (self.run or "").splitlines():
             text = line.strip()
             if not text or text.startswith("#"):
                 continued = False
@@ -214,19 +232,25 @@ class StepDef:
             else:
                 lines.append(text)
             continued = text.endswith("\\")
-        if not lines:
-            return ""
-        # its commands: each line's, quotes emptied, split at `&&`, `||` and `;`, each up to a `|` (what it pipes
-        # into filters its output), less a shell keyword before it (`then pip ...`)
         commands = [command for line in lines for part in re.split(r"&&|\|\||;", _QUOTED.sub("''", line))
                     if (command := _KEYWORD.sub("", part.split("|")[0].strip()).strip())]
-        if _PRINTS.match(lines[0]) and ">" not in lines[0] and "GITHUB_" not in lines[0]:
-            return "print" if any(not _PRINTS.match(command) and not _SHELL.match(command)
-                                  for command in commands) else ""
-        if _INSTALLS.match(lines[0]):
-            return "install" if any(not _INSTALLS.match(command) and not _SHELL.match(command)
-                                    and not _PRINTS.match(command) and not _LOOKS.match(command)
-                                    for command in commands) else ""
+        return lines, commands
+
+    @functools.cached_property
+    def said(self) -> str:
+        """Of an unnamed `run:` step whose first line does not speak for its script (`unspoken`), what its
+        commands say, for a name no rule takes: "test" when one runs tests (`RUNS_TESTS`), as a name that
+        says it installs and then tests is one (`COMBINED_TEST`: the setup in it is said under "Could not
+        measure"); "setup" when they only install, look at what was installed, print and set up the shell
+        (`echo "::group::Install"`, then `pip install -e .`); else ""."""
+        if not self.unspoken:
+            return ""
+        _, commands = self._commands
+        if any(RUNS_TESTS.match(command) for command in commands):
+            return "test"
+        if all(_INSTALLS.match(command) or _LOOKS.match(command) or _PRINTS.match(command) or _SHELL.match(command)
+               for command in commands):
+            return "setup"
         return ""
 
     @functools.cached_property
@@ -571,6 +595,13 @@ class Workflow:
 _INSTALLS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:\w+=\S*\s+)*(?:python[\d.]*\s+-m\s+)?(?:pip[\d.]*|uv\s+pip|conda"
                        r"|mamba|micromamba|apt(?:-get)?|yum|dnf)\s+(?:-\S+\s+)*(?:un)?install\b")
 _PRINTS = re.compile(r"(?:echo|printf)\b")
+#: A command that runs tests: pytest, unittest, ctest, tox, nox, `make test` / `make check`, a suite runner
+#: (SGLang's `run_suite.py`, pytorch's `test/run_test.py`), a tests script (`run_tests.sh`; not `install_test_deps.sh`).
+RUNS_TESTS_PATTERN = (r"[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:python[\d.]*[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest)\b"
+                      r"(?![ \t]+--(?:version|help)\b)|ctest\b|tox\b|nox\b|make[ \t]+(?:test|check)\b(?!-)"
+                      r"|(?:python[\d.]*[ \t]+)?\S*\brun_(?:suite|tests?)\.py\b"
+                      r"|(?:bash[ \t]+|sh[ \t]+)?(?!\S*(?:install|deps?\b|setup|prepare))\S*tests?\S*\.sh\b)")
+RUNS_TESTS = re.compile("(?i)" + RUNS_TESTS_PATTERN)
 _SHELL = re.compile(r"(?:set|unset|cd|pushd|popd|export|source|\.|if|then|else|elif|fi|for|while|until|do|done|case"
                     r"|esac|exit|return|shift|local|declare|trap)(?:\s|$)")
 _QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")

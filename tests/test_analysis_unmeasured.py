@@ -1037,7 +1037,9 @@ jobs:
 def test_an_unnamed_script_is_not_judged_by_a_first_line_that_does_not_speak_for_it() -> None:
     """review102 f01, f04: GitHub names an unnamed `run:` step by its first line; a banner (`echo`) or an install
     there said nothing of the tests on the next lines, which had been lost (`unit` measured no more; `integ`'s 50
-    minutes setup). An install after the tests (`pip install codecov`) is no setup before them."""
+    minutes setup). An install after the tests (`pip install codecov`) is no setup before them. review107 f03: the
+    tests its commands run make it a test step, as a name that says it installs and then tests does (it was `other`:
+    "no step is classified as a test" where there was one), and the install before them is said, as for such a name."""
     path = ".github/workflows/rocm.yml"
     runs = [bundle(run_id=800 + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{800 + i:040x}",
                    start=START, jobs=[
@@ -1051,8 +1053,31 @@ def test_an_unnamed_script_is_not_judged_by_a_first_line_that_does_not_speak_for
                                                                ('Run echo "Running unit tests"', "test")]
     assert analysis.stats["unit"].samples == 3
     integ = analysis.latest.jobs[1]
-    assert [(s.name, s.category) for s in integ.work_steps] == [("Run pip install -e .", "other"), ("Run tests", "test")]
-    assert integ.setup_seconds == 12 and analysis.unmeasured == ()
+    assert [(s.name, s.category) for s in integ.work_steps] == [("Run pip install -e .", "test"), ("Run tests", "test")]
+    assert integ.setup_seconds == 12
+    assert [(u.subject, u.reason) for u in analysis.unmeasured] == [(
+        "integ", "its step `Run pip install -e .` (up to 50 min) installs before its tests (`pip install -e .`): foldbot "
+                 "counts it all as test, so the setup in it (a build, an install) is not measured and the job's setup "
+                 "share reads low")]
+
+
+def test_a_script_no_rule_takes_is_a_test_by_its_commands_and_its_install_is_said() -> None:
+    """review107 f03: `Run pip install -e .; cd src` is a name no rule takes (an install's rule passes a line that
+    runs more); its commands run pytest: a test step, whose install before the tests is said, as for one a rule
+    takes."""
+    text = ("name: ROCm\non: pull_request\njobs:\n  integ:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+            "      - run: |\n          pip install -e .; cd src\n          pytest tests/integration\n")
+    path = ".github/workflows/rocm.yml"
+    runs = [bundle(run_id=820 + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{820 + i:040x}",
+                   start=START, jobs=[job("integ", [Step("Set up job", 0.2), Step("Run pip install -e .; cd src", 50)],
+                                          ["linux-mi300-gpu-1"])]) for i in range(3)]
+    assert RepoConfig().rule_for("Run pip install -e .; cd src") is None
+    analysis = analyze({path: text}, runs, RepoConfig())
+    assert [(s.name, s.category) for s in analysis.latest.jobs[0].work_steps] == [("Run pip install -e .; cd src", "test")]
+    assert [u.reason for u in analysis.unmeasured] == [
+        "its step `Run pip install -e .; cd src` (up to 50 min) installs before its tests (`pip install -e .; cd src`): "
+        "foldbot counts it all as test, so the setup in it (a build, an install) is not measured and the job's setup "
+        "share reads low"]
 
 
 def _all_skipped(text: str) -> list[tuple[str, str, str]]:
@@ -1188,8 +1213,8 @@ jobs:
     # review106 f01, f04: a command after `cd ... &&` or on a continued line is one; `pytest` installed is no test run
     assert [(s.name, s.unspoken, RepoConfig().step_category(s)) for s in steps] == [
         ("Run pip install -r requirements.txt", "", "setup"), ("Run pip install \\", "", "setup"),
-        ('Run echo "Running unit tests"', "print", "test"), ("Run pip install -e .", "install", "other"),
-        ("Run python -m pip install --upgrade pip", "", "setup"), ("Run sudo -E pip install -e . \\", "install", "other"),
+        ('Run echo "Running unit tests"', "print", "test"), ("Run pip install -e .", "install", "test"),
+        ("Run python -m pip install --upgrade pip", "", "setup"), ("Run sudo -E pip install -e . \\", "install", "test"),
         ('Run echo "Unit tests"', "print", "test")]
 
 
@@ -1202,16 +1227,24 @@ jobs:
     ("pip install torch\npython -c \"import torch; print(torch.version.hip)\"\npip list | grep torch\n", "", "setup"),
     ("pip install -r req.txt\npython -m venv .venv\ngit submodule update --init\nldconfig\ncmake --version\n", "",
      "setup"),
-    # not for any other command (review107 f01): SGLang's suite runner, a build's tests, a benchmark
-    ("pip install -e .\ncd test/srt && python3 run_suite.py --suite per-commit\n", "install", "other"),
+    # not for any other command (review107 f01): SGLang's suite runner, a build's tests, a benchmark; the tests they
+    # run make it a test step (review107 f03), what is not known to be one leaves it other
+    ("pip install -e .\ncd test/srt && python3 run_suite.py --suite per-commit\n", "install", "test"),
     ("pip install -e .\nmake -C build test\n", "install", "other"),
-    ("pip install -e . \\\n  && pytest tests\n", "install", "other"),
+    ("pip install -e . \\\n  && pytest tests\n", "install", "test"),
     # nor `--no-deps` or `venv` in its first line then (review107 f04)
-    ("pip install --no-build-isolation --no-deps -e .\npython -m pytest\n", "install", "other"),
+    ("pip install --no-build-isolation --no-deps -e .\npython -m pytest\n", "install", "test"),
     # a banner speaks for prints and shell set-up alone; its words are read (review108 f02)
     ("echo 'Running unit tests'\nset -e\nexport X=1 && cd tests && pytest\n", "print", "test"),
     ("echo one\nprintf 'two'\n", "", "other"),
     ("echo 'Installing deps'\npip install -r requirements.txt\n", "print", "setup"),
+    # what the commands after a banner do decides where no rule takes its words (review107 f03: the test rule's words
+    # need a space before them, so a banner's quoted `"Testing` was read as no word, and `printf` has none)
+    ('echo "Testing on MI300"\npython -m pytest tests\n', "print", "test"),
+    ("printf '%s\\n' \"$GPU\"\npython -m pytest tests\n", "print", "test"),
+    ('echo "Installing dependencies"\npip install -r requirements.txt\n', "print", "setup"),
+    ('echo "::group::Install"\npip install -e .\necho "::endgroup::"\n', "print", "setup"),
+    ('echo "GPU: $GPU"\n./build/bin/bench_gemm\n', "print", "other"),
     # an echo that writes is no banner (review108 f02)
     ("echo ROCM_PATH=/opt/rocm >> $GITHUB_ENV\nrocm-smi\n", "", "setup"),
     ("echo \"X=1\" | tee -a $GITHUB_ENV\nexport Y=2\n", "", "setup"),
