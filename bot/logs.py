@@ -289,6 +289,9 @@ def _parse_log(data: str | bytes) -> ShardLog:
     attempt: dict[str, None] = {}  # files a retry began again, until that attempt's `End`
     retry_kills: dict[str, tuple[float, float]] = {}
     waiting: dict[str, float] = {}  # files killed with a retry to follow -> that attempt's cap and the wait after it
+    # files -> the seconds the `End` lines of their current attempt add to `ended` (an older runner prints one at the
+    # cap for an attempt it then kills: that attempt is a kill, no end, and its time is in `retry_kills`)
+    attempt_end: dict[str, list[float]] = {}
     shard: tuple[int, int] | None = None
     suite: str | None = None
     size = lines.size
@@ -319,6 +322,7 @@ def _parse_log(data: str | bytes) -> ShardLog:
             if done:
                 name = normal_path(done["file"])
                 ended[name] = ended.get(name, 0.0) + float(done["elapsed"])
+                attempt_end.setdefault(name, []).append(float(done["elapsed"]))
                 attempt.pop(name, None)
                 if done["est"] is not None:
                     ended_estimates[name] = float(done["est"])
@@ -327,6 +331,7 @@ def _parse_log(data: str | bytes) -> ShardLog:
             if done:
                 name = normal_path(done["file"])
                 ended[name] = ended.get(name, 0.0) + float(done["elapsed"])
+                attempt_end.setdefault(name, []).append(float(done["elapsed"]))
                 attempt.pop(name, None)
                 continue
         if "est_time=" in line:
@@ -368,6 +373,7 @@ def _parse_log(data: str | bytes) -> ShardLog:
                     cap, before = retry_kills.get(name, (0.0, 0.0))
                     retry_kills[name] = (max(cap, killed[name]), before + waiting.pop(name))
                 killed.pop(name, None)  # another attempt: its own end says how it went
+                attempt_end.pop(name, None)
                 attempt[normal_path(retry["file"])] = None  # (begun again: an `End` of an earlier one is not its)
                 continue
             retry = _RETRY_KILLED.match(line)  # (the attempt after it clears it; a step cut off before it does not)
@@ -375,6 +381,10 @@ def _parse_log(data: str | bytes) -> ShardLog:
                 name = normal_path(retry["file"])
                 killed[name] = float(retry["seconds"])
                 waiting[name] = killed[name] + float(retry["wait"] or 0.0)
+                if name in attempt_end:  # (its `End`, an older runner's, was the kill's: no end, no time of the file)
+                    ended[name] -= sum(attempt_end.pop(name))
+                    if ended[name] <= 0.0:
+                        del ended[name]
                 continue
         if "TIMEOUT: " in line:
             timeout = _KILLED.match(line)

@@ -1949,6 +1949,7 @@ class Planner:
             taken: dict[str, tuple[float, float, str]] = {}
             for j, log in placed:
                 taken.update(fit.take(index, j, log))
+                self._retry_kills(job.id, j, log, fit, step.name)
             times = [(j.step_seconds(step.name) or j.test_seconds) - fit.excess.get(j.api_id, 0.0) for j in shards]
             if merged is not None and merged.killed:  # (read file by file only when each kill is a hang past the limit)
                 merged = replace(merged, measured={**merged.measured, **{name: usual for name, (_, usual, _) in taken.items()}},
@@ -1980,9 +1981,23 @@ class Planner:
             for j, log in placed:
                 if log.killed:
                     self._cut_off(job.id, [(j, replace(log, unfinished=()))], step.name)
+                if self._retry_kills(job.id, j, log, fit, step.name) or log.killed:
                     self.kill_partials.setdefault(job.id, set()).add(self._run_of.get(j.api_id, -1 - index))
                 fit.take(index, j, log)
         return fit
+
+    def _retry_kills(self, job_id: str, shard: JobTiming, log: ShardLog, fit: Fit, step_name: str) -> bool:
+        """Kills a retry followed, of files whose last attempt was no kill, named with the runner's kills (`_cut_off`)
+        where they are a hang: past the limit (taken at the file's usual time: `Fit.beyond`), or where the file hangs
+        on the shard's runner. (One within the limit that its retry ran to its end is no hang: the run is read with
+        the retry's time.) Whether there were such."""
+        runner = runner_key(shard.labels)
+        beyond = fit.beyond(shard, log) if log.retry_kills else {}
+        caps = {name: cap for name, (cap, _) in log.retry_kills.items()
+                if name not in log.killed and (name in beyond or (runner, name) in fit.hanging)}
+        if caps:
+            self._cut_off(job_id, [(shard, replace(log, unfinished=(), killed=caps))], step_name)
+        return bool(caps)
 
     def pooled(self, runs: Iterable[tuple[JobTiming, ...]]) -> dict[str, float]:
         """The median time of each file whose log prints no estimate over the shards' logs of `runs`: the weight a
@@ -2232,8 +2247,9 @@ class Planner:
     def _hangs(self, job_id: str, runs: list[tuple[JobTiming, ...]], fit: Fit) -> list[CutOff]:
         """The files that hang in these runs of a matrix (`fit`'s, then its `others`), on the runner where they do
         (killed in more runs than ended there), each counted in its runs there: no count is said while they do."""
-        killed = [{file for j in run for file in (self.logs.get(j.api_id) or ShardLog()).killed
-                   if (runner_key(j.labels), file) in fit.hanging} for run in runs]
+        killed = [{file for j in run if (log := self.logs.get(j.api_id)) is not None
+                   for file in {*log.killed, *log.retry_kills} if (runner_key(j.labels), file) in fit.hanging}
+                  for run in runs]
         times = Counter(file for files in killed for file in files)
         return [replace(c, runs=times[c.file]) for c in self._killed(job_id) if c.file in times]
 
@@ -2307,7 +2323,9 @@ class Planner:
         of its shards on several runners are one run)."""
         known = self.cut_off.setdefault(job_id, {})
         for shard, log in logs:
-            spent = shard.step_seconds(step_name) or shard.test_seconds
+            # (what the shard spent beyond its files' times: the one file it cut off, and the attempts its runner
+            # killed before a retry, in no file's time)
+            spent = (shard.step_seconds(step_name) or shard.test_seconds) - sum(s for _, s in log.retry_kills.values())
             stopped = [(name, False, max(0.0, spent - sum(log.measured.values())) if len(log.unfinished) == 1 else None)
                        for name in log.unfinished]
             for name, killed, at_least in stopped + [(name, True, cap) for name, cap in log.killed.items()]:

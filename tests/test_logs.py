@@ -121,6 +121,13 @@ def test_a_file_the_runner_killed_at_its_timeout_per_file_is_killed_not_measured
                             f"\u2713 PASSED on retry (attempt 2): {HUNG}").replace('"elapsed": 2400', '"elapsed": 230'))
     assert (log.killed, log.measured[session], log.retried) == ({}, 230.0, (session,))
     assert log.retry_kills == {session: (2400.0, 2460.0)}
+    # The older runner (no TIMINGS) prints the killed attempt's `End` at the cap: that attempt is no end of the file
+    # and no time of it (review132 r01: its 2400 s stayed in the file's time, 2630, and counted as an end)
+    older = parse_log(_killed("End (1/2):", f"filename='{HUNG}', elapsed=2400, estimated_time=200.5",
+                              f"[CI Retry] {HUNG} timed out after 2400s; waiting 60s before retry (attempt 2/2)",
+                              f"[CI Retry] Attempt 2/2 for {HUNG}", "Begin (1/2):", f"python3 {HUNG}",
+                              "End (1/2):", f"filename='{HUNG}', elapsed=230, estimated_time=200.5", timings=False))
+    assert (older.killed, older.measured[session], older.retry_kills) == ({}, 230.0, {session: (2400.0, 2460.0)})
     # The step's timeout during the wait before the retry: the runner killed it, it is no measured time either.
     cut = _killed(f"[CI Retry] {HUNG} timed out after 2400s; waiting 60s before retry (attempt 2/2)").split(
         T + "Begin (2/2):")[0]
@@ -131,7 +138,7 @@ def test_a_file_the_runner_killed_at_its_timeout_per_file_is_killed_not_measured
                   f"[CI Retry] {HUNG} timed out after 2400s; waiting 60s before retry (attempt 2/2)",
                   f"[CI Retry] Attempt 2/2 for {HUNG}", "Begin (1/2):", f"python3 {HUNG}").split(T + "Begin (2/2):")[0]
     assert (parse_log(cut).killed, parse_log(cut).unfinished) == ({}, (session,))
-    assert parse_log(cut).retry_kills == {session: (2400.0, 2460.0)}
+    assert (parse_log(cut).retry_kills, session in parse_log(cut).measured) == ({session: (2400.0, 2460.0)}, False)
 
 
 def test_a_file_that_failed_by_itself_stays_a_measured_time() -> None:

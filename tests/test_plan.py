@@ -1079,15 +1079,16 @@ def _killing_history(changed: list[dict[str, tuple[str, float]]], text: str | No
     <file> after <cap> seconds`, its cap in TIMINGS; ("cut", seconds): begun, cut off by the step's timeout after
     that long, last of its shard, and no TIMINGS; ("retrykill", cap): killed at it with a retry to follow, `[CI Retry]
     <file> timed out after <cap>s; waiting 60s before retry (attempt 2/2)`, `[CI Retry] Attempt 2/2 for <file>`, and
-    killed again; ("retryend", cap): so, and then ended in its estimated time). Each shard's time is its files' (a
-    killed file's: its cap; each retried attempt's too, and the wait before it); each run's shards ran on `labels[r]`
-    (default: `linux-mi300-1gpu`)."""
+    killed again; ("retryend", cap): so, and then ended in its estimated time; ("retrycut", cap): so, and the step's
+    timeout cut the retry off after 10 min, last of its shard). Each shard's time is its files' (a killed file's: its
+    cap; each retried attempt's too, and the wait before it); each run's shards ran on `labels[r]` (default:
+    `linux-mi300-1gpu`)."""
     parts = lpt(HUNG_FILES, 4)
     stamp = "2026-08-01T10:00:00.0000000Z "
 
     def files(k: int, run: dict[str, tuple[str, float]]) -> list[tuple[str, str, float]]:
         out = [(f, *run.get(f, ("end", HUNG_FILES[f] * 60))) for f in parts[k]]
-        return sorted(out, key=lambda item: item[1] == "cut")
+        return sorted(out, key=lambda item: item[1] in ("cut", "retrycut"))
 
     def log(k: int, run: dict[str, tuple[str, float]]) -> str:
         lines = [f"partition: {k + 1}/4 (0-based id={k})", f"\u2705 Enabled {len(parts[k])} test(s):"]
@@ -1097,20 +1098,21 @@ def _killing_history(changed: list[dict[str, tuple[str, float]]], text: str | No
             lines += [f"Begin ({i}/{len(parts[k]) - 1}):", f"python3 {f}"]
             if kind.startswith("retry"):
                 lines += [f"[CI Retry] {f} timed out after {seconds:.0f}s; waiting 60s before retry (attempt 2/2)",
-                          f"[CI Retry] Attempt 2/2 for {f}"]
-                kind, seconds = ("kill", seconds) if kind == "retrykill" else ("end", HUNG_FILES[f] * 60)
+                          f"[CI Retry] Attempt 2/2 for {f}", f"Begin ({i}/{len(parts[k]) - 1}):", f"python3 {f}"]
+                kind, seconds = {"retrykill": ("kill", seconds), "retrycut": ("cut", 600)}.get(kind, ("end", HUNG_FILES[f] * 60))
             if kind == "kill":
                 lines += [f"\u2717 TIMEOUT: {f} after {seconds:.0f} seconds"]
             elif kind == "end":
                 lines += [f"End ({i}/{len(parts[k]) - 1}):", f"filename='{f}', elapsed={seconds:.0f}"]
             timings.append(f'{{"file": "{f}", "passed": {"false" if kind == "kill" else "true"}, "elapsed": {seconds:.0f}}}')
-        if all(kind != "cut" for _, kind, _ in files(k, run)):
+        if all(kind not in ("cut", "retrycut") for _, kind, _ in files(k, run)):
             lines += ["========== TIMINGS BEGIN ==========", *timings, "========== TIMINGS END =========="]
         return "\n".join(stamp + line for line in lines) + "\n"
 
     text = text or workflow()
     def spent(f: str, kind: str, seconds: float) -> float:
-        return seconds + 60 + (seconds if kind == "retrykill" else HUNG_FILES[f] * 60) if kind.startswith("retry") else seconds
+        again = {"retrykill": seconds, "retrycut": 600}.get(kind, HUNG_FILES[f] * 60)
+        return seconds + 60 + again if kind.startswith("retry") else seconds
 
     bundles = [runs(text, n=len(changed), shard_tests=[sum(spent(*item) for item in files(k, run)) / 60 for k in range(4)],
                     label=labels[r] if labels else "linux-mi300-1gpu")[r] for r, run in enumerate(changed)]
@@ -1201,6 +1203,41 @@ def test_a_hang_past_the_limit_asks_for_no_more_shards_where_the_other_runs_need
             "30 min, 5 min where it ended): no count keeps such a hang within it; fix the hung test. With it at its usual "
             "time there, no fewer shards: today's 4 already run 19 min at p90 (limit 18 min = 30% of 60; per-file logs); "
             "about 5 would keep the longest within the limit"], kind
+
+
+def test_a_kill_a_retry_followed_is_named_where_it_is_a_hang_and_charged_to_no_other_file() -> None:
+    """review132 r04, r03, r02: a kill a retry followed is a kill like the last attempt's, where it is a hang.
+    - Past the limit, the retry ending it: said with the suite's count and named under "Could not measure", as
+      the same kill without a retry is (r04: it was in the count's sentence alone).
+    - On mi35x, where the file never ended (its retry cut off by the step's timeout): it hangs there, and no count
+      is said while it does (r03: only the last attempt's kills were read for a hang, and the run's 60-min shard was
+      said to need a longer timeout and the file to be split); the cut-off retry ran 10 min, not the 51 min of the
+      attempt before and the wait (r02: those were charged to the file the step cut off).
+    - Ended by its retry, then the next file cut off after 10 min: that file ran 10 min, not 41."""
+    text, bundles, logs = _killing_history([{"test/hang.py": ("retryend", 2400)}, {}, {}, {}, {}])
+    p = plan(text, bundles, logs=logs)
+    assert ([(r.to_count, r.hung_runs, r.hung_past) for r in p.reshards], p.hang_runs) == \
+        ([(2, 1, HANG_SAID)], {"big-amd-rocm700": 1})
+    assert p.cut_off == {"big-amd-rocm700": (CutOff("test/hang.py", 1, 2400.0, 300.0, killed=True),)}
+    assert [u["reason"] for u in to_json(analyze({PATH: text}, bundles, RepoConfig(), logs))["unmeasured"]
+            if u["subject"] == "big-amd-rocm700"] == [
+        "its logs were read, but the test runner killed a test file at its `--timeout-per-file`: `test/hang.py` (in 1 "
+        "run, killed after 40 min); the runner records that cap as the file's time, which is only how long it ran at "
+        "least: where it ran past the shards' limit and another run ended it, it is taken at its usual time there (1 "
+        "run), as no count keeps such a hang within the limit"]
+    text, bundles, logs = _killing_history([{}, {}, {}, {}, {}, {"test/hang.py": ("retrycut", 2400)}],
+                                           labels=["linux-mi300-1gpu"] * 5 + ["linux-mi35x-1gpu"])
+    p = plan(text, bundles, logs=logs)
+    assert p.reshards == () and p.hang_runs == {}
+    assert p.cut_off == {"big-amd-rocm700": (CutOff("test/hang.py", 1, 600.0, 300.0),
+                                              CutOff("test/hang.py", 1, 2400.0, 300.0, killed=True))}
+    (reason,) = [f.reason for f in p.findings if f.job == "big-amd-rocm700"]
+    assert "no shard count is said while a test hangs: `test/hang.py` was killed at the runner's `--timeout-per-file` " \
+           "after 40 min (in 1 run; the runner estimates it at 5 min)" in reason and "had not ended" not in reason
+    text, bundles, logs = _killing_history([{"test/hang.py": ("retryend", 1800), "test/f0.py": ("cut", 600)},
+                                            {}, {}, {}, {}])
+    cut = plan(text, bundles, logs=logs).cut_off["big-amd-rocm700"]
+    assert [c for c in cut if not c.killed] == [CutOff("test/f0.py", 1, 600.0, 840.0)]
 
 
 def test_a_hang_in_a_run_where_two_shards_hold_each_others_logs_is_taken_and_said() -> None:
