@@ -302,16 +302,18 @@ _OTHER_DOMINATES_MINUTES = 5.0
 
 
 def _kill_runs(plan: Plan, job_id: str) -> str:
-    """What the runs a file was killed in are to a matrix's count (`Plan.hang_runs`, `kill_fallbacks`, `kill_partials`),
-    for "Could not measure"'s line of its kills."""
+    """What the runs a file was killed in are to a matrix's count (`Plan.hang_runs`, `kill_fallbacks`, `kill_partials`,
+    `kill_retried`), for "Could not measure"'s line of its kills."""
     said = ""
     if taken := plan.hang_runs.get(job_id):
         said += (f": where it ran past the shards' limit and another run ended it, it is taken at its usual time there "
                  f"({_runs(taken)}), as no count keeps such a hang within the limit")
         if fallbacks := plan.kill_fallbacks.get(job_id):
             said += f"; where the run has no whole per-file times even so, its shard times stand in ({_runs(fallbacks)})"
-    elif plan.kill_fallbacks.get(job_id) or not plan.kill_partials.get(job_id):
+    elif plan.kill_fallbacks.get(job_id) or not (plan.kill_partials.get(job_id) or plan.kill_retried.get(job_id)):
         said += ", so a run with such a file has no whole per-file times and its shard times stand in"
+    if retried := plan.kill_retried.get(job_id):
+        said += f"; where a retry ran it to its end, that run has the retry's time ({_runs(retried)})"
     if lacking := plan.kill_partials.get(job_id):
         said += f"; {_runs(lacking)} of them lacked a shard's job, which no count reads"
     return said
@@ -809,10 +811,12 @@ _INSTALL_LINE = re.compile(r"(?im)^[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:python3?[ \t]+-
                            r"|(?:bash|sh)[ \t]+\S*install\S*|(?:sudo[ \t]+)?docker[ \t]+pull\b)[^\n]*")
 
 
-#: A line of a script that runs tests: pytest, unittest, ctest, tox/nox, `make test|check`, a test script (apex's
-#: `bash tests/jit_build/run_tests.sh`; not a `cat > run_tests.sh` that writes one, nor `install_test_deps.sh`,
+#: A line of a script that runs tests (`RUNS_TESTS`), after shell set-up on it (`cd tests && pytest`, `set -e;
+#: pytest`): pytest, unittest, ctest, tox/nox, `make test|check`, a test script (apex's `bash
+#: tests/jit_build/run_tests.sh`; not a `cat > run_tests.sh` that writes one, nor `install_test_deps.sh`,
 #: `pytest --version` or `make test-deps`). (A heredoc's lines are read as the script's own.)
-_TEST_LINE = re.compile("(?im)^" + RUNS_TESTS_PATTERN)
+_TEST_LINE = re.compile(r"(?im)^[ \t]*(?:(?:(?:cd|pushd|export|set|source)\b|\.(?=[ \t]))[^\n;&|]*(?:&&|;)[ \t]*)*"
+                        + RUNS_TESTS_PATTERN)
 
 
 def _script_installs(raw: Mapping[str, Any]) -> str | None:

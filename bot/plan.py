@@ -285,6 +285,8 @@ class Plan:
     kill_fallbacks: dict[str, int] = field(default_factory=dict)
     #: matrices -> their runs with a file the runner killed that lacked a shard's job (read for no count)
     kill_partials: dict[str, int] = field(default_factory=dict)
+    #: matrices -> their runs where a file that hangs was killed and then run to its end by a retry (its time there)
+    kill_retried: dict[str, int] = field(default_factory=dict)
     # matrices whose shard count foldbot could change -> runs whose per-file logs it read for them
     reshard_candidates: dict[str, int] = field(default_factory=dict)
     #: those matrices -> how many shards they run (a caller's: the count it passes its reusable workflow)
@@ -1202,6 +1204,7 @@ class Planner:
         self.hang_runs: dict[str, set[int]] = {}
         self.kill_fallbacks: dict[str, set[int]] = {}  # job id -> the runs with a kill read on their shard times
         self.kill_partials: dict[str, set[int]] = {}  # job id -> the runs with a kill that lacked a shard's job
+        self.kill_retried: dict[str, set[int]] = {}  # job id -> the runs where a retry ended a file that hangs
         self.candidates: dict[str, int] = {}  # matrices looked at for a reshard -> runs read from logs
         self.counts: dict[str, int] = {}  # those matrices -> their shard count (a caller's: what it passes)
         self._stages: dict[str, StagePartitions | StageRefusal] = {}  # memo of `_staged`
@@ -1228,6 +1231,7 @@ class Planner:
                     hang_runs={k: len(v) for k, v in self.hang_runs.items()},
                     kill_fallbacks={k: len(v) for k, v in self.kill_fallbacks.items()},
                     kill_partials={k: len(v) for k, v in self.kill_partials.items()},
+                    kill_retried={k: len(v) for k, v in self.kill_retried.items()},
                     reshard_candidates=dict(self.candidates), shard_counts=dict(self.counts),
                     wanted_runs={k: tuple(v) for k, v in self.wanted.items()},
                     by_hand=tuple(self.by_hand), lists=tuple(self.lists))
@@ -1997,6 +2001,8 @@ class Planner:
                 if name not in log.killed and (name in beyond or (runner, name) in fit.hanging)}
         if caps:
             self._cut_off(job_id, [(shard, replace(log, unfinished=(), killed=caps))], step_name)
+            if any(name not in beyond and name in log.measured and name not in log.unfinished for name in caps):
+                self.kill_retried.setdefault(job_id, set()).add(self._run_of.get(shard.api_id, shard.api_id))
         return bool(caps)
 
     def pooled(self, runs: Iterable[tuple[JobTiming, ...]]) -> dict[str, float]:

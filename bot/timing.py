@@ -231,8 +231,13 @@ class JobMatcher:
         names = self._scripts.get(job_id)
         if names is None:
             job = self.workflow.jobs.get(job_id or "")
-            names = self._scripts[job_id] = {s.name: (kind, s.said) for s in (job.steps if job else ())
-                                             if s.explicit_name is None and (kind := s.unspoken)}
+            names = self._scripts[job_id] = {}
+            for step in job.steps if job else ():
+                if step.explicit_name is None and (kind := step.unspoken):
+                    # (steps GitHub shows alike, whose commands say other things: neither is told by them)
+                    had = names.setdefault(step.name, (kind, step.said))
+                    if had != (kind, step.said):
+                        names[step.name] = (had[0], "") if had[0] == kind else ("", "")
         return names
 
     def match(self, api_name: str) -> JobRef:

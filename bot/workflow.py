@@ -241,15 +241,17 @@ class StepDef:
         """Of an unnamed `run:` step whose first line does not speak for its script (`unspoken`), what its
         commands say, for a name no rule takes: "test" when one runs tests (`RUNS_TESTS`), as a name that
         says it installs and then tests is one (`COMBINED_TEST`: the setup in it is said under "Could not
-        measure"); "setup" when they only install, look at what was installed, print and set up the shell
-        (`echo "::group::Install"`, then `pip install -e .`); else ""."""
+        measure"); "setup" when they install, and besides only look at what was installed, print and set up the
+        shell (`echo "::group::Install"`, then `pip install -e .`); else "" (a banner, then a look at the logs
+        and a tarball of them, is what runs after the tests too)."""
         if not self.unspoken:
             return ""
         _, commands = self._commands
         if any(RUNS_TESTS.match(command) for command in commands):
             return "test"
-        if all(_INSTALLS.match(command) or _LOOKS.match(command) or _PRINTS.match(command) or _SHELL.match(command)
-               for command in commands):
+        if any(_INSTALLS.match(command) for command in commands) and all(
+                _INSTALLS.match(command) or _LOOKS.match(command) or _PRINTS.match(command) or _SHELL.match(command)
+                for command in commands):  # (looks, copies and prints alone: what runs after the tests, too)
             return "setup"
         return ""
 
@@ -595,12 +597,18 @@ class Workflow:
 _INSTALLS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:\w+=\S*\s+)*(?:python[\d.]*\s+-m\s+)?(?:pip[\d.]*|uv\s+pip|conda"
                        r"|mamba|micromamba|apt(?:-get)?|yum|dnf)\s+(?:-\S+\s+)*(?:un)?install\b")
 _PRINTS = re.compile(r"(?:echo|printf)\b")
-#: A command that runs tests: pytest, unittest, ctest, tox, nox, `make test` / `make check`, a suite runner
-#: (SGLang's `run_suite.py`, pytorch's `test/run_test.py`), a tests script (`run_tests.sh`; not `install_test_deps.sh`).
-RUNS_TESTS_PATTERN = (r"[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:python[\d.]*[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest)\b"
-                      r"(?![ \t]+--(?:version|help)\b)|ctest\b|tox\b|nox\b|make[ \t]+(?:test|check)\b(?!-)"
+#: A command that runs tests: pytest, unittest, ctest, tox, nox, `bazel test`, `make test` / `make check` /
+#: `make test-unit` (after `-j` options; not `make test-deps`), a suite runner (SGLang's `run_suite.py`, pytorch's `test/run_test.py`), a
+#: tests script (`run_tests.sh`, `.ci/pytorch/test.sh`; not `install_test_deps.sh`, `download_test_data.sh`,
+#: `build_test_image.sh` or `get_latest.sh`: the word `test` in the script's own name, none of what sets up);
+#: after a wrapper that runs it (`timeout 3600`, `sudo -E`, `time`, `coverage run`, `uv run`, `poetry run`).
+RUNS_TESTS_PATTERN = (r"[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:timeout(?:[ \t]+-\S+)*[ \t]+\S+|sudo(?:[ \t]+-\S+)*|time"
+                      r"|coverage[ \t]+run(?:[ \t]+-m)?|(?:uv|poetry|pipenv)[ \t]+run)[ \t]+)*"
+                      r"(?:(?:python[\d.]*[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest)\b(?![ \t]+--(?:version|help)\b)"
+                      r"|ctest\b|tox\b|nox\b|bazel[ \t]+test\b|make(?:[ \t]+-j\S*)*[ \t]+(?:tests?|check)(?:-(?!deps?\b)\w[\w-]*)?(?![\w-])"
                       r"|(?:python[\d.]*[ \t]+)?\S*\brun_(?:suite|tests?)\.py\b"
-                      r"|(?:bash[ \t]+|sh[ \t]+)?(?!\S*(?:install|deps?\b|setup|prepare))\S*tests?\S*\.sh\b)")
+                      r"|(?:bash[ \t]+|sh[ \t]+)?(?:\S*/)?(?![^\s/]*(?:install|deps?\b|setup|prepare|download|fetch|build"
+                      r"|pull|data|image|asset|model|fixture|weight))[^\s/]*?(?<![a-z])(?:unit)?tests?(?![a-z])[^\s/]*\.sh\b)")
 RUNS_TESTS = re.compile("(?i)" + RUNS_TESTS_PATTERN)
 _SHELL = re.compile(r"(?:set|unset|cd|pushd|popd|export|source|\.|if|then|else|elif|fi|for|while|until|do|done|case"
                     r"|esac|exit|return|shift|local|declare|trap)(?:\s|$)")

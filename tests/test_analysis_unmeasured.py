@@ -1080,6 +1080,44 @@ def test_a_script_no_rule_takes_is_a_test_by_its_commands_and_its_install_is_sai
         "share reads low"]
 
 
+def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() -> None:
+    """review133 s03: `cd tests && python -m pytest` is the tests' line as much as `pytest` alone: the codecov install
+    after it was said to be one "before its tests"; an install before `. venv/bin/activate && pytest` still is."""
+    path = ".github/workflows/rocm.yml"
+
+    def said(script: str) -> list[str]:
+        body = "".join(f"          {line}\n" for line in script.splitlines())
+        text = f"name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n      - run: |\n{body}"
+        name = "Run " + script.splitlines()[0]
+        runs = [bundle(run_id=840 + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{840 + i:040x}",
+                       start=START, jobs=[job("t", [Step("Set up job", 0.2), Step(name, 30)], ["linux-mi300-gpu-1"])])
+                for i in range(3)]
+        analysis = analyze({path: text}, runs, RepoConfig())
+        assert [s.category for s in analysis.latest.jobs[0].work_steps] == ["test"]
+        return [u.reason.split(" installs before its tests ")[1].split(":")[0] for u in analysis.unmeasured]
+    assert said('echo "Testing on MI300"\ncd tests && python -m pytest -x\npip install codecov && codecov -f c.xml') == []
+    assert said("set -e; pytest\npip install codecov") == []
+    assert said('echo "Testing"\npip install -e .\n. venv/bin/activate && pytest') == ["(`pip install -e .`)"]
+
+
+def test_two_unnamed_steps_shown_alike_are_not_told_apart_by_their_commands() -> None:
+    """review133 s04: two steps GitHub shows as `Run echo "====="`, one installing, one running pytest: the API's
+    step names cannot say which is which, so neither goes by its commands (both took the last one's, test)."""
+    path = ".github/workflows/rocm.yml"
+    text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+            "      - run: |\n          echo \"=====\"\n          pip install -r requirements.txt\n"
+            "      - run: |\n          echo \"=====\"\n          python -m pytest tests\n")
+    steps = parse_workflow(text, path).jobs["t"].steps
+    assert [RepoConfig().step_category(s) for s in steps] == ["setup", "test"]  # (the file alone tells them apart)
+    runs = [bundle(run_id=860 + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{860 + i:040x}",
+                   start=START, jobs=[job("t", [Step("Set up job", 0.2), Step('Run echo "====="', 25),
+                                                Step('Run echo "====="', 10)], ["linux-mi300-gpu-1"])])
+            for i in range(3)]
+    analysis = analyze({path: text}, runs, RepoConfig())
+    assert [(s.name, s.category) for s in analysis.latest.jobs[0].work_steps] == [
+        ('Run echo "====="', "other"), ('Run echo "====="', "other")]
+
+
 def _all_skipped(text: str) -> list[tuple[str, str, str]]:
     path = ".github/workflows/rocm.yml"
     runs = [bundle(run_id=900 + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{900 + i:040x}",
@@ -1245,6 +1283,19 @@ jobs:
     ('echo "Installing dependencies"\npip install -r requirements.txt\n', "print", "setup"),
     ('echo "::group::Install"\npip install -e .\necho "::endgroup::"\n', "print", "setup"),
     ('echo "GPU: $GPU"\n./build/bin/bench_gemm\n', "print", "other"),
+    # ... setup only where they install (review133 s01: a banner, then a look at the logs and a tarball of them, is
+    # what runs after the tests)
+    ('echo "Collecting logs"\ncp -r /tmp/logs out/\ntar czf logs.tgz out\n', "print", "other"),
+    # a tests script is one named so, and not one that fetches or builds for them (review133 s02)
+    ("pip install -e .\nbash ci/download_test_data.sh\n", "install", "other"),
+    ("echo hi\nbash scripts/get_latest_rocm_wheels.sh\n", "print", "other"),
+    ("pip install -e .\nbash .ci/pytorch/test.sh\n", "install", "test"),
+    # after the wrappers that run them, and make's and bazel's test targets (review133 s05)
+    ("pip install -e .\ntimeout 3600 python -m pytest tests\n", "install", "test"),
+    ("pip install -e .\nsudo -E coverage run -m pytest tests\n", "install", "test"),
+    ("pip install -e .\nmake -j8 test-unit\n", "install", "test"),
+    ("pip install -e .\nmake test-deps\n", "install", "other"),
+    ("pip install -e .\nbazel test //tests:gpu_tests\n", "install", "test"),
     # an echo that writes is no banner (review108 f02)
     ("echo ROCM_PATH=/opt/rocm >> $GITHUB_ENV\nrocm-smi\n", "", "setup"),
     ("echo \"X=1\" | tee -a $GITHUB_ENV\nexport Y=2\n", "", "setup"),

@@ -1238,6 +1238,19 @@ def test_a_kill_a_retry_followed_is_named_where_it_is_a_hang_and_charged_to_no_o
                                             {}, {}, {}, {}])
     cut = plan(text, bundles, logs=logs).cut_off["big-amd-rocm700"]
     assert [c for c in cut if not c.killed] == [CutOff("test/f0.py", 1, 600.0, 840.0)]
+    # review133 s06: on mi35x, killed and then ended by its retry in one run, killed in the next: it hangs there, and
+    # "Could not measure" says which run's shard times stand in and which has the retry's time
+    text, bundles, logs = _killing_history([{}, {}, {}, {}, {}, {"test/hang.py": ("retryend", 2400)},
+                                            {"test/hang.py": ("kill", 2400)}],
+                                           labels=["linux-mi300-1gpu"] * 5 + ["linux-mi35x-1gpu"] * 2)
+    p = plan(text, bundles, logs=logs)
+    assert (p.reshards, p.kill_fallbacks, p.kill_retried) == ((), {"big-amd-rocm700": 1}, {"big-amd-rocm700": 1})
+    assert [u["reason"] for u in to_json(analyze({PATH: text}, bundles, RepoConfig(), logs))["unmeasured"]
+            if u["subject"] == "big-amd-rocm700"] == [
+        "its logs were read, but the test runner killed a test file at its `--timeout-per-file`: `test/hang.py` (in 2 "
+        "runs, killed after 40 min); the runner records that cap as the file's time, which is only how long it ran at "
+        "least, so a run with such a file has no whole per-file times and its shard times stand in; where a retry ran "
+        "it to its end, that run has the retry's time (1 run)"]
 
 
 def test_a_hang_in_a_run_where_two_shards_hold_each_others_logs_is_taken_and_said() -> None:
