@@ -1995,8 +1995,10 @@ class Planner:
         where they are a hang: past the limit (taken at the file's usual time: `Fit.beyond`), or where the file hangs
         on the shard's runner. (One within the limit that its retry ran to its end is no hang: the run is read with
         the retry's time.) Whether there were such."""
+        if not log.retry_kills:
+            return False
         runner = runner_key(shard.labels)
-        beyond = fit.beyond(shard, log) if log.retry_kills else {}
+        beyond = fit.beyond(shard, log)
         caps = {name: cap for name, (cap, _) in log.retry_kills.items()
                 if name not in log.killed and (name in beyond or (runner, name) in fit.hanging)}
         if caps:

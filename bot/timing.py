@@ -528,7 +528,8 @@ def _steps(raw: Iterable[Any], config: RepoConfig, actions: frozenset[str],
         if not isinstance(step, Mapping):
             continue
         name = str(step.get("name") or "")
-        category = config.classify(name, name in actions, *scripts.get(name, ("", "")))
+        category = config.classify(name, name in actions, *scripts[name]) if scripts and name in scripts else \
+            config.classify(name, name in actions)
         seconds = seconds_between(step.get("started_at"), step.get("completed_at"))
         conclusion = step.get("conclusion")
         totals[category] += seconds
