@@ -607,7 +607,7 @@ RUNS_TESTS_PATTERN = (r"[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:timeout(?:[ \t]+-\S+)*[ \t
                       r"(?:(?:python[\d.]*[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest)\b(?![ \t]+--(?:version|help)\b)"
                       r"|ctest\b|tox\b|nox\b|bazel[ \t]+test\b|make(?:[ \t]+-j\S*)*[ \t]+(?:tests?|check)(?:-(?!deps?\b)\w[\w-]*)?(?![\w-])"
                       r"|(?:python[\d.]*[ \t]+)?\S*\brun_(?:suite|tests?)\.py\b"
-                      r"|(?:bash[ \t]+|sh[ \t]+)?(?:\S*/)?(?![^\s/]*(?:install|deps?\b|setup|prepare|download|fetch|build"
+                      r"|(?:bash[ \t]+|sh[ \t]+)?(?=\S*\.sh\b)(?:\S*/)?(?![^\s/]*(?:install|deps?\b|setup|prepare|download|fetch|build"
                       r"|pull|data|image|asset|model|fixture|weight))[^\s/]*?(?<![a-z])(?:unit)?tests?(?![a-z])[^\s/]*\.sh\b)")
 RUNS_TESTS = re.compile("(?i)" + RUNS_TESTS_PATTERN)
 _SHELL = re.compile(r"(?:set|unset|cd|pushd|popd|export|source|\.|if|then|else|elif|fi|for|while|until|do|done|case"
