@@ -20,7 +20,7 @@ from .plan import (CutOff, Fold, Lane, Plan, Planner, ShardGroup, caps, count_el
                    passed_shards, read_limits, shard_axis, shared_list, stage_partitions, tests_limit)
 from .timing import (BundleError, JobMatcher, JobStats, JobTiming, RunTiming, called_stats, declared_amd, job_stats,
                      run_timing, runs_on_items, workflow_path_of)
-from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, RUNS_TESTS_PATTERN, JobDef, StepDef, Workflow, WorkflowError,
+from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, TEST_LINE_PATTERN, JobDef, StepDef, Workflow, WorkflowError,
                        parse_workflow, timeout_minutes)
 
 
@@ -313,7 +313,8 @@ def _kill_runs(plan: Plan, job_id: str) -> str:
     elif plan.kill_fallbacks.get(job_id) or not (plan.kill_partials.get(job_id) or plan.kill_retried.get(job_id)):
         said += ", so a run with such a file has no whole per-file times and its shard times stand in"
     if retried := plan.kill_retried.get(job_id):
-        said += f"; where a retry ran it to its end, that run has the retry's time ({_runs(retried)})"
+        said += (f"; where a retry ran it to its end, {'that run has' if retried == 1 else 'those runs have'} the "
+                 f"retry's time ({_runs(retried)})")
     if lacking := plan.kill_partials.get(job_id):
         said += f"; {_runs(lacking)} of them lacked a shard's job, which no count reads"
     return said
@@ -815,8 +816,8 @@ _INSTALL_LINE = re.compile(r"(?im)^[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:python3?[ \t]+-
 #: pytest`): pytest, unittest, ctest, tox/nox, `make test|check`, a test script (apex's `bash
 #: tests/jit_build/run_tests.sh`; not a `cat > run_tests.sh` that writes one, nor `install_test_deps.sh`,
 #: `pytest --version` or `make test-deps`). (A heredoc's lines are read as the script's own.)
-_TEST_LINE = re.compile(r"(?im)^[ \t]*(?:(?:(?:cd|pushd|export|set|source)\b|\.(?=[ \t]))[^\n;&|]*(?:&&|;)[ \t]*)*"
-                        + RUNS_TESTS_PATTERN)
+_TEST_LINE = re.compile(r"(?im)^(?:[ \t]*(?:(?:cd|pushd|export|set|source)\b|\.(?=[ \t]))[^\n;&|]*(?:&&|;))*"
+                        + TEST_LINE_PATTERN)
 
 
 def _script_installs(raw: Mapping[str, Any]) -> str | None:

@@ -285,7 +285,7 @@ class Plan:
     kill_fallbacks: dict[str, int] = field(default_factory=dict)
     #: matrices -> their runs with a file the runner killed that lacked a shard's job (read for no count)
     kill_partials: dict[str, int] = field(default_factory=dict)
-    #: matrices -> their runs where a file that hangs was killed and then run to its end by a retry (its time there)
+    #: matrices -> their runs read file by file where a file that hangs was killed and then run to its end by a retry
     kill_retried: dict[str, int] = field(default_factory=dict)
     # matrices whose shard count foldbot could change -> runs whose per-file logs it read for them
     reshard_candidates: dict[str, int] = field(default_factory=dict)
@@ -1951,9 +1951,10 @@ class Planner:
                   {item for item, runs in killed.items() if runs > len(ended.get(item, ()))})
         for index, (shards, (merged, placed, misplaced)) in enumerate(zip(full_runs, read)):
             taken: dict[str, tuple[float, float, str]] = {}
+            retried = False  # (a retry ran a file that hangs to its end here: said where the run is read file by file)
             for j, log in placed:
                 taken.update(fit.take(index, j, log))
-                self._retry_kills(job.id, j, log, fit, step.name)
+                retried = self._retry_kills(job.id, j, log, fit, step.name)[1] or retried
             times = [(j.step_seconds(step.name) or j.test_seconds) - fit.excess.get(j.api_id, 0.0) for j in shards]
             if merged is not None and merged.killed:  # (read file by file only when each kill is a hang past the limit)
                 merged = replace(merged, measured={**merged.measured, **{name: usual for name, (_, usual, _) in taken.items()}},
@@ -1965,6 +1966,8 @@ class Planner:
                         all(name in taken for _, log in placed for name in log.killed):  # (only a log is missing)
                     self.partial_logs.setdefault(job.id, []).append(f"{len(placed)} of {len(shards)}")
             from_logs.append(merged is not None)
+            if merged is not None and retried:
+                self.kill_retried.setdefault(job.id, set()).add(self._run_of.get(shards[0].api_id, -1 - index))
             if merged is not None:
                 if merged.weighed:
                     weights = self.pooled(full_runs) if weights is None else weights
@@ -1985,27 +1988,26 @@ class Planner:
             for j, log in placed:
                 if log.killed:
                     self._cut_off(job.id, [(j, replace(log, unfinished=()))], step.name)
-                if self._retry_kills(job.id, j, log, fit, step.name) or log.killed:
+                if self._retry_kills(job.id, j, log, fit, step.name)[0] or log.killed:
                     self.kill_partials.setdefault(job.id, set()).add(self._run_of.get(j.api_id, -1 - index))
                 fit.take(index, j, log)
         return fit
 
-    def _retry_kills(self, job_id: str, shard: JobTiming, log: ShardLog, fit: Fit, step_name: str) -> bool:
+    def _retry_kills(self, job_id: str, shard: JobTiming, log: ShardLog, fit: Fit, step_name: str) -> tuple[bool, bool]:
         """Kills a retry followed, of files whose last attempt was no kill, named with the runner's kills (`_cut_off`)
         where they are a hang: past the limit (taken at the file's usual time: `Fit.beyond`), or where the file hangs
         on the shard's runner. (One within the limit that its retry ran to its end is no hang: the run is read with
-        the retry's time.) Whether there were such."""
+        the retry's time.) Whether there were such, and whether a retry ran one that hangs to its end."""
         if not log.retry_kills:
-            return False
+            return False, False
         runner = runner_key(shard.labels)
         beyond = fit.beyond(shard, log)
         caps = {name: cap for name, (cap, _) in log.retry_kills.items()
                 if name not in log.killed and (name in beyond or (runner, name) in fit.hanging)}
         if caps:
             self._cut_off(job_id, [(shard, replace(log, unfinished=(), killed=caps))], step_name)
-            if any(name not in beyond and name in log.measured and name not in log.unfinished for name in caps):
-                self.kill_retried.setdefault(job_id, set()).add(self._run_of.get(shard.api_id, shard.api_id))
-        return bool(caps)
+        return bool(caps), any(name not in beyond and name in log.measured and name not in log.unfinished
+                               for name in caps)
 
     def pooled(self, runs: Iterable[tuple[JobTiming, ...]]) -> dict[str, float]:
         """The median time of each file whose log prints no estimate over the shards' logs of `runs`: the weight a

@@ -231,13 +231,17 @@ class JobMatcher:
         names = self._scripts.get(job_id)
         if names is None:
             job = self.workflow.jobs.get(job_id or "")
-            names = self._scripts[job_id] = {}
+            alike: dict[str, set[tuple[str, str]]] = {}  # the name GitHub shows -> each such step's (kind, said)
             for step in job.steps if job else ():
-                if step.explicit_name is None and (kind := step.unspoken):
-                    # (steps GitHub shows alike, whose commands say other things: neither is told by them)
-                    had = names.setdefault(step.name, (kind, step.said))
-                    if had != (kind, step.said):
-                        names[step.name] = (had[0], "") if had[0] == kind else ("", "")
+                if step.explicit_name is None and step.uses is None:
+                    alike.setdefault(step.name, set()).add((step.unspoken, step.said))
+            # (steps shown alike whose commands say other things: the API's names cannot tell them apart, so their
+            # commands tell neither, and a first line that does not speak for one speaks for none)
+            names = self._scripts[job_id] = {}
+            for name, seen in alike.items():
+                kinds, said = {kind for kind, _ in seen if kind}, {said for _, said in seen}
+                if len(kinds) == 1:
+                    names[name] = (kinds.pop(), said.pop() if len(said) == 1 else "")
         return names
 
     def match(self, api_name: str) -> JobRef:

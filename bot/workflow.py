@@ -203,23 +203,24 @@ class StepDef:
         continued with a backslash is one; a filter after `|` and text in quotes are no commands."""
         if self.explicit_name is not None or self.uses is not None or not self.run:
             return ""
-        lines, commands = self._commands
+        lines, commands, tests = self._commands
         if not lines:
             return ""
         if _PRINTS.match(lines[0]) and ">" not in lines[0] and "GITHUB_" not in lines[0]:
-            return "print" if any(not _PRINTS.match(command) and not _SHELL.match(command)
-                                  for command in commands) else ""
-        if _INSTALLS.match(lines[0]):
-            return "install" if any(not _INSTALLS.match(command) and not _SHELL.match(command)
-                                    and not _PRINTS.match(command) and not _LOOKS.match(command)
-                                    for command in commands) else ""
+            return "print" if tests or any(not _PRINTS.match(command) and not _SHELL.match(command)
+                                           for command in commands) else ""
+        if _INSTALLS.match(lines[0]):  # (its tests, run by `env` or after a pipe, are no look at an install)
+            return "install" if tests or any(not _INSTALLS.match(command) and not _SHELL.match(command)
+                                             and not _PRINTS.match(command) and not _LOOKS.match(command)
+                                             for command in commands) else ""
         return ""
 
     @functools.cached_property
-    def _commands(self) -> tuple[list[str], list[str]]:
+    def _commands(self) -> tuple[list[str], list[str], bool]:
         """Its script's lines (a command continued with a backslash joined into one; no blank line, no
         comment), and its commands: each line's, quotes emptied, split at `&&`, `||` and `;`, each up to a
-        `|` (what it pipes into filters its output), less a shell keyword before it (`then pip ...`)."""
+        `|` (what it pipes into filters its output), less a shell keyword before it (`then pip ...`); and
+        whether one of them, or what one pipes into (`ls tests/*.py | xargs pytest`), runs tests."""
         lines: list[str] = []
         continued = False
         for line in (self.run or "").splitlines():
@@ -232,9 +233,10 @@ class StepDef:
             else:
                 lines.append(text)
             continued = text.endswith("\\")
-        commands = [command for line in lines for part in re.split(r"&&|\|\||;", _QUOTED.sub("''", line))
-                    if (command := _KEYWORD.sub("", part.split("|")[0].strip()).strip())]
-        return lines, commands
+        parts = [part for line in lines for part in re.split(r"&&|\|\||;", _QUOTED.sub("''", line))]
+        commands = [command for part in parts if (command := _KEYWORD.sub("", part.split("|")[0].strip()).strip())]
+        tests = any(RUNS_TESTS.match(_KEYWORD.sub("", piped.strip())) for part in parts for piped in part.split("|"))
+        return lines, commands, tests
 
     @functools.cached_property
     def said(self) -> str:
@@ -246,8 +248,8 @@ class StepDef:
         and a tarball of them, is what runs after the tests too)."""
         if not self.unspoken:
             return ""
-        _, commands = self._commands
-        if any(RUNS_TESTS.match(command) for command in commands):
+        _, commands, tests = self._commands
+        if tests:
             return "test"
         if any(_INSTALLS.match(command) for command in commands) and all(
                 _INSTALLS.match(command) or _LOOKS.match(command) or _PRINTS.match(command) or _SHELL.match(command)
@@ -597,19 +599,38 @@ class Workflow:
 _INSTALLS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:\w+=\S*\s+)*(?:python[\d.]*\s+-m\s+)?(?:pip[\d.]*|uv\s+pip|conda"
                        r"|mamba|micromamba|apt(?:-get)?|yum|dnf)\s+(?:-\S+\s+)*(?:un)?install\b")
 _PRINTS = re.compile(r"(?:echo|printf)\b")
-#: A command that runs tests: pytest, unittest, ctest, tox, nox, `bazel test`, `make test` / `make check` /
-#: `make test-unit` (after `-j` options; not `make test-deps`), a suite runner (SGLang's `run_suite.py`, pytorch's `test/run_test.py`), a
-#: tests script (`run_tests.sh`, `.ci/pytorch/test.sh`; not `install_test_deps.sh`, `download_test_data.sh`,
-#: `build_test_image.sh` or `get_latest.sh`: the word `test` in the script's own name, none of what sets up);
-#: after a wrapper that runs it (`timeout 3600`, `sudo -E`, `time`, `coverage run`, `uv run`, `poetry run`).
-RUNS_TESTS_PATTERN = (r"[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:timeout(?:[ \t]+-\S+)*[ \t]+\S+|sudo(?:[ \t]+-\S+)*|time"
-                      r"|coverage[ \t]+run(?:[ \t]+-m)?|(?:uv|poetry|pipenv)[ \t]+run)[ \t]+)*"
-                      r"(?:(?:python[\d.]*[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest)\b(?![ \t]+--(?:version|help)\b)"
-                      r"|ctest\b|tox\b|nox\b|bazel[ \t]+test\b|make(?:[ \t]+-j\S*)*[ \t]+(?:tests?|check)(?:-(?!deps?\b)\w[\w-]*)?(?![\w-])"
-                      r"|(?:python[\d.]*[ \t]+)?\S*\brun_(?:suite|tests?)\.py\b"
-                      r"|(?:bash[ \t]+|sh[ \t]+)?(?=\S*\.sh\b)(?:\S*/)?(?![^\s/]*(?:install|deps?\b|setup|prepare|download|fetch|build"
-                      r"|pull|data|image|asset|model|fixture|weight))[^\s/]*?(?<![a-z])(?:unit)?tests?(?![a-z])[^\s/]*\.sh\b)")
+#: What runs a command before it: variables set for it, and a wrapper that runs it (`env X=1`, `timeout -s KILL 3600`,
+#: `sudo -E`, `time`, `coverage run -m`, `uv run`, `poetry run`, `mpirun -np 8`, `torchrun --nproc_per_node 8 -m`,
+#: `docker exec -w /src ci`, `xargs -n1` after a pipe).
+_RUN_BY = (r"[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:env(?:[ \t]+-\S+)*(?:[ \t]+\w+=\S*)*|time"
+           r"|coverage[ \t]+run(?:[ \t]+-m)?|(?:uv|poetry|pipenv)[ \t]+run"
+           r"|timeout(?:[ \t]+-\S+(?:[ \t]+[^-\s]\S*)?)*[ \t]+\S+"
+           r"|(?:sudo|mpirun|mpiexec|srun|torchrun|xargs)(?:[ \t]+-\S+(?:[ \t]+[^-\s]\S*)?)*"
+           r"|docker[ \t]+exec(?:[ \t]+-\S+(?:[ \t]+[^-\s]\S*)?)*[ \t]+[^-\s]\S*)[ \t]+)*")
+#: A command that runs tests, after what runs it (`_RUN_BY`): pytest, unittest, ctest, tox, nox, `bazel test`, `make
+#: test` / `check` / `test-unit` (after its options; not `make test-deps`, `test-install`, `test-image`), a suite
+#: runner (SGLang's `run_suite.py`, pytorch's `test/run_test.py`).
+_TEST_RUNNERS = (r"(?:(?:python[\d.]*[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest)\b(?![ \t]+--(?:version|help)\b)"
+                 r"|ctest\b|tox\b|nox\b|bazel[ \t]+test\b|make(?:[ \t]+-\S+(?:[ \t]+[^-\s]\S*)?)*[ \t]+(?:tests?|check)"
+                 r"(?:-(?!deps?\b|install|setup|prepare|image|build|pull)\w[\w-]*)?(?![\w-])"
+                 r"|(?:python[\d.]*[ \t]+)?\S*\brun_(?:suite|tests?)\.py\b)")
+#: A tests script, told by its own name: `test.sh`, `run_tests.sh`, `unittest.sh`, `runTests.sh`, `model_tests.sh`
+#: (its name ends in the word), `run_test_suite.sh` (`run`, then the word); not what sets up for the tests or runs
+#: around them (`install_test_deps.sh`, `download_test_data.sh`, `upload_test_results.sh`, `run_test_container.sh`,
+#: `test_env.sh`, `get_latest.sh`).
+_TEST_SCRIPT = (r"(?:bash[ \t]+|sh[ \t]+)?(?=\S*\.sh\b)(?:\S*/)?(?![^\s/]*(?:install|deps?\b|setup|prepare|download|fetch"
+                r"|pull|upload|report|collect|copy|clean|publish|archive|artifact|result|stat|container|docker|image"
+                r"|asset|fixture|weight|env))"
+                r"(?:[^\s/]*?(?<!la)(?<!at)(?<!con)tests?\.sh|run[\w-]*?tests?[\w-]*\.sh)\b")
+#: What `RUNS_TESTS` matches from a command's start (what its commands say of an unnamed step: a wrong "test" counts
+#: a step's time as tests', so a tests script must say so by its name).
+RUNS_TESTS_PATTERN = _RUN_BY + r"(?:" + _TEST_RUNNERS + r"|" + _TEST_SCRIPT + r")"
 RUNS_TESTS = re.compile("(?i)" + RUNS_TESTS_PATTERN)
+#: The same, with any script whose path says test (`tests/ci/run.sh`, `build_and_test.sh`; not one that installs or
+#: prepares): where the first test line of a script bounds what is installed before its tests (`_TEST_LINE`), a line
+#: missed would take an install after the tests for one before them.
+TEST_LINE_PATTERN = _RUN_BY + r"(?:" + _TEST_RUNNERS + \
+    r"|(?:bash[ \t]+|sh[ \t]+)?(?=\S*\.sh\b)(?!\S*(?:install|deps?\b|setup|prepare))\S*test\S*\.sh\b)"
 _SHELL = re.compile(r"(?:set|unset|cd|pushd|popd|export|source|\.|if|then|else|elif|fi|for|while|until|do|done|case"
                     r"|esac|exit|return|shift|local|declare|trap)(?:\s|$)")
 _QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")

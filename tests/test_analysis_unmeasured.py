@@ -3,6 +3,7 @@ of the report's "Could not measure" section, and every pointer to that section f
 
 from __future__ import annotations
 
+import signal
 from datetime import datetime, timezone
 from typing import Any, Callable
 
@@ -1085,10 +1086,11 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
     after it was said to be one "before its tests"; an install before `. venv/bin/activate && pytest` still is."""
     path = ".github/workflows/rocm.yml"
 
-    def said(script: str) -> list[str]:
+    def said(script: str, named: str = "") -> list[str]:
         body = "".join(f"          {line}\n" for line in script.splitlines())
-        text = f"name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n      - run: |\n{body}"
-        name = "Run " + script.splitlines()[0]
+        text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+                + (f"      - name: {named}\n        run: |\n{body}" if named else f"      - run: |\n{body}"))
+        name = named or "Run " + script.splitlines()[0]
         runs = [bundle(run_id=840 + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{840 + i:040x}",
                        start=START, jobs=[job("t", [Step("Set up job", 0.2), Step(name, 30)], ["linux-mi300-gpu-1"])])
                 for i in range(3)]
@@ -1098,6 +1100,18 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
     assert said('echo "Testing on MI300"\ncd tests && python -m pytest -x\npip install codecov && codecov -f c.xml') == []
     assert said("set -e; pytest\npip install codecov") == []
     assert said('echo "Testing"\npip install -e .\n. venv/bin/activate && pytest') == ["(`pip install -e .`)"]
+    # review134 t03: a tests script is the tests' line wherever its path says test, though only one named so is what
+    # makes an unnamed step a test step
+    for script in ("bash tests/run_model_tests.sh", "bash tests/ci/run.sh", "./runTests.sh", "./build_and_test.sh"):
+        assert said(f"{script}\npip install codecov && codecov", named="Run tests") == [], script
+    # review134 t01: a line of blanks is read once, not once for each way two patterns could share it
+    alarm = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the first test line took over 10 s to find"))
+    signal.alarm(10)
+    try:
+        assert said("pip install -e .\n" + " " * 20000 + "x\npytest", named="Run tests") == ["(`pip install -e .`)"]
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, alarm)
 
 
 def test_two_unnamed_steps_shown_alike_are_not_told_apart_by_their_commands() -> None:
@@ -1116,6 +1130,16 @@ def test_two_unnamed_steps_shown_alike_are_not_told_apart_by_their_commands() ->
     analysis = analyze({path: text}, runs, RepoConfig())
     assert [(s.name, s.category) for s in analysis.latest.jobs[0].work_steps] == [
         ('Run echo "====="', "other"), ('Run echo "====="', "other")]
+    # review134 t04: a step whose first line speaks for it (an install alone), shown as one whose does not: neither goes
+    # by its commands (both took the second's, test)
+    text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+            "      - run: pip install -r requirements.txt\n"
+            "      - run: |\n          pip install -r requirements.txt\n          python -m pytest tests\n")
+    runs = [bundle(run_id=880 + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{880 + i:040x}",
+                   start=START, jobs=[job("t", [Step("Set up job", 0.2), Step("Run pip install -r requirements.txt", 15),
+                                                Step("Run pip install -r requirements.txt", 30)], ["linux-mi300-gpu-1"])])
+            for i in range(3)]
+    assert [s.category for s in analyze({path: text}, runs, RepoConfig()).latest.jobs[0].work_steps] == ["other", "other"]
 
 
 def _all_skipped(text: str) -> list[tuple[str, str, str]]:
@@ -1266,9 +1290,10 @@ jobs:
     ("pip install -r req.txt\npython -m venv .venv\ngit submodule update --init\nldconfig\ncmake --version\n", "",
      "setup"),
     # not for any other command (review107 f01): SGLang's suite runner, a build's tests, a benchmark; the tests they
-    # run make it a test step (review107 f03), what is not known to be one leaves it other
+    # run make it a test step (review107 f03; `make -C build test` too, review134 t06), what is not known to be one
+    # leaves it other
     ("pip install -e .\ncd test/srt && python3 run_suite.py --suite per-commit\n", "install", "test"),
-    ("pip install -e .\nmake -C build test\n", "install", "other"),
+    ("pip install -e .\nmake -C build test\n", "install", "test"),
     ("pip install -e . \\\n  && pytest tests\n", "install", "test"),
     # nor `--no-deps` or `venv` in its first line then (review107 f04)
     ("pip install --no-build-isolation --no-deps -e .\npython -m pytest\n", "install", "test"),
@@ -1296,6 +1321,17 @@ jobs:
     ("pip install -e .\nmake -j8 test-unit\n", "install", "test"),
     ("pip install -e .\nmake test-deps\n", "install", "other"),
     ("pip install -e .\nbazel test //tests:gpu_tests\n", "install", "test"),
+    # review134: what runs around the tests is no tests script (t02); tests run by `env`, or after a pipe, are tests
+    # (t07: they were a look at the install, so setup); make's options, timeout's and the launchers (t06)
+    ('echo "::group::Upload"\nbash .github/scripts/upload_test_results.sh\n', "print", "other"),
+    ('echo "Starting container"\nbash docker/run_test_container.sh\n', "print", "other"),
+    ("pip install -e .\nenv HIP_VISIBLE_DEVICES=0 python -m pytest tests/unit\n", "install", "test"),
+    ("pip install -r requirements.txt\nls op_tests/test_*.py | xargs -n1 python3 -m pytest\n", "install", "test"),
+    ("pip install -e .\nmake -j 8 test\n", "install", "test"),
+    ("pip install -e .\nmake test-install\n", "install", "other"),
+    ("pip install -e .\ntimeout -s KILL 3600 pytest\n", "install", "test"),
+    ("pip install -e .\ntorchrun --nproc_per_node 8 -m pytest tests\n", "install", "test"),
+    ("pip install -e .\ndocker exec -w /src ci python -m pytest\n", "install", "test"),
     # an echo that writes is no banner (review108 f02)
     ("echo ROCM_PATH=/opt/rocm >> $GITHUB_ENV\nrocm-smi\n", "", "setup"),
     ("echo \"X=1\" | tee -a $GITHUB_ENV\nexport Y=2\n", "", "setup"),

@@ -1251,6 +1251,17 @@ def test_a_kill_a_retry_followed_is_named_where_it_is_a_hang_and_charged_to_no_o
         "runs, killed after 40 min); the runner records that cap as the file's time, which is only how long it ran at "
         "least, so a run with such a file has no whole per-file times and its shard times stand in; where a retry ran "
         "it to its end, that run has the retry's time (1 run)"]
+    # review134 t05: two such runs are "those runs"; one read on its shard times all the same (another file killed
+    # within the limit there) is no run with the retry's time
+    text, bundles, logs = _killing_history(
+        [{}, {}, {}, {}, {}, {"test/hang.py": ("retryend", 2400)}, {"test/hang.py": ("retryend", 2400)},
+         {"test/hang.py": ("retryend", 2400), "test/f4.py": ("kill", 1200)}, *[{"test/hang.py": ("kill", 2400)}] * 4],
+        labels=["linux-mi300-1gpu"] * 5 + ["linux-mi35x-1gpu"] * 7)
+    p = plan(text, bundles, logs=logs)
+    assert (p.kill_fallbacks, p.kill_retried) == ({"big-amd-rocm700": 5}, {"big-amd-rocm700": 2})
+    (kills,) = [u["reason"] for u in to_json(analyze({PATH: text}, bundles, RepoConfig(), logs))["unmeasured"]
+                if u["subject"] == "big-amd-rocm700" and "killed" in u["reason"]]
+    assert kills.endswith("; where a retry ran it to its end, those runs have the retry's time (2 runs)")
 
 
 def test_a_hang_in_a_run_where_two_shards_hold_each_others_logs_is_taken_and_said() -> None:
