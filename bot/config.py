@@ -351,8 +351,10 @@ class RepoConfig:
 
     def step_category(self, step: Any) -> str:
         """The category of a step as written (a `bot.workflow.StepDef`)."""
-        return self.classify(step.name, step.uses is not None, step.unspoken if step.explicit_name is None else "",
-                             step.said)
+        if step.explicit_name is not None:  # (a named step's name speaks for it: no look at its script)
+            return self.classify(step.name, step.uses is not None)
+        kind = step.unspoken
+        return self.classify(step.name, step.uses is not None, kind, step.said if kind else "")
 
     def is_amd_runner(self, labels: tuple[str, ...] | list[str] | str) -> bool:
         key = (labels,) if isinstance(labels, str) else tuple(labels)

@@ -234,7 +234,8 @@ class JobMatcher:
             alike: dict[str, set[tuple[str, str]]] = {}  # the name GitHub shows -> each such step's (kind, said)
             for step in job.steps if job else ():
                 if step.explicit_name is None and step.uses is None:
-                    alike.setdefault(step.name, set()).add((step.unspoken, step.said))
+                    kind = step.unspoken
+                    alike.setdefault(step.name, set()).add((kind, step.said if kind else ""))
             # (steps shown alike whose commands say other things: the API's names cannot tell them apart, so their
             # commands tell neither, and a first line that does not speak for one speaks for none)
             names = self._scripts[job_id] = {}
