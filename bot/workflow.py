@@ -599,38 +599,49 @@ class Workflow:
 _INSTALLS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:\w+=\S*\s+)*(?:python[\d.]*\s+-m\s+)?(?:pip[\d.]*|uv\s+pip|conda"
                        r"|mamba|micromamba|apt(?:-get)?|yum|dnf)\s+(?:-\S+\s+)*(?:un)?install\b")
 _PRINTS = re.compile(r"(?:echo|printf)\b")
+#: A word that starts a wrapper (`_RUN_BY`): never an option's argument or a duration, so that the engine has one way
+#: to read `sudo -E sudo -E ...` (with both, it tried 2^n: a 177-character command took seconds).
+_WRAPPER = r"(?!(?:env|time|timeout|sudo|mpirun|mpiexec|srun|torchrun|xargs|docker|coverage|uv|poetry|pipenv)\b)"
+#: An option, with the argument it may take (`-np 8`, `-u ci`, `-s KILL`).
+_OPTION = r"[ \t]+-\S+(?:[ \t]+" + _WRAPPER + r"[^-\s]\S*)?"
 #: What runs a command before it: variables set for it, and a wrapper that runs it (`env X=1`, `timeout -s KILL 3600`,
 #: `sudo -E`, `time`, `coverage run -m`, `uv run`, `poetry run`, `mpirun -np 8`, `torchrun --nproc_per_node 8 -m`,
 #: `docker exec -w /src ci`, `xargs -n1` after a pipe).
 _RUN_BY = (r"[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:env(?:[ \t]+-\S+)*(?:[ \t]+\w+=\S*)*|time"
            r"|coverage[ \t]+run(?:[ \t]+-m)?|(?:uv|poetry|pipenv)[ \t]+run"
-           r"|timeout(?:[ \t]+-\S+(?:[ \t]+[^-\s]\S*)?)*[ \t]+\S+"
-           r"|(?:sudo|mpirun|mpiexec|srun|torchrun|xargs)(?:[ \t]+-\S+(?:[ \t]+[^-\s]\S*)?)*"
-           r"|docker[ \t]+exec(?:[ \t]+-\S+(?:[ \t]+[^-\s]\S*)?)*[ \t]+[^-\s]\S*)[ \t]+)*")
-#: A command that runs tests, after what runs it (`_RUN_BY`): pytest, unittest, ctest, tox, nox, `bazel test`, `make
-#: test` / `check` / `test-unit` (after its options; not `make test-deps`, `test-install`, `test-image`), a suite
-#: runner (SGLang's `run_suite.py`, pytorch's `test/run_test.py`).
-_TEST_RUNNERS = (r"(?:(?:python[\d.]*[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest)\b(?![ \t]+--(?:version|help)\b)"
-                 r"|ctest\b|tox\b|nox\b|bazel[ \t]+test\b|make(?:[ \t]+-\S+(?:[ \t]+[^-\s]\S*)?)*[ \t]+(?:tests?|check)"
-                 r"(?:-(?!deps?\b|install|setup|prepare|image|build|pull)\w[\w-]*)?(?![\w-])"
-                 r"|(?:python[\d.]*[ \t]+)?\S*\brun_(?:suite|tests?)\.py\b)")
+           r"|timeout(?:" + _OPTION + r")*[ \t]+" + _WRAPPER + r"[^-\s]\S*"
+           r"|(?:sudo|mpirun|mpiexec|srun|torchrun|xargs)(?:" + _OPTION + r")*"
+           r"|docker[ \t]+exec(?:" + _OPTION + r")*[ \t]+" + _WRAPPER + r"[^-\s]\S*)[ \t]+)*")
+#: A command that runs tests, after what runs it (`_RUN_BY`): pytest, unittest, lit, ctest, tox, nox, `bazel test`,
+#: `make test` / `check` / `test-unit` (after its options: `-C dir` and `-f file` with theirs, `-j 8`; not `make
+#: test-deps`, `test-install`, `test-image`), a suite runner (SGLang's `run_suite.py`, pytorch's `test/run_test.py`),
+#: a test file run by Python (aiter's `python3 op_tests/test_gemm_a8w8.py`).
+_TEST_RUNNERS = (r"(?:(?:python[\d.]*[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest|lit)\b(?![ \t]+--(?:version|help)\b)"
+                 r"|ctest\b|tox\b|nox\b|bazel[ \t]+test\b"
+                 r"|make(?:[ \t]+(?:-[CfIoW][ \t]*[^-\s]\S*|-[jl]\S*(?:[ \t]+(?:\d+|\$\S*))?|-(?![CfIoWjl])\S+))*"
+                 r"[ \t]+(?:tests?|check)(?:-(?!deps?\b|install|setup|prepare|image|build|pull)\w[\w-]*)?(?![\w./-])"
+                 r"|(?:python[\d.]*[ \t]+)?\S*\brun_(?:suite|tests?)\.py\b"
+                 r"|python[\d.]*[ \t]+(?:[^\s/]*/)*test_\w*\.py\b)")
 #: A tests script, told by its own name: `test.sh`, `run_tests.sh`, `unittest.sh`, `runTests.sh`, `model_tests.sh`
 #: (its name ends in the word), `run_test_suite.sh` (`run`, then the word); not what sets up for the tests or runs
-#: around them (`install_test_deps.sh`, `download_test_data.sh`, `upload_test_results.sh`, `run_test_container.sh`,
-#: `test_env.sh`, `get_latest.sh`).
+#: around them (`install_test_deps.sh`, `download_test_data.sh`, `build_tests.sh`, `upload_test_results.sh`,
+#: `run_test_container.sh`, `test_env.sh`), nor `latest.sh` or `fastest.sh`.
 _TEST_SCRIPT = (r"(?:bash[ \t]+|sh[ \t]+)?(?=\S*\.sh\b)(?:\S*/)?(?![^\s/]*(?:install|deps?\b|setup|prepare|download|fetch"
                 r"|pull|upload|report|collect|copy|clean|publish|archive|artifact|result|stat|container|docker|image"
-                r"|asset|fixture|weight|env))"
-                r"(?:[^\s/]*?(?<!la)(?<!at)(?<!con)tests?\.sh|run[\w-]*?tests?[\w-]*\.sh)\b")
+                r"|asset|fixture|weight|env|build[_-]tests?\b))"
+                r"(?:[^\s/]*?(?:(?<![a-z])|(?<=unit)|(?<=run)|(?<=py)|(?<=smoke)|(?<=self)|(?<=model))tests?\.sh"
+                r"|run(?=[\w-]*?tests?[\w-]*\.sh)[\w-]*\.sh)\b")
 #: What `RUNS_TESTS` matches from a command's start (what its commands say of an unnamed step: a wrong "test" counts
 #: a step's time as tests', so a tests script must say so by its name).
 RUNS_TESTS_PATTERN = _RUN_BY + r"(?:" + _TEST_RUNNERS + r"|" + _TEST_SCRIPT + r")"
 RUNS_TESTS = re.compile("(?i)" + RUNS_TESTS_PATTERN)
-#: The same, with any script whose path says test (`tests/ci/run.sh`, `build_and_test.sh`; not one that installs or
-#: prepares): where the first test line of a script bounds what is installed before its tests (`_TEST_LINE`), a line
-#: missed would take an install after the tests for one before them.
+#: The same, with any script whose path says test (`tests/ci/run.sh`, `build_and_test.sh`, `runtests.sh`; not one
+#: that installs, prepares, fetches or pulls for them, `get_test_models.sh`, `latest.sh`): where the first test line
+#: of a script bounds what is installed before its tests (`_TEST_LINE`), a line missed would take an install after
+#: the tests for one before them. (Read to its first `test` once: a long token is scanned once.)
 TEST_LINE_PATTERN = _RUN_BY + r"(?:" + _TEST_RUNNERS + \
-    r"|(?:bash[ \t]+|sh[ \t]+)?(?=\S*\.sh\b)(?!\S*(?:install|deps?\b|setup|prepare))\S*test\S*\.sh\b)"
+    r"|(?:bash[ \t]+|sh[ \t]+)?(?=\S*\.sh\b)(?!\S*(?:install|deps?\b|setup|prepare|download|fetch|pull|upload|image" \
+    r"|asset|weight))(?!(?:\S*/)?get[_-])(?:(?!(?<!la)test)\S)*(?<!la)test\S*\.sh\b)"
 _SHELL = re.compile(r"(?:set|unset|cd|pushd|popd|export|source|\.|if|then|else|elif|fi|for|while|until|do|done|case"
                     r"|esac|exit|return|shift|local|declare|trap)(?:\s|$)")
 _QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")

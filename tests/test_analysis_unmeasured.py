@@ -1104,14 +1104,27 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
     # makes an unnamed step a test step
     for script in ("bash tests/run_model_tests.sh", "bash tests/ci/run.sh", "./runTests.sh", "./build_and_test.sh"):
         assert said(f"{script}\npip install codecov && codecov", named="Run tests") == [], script
-    # review134 t01: a line of blanks is read once, not once for each way two patterns could share it
-    alarm = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the first test line took over 10 s to find"))
+    # review134 t01, review135 u01, u02: what could be read several ways is read one way (a line of blanks; wrappers
+    # whose option could take the next wrapper for its argument, 2^n ways; a long token with `test` in it): each of
+    # these took seconds to minutes
+    alarm = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("a script took over 10 s to read"))
     signal.alarm(10)
     try:
         assert said("pip install -e .\n" + " " * 20000 + "x\npytest", named="Run tests") == ["(`pip install -e .`)"]
+        assert said("pip install -e .\n" + "sudo -E " * 40 + "lint\npytest", named="Run tests") == ["(`pip install -e .`)"]
+        assert said("pip install -e .\nbash a.sh-" + "test" * 25000 + " x\npytest", named="Run tests") == \
+            ["(`pip install -e .`)"]
+        for command in ("sudo -E " * 40 + "lint", "timeout -k " * 40 + "lint", "bash run_" + "test" * 25000 + ".shy/a.sh"):
+            step = parse_workflow(f"on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: |\n"
+                                  f"          pip install x\n          {command}\n", ".github/workflows/a.yml").jobs["a"].steps[0]
+            assert (step.unspoken, step.said) == ("install", "")
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, alarm)
+    # review135 u04: a script that fetches or pulls what the tests need is no test line: the install after it is said
+    for script in ("bash download_test_data.sh", "bash get_latest.sh", "bash pull_test_image.sh"):
+        assert said(f"{script}\npip install -r requirements-test.txt\npytest", named="Run tests") == [
+            "(`pip install -r requirements-test.txt`)"], script
 
 
 def test_two_unnamed_steps_shown_alike_are_not_told_apart_by_their_commands() -> None:
@@ -1332,6 +1345,13 @@ jobs:
     ("pip install -e .\ntimeout -s KILL 3600 pytest\n", "install", "test"),
     ("pip install -e .\ntorchrun --nproc_per_node 8 -m pytest tests\n", "install", "test"),
     ("pip install -e .\ndocker exec -w /src ci python -m pytest\n", "install", "test"),
+    # review135 u03, u05: make's `-C` and `-f` take their argument (`make -C tests install` builds, no test runs); a
+    # script that builds the tests is none; a test file run by Python, `lit`, are tests
+    ("pip install -e .\nmake -C tests install\n", "install", "other"),
+    ("pip install -e .\nmake -f test.mk install\n", "install", "other"),
+    ("pip install -e .\nbash scripts/build_tests.sh\n", "install", "other"),
+    ("pip install -e .\npython3 op_tests/test_gemm_a8w8.py\n", "install", "test"),
+    ("pip install lit\nlit -v test\n", "install", "test"),
     # an echo that writes is no banner (review108 f02)
     ("echo ROCM_PATH=/opt/rocm >> $GITHUB_ENV\nrocm-smi\n", "", "setup"),
     ("echo \"X=1\" | tee -a $GITHUB_ENV\nexport Y=2\n", "", "setup"),
