@@ -606,21 +606,25 @@ _WRAPPER = r"(?!(?:env|time|timeout|sudo|mpirun|mpiexec|srun|torchrun|xargs|dock
 _OPTION = r"[ \t]+-\S+(?:[ \t]+" + _WRAPPER + r"[^-\s]\S*)?"
 #: What runs a command before it: variables set for it, and a wrapper that runs it (`env X=1`, `timeout -s KILL 3600`,
 #: `sudo -E`, `time`, `coverage run -m`, `uv run`, `poetry run`, `mpirun -np 8`, `torchrun --nproc_per_node 8 -m`,
-#: `docker exec -w /src ci`, `xargs -n1` after a pipe).
+#: `docker exec -w /src ci`, `xargs -n1` after a pipe, SGLang's `bash scripts/ci/amd/amd_ci_exec.sh -w
+#: /sglang-checkout/test`).
 _RUN_BY = (r"[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:env(?:[ \t]+-\S+)*(?:[ \t]+\w+=\S*)*|time"
            r"|coverage[ \t]+run(?:[ \t]+-m)?|(?:uv|poetry|pipenv)[ \t]+run"
            r"|timeout(?:" + _OPTION + r")*[ \t]+" + _WRAPPER + r"[^-\s]\S*"
            r"|(?:sudo|mpirun|mpiexec|srun|torchrun|xargs)(?:" + _OPTION + r")*"
-           r"|docker[ \t]+exec(?:" + _OPTION + r")*[ \t]+" + _WRAPPER + r"[^-\s]\S*)[ \t]+)*")
+           r"|docker[ \t]+exec(?:" + _OPTION + r")*[ \t]+" + _WRAPPER + r"[^-\s]\S*"
+           r"|(?:bash[ \t]+)?\S*amd_ci_exec\.sh(?:" + _OPTION + r")*)[ \t]+)*")
 #: A command that runs tests, after what runs it (`_RUN_BY`): pytest, unittest, lit, ctest, tox, nox, `bazel test`,
 #: `make test` / `check` / `test-unit` (after its options: `-C dir` and `-f file` with theirs, `-j 8`; not `make
 #: test-deps`, `test-install`, `test-image`), a suite runner (SGLang's `run_suite.py`, pytorch's `test/run_test.py`),
 #: a test file run by Python (aiter's `python3 op_tests/test_gemm_a8w8.py`).
-_TEST_RUNNERS = (r"(?:(?:python[\d.]*[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest|lit)\b(?![ \t]+--(?:version|help)\b)"
-                 r"|ctest\b|tox\b|nox\b|bazel[ \t]+test\b"
+_TEST_RUNNERS = (r"(?:(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest|lit)(?![\w.])"
+                 r"(?![ \t]+--(?:version|help|collect-only)\b)|ctest\b(?![ \t]+--(?:version|help)\b)"
+                 r"|(?:tox|nox)\b(?![ \t]+-[es][ \t]*(?:lint|format|docs?|type|mypy|pep8|flake8|style)\b)"
+                 r"|bazel[ \t]+test\b"
                  r"|make(?:[ \t]+(?:-[CfIoW][ \t]*[^-\s]\S*|-[jl]\S*(?:[ \t]+(?:\d+|\$\S*))?|-(?![CfIoWjl])\S+))*"
                  r"[ \t]+(?:tests?|check)(?:-(?!deps?\b|install|setup|prepare|image|build|pull)\w[\w-]*)?(?![\w./-])"
-                 r"|(?:python[\d.]*[ \t]+)?\S*\brun_(?:suite|tests?)\.py\b"
+                 r"|(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+)?\S*\brun_(?:suite|tests?)\.py\b"
                  r"|python[\d.]*[ \t]+(?:[^\s/]*/)*test_\w*\.py\b)")
 #: A tests script, told by its own name: `test.sh`, `run_tests.sh`, `unittest.sh`, `runTests.sh`, `model_tests.sh`
 #: (its name ends in the word), `run_test_suite.sh` (`run`, then the word); not what sets up for the tests or runs
@@ -630,7 +634,7 @@ _TEST_SCRIPT = (r"(?:bash[ \t]+|sh[ \t]+)?(?=\S*\.sh\b)(?:\S*/)?(?![^\s/]*(?:ins
                 r"|pull|upload|report|collect|copy|clean|publish|archive|artifact|result|stat|container|docker|image"
                 r"|asset|fixture|weight|env|build[_-]tests?\b))"
                 r"(?:[^\s/]*?(?:(?<![a-z])|(?<=unit)|(?<=run)|(?<=py)|(?<=smoke)|(?<=self)|(?<=model))tests?\.sh"
-                r"|run(?=[\w-]*?tests?[\w-]*\.sh)[\w-]*\.sh)\b")
+                r"|run(?=[\w-]*\.sh)(?=(?:(?!test)[\w-])*test)[\w-]*\.sh)\b")
 #: What `RUNS_TESTS` matches from a command's start (what its commands say of an unnamed step: a wrong "test" counts
 #: a step's time as tests', so a tests script must say so by its name).
 RUNS_TESTS_PATTERN = _RUN_BY + r"(?:" + _TEST_RUNNERS + r"|" + _TEST_SCRIPT + r")"
@@ -644,7 +648,9 @@ TEST_LINE_PATTERN = _RUN_BY + r"(?:" + _TEST_RUNNERS + \
     r"|asset|weight))(?!(?:\S*/)?get[_-])(?:(?!(?<!la)test)\S)*(?<!la)test\S*\.sh\b)"
 _SHELL = re.compile(r"(?:set|unset|cd|pushd|popd|export|source|\.|if|then|else|elif|fi|for|while|until|do|done|case"
                     r"|esac|exit|return|shift|local|declare|trap)(?:\s|$)")
-_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+#: Text in quotes (what a command is given, no command); an unclosed `"` runs to the line's end, as bash reads it past
+#: the line (and one scan does: with the closing quote required, each `"` of `"\\"\\"...` scanned the rest of the line).
+_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*(?:\"|\Z)")
 _KEYWORD = re.compile(r"^(?:(?:then|do|else|elif|if|!)\s+)+")
 #: A command that looks at what an install put in place, or fetches and unpacks for it: no test, no build.
 _LOOKS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:(?:python[\d.]*\s+-m\s+)?pip[\d.]*\s+(?:list|freeze|show|check|config|cache"

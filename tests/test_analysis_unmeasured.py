@@ -1114,10 +1114,13 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
         assert said("pip install -e .\n" + "sudo -E " * 40 + "lint\npytest", named="Run tests") == ["(`pip install -e .`)"]
         assert said("pip install -e .\nbash a.sh-" + "test" * 25000 + " x\npytest", named="Run tests") == \
             ["(`pip install -e .`)"]
-        for command in ("sudo -E " * 40 + "lint", "timeout -k " * 40 + "lint", "bash run_" + "test" * 25000 + ".shy/a.sh"):
+        for command, read in (("sudo -E " * 40 + "lint", ("install", "")), ("timeout -k " * 40 + "lint", ("install", "")),
+                              ("bash run_" + "test" * 25000 + ".shy/a.sh", ("install", "")),
+                              ("bash run_" + "test" * 25000 + ".x.sh", ("install", "")),  # (review136 v02)
+                              ('echo "' + '\\"' * 50000, ("", ""))):  # (review136 v01: an unclosed quote, a print)
             step = parse_workflow(f"on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: |\n"
                                   f"          pip install x\n          {command}\n", ".github/workflows/a.yml").jobs["a"].steps[0]
-            assert (step.unspoken, step.said) == ("install", "")
+            assert (step.unspoken, step.said) == read, command[:20]
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, alarm)
@@ -1352,6 +1355,11 @@ jobs:
     ("pip install -e .\nbash scripts/build_tests.sh\n", "install", "other"),
     ("pip install -e .\npython3 op_tests/test_gemm_a8w8.py\n", "install", "test"),
     ("pip install lit\nlit -v test\n", "install", "test"),
+    # review136 v03: SGLang's AMD runner wrapper (its lane files run every suite so); lint by tox, a version, are none
+    ('echo "Unit tests"\nbash scripts/ci/amd/amd_ci_exec.sh -w "/sglang-checkout/test" python3 run_suite.py --suite x\n',
+     "print", "test"),
+    ("pip install tox\ntox -e lint\n", "install", "other"),
+    ("pip install -e .\npython3 -u -m pytest tests\n", "install", "test"),
     # an echo that writes is no banner (review108 f02)
     ("echo ROCM_PATH=/opt/rocm >> $GITHUB_ENV\nrocm-smi\n", "", "setup"),
     ("echo \"X=1\" | tee -a $GITHUB_ENV\nexport Y=2\n", "", "setup"),
