@@ -374,7 +374,7 @@ def _parse_log(data: str | bytes) -> ShardLog:
                     retry_kills[name] = (max(cap, killed[name]), before + waiting.pop(name))
                 killed.pop(name, None)  # another attempt: its own end says how it went
                 attempt_end.pop(name, None)
-                attempt[normal_path(retry["file"])] = None  # (begun again: an `End` of an earlier one is not its)
+                attempt[name] = None  # (begun again: an `End` of an earlier one is not its)
                 continue
             retry = _RETRY_KILLED.match(line)  # (the attempt after it clears it; a step cut off before it does not)
             if retry:
