@@ -626,13 +626,15 @@ _TEST_RUNNERS = (r"(?:(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+-m[ \t]+)?(?:py
                  r"[ \t]+(?:tests?|check)(?:-(?!deps?\b|install|setup|prepare|image|build|pull)\w[\w-]*)?(?![\w./-])"
                  r"|(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+)?\S*\brun_(?:suite|tests?)\.py\b"
                  r"|python[\d.]*[ \t]+(?:[^\s/]*/)*test_\w*\.py\b)")
+#: What a script named for the tests does for them, not to run them (`download_test_data.sh`, `install_test_deps.sh`):
+#: no tests script, for either pattern below.
+_SETS_UP = r"install|deps?\b|setup|prepare|download|fetch|pull|upload|image|asset|weight"
 #: A tests script, told by its own name: `test.sh`, `run_tests.sh`, `unittest.sh`, `runTests.sh`, `model_tests.sh`
 #: (its name ends in the word), `run_test_suite.sh` (`run`, then the word); not what sets up for the tests or runs
 #: around them (`install_test_deps.sh`, `download_test_data.sh`, `build_tests.sh`, `upload_test_results.sh`,
 #: `run_test_container.sh`, `test_env.sh`), nor `latest.sh` or `fastest.sh`.
-_TEST_SCRIPT = (r"(?:bash[ \t]+|sh[ \t]+)?(?=\S*\.sh\b)(?:\S*/)?(?![^\s/]*(?:install|deps?\b|setup|prepare|download|fetch"
-                r"|pull|upload|report|collect|copy|clean|publish|archive|artifact|result|stat|container|docker|image"
-                r"|asset|fixture|weight|env|build[_-]tests?\b))"
+_TEST_SCRIPT = (r"(?:bash[ \t]+|sh[ \t]+)?(?=\S*\.sh\b)(?:\S*/)?(?![^\s/]*(?:" + _SETS_UP + r"|report|collect|copy|clean"
+                r"|publish|archive|artifact|result|stat|container|docker|fixture|env|build[_-]tests?\b))"
                 r"(?:[^\s/]*?(?:(?<![a-z])|(?<=unit)|(?<=run)|(?<=py)|(?<=smoke)|(?<=self)|(?<=model))tests?\.sh"
                 r"|run(?=[\w-]*\.sh)(?=(?:(?!test)[\w-])*test)[\w-]*\.sh)\b")
 #: What `RUNS_TESTS` matches from a command's start (what its commands say of an unnamed step: a wrong "test" counts
@@ -644,8 +646,7 @@ RUNS_TESTS = re.compile("(?i)" + RUNS_TESTS_PATTERN)
 #: of a script bounds what is installed before its tests (`_TEST_LINE`), a line missed would take an install after
 #: the tests for one before them. (Read to its first `test` once: a long token is scanned once.)
 TEST_LINE_PATTERN = _RUN_BY + r"(?:" + _TEST_RUNNERS + \
-    r"|(?:bash[ \t]+|sh[ \t]+)?(?=\S*\.sh\b)(?!\S*(?:install|deps?\b|setup|prepare|download|fetch|pull|upload|image" \
-    r"|asset|weight))(?!(?:\S*/)?get[_-])(?:(?!(?<!la)test)\S)*(?<!la)test\S*\.sh\b)"
+    r"|(?:bash[ \t]+|sh[ \t]+)?(?=\S*\.sh\b)(?!\S*(?:" + _SETS_UP + r"))(?!(?:\S*/)?get[_-])(?:(?!(?<!la)test)\S)*(?<!la)test\S*\.sh\b)"
 _SHELL = re.compile(r"(?:set|unset|cd|pushd|popd|export|source|\.|if|then|else|elif|fi|for|while|until|do|done|case"
                     r"|esac|exit|return|shift|local|declare|trap)(?:\s|$)")
 #: Text in quotes (what a command is given, no command); an unclosed `"` runs to the line's end, as bash reads it past
