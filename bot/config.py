@@ -264,8 +264,11 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
 
 #: The rules that read an unnamed step by the first line of its script, which GitHub names it by, by that line's
 #: kind: where it does not speak for the script (`StepDef.unspoken`: `echo "Running unit tests"`, then `pytest`),
-#: they pass it by: a banner's rule; an install's, and a word such as `deps` or `venv` in it (`--no-deps`).
-FIRST_LINE_RULES = {"print": (FIRST_LINE_BANNER,), "install": (FIRST_LINE_INSTALL, FIRST_LINE_WORDS)}
+#: they pass it by: a banner's rule; an install's, and a word such as `deps` or `venv` in it (`--no-deps`); of shell
+#: set-up (`set -ex`, `cd build`), that word too (`source venv/bin/activate`, then `pytest`); another rule that takes
+#: its words still does (`cd tests`), and where none does, what its commands say decides, not "other".
+FIRST_LINE_RULES = {"print": (FIRST_LINE_BANNER,), "install": (FIRST_LINE_INSTALL, FIRST_LINE_WORDS),
+                    "shell": (FIRST_LINE_WORDS,)}
 
 WORKFLOWS_DIR = ".github/workflows"
 DEFAULT_LANES = (f"{WORKFLOWS_DIR}/pr-test-amd.yml", f"{WORKFLOWS_DIR}/pr-test-amd-rocm*.yml")

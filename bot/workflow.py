@@ -199,7 +199,9 @@ class StepDef:
         does not speak for the script, "" when it does (or the step is named). A banner (`echo`, `printf`;
         not one that writes, `>> $GITHUB_ENV`) speaks for prints and shell set-up alone ("print": `echo
         "Running unit tests"`, then `cd tests && pytest`); an install for installs and the look at what
-        they put in place ("install": not `pip install -e .`, then `python3 run_suite.py`). A command
+        they put in place ("install": not `pip install -e .`, then `python3 run_suite.py`); shell set-up
+        (`set -ex`, `export VAR=...`, `cd build`, `source venv/bin/activate`) for nothing but more of it and prints
+        ("shell": not `set -ex`, then `pytest tests`). A command
         continued with a backslash is one; a filter after `|` and text in quotes are no commands."""
         if self.explicit_name is not None or self.uses is not None or not self.run:
             return ""
@@ -213,6 +215,9 @@ class StepDef:
             return "install" if tests or any(not _INSTALLS.match(command) and not _SHELL.match(command)
                                              and not _PRINTS.match(command) and not _LOOKS.match(command)
                                              for command in commands) else ""
+        if _SHELL.match(lines[0]):
+            return "shell" if tests or any(not _SHELL.match(command) and not _PRINTS.match(command)
+                                           for command in commands) else ""
         return ""
 
     @functools.cached_property

@@ -1081,6 +1081,26 @@ def test_a_script_no_rule_takes_is_a_test_by_its_commands_and_its_install_is_sai
         "share reads low"]
 
 
+def test_a_script_that_sets_up_its_shell_first_is_measured_by_its_commands() -> None:
+    """An unnamed step that starts with shell set-up (`set -ex`) is named by that line, which no rule takes: its
+    pytest ran 40 minutes in a step counted as other ("no step is classified as a test"), and a step that only
+    installs was other too, not setup. Now the first is the job's test and the second its setup."""
+    text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+            "      - run: |\n          set -ex\n          pip install -r requirements.txt\n"
+            "      - run: |\n          export HIP_VISIBLE_DEVICES=0\n          python -m pytest -n 8 tests\n")
+    path = ".github/workflows/rocm.yml"
+    runs = [bundle(run_id=860 + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{860 + i:040x}",
+                   start=START, jobs=[job("t", [Step("Set up job", 0.2), Step("Run set -ex", 20),
+                                                Step("Run export HIP_VISIBLE_DEVICES=0", 40)], ["linux-mi300-gpu-1"])])
+            for i in range(3)]
+    analysis = analyze({path: text}, runs, RepoConfig())
+    t = analysis.latest.jobs[0]
+    assert [(s.name, s.category) for s in t.work_steps] == [("Run export HIP_VISIBLE_DEVICES=0", "test")]
+    assert (t.setup_seconds, t.test_seconds, t.other_seconds) == (20.2 * 60, 40 * 60, 0)
+    assert analysis.stats["t"].samples == 3
+    assert analysis.unmeasured == ()
+
+
 def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() -> None:
     """review133 s03: `cd tests && python -m pytest` is the tests' line as much as `pytest` alone: the codecov install
     after it was said to be one "before its tests"; an install before `. venv/bin/activate && pytest` still is."""
@@ -1364,6 +1384,16 @@ jobs:
     ("echo ROCM_PATH=/opt/rocm >> $GITHUB_ENV\nrocm-smi\n", "", "setup"),
     ("echo \"X=1\" | tee -a $GITHUB_ENV\nexport Y=2\n", "", "setup"),
     ("pip install uv\nuv venv\nuv pip install -e .\n", "", "setup"),
+    # shell set-up speaks for more of it and prints alone: after it, the commands decide where no rule takes the name
+    # (`Run set -ex`, `Run export HIP_VISIBLE_DEVICES=0`, `Run cd build` were other, their tests or installs unseen)
+    ("set -ex\npython -m pytest -x tests/unit\n", "shell", "test"),
+    ("export HIP_VISIBLE_DEVICES=0\nexport PYTORCH_TEST_WITH_ROCM=1\npytest test/test_ops.py\n", "shell", "test"),
+    ("cd build\nctest --output-on-failure -j 8\n", "shell", "test"),
+    ("source /opt/venv/bin/activate\nbash tests/run_tests.sh\n", "shell", "test"),
+    ("set -ex\npip install -e .\npip list\n", "shell", "setup"),
+    ("set -euo pipefail\n./build/bin/bench_gemm --all\n", "shell", "other"),
+    ("set -e\nexport X=1\necho done\n", "", "other"),
+    ("cd tests\n./run_custom --all\n", "shell", "test"),  # (the test rule takes `Run cd tests`, as before)
 ])
 def test_the_first_line_of_a_script_speaks_for_it_only_with_commands_of_its_kind(script: str, unspoken: str,
                                                                                 category: str) -> None:
