@@ -86,7 +86,9 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # down`, is other).
     StepRule(r"(?i)clean (?:the )?workspace$", "setup"),
     # Checking the runner and its GPUs before the tests: TheRock `Runner health status`, `Driver / GPU sanity check`.
-    StepRule(r"(?i)(?:(?:runner|gpu|node|machine|system|host) )?health (?:status|checks?|settings)\b", "setup"),
+    # gpu-mode/kernelbot `Distributed Health Check` (a collective across the GPUs, beside its `GPU Health Check`).
+    StepRule(r"(?i)(?:(?:runner|gpus?|node|machine|system|host|distributed|multi-gpu|network|rccl|nccl) )?health"
+             r" (?:status|checks?|settings)\b", "setup"),
     StepRule(r"(?i)(?:drivers?|gpus?|rocm|devices?)\b.*\bsanity checks?\b", "setup"),
     # -- other: results, logs, reports, teardown, lint; before the test rules, as these names say "test".
     # pytorch `Upload test artifacts`, `Save test results`, `Store Core dumps on GitHub`, `Collect backtraces
@@ -157,6 +159,12 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)(?:teardown|tear(?:ing)? down|clean ?up|cleaning(?: up)?|remov(?:e|ing)|delet(?:e|ing)"
              r"|stop(?:ping)?|kill(?:ing)?)\b", "other"),
     StepRule(r"(?i)(?:lint|format|pre-commit|clang-format|ruff|flake8|mypy|actionlint)\b", "other"),
+    # ... and a linter's or formatter's action, unnamed (GitHub names it `Run owner/repo@ref`): AMD-AGI/Primus
+    # `Run psf/black@stable`, `Run isort/isort-action@v1`; `pre-commit/action`, `astral-sh/ruff-action` (were setup,
+    # as any other action). The word is one of the action's name, between separators.
+    StepRule(r"(?i)run (?=[\w.-]+/[\w./-]*@\S*$)(?:[\w./-]*[/_.-])?(?:lint\w*|black|isort|ruff|flake8|pylint|mypy"
+             r"|pre-commit|codespell|shellcheck|clang-format|yapf|autoflake|autopep8|typos|prettier|eslint)(?![a-z0-9])",
+             "other"),
     # A step that builds (installs, configures) and then tests: rocm-systems `Configure, Build, and Test` (ctest's
     # dashboard script), `Build and run tests`, `Build & Test`, `Install and run tests (py3.10)`. Test, before the
     # setup rules: as setup, its hour made a job with one more short test step a "short suite" to fold. The setup
@@ -223,6 +231,11 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     FIRST_LINE_WORDS := StepRule(
         r"(?i)(?!" + TEST_WORD + r")(?:.*\bgithub_(?:env|path|output)\b|.*\b(?:venv|virtualenv|deps)\b"
         r"|stag(?:e|ing) (?!\d)(?!.*\b(?:results?|reports?|logs?|artifacts?|outputs?)\b))", "setup"),
+    # What the tests read, put in place: tinygrad `Symlink models and datasets` (weights kept on the box), kernelbot
+    # `Create input files` (the payload its `Run script` reads).
+    StepRule(r"(?i)(?:(?:create|make|add) (?:the )?)?sym(?:bolic )?links?\b|symlink(?:s|ing)?\b"
+             r"|link (?:the )?(?:models?|weights|datasets?|data|caches?)\b"
+             r"|(?:create|write|generate) (?:the )?(?:inputs?|payloads?)(?: files?)?$", "setup"),
     # aiter `Generate Dockerfile`; SGLang; onnxruntime `Generate Build Files (CMake) (x64 / Release)`.
     StepRule(r"(?i)generate .*\b(?:dockerfile|matrix|build files|cmake)\b", "setup"),
     # Printing the machine before the tests: JAX `Print system info`, DeepSpeed `Python environment` and
@@ -231,7 +244,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # linux_job_v2.yml `Check if in a container runner`.
     StepRule(r"(?i)(?:print|show|display|inspect|check|verify(?!.*\b(?:tests?|results?|pass\w*|fail\w*)\b)|log"
              r"|diagnose|dump|list|query) .*\b(?:env|environments?"
-             r"|system|host|gpus?|rocm|rocm-smi|rocminfo|devices?|container state|dockerfile|info|versions?"
+             r"|system|host|gpus?|rocm|rocm-smi|rocminfo|amd-smi|nvidia-smi|devices?|container state|dockerfile|info|versions?"
              r"|cache|hardware|resources|runners?|disk|shm|director(?:y|ies))\b", "setup"),
     StepRule(r"(?i).*\b(?:environments?|diagnostics|resources? snapshot)\b", "setup"),  # (Liger `List Python Environments`)
     StepRule(r"(?i)export .*\b(?:env|environment|vars?|variables?)\b", "setup"),  # SGLang `Export rdma_devices to job env`

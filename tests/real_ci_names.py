@@ -1326,11 +1326,62 @@ FOURTH_SURVEY = Project(
                   "group:build-only-rocmlir", " build-only-rocmlir"),
 )
 
+#: A fifth survey (2026-12-07): AMD jobs of projects new to the survey, and names the earlier ones did not have.
+FIFTH_SURVEY = Project(
+    name="fifth survey (kernelbot, iree-turbine, tilelang, Liger, Primus lint, tinygrad, SGLang benchmarks)",
+    sources=("gpu-mode/kernelbot .github/workflows/amd_workflow.yml @01c89233",
+             "gpu-mode/kernelbot .github/workflows/amd-health.yml @4ac00595",
+             "iree-org/iree-turbine .github/workflows/ci-tk.yaml @0004ae3e",
+             "iree-org/iree-turbine .github/workflows/perf_mi300.yaml @968c2e31",
+             "tile-ai/tilelang .github/workflows/amd_ci.yml @0860cb75",
+             "linkedin/Liger-Kernel .github/workflows/amd-ci.yml @07a3a620",
+             "AMD-AGI/Primus .github/workflows/ci.yaml @01f23208",
+             "tinygrad/tinygrad .github/workflows/benchmark.yml @0026c185",
+             "sgl-project/sglang .github/workflows/pr-test-amd.yml @003cb04b"),
+    steps=(
+        ("Create input files", False, SETUP),  # kernelbot: the payload its `Run script` reads (other before 2026-12-07)
+        ("Set venv directory based on runner", False, SETUP),
+        ("Setup Virtual Environment and Install Dependencies", False, SETUP),
+        ("Upload training artifacts", True, OTHER),
+        ("GPU Health Check", False, SETUP),
+        ("Distributed Health Check", False, SETUP),  # (other before 2026-12-07)
+        ("Setting up Python", True, SETUP),  # iree-turbine
+        ("Cache Pip Packages", True, SETUP),
+        ("Install pip deps", False, SETUP),
+        ("Run unit tests", False, TEST),
+        ("Test TKW runtime related stack on amdgpu", False, TEST),
+        ("Run e2e tests on AMD GPU MI300", False, TEST),
+        ("Run LIT tests", False, TEST),
+        ("MyPy Type Checking", False, OTHER),
+        ("Ensure venv (local & persistent)", False, SETUP),  # tilelang
+        ("Run format check", False, OTHER),
+        ("Install project (wheel form)", False, SETUP),
+        ("Run checkstyle", False, OTHER),  # Liger-Kernel
+        ("Check Docker Version", False, SETUP),
+        ("Setup Dependencies", False, SETUP),
+        ("Install Autoflake", False, SETUP),  # AMD-AGI/Primus's lint job: the linters' actions (setup before 2026-12-07)
+        ("Run Autoflake", False, OTHER),
+        ("Run isort/isort-action@v1", True, OTHER),
+        ("Run psf/black@stable", True, OTHER),
+        ("Run Shell Tests", False, TEST),
+        ("Set UT_LOG_PATH", False, SETUP),
+        ("Print nvidia-smi", False, SETUP),  # tinygrad, before its benchmarks (other before 2026-12-07)
+        ("Symlink models and datasets", False, SETUP),  # (other before 2026-12-07)
+        ("Run model inference benchmark", False, TEST),
+        ("Test speed vs torch", False, TEST),
+        ("Evaluate accuracy (TP=2)", False, TEST),  # SGLang's older AMD lane
+        ("MLA TEST", False, TEST),
+        ("Benchmark offline throughput (w/o RadixAttention) (TP=2)", False, TEST),
+    ),
+    amd_labels=("amdgpu-mi300-8-x86-64", "nodai-amdgpu-mi300-x86-64", "nodai-amdgpu-mi250-x86-64"),
+    other_labels=(),
+)
+
 PROJECTS: tuple[Project, ...] = (
     PYTORCH, DEEPSPEED, AITER, TRITON, JAX, TRANSFORMER_ENGINE, OPTIMUM_BENCHMARK, TRANSFORMERS, SGLANG,
     PYTORCH_AO, THEROCK, FLASH_ATTENTION, XFORMERS, ONNXRUNTIME, IREE, ROCM_LIBRARIES,
     MEGATRON_LM, PYTORCH_K8S, AITER_MORE, THEROCK_WHEELS, TRANSFORMERS_MORE, ROCM_JAX, ROCM_LIBRARIES_MORE,
-    ROCM_VLLM, RCCL, ROCM_MORE, THIRD_SURVEY, FOURTH_SURVEY,
+    ROCM_VLLM, RCCL, ROCM_MORE, THIRD_SURVEY, FOURTH_SURVEY, FIFTH_SURVEY,
 )
 
 # Whole `runs-on` label lists of real jobs (as the API's `labels` would carry them), and whether

@@ -159,3 +159,20 @@ def test_the_rules_for_the_second_survey_leave_tests_tests(name: str, category: 
     wrote that run or judge tests stay tests (a fold moves test steps only: a suite step taken for setup
     would be left behind), and a look at the machine after the tests is other."""
     assert RepoConfig().classify(name) == category
+
+
+def test_long_action_names_are_read_in_linear_time() -> None:
+    """The linters' action rule reads a name GitHub shows for an unnamed action (`Run owner/repo@ref`) in one pass:
+    100 KB names of separators and linter words, with and without the `@`, under a 10-second alarm (each took
+    milliseconds; a rule that tried every split of the name would take minutes)."""
+    import signal
+    names = ["Run a/" + "black-" * 20000, "Run a/" + "black-" * 20000 + "@v1", "Run " + "a-" * 50000 + "/b@c",
+             "Run a/" + "x." * 50000 + "ruff@v", "Run a/b@" + "lint " * 20000]
+    alarm = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("a name took over 10 s to classify"))
+    signal.alarm(10)
+    try:
+        assert [RepoConfig().classify(name, action=True) for name in names] == [
+            "setup", "other", "setup", "other", "setup"]
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, alarm)
