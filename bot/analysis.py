@@ -813,12 +813,12 @@ _INSTALL_LINE = re.compile(r"(?im)^[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:python3?[ \t]+-
 
 
 #: A line of a script that runs tests (`TEST_LINE_PATTERN`: what `RUNS_TESTS` takes, and any script whose path says
-#: test), after shell set-up on it (`cd tests && pytest`, `set -e; pytest`): pytest, unittest, ctest, tox/nox, `make
+#: test), after shell set-up on it (`cd tests && pytest`, `set -e; pytest`) or a condition (`if [ -d t ]; then pytest`): pytest, unittest, ctest, tox/nox, `make
 #: test|check`, a test script (apex's `bash tests/jit_build/run_tests.sh`; not a `cat > run_tests.sh` that writes
 #: one, nor `install_test_deps.sh`, `pytest --version` or `make test-deps`). (A heredoc's lines are read as the
 #: script's own.)
-_TEST_LINE = re.compile(r"(?im)^(?:[ \t]*(?:(?:cd|pushd|export|set|source)\b|\.(?=[ \t]))[^\n;&|]*(?:&&|;))*"
-                        + TEST_LINE_PATTERN)
+_TEST_LINE = re.compile(r"(?im)^(?:[ \t]*(?:(?:cd|pushd|export|set|source|if|elif|while|until)\b|\.(?=[ \t])|\[)"
+                        r"[^\n;&|]*(?:&&|;))*(?:[ \t]*(?:then|do|else)[ \t]+)?" + TEST_LINE_PATTERN)
 
 
 def _script_installs(raw: Mapping[str, Any]) -> str | None:

@@ -87,8 +87,9 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)clean (?:the )?workspace$", "setup"),
     # Checking the runner and its GPUs before the tests: TheRock `Runner health status`, `Driver / GPU sanity check`.
     # gpu-mode/kernelbot `Distributed Health Check` (a collective across the GPUs, beside its `GPU Health Check`).
-    StepRule(r"(?i)(?:(?:runner|gpus?|node|machine|system|host|distributed|multi-gpu|network|rccl|nccl) )?health"
-             r" (?:status|checks?|settings)\b", "setup"),
+    # (not one that says it tests, or follows them: `RCCL health check tests`, `GPU health check after tests`)
+    StepRule(r"(?i)(?!" + TEST_WORD + r")(?:(?:runner|gpus?|node|machine|system|host|distributed|multi-gpu|network|rccl"
+             r"|nccl) )?health (?:status|checks?|settings)\b", "setup"),
     StepRule(r"(?i)(?:drivers?|gpus?|rocm|devices?)\b.*\bsanity checks?\b", "setup"),
     # -- other: results, logs, reports, teardown, lint; before the test rules, as these names say "test".
     # pytorch `Upload test artifacts`, `Save test results`, `Store Core dumps on GitHub`, `Collect backtraces
@@ -233,9 +234,10 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
         r"|stag(?:e|ing) (?!\d)(?!.*\b(?:results?|reports?|logs?|artifacts?|outputs?)\b))", "setup"),
     # What the tests read, put in place: tinygrad `Symlink models and datasets` (weights kept on the box), kernelbot
     # `Create input files` (the payload its `Run script` reads).
-    StepRule(r"(?i)(?:(?:create|make|add) (?:the )?)?sym(?:bolic )?links?\b|symlink(?:s|ing)?\b"
+    # (not a name that says it tests too: `Symlink test data and run tests`)
+    StepRule(r"(?i)(?!" + TEST_WORD + r")(?:(?:(?:create|make|add) (?:the )?)?sym(?:bolic )?links?\b|symlink(?:s|ing)?\b"
              r"|link (?:the )?(?:models?|weights|datasets?|data|caches?)\b"
-             r"|(?:create|write|generate) (?:the )?(?:inputs?|payloads?)(?: files?)?$", "setup"),
+             r"|(?:create|write|generate) (?:the )?(?:inputs?|payloads?)(?: files?)?$)", "setup"),
     # aiter `Generate Dockerfile`; SGLang; onnxruntime `Generate Build Files (CMake) (x64 / Release)`.
     StepRule(r"(?i)generate .*\b(?:dockerfile|matrix|build files|cmake)\b", "setup"),
     # Printing the machine before the tests: JAX `Print system info`, DeepSpeed `Python environment` and
@@ -278,8 +280,9 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
 #: The rules that read an unnamed step by the first line of its script, which GitHub names it by, by that line's
 #: kind: where it does not speak for the script (`StepDef.unspoken`: `echo "Running unit tests"`, then `pytest`),
 #: they pass it by: a banner's rule; an install's, and a word such as `deps` or `venv` in it (`--no-deps`); of shell
-#: set-up (`set -ex`, `cd build`), that word too (`source venv/bin/activate`, then `pytest`); another rule that takes
-#: its words still does (`cd tests`), and where none does, what its commands say decides, not "other".
+#: set-up (`set -ex`, `cd build`), that word too where its commands run tests (`source venv/bin/activate`, then
+#: `pytest`; then a build, it is setup by the word, and `if [ ... ]; then echo X >> $GITHUB_ENV; fi` too); another
+#: rule that takes its words still does (`cd tests`), and where none does, what its commands say decides, not "other".
 FIRST_LINE_RULES = {"print": (FIRST_LINE_BANNER,), "install": (FIRST_LINE_INSTALL, FIRST_LINE_WORDS),
                     "shell": (FIRST_LINE_WORDS,)}
 
@@ -349,7 +352,8 @@ class RepoConfig:
             key = (script, said, step_name)
             category = self._script_categories.get(key)
             if category is None:
-                passed = FIRST_LINE_RULES[script]
+                # (shell set-up's words pass only for tests: `source venv/bin/activate`, then a build, is setup by them)
+                passed = FIRST_LINE_RULES[script] if script != "shell" or said == "test" else ()
                 rules = tuple(rule for rule in self.step_rules if all(rule is not by for by in passed))
                 category = self._script_categories[key] = _classify(rules, step_name, action, said)
             return category

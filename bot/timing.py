@@ -203,6 +203,68 @@ def _literal_start(template: str) -> str:
     return template.split("${{", 1)[0]
 
 
+#: What a script step's kind and commands say (`StepDef.unspoken`, `StepDef.said`).
+Said = tuple[str, str]
+
+
+def _fills(parts: tuple[str, ...], name: str) -> bool:
+    """Whether `name` is the text `parts` were split from with something in each gap (a name as written, split at
+    its expressions, and the name GitHub shows with their values). Read left to right with `str.find`, not with a
+    pattern of `.*`s, whose tries grow as a power of the name's length."""
+    first, *middle, last = parts
+    if not name.startswith(first) or not name.endswith(last) or len(name) < len(first) + len(last):
+        return False
+    at, end = len(first), len(name) - len(last)
+    for part in middle:
+        at = name.find(part, at, end)
+        if at < 0:
+            return False
+        at += len(part)
+    return True
+
+
+class ScriptSteps(dict[str, Said]):
+    """The unnamed `run:` steps of a workflow job whose first line, which GitHub names them by, does not speak for
+    their script: by that name, the line's kind and what their commands say. And two ways GitHub's list of the
+    job's steps is read further: `ordered`, a name several such steps are shown by whose commands say different
+    things (`set -ex`, then an install; `set -ex`, then pytest), each one's in the job's order, which GitHub's list
+    keeps (skipped steps too), used where the list has as many steps of that name as the file; `shown`, a first line
+    with expressions (`export HIP_VISIBLE_DEVICES=${{ matrix.gpu }}`), which GitHub shows with their values, as
+    the text around them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ordered: dict[str, tuple[Said, ...]] = {}
+        self.shown: list[tuple[tuple[str, ...], Said]] = []
+
+    def __bool__(self) -> bool:
+        return bool(len(self) or self.ordered or self.shown)
+
+    def reader(self, raw: Iterable[Any]) -> Callable[[str], Said | None]:
+        """What a step of `raw` (a job's steps, as the API lists them) says, by its name, in the list's order."""
+        if not self.ordered and not self.shown:
+            return self.get
+        counts: dict[str, int] = {}
+        if self.ordered:
+            for step in raw:
+                if isinstance(step, Mapping):
+                    name = str(step.get("name") or "")
+                    counts[name] = counts.get(name, 0) + 1
+        taken: dict[str, int] = {}
+
+        def read(name: str) -> Said | None:
+            alike = self.ordered.get(name)
+            if alike is not None and counts.get(name) == len(alike):
+                taken[name] = index = taken.get(name, -1) + 1
+                return alike[index]
+            said = self.get(name)
+            if said is None and self.shown:
+                found = {entry for parts, entry in self.shown if _fills(parts, name)}
+                said = found.pop() if len(found) == 1 else None
+            return said
+        return read
+
+
 class JobMatcher:
     """Maps API job names to workflow jobs and matrix values, for one workflow."""
 
@@ -212,7 +274,7 @@ class JobMatcher:
         self.callers = frozenset(job_id for job_id, job in workflow.jobs.items() if job.uses)
         self._cache: dict[str, JobRef] = {}
         self._actions: dict[str | None, frozenset[str]] = {}
-        self._scripts: dict[str | None, dict[str, tuple[str, str]]] = {}
+        self._scripts: dict[str | None, ScriptSteps] = {}
 
     def action_steps(self, job_id: str | None) -> frozenset[str]:
         """The names GitHub shows for the action (`uses:`) steps of a workflow job."""
@@ -224,25 +286,32 @@ class JobMatcher:
             )
         return names
 
-    def script_steps(self, job_id: str | None) -> dict[str, tuple[str, str]]:
+    def script_steps(self, job_id: str | None) -> ScriptSteps:
         """The names GitHub shows for the unnamed `run:` steps of a workflow job whose first line, which
         GitHub names them by, does not speak for their script, with that line's kind (`StepDef.unspoken`)
-        and what their commands say (`StepDef.said`)."""
+        and what their commands say (`StepDef.said`): `ScriptSteps`."""
         names = self._scripts.get(job_id)
         if names is None:
             job = self.workflow.jobs.get(job_id or "")
-            alike: dict[str, set[tuple[str, str]]] = {}  # the name GitHub shows -> each such step's (kind, said)
+            alike: dict[str, list[Said]] = {}  # the name GitHub shows -> each such step's (kind, said), in order
             for step in job.steps if job else ():
                 if step.explicit_name is None and step.uses is None:
                     kind = step.unspoken
-                    alike.setdefault(step.name, set()).add((kind, step.said if kind else ""))
-            # (steps shown alike whose commands say other things: the API's names cannot tell them apart, so their
-            # commands tell neither, and a first line that does not speak for one speaks for none)
-            names = self._scripts[job_id] = {}
-            for name, seen in alike.items():
+                    alike.setdefault(step.name, []).append((kind, step.said if kind else ""))
+            # (steps shown alike whose commands say other things: where the API's list cannot be read in the file's
+            # order, their commands tell neither, and a first line that does not speak for one speaks for none)
+            names = self._scripts[job_id] = ScriptSteps()
+            for name, said_each in alike.items():
+                seen = set(said_each)
                 kinds, said = {kind for kind, _ in seen if kind}, {said for _, said in seen}
+                if not kinds:
+                    continue
+                if len(seen) > 1:
+                    names.ordered[name] = tuple(said_each)
                 if len(kinds) == 1:
-                    names[name] = (kinds.pop(), said.pop() if len(said) == 1 else "")
+                    names[name] = entry = (kinds.pop(), said.pop() if len(said) == 1 else "")
+                    if "${{" in name:
+                        names.shown.append((tuple(re.split(r"\$\{\{.*?\}\}", name, flags=re.S)), entry))
         return names
 
     def match(self, api_name: str) -> JobRef:
@@ -520,7 +589,7 @@ _new_tuple = tuple.__new__  # builds a named tuple without its Python-level __ne
 
 
 def _steps(raw: Iterable[Any], config: RepoConfig, actions: frozenset[str],
-           scripts: Mapping[str, tuple[str, str]] = {}) -> tuple[list[StepTime], float, float, float, bool]:
+           scripts: ScriptSteps | None = None) -> tuple[list[StepTime], float, float, float, bool]:
     """A job's steps: the work (test and other) steps one by one and the seconds per
     category; and whether a test step ran. Any steps list: non-mappings skipped,
     missing names and unreadable timestamps counted as zero, naive stamps as UTC.
@@ -529,12 +598,13 @@ def _steps(raw: Iterable[Any], config: RepoConfig, actions: frozenset[str],
     steps: list[StepTime] = []
     totals = {"setup": 0.0, "test": 0.0, "other": 0.0}
     ran = False
+    read = scripts.reader(raw) if scripts else None
     for step in raw:
         if not isinstance(step, Mapping):
             continue
         name = str(step.get("name") or "")
-        category = config.classify(name, name in actions, *scripts[name]) if scripts and name in scripts else \
-            config.classify(name, name in actions)
+        said = read(name) if read is not None else None
+        category = config.classify(name, name in actions, *said) if said else config.classify(name, name in actions)
         seconds = seconds_between(step.get("started_at"), step.get("completed_at"))
         conclusion = step.get("conclusion")
         totals[category] += seconds

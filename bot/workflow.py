@@ -248,15 +248,15 @@ class StepDef:
         """Of an unnamed `run:` step whose first line does not speak for its script (`unspoken`), what its
         commands say, for a name no rule takes: "test" when one runs tests (`RUNS_TESTS`), as a name that
         says it installs and then tests is one (`COMBINED_TEST`: the setup in it is said under "Could not
-        measure"); "setup" when they install, and besides only look at what was installed, print and set up the
-        shell (`echo "::group::Install"`, then `pip install -e .`); else "" (a banner, then a look at the logs
-        and a tarball of them, is what runs after the tests too)."""
+        measure"); "setup" when they install (an uninstall alone is a clean-up), and besides only look at what
+        was installed, print and set up the shell (`echo "::group::Install"`, then `pip install -e .`); else ""
+        (a banner, then a look at the logs and a tarball of them, is what runs after the tests too)."""
         if not self.unspoken:
             return ""
         _, commands, tests = self._commands
         if tests:
             return "test"
-        if any(_INSTALLS.match(command) for command in commands) and all(
+        if any(_INSTALLS.match(command) and "uninstall" not in command for command in commands) and all(
                 _INSTALLS.match(command) or _LOOKS.match(command) or _PRINTS.match(command) or _SHELL.match(command)
                 for command in commands):  # (looks, copies and prints alone: what runs after the tests, too)
             return "setup"
@@ -621,14 +621,14 @@ _RUN_BY = (r"[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:env(?:[ \t]+-\S+)*(?:[ \t]+\w+=\S*)*|
            r"|(?:bash[ \t]+)?\S*amd_ci_exec\.sh(?:" + _OPTION + r")*)[ \t]+)*")
 #: A command that runs tests, after what runs it (`_RUN_BY`): pytest, unittest, lit, ctest, tox, nox, `bazel test`,
 #: `make test` / `check` / `test-unit` (after its options: `-C dir` and `-f file` with theirs, `-j 8`; not `make
-#: test-deps`, `test-install`, `test-image`), a suite runner (SGLang's `run_suite.py`, pytorch's `test/run_test.py`),
+#: test-deps`, `test-install`, `test-image`, nor `make tests`, which in most projects builds them), a suite runner (SGLang's `run_suite.py`, pytorch's `test/run_test.py`),
 #: a test file run by Python (aiter's `python3 op_tests/test_gemm_a8w8.py`).
 _TEST_RUNNERS = (r"(?:(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest|lit)(?![\w.])"
                  r"(?![ \t]+--(?:version|help|collect-only)\b)|ctest\b(?![ \t]+--(?:version|help)\b)"
                  r"|(?:tox|nox)\b(?![ \t]+-[es][ \t]*(?:lint|format|docs?|type|mypy|pep8|flake8|style)\b)"
                  r"|bazel[ \t]+test\b"
                  r"|make(?:[ \t]+(?:-[CfIoW][ \t]*[^-\s]\S*|-[jl]\S*(?:[ \t]+(?:\d+|\$\S*))?|-(?![CfIoWjl])\S+))*"
-                 r"[ \t]+(?:tests?|check)(?:-(?!deps?\b|install|setup|prepare|image|build|pull)\w[\w-]*)?(?![\w./-])"
+                 r"[ \t]+(?:test|check)(?:-(?!deps?\b|install|setup|prepare|image|build|pull)\w[\w-]*)?(?![\w./-])"
                  r"|(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+)?\S*\brun_(?:suite|tests?)\.py\b"
                  r"|python[\d.]*[ \t]+(?:[^\s/]*/)*test_\w*\.py\b)")
 #: What a script named for the tests does for them, not to run them (`download_test_data.sh`, `install_test_deps.sh`):

@@ -1101,6 +1101,72 @@ def test_a_script_that_sets_up_its_shell_first_is_measured_by_its_commands() -> 
     assert analysis.unmeasured == ()
 
 
+def _shell_steps_history(text: str, steps: list[Step], base: int) -> list[dict]:
+    path = ".github/workflows/rocm.yml"
+    return [bundle(run_id=base + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{base + i:040x}",
+                   start=START, jobs=[job("t", [Step("Set up job", 0.2), *steps], ["linux-mi300-gpu-1"])])
+            for i in range(3)]
+
+
+def test_unnamed_steps_shown_alike_are_read_in_the_jobs_order() -> None:
+    """review144 w03: two unnamed steps GitHub shows alike (`Run set -ex`), one installing, one running pytest: the
+    file said setup and test, the API's list other for both (its names cannot tell them apart), so the job "ran no
+    test step". GitHub lists a job's steps in the file's order, so they are read so; where the list has another
+    count of them (a file changed since), neither is told, as before."""
+    text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+            "      - run: |\n          set -ex\n          pip install -r requirements.txt\n"
+            "      - run: |\n          set -ex\n          python -m pytest -n 8 tests\n")
+    path = ".github/workflows/rocm.yml"
+    workflow = parse_workflow(text, path)
+    assert [RepoConfig().step_category(s) for s in workflow.jobs["t"].steps] == ["setup", "test"]
+    analysis = analyze({path: text}, _shell_steps_history(text, [Step("Run set -ex", 5), Step("Run set -ex", 40)], 870),
+                       RepoConfig())
+    t = analysis.latest.jobs[0]
+    assert [(s.name, s.category, s.seconds) for s in t.work_steps] == [("Run set -ex", "test", 2400.0)]
+    assert (t.setup_seconds, t.test_seconds) == (5.2 * 60, 40 * 60)
+    assert analysis.unmeasured == ()
+    three = analyze({path: text}, _shell_steps_history(text, [Step("Run set -ex", 5)] * 2 + [Step("Run set -ex", 40)],
+                                                       880), RepoConfig())
+    assert [s.category for s in three.latest.jobs[0].work_steps] == ["other"] * 3
+
+
+def test_an_unnamed_step_with_an_expression_in_its_first_line_is_read_by_what_github_shows() -> None:
+    """review144 w04: GitHub shows `Run export HIP_VISIBLE_DEVICES=${{ matrix.gpu }}` with the value filled in; the
+    step's commands were looked up by the name as written, so its 40 minutes of pytest were other ("no step is
+    classified as a test") while the file said test."""
+    text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n"
+            "    strategy:\n      matrix:\n        gpu: [0]\n    steps:\n"
+            "      - run: |\n          export HIP_VISIBLE_DEVICES=${{ matrix.gpu }}\n          python -m pytest -n 8 tests\n")
+    path = ".github/workflows/rocm.yml"
+    runs = [bundle(run_id=890 + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{890 + i:040x}",
+                   start=START, jobs=[job("t (0)", [Step("Set up job", 0.2), Step("Run export HIP_VISIBLE_DEVICES=0", 40)],
+                                          ["linux-mi300-gpu-1"])]) for i in range(3)]
+    analysis = analyze({path: text}, runs, RepoConfig())
+    assert [(s.name, s.category) for s in analysis.latest.jobs[0].work_steps] == [
+        ("Run export HIP_VISIBLE_DEVICES=0", "test")]
+    assert analysis.unmeasured == ()
+
+
+def test_a_name_is_filled_in_by_the_text_around_its_expressions_in_linear_time() -> None:
+    """`_fills` reads a shown name against the text around a written name's expressions left to right: what each gap
+    holds is free, the order and the ends are not; a 100 KB name of near-misses takes one pass."""
+    import signal
+
+    from bot.timing import _fills
+    parts = ("Run export A=", " B=", " && cd ", "")
+    assert _fills(parts, "Run export A=1 B=2 && cd x")
+    assert _fills(parts, "Run export A= B= && cd ")  # (an expression may be empty)
+    assert not _fills(parts, "Run export A=1 && cd x B=2")
+    assert not _fills(("Run x=", " y"), "Run x= y"[:-1])
+    alarm = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("a name took over 10 s to read"))
+    signal.alarm(10)
+    try:
+        assert not _fills(("Run ", " B=", " B=", " B=", " C"), "Run " + " B=" * 30000 + " D")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, alarm)
+
+
 def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() -> None:
     """review133 s03: `cd tests && python -m pytest` is the tests' line as much as `pytest` alone: the codecov install
     after it was said to be one "before its tests"; an install before `. venv/bin/activate && pytest` still is."""
@@ -1119,6 +1185,10 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
         return [u.reason.split(" installs before its tests ")[1].split(":")[0] for u in analysis.unmeasured]
     assert said('echo "Testing on MI300"\ncd tests && python -m pytest -x\npip install codecov && codecov -f c.xml') == []
     assert said("set -e; pytest\npip install codecov") == []
+    # review144 w08: tests run under a condition are the tests' line too
+    assert said("set -ex\nif [ -d tests/rocm ]; then python -m pytest -n 8 tests/rocm; fi\npip install codecov") == []
+    assert said("pip install -e .\nif [ -d tests ] && [ -n \"$GPU\" ]; then pytest tests; fi", named="Run tests") == \
+        ["(`pip install -e .`)"]
     assert said('echo "Testing"\npip install -e .\n. venv/bin/activate && pytest') == ["(`pip install -e .`)"]
     # review134 t03: a tests script is the tests' line wherever its path says test, though only one named so is what
     # makes an unnamed step a test step
@@ -1150,9 +1220,10 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
             "(`pip install -r requirements-test.txt`)"], script
 
 
-def test_two_unnamed_steps_shown_alike_are_not_told_apart_by_their_commands() -> None:
+def test_two_unnamed_steps_shown_alike_are_told_apart_by_their_order() -> None:
     """review133 s04: two steps GitHub shows as `Run echo "====="`, one installing, one running pytest: the API's
-    step names cannot say which is which, so neither goes by its commands (both took the last one's, test)."""
+    step names cannot say which is which (both took the last one's, test; then neither went by its commands, both
+    other); review144 w03: GitHub lists them in the file's order, so each goes by its own commands."""
     path = ".github/workflows/rocm.yml"
     text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
             "      - run: |\n          echo \"=====\"\n          pip install -r requirements.txt\n"
@@ -1164,10 +1235,11 @@ def test_two_unnamed_steps_shown_alike_are_not_told_apart_by_their_commands() ->
                                                 Step('Run echo "====="', 10)], ["linux-mi300-gpu-1"])])
             for i in range(3)]
     analysis = analyze({path: text}, runs, RepoConfig())
-    assert [(s.name, s.category) for s in analysis.latest.jobs[0].work_steps] == [
-        ('Run echo "====="', "other"), ('Run echo "====="', "other")]
-    # review134 t04: a step whose first line speaks for it (an install alone), shown as one whose does not: neither goes
-    # by its commands (both took the second's, test)
+    assert [(s.name, s.category, s.seconds) for s in analysis.latest.jobs[0].work_steps] == [
+        ('Run echo "====="', "test", 600.0)]
+    assert analysis.latest.jobs[0].setup_seconds == 25.2 * 60
+    # review134 t04: a step whose first line speaks for it (an install alone), shown as one whose does not (both took
+    # the second's, test; then neither went by its commands): each by its own, in order
     text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
             "      - run: pip install -r requirements.txt\n"
             "      - run: |\n          pip install -r requirements.txt\n          python -m pytest tests\n")
@@ -1175,7 +1247,8 @@ def test_two_unnamed_steps_shown_alike_are_not_told_apart_by_their_commands() ->
                    start=START, jobs=[job("t", [Step("Set up job", 0.2), Step("Run pip install -r requirements.txt", 15),
                                                 Step("Run pip install -r requirements.txt", 30)], ["linux-mi300-gpu-1"])])
             for i in range(3)]
-    assert [s.category for s in analyze({path: text}, runs, RepoConfig()).latest.jobs[0].work_steps] == ["other", "other"]
+    assert [(s.category, s.seconds) for s in analyze({path: text}, runs, RepoConfig()).latest.jobs[0].work_steps] == [
+        ("test", 1800.0)]
 
 
 def _all_skipped(text: str) -> list[tuple[str, str, str]]:
@@ -1394,6 +1467,19 @@ jobs:
     ("set -euo pipefail\n./build/bin/bench_gemm --all\n", "shell", "other"),
     ("set -e\nexport X=1\necho done\n", "", "other"),
     ("cd tests\n./run_custom --all\n", "shell", "test"),  # (the test rule takes `Run cd tests`, as before)
+    # review144 w01, w02: shell set-up's venv, deps and GITHUB_ENV words are passed by only for tests: before a build or
+    # after a condition that writes the environment, they still say setup (other when passed by)
+    ("source venv/bin/activate\nuv sync --extra rocm\n", "shell", "setup"),
+    (". /opt/venv/bin/activate\ncmake -B build\ncmake --build build\n", "shell", "setup"),
+    ("cd deps\n./build_deps.sh\n", "shell", "setup"),
+    ('if [ "$GPU" = "mi300" ]; then echo "GPU_ARCH=gfx942" >> $GITHUB_ENV; fi\n', "shell", "setup"),
+    ("source venv/bin/activate\npython -m pytest tests\n", "shell", "test"),
+    # review144 w05: an uninstall after a shell line is a clean-up, no setup
+    ("set +e\npip uninstall -y aiter\nrm -rf ~/.cache/aiter\n", "shell", "other"),
+    ("set -e\npip uninstall -y torch\npip install torch --index-url https://x/rocm6.4\n", "shell", "setup"),
+    # review144 w06: `make tests` builds them in most projects; `make test` runs them
+    ("cd build\nmake -j$(nproc) tests\n", "shell", "other"),
+    ("cd build\nmake -j8 test\n", "shell", "test"),
 ])
 def test_the_first_line_of_a_script_speaks_for_it_only_with_commands_of_its_kind(script: str, unspoken: str,
                                                                                 category: str) -> None:

@@ -176,3 +176,14 @@ def test_long_action_names_are_read_in_linear_time() -> None:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, alarm)
+
+
+@pytest.mark.parametrize("name,category", [
+    ("Symlink test data and run tests", "test"), ("Link models and run benchmark", "test"),
+    ("RCCL health check tests", "test"), ("Distributed health check after tests", "other"),
+    ("GPU health check after tests", "other"), ("Symlink models and datasets", "setup"),
+])
+def test_the_fifth_surveys_setup_rules_leave_a_name_that_says_it_tests(name: str, category: str) -> None:
+    """review144 w07: the symlink and health-check rules come before the test rules; a name that says it tests, or
+    follows the tests, is not theirs."""
+    assert RepoConfig().classify(name) == category
