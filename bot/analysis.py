@@ -818,7 +818,8 @@ _INSTALL_LINE = re.compile(r"(?im)^[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:python3?[ \t]+-
 #: one, nor `install_test_deps.sh`, `pytest --version` or `make test-deps`). (A heredoc's lines are read as the
 #: script's own.)
 _TEST_LINE = re.compile(r"(?im)^(?:[ \t]*(?:(?:cd|pushd|export|set|source|if|elif|while|until)\b|\.(?=[ \t])|\[)"
-                        r"[^\n;&|]*(?:&&|;))*(?:[ \t]*(?:then|do|else)[ \t]+)?" + TEST_LINE_PATTERN)
+                        r"[^\n;&|]*(?:&&|;))*(?:[ \t]*(?:then|do|else)(?=[ \t]))?" + TEST_LINE_PATTERN)
+# (the blanks after the keyword are the pattern's own: a `[ \t]+` before its `[ \t]*` read 16,000 blanks in 84 s)
 
 
 def _script_installs(raw: Mapping[str, Any]) -> str | None:

@@ -228,40 +228,51 @@ class ScriptSteps(dict[str, Said]):
     their script: by that name, the line's kind and what their commands say. And two ways GitHub's list of the
     job's steps is read further: `ordered`, a name several such steps are shown by whose commands say different
     things (`set -ex`, then an install; `set -ex`, then pytest), each one's in the job's order, which GitHub's list
-    keeps (skipped steps too), used where the list has as many steps of that name as the file; `shown`, a first line
-    with expressions (`export HIP_VISIBLE_DEVICES=${{ matrix.gpu }}`), which GitHub shows with their values, as
-    the text around them."""
+    keeps (the runner lists every step when the job starts, and one that never runs as skipped), used where the
+    list has as many steps of that name as the file; `shown`, a first line with expressions (`export
+    HIP_VISIBLE_DEVICES=${{ matrix.gpu }}`), which GitHub shows with their values, as the text around them."""
 
     def __init__(self) -> None:
         super().__init__()
         self.ordered: dict[str, tuple[Said, ...]] = {}
-        self.shown: list[tuple[tuple[str, ...], Said]] = []
+        self.shown: list[tuple[tuple[str, ...], str]] = []  # (the text around its expressions, the name as written)
 
-    def __bool__(self) -> bool:
-        return bool(len(self) or self.ordered or self.shown)
+    def _written(self, name: str) -> str | None:
+        """The name as written of a step GitHub shows as `name`: itself, else the one with expressions whose text
+        around them `name` fills, the most text of several (`cd ${{ github.workspace }}/third_party`, not `cd ${{
+        github.workspace }}`); None when none does, or two fill it alike."""
+        if name in self:
+            return name
+        fits = sorted(((sum(map(len, parts)), written) for parts, written in self.shown if _fills(parts, name)),
+                      reverse=True)
+        return fits[0][1] if fits and (len(fits) == 1 or fits[0][0] > fits[1][0]) else None
 
     def reader(self, raw: Iterable[Any]) -> Callable[[str], Said | None]:
         """What a step of `raw` (a job's steps, as the API lists them) says, by its name, in the list's order."""
         if not self.ordered and not self.shown:
             return self.get
+        written: dict[str, str | None] = {}
+
+        def name_of(name: str) -> str | None:
+            if name not in written:
+                written[name] = self._written(name)
+            return written[name]
         counts: dict[str, int] = {}
         if self.ordered:
             for step in raw:
-                if isinstance(step, Mapping):
-                    name = str(step.get("name") or "")
-                    counts[name] = counts.get(name, 0) + 1
+                if isinstance(step, Mapping) and (key := name_of(str(step.get("name") or ""))) in self.ordered:
+                    counts[key] = counts.get(key, 0) + 1
         taken: dict[str, int] = {}
 
         def read(name: str) -> Said | None:
-            alike = self.ordered.get(name)
-            if alike is not None and counts.get(name) == len(alike):
-                taken[name] = index = taken.get(name, -1) + 1
+            key = name_of(name)
+            if key is None:
+                return None
+            alike = self.ordered.get(key)
+            if alike is not None and counts.get(key) == len(alike):
+                taken[key] = index = taken.get(key, -1) + 1
                 return alike[index]
-            said = self.get(name)
-            if said is None and self.shown:
-                found = {entry for parts, entry in self.shown if _fills(parts, name)}
-                said = found.pop() if len(found) == 1 else None
-            return said
+            return self[key]
         return read
 
 
@@ -304,14 +315,13 @@ class JobMatcher:
             for name, said_each in alike.items():
                 seen = set(said_each)
                 kinds, said = {kind for kind, _ in seen if kind}, {said for _, said in seen}
-                if not kinds:
+                if len(kinds) != 1:  # (none: every first line speaks for its script)
                     continue
+                names[name] = (kinds.pop(), said.pop() if len(said) == 1 else "")
                 if len(seen) > 1:
                     names.ordered[name] = tuple(said_each)
-                if len(kinds) == 1:
-                    names[name] = entry = (kinds.pop(), said.pop() if len(said) == 1 else "")
-                    if "${{" in name:
-                        names.shown.append((tuple(re.split(r"\$\{\{.*?\}\}", name, flags=re.S)), entry))
+                if "${{" in name:
+                    names.shown.append((tuple(re.split(r"\$\{\{.*?\}\}", name, flags=re.S)), name))
         return names
 
     def match(self, api_name: str) -> JobRef:

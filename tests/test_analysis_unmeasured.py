@@ -1128,6 +1128,12 @@ def test_unnamed_steps_shown_alike_are_read_in_the_jobs_order() -> None:
     three = analyze({path: text}, _shell_steps_history(text, [Step("Run set -ex", 5)] * 2 + [Step("Run set -ex", 40)],
                                                        880), RepoConfig())
     assert [s.category for s in three.latest.jobs[0].work_steps] == ["other"] * 3
+    # review145 x02: alike first lines with an expression, shown with its value
+    text = text.replace("set -ex", "cd ${{ github.workspace }}")
+    analysis = analyze({path: text}, _shell_steps_history(text, [Step("Run cd /home/runner/_work/r/r", 5),
+                                                                 Step("Run cd /home/runner/_work/r/r", 40)], 885),
+                       RepoConfig())
+    assert [(s.category, s.seconds) for s in analysis.latest.jobs[0].work_steps] == [("test", 2400.0)]
 
 
 def test_an_unnamed_step_with_an_expression_in_its_first_line_is_read_by_what_github_shows() -> None:
@@ -1145,6 +1151,15 @@ def test_an_unnamed_step_with_an_expression_in_its_first_line_is_read_by_what_gi
     assert [(s.name, s.category) for s in analysis.latest.jobs[0].work_steps] == [
         ("Run export HIP_VISIBLE_DEVICES=0", "test")]
     assert analysis.unmeasured == ()
+    # review145 x03: of two such lines, one whose text holds the other's, a name both fit is the one with more text
+    text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+            "      - run: |\n          cd ${{ github.workspace }}/third_party\n          pip install -r requirements.txt\n"
+            "      - run: |\n          cd ${{ github.workspace }}\n          python -m pytest -n 8 tests\n")
+    analysis = analyze({path: text}, _shell_steps_history(text, [Step("Run cd /w/r/third_party", 20),
+                                                                 Step("Run cd /w/r", 40)], 895), RepoConfig())
+    t = analysis.latest.jobs[0]
+    assert [(s.name, s.category) for s in t.work_steps] == [("Run cd /w/r", "test")]
+    assert t.setup_seconds == 20.2 * 60
 
 
 def test_a_name_is_filled_in_by_the_text_around_its_expressions_in_linear_time() -> None:
@@ -1202,6 +1217,8 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
     try:
         assert said("pip install -e .\n" + " " * 20000 + "x\npytest", named="Run tests") == ["(`pip install -e .`)"]
         assert said("pip install -e .\n" + "sudo -E " * 40 + "lint\npytest", named="Run tests") == ["(`pip install -e .`)"]
+        # review145 x01: blanks after a `then` (16,000 took 84 s)
+        assert said("pip install -e .\nthen" + " " * 20000 + "x\npytest", named="Run tests") == ["(`pip install -e .`)"]
         assert said("pip install -e .\nbash a.sh-" + "test" * 25000 + " x\npytest", named="Run tests") == \
             ["(`pip install -e .`)"]
         for command, read in (("sudo -E " * 40 + "lint", ("install", "")), ("timeout -k " * 40 + "lint", ("install", "")),
