@@ -489,7 +489,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
         if said:
             reason += f"; classified as setup although the name says test: {', '.join(f'`{s}`' for s in said)}"
             example = _name_pattern(workflow, name, said[-1])
-        fix = f"add `step_rules: [{{pattern: '^{example}$', category: test}}]` to .github/foldbot.yml"
+        fix = f"add {_step_rule(example)} to .github/foldbot.yml"
         if not said:  # maybe no tests at all: a build (of an image on the GPU runner: Megatron-LM), or no GPU
             labels = sorted({label for job in found for label in job.labels})
             on = f" ({', '.join(f'`{label}`' for label in labels)})" if labels else ""
@@ -661,6 +661,14 @@ def _setup_steps_named_as_tests(workflow: Workflow, job_id: str, config: RepoCon
             and any(rule.matches(step.name) for rule in tests)]
 
 
+def _step_rule(pattern: str) -> str:
+    """A step rule for a step's name, as inline code to paste into .github/foldbot.yml: the pattern single-quoted as
+    YAML reads it (a `'` in the name doubled: `Run python bench.py --model 'llama'`), a backtick in it matched by `.`
+    (no code span holds one)."""
+    quoted = pattern.replace("`", ".").replace("'", "''")
+    return f"`step_rules: [{{pattern: '^{quoted}$', category: test}}]`"
+
+
 def _name_pattern(workflow: Workflow, job_id: str, shown: str) -> str:
     """A step rule's pattern for a step as GitHub shows it (`shown`): its name as the file writes it
     when that has expressions (`Run new examples with ${{ matrix.num_ranks }} ranks`), each one
@@ -717,8 +725,8 @@ def _mostly_other(runs: Sequence[RunTiming], untested: set[str], workflow: Workf
             f"in {_runs(len(by_run))}, steps classified as neither setup nor test took more than half its time (up to "
             f"{worst.other_seconds / 60:.0f} of {total / 60:.0f} min), which its setup share leaves out; its longest "
             f"such steps: {listed}",
-            f"if `{longest[0][0]}` runs tests, add `step_rules: [{{pattern: '^{_name_pattern(workflow, name, longest[0][0])}$', "
-            "category: test}]` to .github/foldbot.yml (`category: setup` if it prepares the machine)",
+            f"if `{longest[0][0]}` runs tests, add {_step_rule(_name_pattern(workflow, name, longest[0][0]))} to "
+            ".github/foldbot.yml (`category: setup` if it prepares the machine)",
         ))
     return out
 
@@ -796,8 +804,7 @@ def _combined(runs: Sequence[RunTiming], workflow: Workflow, config: RepoConfig)
             ("install that in the job's image (the `docker-image:` it passes), and the step runs the tests alone"
              if (name, step) in scripts else "split it into a setup step and a test step, and each is measured")
             + "; or, to count it as test as it is and "
-            f"drop this line, add `step_rules: [{{pattern: '^{_name_pattern(workflow, name, step)}$', category: test}}]` "
-            "to .github/foldbot.yml"))
+            f"drop this line, add {_step_rule(_name_pattern(workflow, name, step))} to .github/foldbot.yml"))
     return out
 
 
@@ -813,10 +820,10 @@ _INSTALL_LINE = re.compile(r"(?im)^[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:python3?[ \t]+-
 
 
 #: A line of a script that runs tests (`TEST_LINE_PATTERN`: what `RUNS_TESTS` takes, and any script whose path says
-#: test), after shell set-up on it (`cd tests && pytest`, `set -e; pytest`) or a condition (`if [ -d t ]; then pytest`): pytest, unittest, ctest, tox/nox, `make
-#: test|check`, a test script (apex's `bash tests/jit_build/run_tests.sh`; not a `cat > run_tests.sh` that writes
-#: one, nor `install_test_deps.sh`, `pytest --version` or `make test-deps`). (A heredoc's lines are read as the
-#: script's own.)
+#: test), after shell set-up on it (`cd tests && pytest`, `set -e; pytest`) or a condition (`if [ -d t ]; then
+#: pytest`): pytest, unittest, ctest, tox/nox, `make test|check`, a test script (apex's `bash
+#: tests/jit_build/run_tests.sh`; not a `cat > run_tests.sh` that writes one, nor `install_test_deps.sh`, `pytest
+#: --version` or `make test-deps`). (A heredoc's lines are read as the script's own.)
 _TEST_LINE = re.compile(r"(?im)^(?:[ \t]*(?:(?:cd|pushd|export|set|source|if|elif|while|until)\b|\.(?=[ \t])|\[)"
                         r"[^\n;&|]*(?:&&|;))*(?:[ \t]*(?:then|do|else)(?=[ \t]))?" + TEST_LINE_PATTERN)
 # (the blanks after the keyword are the pattern's own: a `[ \t]+` before its `[ \t]*` read 16,000 blanks in 84 s)

@@ -164,8 +164,8 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # `Run psf/black@stable`, `Run isort/isort-action@v1`; `pre-commit/action`, `astral-sh/ruff-action` (were setup,
     # as any other action). The word is one of the action's name, between separators.
     StepRule(r"(?i)run (?=[\w.-]+/[\w./-]*@\S*$)(?:[\w./-]*[/_.-])?(?:lint\w*|black|isort|ruff|flake8|pylint|mypy"
-             r"|pre-commit|codespell|shellcheck|clang-format|yapf|autoflake|autopep8|typos|prettier|eslint)(?![a-z0-9])",
-             "other"),
+             r"|pre-commit|codespell|shellcheck|clang-format|yapf|autoflake|autopep8|typos|prettier|eslint)"
+             r"(?![a-z0-9])", "other"),
     # A step that builds (installs, configures) and then tests: rocm-systems `Configure, Build, and Test` (ctest's
     # dashboard script), `Build and run tests`, `Build & Test`, `Install and run tests (py3.10)`. Test, before the
     # setup rules: as setup, its hour made a job with one more short test step a "short suite" to fold. The setup
@@ -235,8 +235,8 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # What the tests read, put in place: tinygrad `Symlink models and datasets` (weights kept on the box), kernelbot
     # `Create input files` (the payload its `Run script` reads).
     # (not a name that says it tests too: `Symlink test data and run tests`)
-    StepRule(r"(?i)(?!" + TEST_WORD + r")(?:(?:(?:create|make|add) (?:the )?)?sym(?:bolic )?links?\b|symlink(?:s|ing)?\b"
-             r"|link (?:the )?(?:models?|weights|datasets?|data|caches?)\b"
+    StepRule(r"(?i)(?!" + TEST_WORD + r")(?:(?:(?:create|make|add) (?:the )?)?sym(?:bolic )?links?\b"
+             r"|symlink(?:s|ing)?\b|link (?:the )?(?:models?|weights|datasets?|data|caches?)\b"
              r"|(?:create|write|generate) (?:the )?(?:inputs?|payloads?)(?: files?)?$)", "setup"),
     # aiter `Generate Dockerfile`; SGLang; onnxruntime `Generate Build Files (CMake) (x64 / Release)`.
     StepRule(r"(?i)generate .*\b(?:dockerfile|matrix|build files|cmake)\b", "setup"),
@@ -246,7 +246,8 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # linux_job_v2.yml `Check if in a container runner`.
     StepRule(r"(?i)(?:print|show|display|inspect|check|verify(?!.*\b(?:tests?|results?|pass\w*|fail\w*)\b)|log"
              r"|diagnose|dump|list|query) .*\b(?:env|environments?"
-             r"|system|host|gpus?|rocm|rocm-smi|rocminfo|amd-smi|nvidia-smi|devices?|container state|dockerfile|info|versions?"
+             r"|system|host|gpus?|rocm|rocm-smi|rocminfo|amd-smi|nvidia-smi|devices?|container state|dockerfile|info"
+             r"|versions?"
              r"|cache|hardware|resources|runners?|disk|shm|director(?:y|ies))\b", "setup"),
     StepRule(r"(?i).*\b(?:environments?|diagnostics|resources? snapshot)\b", "setup"),  # (Liger `List Python Environments`)
     StepRule(r"(?i)export .*\b(?:env|environment|vars?|variables?)\b", "setup"),  # SGLang `Export rdma_devices to job env`

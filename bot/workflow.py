@@ -621,8 +621,9 @@ _RUN_BY = (r"[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:env(?:[ \t]+-\S+)*(?:[ \t]+\w+=\S*)*|
            r"|(?:bash[ \t]+)?\S*amd_ci_exec\.sh(?:" + _OPTION + r")*)[ \t]+)*")
 #: A command that runs tests, after what runs it (`_RUN_BY`): pytest, unittest, lit, ctest, tox, nox, `bazel test`,
 #: `make test` / `check` / `test-unit` (after its options: `-C dir` and `-f file` with theirs, `-j 8`; not `make
-#: test-deps`, `test-install`, `test-image`, nor `make tests`, which in most projects builds them), a suite runner (SGLang's `run_suite.py`, pytorch's `test/run_test.py`),
-#: a test file run by Python (aiter's `python3 op_tests/test_gemm_a8w8.py`).
+#: test-deps`, `test-install`, `test-image`, nor `make tests`, which in most projects builds them), a suite runner
+#: (SGLang's `run_suite.py`, pytorch's `test/run_test.py`), a test file run by Python (aiter's `python3
+#: op_tests/test_gemm_a8w8.py`).
 _TEST_RUNNERS = (r"(?:(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest|lit)(?![\w.])"
                  r"(?![ \t]+--(?:version|help|collect-only)\b)|ctest\b(?![ \t]+--(?:version|help)\b)"
                  r"|(?:tox|nox)\b(?![ \t]+-[es][ \t]*(?:lint|format|docs?|type|mypy|pep8|flake8|style)\b)"

@@ -3,6 +3,7 @@ of the report's "Could not measure" section, and every pointer to that section f
 
 from __future__ import annotations
 
+import re
 import signal
 from datetime import datetime, timezone
 from typing import Any, Callable
@@ -1504,3 +1505,25 @@ def test_the_first_line_of_a_script_speaks_for_it_only_with_commands_of_its_kind
     step = parse_workflow(f"on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: |\n{body}",
                           ".github/workflows/a.yml").jobs["a"].steps[0]
     assert (step.unspoken, RepoConfig().step_category(step)) == (unspoken, category)
+
+
+@pytest.mark.parametrize("shown", ["Run python infer.py --model 'llama'", "Run 'LLaMA' `7B`", "Run LLaMA"])
+@pytest.mark.parametrize("others", [0, 1])
+def test_the_step_rule_a_fix_suggests_is_one_the_config_reads_and_it_takes_the_step(shown: str, others: int) -> None:
+    """The rule a line of "Could not measure" suggests is pasted into .github/foldbot.yml as it is: a `'` in the step's
+    name made it YAML that does not parse (`'^Run\\ python\\ infer.py ... 'llama'$'`), a backtick broke the code
+    span it is in. Now the config reads it, and it takes the step. (`others`: the job ran a test step too, so the
+    line is the one about steps classified as neither.)"""
+    path = ".github/workflows/rocm.yml"
+    named = shown.replace('"', '\\"')
+    text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+            f"      - name: \"{named}\"\n        run: python bench.py\n"
+            "      - name: Run tests\n        run: pytest\n")
+    steps = [Step("Set up job", 0.2), Step(shown, 40)] + [Step("Run tests", 2)] * others
+    runs = [bundle(run_id=990 + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{990 + i:040x}",
+                   start=START, jobs=[job("t", steps, ["linux-mi300-gpu-1"])]) for i in range(3)]
+    (line,) = analyze({path: text}, runs, RepoConfig()).unmeasured
+    rule = re.search(r"`(step_rules: [^`]*)`", line.fix).group(1)
+    config = parse_config(rule)
+    assert config.classify(shown) == "test"
+    assert config.classify(shown + " x") == config.classify("Run x")  # (the whole name, nothing more)
