@@ -663,7 +663,7 @@ def _setup_steps_named_as_tests(workflow: Workflow, job_id: str, config: RepoCon
 
 def _step_rule(pattern: str) -> str:
     """A step rule for a step's name, as inline code to paste into .github/foldbot.yml: the pattern single-quoted as
-    YAML reads it (a `'` in the name doubled: `Run python bench.py --model 'llama'`), a backtick in it matched by `.`
+    YAML reads it (a `'` in the name doubled: `Run python infer.py --model 'llama'`), a backtick in it matched by `.`
     (no code span holds one)."""
     quoted = pattern.replace("`", ".").replace("'", "''")
     return f"`step_rules: [{{pattern: '^{quoted}$', category: test}}]`"

@@ -320,8 +320,9 @@ class JobMatcher:
                 names[name] = (kinds.pop(), said.pop() if len(said) == 1 else "")
                 if len(seen) > 1:
                     names.ordered[name] = tuple(said_each)
-                if "${{" in name:
-                    names.shown.append((tuple(re.split(r"\$\{\{.*?\}\}", name, flags=re.S)), name))
+                parts = tuple(re.split(r"\$\{\{.*?\}\}", name, flags=re.S))
+                if len(parts) > 1:  # (an expression in it: `${{` unclosed is text, as GitHub would show it)
+                    names.shown.append((parts, name))
         return names
 
     def match(self, api_name: str) -> JobRef:

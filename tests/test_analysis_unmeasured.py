@@ -1163,6 +1163,20 @@ def test_an_unnamed_step_with_an_expression_in_its_first_line_is_read_by_what_gi
     assert t.setup_seconds == 20.2 * 60
 
 
+def test_a_first_line_with_an_unclosed_expression_is_read_as_text() -> None:
+    """`${{` with no `}}` in a first line is no expression: the step is looked up by its name as it is (the text
+    around its expressions was one piece, and reading a shown name against it raised ValueError: no analysis)."""
+    text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+            "      - run: |\n          export A=${{ matrix.x\n          python -m pytest tests\n"
+            "      - run: |\n          cd ${{ github.workspace }}\n          pip install -r requirements.txt\n")
+    analysis = analyze({".github/workflows/rocm.yml": text}, _shell_steps_history(
+        text, [Step("Run export A=${{ matrix.x", 40), Step("Run export A=1", 3), Step("Run cd /w", 5)], 897), RepoConfig())
+    t = analysis.latest.jobs[0]
+    assert [(s.name, s.category) for s in t.work_steps] == [("Run export A=${{ matrix.x", "test"),
+                                                            ("Run export A=1", "other")]
+    assert t.setup_seconds == 5.2 * 60
+
+
 def test_a_name_is_filled_in_by_the_text_around_its_expressions_in_linear_time() -> None:
     """`_fills` reads a shown name against the text around a written name's expressions left to right: what each gap
     holds is free, the order and the ends are not; a 100 KB name of near-misses takes one pass."""
