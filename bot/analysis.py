@@ -20,8 +20,8 @@ from .plan import (CutOff, Fold, Lane, Plan, Planner, ShardGroup, caps, count_el
                    passed_shards, read_limits, shard_axis, shared_list, stage_partitions, tests_limit)
 from .timing import (BundleError, JobMatcher, JobStats, JobTiming, RunTiming, called_stats, declared_amd, job_stats,
                      run_timing, runs_on_items, workflow_path_of)
-from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, TEST_LINE_PATTERN, JobDef, StepDef, Workflow, WorkflowError,
-                       parse_workflow, timeout_minutes)
+from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, TEST_LINE_PATTERN, JobDef, Workflow, WorkflowError,
+                       expression_parts, fills, parse_workflow, timeout_minutes)
 
 
 class AnalysisError(ValueError):
@@ -676,10 +676,8 @@ def _name_pattern(workflow: Workflow, job_id: str, shown: str) -> str:
     job = workflow.jobs.get(job_id)
     for step in job.steps if job else ():
         written = step.explicit_name
-        if written and "${{" in written:
-            pattern = ".*".join(re.escape(part) for part in re.split(r"\$\{\{.*?\}\}", written))
-            if re.fullmatch(pattern, shown, re.S):
-                return pattern
+        if written and len(parts := expression_parts(written)) > 1 and fills(parts, shown):
+            return ".*".join(map(re.escape, parts))
     return re.escape(shown)
 
 
@@ -754,12 +752,12 @@ def _combined(runs: Sequence[RunTiming], workflow: Workflow, config: RepoConfig)
                 if isinstance(raw, dict) and (found_install := _script_installs(raw))}
     # a test step's own `run:` that installs before its tests (ROCm/apex's `Run Tests`: apt-get, a venv, the torch and
     # apex wheels pip-installed in a fresh container, then the tests): by job, the step's name as GitHub shows it
-    own: dict[str, list[tuple[re.Pattern[str], str]]] = {}
+    own: dict[str, list[tuple[tuple[str, ...], str]]] = {}
 
-    def installs_in(job_id: str) -> list[tuple[re.Pattern[str], str]]:
+    def installs_in(job_id: str) -> list[tuple[tuple[str, ...], str]]:
         if job_id not in own:
             job = workflow.jobs.get(job_id)
-            own[job_id] = [(_shown_as(step), found_install) for step in (job.steps if job else ())
+            own[job_id] = [(expression_parts(step.name), found_install) for step in (job.steps if job else ())
                            if step.run and config.step_category(step) == "test" and (found_install := _installs(step.run))]
         return own[job_id]
     scripts: dict[tuple[str, str], str] = {}  # (a caller's job, step) -> what its `script:` installs before its tests
@@ -778,7 +776,7 @@ def _combined(runs: Sequence[RunTiming], workflow: Workflow, config: RepoConfig)
                     kind = kinds[step.name] = (ours, ours and _SCRIPT_STEP.fullmatch(step.name) is not None,
                                                sets_up_too(step.name))
                 passed = installs.get(job_id) if kind[1] else None
-                runs_it = next((line for shown, line in installs_in(job_id) if shown.fullmatch(step.name)), None) \
+                runs_it = next((line for parts, line in installs_in(job_id) if fills(parts, step.name)), None) \
                     if kind[0] and not passed else None
                 if passed or runs_it or kind[2]:
                     name = job.workflow_job or job.name
@@ -848,10 +846,6 @@ def _installs(script: str) -> str | None:
     return line if len(line) <= 80 else line[:79] + "\u2026"
 
 
-def _shown_as(step: StepDef) -> re.Pattern[str]:
-    """What GitHub shows a step's name as: its name, each expression in it any text."""
-    return re.compile(".*".join(re.escape(part) for part in re.split(r"\$\{\{.*?\}\}", step.name, flags=re.S)),
-                      re.S)
 
 
 def _unmapped(workflow: Workflow, amd: Sequence[JobTiming]) -> list[Unmeasured]:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from .config import RepoConfig
-from .workflow import JobDef, Workflow
+from .workflow import JobDef, Workflow, expression_parts, fills
 
 
 class BundleError(ValueError):
@@ -207,22 +207,6 @@ def _literal_start(template: str) -> str:
 Said = tuple[str, str]
 
 
-def _fills(parts: tuple[str, ...], name: str) -> bool:
-    """Whether `name` is the text `parts` were split from with something in each gap (a name as written, split at
-    its expressions, and the name GitHub shows with their values). Read left to right with `str.find`, not with a
-    pattern of `.*`s, whose tries grow as a power of the name's length."""
-    first, *middle, last = parts
-    if not name.startswith(first) or not name.endswith(last) or len(name) < len(first) + len(last):
-        return False
-    at, end = len(first), len(name) - len(last)
-    for part in middle:
-        at = name.find(part, at, end)
-        if at < 0:
-            return False
-        at += len(part)
-    return True
-
-
 class ScriptSteps(dict[str, Said]):
     """The unnamed `run:` steps of a workflow job whose first line, which GitHub names them by, does not speak for
     their script: by that name, the line's kind and what their commands say. And two ways GitHub's list of the
@@ -243,7 +227,7 @@ class ScriptSteps(dict[str, Said]):
         github.workspace }}`); None when none does, or two fill it alike."""
         if name in self:
             return name
-        fits = sorted(((sum(map(len, parts)), written) for parts, written in self.shown if _fills(parts, name)),
+        fits = sorted(((sum(map(len, parts)), written) for parts, written in self.shown if fills(parts, name)),
                       reverse=True)
         return fits[0][1] if fits and (len(fits) == 1 or fits[0][0] > fits[1][0]) else None
 
@@ -320,8 +304,8 @@ class JobMatcher:
                 names[name] = (kinds.pop(), said.pop() if len(said) == 1 else "")
                 if len(seen) > 1:
                     names.ordered[name] = tuple(said_each)
-                parts = tuple(re.split(r"\$\{\{.*?\}\}", name, flags=re.S))
-                if len(parts) > 1:  # (an expression in it: `${{` unclosed is text, as GitHub would show it)
+                parts = expression_parts(name)
+                if len(parts) > 1:  # (an expression in it)
                     names.shown.append((parts, name))
         return names
 

@@ -63,6 +63,30 @@ JOB_TOTAL = "strategy.job-total"
 _EXPR = re.compile(r"\$\{\{(.*?)\}\}", re.S)
 
 
+def expression_parts(name: str) -> tuple[str, ...]:
+    """The text of a name as written around its expressions (`Run export GPU=${{ matrix.gpu }}`: `Run export GPU=`
+    and ``), which GitHub shows with their values; one part where it has none (an unclosed `${{` is text)."""
+    return tuple(_EXPR.split(name)[::2])
+
+
+def fills(parts: tuple[str, ...], name: str) -> bool:
+    """Whether `name`, as GitHub shows it, is the name `parts` came from (`expression_parts`) with a value in each
+    expression's place, any text. Read left to right with `str.find`, not with a pattern of `.*`s, whose tries grow
+    as a power of the name's length."""
+    if len(parts) == 1:
+        return name == parts[0]
+    first, *middle, last = parts
+    if not name.startswith(first) or not name.endswith(last) or len(name) < len(first) + len(last):
+        return False
+    at, end = len(first), len(name) - len(last)
+    for part in middle:
+        at = name.find(part, at, end)
+        if at < 0:
+            return False
+        at += len(part)
+    return True
+
+
 class WorkflowError(ValueError):
     """A workflow file that cannot be analysed; the message names file and line."""
 

@@ -1178,20 +1178,20 @@ def test_a_first_line_with_an_unclosed_expression_is_read_as_text() -> None:
 
 
 def test_a_name_is_filled_in_by_the_text_around_its_expressions_in_linear_time() -> None:
-    """`_fills` reads a shown name against the text around a written name's expressions left to right: what each gap
+    """`fills` reads a shown name against the text around a written name's expressions left to right: what each gap
     holds is free, the order and the ends are not; a 100 KB name of near-misses takes one pass."""
     import signal
 
-    from bot.timing import _fills
+    from bot.workflow import fills
     parts = ("Run export A=", " B=", " && cd ", "")
-    assert _fills(parts, "Run export A=1 B=2 && cd x")
-    assert _fills(parts, "Run export A= B= && cd ")  # (an expression may be empty)
-    assert not _fills(parts, "Run export A=1 && cd x B=2")
-    assert not _fills(("Run x=", " y"), "Run x= y"[:-1])
+    assert fills(parts, "Run export A=1 B=2 && cd x")
+    assert fills(parts, "Run export A= B= && cd ")  # (an expression may be empty)
+    assert not fills(parts, "Run export A=1 && cd x B=2")
+    assert not fills(("Run x=", " y"), "Run x= y"[:-1])
     alarm = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("a name took over 10 s to read"))
     signal.alarm(10)
     try:
-        assert not _fills(("Run ", " B=", " B=", " B=", " C"), "Run " + " B=" * 30000 + " D")
+        assert not fills(("Run ", " B=", " B=", " B=", " C"), "Run " + " B=" * 30000 + " D")
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, alarm)
