@@ -285,7 +285,8 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
 #: `pytest`; then a build, it is setup by the word, and `if [ ... ]; then echo X >> $GITHUB_ENV; fi` too); another
 #: rule that takes its words still does (`cd tests`), and where none does, what its commands say decides, not "other".
 FIRST_LINE_RULES = {"print": (FIRST_LINE_BANNER,), "install": (FIRST_LINE_INSTALL, FIRST_LINE_WORDS),
-                    "shell": (FIRST_LINE_WORDS,)}
+                    "shell": (FIRST_LINE_WORDS,),
+                    "named": ()}  # (a step's own name: every rule reads it, and its commands decide where none takes it)
 
 WORKFLOWS_DIR = ".github/workflows"
 DEFAULT_LANES = (f"{WORKFLOWS_DIR}/pr-test-amd.yml", f"{WORKFLOWS_DIR}/pr-test-amd-rocm*.yml")
@@ -348,7 +349,8 @@ class RepoConfig:
         else `other`. `script`: of an unnamed `run:` step whose first line, which GitHub names
         it by, does not speak for its script, that line's kind (`StepDef.unspoken`): the rules
         that read it so pass it by (`FIRST_LINE_RULES`), and what its commands say (`said`:
-        `StepDef.said`) decides where no other rule takes its name."""
+        `StepDef.said`) decides where no other rule takes its name; "named" for a named one whose
+        commands say what it does, read by every rule first."""
         if script:
             key = (script, said, step_name)
             category = self._script_categories.get(key)
@@ -372,8 +374,6 @@ class RepoConfig:
 
     def step_category(self, step: Any) -> str:
         """The category of a step as written (a `bot.workflow.StepDef`)."""
-        if step.explicit_name is not None:  # (a named step's name speaks for it: no look at its script)
-            return self.classify(step.name, step.uses is not None)
         kind = step.unspoken
         return self.classify(step.name, step.uses is not None, kind, step.said if kind else "")
 

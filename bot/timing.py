@@ -208,8 +208,9 @@ Said = tuple[str, str]
 
 
 class ScriptSteps(dict[str, Said]):
-    """The unnamed `run:` steps of a workflow job whose first line, which GitHub names them by, does not speak for
-    their script: by that name, the line's kind and what their commands say. And two ways GitHub's list of the
+    """The `run:` steps of a workflow job whose name may not speak for their script: unnamed ones whose first line,
+    which GitHub names them by, does not, and named ones whose commands say what they do (read where no rule takes
+    the name): by that name, the kind (`StepDef.unspoken`) and what their commands say. And two ways GitHub's list of the
     job's steps is read further: `ordered`, a name several such steps are shown by whose commands say different
     things (`set -ex`, then an install; `set -ex`, then pytest), each one's in the job's order, which GitHub's list
     keeps (the runner lists every step when the job starts, and one that never runs as skipped), used where the
@@ -282,15 +283,15 @@ class JobMatcher:
         return names
 
     def script_steps(self, job_id: str | None) -> ScriptSteps:
-        """The names GitHub shows for the unnamed `run:` steps of a workflow job whose first line, which
-        GitHub names them by, does not speak for their script, with that line's kind (`StepDef.unspoken`)
-        and what their commands say (`StepDef.said`): `ScriptSteps`."""
+        """The names GitHub shows for the `run:` steps of a workflow job whose name may not speak for their
+        script (an unnamed one's first line that does not; a named one's commands that say what it does), with
+        their kind (`StepDef.unspoken`) and what their commands say (`StepDef.said`): `ScriptSteps`."""
         names = self._scripts.get(job_id)
         if names is None:
             job = self.workflow.jobs.get(job_id or "")
             alike: dict[str, list[Said]] = {}  # the name GitHub shows -> each such step's (kind, said), in order
             for step in job.steps if job else ():
-                if step.explicit_name is None and step.uses is None:
+                if step.uses is None:
                     kind = step.unspoken
                     alike.setdefault(step.name, []).append((kind, step.said if kind else ""))
             # (steps shown alike whose commands say other things: where the API's list cannot be read in the file's

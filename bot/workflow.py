@@ -226,9 +226,14 @@ class StepDef:
         they put in place ("install": not `pip install -e .`, then `python3 run_suite.py`); shell set-up
         (`set -ex`, `export VAR=...`, `cd build`, `source venv/bin/activate`) for nothing but more of it and prints
         ("shell": not `set -ex`, then `pytest tests`). A command
-        continued with a backslash is one; a filter after `|` and text in quotes are no commands."""
-        if self.explicit_name is not None or self.uses is not None or not self.run:
+        continued with a backslash is one; a filter after `|` and text in quotes are no commands. Of a named
+        `run:` step, "named" where its commands say what it does (`_commands_say`): its name speaks for it where a
+        rule takes it, and where none does (kernelbot's `Run script`, then `pytest scripts/ci_test_cuda.py`), they
+        do, not "other"."""
+        if self.uses is not None or not self.run:
             return ""
+        if self.explicit_name is not None:
+            return "named" if self._commands_say else ""
         lines, commands, tests = self._commands
         if not lines:
             return ""
@@ -269,14 +274,17 @@ class StepDef:
 
     @functools.cached_property
     def said(self) -> str:
-        """Of an unnamed `run:` step whose first line does not speak for its script (`unspoken`), what its
-        commands say, for a name no rule takes: "test" when one runs tests (`RUNS_TESTS`), as a name that
+        """Of a `run:` step whose name does not speak for its script (`unspoken`: a first line that does not, or a
+        name that no rule may take), what its commands say (`_commands_say`), for a name no rule takes; else ""."""
+        return self._commands_say if self.unspoken else ""
+
+    @functools.cached_property
+    def _commands_say(self) -> str:
+        """What a `run:` step's commands say it does: "test" when one runs tests (`RUNS_TESTS`), as a name that
         says it installs and then tests is one (`COMBINED_TEST`: the setup in it is said under "Could not
         measure"); "setup" when they install (an uninstall alone is a clean-up), and besides only look at what
         was installed, print and set up the shell (`echo "::group::Install"`, then `pip install -e .`); else ""
         (a banner, then a look at the logs and a tarball of them, is what runs after the tests too)."""
-        if not self.unspoken:
-            return ""
         _, commands, tests = self._commands
         if tests:
             return "test"
@@ -649,7 +657,7 @@ _RUN_BY = (r"[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:env(?:[ \t]+-\S+)*(?:[ \t]+\w+=\S*)*|
 #: (SGLang's `run_suite.py`, pytorch's `test/run_test.py`), a test file run by Python (aiter's `python3
 #: op_tests/test_gemm_a8w8.py`).
 _TEST_RUNNERS = (r"(?:(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest|lit)(?![\w.])"
-                 r"(?![ \t]+--(?:version|help|collect-only)\b)|ctest\b(?![ \t]+--(?:version|help)\b)"
+                 r"(?![ \t]+--(?:version|help|collect-only|co)\b)|ctest\b(?![ \t]+--(?:version|help)\b)"
                  r"|(?:tox|nox)\b(?![ \t]+-[es][ \t]*(?:lint|format|docs?|type|mypy|pep8|flake8|style)\b)"
                  r"|bazel[ \t]+test\b"
                  r"|make(?:[ \t]+(?:-[CfIoW][ \t]*[^-\s]\S*|-[jl]\S*(?:[ \t]+(?:\d+|\$\S*))?|-(?![CfIoWjl])\S+))*"

@@ -1102,6 +1102,39 @@ def test_a_script_that_sets_up_its_shell_first_is_measured_by_its_commands() -> 
     assert analysis.unmeasured == ()
 
 
+def test_a_named_step_that_no_rule_takes_goes_by_its_commands() -> None:
+    """A step named `Run script` (kernelbot's runner_ci.yml, 1b2ce099: `pytest scripts/ci_test_python.py`) was other,
+    as its name says nothing the rules know: 40 minutes of pytest left out, and "no step is classified as a test".
+    Where no rule takes a named step's name, its commands decide, as an unnamed one's do: test, and setup for one
+    that only installs (`Prepare the box`, `pip install -r requirements.txt`). Two steps named alike are read in
+    the job's order; a name a rule takes still goes by the rule (`Upload results` runs pytest --co: other); one
+    whose commands say nothing (`Show off tinybox`) stays other."""
+    text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+            "      - name: Prepare the box\n        run: pip install -r requirements.txt\n"
+            "      - name: Run script\n        run: |\n          pip install pytest\n"
+            "      - name: Run script\n        run: |\n          pytest scripts/ci_test_python.py\n"
+            "      - name: Show off tinybox\n        run: /opt/rocm/bin/rocm-bandwidth-test\n"
+            "      - name: Upload results\n        run: pytest --co -q > tests.txt\n")
+    path = ".github/workflows/rocm.yml"
+    workflow = parse_workflow(text, path)
+    assert [RepoConfig().step_category(s) for s in workflow.jobs["t"].steps] == [
+        "setup", "setup", "test", "other", "other"]
+    analysis = analyze({path: text}, _shell_steps_history(text, [
+        Step("Prepare the box", 3), Step("Run script", 2), Step("Run script", 40), Step("Show off tinybox", 1),
+        Step("Upload results", 1)], 900), RepoConfig())
+    t = analysis.latest.jobs[0]
+    assert [(s.name, s.category, s.seconds) for s in t.work_steps] == [
+        ("Run script", "test", 2400.0), ("Show off tinybox", "other", 60.0), ("Upload results", "other", 60.0)]
+    assert (t.setup_seconds, t.test_seconds) == (5.2 * 60, 40 * 60)
+    assert analysis.unmeasured == ()
+    gather = parse_workflow("on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n"
+                            "      - {name: Gather, run: pytest --co -q}\n", path)
+    assert RepoConfig().step_category(gather.jobs["t"].steps[0]) == "other"  # (`--co`: --collect-only, no test run)
+    ours = parse_config("step_rules: [{pattern: '^Run script$', category: other}]\n")
+    assert [s.category for s in analyze({path: text}, _shell_steps_history(text, [
+        Step("Run script", 2), Step("Run script", 40)], 910), ours).latest.jobs[0].work_steps] == ["other", "other"]
+
+
 def _shell_steps_history(text: str, steps: list[Step], base: int) -> list[dict]:
     path = ".github/workflows/rocm.yml"
     return [bundle(run_id=base + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{base + i:040x}",
