@@ -17,7 +17,7 @@ from .edit import (EditError, FileEdit, FoldEdit, LaneChange, ListEdit, ListTrim
                    patch_id, unified_diff, verify_edit)
 from .logs import ShardLog
 from .plan import (CutOff, Fold, Lane, Plan, Planner, ShardGroup, caps, count_elsewhere, list_limit, other_readers, partition_step,
-                   passed_shards, read_limits, shard_axis, shared_list, stage_partitions, tests_limit)
+                   passed_shards, read_limits, shard_axis, shared_list, spoken_list, stage_partitions, tests_limit)
 from .timing import (BundleError, JobMatcher, JobStats, JobTiming, RunTiming, called_stats, declared_amd, job_stats,
                      run_timing, runs_on_items, workflow_path_of)
 from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, TEST_LINE_PATTERN, JobDef, Workflow, WorkflowError,
@@ -513,7 +513,7 @@ def unmeasured(workflow: Workflow, runs: Sequence[RunTiming], stats: Mapping[str
             f"{len(runs)} read ran them: how long its tests take is not known",
             "see on the runs' pages which step failed (a build or an install); the next run that reaches its tests is "
             "measured"))
-    out += _mostly_other(runs, set(untested), workflow, measured_as)
+    out += _mostly_other(runs, set(untested), workflow, config, measured_as)
     out += _combined(runs, workflow, config)
     ambiguous: dict[str, tuple[str, ...]] = {}
     for job in jobs:
@@ -691,12 +691,18 @@ def _measured_as(workflow: Workflow) -> Callable[[JobTiming], str]:
     return name
 
 
-def _mostly_other(runs: Sequence[RunTiming], untested: set[str], workflow: Workflow,
+#: The most steps the fix of a job "mostly other" names in the rule it suggests.
+_RULE_STEPS = 8
+
+
+def _mostly_other(runs: Sequence[RunTiming], untested: set[str], workflow: Workflow, config: RepoConfig,
                   measured_as: Callable[[JobTiming], str]) -> list[Unmeasured]:
     """A line per AMD job that ran tests but spent most of its time in steps classified other
     (neither setup nor test), naming those steps: its setup share leaves that time out, and the
-    likeliest cause is a test (or setup) step the rules do not know. Jobs with no test step at
-    all have a line of their own (`untested`)."""
+    likeliest cause is a test (or setup) step the rules do not know. Its fix is one rule for all
+    such steps that no rule takes, the longest first (tinygrad's benchmark job: `Run LLaMA`, `Run
+    GPT2`, `Run Stable Diffusion`, ...), so that one edit measures the job; else for its longest.
+    Jobs with no test step at all have a line of their own (`untested`)."""
     found: dict[str, dict[int, JobTiming]] = {}
     for run in runs:
         for job in run.amd_jobs:
@@ -714,17 +720,23 @@ def _mostly_other(runs: Sequence[RunTiming], untested: set[str], workflow: Workf
             for step in job.work_steps:
                 if step.category == "other":
                     steps[step.name] = max(steps.get(step.name, 0.0), step.seconds)
-        longest = sorted(steps.items(), key=lambda kv: -kv[1])[:3]
-        listed = ", ".join(f"`{step}` ({seconds / 60:.0f} min)" for step, seconds in longest)
+        by_time = sorted(steps.items(), key=lambda kv: -kv[1])
+        listed = ", ".join(f"`{step}` ({seconds / 60:.0f} min)" for step, seconds in by_time[:3])
         worst = max(by_run.values(), key=lambda job: job.other_seconds)
         total = worst.setup_seconds + worst.test_seconds + worst.other_seconds
+        unruled = [step for step, _ in by_time if config.rule_for(step) is None][:_RULE_STEPS] or [by_time[0][0]]
+        patterns = list(dict.fromkeys(_name_pattern(workflow, name, step) for step in unruled))
+        rule = _step_rule(patterns[0] if len(patterns) == 1 else f"(?:{'|'.join(patterns)})")
         out.append(Unmeasured(
             name,
             f"in {_runs(len(by_run))}, steps classified as neither setup nor test took more than half its time (up to "
             f"{worst.other_seconds / 60:.0f} of {total / 60:.0f} min), which its setup share leaves out; its longest "
             f"such steps: {listed}",
-            f"if `{longest[0][0]}` runs tests, add {_step_rule(_name_pattern(workflow, name, longest[0][0]))} to "
-            ".github/foldbot.yml (`category: setup` if it prepares the machine)",
+            f"if `{unruled[0]}` runs tests, add {rule} to .github/foldbot.yml (`category: setup` if it prepares the "
+            "machine)" if len(unruled) == 1 else
+            f"if {spoken_list([f'`{step}`' for step in unruled])} run tests, add {rule} to .github/foldbot.yml, which "
+            "takes them all (leave out of its pattern any that does not; a rule with `category: setup` for those that "
+            "prepare the machine)",
         ))
     return out
 

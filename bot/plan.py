@@ -2090,7 +2090,7 @@ class Planner:
             said = self._shared_count(readers, list(range(n)), places, named=False)
             if opaque:
                 said = {readers[0][0].id: (False, (
-                    f"{_listed([f'`{j}`' for j in opaque])} also {'runs' if len(opaque) == 1 else 'run'} the lists of "
+                    f"{spoken_list([f'`{j}`' for j in opaque])} also {'runs' if len(opaque) == 1 else 'run'} the lists of "
                     f"this split, with a matrix from `{writer}`'s output that foldbot does not read shard by shard "
                     "(`include` objects, more axes than the shards'): nothing is said of fewer")),
                     **{j: v for j, v in said.items() if v[0]}}
@@ -2180,7 +2180,7 @@ class Planner:
         taken, files, _ = self._taken([(groups[name][0].id, groups[name][1] + partial.get(name, []), fit)
                                     for name, fit in fits.items()], (c.file for cs in hung.values() for c in cs))
         where = _places(places)
-        one = f" (one count for {_listed([f'`{job.id}`' for job, _ in jobs])}: the lists of one split)" if several else ""
+        one = f" (one count for {spoken_list([f'`{job.id}`' for job, _ in jobs])}: the lists of one split)" if several else ""
         said: dict[str, tuple[bool, str]] = {}
         for job, _ in jobs:  # a job whose shards ran into a timeout: their times are short of what they take
             own = [name for name in fits if groups[name][0] is job]
@@ -2200,7 +2200,7 @@ class Planner:
                                 + (f"; {taken}" if taken else "")
                                 + (f"; its count is written in {where}{one}" if named else one))
         if said:  # (a job of the split already over time: no fewer shards for any)
-            over = _listed([f"`{j}`" for j in said])
+            over = spoken_list([f"`{j}`" for j in said])
             return {**{job.id: (False, f"{over} {'runs' if len(said) == 1 else 'run'} the lists of the same split and "
                                        f"already {'overruns' if len(said) == 1 else 'overrun'} a timeout: no fewer "
                                        "shards") for job, _ in jobs}, **said}
@@ -2208,7 +2208,7 @@ class Planner:
         missing = [name for name in expected if name not in fits]
         if missing:  # (no count is said: its logs are fetched, for the runs to come, but no line asks for them)
             whose = one or ", which runs the lists of the same split"
-            return {first: (False, f"no run in the history ran all {n} shards on {_listed(missing)}{whose}, so nothing is "
+            return {first: (False, f"no run in the history ran all {n} shards on {spoken_list(missing)}{whose}, so nothing is "
                                    "said of fewer: the count must fit the slowest")}
         for job, _ in jobs:
             self.candidates[job.id] = sum(fit.log_runs for name, fit in fits.items() if groups[name][0] is job)
@@ -2478,11 +2478,12 @@ def _places(places: list[tuple[str, str, list[str]]]) -> str:
     merged: dict[tuple[str, str], list[str]] = {}
     for job, step, found in places:
         merged.setdefault((job, step), []).extend(f for f in found if f not in merged.get((job, step), []))
-    return _listed([f"`{job}`'s `{step}` ({', '.join(f'`{f}`' for f in found)})" if job else step
+    return spoken_list([f"`{job}`'s `{step}` ({', '.join(f'`{f}`' for f in found)})" if job else step
                     for (job, step), found in merged.items()])
 
 
-def _listed(items: list[str]) -> str:
+def spoken_list(items: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
     return ", ".join(items[:-1]) + (" and " if len(items) > 1 else "") + items[-1] if items else ""
 
 

@@ -365,6 +365,58 @@ def test_a_job_mostly_in_steps_of_neither_class_says_so() -> None:
     assert fixed.unmeasured == ()
 
 
+BENCHMARKS_PATH = ".github/workflows/benchmark.yml"
+BENCHMARKS = """\
+on: push
+jobs:
+  testamdbenchmark:
+    runs-on: [self-hosted, Linux, tinybox]
+    steps:
+      - name: Run model inference benchmark
+        run: python3 test/external/external_model_benchmark.py
+      - name: Run LLaMA
+        run: python3 examples/llama.py --gen 1 --count 10 --timing
+      - name: Run GPT2
+        run: python3 examples/gpt2.py --count 10 --timing
+      - name: Run 10 CIFAR training steps w ${{ matrix.gpus }} GPUS
+        run: python3 examples/hlb_cifar10.py
+      - name: Upload results
+        run: cp *.txt /results
+"""
+
+
+def test_a_job_mostly_in_steps_no_rule_takes_gets_one_rule_for_them_all() -> None:
+    """tinygrad's benchmark job (benchmark.yml @0026c185): a short benchmark the rules take as test, then models run
+    one step each (`Run LLaMA`, `Run GPT2`, ...), which no rule takes. The fix named one rule for the longest step
+    alone; with it taken, the others still held more than half the time and the next report asked again, once a
+    step. Now it is one rule for every such step no rule takes (not `Upload results`, which a rule says is other),
+    a name with an expression as its pattern; taken, it measures the job."""
+    runs = [bundle(run_id=420 + i, repo="o/r", workflow_path=BENCHMARKS_PATH, workflow_name="Benchmarks",
+                   head_sha=f"{420 + i:040x}", start=START,
+                   jobs=[job("testamdbenchmark", [Step("Set up job", 0.2), Step("Run model inference benchmark", 4),
+                                                  Step("Run LLaMA", 20), Step("Run GPT2", 12),
+                                                  Step("Run 10 CIFAR training steps w 6 GPUS", 9),
+                                                  Step("Upload results", 30)],
+                             ["self-hosted", "Linux", "tinybox"])]) for i in range(3)]
+    config = parse_config("amd_runner_pattern: '^tinybox$'\n")
+    (line,) = [line for line in _section(to_markdown(analyze({BENCHMARKS_PATH: BENCHMARKS}, runs, config)))
+               if "neither setup nor test" in line]
+    pattern = "^(?:Run\\ LLaMA|Run\\ GPT2|Run\\ 10\\ CIFAR\\ training\\ steps\\ w\\ .*\\ GPUS)$"
+    assert line == (
+        "- `testamdbenchmark`: in 3 runs, steps classified as neither setup nor test took more than half its time "
+        "\\(up to 71 of 75 min\\), which its setup share leaves out; its longest such steps: `Upload results` \\(30 "
+        "min\\), `Run LLaMA` \\(20 min\\), `Run GPT2` \\(12 min\\). **Fix:** if `Run LLaMA`, `Run GPT2` and `Run 10 CIFAR "
+        f"training steps w 6 GPUS` run tests, add `step_rules: [{{pattern: '{pattern}', category: test}}]` to "
+        ".github/foldbot.yml, which takes them all \\(leave out of its pattern any that does not; a rule with `category: "
+        "setup` for those that prepare the machine\\).")
+    fixed = analyze({BENCHMARKS_PATH: BENCHMARKS}, runs, parse_config(
+        f"amd_runner_pattern: '^tinybox$'\nstep_rules: [{{pattern: '{pattern}', category: test}}]\n"))
+    assert [(s.name, s.category) for s in fixed.latest.jobs[0].work_steps if s.category == "test"] == [
+        ("Run model inference benchmark", "test"), ("Run LLaMA", "test"), ("Run GPT2", "test"),
+        ("Run 10 CIFAR training steps w 6 GPUS", "test")]
+    assert not [u for u in fixed.unmeasured if "neither setup nor test" in u.reason]
+
+
 @pytest.mark.parametrize("minutes", [
     [(60, 20, 10)] * 3,  # other is the smaller part (SGLang's AMD jobs stay under a third)
     [(1, 1, 4.9)] * 3,  # more than half, but under five minutes
