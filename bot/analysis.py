@@ -823,19 +823,22 @@ _DEFAULT_RULES = frozenset(map(id, DEFAULT_STEP_RULES))
 #: The step of pytorch/test-infra's `linux_job_v2.yml` that runs its caller's `script:` (torchtitan's ROCm lane).
 _SCRIPT_STEP = re.compile(r"(?i)run (?:the )?script (?:in|inside|outside(?: of)?) (?:the |a )?container")
 #: A line of a script that installs or builds: pip, uv, conda, a system package manager, setup.py, an install script;
-#: or pulls an image.
-_INSTALL_LINE = re.compile(r"(?im)^[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:python3?[ \t]+-m[ \t]+)?(?:pip3?|uv[ \t]+pip|conda|mamba"
+#: or pulls an image. After other commands on the line too (`if ! pip show x; then pip install x; fi`), so a word of
+#: it stops at `;`, `&` and `|` (read on, each of the line's commands tried read the rest of the line).
+_INSTALL_LINE = re.compile(r"(?im)^(?:[^\n;&|]*(?:&&|\|\||;))*[ \t]*(?:(?:then|do|else)[ \t]+)?"
+                           r"(?:\w+=[^\s;&|]*[ \t]+)*(?:(?:python3?[ \t]+-m[ \t]+)?(?:pip3?|uv[ \t]+pip|conda|mamba"
                            r"|micromamba|apt(?:-get)?|dnf|yum)[ \t]+install\b|python3?[ \t]+setup\.py[ \t]+(?:install|develop)"
-                           r"|(?:bash|sh)[ \t]+\S*install\S*|(?:sudo[ \t]+)?docker[ \t]+pull\b)[^\n]*")
+                           r"|(?:bash|sh)[ \t]+[^\s;&|]*install[^\s;&|]*|(?:sudo[ \t]+)?docker[ \t]+pull\b)[^\n]*")
 
 
 #: A line of a script that runs tests (`TEST_LINE_PATTERN`: what `RUNS_TESTS` takes, and any script whose path says
-#: test), after shell set-up on it (`cd tests && pytest`, `set -e; pytest`) or a condition (`if [ -d t ]; then
-#: pytest`): pytest, unittest, ctest, tox/nox, `make test|check`, a test script (apex's `bash
+#: test), after shell set-up on it (`cd tests && pytest`, `set -e; pytest`, `...; fi; pytest`), a condition or a loop
+#: (`if [ -d t ]; then pytest`, `for t in a b; do pytest $t`), or as one (`if ! pytest ...; then`): pytest, unittest, ctest, tox/nox, `make test|check`, a test script (apex's `bash
 #: tests/jit_build/run_tests.sh`; not a `cat > run_tests.sh` that writes one, nor `install_test_deps.sh`, `pytest
 #: --version` or `make test-deps`). (A heredoc's lines are read as the script's own.)
-_TEST_LINE = re.compile(r"(?im)^(?:[ \t]*(?:(?:cd|pushd|export|set|source|if|elif|while|until)\b|\.(?=[ \t])|\[)"
-                        r"[^\n;&|]*(?:&&|;))*(?:[ \t]*(?:then|do|else)(?=[ \t]))?" + TEST_LINE_PATTERN)
+_TEST_LINE = re.compile(r"(?im)^(?:[ \t]*(?:(?:then|do|else)[ \t]+)?(?:(?:cd|pushd|export|set|source|if|elif|while|until"
+                        r"|for|fi|done)\b|\.(?=[ \t])|\[)[^\n;&|]*(?:&&|;))*(?:[ \t]*(?:then|do|else|(?:(?:if|elif|while|until)[ \t]+)?!|if|elif"
+                        r"|while|until)(?=[ \t]))?" + TEST_LINE_PATTERN)
 # (the blanks after the keyword are the pattern's own: a `[ \t]+` before its `[ \t]*` read 16,000 blanks in 84 s)
 
 

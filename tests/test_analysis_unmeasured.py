@@ -1047,7 +1047,9 @@ jobs:
 def test_a_test_step_whose_own_run_installs_before_its_tests_is_said_to_set_up_too() -> None:
     """review99 f03: apex's only test step installs its dependencies in a fresh container before its tests; foldbot
     counted it all as test (a 2% setup share) and said nothing, though the same text passed as test-infra's
-    `script:` had a line. A test step that installs nothing has none; a rule of the repository's own silences it."""
+    `script:` had a line. A test step that installs nothing has none; a rule of the repository's own silences it.
+    (Its first install is the `apt-get install` after `apt-get update &&`: review145 x06, read since 2026-12-07; it
+    was said to be the `pip install` two lines below.)"""
     runs = [bundle(run_id=500 + i, repo="ROCm/apex", workflow_path=APEX, workflow_name="ROCm CI",
                    head_sha=f"{500 + i:040x}", start=START, jobs=[job("Test", [
                        Step("Set up job", 0.1), Step("Checkout", 0.5), Step("Run Tests", 180),
@@ -1055,8 +1057,8 @@ def test_a_test_step_whose_own_run_installs_before_its_tests_is_said_to_set_up_t
             for i in range(3)]
     analysis = analyze({APEX: APEX_CI}, runs, RepoConfig())
     assert [(u.subject, u.reason, u.fix) for u in analysis.unmeasured] == [(
-        "test", "its step `Run Tests` (up to 180 min) installs before its tests (`pip install -U pip setuptools "
-                "wheel`): foldbot counts it all as test, so the setup in it (a build, an install) is not measured and "
+        "test", "its step `Run Tests` (up to 180 min) installs before its tests (`apt-get update && apt-get install -y "
+                "python3-venv build-essential cmake git`): foldbot counts it all as test, so the setup in it (a build, an install) is not measured and "
                 "the job's setup share reads low",
         "split it into a setup step and a test step, and each is measured; or, to count it as test as it is and drop "
         "this line, add `step_rules: [{pattern: '^Run\\ Tests$', category: test}]` to .github/foldbot.yml")]
@@ -1305,6 +1307,13 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
     assert said("pip install -e .\nif [ -d tests ] && [ -n \"$GPU\" ]; then pytest tests; fi", named="Run tests") == \
         ["(`pip install -e .`)"]
     assert said('echo "Testing"\npip install -e .\n. venv/bin/activate && pytest') == ["(`pip install -e .`)"]
+    # review145 x06: tests in a loop, as a condition, or after a `fi`, are the tests' line; an install under a
+    # condition is an install
+    for script in ("for t in tests/*.py; do python -m pytest $t; done", "if ! python -m pytest tests; then exit 1; fi",
+                   'if [ -n "$A" ]; then export X=1; fi; pytest tests', "while pytest -x tests; do :; done"):
+        assert said(f"{script}\npip install codecov && codecov", named="Run tests") == [], script
+    assert said("if ! pip show torch; then pip install torch; fi\npytest tests", named="Run tests") == [
+        "(`if ! pip show torch; then pip install torch; fi`)"]
     # review134 t03: a tests script is the tests' line wherever its path says test, though only one named so is what
     # makes an unnamed step a test step
     for script in ("bash tests/run_model_tests.sh", "bash tests/ci/run.sh", "./runTests.sh", "./build_and_test.sh"):
@@ -1321,6 +1330,10 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
         assert said("pip install -e .\nthen" + " " * 20000 + "x\npytest", named="Run tests") == ["(`pip install -e .`)"]
         assert said("pip install -e .\nbash a.sh-" + "test" * 25000 + " x\npytest", named="Run tests") == \
             ["(`pip install -e .`)"]
+        # commands that open a line without a blank between them: each one tried read the rest of the line (`if;`
+        # 12,000 times took 8.8 s, `X=1;` 25,000 times 22 s, `then export X=1;` 500 times ran on past minutes)
+        for line in ("if;" * 25000, "fi;" * 25000, "X=1;" * 25000, "then export X=1;" * 6000, "if ! ;" * 20000):
+            assert said(f"pip install -e .\n{line}\npytest", named="Run tests") == ["(`pip install -e .`)"], line[:9]
         for command, read in (("sudo -E " * 40 + "lint", ("install", "")), ("timeout -k " * 40 + "lint", ("install", "")),
                               ("bash run_" + "test" * 25000 + ".shy/a.sh", ("install", "")),
                               ("bash run_" + "test" * 25000 + ".x.sh", ("install", "")),  # (review136 v02)
