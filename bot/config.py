@@ -374,6 +374,8 @@ class RepoConfig:
 
     def step_category(self, step: Any) -> str:
         """The category of a step as written (a `bot.workflow.StepDef`)."""
+        if step.explicit_name is not None and self.rule_for(step.name) is not None:  # (its commands not read)
+            return self.classify(step.name, step.uses is not None)
         kind = step.unspoken
         return self.classify(step.name, step.uses is not None, kind, step.said if kind else "")
 

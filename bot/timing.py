@@ -282,16 +282,18 @@ class JobMatcher:
             )
         return names
 
-    def script_steps(self, job_id: str | None) -> ScriptSteps:
+    def script_steps(self, job_id: str | None, config: RepoConfig) -> ScriptSteps:
         """The names GitHub shows for the `run:` steps of a workflow job whose name may not speak for their
-        script (an unnamed one's first line that does not; a named one's commands that say what it does), with
-        their kind (`StepDef.unspoken`) and what their commands say (`StepDef.said`): `ScriptSteps`."""
+        script (an unnamed one's first line that does not; a named one's commands that say what it does, where
+        no rule of `config` takes its name), with their kind (`StepDef.unspoken`) and what their commands say
+        (`StepDef.said`): `ScriptSteps`. (One config a matcher: an analysis's.)"""
         names = self._scripts.get(job_id)
         if names is None:
             job = self.workflow.jobs.get(job_id or "")
             alike: dict[str, list[Said]] = {}  # the name GitHub shows -> each such step's (kind, said), in order
             for step in job.steps if job else ():
-                if step.uses is None:
+                # (a name a rule takes is not read by its commands: SGLang's lanes' scripts cost 3.4 ms a file to read)
+                if step.uses is None and (step.explicit_name is None or config.rule_for(step.name) is None):
                     kind = step.unspoken
                     alike.setdefault(step.name, []).append((kind, step.said if kind else ""))
             # (steps shown alike whose commands say other things: where the API's list cannot be read in the file's
@@ -635,7 +637,7 @@ def job_timing(job: Mapping[str, Any], matcher: JobMatcher, config: RepoConfig) 
         names = (str(s.get("name")) for s in raw if isinstance(s, Mapping))
         ref = matcher.match_job(str(job["name"]), names, labels)
     actions = matcher.action_steps(ref.job_id)
-    steps, setup, test, other, ran = _steps(raw, config, actions, matcher.script_steps(ref.job_id))
+    steps, setup, test, other, ran = _steps(raw, config, actions, matcher.script_steps(ref.job_id, config))
     is_amd = config.is_amd_runner(labels) if labels else _declared_amd(matcher.workflow, ref, config)
     conclusion = job.get("conclusion")
     get = job.get
