@@ -638,32 +638,40 @@ _INSTALLS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:\w+=\S*\s+)*(?:python[\d.]*\
 _PRINTS = re.compile(r"(?:echo|printf)\b")
 #: A word that starts a wrapper (`_RUN_BY`): never an option's argument or a duration, so that the engine has one way
 #: to read `sudo -E sudo -E ...` (with both, it tried 2^n: a 177-character command took seconds).
-_WRAPPER = r"(?!(?:env|time|timeout|sudo|mpirun|mpiexec|srun|torchrun|xargs|docker|coverage|uv|poetry|pipenv)\b)"
+_WRAPPER = (r"(?!(?:env|time|timeout|sudo|mpirun|mpiexec|srun|torchrun|xargs|docker|coverage|uv|poetry|pipenv)\b"
+            r"|python[\d.]*[ \t]+-m[ \t]+torch\.distributed\.)")
 #: An option, with the argument it may take (`-np 8`, `-u ci`, `-s KILL`).
 _OPTION = r"[ \t]+-\S+(?:[ \t]+" + _WRAPPER + r"[^-\s]\S*)?"
 #: What runs a command before it: variables set for it, and a wrapper that runs it (`env X=1`, `timeout -s KILL 3600`,
 #: `sudo -E`, `time`, `coverage run -m`, `uv run`, `poetry run`, `mpirun -np 8`, `torchrun --nproc_per_node 8 -m`,
-#: `docker exec -w /src ci`, `xargs -n1` after a pipe, SGLang's `bash scripts/ci/amd/amd_ci_exec.sh -w
+#: `python -m torch.distributed.run`, `docker exec -w /src ci`, `docker run --rm -v a:b img`, `xargs -n1` after a pipe, SGLang's `bash scripts/ci/amd/amd_ci_exec.sh -w
 #: /sglang-checkout/test`).
 _RUN_BY = (r"[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:env(?:[ \t]+-\S+)*(?:[ \t]+\w+=\S*)*|time"
            r"|coverage[ \t]+run(?:[ \t]+-m)?|(?:uv|poetry|pipenv)[ \t]+run"
            r"|timeout(?:" + _OPTION + r")*[ \t]+" + _WRAPPER + r"[^-\s]\S*"
-           r"|(?:sudo|mpirun|mpiexec|srun|torchrun|xargs)(?:" + _OPTION + r")*"
-           r"|docker[ \t]+exec(?:" + _OPTION + r")*[ \t]+" + _WRAPPER + r"[^-\s]\S*"
+           r"|(?:sudo|mpirun|mpiexec|srun|torchrun|xargs|python[\d.]*[ \t]+-m[ \t]+torch\.distributed\.(?:run|launch))"
+           r"(?:" + _OPTION + r")*"
+           r"|docker[ \t]+(?:exec|run)(?:" + _OPTION + r")*[ \t]+" + _WRAPPER + r"[^-\s]\S*"
            r"|(?:bash[ \t]+)?\S*amd_ci_exec\.sh(?:" + _OPTION + r")*)[ \t]+)*")
+#: A target that runs tests: `test`, `check`, `test-unit`, `check-mlir`; not `test-deps`, `test-install`, `test-image`,
+#: nor `check-format`, `check-lint`, `check-types` (a linter's), nor `tests`, which in most projects builds them.
+_TEST_TARGET = (r"(?:test|check)(?:-(?!deps?\b|install|setup|prepare|image|build|pull|format|lint|style|types?\b|typing"
+                r"|mypy|docs?\b|spell|copyright|licen[cs]e|headers?\b|clang|tidy)\w[\w-]*)?(?![\w./-])")
 #: A command that runs tests, after what runs it (`_RUN_BY`): pytest, unittest, lit, ctest, tox, nox, `bazel test`,
-#: `make test` / `check` / `test-unit` (after its options: `-C dir` and `-f file` with theirs, `-j 8`; not `make
-#: test-deps`, `test-install`, `test-image`, nor `make tests`, which in most projects builds them), a suite runner
-#: (SGLang's `run_suite.py`, pytorch's `test/run_test.py`), a test file run by Python (aiter's `python3
-#: op_tests/test_gemm_a8w8.py`).
+#: `make` or `ninja` of a test target (`_TEST_TARGET`, after their options: `-C dir` and `-f file` with theirs, `-j 8`,
+#: `-k 0`), `cmake --build build --target check-triton`, a suite runner (SGLang's `run_suite.py`, pytorch's
+#: `test/run_test.py`), a test file run by Python or by a launcher (aiter's `python3 op_tests/test_gemm_a8w8.py`,
+#: `torchrun --nproc_per_node 8 tests/test_dist.py`, `./test_all.py`).
 _TEST_RUNNERS = (r"(?:(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest|lit)(?![\w.])"
                  r"(?![ \t]+--(?:version|help|collect-only|co)\b)|ctest\b(?![ \t]+--(?:version|help)\b)"
                  r"|(?:tox|nox)\b(?![ \t]+-[es][ \t]*(?:lint|format|docs?|type|mypy|pep8|flake8|style)\b)"
                  r"|bazel[ \t]+test\b"
-                 r"|make(?:[ \t]+(?:-[CfIoW][ \t]*[^-\s]\S*|-[jl]\S*(?:[ \t]+(?:\d+|\$\S*))?|-(?![CfIoWjl])\S+))*"
-                 r"[ \t]+(?:test|check)(?:-(?!deps?\b|install|setup|prepare|image|build|pull)\w[\w-]*)?(?![\w./-])"
+                 r"|(?:make|ninja)(?:[ \t]+(?:-[CfIoW][ \t]*[^-\s]\S*|-[jlk]\S*(?:[ \t]+(?:\d+|\$\S*))?"
+                 r"|-(?![CfIoWjlk])\S+))*[ \t]+" + _TEST_TARGET +
+                 r"|cmake[ \t]+--build[ \t]+[^-\s]\S*(?:[ \t]+(?!--target\b|-t\b)-\S+(?:[ \t]+[^-\s]\S*)?)*"
+                 r"[ \t]+(?:--target|-t)(?:[ \t]+|=)" + _TEST_TARGET +
                  r"|(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+)?\S*\brun_(?:suite|tests?)\.py\b"
-                 r"|python[\d.]*[ \t]+(?:[^\s/]*/)*test_\w*\.py\b)")
+                 r"|(?:python[\d.]*[ \t]+)?(?:[^\s/;&|]*/)*test_\w*\.py\b)")  # (a path's `;`: see TEST_LINE_PATTERN)
 #: What a script named for the tests does for them, not to run them (`download_test_data.sh`, `install_test_deps.sh`):
 #: no tests script, for either pattern below.
 _SETS_UP = r"install|deps?\b|setup|prepare|download|fetch|pull|upload|image|asset|weight"

@@ -1332,7 +1332,8 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
             ["(`pip install -e .`)"]
         # commands that open a line without a blank between them: each one tried read the rest of the line (`if;`
         # 12,000 times took 8.8 s, `X=1;` 25,000 times 22 s, `then export X=1;` 500 times ran on past minutes)
-        for line in ("if;" * 25000, "fi;" * 25000, "X=1;" * 25000, "then export X=1;" * 6000, "if ! ;" * 20000):
+        for line in ("if;" * 25000, "fi;" * 25000, "X=1;" * 25000, "then export X=1;" * 6000, "if ! ;" * 20000,
+                     "torchrun -x python -m torch.distributed.run -x " * 200 + "lint"):
             assert said(f"pip install -e .\n{line}\npytest", named="Run tests") == ["(`pip install -e .`)"], line[:9]
         for command, read in (("sudo -E " * 40 + "lint", ("install", "")), ("timeout -k " * 40 + "lint", ("install", "")),
                               ("bash run_" + "test" * 25000 + ".shy/a.sh", ("install", "")),
@@ -1610,6 +1611,24 @@ jobs:
     # review144 w06: `make tests` builds them in most projects; `make test` runs them
     ("cd build\nmake -j$(nproc) tests\n", "shell", "other"),
     ("cd build\nmake -j8 test\n", "shell", "test"),
+    # review132 r06's gaps, 2026-12-07: ninja's and cmake's test targets (LLVM's `check-mlir`, triton's), not a linter's
+    # (`make check-format`); a test file a launcher runs (`torchrun`, `python -m torch.distributed.run`, or itself);
+    # tests in `docker run`'s image
+    ("cd build\nninja -C build -k 0 check-mlir\n", "shell", "test"),
+    ("cd build\nninja check-format\n", "shell", "other"),
+    ("cd build\nmake check-format\n", "shell", "other"),
+    ("set -ex\ncmake --build build -j 8 --target check-triton\n", "shell", "test"),
+    ("set -ex\ncmake --build build --config Release --target=test\n", "shell", "test"),
+    ("set -ex\ncmake --build build --target install\n", "shell", "other"),
+    ("set -ex\ncmake --build build -t check-lint\n", "shell", "other"),
+    ("pip install -e .\ntorchrun --nproc_per_node 8 tests/test_distributed.py\n", "install", "test"),
+    ("pip install -e .\npython -m torch.distributed.run --nproc_per_node=8 tests/test_x.py\n", "install", "test"),
+    ("pip install -e .\npython -m torch.distributed.run --nproc_per_node=8 train.py\n", "install", "other"),
+    ("set -ex\n./test/test_all.py --gpu\n", "shell", "test"),
+    ("set -ex\ncp tests/test_x.py /tmp\n", "shell", "other"),
+    ("set -ex\ndocker run --rm -v $PWD:/w --device=/dev/kfd --shm-size 16G rocm/pytorch:latest python -m pytest tests\n",
+     "shell", "test"),
+    ("set -ex\ndocker run -d --name ci rocm/pytorch:latest sleep infinity\n", "shell", "other"),
 ])
 def test_the_first_line_of_a_script_speaks_for_it_only_with_commands_of_its_kind(script: str, unspoken: str,
                                                                                 category: str) -> None:
