@@ -700,7 +700,7 @@ def _mostly_other(runs: Sequence[RunTiming], untested: set[str], workflow: Workf
     """A line per AMD job that ran tests but spent most of its time in steps classified other
     (neither setup nor test), naming those steps: its setup share leaves that time out, and the
     likeliest cause is a test (or setup) step the rules do not know. Its fix is one rule for all
-    such steps that no rule takes, the longest first (tinygrad's benchmark job: `Run LLaMA`, `Run
+    such steps of a minute or more that no rule takes, the longest first (tinygrad's benchmark job: `Run LLaMA`, `Run
     GPT2`, `Run Stable Diffusion`, ...), so that one edit measures the job; else for its longest.
     Jobs with no test step at all have a line of their own (`untested`)."""
     found: dict[str, dict[int, JobTiming]] = {}
@@ -724,7 +724,8 @@ def _mostly_other(runs: Sequence[RunTiming], untested: set[str], workflow: Workf
         listed = ", ".join(f"`{step}` ({seconds / 60:.0f} min)" for step, seconds in by_time[:3])
         worst = max(by_run.values(), key=lambda job: job.other_seconds)
         total = worst.setup_seconds + worst.test_seconds + worst.other_seconds
-        unruled = [step for step, _ in by_time if config.rule_for(step) is None][:_RULE_STEPS] or [by_time[0][0]]
+        unruled = [step for step, seconds in by_time if config.rule_for(step) is None and seconds >= 60][:_RULE_STEPS] \
+            or [by_time[0][0]]  # (a step of seconds does not change the share: no word of it in the rule)
         patterns = list(dict.fromkeys(_name_pattern(workflow, name, step) for step in unruled))
         rule = _step_rule(patterns[0] if len(patterns) == 1 else f"(?:{'|'.join(patterns)})")
         out.append(Unmeasured(

@@ -382,6 +382,8 @@ jobs:
         run: python3 examples/hlb_cifar10.py
       - name: Upload results
         run: cp *.txt /results
+      - name: Show off tinybox
+        run: /opt/rocm/bin/rocm-bandwidth-test
 """
 
 
@@ -390,13 +392,13 @@ def test_a_job_mostly_in_steps_no_rule_takes_gets_one_rule_for_them_all() -> Non
     one step each (`Run LLaMA`, `Run GPT2`, ...), which no rule takes. The fix named one rule for the longest step
     alone; with it taken, the others still held more than half the time and the next report asked again, once a
     step. Now it is one rule for every such step no rule takes (not `Upload results`, which a rule says is other),
-    a name with an expression as its pattern; taken, it measures the job."""
+    a name with an expression as its pattern, nor one of seconds, `Show off tinybox`); taken, it measures the job."""
     runs = [bundle(run_id=420 + i, repo="o/r", workflow_path=BENCHMARKS_PATH, workflow_name="Benchmarks",
                    head_sha=f"{420 + i:040x}", start=START,
                    jobs=[job("testamdbenchmark", [Step("Set up job", 0.2), Step("Run model inference benchmark", 4),
                                                   Step("Run LLaMA", 20), Step("Run GPT2", 12),
                                                   Step("Run 10 CIFAR training steps w 6 GPUS", 9),
-                                                  Step("Upload results", 30)],
+                                                  Step("Upload results", 30), Step("Show off tinybox", 0.5)],
                              ["self-hosted", "Linux", "tinybox"])]) for i in range(3)]
     config = parse_config("amd_runner_pattern: '^tinybox$'\n")
     (line,) = [line for line in _section(to_markdown(analyze({BENCHMARKS_PATH: BENCHMARKS}, runs, config)))
@@ -404,7 +406,7 @@ def test_a_job_mostly_in_steps_no_rule_takes_gets_one_rule_for_them_all() -> Non
     pattern = "^(?:Run\\ LLaMA|Run\\ GPT2|Run\\ 10\\ CIFAR\\ training\\ steps\\ w\\ .*\\ GPUS)$"
     assert line == (
         "- `testamdbenchmark`: in 3 runs, steps classified as neither setup nor test took more than half its time "
-        "\\(up to 71 of 75 min\\), which its setup share leaves out; its longest such steps: `Upload results` \\(30 "
+        "\\(up to 72 of 76 min\\), which its setup share leaves out; its longest such steps: `Upload results` \\(30 "
         "min\\), `Run LLaMA` \\(20 min\\), `Run GPT2` \\(12 min\\). **Fix:** if `Run LLaMA`, `Run GPT2` and `Run 10 CIFAR "
         f"training steps w 6 GPUS` run tests, add `step_rules: [{{pattern: '{pattern}', category: test}}]` to "
         ".github/foldbot.yml, which takes them all \\(leave out of its pattern any that does not; a rule with `category: "
