@@ -11,6 +11,7 @@ import fnmatch
 import functools
 import re
 import reprlib
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +37,28 @@ class StepRule:
     category: str  # "setup" | "test" | "other"
 
     def matches(self, name: str) -> bool:
-        return _compiled(self.pattern).match(name) is not None
+        """Whether the pattern matches the name from its start, or from its first word (`bare_name`: `📦 Build wheel`
+        is a build, as `Build wheel` is; a rule written with the emoji still takes it)."""
+        compiled = _compiled(self.pattern)
+        return compiled.match(name) is not None or ((bare := bare_name(name)) is not name
+                                                    and compiled.match(bare) is not None)
+
+
+def bare_name(name: str) -> str:
+    """A step's name less the emoji and other symbols it begins with, their variation selectors and joiners, and the
+    blanks after them (ROCm/TransformerEngine names each step so: `📦 Build wheel inside container`, `⬆️ Upload logs
+    on failure`, `🧪 Run tests`); the name itself (the same object) when it begins with none, or with nothing else."""
+    if not name or name[0].isascii():
+        return name
+    at = 0
+    while at < len(name) and (name[at].isspace() or unicodedata.category(name[at]) in _DECORATION):
+        at += 1
+    return name[at:] if 0 < at < len(name) else name
+
+
+#: The Unicode categories of what a name may begin with before its words: symbols (emoji are `So`), the marks and
+#: format characters emoji are written with (U+FE0F, U+200D).
+_DECORATION = frozenset({"So", "Sk", "Sm", "Sc", "Mn", "Me", "Cf"})
 
 
 CATEGORIES = ("setup", "test", "other")
@@ -55,7 +77,7 @@ COMBINED_TEST = StepRule(
 
 #: A word of a step's name that says it runs tests (at its start, or after a space, `(` or `+`): the test rule's
 #: words, which the rules before it that take some such names (`... Test Results`, a venv made) leave to it.
-TEST_WORD = (r"(?:.*[\s(+])?(?:(?:smoke-?)?test\w*|unit ?tests?|pytest|bench\w*|eval\w*|accuracy|correctness"
+TEST_WORD = (r"(?:.*[\s(+])?(?:(?:smoke-?)?test\w*|unit ?tests?|pytest|(?:micro-?)?bench\w*|eval\w*|accuracy|correctness"
              r"|suites?|regressions?)\b")
 
 #: Ordered; the first rule that matches wins. No match: an action step (`uses:`, or a
@@ -91,7 +113,14 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)(?!" + TEST_WORD + r")(?:(?:runner|gpus?|node|machine|system|host|distributed|multi-gpu|network|rccl"
              r"|nccl) )?health (?:status|checks?|settings)\b", "setup"),
     StepRule(r"(?i)(?:drivers?|gpus?|rocm|devices?)\b.*\bsanity checks?\b", "setup"),
+    # pytorch/helion's looks at the device before its tests: `CUDA Compute Check`, `XPU Compute Check`, `MPS
+    # Availability Check`, `Inductor Worker Check` (`python -c "import torch; assert torch.cuda.is_available()"`).
+    StepRule(r"(?i)(?!" + TEST_WORD + r")(?:\S+ ){0,3}(?:compute|availability|worker) checks?$", "setup"),
     # -- other: results, logs, reports, teardown, lint; before the test rules, as these names say "test".
+    # A name that ends in what is done with the results: nod-ai/shark-ai `Coverage comment` (py-cov-action, after
+    # the tests), llama.cpp `ccache-buckets-save` (after `Test`; an action step, setup by default); not a name that
+    # says it tests (`Run tests and upload`).
+    StepRule(r"(?i)(?!" + TEST_WORD + r").*[\s_-](?:comments?|uploads?|save)$", "other"),
     # pytorch `Upload test artifacts`, `Save test results`, `Store Core dumps on GitHub`, `Collect backtraces
     # ...`; TE `Copy logs and reports from container`; JAX `Archive jax wheels`; aiter `Collect test logs`;
     # DeepSpeed `Open GitHub issue if nightly CI fails`; SGLang `Upload diffusion failure artifacts`.

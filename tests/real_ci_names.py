@@ -1377,11 +1377,44 @@ FIFTH_SURVEY = Project(
     other_labels=(),
 )
 
+SIXTH_SURVEY = Project(
+    name="sixth survey (TransformerEngine's emoji names, helion, shark-ai, llama.cpp)",
+    sources=("ROCm/TransformerEngine .github/workflows/transformer-engine-ci.yml @0457361f",
+             "ROCm/TransformerEngine .github/workflows/perf-dashboard.yml @089848f6",
+             "pytorch/helion .github/workflows/test.yml @0038623e",
+             "nod-ai/shark-ai .github/workflows/ci-sharktank.yml @03a5ec16",
+             "ggml-org/llama.cpp .github/workflows/build-self-hosted-cuda.yml @0481610c",
+             "iree-org/wave .github/workflows/ci-gpu.yaml @006d921c",
+             "ROCm/triton .github/workflows/amd_perf_kernel_Integration_tests.yml @72b19d55"),
+    steps=(
+        # TransformerEngine begins each step's name with an emoji, which no rule read past (2026-12-07): the build was
+        # other, the uploads setup (the action default)
+        ("\U0001f4e6 Build wheel inside container", False, SETUP),
+        ("\u2b06\ufe0f Upload wheel artifact", True, OTHER),
+        ("\u2b06\ufe0f Upload logs on failure", True, OTHER),
+        ("\U0001f5bc\ufe0f Select Docker Image", False, SETUP),
+        ("\U0001f40d Install dependencies and wheel", False, SETUP),
+        ("\U0001f9ea Run tests", False, TEST),
+        ("Run microbenchmarks", False, TEST),  # (other before 2026-12-07)
+        ("CUDA Compute Check", False, SETUP),  # helion, before its tests (these four other before 2026-12-07)
+        ("Inductor Worker Check", False, SETUP),
+        ("XPU Compute Check", False, SETUP),
+        ("MPS Availability Check", False, SETUP),
+        ("Run Tests", False, TEST),
+        ("Coverage comment", True, OTHER),  # shark-ai, after its tests (setup before 2026-12-07)
+        ("ccache-buckets-restore", False, SETUP),  # llama.cpp
+        ("ccache-buckets-save", True, OTHER),  # (after `Test`; setup before 2026-12-07)
+    ),
+    amd_labels=("te-gfx942-4gpu", "gfx950", "rocm.gfx90a", "linux-mi35x-1gpu-ossci-iree-org",
+                "linux-mi325-1gpu-ossci-nod-ai"),
+    other_labels=(),
+)
+
 PROJECTS: tuple[Project, ...] = (
     PYTORCH, DEEPSPEED, AITER, TRITON, JAX, TRANSFORMER_ENGINE, OPTIMUM_BENCHMARK, TRANSFORMERS, SGLANG,
     PYTORCH_AO, THEROCK, FLASH_ATTENTION, XFORMERS, ONNXRUNTIME, IREE, ROCM_LIBRARIES,
     MEGATRON_LM, PYTORCH_K8S, AITER_MORE, THEROCK_WHEELS, TRANSFORMERS_MORE, ROCM_JAX, ROCM_LIBRARIES_MORE,
-    ROCM_VLLM, RCCL, ROCM_MORE, THIRD_SURVEY, FOURTH_SURVEY, FIFTH_SURVEY,
+    ROCM_VLLM, RCCL, ROCM_MORE, THIRD_SURVEY, FOURTH_SURVEY, FIFTH_SURVEY, SIXTH_SURVEY,
 )
 
 # Whole `runs-on` label lists of real jobs (as the API's `labels` would carry them), and whether

@@ -151,3 +151,19 @@ def test_the_settings_in_effect_give_the_same_config(text: str) -> None:
     assert parse_config(yaml.safe_dump(settings)) == config
     assert len(config.step_rules) == len(settings["step_rules"]) + (
         0 if settings["replace_default_step_rules"] else len(DEFAULT_STEP_RULES))
+
+
+def test_a_name_that_begins_with_an_emoji_is_read_from_its_first_word() -> None:
+    """ROCm/TransformerEngine begins each step's name with an emoji (`📦 Build wheel inside container`, `⬆️ Upload logs
+    on failure`): no rule read past it, so its build was other and its uploads setup. The rules read the name from its
+    first word too; a repository's rule written with the emoji still takes it, and one without it too."""
+    defaults = RepoConfig()
+    assert defaults.classify("\U0001f4e6 Build wheel inside container") == "setup"
+    assert defaults.classify("\u2b06\ufe0f Upload logs on failure", action=True) == "other"
+    assert defaults.classify("\U0001f468\u200d\U0001f469\u200d\U0001f467 Run tests") == "test"  # (joined emoji)
+    assert defaults.classify("\U0001f4e6") == "other"  # (nothing after it: the name itself)
+    assert defaults.classify("\u00e9t\u00e9 build") == "other"  # (a letter is no decoration)
+    ours = parse_config("step_rules: [{pattern: '^\U0001f4e6 Build', category: other}, {pattern: '^Ship', "
+                        "category: test}]\n")
+    assert ours.classify("\U0001f4e6 Build wheel inside container") == "other"
+    assert ours.classify("\U0001f6a2 Ship it") == "test"
