@@ -653,6 +653,9 @@ _RUN_BY = (r"[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:env(?:[ \t]+-\S+)*(?:[ \t]+\w+=\S*)*|
            r"(?:" + _OPTION + r")*"
            r"|docker[ \t]+(?:exec|run)(?:" + _OPTION + r")*[ \t]+" + _WRAPPER + r"[^-\s]\S*"
            r"|(?:bash[ \t]+)?\S*amd_ci_exec\.sh(?:" + _OPTION + r")*)[ \t]+)*")
+#: What a script named for the tests does for them, not to run them (`download_test_data.sh`, `install_test_deps.sh`):
+#: no tests script or tests file, for the patterns below.
+_SETS_UP = r"install|deps?\b|setup|prepare|download|fetch|pull|upload|image|asset|weight"
 #: A target that runs tests: `test`, `check`, `test-unit`, `check-mlir`; not `test-deps`, `test-install`, `test-image`,
 #: nor `check-format`, `check-lint`, `check-types` (a linter's), nor `tests`, which in most projects builds them.
 _TEST_TARGET = (r"(?:test|check)(?:-(?!deps?\b|install|setup|prepare|image|build|pull|format|lint|style|types?\b|typing"
@@ -661,7 +664,8 @@ _TEST_TARGET = (r"(?:test|check)(?:-(?!deps?\b|install|setup|prepare|image|build
 #: `make` or `ninja` of a test target (`_TEST_TARGET`, after their options: `-C dir` and `-f file` with theirs, `-j 8`,
 #: `-k 0`), `cmake --build build --target check-triton`, a suite runner (SGLang's `run_suite.py`, pytorch's
 #: `test/run_test.py`), a test file run by Python or by a launcher (aiter's `python3 op_tests/test_gemm_a8w8.py`,
-#: `torchrun --nproc_per_node 8 tests/test_dist.py`, `./test_all.py`).
+#: `torchrun --nproc_per_node 8 tests/test_dist.py`, `./test_all.py`, `model_tests.py`), a unit tests binary
+#: (`./build/test/unit_tests`, mscclpp's `mpirun -np 8 ./build/test/mp_unit_tests`).
 _TEST_RUNNERS = (r"(?:(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest|lit)(?![\w.])"
                  r"(?![ \t]+--(?:version|help|collect-only|co)\b)|ctest\b(?![ \t]+--(?:version|help)\b)"
                  r"|(?:tox|nox)\b(?![ \t]+-[es][ \t]*(?:lint|format|docs?|type|mypy|pep8|flake8|style)\b)"
@@ -671,10 +675,9 @@ _TEST_RUNNERS = (r"(?:(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+-m[ \t]+)?(?:py
                  r"|cmake[ \t]+--build[ \t]+[^-\s]\S*(?:[ \t]+(?!--target\b|-t\b)-\S+(?:[ \t]+[^-\s]\S*)?)*"
                  r"[ \t]+(?:--target|-t)(?:[ \t]+|=)" + _TEST_TARGET +
                  r"|(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+)?\S*\brun_(?:suite|tests?)\.py\b"
-                 r"|(?:python[\d.]*[ \t]+)?(?:[^\s/;&|]*/)*test_\w*\.py\b)")  # (a path's `;`: see TEST_LINE_PATTERN)
-#: What a script named for the tests does for them, not to run them (`download_test_data.sh`, `install_test_deps.sh`):
-#: no tests script, for either pattern below.
-_SETS_UP = r"install|deps?\b|setup|prepare|download|fetch|pull|upload|image|asset|weight"
+                 r"|(?:python[\d.]*[ \t]+)?(?:[^\s/;&|]*/)*(?:test_\w*|(?!\w*(?:" + _SETS_UP + r"))\w+_tests?)\.py\b"
+                 r"|(?:[^\s/;&|]*/)*\w*unit_?tests?(?![\w.-])"  # (a test binary: `./build/test/unit_tests`)
+                 r")")  # (a path's `;`: see TEST_LINE_PATTERN)
 #: A tests script, told by its own name: `test.sh`, `run_tests.sh`, `unittest.sh`, `runTests.sh`, `model_tests.sh`
 #: (its name ends in the word), `run_test_suite.sh` (`run`, then the word); not what sets up for the tests or runs
 #: around them (`install_test_deps.sh`, `download_test_data.sh`, `build_tests.sh`, `upload_test_results.sh`,

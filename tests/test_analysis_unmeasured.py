@@ -1631,6 +1631,11 @@ jobs:
     ("set -ex\ndocker run --rm -v $PWD:/w --device=/dev/kfd --shm-size 16G rocm/pytorch:latest python -m pytest tests\n",
      "shell", "test"),
     ("set -ex\ndocker run -d --name ci rocm/pytorch:latest sleep infinity\n", "shell", "other"),
+    # the sixth survey's test commands (mscclpp, TransformerEngine): a unit tests binary, a `*_tests.py` file
+    ("set -ex\nmpirun --allow-run-as-root -np 8 ./build/test/mp_unit_tests -ip_port 127.0.0.1:50000\n", "shell", "test"),
+    ("set -ex\n./build/test/unit_tests --gtest_filter=*\n", "shell", "test"),
+    ("pip install -e .\ntorchrun --nproc_per_node 4 tests/pytorch/distributed/fused_attn_tests.py\n", "install", "test"),
+    ("pip install -e .\npython scripts/install_tests.py\n", "install", "other"),
 ])
 def test_the_first_line_of_a_script_speaks_for_it_only_with_commands_of_its_kind(script: str, unspoken: str,
                                                                                 category: str) -> None:
