@@ -672,13 +672,29 @@ def _step_rule(pattern: str) -> str:
 def _name_pattern(workflow: Workflow, job_id: str, shown: str) -> str:
     """A step rule's pattern for a step as GitHub shows it (`shown`): its name as the file writes it
     when that has expressions (`Run new examples with ${{ matrix.num_ranks }} ranks`), each one
-    `.*`, so that one rule takes every matrix entry's step; else the name itself."""
+    `.*`, so that one rule takes every matrix entry's step; else the name itself: for a name another
+    step has as it is, and where the `.*` would take a step of the file's that the name is not (`Run
+    ${{ matrix.model }}` would take `Run actions/checkout@v4`: a rule is the repository's, for every
+    job)."""
+    return _name_rule_part(workflow, job_id, shown)[0]
+
+
+def _name_rule_part(workflow: Workflow, job_id: str, shown: str) -> tuple[str, str]:
+    """`_name_pattern`, and the name it stands for: as written where it has expressions, else `shown`."""
     job = workflow.jobs.get(job_id)
-    for step in job.steps if job else ():
+    steps = job.steps if job else ()
+    if any(step.name == shown for step in steps):
+        return re.escape(shown), shown
+    for step in steps:
         written = step.explicit_name
         if written and len(parts := expression_parts(written)) > 1 and fills(parts, shown):
-            return ".*".join(map(re.escape, parts))
-    return re.escape(shown)
+            pattern = ".*".join(map(re.escape, parts))
+            others = (other.name for each in workflow.jobs.values() for other in each.steps
+                      if other is not step and "${{" not in other.name)
+            if any(re.fullmatch(pattern, other) for other in others):
+                break
+            return pattern, written
+    return re.escape(shown), shown
 
 
 def _measured_as(workflow: Workflow) -> Callable[[JobTiming], str]:
@@ -724,10 +740,17 @@ def _mostly_other(runs: Sequence[RunTiming], untested: set[str], workflow: Workf
         listed = ", ".join(f"`{step}` ({seconds / 60:.0f} min)" for step, seconds in by_time[:3])
         worst = max(by_run.values(), key=lambda job: job.other_seconds)
         total = worst.setup_seconds + worst.test_seconds + worst.other_seconds
-        unruled = [step for step, seconds in by_time if config.rule_for(step) is None and seconds >= 60][:_RULE_STEPS] \
-            or [by_time[0][0]]  # (a step of seconds does not change the share: no word of it in the rule)
-        patterns = list(dict.fromkeys(_name_pattern(workflow, name, step) for step in unruled))
-        rule = _step_rule(patterns[0] if len(patterns) == 1 else f"(?:{'|'.join(patterns)})")
+        # (a step of seconds does not change the share: no word of it in the rule; the steps of one name as written,
+        # shown with each matrix value, are one pattern, named as written)
+        patterns: dict[str, str] = {}
+        for step in [step for step, seconds in by_time if config.rule_for(step) is None and seconds >= 60] \
+                or [by_time[0][0]]:
+            pattern, written = _name_rule_part(workflow, name, step)
+            patterns.setdefault(pattern, written)
+        left = len(patterns) - _RULE_STEPS
+        patterns = dict(list(patterns.items())[:_RULE_STEPS])
+        unruled = list(patterns.values())
+        rule = _step_rule(next(iter(patterns)) if len(patterns) == 1 else f"(?:{'|'.join(patterns)})")
         out.append(Unmeasured(
             name,
             f"in {_runs(len(by_run))}, steps classified as neither setup nor test took more than half its time (up to "
@@ -737,7 +760,8 @@ def _mostly_other(runs: Sequence[RunTiming], untested: set[str], workflow: Workf
             "machine)" if len(unruled) == 1 else
             f"if {spoken_list([f'`{step}`' for step in unruled])} run tests, add {rule} to .github/foldbot.yml, which "
             "takes them all (leave out of its pattern any that does not; a rule with `category: setup` for those that "
-            "prepare the machine)",
+            "prepare the machine)" + (f"; {left} shorter such step{'s' if left > 1 else ''} no rule takes "
+                                      f"{'are' if left > 1 else 'is'} not in it" if left > 0 else ""),
         ))
     return out
 

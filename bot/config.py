@@ -314,8 +314,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
 #: `pytest`; then a build, it is setup by the word, and `if [ ... ]; then echo X >> $GITHUB_ENV; fi` too); another
 #: rule that takes its words still does (`cd tests`), and where none does, what its commands say decides, not "other".
 FIRST_LINE_RULES = {"print": (FIRST_LINE_BANNER,), "install": (FIRST_LINE_INSTALL, FIRST_LINE_WORDS),
-                    "shell": (FIRST_LINE_WORDS,),
-                    "named": ()}  # (a step's own name: every rule reads it, and its commands decide where none takes it)
+                    "shell": (FIRST_LINE_WORDS,)}
 
 WORKFLOWS_DIR = ".github/workflows"
 DEFAULT_LANES = (f"{WORKFLOWS_DIR}/pr-test-amd.yml", f"{WORKFLOWS_DIR}/pr-test-amd-rocm*.yml")
@@ -363,7 +362,7 @@ class RepoConfig:
     logs_max_mb: float = 32.0
     _categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # memo of classify
     _action_categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # the same, action steps
-    _script_categories: dict[tuple[str, str], str] = field(default_factory=dict, compare=False, repr=False)  # scripts
+    _script_categories: dict[tuple[str, str, str], str] = field(default_factory=dict, compare=False, repr=False)  # scripts
     _amd: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)  # memo of is_amd_runner
     _rules: dict[str, StepRule | None] = field(default_factory=dict, compare=False, repr=False)  # memo of rule_for
 
@@ -384,8 +383,9 @@ class RepoConfig:
             key = (script, said, step_name)
             category = self._script_categories.get(key)
             if category is None:
-                # (shell set-up's words pass only for tests: `source venv/bin/activate`, then a build, is setup by them)
-                passed = FIRST_LINE_RULES[script] if script != "shell" or said == "test" else ()
+                # (shell set-up's words pass only for tests: `source venv/bin/activate`, then a build, is setup by them;
+                # a step's own name, "named", is read by every rule)
+                passed = () if script == "named" or (script == "shell" and said != "test") else FIRST_LINE_RULES[script]
                 rules = tuple(rule for rule in self.step_rules if all(rule is not by for by in passed))
                 category = self._script_categories[key] = _classify(rules, step_name, action, said)
             return category
@@ -405,8 +405,7 @@ class RepoConfig:
         """The category of a step as written (a `bot.workflow.StepDef`)."""
         if step.explicit_name is not None and self.rule_for(step.name) is not None:  # (its commands not read)
             return self.classify(step.name, step.uses is not None)
-        kind = step.unspoken
-        return self.classify(step.name, step.uses is not None, kind, step.said if kind else "")
+        return self.classify(step.name, step.uses is not None, step.unspoken, step.said)
 
     def is_amd_runner(self, labels: tuple[str, ...] | list[str] | str) -> bool:
         key = (labels,) if isinstance(labels, str) else tuple(labels)

@@ -209,25 +209,29 @@ Said = tuple[str, str]
 
 class ScriptSteps(dict[str, Said]):
     """The `run:` steps of a workflow job whose name may not speak for their script: unnamed ones whose first line,
-    which GitHub names them by, does not, and named ones whose commands say what they do (read where no rule takes
-    the name): by that name, the kind (`StepDef.unspoken`) and what their commands say. And two ways GitHub's list of the
+    which GitHub names them by, does not, and named ones no rule takes whose commands say what they do: by that name, the kind (`StepDef.unspoken`) and what their commands say. And two ways GitHub's list of the
     job's steps is read further: `ordered`, a name several such steps are shown by whose commands say different
     things (`set -ex`, then an install; `set -ex`, then pytest), each one's in the job's order, which GitHub's list
     keeps (the runner lists every step when the job starts, and one that never runs as skipped), used where the
-    list has as many steps of that name as the file; `shown`, a first line with expressions (`export
-    HIP_VISIBLE_DEVICES=${{ matrix.gpu }}`), which GitHub shows with their values, as the text around them."""
+    list has as many steps of that name as the file; `shown`, a name with expressions (`export
+    HIP_VISIBLE_DEVICES=${{ matrix.gpu }}`), which GitHub shows with their values, as the text around them (never
+    a name another step of the job has as it is: `plain`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, plain: frozenset[str] = frozenset()) -> None:
         super().__init__()
         self.ordered: dict[str, tuple[Said, ...]] = {}
         self.shown: list[tuple[tuple[str, ...], str]] = []  # (the text around its expressions, the name as written)
+        self.plain = plain  # the names of the job's steps that have no expression, as GitHub shows them
 
     def _written(self, name: str) -> str | None:
         """The name as written of a step GitHub shows as `name`: itself, else the one with expressions whose text
         around them `name` fills, the most text of several (`cd ${{ github.workspace }}/third_party`, not `cd ${{
-        github.workspace }}`); None when none does, or two fill it alike."""
+        github.workspace }}`); None when none does, or two fill it alike, or `name` is another step's own
+        (`Run actions/checkout@v4` beside `Run ${{ matrix.suite }}`)."""
         if name in self:
             return name
+        if name in self.plain:
+            return None
         fits = sorted(((sum(map(len, parts)), written) for parts, written in self.shown if fills(parts, name)),
                       reverse=True)
         return fits[0][1] if fits and (len(fits) == 1 or fits[0][0] > fits[1][0]) else None
@@ -290,15 +294,17 @@ class JobMatcher:
         names = self._scripts.get(job_id)
         if names is None:
             job = self.workflow.jobs.get(job_id or "")
+            steps = job.steps if job else ()
             alike: dict[str, list[Said]] = {}  # the name GitHub shows -> each such step's (kind, said), in order
-            for step in job.steps if job else ():
+            for step in steps:
                 # (a name a rule takes is not read by its commands: SGLang's lanes' scripts cost 3.4 ms a file to read)
                 if step.uses is None and (step.explicit_name is None or config.rule_for(step.name) is None):
                     kind = step.unspoken
-                    alike.setdefault(step.name, []).append((kind, step.said if kind else ""))
+                    alike.setdefault(step.name, []).append((kind, step.said))
             # (steps shown alike whose commands say other things: where the API's list cannot be read in the file's
             # order, their commands tell neither, and a first line that does not speak for one speaks for none)
-            names = self._scripts[job_id] = ScriptSteps()
+            names = self._scripts[job_id] = ScriptSteps(frozenset(
+                step.name for step in steps if "${{" not in step.name))
             for name, said_each in alike.items():
                 seen = set(said_each)
                 kinds, said = {kind for kind, _ in seen if kind}, {said for _, said in seen}
@@ -308,7 +314,7 @@ class JobMatcher:
                 if len(seen) > 1:
                     names.ordered[name] = tuple(said_each)
                 parts = expression_parts(name)
-                if len(parts) > 1:  # (an expression in it)
+                if len(parts) > 1 and "".join(parts).strip():  # (an expression in it, and text to find it by)
                     names.shown.append((parts, name))
         return names
 
@@ -601,7 +607,7 @@ def _steps(raw: Iterable[Any], config: RepoConfig, actions: frozenset[str],
         if not isinstance(step, Mapping):
             continue
         name = str(step.get("name") or "")
-        said = read(name) if read is not None else None
+        said = read(name) if read is not None and name not in actions else None
         category = config.classify(name, name in actions, *said) if said else config.classify(name, name in actions)
         seconds = seconds_between(step.get("started_at"), step.get("completed_at"))
         conclusion = step.get("conclusion")

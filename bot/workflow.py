@@ -219,15 +219,15 @@ class StepDef:
 
     @functools.cached_property
     def unspoken(self) -> str:
-        """Of an unnamed `run:` step, which GitHub names by its first line: the kind of that line when it
-        does not speak for the script, "" when it does (or the step is named). A banner (`echo`, `printf`;
+        """Of a `run:` step whose name may not speak for its script, how: of an unnamed one, which GitHub names by
+        its first line, the kind of that line when it does not speak for the script, "" when it does. A banner (`echo`, `printf`;
         not one that writes, `>> $GITHUB_ENV`) speaks for prints and shell set-up alone ("print": `echo
         "Running unit tests"`, then `cd tests && pytest`); an install for installs and the look at what
         they put in place ("install": not `pip install -e .`, then `python3 run_suite.py`); shell set-up
         (`set -ex`, `export VAR=...`, `cd build`, `source venv/bin/activate`) for nothing but more of it and prints
         ("shell": not `set -ex`, then `pytest tests`). A command
         continued with a backslash is one; a filter after `|` and text in quotes are no commands. Of a named
-        `run:` step, "named" where its commands say what it does (`_commands_say`): its name speaks for it where a
+        one, "named" where its commands say what it does (`_commands_say`), else "": its name speaks for it where a
         rule takes it, and where none does (kernelbot's `Run script`, then `pytest scripts/ci_test_cuda.py`), they
         do, not "other"."""
         if self.uses is not None or not self.run:

@@ -408,7 +408,7 @@ def test_a_job_mostly_in_steps_no_rule_takes_gets_one_rule_for_them_all() -> Non
         "- `testamdbenchmark`: in 3 runs, steps classified as neither setup nor test took more than half its time "
         "\\(up to 72 of 76 min\\), which its setup share leaves out; its longest such steps: `Upload results` \\(30 "
         "min\\), `Run LLaMA` \\(20 min\\), `Run GPT2` \\(12 min\\). **Fix:** if `Run LLaMA`, `Run GPT2` and `Run 10 CIFAR "
-        f"training steps w 6 GPUS` run tests, add `step_rules: [{{pattern: '{pattern}', category: test}}]` to "
+        f"training steps w ${{{{ matrix.gpus }}}} GPUS` run tests, add `step_rules: [{{pattern: '{pattern}', category: test}}]` to "
         ".github/foldbot.yml, which takes them all \\(leave out of its pattern any that does not; a rule with `category: "
         "setup` for those that prepare the machine\\).")
     fixed = analyze({BENCHMARKS_PATH: BENCHMARKS}, runs, parse_config(
@@ -417,6 +417,25 @@ def test_a_job_mostly_in_steps_no_rule_takes_gets_one_rule_for_them_all() -> Non
         ("Run model inference benchmark", "test"), ("Run LLaMA", "test"), ("Run GPT2", "test"),
         ("Run 10 CIFAR training steps w 6 GPUS", "test")]
     assert not [u for u in fixed.unmeasured if "neither setup nor test" in u.reason]
+    # review146 y04: a name as written whose `.*` would take another step of the file (`Run ${{ matrix.model }}`,
+    # `Run actions/checkout@v4`: the rule is the repository's) is named by the values shown, one pattern each, eight at
+    # most, and the steps left out are counted
+    text = BENCHMARKS.replace("      - name: Run LLaMA\n", "      - uses: actions/checkout@v4\n"
+                              "      - name: Run ${{ matrix.model }}\n        run: python3 examples/run.py\n"
+                              "      - name: Run LLaMA\n")
+    models = [f"m{i}" for i in range(10)]
+    runs = [bundle(run_id=430 + i, repo="o/r", workflow_path=BENCHMARKS_PATH, workflow_name="Benchmarks",
+                   head_sha=f"{430 + i:040x}", start=START,
+                   jobs=[job("testamdbenchmark", [Step("Set up job", 0.2), Step("Run actions/checkout@v4", 0.5),
+                                                  Step("Run model inference benchmark", 4),
+                                                  Step(f"Run {models[i]}", 30 - i)], ["self-hosted", "Linux", "tinybox"])])
+            for i in range(10)]
+    (fix,) = [u.fix for u in analyze({BENCHMARKS_PATH: text}, runs, config).unmeasured
+              if "neither setup nor test" in u.reason]
+    assert fix.startswith("if `Run m0`, `Run m1`, `Run m2`, `Run m3`, `Run m4`, `Run m5`, `Run m6` and `Run m7` run tests, "
+                          "add `step_rules: [{pattern: '^(?:Run\\ m0|Run\\ m1|Run\\ m2|Run\\ m3|Run\\ m4|Run\\ m5|Run\\ m6|"
+                          "Run\\ m7)$', category: test}]`")
+    assert fix.endswith("; 2 shorter such steps no rule takes are not in it")
 
 
 @pytest.mark.parametrize("minutes", [
@@ -1189,6 +1208,27 @@ def test_a_named_step_that_no_rule_takes_goes_by_its_commands() -> None:
     ours = parse_config("step_rules: [{pattern: '^Run script$', category: other}]\n")
     assert [s.category for s in analyze({path: text}, _shell_steps_history(text, [
         Step("Run script", 2), Step("Run script", 40)], 910), ours).latest.jobs[0].work_steps] == ["other", "other"]
+
+
+@pytest.mark.parametrize("written, shown", [("${{ matrix.suite }}", "unit"), ("Run ${{ matrix.suite }}", "Run unit")])
+def test_a_named_step_with_an_expression_is_not_read_into_the_other_steps(written: str, shown: str) -> None:
+    """review146 y01: a named step whose name has an expression (`Run ${{ matrix.suite }}`, running pytest) is found in
+    GitHub's list by the text around it; `Run actions/checkout@v4` and an unnamed `Run python3 tools/dump_logs.py` fit
+    that text too and were read as it: test, on the API side alone. A name another step of the job has as it is is
+    that step's; a name of expressions alone has no text to be found by, and goes by the rules (other)."""
+    text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    strategy:\n      matrix:\n"
+            "        suite: [unit]\n    steps:\n      - uses: actions/checkout@v4\n"
+            f"      - name: {written}\n        run: pytest tests/${{{{ matrix.suite }}}}\n"
+            "      - run: python3 tools/dump_logs.py\n")
+    path = ".github/workflows/rocm.yml"
+    runs = [bundle(run_id=920 + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{920 + i:040x}",
+                   start=START, jobs=[job("t (unit)", [Step("Set up job", 0.2), Step("Run actions/checkout@v4", 1),
+                                                       Step(shown, 20), Step("Run python3 tools/dump_logs.py", 5)],
+                                          ["linux-mi300-gpu-1"])]) for i in range(3)]
+    t = analyze({path: text}, runs, RepoConfig()).latest.jobs[0]
+    assert [(s.name, s.category) for s in t.work_steps] == [
+        (shown, "test" if written.startswith("Run") else "other"), ("Run python3 tools/dump_logs.py", "other")]
+    assert t.setup_seconds == 1.2 * 60
 
 
 def _shell_steps_history(text: str, steps: list[Step], base: int) -> list[dict]:
