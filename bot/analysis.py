@@ -20,8 +20,8 @@ from .plan import (CutOff, Fold, Lane, Plan, Planner, ShardGroup, caps, count_el
                    passed_shards, read_limits, shard_axis, shared_list, spoken_list, stage_partitions, tests_limit)
 from .timing import (BundleError, JobMatcher, JobStats, JobTiming, RunTiming, called_stats, declared_amd, job_stats,
                      run_timing, runs_on_items, workflow_path_of)
-from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, TEST_LINE_PATTERN, JobDef, Workflow, WorkflowError,
-                       expression_parts, fills, parse_workflow, timeout_minutes)
+from .workflow import (DEFAULT_JOB_TIMEOUT_MINUTES, TEST_LINE_PATTERN, JobDef, Workflow, WorkflowError, blank_quotes,
+                       expression_parts, fills, parse_workflow, runs_tests, timeout_minutes)
 
 
 class AnalysisError(ValueError):
@@ -850,7 +850,7 @@ _SCRIPT_STEP = re.compile(r"(?i)run (?:the )?script (?:in|inside|outside(?: of)?
 #: A line of a script that installs or builds: pip, uv, conda, a system package manager, setup.py, an install script;
 #: or pulls an image. After other commands on the line too (`if ! pip show x; then pip install x; fi`), so a word of
 #: it stops at `;`, `&` and `|` (read on, each of the line's commands tried read the rest of the line).
-_INSTALL_LINE = re.compile(r"(?im)^(?:[^\n;&|]*(?:&&|\|\||;))*[ \t]*(?:(?:then|do|else)[ \t]+)?"
+_INSTALL_LINE = re.compile(r"(?im)^(?P<before>(?:[^\n;&|]*(?:&&|\|\||;))*)[ \t]*(?:(?:then|do|else)[ \t]+)?"
                            r"(?:\w+=[^\s;&|]*[ \t]+)*(?:(?:python3?[ \t]+-m[ \t]+)?(?:pip3?|uv[ \t]+pip|conda|mamba"
                            r"|micromamba|apt(?:-get)?|dnf|yum)[ \t]+install\b|python3?[ \t]+setup\.py[ \t]+(?:install|develop)"
                            r"|(?:bash|sh)[ \t]+[^\s;&|]*install[^\s;&|]*|(?:sudo[ \t]+)?docker[ \t]+pull\b)[^\n]*")
@@ -876,14 +876,16 @@ def _script_installs(raw: Mapping[str, Any]) -> str | None:
 
 def _installs(script: str) -> str | None:
     """The first line of a script that installs or pulls an image (`_INSTALL_LINE`) before its first test command
-    (`_TEST_LINE`: an install after the tests, `pip install codecov` for the upload, sets up nothing they need), cut
-    to 80 characters; None when it has none."""
+    (`_TEST_LINE`: an install after the tests, `pip install codecov` for the upload, sets up nothing they need; nor
+    one after a test command on its own line, `(cd tests && pytest) && pip install codecov`, review146 y06), cut to
+    80 characters; None when it has none. (Read with its quotes blanked: `echo "...; pip install x"` is none.)"""
     first = _TEST_LINE.search(script)
-    found = _INSTALL_LINE.search(script, 0, first.start() if first else len(script))
-    if found is None:
-        return None
-    line = " ".join(found.group(0).split())
-    return line if len(line) <= 80 else line[:79] + "\u2026"
+    for found in _INSTALL_LINE.finditer(blank_quotes(script), 0, first.start() if first else len(script)):
+        if runs_tests(found.group("before")):
+            continue
+        line = " ".join(script[found.start():found.end()].split())
+        return line if len(line) <= 80 else line[:79] + "\u2026"
+    return None
 
 
 

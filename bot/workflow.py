@@ -269,8 +269,7 @@ class StepDef:
             continued = text.endswith("\\")
         parts = [part for line in lines for part in re.split(r"&&|\|\||;", _QUOTED.sub("''", line))]
         commands = [command for part in parts if (command := _KEYWORD.sub("", part.split("|")[0].strip()).strip())]
-        tests = any(RUNS_TESTS.match(_KEYWORD.sub("", piped.strip())) for part in parts for piped in part.split("|"))
-        return lines, commands, tests
+        return lines, commands, any(runs_tests(part) for part in parts)
 
     @functools.cached_property
     def said(self) -> str:
@@ -667,8 +666,10 @@ _TEST_TARGET = (r"(?:test|check)(?:-(?!deps?\b|install|setup|prepare|image|build
 #: `torchrun --nproc_per_node 8 tests/test_dist.py`, `./test_all.py`, `model_tests.py`), a unit tests binary
 #: (`./build/test/unit_tests`, mscclpp's `mpirun -np 8 ./build/test/mp_unit_tests`).
 _TEST_RUNNERS = (r"(?:(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest|lit)(?![\w.])"
-                 r"(?![ \t]+--(?:version|help|collect-only|co)\b)|ctest\b(?![ \t]+--(?:version|help)\b)"
-                 r"|(?:tox|nox)\b(?![ \t]+-[es][ \t]*(?:lint|format|docs?|type|mypy|pep8|flake8|style)\b)"
+                 r"(?![^\n;&|]*[ \t]--(?:version|help|collect-only|co|fixtures|fixtures-per-test|markers)\b)"
+                 r"|ctest\b(?![^\n;&|]*[ \t](?:--(?:version|help|show-only)|-N)\b)"
+                 r"|(?:tox|nox)\b(?![ \t]+-[es][ \t]*(?:lint\w*|format\w*|docs?\b|typ\w*|mypy|pylint|pep8|flake8|style"
+                 r"|codespell|spell\w*|build\b|pkg|package|pre-?commit|ruff|black|isort))"
                  r"|bazel[ \t]+test\b"
                  r"|(?:make|ninja)(?:[ \t]+(?:-[CfIoW][ \t]*[^-\s]\S*|-[jlk]\S*(?:[ \t]+(?:\d+|\$\S*))?"
                  r"|-(?![CfIoWjlk])\S+))*[ \t]+" + _TEST_TARGET +
@@ -701,9 +702,23 @@ TEST_LINE_PATTERN = (_RUN_BY + r"(?:" + _TEST_RUNNERS + r"|(?:bash[ \t]+|sh[ \t]
 _SHELL = re.compile(r"(?:set|unset|cd|pushd|popd|export|source|\.|if|then|else|elif|fi|for|while|until|do|done|case"
                     r"|esac|exit|return|shift|local|declare|trap)(?:\s|$)")
 #: Text in quotes (what a command is given, no command); an unclosed `"` runs to the line's end, as bash reads it past
-#: the line (and one scan does: with the closing quote required, each `"` of `"\\"\\"...` scanned the rest of the line).
-_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*(?:\"|\Z)")
+#: the line (and one scan does: with the closing quote required, each `"` of `"\\"\\"...` scanned the rest of the line;
+#: so does a `\\` at its end, review146 y05: `"\\` 8,000 times, then `\\`, took 1.5 s).
+_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.?)*(?:\"|\Z)")
 _KEYWORD = re.compile(r"^(?:(?:then|do|else|elif|if|!)\s+)+")
+
+
+def blank_quotes(script: str) -> str:
+    """A script with the text in its quotes blanked, line by line (`_QUOTED`), its length and lines kept: where a
+    pattern finds commands, what an `echo "...; pip install x"` says is none."""
+    return "\n".join(_QUOTED.sub(lambda quoted: " " * len(quoted.group()), line) for line in script.split("\n"))
+
+
+def runs_tests(text: str) -> bool:
+    """Whether a command of a line's text runs tests (`RUNS_TESTS`), each read as `StepDef` reads them (split at
+    `&&`, `||`, `;` and `|`, less a shell keyword or an opening `(` or `{` before it)."""
+    return any(RUNS_TESTS.match(_KEYWORD.sub("", piped.strip().lstrip("({ \t")))
+               for part in re.split(r"&&|\|\||;", text) for piped in part.split("|"))
 #: A command that looks at what an install put in place, or fetches and unpacks for it: no test, no build.
 _LOOKS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:(?:python[\d.]*\s+-m\s+)?pip[\d.]*\s+(?:list|freeze|show|check|config|cache"
                     r"|download)\b|python[\d.]*\s+(?:-c|--version)\b|(?:which|ls|cat|mkdir|cp|mv|rm|ln|chmod|chown|touch"

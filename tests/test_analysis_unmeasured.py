@@ -1356,6 +1356,10 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
         assert said(f"{script}\npip install codecov && codecov", named="Run tests") == [], script
     assert said("if ! pip show torch; then pip install torch; fi\npytest tests", named="Run tests") == [
         "(`if ! pip show torch; then pip install torch; fi`)"]
+    # review146 y06: ... but not one after tests on its line, nor one in quotes
+    assert said("(cd tests && python -m pytest -x) && pip install codecov && codecov", named="Run tests") == []
+    assert said("mkdir -p r && pytest --junitxml=r/u.xml tests; pip install codecov; codecov", named="Run tests") == []
+    assert said('echo "flash-attn missing; pip install flash-attn to enable it"\npytest tests', named="Run tests") == []
     # review134 t03: a tests script is the tests' line wherever its path says test, though only one named so is what
     # makes an unnamed step a test step
     for script in ("bash tests/run_model_tests.sh", "bash tests/ci/run.sh", "./runTests.sh", "./build_and_test.sh"):
@@ -1380,7 +1384,8 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
         for command, read in (("sudo -E " * 40 + "lint", ("install", "")), ("timeout -k " * 40 + "lint", ("install", "")),
                               ("bash run_" + "test" * 25000 + ".shy/a.sh", ("install", "")),
                               ("bash run_" + "test" * 25000 + ".x.sh", ("install", "")),  # (review136 v02)
-                              ('echo "' + '\\"' * 50000, ("", ""))):  # (review136 v01: an unclosed quote, a print)
+                              ('echo "' + '\\"' * 50000, ("", "")),  # (review136 v01: an unclosed quote, a print)
+                              ('pytest "' + '\\"\\' * 20000 + "\\", ("install", "test"))):  # (review146 y05: 55 s)
             step = parse_workflow(f"on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: |\n"
                                   f"          pip install x\n          {command}\n", ".github/workflows/a.yml").jobs["a"].steps[0]
             assert (step.unspoken, step.said) == read, command[:20]
@@ -1676,6 +1681,19 @@ jobs:
     ("set -ex\n./build/test/unit_tests --gtest_filter=*\n", "shell", "test"),
     ("pip install -e .\ntorchrun --nproc_per_node 4 tests/pytorch/distributed/fused_attn_tests.py\n", "install", "test"),
     ("pip install -e .\npython scripts/install_tests.py\n", "install", "other"),
+    # review146 y02, y03: tests listed, not run, wherever the option is; a linter, a type check or a build by tox/nox
+    ("set -ex\npytest -q --co\n", "shell", "other"),
+    ("set -ex\npython -m pytest tests --collect-only -q > tests.txt\n", "shell", "other"),
+    ("set -ex\npytest --fixtures\n", "shell", "other"),
+    ("cd build\nctest -N\n", "shell", "other"),
+    ("cd build\nctest --show-only=json-v1\n", "shell", "other"),
+    ("pip install tox\ntox -e typing\n", "install", "other"),
+    ("pip install nox\nnox -s typecheck\n", "install", "other"),
+    ("pip install tox\ntox -e codespell\n", "install", "other"),
+    ("pip install tox\ntox -e build\n", "install", "other"),
+    ("pip install tox\ntox -e py311\n", "install", "test"),
+    # a subshell's tests are tests
+    ("set -ex\n(cd tests && python -m pytest -x)\n", "shell", "test"),
 ])
 def test_the_first_line_of_a_script_speaks_for_it_only_with_commands_of_its_kind(script: str, unspoken: str,
                                                                                 category: str) -> None:
