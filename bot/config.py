@@ -36,12 +36,19 @@ class StepRule:
     pattern: str
     category: str  # "setup" | "test" | "other"
 
-    def matches(self, name: str) -> bool:
-        """Whether the pattern matches the name from its start, or from its first word (`bare_name`: `📦 Build wheel`
-        is a build, as `Build wheel` is; a rule written with the emoji still takes it)."""
-        compiled = _compiled(self.pattern)
-        return compiled.match(name) is not None or ((bare := bare_name(name)) is not name
-                                                    and compiled.match(bare) is not None)
+    @functools.cached_property
+    def _regex(self) -> re.Pattern[str]:
+        return _compiled(self.pattern)
+
+    def matches(self, name: str, bare: str | None = None) -> bool:
+        """Whether the pattern matches the name from its start, or from its first word (`bare`, the name's
+        `bare_name` if the caller has it: `📦 Build wheel` is a build, as `Build wheel` is; a rule written with the
+        emoji still takes it)."""
+        compiled = self._regex
+        if compiled.match(name) is not None:
+            return True
+        bare = bare_name(name) if bare is None else bare
+        return bare is not name and compiled.match(bare) is not None
 
 
 def bare_name(name: str) -> str:
@@ -386,19 +393,23 @@ class RepoConfig:
                 # (shell set-up's words pass only for tests: `source venv/bin/activate`, then a build, is setup by them;
                 # a step's own name, "named", is read by every rule)
                 passed = () if script == "named" or (script == "shell" and said != "test") else FIRST_LINE_RULES[script]
-                rules = tuple(rule for rule in self.step_rules if all(rule is not by for by in passed))
-                category = self._script_categories[key] = _classify(rules, step_name, action, said)
+                if passed:
+                    rule = _first(tuple(rule for rule in self.step_rules if all(rule is not by for by in passed)),
+                                  step_name)
+                else:  # (every rule: the name's own first, read once for `rule_for` and this)
+                    rule = self.rule_for(step_name)
+                category = self._script_categories[key] = _category(rule, step_name, action, said)
             return category
         memo = self._action_categories if action else self._categories
         category = memo.get(step_name)
         if category is None:
-            category = memo[step_name] = _classify(self.step_rules, step_name, action)
+            category = memo[step_name] = _category(self.rule_for(step_name), step_name, action)
         return category
 
     def rule_for(self, step_name: str) -> StepRule | None:
         """The rule that classifies a step's name: the first that matches it."""
         if step_name not in self._rules:
-            self._rules[step_name] = next((rule for rule in self.step_rules if rule.matches(step_name)), None)
+            self._rules[step_name] = _first(self.step_rules, step_name)
         return self._rules[step_name]
 
     def step_category(self, step: Any) -> str:
@@ -421,10 +432,17 @@ class RepoConfig:
 _ACTION_STEP_NAME = re.compile(r"Run (?:[\w.-]+/[\w.-]+(?:/[^\s@]+)*@\S+|docker://\S+)$")
 
 
-def _classify(rules: tuple[StepRule, ...], step_name: str, action: bool, said: str = "") -> str:
-    for rule in rules:
-        if rule.matches(step_name):
-            return rule.category
+def _first(rules: tuple[StepRule, ...], step_name: str) -> StepRule | None:
+    """The first of `rules` that takes the name."""
+    bare = bare_name(step_name)
+    return next((rule for rule in rules if rule.matches(step_name, bare)), None)
+
+
+def _category(rule: StepRule | None, step_name: str, action: bool, said: str = "") -> str:
+    """The category of the rule that takes a step's name; where none does, what its commands say; else `setup`
+    for an action, `other` for any other step."""
+    if rule is not None:
+        return rule.category
     if said:
         return said
     if action or _ACTION_STEP_NAME.match(step_name):
