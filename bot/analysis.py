@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Collection, Mapping, Sequence
 
-from .config import COMBINED_TEST, DEFAULT_STEP_RULES, RepoConfig
+from .config import COMBINED_TEST, DEFAULT_STEP_RULES, RepoConfig, bare_name
 from .edit import (EditError, FileEdit, FoldEdit, LaneChange, ListEdit, ListTrimEdit, ReshardEdit, VerificationError, apply_change,
                    patch_id, unified_diff, verify_edit)
 from .logs import ShardLog
@@ -691,7 +691,8 @@ def _name_rule_part(workflow: Workflow, job_id: str, shown: str) -> tuple[str, s
             pattern = ".*".join(map(re.escape, parts))
             others = (other.name for each in workflow.jobs.values() for other in each.steps
                       if other is not step and "${{" not in other.name)
-            if any(re.fullmatch(pattern, other) for other in others):
+            # (as the rule reads a name: from its start, and past its emoji, review147 z05)
+            if any(re.fullmatch(pattern, other) or re.fullmatch(pattern, bare_name(other)) for other in others):
                 break
             return pattern, written
     return re.escape(shown), shown
@@ -740,10 +741,12 @@ def _mostly_other(runs: Sequence[RunTiming], untested: set[str], workflow: Workf
         listed = ", ".join(f"`{step}` ({seconds / 60:.0f} min)" for step, seconds in by_time[:3])
         worst = max(by_run.values(), key=lambda job: job.other_seconds)
         total = worst.setup_seconds + worst.test_seconds + worst.other_seconds
-        # (a step of seconds does not change the share: no word of it in the rule; the steps of one name as written,
-        # shown with each matrix value, are one pattern, named as written)
+        # (a step of seconds does not change the share: no word of it in the rule, where steps of a minute are; the
+        # steps of one name as written, shown with each matrix value, are one pattern, named as written; a step a rule
+        # says is other only where no rule leaves one, review147 z03)
         patterns: dict[str, str] = {}
-        for step in [step for step, seconds in by_time if config.rule_for(step) is None and seconds >= 60] \
+        no_rule = [(step, seconds) for step, seconds in by_time if config.rule_for(step) is None]
+        for step in [step for step, seconds in no_rule if seconds >= 60] or [step for step, _ in no_rule] \
                 or [by_time[0][0]]:
             pattern, written = _name_rule_part(workflow, name, step)
             patterns.setdefault(pattern, written)

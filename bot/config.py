@@ -55,9 +55,9 @@ def bare_name(name: str) -> str:
     """A step's name less the emoji and other symbols it begins with, their variation selectors and joiners, and the
     blanks after them (ROCm/TransformerEngine names each step so: `📦 Build wheel inside container`, `⬆️ Upload logs
     on failure`, `🧪 Run tests`); the name itself (the same object) when it begins with none, or with nothing else."""
-    if not name or name[0].isascii():
+    if not name or name[0].isascii() and name[1:2] not in _KEYCAP:  # (`1️⃣ Build`: a digit, then U+FE0F U+20E3)
         return name
-    at = 0
+    at = 1 if name[0].isascii() else 0  # (a keycap's digit)
     while at < len(name) and (name[at].isspace() or unicodedata.category(name[at]) in _DECORATION):
         at += 1
     return name[at:] if 0 < at < len(name) else name
@@ -65,7 +65,8 @@ def bare_name(name: str) -> str:
 
 #: The Unicode categories of what a name may begin with before its words: symbols (emoji are `So`), the marks and
 #: format characters emoji are written with (U+FE0F, U+200D).
-_DECORATION = frozenset({"So", "Sk", "Sm", "Sc", "Mn", "Me", "Cf"})
+_DECORATION = frozenset({"So", "Sk", "Sm", "Sc", "Mn", "Me", "Cf", "Po"})  # (and a bullet, `•`, `‼️`)
+_KEYCAP = ("\ufe0f", "\u20e3")
 
 
 CATEGORIES = ("setup", "test", "other")
@@ -122,12 +123,16 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)(?:drivers?|gpus?|rocm|devices?)\b.*\bsanity checks?\b", "setup"),
     # pytorch/helion's looks at the device before its tests: `CUDA Compute Check`, `XPU Compute Check`, `MPS
     # Availability Check`, `Inductor Worker Check` (`python -c "import torch; assert torch.cuda.is_available()"`).
-    StepRule(r"(?i)(?!" + TEST_WORD + r")(?:\S+ ){0,3}(?:compute|availability|worker) checks?$", "setup"),
+    # (not one after the tests: `Post-test worker check`)
+    StepRule(r"(?i)(?!" + TEST_WORD + r"|.*\b(?:post-|after\b))(?:\S+ ){0,3}(?:compute|availability|worker) checks?$",
+             "setup"),
     # -- other: results, logs, reports, teardown, lint; before the test rules, as these names say "test".
     # A name that ends in what is done with the results: nod-ai/shark-ai `Coverage comment` (py-cov-action, after
     # the tests), llama.cpp `ccache-buckets-save` (after `Test`; an action step, setup by default); not a name that
-    # says it tests (`Run tests and upload`).
-    StepRule(r"(?i)(?!" + TEST_WORD + r").*[\s_-](?:comments?|uploads?|save)$", "other"),
+    # says it tests (`Run tests and upload`), nor one that begins with a build or an install (`Build and upload`,
+    # `Pull image and save`: review147 z04; the rules below take them).
+    StepRule(r"(?i)(?!" + TEST_WORD + r"|(?:build|install|set ?up|pull|compile|configure|make|prepare|create|fetch"
+             r"|download|restore)\b).*[\s_-](?:comments?|uploads?|save)$", "other"),
     # pytorch `Upload test artifacts`, `Save test results`, `Store Core dumps on GitHub`, `Collect backtraces
     # ...`; TE `Copy logs and reports from container`; JAX `Archive jax wheels`; aiter `Collect test logs`;
     # DeepSpeed `Open GitHub issue if nightly CI fails`; SGLang `Upload diffusion failure artifacts`.

@@ -637,8 +637,9 @@ _INSTALLS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:\w+=\S*\s+)*(?:python[\d.]*\
 _PRINTS = re.compile(r"(?:echo|printf)\b")
 #: A word that starts a wrapper (`_RUN_BY`): never an option's argument or a duration, so that the engine has one way
 #: to read `sudo -E sudo -E ...` (with both, it tried 2^n: a 177-character command took seconds).
-_WRAPPER = (r"(?!(?:env|time|timeout|sudo|mpirun|mpiexec|srun|torchrun|xargs|docker|coverage|uv|poetry|pipenv)\b"
-            r"|python[\d.]*[ \t]+-m[ \t]+torch\.distributed\.)")
+_WRAPPER = (r"(?!(?:env|time|timeout|sudo|mpirun|mpiexec|srun|torchrun|xargs|docker|coverage|uv|poetry|pipenv"
+            r"|pytest|py\.test|unittest|lit|ctest|tox|nox|make|ninja|cmake)\b"  # (nor a runner: review147 z01, its
+            r"|python[\d.]*[ \t]+-m[ \t]+torch\.distributed\.)")  # look at the rest of the command, read once)
 #: An option, with the argument it may take (`-np 8`, `-u ci`, `-s KILL`).
 _OPTION = r"[ \t]+-\S+(?:[ \t]+" + _WRAPPER + r"[^-\s]\S*)?"
 #: What runs a command before it: variables set for it, and a wrapper that runs it (`env X=1`, `timeout -s KILL 3600`,
@@ -648,17 +649,26 @@ _OPTION = r"[ \t]+-\S+(?:[ \t]+" + _WRAPPER + r"[^-\s]\S*)?"
 _RUN_BY = (r"[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:env(?:[ \t]+-\S+)*(?:[ \t]+\w+=\S*)*|time"
            r"|coverage[ \t]+run(?:[ \t]+-m)?|(?:uv|poetry|pipenv)[ \t]+run"
            r"|timeout(?:" + _OPTION + r")*[ \t]+" + _WRAPPER + r"[^-\s]\S*"
-           r"|(?:sudo|mpirun|mpiexec|srun|torchrun|xargs|python[\d.]*[ \t]+-m[ \t]+torch\.distributed\.(?:run|launch))"
+           r"|sudo(?:[ \t]+(?:-[ugCDhprtUT][ \t]*" + _WRAPPER + r"[^-\s]\S*|-\S+))*"  # (only these of sudo's options take a word:
+           # `sudo -E ldd ./build/test/unit_tests` looks at the binary)
+           r"|(?:mpirun|mpiexec|srun|torchrun|xargs|python[\d.]*[ \t]+-m[ \t]+torch\.distributed\.(?:run|launch))"
            r"(?:" + _OPTION + r")*"
            r"|docker[ \t]+(?:exec|run)(?:" + _OPTION + r")*[ \t]+" + _WRAPPER + r"[^-\s]\S*"
            r"|(?:bash[ \t]+)?\S*amd_ci_exec\.sh(?:" + _OPTION + r")*)[ \t]+)*")
 #: What a script named for the tests does for them, not to run them (`download_test_data.sh`, `install_test_deps.sh`):
 #: no tests script or tests file, for the patterns below.
 _SETS_UP = r"install|deps?\b|setup|prepare|download|fetch|pull|upload|image|asset|weight"
+#: ... and what a helper named for the tests does with them (pytorch's `tools/testing/update_slow_tests.py`,
+#: `generate_tests.py`, `select_tests.py`): no tests file.
+_HANDLES = (r"update|generat|gen_|select|build|collect|list|pars|check|filter|split|shard|find|discover|compar|report"
+            r"|summar|merge|clean|sort|count|print|dump")
+#: A linter's target or session (`check-format`, `tox -e typing`), no test run.
+_LINTS = (r"lint\w*|format\w*|docs?\b|typ\w*|mypy|pylint|pep8|flake8|style|codestyle|codespell|spell\w*|pre-?commit|ruff"
+          r"|black|isort|shellcheck|clang-(?:format|tidy)|tidy|copyright|licen[cs]e|headers?\b")
 #: A target that runs tests: `test`, `check`, `test-unit`, `check-mlir`; not `test-deps`, `test-install`, `test-image`,
 #: nor `check-format`, `check-lint`, `check-types` (a linter's), nor `tests`, which in most projects builds them.
-_TEST_TARGET = (r"(?:test|check)(?:-(?!deps?\b|install|setup|prepare|image|build|pull|format|lint|style|types?\b|typing"
-                r"|mypy|docs?\b|spell|copyright|licen[cs]e|headers?\b|clang|tidy)\w[\w-]*)?(?![\w./-])")
+_TEST_TARGET = (r"(?:test|check)(?:-(?!deps?\b|install|setup|prepare|image|build|pull|" + _LINTS + r")\w[\w-]*)?"
+                r"(?![\w./-])")
 #: A command that runs tests, after what runs it (`_RUN_BY`): pytest, unittest, lit, ctest, tox, nox, `bazel test`,
 #: `make` or `ninja` of a test target (`_TEST_TARGET`, after their options: `-C dir` and `-f file` with theirs, `-j 8`,
 #: `-k 0`), `cmake --build build --target check-triton`, a suite runner (SGLang's `run_suite.py`, pytorch's
@@ -667,18 +677,25 @@ _TEST_TARGET = (r"(?:test|check)(?:-(?!deps?\b|install|setup|prepare|image|build
 #: (`./build/test/unit_tests`, mscclpp's `mpirun -np 8 ./build/test/mp_unit_tests`).
 _TEST_RUNNERS = (r"(?:(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+-m[ \t]+)?(?:pytest|py\.test|unittest|lit)(?![\w.])"
                  r"(?![^\n;&|]*[ \t]--(?:version|help|collect-only|co|fixtures|fixtures-per-test|markers)\b)"
-                 r"|ctest\b(?![^\n;&|]*[ \t](?:--(?:version|help|show-only)|-N)\b)"
-                 r"|(?:tox|nox)\b(?![ \t]+-[es][ \t]*(?:lint\w*|format\w*|docs?\b|typ\w*|mypy|pylint|pep8|flake8|style"
-                 r"|codespell|spell\w*|build\b|pkg|package|pre-?commit|ruff|black|isort))"
+                 r"|ctest\b(?![^\n;&|]*[ \t](?:--(?:version|help|show-only|print-labels)|-N)\b)"
+                 r"|(?:tox|nox)\b(?![^\n;&|]*[ \t](?:--(?:version|help)\b|(?:-[est]|--(?:sessions?|tags|env))[ \t=]*"
+                 r"(?:" + _LINTS + r"|build\b|pkg|package)))"
                  r"|bazel[ \t]+test\b"
-                 r"|(?:make|ninja)(?:[ \t]+(?:-[CfIoW][ \t]*[^-\s]\S*|-[jlk]\S*(?:[ \t]+(?:\d+|\$\S*))?"
+                 r"|(?:make|ninja)(?![^\n;&|]*[ \t](?:-n|--dry-run|--just-print|--recon|-t)\b)"  # (dry runs, ninja's tools)
+                 r"(?:[ \t]+(?:-[CfIoW][ \t]*[^-\s]\S*|-[jlk]\S*(?:[ \t]+(?:\d+|\$\S*))?"
                  r"|-(?![CfIoWjlk])\S+))*[ \t]+" + _TEST_TARGET +
                  r"|cmake[ \t]+--build[ \t]+[^-\s]\S*(?:[ \t]+(?!--target\b|-t\b)-\S+(?:[ \t]+[^-\s]\S*)?)*"
                  r"[ \t]+(?:--target|-t)(?:[ \t]+|=)" + _TEST_TARGET +
                  r"|(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+)?\S*\brun_(?:suite|tests?)\.py\b"
-                 r"|(?:python[\d.]*[ \t]+)?(?:[^\s/;&|]*/)*(?:test_\w*|(?!\w*(?:" + _SETS_UP + r"))\w+_tests?)\.py\b"
-                 r"|(?:[^\s/;&|]*/)*\w*unit_?tests?(?![\w.-])"  # (a test binary: `./build/test/unit_tests`)
-                 r")")  # (a path's `;`: see TEST_LINE_PATTERN)
+                 # a test file: run by Python, by a launcher (whose options may take a word: `--standalone`), or
+                 # itself by its path (`./test_all.py`); a unit tests binary by its path (`./build/test/unit_tests`).
+                 # (No path holds `=`, `;`, `&` or `|`: `TEST_FILE=tests/test_x.py` sets a variable; `;`: see
+                 # TEST_LINE_PATTERN.)
+                 r"|(?:python[\d.]*[ \t]+|(?:torchrun|python[\d.]*[ \t]+-m[ \t]+torch\.distributed\.(?:run|launch))"
+                 r"(?:" + _OPTION + r")*[ \t]+|\.?/)"
+                 r"(?:[^\s/;&|=]*/)*(?:test_\w*|(?!\w*(?:" + _SETS_UP + r"|" + _HANDLES + r"))\w+_tests?)\.py\b"
+                 r"|(?:[^\s/;&|=]*/)+\w*unit_?tests?(?=[ \t]|$)"
+                 r")")
 #: A tests script, told by its own name: `test.sh`, `run_tests.sh`, `unittest.sh`, `runTests.sh`, `model_tests.sh`
 #: (its name ends in the word), `run_test_suite.sh` (`run`, then the word); not what sets up for the tests or runs
 #: around them (`install_test_deps.sh`, `download_test_data.sh`, `build_tests.sh`, `upload_test_results.sh`,

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import pytest
 
-from bot.analysis import analyze
+from bot.analysis import _name_pattern, analyze
 from bot.config import RepoConfig, parse_config
 from bot.reconcile import missed
 from bot.workflow import parse_workflow
@@ -436,6 +436,21 @@ def test_a_job_mostly_in_steps_no_rule_takes_gets_one_rule_for_them_all() -> Non
                           "add `step_rules: [{pattern: '^(?:Run\\ m0|Run\\ m1|Run\\ m2|Run\\ m3|Run\\ m4|Run\\ m5|Run\\ m6|"
                           "Run\\ m7)$', category: test}]`")
     assert fix.endswith("; 2 shorter such steps no rule takes are not in it")
+    # review147 z03: steps of less than a minute each, no rule taking them, are named before one a rule says is other
+    runs = [bundle(run_id=440 + i, repo="o/r", workflow_path=BENCHMARKS_PATH, workflow_name="Benchmarks",
+                   head_sha=f"{440 + i:040x}", start=START,
+                   jobs=[job("testamdbenchmark", [Step("Set up job", 0.2), Step("Run model inference benchmark", 4),
+                                                  Step("Upload results", 8)]
+                             + [Step(f"Run m{m}", 0.85) for m in range(12)], ["self-hosted", "Linux", "tinybox"])])
+            for i in range(3)]
+    (fix,) = [u.fix for u in analyze({BENCHMARKS_PATH: text}, runs, config).unmeasured
+              if "neither setup nor test" in u.reason]
+    assert fix.startswith("if `Run m0`, `Run m1`, ") and "Upload" not in fix, fix
+    # review147 z05: a `.*` that would take a step of the file past its emoji (`🧹 Run cleanup`) is none
+    emoji = parse_workflow("on: push\njobs:\n  b:\n    runs-on: x\n    steps:\n      - name: \U0001f9f9 Run cleanup\n"
+                           "        run: rm -rf out\n      - name: Run ${{ matrix.model }}\n        run: python3 run.py\n",
+                           BENCHMARKS_PATH)
+    assert _name_pattern(emoji, "b", "Run llama") == "Run\\ llama"
 
 
 @pytest.mark.parametrize("minutes", [
@@ -1379,7 +1394,8 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
         # commands that open a line without a blank between them: each one tried read the rest of the line (`if;`
         # 12,000 times took 8.8 s, `X=1;` 25,000 times 22 s, `then export X=1;` 500 times ran on past minutes)
         for line in ("if;" * 25000, "fi;" * 25000, "X=1;" * 25000, "then export X=1;" * 6000, "if ! ;" * 20000,
-                     "torchrun -x python -m torch.distributed.run -x " * 200 + "lint"):
+                     "torchrun -x python -m torch.distributed.run -x " * 200 + "lint",
+                     "sudo -u lit " * 8000 + "--co", "mpirun -x pytest " * 6000 + "--co"):  # (review147 z01: 4.6 s)
             assert said(f"pip install -e .\n{line}\npytest", named="Run tests") == ["(`pip install -e .`)"], line[:9]
         for command, read in (("sudo -E " * 40 + "lint", ("install", "")), ("timeout -k " * 40 + "lint", ("install", "")),
                               ("bash run_" + "test" * 25000 + ".shy/a.sh", ("install", "")),
@@ -1694,6 +1710,22 @@ jobs:
     ("pip install tox\ntox -e py311\n", "install", "test"),
     # a subshell's tests are tests
     ("set -ex\n(cd tests && python -m pytest -x)\n", "shell", "test"),
+    # review147 z02, z06: a variable named for tests, a helper named for them, a look at a test binary, a file a
+    # command in an image reads, are no test run; LLVM's check-clang is one, a linter's target or session, a dry run,
+    # ctest's labels are none
+    ("set -ex\nBUILD_UNIT_TESTS=ON\ncmake --build build -j\n", "shell", "other"),
+    ("set -ex\nTEST_FILE=tests/test_gemm.py\necho $TEST_FILE > selected.txt\n", "shell", "other"),
+    ("set -ex\npython3 scripts/generate_tests.py --out tests/generated\n", "shell", "other"),
+    ("set -ex\npython3 tools/testing/update_slow_tests.py\n", "shell", "other"),
+    ("set -ex\nsudo -E ldd ./build/test/unit_tests\n", "shell", "other"),
+    ("set -ex\ndocker run --rm ci-image cat tests/test_ops.py\n", "shell", "other"),
+    ("set -ex\nsudo -u ci ./build/test/unit_tests\n", "shell", "test"),
+    ("cd build\nninja -C build check-clang\n", "shell", "test"),
+    ("cd build\nmake check-flake8\n", "shell", "other"),
+    ("pip install tox\ntox run -e lint\n", "install", "other"),
+    ("pip install nox\nnox --session lint\n", "install", "other"),
+    ("cd build\nctest --print-labels\n", "shell", "other"),
+    ("cd build\nmake -n test\n", "shell", "other"),
 ])
 def test_the_first_line_of_a_script_speaks_for_it_only_with_commands_of_its_kind(script: str, unspoken: str,
                                                                                 category: str) -> None:

@@ -163,6 +163,13 @@ def test_a_name_that_begins_with_an_emoji_is_read_from_its_first_word() -> None:
     assert defaults.classify("\U0001f468\u200d\U0001f469\u200d\U0001f467 Run tests") == "test"  # (joined emoji)
     assert defaults.classify("\U0001f4e6") == "other"  # (nothing after it: the name itself)
     assert defaults.classify("\u00e9t\u00e9 build") == "other"  # (a letter is no decoration)
+    # review147 z07: a keycap, a bullet
+    assert defaults.classify("1\ufe0f\u20e3 Build wheel") == defaults.classify("\u2022 Build wheel") == "setup"
+    assert defaults.classify("1 Build wheel") == "other"
+    # review147 z04: a build or an install that ends in `upload`/`save` is setup; a check after the tests is not
+    assert defaults.classify("Build and upload") == defaults.classify("Pull image and save") == "setup"
+    assert defaults.classify("Post-test worker check") == "other"
+    assert defaults.classify("Coverage comment", action=True) == "other"
     ours = parse_config("step_rules: [{pattern: '^\U0001f4e6 Build', category: other}, {pattern: '^Ship', "
                         "category: test}]\n")
     assert ours.classify("\U0001f4e6 Build wheel inside container") == "other"
