@@ -743,11 +743,11 @@ def _mostly_other(runs: Sequence[RunTiming], untested: set[str], workflow: Workf
         total = worst.setup_seconds + worst.test_seconds + worst.other_seconds
         # (a step of seconds does not change the share: no word of it in the rule, where steps of a minute are; the
         # steps of one name as written, shown with each matrix value, are one pattern, named as written; a step a rule
-        # says is other only where no rule leaves one, review147 z03)
+        # says is other only where those no rule takes are not a minute together, review147 z03, review148 a05)
         patterns: dict[str, str] = {}
         no_rule = [(step, seconds) for step, seconds in by_time if config.rule_for(step) is None]
-        for step in [step for step, seconds in no_rule if seconds >= 60] or [step for step, _ in no_rule] \
-                or [by_time[0][0]]:
+        for step in [step for step, seconds in no_rule if seconds >= 60] \
+                or [step for step, _ in no_rule if sum(seconds for _, seconds in no_rule) >= 60] or [by_time[0][0]]:
             pattern, written = _name_rule_part(workflow, name, step)
             patterns.setdefault(pattern, written)
         left = len(patterns) - _RULE_STEPS

@@ -58,14 +58,16 @@ def bare_name(name: str) -> str:
     if not name or name[0].isascii() and name[1:2] not in _KEYCAP:  # (`1️⃣ Build`: a digit, then U+FE0F U+20E3)
         return name
     at = 1 if name[0].isascii() else 0  # (a keycap's digit)
-    while at < len(name) and (name[at].isspace() or unicodedata.category(name[at]) in _DECORATION):
+    while at < len(name) and (name[at].isspace() or name[at] == "\u2139"
+                              or unicodedata.category(name[at]) in _DECORATION):
         at += 1
     return name[at:] if 0 < at < len(name) else name
 
 
 #: The Unicode categories of what a name may begin with before its words: symbols (emoji are `So`), the marks and
 #: format characters emoji are written with (U+FE0F, U+200D).
-_DECORATION = frozenset({"So", "Sk", "Sm", "Sc", "Mn", "Me", "Cf", "Po"})  # (and a bullet, `•`, `‼️`)
+#: A bullet (`•`, `‼️`) too; `ℹ️` is a letter to Unicode, and taken by itself.
+_DECORATION = frozenset({"So", "Sk", "Sm", "Sc", "Mn", "Me", "Cf", "Po"})
 _KEYCAP = ("\ufe0f", "\u20e3")
 
 
@@ -124,15 +126,16 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # pytorch/helion's looks at the device before its tests: `CUDA Compute Check`, `XPU Compute Check`, `MPS
     # Availability Check`, `Inductor Worker Check` (`python -c "import torch; assert torch.cuda.is_available()"`).
     # (not one after the tests: `Post-test worker check`)
-    StepRule(r"(?i)(?!" + TEST_WORD + r"|.*\b(?:post-|after\b))(?:\S+ ){0,3}(?:compute|availability|worker) checks?$",
+    StepRule(r"(?i)(?!" + TEST_WORD + r"|.*\b(?:post-(?:test|run|job|build)|after)\b)(?:\S+ ){0,3}"
+             r"(?:compute|availability|worker) checks?$",
              "setup"),
     # -- other: results, logs, reports, teardown, lint; before the test rules, as these names say "test".
     # A name that ends in what is done with the results: nod-ai/shark-ai `Coverage comment` (py-cov-action, after
     # the tests), llama.cpp `ccache-buckets-save` (after `Test`; an action step, setup by default); not a name that
     # says it tests (`Run tests and upload`), nor one that begins with a build or an install (`Build and upload`,
     # `Pull image and save`: review147 z04; the rules below take them).
-    StepRule(r"(?i)(?!" + TEST_WORD + r"|(?:build|install|set ?up|pull|compile|configure|make|prepare|create|fetch"
-             r"|download|restore)\b).*[\s_-](?:comments?|uploads?|save)$", "other"),
+    StepRule(r"(?i)(?!" + TEST_WORD + r"|(?:build|install|set ?up|pull|compile|configure|make|create)\b)"
+             r".*[\s_-](?:comments?|uploads?|save)$", "other"),  # (`Download results and upload`: other)
     # pytorch `Upload test artifacts`, `Save test results`, `Store Core dumps on GitHub`, `Collect backtraces
     # ...`; TE `Copy logs and reports from container`; JAX `Archive jax wheels`; aiter `Collect test logs`;
     # DeepSpeed `Open GitHub issue if nightly CI fails`; SGLang `Upload diffusion failure artifacts`.

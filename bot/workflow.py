@@ -642,6 +642,9 @@ _WRAPPER = (r"(?!(?:env|time|timeout|sudo|mpirun|mpiexec|srun|torchrun|xargs|doc
             r"|python[\d.]*[ \t]+-m[ \t]+torch\.distributed\.)")  # look at the rest of the command, read once)
 #: An option, with the argument it may take (`-np 8`, `-u ci`, `-s KILL`).
 _OPTION = r"[ \t]+-\S+(?:[ \t]+" + _WRAPPER + r"[^-\s]\S*)?"
+#: docker's options that take no word (`docker run --rm img cat ./tests/test_x.py` looks at a file: `img` is no
+#: argument of `--rm`).
+_DOCKER_FLAG = r"[ \t]+(?:--(?:rm|privileged|init|detach|interactive|tty|read-only)|-[itd]+)(?!\S)"
 #: What runs a command before it: variables set for it, and a wrapper that runs it (`env X=1`, `timeout -s KILL 3600`,
 #: `sudo -E`, `time`, `coverage run -m`, `uv run`, `poetry run`, `mpirun -np 8`, `torchrun --nproc_per_node 8 -m`,
 #: `python -m torch.distributed.run`, `docker exec -w /src ci`, `docker run --rm -v a:b img`, `xargs -n1` after a pipe, SGLang's `bash scripts/ci/amd/amd_ci_exec.sh -w
@@ -649,19 +652,21 @@ _OPTION = r"[ \t]+-\S+(?:[ \t]+" + _WRAPPER + r"[^-\s]\S*)?"
 _RUN_BY = (r"[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:env(?:[ \t]+-\S+)*(?:[ \t]+\w+=\S*)*|time"
            r"|coverage[ \t]+run(?:[ \t]+-m)?|(?:uv|poetry|pipenv)[ \t]+run"
            r"|timeout(?:" + _OPTION + r")*[ \t]+" + _WRAPPER + r"[^-\s]\S*"
-           r"|sudo(?:[ \t]+(?:-[ugCDhprtUT][ \t]*" + _WRAPPER + r"[^-\s]\S*|-\S+))*"  # (only these of sudo's options take a word:
+           r"|sudo(?:[ \t]+(?:(?:-[^\s-]*[ugCDhprtUT]|--(?:user|group|chdir|close-from|host|prompt|role|type|other-user"
+           r"|command-timeout))[ \t]+" + _WRAPPER + r"[^-\s]\S*|-\S+))*"  # (only these of sudo's options take a word:
            # `sudo -E ldd ./build/test/unit_tests` looks at the binary)
            r"|(?:mpirun|mpiexec|srun|torchrun|xargs|python[\d.]*[ \t]+-m[ \t]+torch\.distributed\.(?:run|launch))"
            r"(?:" + _OPTION + r")*"
-           r"|docker[ \t]+(?:exec|run)(?:" + _OPTION + r")*[ \t]+" + _WRAPPER + r"[^-\s]\S*"
+           r"|docker[ \t]+(?:exec|run)(?:" + _DOCKER_FLAG + r"|(?!" + _DOCKER_FLAG + r")" + _OPTION + r")*[ \t]+"
+           + _WRAPPER + r"[^-\s]\S*"
            r"|(?:bash[ \t]+)?\S*amd_ci_exec\.sh(?:" + _OPTION + r")*)[ \t]+)*")
 #: What a script named for the tests does for them, not to run them (`download_test_data.sh`, `install_test_deps.sh`):
 #: no tests script or tests file, for the patterns below.
 _SETS_UP = r"install|deps?\b|setup|prepare|download|fetch|pull|upload|image|asset|weight"
 #: ... and what a helper named for the tests does with them (pytorch's `tools/testing/update_slow_tests.py`,
 #: `generate_tests.py`, `select_tests.py`): no tests file.
-_HANDLES = (r"update|generat|gen_|select|build|collect|list|pars|check|filter|split|shard|find|discover|compar|report"
-            r"|summar|merge|clean|sort|count|print|dump")
+_HANDLES = (r"(?<![a-z0-9])(?:update|generat\w*|gen|select|build|collect|list|parse|check|filter|split|shard|find"
+            r"|discover|compare|report|summari[sz]e|merge|clean|sort|count|print|dump)(?:_\w*)?_tests?\.py")
 #: A linter's target or session (`check-format`, `tox -e typing`), no test run.
 _LINTS = (r"lint\w*|format\w*|docs?\b|typ\w*|mypy|pylint|pep8|flake8|style|codestyle|codespell|spell\w*|pre-?commit|ruff"
           r"|black|isort|shellcheck|clang-(?:format|tidy)|tidy|copyright|licen[cs]e|headers?\b")
@@ -681,7 +686,8 @@ _TEST_RUNNERS = (r"(?:(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+-m[ \t]+)?(?:py
                  r"|(?:tox|nox)\b(?![^\n;&|]*[ \t](?:--(?:version|help)\b|(?:-[est]|--(?:sessions?|tags|env))[ \t=]*"
                  r"(?:" + _LINTS + r"|build\b|pkg|package)))"
                  r"|bazel[ \t]+test\b"
-                 r"|(?:make|ninja)(?![^\n;&|]*[ \t](?:-n|--dry-run|--just-print|--recon|-t)\b)"  # (dry runs, ninja's tools)
+                 # (not a dry run, nor ninja's tools; an option in quotes is another program's: `ARGS='-n 8'`)
+                 r"|(?:make|ninja)(?![^\n;&|'\"]*[ \t](?-i:-n|--dry-run|--just-print|--recon|-t)\b)"
                  r"(?:[ \t]+(?:-[CfIoW][ \t]*[^-\s]\S*|-[jlk]\S*(?:[ \t]+(?:\d+|\$\S*))?"
                  r"|-(?![CfIoWjlk])\S+))*[ \t]+" + _TEST_TARGET +
                  r"|cmake[ \t]+--build[ \t]+[^-\s]\S*(?:[ \t]+(?!--target\b|-t\b)-\S+(?:[ \t]+[^-\s]\S*)?)*"
@@ -691,8 +697,9 @@ _TEST_RUNNERS = (r"(?:(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+-m[ \t]+)?(?:py
                  # itself by its path (`./test_all.py`); a unit tests binary by its path (`./build/test/unit_tests`).
                  # (No path holds `=`, `;`, `&` or `|`: `TEST_FILE=tests/test_x.py` sets a variable; `;`: see
                  # TEST_LINE_PATTERN.)
-                 r"|(?:python[\d.]*[ \t]+|(?:torchrun|python[\d.]*[ \t]+-m[ \t]+torch\.distributed\.(?:run|launch))"
-                 r"(?:" + _OPTION + r")*[ \t]+|\.?/)"
+                 r"|(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+"
+                 r"|(?:torchrun|python[\d.]*[ \t]+-m[ \t]+torch\.distributed\.(?:run|launch))(?:" + _OPTION + r")*[ \t]+"
+                 r"|\.?/|(?=[^\s/;&|=]*/))"
                  r"(?:[^\s/;&|=]*/)*(?:test_\w*|(?!\w*(?:" + _SETS_UP + r"|" + _HANDLES + r"))\w+_tests?)\.py\b"
                  r"|(?:[^\s/;&|=]*/)+\w*unit_?tests?(?=[ \t]|$)"
                  r")")

@@ -446,6 +446,15 @@ def test_a_job_mostly_in_steps_no_rule_takes_gets_one_rule_for_them_all() -> Non
     (fix,) = [u.fix for u in analyze({BENCHMARKS_PATH: text}, runs, config).unmeasured
               if "neither setup nor test" in u.reason]
     assert fix.startswith("if `Run m0`, `Run m1`, ") and "Upload" not in fix, fix
+    # review148 a05: ... where they are a minute together; a step of seconds alone leaves the longest named
+    runs = [bundle(run_id=450 + i, repo="o/r", workflow_path=BENCHMARKS_PATH, workflow_name="Benchmarks",
+                   head_sha=f"{450 + i:040x}", start=START,
+                   jobs=[job("testamdbenchmark", [Step("Set up job", 0.2), Step("Run model inference benchmark", 4),
+                                                  Step("Upload results", 20), Step("Run m0", 0.1)],
+                             ["self-hosted", "Linux", "tinybox"])]) for i in range(3)]
+    (fix,) = [u.fix for u in analyze({BENCHMARKS_PATH: text}, runs, config).unmeasured
+              if "neither setup nor test" in u.reason]
+    assert fix.startswith("if `Upload results` runs tests"), fix
     # review147 z05: a `.*` that would take a step of the file past its emoji (`🧹 Run cleanup`) is none
     emoji = parse_workflow("on: push\njobs:\n  b:\n    runs-on: x\n    steps:\n      - name: \U0001f9f9 Run cleanup\n"
                            "        run: rm -rf out\n      - name: Run ${{ matrix.model }}\n        run: python3 run.py\n",
@@ -1375,6 +1384,8 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
     assert said("(cd tests && python -m pytest -x) && pip install codecov && codecov", named="Run tests") == []
     assert said("mkdir -p r && pytest --junitxml=r/u.xml tests; pip install codecov; codecov", named="Run tests") == []
     assert said('echo "flash-attn missing; pip install flash-attn to enable it"\npytest tests', named="Run tests") == []
+    # review148 a06: an option in quotes is no make's dry run
+    assert said("make test PYTEST_ARGS='-x -n 8'\npip install codecov && codecov", named="Run tests") == []
     # review134 t03: a tests script is the tests' line wherever its path says test, though only one named so is what
     # makes an unnamed step a test step
     for script in ("bash tests/run_model_tests.sh", "bash tests/ci/run.sh", "./runTests.sh", "./build_and_test.sh"):
@@ -1395,7 +1406,8 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
         # 12,000 times took 8.8 s, `X=1;` 25,000 times 22 s, `then export X=1;` 500 times ran on past minutes)
         for line in ("if;" * 25000, "fi;" * 25000, "X=1;" * 25000, "then export X=1;" * 6000, "if ! ;" * 20000,
                      "torchrun -x python -m torch.distributed.run -x " * 200 + "lint",
-                     "sudo -u lit " * 8000 + "--co", "mpirun -x pytest " * 6000 + "--co"):  # (review147 z01: 4.6 s)
+                     "sudo -u lit " * 8000 + "--co", "mpirun -x pytest " * 6000 + "--co",  # (review147 z01: 4.6 s)
+                     "sudo -ux " * 25 + "echo done"):  # (review148 a01: 2^n, 37 s)
             assert said(f"pip install -e .\n{line}\npytest", named="Run tests") == ["(`pip install -e .`)"], line[:9]
         for command, read in (("sudo -E " * 40 + "lint", ("install", "")), ("timeout -k " * 40 + "lint", ("install", "")),
                               ("bash run_" + "test" * 25000 + ".shy/a.sh", ("install", "")),
@@ -1726,6 +1738,15 @@ jobs:
     ("pip install nox\nnox --session lint\n", "install", "other"),
     ("cd build\nctest --print-labels\n", "shell", "other"),
     ("cd build\nmake -n test\n", "shell", "other"),
+    # review148 a02-a04: sudo's options joined or long take their word; a test file by any path with a directory, a
+    # test file named for what it tests (`collective_tests.py`); docker's flags take no word
+    ("set -ex\nsudo -Eu runner pytest tests\n", "shell", "test"),
+    ("set -ex\nsudo --chdir /src python -m pytest\n", "shell", "test"),
+    ("set -ex\ntests/test_ops.py -v\n", "shell", "test"),
+    ("set -ex\nmpirun -np 8 tests/test_dist.py\n", "shell", "test"),
+    ("set -ex\npython3 -u tests/test_ops.py\n", "shell", "test"),
+    ("set -ex\npython3 tests/distributed/collective_tests.py\n", "shell", "test"),
+    ("set -ex\ndocker run --rm img cat ./tests/test_x.py\n", "shell", "other"),
 ])
 def test_the_first_line_of_a_script_speaks_for_it_only_with_commands_of_its_kind(script: str, unspoken: str,
                                                                                 category: str) -> None:

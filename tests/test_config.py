@@ -169,6 +169,10 @@ def test_a_name_that_begins_with_an_emoji_is_read_from_its_first_word() -> None:
     # review147 z04: a build or an install that ends in `upload`/`save` is setup; a check after the tests is not
     assert defaults.classify("Build and upload") == defaults.classify("Pull image and save") == "setup"
     assert defaults.classify("Post-test worker check") == "other"
+    # review148 a07
+    assert defaults.classify("Download results and upload") == "other"
+    assert defaults.classify("Post-install GPU availability check") == "setup"
+    assert defaults.classify("\u2139\ufe0f Install dependencies") == "setup"
     assert defaults.classify("Coverage comment", action=True) == "other"
     ours = parse_config("step_rules: [{pattern: '^\U0001f4e6 Build', category: other}, {pattern: '^Ship', "
                         "category: test}]\n")
