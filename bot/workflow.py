@@ -639,7 +639,8 @@ _PRINTS = re.compile(r"(?:echo|printf)\b")
 #: to read `sudo -E sudo -E ...` (with both, it tried 2^n: a 177-character command took seconds).
 _WRAPPER = (r"(?!(?:env|time|timeout|sudo|mpirun|mpiexec|srun|torchrun|xargs|docker|coverage|uv|poetry|pipenv"
             r"|pytest|py\.test|unittest|lit|ctest|tox|nox|make|ninja|cmake)\b"  # (nor a runner: review147 z01, its
-            r"|python[\d.]*[ \t]+-m[ \t]+torch\.distributed\.)")  # look at the rest of the command, read once)
+            r"|python[\d.]*[ \t]+-m[ \t]+torch\.distributed\."  # look at the rest of the command, read once; nor
+            r"|(?:bash[ \t]+)?\S*amd_ci_exec\.sh(?!\S))")  # SGLang's wrapper: review149 b01, 2^n, 340 characters 10 s)
 #: An option, with the argument it may take (`-np 8`, `-u ci`, `-s KILL`).
 _OPTION = r"[ \t]+-\S+(?:[ \t]+" + _WRAPPER + r"[^-\s]\S*)?"
 #: docker's options that take no word (`docker run --rm img cat ./tests/test_x.py` looks at a file: `img` is no

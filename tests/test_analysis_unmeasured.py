@@ -1407,7 +1407,12 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
         for line in ("if;" * 25000, "fi;" * 25000, "X=1;" * 25000, "then export X=1;" * 6000, "if ! ;" * 20000,
                      "torchrun -x python -m torch.distributed.run -x " * 200 + "lint",
                      "sudo -u lit " * 8000 + "--co", "mpirun -x pytest " * 6000 + "--co",  # (review147 z01: 4.6 s)
-                     "sudo -ux " * 25 + "echo done"):  # (review148 a01: 2^n, 37 s)
+                     "sudo -ux " * 25 + "echo done",  # (review148 a01: 2^n, 37 s)
+                     # review149 b01: each wrapper, as another's option's argument (`amd_ci_exec.sh -x` 19 times: 14 s)
+                     *(f"{wrapper} -x " * 22 + "lint" for wrapper in (
+                         "env", "time", "timeout 5", "sudo", "sudo -u", "mpirun", "srun", "torchrun", "xargs", "docker run",
+                         "docker exec", "coverage run", "uv run", "python -m torch.distributed.run", "amd_ci_exec.sh",
+                         "bash amd_ci_exec.sh", "mpirun -x bash amd_ci_exec.sh"))):
             assert said(f"pip install -e .\n{line}\npytest", named="Run tests") == ["(`pip install -e .`)"], line[:9]
         for command, read in (("sudo -E " * 40 + "lint", ("install", "")), ("timeout -k " * 40 + "lint", ("install", "")),
                               ("bash run_" + "test" * 25000 + ".shy/a.sh", ("install", "")),
