@@ -861,12 +861,14 @@ _INSTALL_LINE = re.compile(r"(?im)^(?P<before>(?:[^\n;&|]*(?:&&|\|\||;))*)[ \t]*
 
 #: A line of a script that runs tests (`TEST_LINE_PATTERN`: what `RUNS_TESTS` takes, and any script whose path says
 #: test), after shell set-up on it (`cd tests && pytest`, `set -e; pytest`, `...; fi; pytest`), a condition or a loop
-#: (`if [ -d t ]; then pytest`, `for t in a b; do pytest $t`), or as one (`if ! pytest ...; then`): pytest, unittest, ctest, tox/nox, `make test|check`, a test script (apex's `bash
-#: tests/jit_build/run_tests.sh`; not a `cat > run_tests.sh` that writes one, nor `install_test_deps.sh`, `pytest
-#: --version` or `make test-deps`). (A heredoc's lines are read as the script's own.)
+#: (`if [ -d t ]; then pytest`, `for t in a b; do pytest $t`), or as one (`if ! pytest ...; then`): pytest,
+#: unittest, ctest, tox/nox, `make test|check`, a test script (apex's `bash tests/jit_build/run_tests.sh`; not a `cat >
+#: run_tests.sh` that writes one, nor `install_test_deps.sh`, `pytest --version` or `make test-deps`). (A heredoc's
+#: lines are read as the script's own.)
 _TEST_LINE = re.compile(r"(?im)^(?:[ \t]*(?:(?:then|do|else)[ \t]+)?(?:(?:cd|pushd|export|set|source|if|elif|while|until"
-                        r"|for|fi|done)\b|\.(?=[ \t])|\[)[^\n;&|]*(?:&&|;))*(?:[ \t]*(?:then|do|else|(?:(?:if|elif|while|until)[ \t]+)?!|if|elif"
-                        r"|while|until)(?=[ \t]))?" + TEST_LINE_PATTERN)
+                        r"|for|fi|done)\b|\.(?=[ \t])|\[)[^\n;&|]*(?:&&|;))*"
+                        r"(?:[ \t]*(?:then|do|else|(?:(?:if|elif|while|until)[ \t]+)?!|if|elif|while|until)(?=[ \t]))?"
+                        + TEST_LINE_PATTERN)
 # (the blanks after the keyword are the pattern's own: a `[ \t]+` before its `[ \t]*` read 16,000 blanks in 84 s)
 
 

@@ -377,7 +377,8 @@ class RepoConfig:
     logs_max_mb: float = 32.0
     _categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # memo of classify
     _action_categories: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # the same, action steps
-    _script_categories: dict[tuple[str, str, str], str] = field(default_factory=dict, compare=False, repr=False)  # scripts
+    _script_categories: dict[tuple[str, str, str], str] = field(default_factory=dict, compare=False,
+                                                                repr=False)  # scripts: (kind, said, name)
     _amd: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)  # memo of is_amd_runner
     _rules: dict[str, StepRule | None] = field(default_factory=dict, compare=False, repr=False)  # memo of rule_for
 

@@ -209,8 +209,9 @@ Said = tuple[str, str]
 
 class ScriptSteps(dict[str, Said]):
     """The `run:` steps of a workflow job whose name may not speak for their script: unnamed ones whose first line,
-    which GitHub names them by, does not, and named ones no rule takes whose commands say what they do: by that name, the kind (`StepDef.unspoken`) and what their commands say. And two ways GitHub's list of the
-    job's steps is read further: `ordered`, a name several such steps are shown by whose commands say different
+    which GitHub names them by, does not, and named ones no rule takes whose commands say what they do: by that
+    name, the kind (`StepDef.unspoken`) and what their commands say. And two ways GitHub's list of the job's steps
+    is read further: `ordered`, a name several such steps are shown by whose commands say different
     things (`set -ex`, then an install; `set -ex`, then pytest), each one's in the job's order, which GitHub's list
     keeps (the runner lists every step when the job starts, and one that never runs as skipped), used where the
     list has as many steps of that name as the file; `shown`, a name with expressions (`export

@@ -220,8 +220,8 @@ class StepDef:
     @functools.cached_property
     def unspoken(self) -> str:
         """Of a `run:` step whose name may not speak for its script, how: of an unnamed one, which GitHub names by
-        its first line, the kind of that line when it does not speak for the script, "" when it does. A banner (`echo`, `printf`;
-        not one that writes, `>> $GITHUB_ENV`) speaks for prints and shell set-up alone ("print": `echo
+        its first line, the kind of that line when it does not speak for the script, "" when it does. A banner
+        (`echo`, `printf`; not one that writes, `>> $GITHUB_ENV`) speaks for prints and shell set-up alone ("print": `echo
         "Running unit tests"`, then `cd tests && pytest`); an install for installs and the look at what
         they put in place ("install": not `pip install -e .`, then `python3 run_suite.py`); shell set-up
         (`set -ex`, `export VAR=...`, `cd build`, `source venv/bin/activate`) for nothing but more of it and prints
@@ -648,8 +648,8 @@ _OPTION = r"[ \t]+-\S+(?:[ \t]+" + _WRAPPER + r"[^-\s]\S*)?"
 _DOCKER_FLAG = r"[ \t]+(?:--(?:rm|privileged|init|detach|interactive|tty|read-only)|-[itd]+)(?!\S)"
 #: What runs a command before it: variables set for it, and a wrapper that runs it (`env X=1`, `timeout -s KILL 3600`,
 #: `sudo -E`, `time`, `coverage run -m`, `uv run`, `poetry run`, `mpirun -np 8`, `torchrun --nproc_per_node 8 -m`,
-#: `python -m torch.distributed.run`, `docker exec -w /src ci`, `docker run --rm -v a:b img`, `xargs -n1` after a pipe, SGLang's `bash scripts/ci/amd/amd_ci_exec.sh -w
-#: /sglang-checkout/test`).
+#: `python -m torch.distributed.run`, `docker exec -w /src ci`, `docker run --rm -v a:b img`, `xargs -n1` after a pipe,
+#: SGLang's `bash scripts/ci/amd/amd_ci_exec.sh -w /sglang-checkout/test`).
 _RUN_BY = (r"[ \t]*(?:\w+=\S*[ \t]+)*(?:(?:env(?:[ \t]+-\S+)*(?:[ \t]+\w+=\S*)*|time"
            r"|coverage[ \t]+run(?:[ \t]+-m)?|(?:uv|poetry|pipenv)[ \t]+run"
            r"|timeout(?:" + _OPTION + r")*[ \t]+" + _WRAPPER + r"[^-\s]\S*"
