@@ -460,6 +460,17 @@ def test_a_job_mostly_in_steps_no_rule_takes_gets_one_rule_for_them_all() -> Non
                            "        run: rm -rf out\n      - name: Run ${{ matrix.model }}\n        run: python3 run.py\n",
                            BENCHMARKS_PATH)
     assert _name_pattern(emoji, "b", "Run llama") == "Run\\ llama"
+    # ... read once: a name of six expressions against another step's name of `x ` 200 times (was past 60 s)
+    written = " x ".join(f"${{{{ matrix.a{i} }}}}" for i in range(6)) + " y"
+    long = parse_workflow(f"on: push\njobs:\n  b:\n    runs-on: x\n    steps:\n      - name: '{'x ' * 20000}'\n"
+                          f"        run: a\n      - name: '{written}'\n        run: b\n", BENCHMARKS_PATH)
+    alarm = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("a name took over 10 s to read"))
+    signal.alarm(10)
+    try:
+        assert _name_pattern(long, "b", "1 x 2 x 3 x 4 x 5 x 6 y") == "\\ x\\ ".join([".*"] * 6) + "\\ y"
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, alarm)
 
 
 @pytest.mark.parametrize("minutes", [
