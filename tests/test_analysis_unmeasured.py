@@ -3,10 +3,11 @@ of the report's "Could not measure" section, and every pointer to that section f
 
 from __future__ import annotations
 
+import contextlib
 import re
 import signal
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -16,6 +17,20 @@ from bot.reconcile import missed
 from bot.workflow import parse_workflow
 from bot.report import to_json, to_markdown
 from tests.builders import Step, amd_job, bundle, job, skipped_job
+
+
+@contextlib.contextmanager
+def _within_10_s(what: str) -> Iterator[None]:
+    """Fails the test when its block runs past 10 s (an alarm: a pattern that reads its input a power of its length
+    over is stopped, not waited for)."""
+    alarm = signal.signal(signal.SIGALRM, lambda *_: pytest.fail(f"{what} took over 10 s to read"))
+    signal.alarm(10)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, alarm)
+
 
 START = datetime(2026, 8, 10, 8, tzinfo=timezone.utc)
 PATH = ".github/workflows/aiter-test.yaml"
@@ -464,13 +479,8 @@ def test_a_job_mostly_in_steps_no_rule_takes_gets_one_rule_for_them_all() -> Non
     written = " x ".join(f"${{{{ matrix.a{i} }}}}" for i in range(6)) + " y"
     long = parse_workflow(f"on: push\njobs:\n  b:\n    runs-on: x\n    steps:\n      - name: '{'x ' * 20000}'\n"
                           f"        run: a\n      - name: '{written}'\n        run: b\n", BENCHMARKS_PATH)
-    alarm = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("a name took over 10 s to read"))
-    signal.alarm(10)
-    try:
+    with _within_10_s("a name"):
         assert _name_pattern(long, "b", "1 x 2 x 3 x 4 x 5 x 6 y") == "\\ x\\ ".join([".*"] * 6) + "\\ y"
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, alarm)
 
 
 @pytest.mark.parametrize("minutes", [
@@ -1344,21 +1354,14 @@ def test_a_first_line_with_an_unclosed_expression_is_read_as_text() -> None:
 def test_a_name_is_filled_in_by_the_text_around_its_expressions_in_linear_time() -> None:
     """`fills` reads a shown name against the text around a written name's expressions left to right: what each gap
     holds is free, the order and the ends are not; a 100 KB name of near-misses takes one pass."""
-    import signal
-
     from bot.workflow import fills
     parts = ("Run export A=", " B=", " && cd ", "")
     assert fills(parts, "Run export A=1 B=2 && cd x")
     assert fills(parts, "Run export A= B= && cd ")  # (an expression may be empty)
     assert not fills(parts, "Run export A=1 && cd x B=2")
     assert not fills(("Run x=", " y"), "Run x= y"[:-1])
-    alarm = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("a name took over 10 s to read"))
-    signal.alarm(10)
-    try:
+    with _within_10_s("a name"):
         assert not fills(("Run ", " B=", " B=", " B=", " C"), "Run " + " B=" * 30000 + " D")
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, alarm)
 
 
 def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() -> None:
@@ -1404,9 +1407,7 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
     # review134 t01, review135 u01, u02: what could be read several ways is read one way (a line of blanks; wrappers
     # whose option could take the next wrapper for its argument, 2^n ways; a long token with `test` in it): each of
     # these took seconds to minutes
-    alarm = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("a script took over 10 s to read"))
-    signal.alarm(10)
-    try:
+    with _within_10_s("a script"):
         assert said("pip install -e .\n" + " " * 20000 + "x\npytest", named="Run tests") == ["(`pip install -e .`)"]
         assert said("pip install -e .\n" + "sudo -E " * 40 + "lint\npytest", named="Run tests") == ["(`pip install -e .`)"]
         # review145 x01: blanks after a `then` (16,000 took 84 s)
@@ -1433,9 +1434,6 @@ def test_an_install_after_the_tests_behind_shell_set_up_is_none_before_them() ->
             step = parse_workflow(f"on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: |\n"
                                   f"          pip install x\n          {command}\n", ".github/workflows/a.yml").jobs["a"].steps[0]
             assert (step.unspoken, step.said) == read, command[:20]
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, alarm)
     # review135 u04: a script that fetches or pulls what the tests need is no test line: the install after it is said
     for script in ("bash download_test_data.sh", "bash get_latest.sh", "bash pull_test_image.sh"):
         assert said(f"{script}\npip install -r requirements-test.txt\npytest", named="Run tests") == [
