@@ -329,7 +329,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
 #: `pytest`; then a build, it is setup by the word, and `if [ ... ]; then echo X >> $GITHUB_ENV; fi` too); another
 #: rule that takes its words still does (`cd tests`), and where none does, what its commands say decides, not "other".
 FIRST_LINE_RULES = {"print": (FIRST_LINE_BANNER,), "install": (FIRST_LINE_INSTALL, FIRST_LINE_WORDS),
-                    "shell": (FIRST_LINE_WORDS,)}
+                    "shell": (FIRST_LINE_WORDS,), "look": ()}
 
 WORKFLOWS_DIR = ".github/workflows"
 DEFAULT_LANES = (f"{WORKFLOWS_DIR}/pr-test-amd.yml", f"{WORKFLOWS_DIR}/pr-test-amd-rocm*.yml")

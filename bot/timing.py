@@ -291,17 +291,25 @@ class JobMatcher:
         """The names GitHub shows for the `run:` steps of a workflow job whose name may not speak for their
         script (an unnamed one's first line that does not; a named one's commands that say what it does, where
         no rule of `config` takes its name), with their kind (`StepDef.unspoken`) and what their commands say
-        (`StepDef.said`): `ScriptSteps`. (One config a matcher: an analysis's.)"""
+        (`StepDef.said`): `ScriptSteps`. A script that only looks (`StepDef.looks_only`) is setup before the job's
+        first test step (`Clear cache`, `rm -rf ~/.triton/cache`; `Run ROCm command`, `rocminfo`), and "other" after
+        it (`ls results/`), or in a job with no test step. (One config a matcher: an analysis's.)"""
         names = self._scripts.get(job_id)
         if names is None:
             job = self.workflow.jobs.get(job_id or "")
             steps = job.steps if job else ()
             alike: dict[str, list[Said]] = {}  # the name GitHub shows -> each such step's (kind, said), in order
-            for step in steps:
+            first_test: list[int] = []  # the index of the job's first test step, once a look needs it
+            for index, step in enumerate(steps):
                 # (a name a rule takes is not read by its commands: SGLang's lanes' scripts cost 3.4 ms a file to read)
                 if step.uses is None and (step.explicit_name is None or config.rule_for(step.name) is None):
-                    kind = step.unspoken
-                    alike.setdefault(step.name, []).append((kind, step.said))
+                    kind, said = step.unspoken, step.said
+                    if kind and not said and step.looks_only:  # (helion's `Run ROCm command`: `rocminfo`, then the tests)
+                        if not first_test:
+                            first_test.append(next((i for i, s in enumerate(steps)
+                                                    if config.step_category(s) == "test"), len(steps)))
+                        said = "setup" if index < first_test[0] < len(steps) else ""
+                    alike.setdefault(step.name, []).append((kind, said))
             # (steps shown alike whose commands say other things: where the API's list cannot be read in the file's
             # order, their commands tell neither, and a first line that does not speak for one speaks for none)
             names = self._scripts[job_id] = ScriptSteps(frozenset(

@@ -225,15 +225,16 @@ class StepDef:
         "Running unit tests"`, then `cd tests && pytest`); an install for installs and the look at what
         they put in place ("install": not `pip install -e .`, then `python3 run_suite.py`); shell set-up
         (`set -ex`, `export VAR=...`, `cd build`, `source venv/bin/activate`) for nothing but more of it and prints
-        ("shell": not `set -ex`, then `pytest tests`). A command
+        ("shell": not `set -ex`, then `pytest tests`); a look (`ls -la /dev/dri`) where the script only looks
+        (`looks_only`: "look", its place in the job tells what it is where no rule takes its name). A command
         continued with a backslash is one; a filter after `|` and text in quotes are no commands. Of a named
-        one, "named" where its commands say what it does (`_commands_say`), else "": its name speaks for it where a
-        rule takes it, and where none does (kernelbot's `Run script`, then `pytest scripts/ci_test_cuda.py`), they
-        do, not "other"."""
+        one, "named" where its commands say what it does (`_commands_say`) or only look, else "": its name speaks
+        for it where a rule takes it, and where none does (kernelbot's `Run script`, then `pytest
+        scripts/ci_test_cuda.py`), they do, not "other"."""
         if self.uses is not None or not self.run:
             return ""
         if self.explicit_name is not None:
-            return "named" if self._commands_say else ""
+            return "named" if self._commands_say or self.looks_only else ""
         lines, commands, tests = self._commands
         if not lines:
             return ""
@@ -247,7 +248,17 @@ class StepDef:
         if _SHELL.match(lines[0]):
             return "shell" if tests or any(not _SHELL.match(command) and not _PRINTS.match(command)
                                            for command in commands) else ""
-        return ""
+        return "look" if _LOOKS.match(lines[0]) and self.looks_only else ""
+
+    @functools.cached_property
+    def looks_only(self) -> bool:
+        """Whether a `run:` step's commands only look at the machine and its files, or fetch, copy and remove them
+        (`_LOOKS`: `rocminfo`, `ls /dev/dri`, `rm -rf ~/.triton/cache`), besides prints and shell set-up: what a job
+        runs before its tests to ready or check the machine, and after them to gather or clean up. Its place in
+        the job tells which (`bot.timing.ScriptSteps`); of a step alone, neither ("other")."""
+        _, commands, tests = self._commands
+        return not tests and any(_LOOKS.match(command) for command in commands) and all(
+            _LOOKS.match(command) or _PRINTS.match(command) or _SHELL.match(command) for command in commands)
 
     @functools.cached_property
     def _commands(self) -> tuple[list[str], list[str], bool]:

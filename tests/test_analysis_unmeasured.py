@@ -1276,6 +1276,41 @@ def test_a_named_step_with_an_expression_is_not_read_into_the_other_steps(writte
     assert t.setup_seconds == 1.2 * 60
 
 
+def test_a_script_that_only_looks_is_setup_before_the_tests_and_other_after_them() -> None:
+    """pytorch/helion's `Run ROCm command` (`rocminfo`, 0038623e) and ROCm/triton's `Clear cache` (`rm -rf ~/.triton`,
+    72b19d55) ready the machine before the tests, but no rule takes their names and their commands only look: they
+    were other, out of the setup the job pays. A script that only looks, fetches, copies or removes is setup before
+    the job's first test step, and other after it (the same look at what the tests left); alike-named steps each by
+    its place. Of a step alone, and in a job with no test step, it stays other; a rule that takes its name wins."""
+    text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+            "      - name: Run ROCm command\n        run: |\n          echo \"Detected ROCm image\"\n"
+            "          rocminfo || echo \"rocminfo not found\"\n"
+            "      - name: Clear cache\n        run: |\n          rm -rf ~/.triton\n          mkdir -p ~/.triton\n"
+            "      - run: ls -la /dev/dri\n"
+            "      - name: Run tests\n        run: pytest tests\n"
+            "      - name: Clear cache\n        run: rm -rf ~/.triton\n"
+            "      - run: ls -la results/\n")
+    path = ".github/workflows/rocm.yml"
+    steps = parse_workflow(text, path).jobs["t"].steps
+    assert [(s.unspoken, s.looks_only, RepoConfig().step_category(s)) for s in steps] == [
+        ("named", True, "other"), ("named", True, "other"), ("look", True, "other"), ("named", False, "test"),
+        ("named", True, "other"), ("look", True, "other")]
+    history = _shell_steps_history(text, [
+        Step("Run ROCm command", 1), Step("Clear cache", 2), Step("Run ls -la /dev/dri", 3), Step("Run tests", 40),
+        Step("Clear cache", 4), Step("Run ls -la results/", 5)], 930)
+    t = analyze({path: text}, history, RepoConfig()).latest.jobs[0]
+    assert [(s.name, s.category) for s in t.work_steps] == [
+        ("Run tests", "test"), ("Clear cache", "other"), ("Run ls -la results/", "other")]
+    assert (t.setup_seconds, t.test_seconds, t.other_seconds) == (6.2 * 60, 40 * 60, 9 * 60)
+    ours = parse_config("step_rules: [{pattern: '^Clear cache$', category: other}]\n")
+    assert [s.name for s in analyze({path: text}, history, ours).latest.jobs[0].work_steps] == [
+        "Clear cache", "Run tests", "Clear cache", "Run ls -la results/"]
+    no_tests = text.replace("      - name: Run tests\n        run: pytest tests\n", "")
+    assert [(s.name, s.category) for s in analyze({path: no_tests}, _shell_steps_history(no_tests, [
+        Step("Run ROCm command", 1), Step("Clear cache", 2)], 940), RepoConfig()).latest.jobs[0].work_steps] == [
+        ("Run ROCm command", "other"), ("Clear cache", "other")]
+
+
 def _shell_steps_history(text: str, steps: list[Step], base: int) -> list[dict]:
     path = ".github/workflows/rocm.yml"
     return [bundle(run_id=base + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{base + i:040x}",
