@@ -88,7 +88,7 @@ COMBINED_TEST = StepRule(
 #: A word of a step's name that says it runs tests (at its start, or after a space, `(` or `+`): the test rule's
 #: words, which the rules before it that take some such names (`... Test Results`, a venv made) leave to it.
 TEST_WORD = (r"(?:.*[\s(+])?(?:(?:smoke-?)?test\w*|unit ?tests?|pytest|(?:micro-?)?bench\w*|eval\w*|accuracy|correctness"
-             r"|suites?|regressions?)\b")
+             r"|suites?|regressions?|stress\w*|smoke)\b")
 
 #: Ordered; the first rule that matches wins. No match: an action step (`uses:`, or a
 #: name GitHub gives one, `Run owner/repo@ref`) is "setup", any other step "other".
@@ -113,7 +113,9 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # `Pre-<phase>` steps, GitHub's `Pre ` for an action's pre-step written by hand: TheRock `Pre-job cleanup GPU
     # processes on Linux`, `Pre-job cleanup processes on Windows`; xformers `Pre-build clean`. Their `Post-...`
     # twins run after the tests: other (below).
-    StepRule(r"(?i)pre-(?:job|build|run|test)\b", "setup"),
+    # (anywhere in the name: SemiAnalysisAI/InferenceX `Resource cleanup (pre-run)`, `Repair stale git state (pre-run)`;
+    # their `(post-run)` twins after the benchmark are other)
+    StepRule(r"(?i).*\bpre-(?:job|build|run|test)\b", "setup"),
     # pytorch/test-infra linux_job_v2.yml's first step `Clean workspace` (its last, `Clean workspace after tear
     # down`, is other).
     StepRule(r"(?i)clean (?:the )?workspace$", "setup"),
@@ -122,7 +124,9 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # (not one that says it tests, or follows them: `RCCL health check tests`, `GPU health check after tests`)
     StepRule(r"(?i)(?!" + TEST_WORD + r")(?:(?:runner|gpus?|node|machine|system|host|distributed|multi-gpu|network|rccl"
              r"|nccl) )?health (?:status|checks?|settings)\b", "setup"),
-    StepRule(r"(?i)(?:drivers?|gpus?|rocm|devices?)\b.*\bsanity checks?\b", "setup"),
+    # ... of anything installed (ROCm/rocm-examples `Wheel sanity check`: `rocm-sdk test` of the ROCm wheel, before the
+    # build and tests), not one that says it tests
+    StepRule(r"(?i)(?!" + TEST_WORD + r")(?:.*\s)?sanity checks?\b", "setup"),
     # pytorch/helion's looks at the device before its tests: `CUDA Compute Check`, `XPU Compute Check`, `MPS
     # Availability Check`, `Inductor Worker Check` (`python -c "import torch; assert torch.cuda.is_available()"`).
     # (not one after the tests: `Post-test worker check`)
@@ -232,6 +236,13 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # transformers `Reinstall transformers in edit mode ...`; TheRock `Configuring CI options`.
     # (Gerunds too, but not `updating`/`upgrading`: IREE's `Updating config file with latest XFAIL lists` runs after
     # the tests, on a failure.)
+    # A check before the work is sent: AMD-AGI/GEAK `Preflight (SPUR reachable + dataset present)` (`sinfo`, `test -d`,
+    # before its Slurm jobs are submitted); SemiAnalysisAI/InferenceX `Host amd-smi preflight` (not
+    # `Upload preflight report`: the rules above take it)
+    StepRule(r"(?i)(?!" + TEST_WORD + r")(?:\S+ ){0,3}pre-?flight\b", "setup"),
+    # ROCm/rocm-examples `CMake configure`, `CMake build` (of the examples, on the GPU runner, before `Run tests`), not a
+    # report of them (`CMake configure error summary`)
+    StepRule(r"(?i)cmake (?:configure|build|install)\b(?!.*\b(?:summary|reports?|logs?|errors?|results?)\b)", "setup"),
     FIRST_LINE_INSTALL := StepRule(
         r"(?i)run (?:sudo(?: -\S+)* )?(?:\w+=\S* )*(?:python[\d.]* -m )?(?:pip[\d.]*|uv pip|conda|mamba|micromamba"
         r"|apt(?:-get)?|yum|dnf) (?:-\S+ )*install\b(?!.*(?:&&|\|\||;))", "setup"),
@@ -342,8 +353,8 @@ class RepoConfig:
     exclude_lanes: tuple[str, ...] = ()
     # A label naming an Instinct part (mi210, mi250, mi-250, mi300x, mi325, mi35x, mi355, mi2xx), a gfx target
     # (gfx90a, gfx942, gfx950, gfx1100), ROCm, `amd` or `amdgpu` as a word (not `amd64`: NVIDIA's `linux-amd64-gpu-*`,
-    # RAPIDS' `amd64`; nor `amd` followed by `cpu` or `epyc`: onnxruntime's CPU build pool
-    # `1ES.Pool=onnxruntime-github-Ubuntu2204-AMD-CPU`) or aiter's runners (`aiter-1gpu-runner` is an MI325).
+    # RAPIDS' `amd64`; nor `amd` followed by `cpu`, `epyc` or an EPYC code name (`amd-genoa`, `amd-milan`):
+    # onnxruntime's CPU build pool `1ES.Pool=onnxruntime-github-Ubuntu2204-AMD-CPU`) or aiter's runners (`aiter-1gpu-runner` is an MI325).
     # `rocm` after `scale-` is not: the ROCm organisation's elastic CPU build pools (`azure-linux-scale-rocm`,
     # `aws-linux-scale-rocm-prod`, `azure-windows-scale-rocm`: build-only VMs, no GPU; rocm-libraries' MIOpen CI).
     # Nor `amd` after an EC2 size: pytorch's AMD EPYC CPU pools `linux.8xlarge.amd`, `linux.24xlarge.amd` (m7a,
@@ -354,7 +365,8 @@ class RepoConfig:
     # with a Radeon GPU named by their code name (transformers' `strix-halo`: a Ryzen AI Max, gfx1151). Searched,
     # case-insensitive. (A card number alone is not: aiter's `[self-hosted, "9700"]` R9700 runner.)
     amd_runner_pattern: str = (r"^(?!.*\bbuild-only-).*?(?<![a-z0-9])(?:mi-?\d[\dx]{2}|gfx\d|(?<!scale-)rocm"
-                               r"|(?<!xlarge\.)(?<!xl\.)amd(?:gpu)?(?![a-z0-9]|[-_. ]?(?:cpu|epyc|npu|xdna|fpga|versal|ryzen[-_ ]?ai))"
+                               r"|(?<!xlarge\.)(?<!xl\.)amd(?:gpu)?(?![a-z0-9]|[-_. ]?(?:cpu|epyc|genoa|milan|rome|turin|bergamo|siena|npu|xdna|fpga"
+                               r"|versal|ryzen[-_ ]?ai))"
                                r"|aiter(?![a-z0-9])"
                                r"|rdna\d|radeon|navi\d\d|(?:rx-?|w|r)[6-9]\d00|rx-?[6-9]\d\d0(?:xtx?|gre)?(?![0-9])|[6-9]\d00xtx?"
                                r"|strix[-_ ]?(?:halo|point))")

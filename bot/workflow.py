@@ -705,6 +705,9 @@ _TEST_RUNNERS = (r"(?:(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+-m[ \t]+)?(?:py
                  r"|cmake[ \t]+--build[ \t]+[^-\s]\S*(?:[ \t]+(?!--target\b|-t\b)-\S+(?:[ \t]+[^-\s]\S*)?)*"
                  r"[ \t]+(?:--target|-t)(?:[ \t]+|=)" + _TEST_TARGET +
                  r"|(?:python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+)?\S*\brun_(?:suite|tests?)\.py\b"
+                 # a test module by its dotted name (ROCm/mori `python -m tests.python.ccl.test_allgather`; not `python
+                 # -m atom.examples.simple_inference`)
+                 r"|python[\d.]*(?:[ \t]+-[uBOsIEq]+)*[ \t]+-m[ \t]+(?:\w+\.)+test_\w+(?![\w.])"
                  # a test file: run by Python, by a launcher (whose options may take a word: `--standalone`), or
                  # itself by its path (`./test_all.py`); a unit tests binary by its path (`./build/test/unit_tests`).
                  # (No path holds `=`, `;`, `&` or `|`: `TEST_FILE=tests/test_x.py` sets a variable; `;`: see
@@ -758,7 +761,8 @@ def runs_tests(text: str) -> bool:
 #: A command that looks at what an install put in place, or fetches and unpacks for it: no test, no build.
 _LOOKS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:(?:python[\d.]*\s+-m\s+)?pip[\d.]*\s+(?:list|freeze|show|check|config|cache"
                     r"|download)\b|python[\d.]*\s+(?:-c|--version)\b|(?:which|ls|cat|mkdir|cp|mv|rm|ln|chmod|chown|touch"
-                    r"|tar|unzip|curl|wget|tee|env|printenv|nvidia-smi|rocm-smi|rocminfo|amd-smi|conda\s+(?:activate|create"
+                    r"|tar|unzip|curl|wget|tee|env|printenv|nvidia-smi|rocm-smi|rocminfo|amd-smi|lscpu|lspci|uname|hostname"
+                    r"|whoami|id|docker\s+(?:ps|images|info|version)|conda\s+(?:activate|create"
                     r"|info|list)|apt(?:-get)?\s+update|true|\[|test|git|ldconfig|virtualenv|nproc|df|du|free)(?:\s|$)"
                     r"|python[\d.]*\s+-m\s+venv\b|uv\s+venv\b|\S+\s+--version\s*$)")
 

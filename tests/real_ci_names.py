@@ -1410,11 +1410,48 @@ SIXTH_SURVEY = Project(
     other_labels=(),
 )
 
+SEVENTH_SURVEY = Project(
+    name="seventh survey (mori, rocm-examples, InferenceX, GEAK, ATOM, xla)",
+    sources=("ROCm/mori .github/workflows/nightly.yml @03261ec8",
+             "ROCm/rocm-examples .github/workflows/build-rocm-examples-reusable.yml @02277212",
+             "SemiAnalysisAI/InferenceX .github/workflows/benchmark-tmpl.yml @00983c3e",
+             "SemiAnalysisAI/InferenceX .github/workflows/mi355x-power-preflight.yml @2274cd48",
+             "AMD-AGI/GEAK .github/workflows/ci-l1-smoke-e2e.yml @28845d9a",
+             "ROCm/ATOM .github/workflows/atom-test.yaml @004dc207",
+             "ROCm/xla .github/workflows/rocm_xla_ci.yml @005cad8b",
+             "openxla/xla .github/workflows/rocm_ci.yml @02353e94"),
+    steps=(
+        # (each other before 2026-12-08)
+        ("MORI-EP internode normal kernel stress", False, TEST),  # 10 two-node runs of the kernel, 8 GPUs each
+        ("Submit + wait L1 smoke", False, TEST),  # GEAK: waits for its Slurm GPU jobs
+        ("Upload GPU smoke logs", True, OTHER),
+        ("Resource cleanup (pre-run)", False, SETUP),  # InferenceX, before its checkout on the GPU node
+        ("Repair root-owned artifacts (pre-run)", False, SETUP),
+        ("Repair stale git state (pre-run)", False, SETUP),
+        ("Resource cleanup (post-run)", False, OTHER),
+        ("Repair root-owned artifacts (post-run)", False, OTHER),
+        ("Wheel sanity check", False, SETUP),  # rocm-examples: `rocm-sdk test` of the installed wheel
+        ("CMake configure", False, SETUP),  # rocm-examples, before `Run tests`
+        ("CMake build", False, SETUP),
+        ("CMake configure error summary", False, OTHER),
+        ("Preflight (SPUR reachable + dataset present)", False, SETUP),  # GEAK: `sinfo`, `test -d`
+        ("Host amd-smi preflight", False, SETUP),
+        ("Upload preflight report", True, OTHER),
+        ("Run tests", False, TEST),
+        ("Test summary", False, OTHER),
+        ("Upload test logs", True, OTHER),
+    ),
+    amd_labels=("linux-mi250-4", "amd-do-linux-xla-gpu-gfx950-1", "cluster:mi355x-amds", "linux-atom-mi355-1",
+                "atom-mi355-8gpu.predownload", "MI355X-AINIC", "MI300X-BNXT", "gfx110X-all", "gfx1151"),
+    other_labels=("amd-genoa", "amd-milan"),  # EPYC CPU runners (AMD before 2026-12-08)
+)
+
 PROJECTS: tuple[Project, ...] = (
     PYTORCH, DEEPSPEED, AITER, TRITON, JAX, TRANSFORMER_ENGINE, OPTIMUM_BENCHMARK, TRANSFORMERS, SGLANG,
     PYTORCH_AO, THEROCK, FLASH_ATTENTION, XFORMERS, ONNXRUNTIME, IREE, ROCM_LIBRARIES,
     MEGATRON_LM, PYTORCH_K8S, AITER_MORE, THEROCK_WHEELS, TRANSFORMERS_MORE, ROCM_JAX, ROCM_LIBRARIES_MORE,
     ROCM_VLLM, RCCL, ROCM_MORE, THIRD_SURVEY, FOURTH_SURVEY, FIFTH_SURVEY, SIXTH_SURVEY,
+    SEVENTH_SURVEY,
 )
 
 # Whole `runs-on` label lists of real jobs (as the API's `labels` would carry them), and whether

@@ -1796,6 +1796,13 @@ jobs:
     ("set -ex\npython3 -u tests/test_ops.py\n", "shell", "test"),
     ("set -ex\npython3 tests/distributed/collective_tests.py\n", "shell", "test"),
     ("set -ex\ndocker run --rm img cat ./tests/test_x.py\n", "shell", "other"),
+    # the seventh survey: a test module by its dotted name (ROCm/mori), not another module; a look at the machine is
+    # one (its place in the job tells setup from other: `test_a_script_that_only_looks_...`)
+    ("set -ex\nMORI_ENABLE_SDMA=1 timeout 300 python -m tests.python.ccl.test_allgather --nproc 8\n", "shell", "test"),
+    ("set -ex\npython3 -m atom.examples.simple_inference --model m\n", "shell", "other"),
+    ("set -ex\npython3 -m pre_commit run --all-files\n", "shell", "other"),
+    ("set -ex\npython3 -m tests.test_x.helpers\n", "shell", "other"),
+    ("lscpu\ndocker ps -a\n", "look", "other"),
 ])
 def test_the_first_line_of_a_script_speaks_for_it_only_with_commands_of_its_kind(script: str, unspoken: str,
                                                                                 category: str) -> None:
