@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+from cachetools import LRUCache
 
 CONFIG_PATH = ".github/foldbot.yml"
 
@@ -339,6 +340,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
 #: set-up (`set -ex`, `cd build`), that word too where its commands run tests (`source venv/bin/activate`, then
 #: `pytest`; then a build, it is setup by the word, and `if [ ... ]; then echo X >> $GITHUB_ENV; fi` too); another
 #: rule that takes its words still does (`cd tests`), and where none does, what its commands say decides, not "other".
+#: A first line that looks (`ls -la /dev/dri`, of a script that only looks: "look") is read by every rule, as a name.
 FIRST_LINE_RULES = {"print": (FIRST_LINE_BANNER,), "install": (FIRST_LINE_INSTALL, FIRST_LINE_WORDS),
                     "shell": (FIRST_LINE_WORDS,), "look": ()}
 
@@ -393,6 +395,9 @@ class RepoConfig:
                                                                 repr=False)  # scripts: (kind, said, name)
     _amd: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)  # memo of is_amd_runner
     _rules: dict[str, StepRule | None] = field(default_factory=dict, compare=False, repr=False)  # memo of rule_for
+    # memo of first_test: a job's steps (kept, so that their id is not another's) -> the index of its first test step
+    _first_tests: LRUCache[int, tuple[Any, int]] = field(default_factory=lambda: LRUCache(maxsize=1024), compare=False,
+                                                          repr=False)
 
     def is_lane(self, path: str) -> bool:
         return any(fnmatch.fnmatchcase(path, p) for p in self.lanes) and not any(
@@ -434,10 +439,45 @@ class RepoConfig:
         return self._rules[step_name]
 
     def step_category(self, step: Any) -> str:
-        """The category of a step as written (a `bot.workflow.StepDef`)."""
+        """The category of a step as written (a `bot.workflow.StepDef`), in its job: a script that only looks, no rule
+        taking its name (`looks_at_the_machine`), is setup before the job's first test step (`first_test`), as it
+        is measured (`bot.timing.JobMatcher.script_steps`); so a fold moves it only where the host has it too
+        (review151 c03: as other, a suite's 20-minute download before its tests was counted as setup saved, and moved
+        into the host)."""
+        if self.looks_at_the_machine(step) and step.index < self.first_test(step.siblings) < len(step.siblings):
+            return self.classify(step.name, False, step.unspoken, "setup")
+        return self._category_alone(step)
+
+    def _category_alone(self, step: Any) -> str:
+        """The category of a step by itself: its name, its `uses:`, its commands."""
+        if step.uses is not None:
+            return self.action_category(step.name, step.uses if step.explicit_name is not None else None)
         if step.explicit_name is not None and self.rule_for(step.name) is not None:  # (its commands not read)
-            return self.classify(step.name, step.uses is not None)
-        return self.classify(step.name, step.uses is not None, step.unspoken, step.said)
+            return self.classify(step.name)
+        return self.classify(step.name, False, step.unspoken, step.said)
+
+    def looks_at_the_machine(self, step: Any) -> bool:
+        """Whether a `run:` step only looks (`StepDef.looks_only`) and no rule takes its name: what its place in
+        its job tells (helion's `Run ROCm command`, `rocminfo`, before the tests; `ls results/` after them)."""
+        return (step.uses is None and (step.explicit_name is None or self.rule_for(step.name) is None)
+                and bool(step.unspoken) and not step.said and step.looks_only)
+
+    def first_test(self, steps: Any) -> int:
+        """The index of the first test step of a job's steps (a look is never one), `len(steps)` where none is."""
+        hit = self._first_tests.get(id(steps))
+        if hit is None or hit[0] is not steps:
+            index = next((step.index for step in steps if self._category_alone(step) == "test"), len(steps))
+            self._first_tests[id(steps)] = hit = (steps, index)
+        return hit[1]
+
+    def action_category(self, step_name: str, uses: str | None = None) -> str:
+        """The category of an action step: the first rule that takes its name; where none does and its `uses:` is
+        known (`uses`, of a named step), the category of the name GitHub gives it unnamed, `Run <uses>`
+        (ROCm/rocprofiler-systems' `CTest Artifacts`, an `actions/upload-artifact@v4`, is other as `Run
+        actions/upload-artifact@v4` is); else setup."""
+        if uses is not None and self.rule_for(step_name) is None:
+            return self.classify(f"Run {uses}", True)
+        return self.classify(step_name, True)
 
     def is_amd_runner(self, labels: tuple[str, ...] | list[str] | str) -> bool:
         key = (labels,) if isinstance(labels, str) else tuple(labels)

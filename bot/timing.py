@@ -205,12 +205,17 @@ def _literal_start(template: str) -> str:
 
 #: What a script step's kind and commands say (`StepDef.unspoken`, `StepDef.said`).
 Said = tuple[str, str]
+#: What a script that only looks says before the file's first test step (`RepoConfig.looks_at_the_machine`): setup,
+#: where no step GitHub lists before it was a test either (review151 c04: `name: ${{ matrix.suite }}`, a test GitHub
+#: shows as `Accuracy tests`, is none in the file; a `Clear cache` after it is other).
+LOOK = "look"
 
 
 class ScriptSteps(dict[str, Said]):
     """The `run:` steps of a workflow job whose name may not speak for their script: unnamed ones whose first line,
-    which GitHub names them by, does not, and named ones no rule takes whose commands say what they do: by that
-    name, the kind (`StepDef.unspoken`) and what their commands say. And two ways GitHub's list of the job's steps
+    which GitHub names them by, does not, and named ones no rule takes whose commands say what they do or only look
+    (`LOOK` before the job's first test step): by that name, the kind (`StepDef.unspoken`) and what their commands
+    say. And two ways GitHub's list of the job's steps
     is read further: `ordered`, a name several such steps are shown by whose commands say different
     things (`set -ex`, then an install; `set -ex`, then pytest), each one's in the job's order, which GitHub's list
     keeps (the runner lists every step when the job starts, and one that never runs as skipped), used where the
@@ -274,41 +279,41 @@ class JobMatcher:
         self._rules = [_name_rule(job) for job in workflow.jobs.values()]
         self.callers = frozenset(job_id for job_id, job in workflow.jobs.items() if job.uses)
         self._cache: dict[str, JobRef] = {}
-        self._actions: dict[str | None, frozenset[str]] = {}
+        self._actions: dict[str | None, dict[str, str | None]] = {}
         self._scripts: dict[str | None, ScriptSteps] = {}
 
-    def action_steps(self, job_id: str | None) -> frozenset[str]:
-        """The names GitHub shows for the action (`uses:`) steps of a workflow job."""
+    def action_steps(self, job_id: str | None) -> dict[str, str | None]:
+        """The names GitHub shows for the action (`uses:`) steps of a workflow job, each with its `uses:` where the
+        step is named and no other action step of that name uses another (`RepoConfig.action_category`), else None."""
         names = self._actions.get(job_id)
         if names is None:
             job = self.workflow.jobs.get(job_id or "")
-            names = self._actions[job_id] = frozenset(
-                s.name for s in (job.steps if job else ()) if s.uses is not None
-            )
+            names = self._actions[job_id] = {}
+            for step in job.steps if job else ():
+                if step.uses is not None:
+                    uses = step.uses if step.explicit_name is not None else None
+                    names[step.name] = uses if names.get(step.name, uses) == uses else None
         return names
 
     def script_steps(self, job_id: str | None, config: RepoConfig) -> ScriptSteps:
         """The names GitHub shows for the `run:` steps of a workflow job whose name may not speak for their
         script (an unnamed one's first line that does not; a named one's commands that say what it does, where
         no rule of `config` takes its name), with their kind (`StepDef.unspoken`) and what their commands say
-        (`StepDef.said`): `ScriptSteps`. A script that only looks (`StepDef.looks_only`) is setup before the job's
-        first test step (`Clear cache`, `rm -rf ~/.triton/cache`; `Run ROCm command`, `rocminfo`), and "other" after
-        it (`ls results/`), or in a job with no test step. (One config a matcher: an analysis's.)"""
+        (`StepDef.said`): `ScriptSteps`. A script that only looks (`RepoConfig.looks_at_the_machine`) says `LOOK`
+        before the job's first test step (`Clear cache`, `rm -rf ~/.triton/cache`; `Run ROCm command`, `rocminfo`),
+        setup where GitHub's list has no test step before it (`_steps`), and nothing after it (`ls results/`), nor in
+        a job with no test step: other. (One config a matcher: an analysis's.)"""
         names = self._scripts.get(job_id)
         if names is None:
             job = self.workflow.jobs.get(job_id or "")
             steps = job.steps if job else ()
             alike: dict[str, list[Said]] = {}  # the name GitHub shows -> each such step's (kind, said), in order
-            first_test: list[int] = []  # the index of the job's first test step, once a look needs it
-            for index, step in enumerate(steps):
+            for step in steps:
                 # (a name a rule takes is not read by its commands: SGLang's lanes' scripts cost 3.4 ms a file to read)
                 if step.uses is None and (step.explicit_name is None or config.rule_for(step.name) is None):
                     kind, said = step.unspoken, step.said
-                    if kind and not said and step.looks_only:  # (helion's `Run ROCm command`: `rocminfo`, then the tests)
-                        if not first_test:
-                            first_test.append(next((i for i, s in enumerate(steps)
-                                                    if config.step_category(s) == "test"), len(steps)))
-                        said = "setup" if index < first_test[0] < len(steps) else ""
+                    if config.looks_at_the_machine(step):  # (helion's `Run ROCm command`: `rocminfo`, then the tests)
+                        said = LOOK if step.index < config.first_test(step.siblings) < len(step.siblings) else ""
                     alike.setdefault(step.name, []).append((kind, said))
             # (steps shown alike whose commands say other things: where the API's list cannot be read in the file's
             # order, their commands tell neither, and a first line that does not speak for one speaks for none)
@@ -601,7 +606,7 @@ def seconds_between(start: Any, end: Any) -> float:
 _new_tuple = tuple.__new__  # builds a named tuple without its Python-level __new__
 
 
-def _steps(raw: Iterable[Any], config: RepoConfig, actions: frozenset[str],
+def _steps(raw: Iterable[Any], config: RepoConfig, actions: Mapping[str, str | None],
            scripts: ScriptSteps | None = None) -> tuple[list[StepTime], float, float, float, bool]:
     """A job's steps: the work (test and other) steps one by one and the seconds per
     category; and whether a test step ran. Any steps list: non-mappings skipped,
@@ -610,17 +615,23 @@ def _steps(raw: Iterable[Any], config: RepoConfig, actions: frozenset[str],
     14.4 against 14.8 ms on the PR #34483 history: not worth a second path.)"""
     steps: list[StepTime] = []
     totals = {"setup": 0.0, "test": 0.0, "other": 0.0}
-    ran = False
+    ran = tested = False
     read = scripts.reader(raw) if scripts else None
     for step in raw:
         if not isinstance(step, Mapping):
             continue
         name = str(step.get("name") or "")
-        said = read(name) if read is not None and name not in actions else None
-        category = config.classify(name, name in actions, *said) if said else config.classify(name, name in actions)
+        if name in actions:
+            category = config.action_category(name, actions[name])
+        else:
+            said = read(name) if read is not None else None
+            if said and said[1] == LOOK:
+                said = (said[0], "" if tested else "setup")
+            category = config.classify(name, False, *said) if said else config.classify(name)
         seconds = seconds_between(step.get("started_at"), step.get("completed_at"))
         conclusion = step.get("conclusion")
         totals[category] += seconds
+        tested = tested or category == "test"
         if category == "test" and seconds > 0 and conclusion not in ("skipped", None):
             ran = True
         if category != "setup":

@@ -17,7 +17,7 @@ import itertools
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import yaml
 
@@ -216,6 +216,8 @@ class StepDef:
     node: yaml.MappingNode = field(repr=False, compare=False)
     step_id: str | None = None  # its `id:`
     raw: Any = field(default=None, repr=False, compare=False)  # the step as written (its plain data)
+    #: the steps of its job, itself among them (filled as the job is read): where its place tells what it is
+    siblings: Sequence[StepDef] = field(default=(), repr=False, compare=False)
 
     @functools.cached_property
     def unspoken(self) -> str:
@@ -253,12 +255,17 @@ class StepDef:
     @functools.cached_property
     def looks_only(self) -> bool:
         """Whether a `run:` step's commands only look at the machine and its files, or fetch, copy and remove them
-        (`_LOOKS`: `rocminfo`, `ls /dev/dri`, `rm -rf ~/.triton/cache`), besides prints and shell set-up: what a job
-        runs before its tests to ready or check the machine, and after them to gather or clean up. Its place in
-        the job tells which (`bot.timing.ScriptSteps`); of a step alone, neither ("other")."""
-        _, commands, tests = self._commands
-        return not tests and any(_LOOKS.match(command) for command in commands) and all(
-            _LOOKS.match(command) or _PRINTS.match(command) or _SHELL.match(command) for command in commands)
+        (`_LOOKS`: `rocminfo`, `ls /dev/dri`, `rm -rf ~/.triton/cache`), besides prints and shell set-up, and pipe
+        only into filters (`ls | grep x`; not `ls configs/*.yaml | xargs python3 bench.py`, review151 c02): what a
+        job runs before its tests to ready or check the machine, and after them to gather or clean up. Its place
+        in the job tells which (`bot.config.RepoConfig.step_category`, `bot.timing.JobMatcher.script_steps`)."""
+        lines, commands, tests = self._commands
+        if tests or not all(_pipes_into_filters(part) for line in lines
+                            for part in re.split(r"&&|\|\||;", _QUOTED.sub("''", line))):
+            return False
+        looks = [_only_looks(command) for command in commands]
+        return any(looks) and all(look or _PRINTS.match(command) or _SHELL.match(command)
+                                  for look, command in zip(looks, commands))
 
     @functools.cached_property
     def _commands(self) -> tuple[list[str], list[str], bool]:
@@ -758,13 +765,46 @@ def runs_tests(text: str) -> bool:
     `&&`, `||`, `;` and `|`, less a shell keyword or an opening `(` or `{` before it)."""
     return any(RUNS_TESTS.match(_KEYWORD.sub("", piped.strip().lstrip("({ \t")))
                for part in re.split(r"&&|\|\||;", text) for piped in part.split("|"))
-#: A command that looks at what an install put in place, or fetches and unpacks for it: no test, no build.
+#: A command that looks at what an install put in place, or fetches and unpacks for it: no test, no build. (`env`
+#: alone prints the environment; what it runs, `env X=1 python3 infer.py`, is read by `_only_looks`.)
 _LOOKS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:(?:python[\d.]*\s+-m\s+)?pip[\d.]*\s+(?:list|freeze|show|check|config|cache"
                     r"|download)\b|python[\d.]*\s+(?:-c|--version)\b|(?:which|ls|cat|mkdir|cp|mv|rm|ln|chmod|chown|touch"
                     r"|tar|unzip|curl|wget|tee|env|printenv|nvidia-smi|rocm-smi|rocminfo|amd-smi|lscpu|lspci|uname|hostname"
                     r"|whoami|id|docker\s+(?:ps|images|info|version)|conda\s+(?:activate|create"
                     r"|info|list)|apt(?:-get)?\s+update|true|\[|test|git|ldconfig|virtualenv|nproc|df|du|free)(?:\s|$)"
                     r"|python[\d.]*\s+-m\s+venv\b|uv\s+venv\b|\S+\s+--version\s*$)")
+
+
+#: `env` as the wrapper that runs a command (`env HIP_VISIBLE_DEVICES=0 python3 infer.py`, `sudo -E env X=1 ./bench`).
+_ENV_RUNS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?env(?:\s+-\S+)*(?:\s+\w+=\S*)+\s+(?=\S)")
+#: What checks the work, not the machine, though `_LOOKS` takes its program: a drift check (`git diff --exit-code`,
+#: `git status --porcelain`), a request to a server the job started or with a body (`curl -X POST localhost:30000`).
+_CHECKS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:git\s+(?:-[Cc]\s+(?!-)\S+\s+|-\S+\s+)*(?:diff|status)\b"
+                     r"|curl\b(?=[^\n|;&]*(?:\s(?:-X|--request|-d|--data\S*|-F|--form|--json)\b|localhost|127\.0\.0\.1)))")
+#: What a look may pipe into: a filter of its output, or a look (`curl -fsSL URL | tar -xz`; `xargs rm -rf`).
+_FILTERS = re.compile(r"\s*(?:grep|egrep|fgrep|sed|awk|sort|uniq|head|tail|wc|cut|tr|tee|jq|column|cat|less|more|true)"
+                      r"(?:\s|$)|\s*$")
+_XARGS = re.compile(r"\s*xargs(?:\s+-\S+)*\s+")
+
+
+def _only_looks(command: str) -> bool:
+    """Whether a command only looks (`_LOOKS`), what `env VAR=...` runs read as itself (review151 c01), and not a
+    check of the work (`_CHECKS`, c05)."""
+    wrapped = _ENV_RUNS.match(command)
+    command = command[wrapped.end():] if wrapped else command
+    return bool(_LOOKS.match(command)) and not _CHECKS.match(command)
+
+
+def _pipes_into_filters(part: str) -> bool:
+    """Whether what a command pipes into only filters its output (`ls | grep x`), not a program (`| xargs python3`)."""
+    for piped in part.split("|")[1:]:
+        xargs = _XARGS.match(piped)
+        if xargs:
+            if not _only_looks(piped[xargs.end():]):
+                return False
+        elif not _FILTERS.match(piped) and not _only_looks(piped.strip()):
+            return False
+    return True
 
 
 def parse_workflow(text: str, path: str) -> Workflow:
@@ -1006,7 +1046,7 @@ def _job(job_id: str, key: yaml.ScalarNode, node: yaml.MappingNode, raw: dict[st
                 raise WorkflowError(
                     f"{path}: line {step_node.start_mark.line + 1}: step {index + 1} of `{job_id}` must be a mapping"
                 )
-            steps.append(_step(index, step_node, raw["steps"][index]))
+            steps.append(_step(index, step_node, raw["steps"][index], steps))
     return JobDef(
         id=job_id,
         name_template=str(raw["name"]) if raw.get("name") is not None else None,
@@ -1024,7 +1064,7 @@ def _job(job_id: str, key: yaml.ScalarNode, node: yaml.MappingNode, raw: dict[st
     )
 
 
-def _step(index: int, node: yaml.MappingNode, raw: dict[str, Any]) -> StepDef:
+def _step(index: int, node: yaml.MappingNode, raw: dict[str, Any], siblings: Sequence[StepDef] = ()) -> StepDef:
     explicit = _str_or_none(raw.get("name"))
     uses = _str_or_none(raw.get("uses"))
     run = _str_or_none(raw.get("run"))
@@ -1049,6 +1089,7 @@ def _step(index: int, node: yaml.MappingNode, raw: dict[str, Any]) -> StepDef:
         node=node,
         step_id=_str_or_none(raw.get("id")),
         raw=raw,
+        siblings=siblings,
     )
 
 

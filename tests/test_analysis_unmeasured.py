@@ -1281,7 +1281,8 @@ def test_a_script_that_only_looks_is_setup_before_the_tests_and_other_after_them
     72b19d55) ready the machine before the tests, but no rule takes their names and their commands only look: they
     were other, out of the setup the job pays. A script that only looks, fetches, copies or removes is setup before
     the job's first test step, and other after it (the same look at what the tests left); alike-named steps each by
-    its place. Of a step alone, and in a job with no test step, it stays other; a rule that takes its name wins."""
+    its place; the file's steps so too (what a fold moves). In a job with no test step it stays other; a rule that
+    takes its name wins."""
     text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
             "      - name: Run ROCm command\n        run: |\n          echo \"Detected ROCm image\"\n"
             "          rocminfo || echo \"rocminfo not found\"\n"
@@ -1293,7 +1294,7 @@ def test_a_script_that_only_looks_is_setup_before_the_tests_and_other_after_them
     path = ".github/workflows/rocm.yml"
     steps = parse_workflow(text, path).jobs["t"].steps
     assert [(s.unspoken, s.looks_only, RepoConfig().step_category(s)) for s in steps] == [
-        ("named", True, "other"), ("named", True, "other"), ("look", True, "other"), ("named", False, "test"),
+        ("named", True, "setup"), ("named", True, "setup"), ("look", True, "setup"), ("named", False, "test"),
         ("named", True, "other"), ("look", True, "other")]
     history = _shell_steps_history(text, [
         Step("Run ROCm command", 1), Step("Clear cache", 2), Step("Run ls -la /dev/dri", 3), Step("Run tests", 40),
@@ -1309,6 +1310,110 @@ def test_a_script_that_only_looks_is_setup_before_the_tests_and_other_after_them
     assert [(s.name, s.category) for s in analyze({path: no_tests}, _shell_steps_history(no_tests, [
         Step("Run ROCm command", 1), Step("Clear cache", 2)], 940), RepoConfig()).latest.jobs[0].work_steps] == [
         ("Run ROCm command", "other"), ("Clear cache", "other")]
+
+
+@pytest.mark.parametrize("script, looks", [
+    ("rocminfo || echo 'rocminfo not found'", True),
+    ("rm -rf ~/.triton\nmkdir -p ~/.triton\nls -alh ~/.triton", True),
+    ("curl -L -o /tmp/data.tar https://example.com/d.tar && tar -xf /tmp/data.tar", True),
+    ("env | sort", True),
+    ("ls /dev/dri | grep render", True),
+    ("find . -name '*.log' | xargs rm -f", False),  # (`find` is no look)
+    ("ls build/*.o | xargs rm -f", True),
+    # review151 c01, c02, c05: what `env` runs, what a look pipes into, a check of the work, are no looks
+    ("env HIP_VISIBLE_DEVICES=0 python3 examples/infer.py --model m", False),
+    ("sudo -E env HSA_NO_SCRATCH_RECLAIM=1 ./build/bin/gemm_bench --all", False),
+    ("env X=1 ls -la", True),
+    ("ls configs/*.yaml | xargs -n1 python3 bench_kernel.py --config", False),
+    ("cat prompts.jsonl | python3 infer.py", False),
+    ("ls tests/ops/test_*.py | xargs -n1 python3", False),
+    ("git diff --exit-code -- csrc/generated", False),
+    ("git status --porcelain", False),
+    ("git -C third_party/ck diff --quiet", False),
+    ("git submodule update --init", True),
+    ("curl -sf -X POST localhost:30000/generate -d @prompt.json", False),
+    ("curl -s http://127.0.0.1:8000/health", False),
+    ("curl -fsSL https://example.com/install.tar | tar -xz", True),
+])
+def test_what_only_looks(script: str, looks: bool) -> None:
+    body = "".join(f"          {line}\n" for line in script.splitlines())
+    step = parse_workflow(f"on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - name: Look\n        run: |\n{body}",
+                          ".github/workflows/a.yml").jobs["a"].steps[0]
+    assert step.looks_only is looks
+
+
+def test_a_look_after_a_test_github_shows_by_an_expression_is_other() -> None:
+    """review151 c04: a test step named `${{ matrix.suite }}` is no test in the file (its name is the template, its
+    script says nothing), but GitHub shows it as `Accuracy tests`, a test: the `Clear cache` after it clears what
+    those tests left, other, though it comes before the file's first test step."""
+    text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n"
+            "    strategy:\n      matrix:\n        suite: [Accuracy tests]\n    steps:\n"
+            "      - name: ${{ matrix.suite }}\n        run: bash ci/run_suite.sh \"${{ matrix.suite }}\"\n"
+            "      - name: Clear cache\n        run: rm -rf ~/.triton/cache\n"
+            "      - name: Run unit tests\n        run: pytest tests/unit\n")
+    path = ".github/workflows/rocm.yml"
+    runs = [bundle(run_id=960 + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{960 + i:040x}",
+                   start=START, jobs=[job("t (Accuracy tests)", [Step("Set up job", 0.2), Step("Accuracy tests", 30),
+                                                                 Step("Clear cache", 2), Step("Run unit tests", 10)],
+                                          ["linux-mi300-gpu-1"])]) for i in range(3)]
+    t = analyze({path: text}, runs, RepoConfig()).latest.jobs[0]
+    assert [(s.name, s.category) for s in t.work_steps] == [
+        ("Accuracy tests", "test"), ("Clear cache", "other"), ("Run unit tests", "test")]
+
+
+def test_a_suite_that_fetches_its_data_before_its_tests_folds_only_into_a_host_that_does_too() -> None:
+    """review151 c03: a suite's unnamed 20-minute `curl ... && tar ...` before its tests is setup where it is measured,
+    so a fold counted it as saved; but the file's steps read it alone, other, and the patch moved it into the host,
+    where it still ran (under a timeout of three times the suite's 3-minute tests). The file's steps read it by its
+    place too: it is setup the host lacks, and the suite is not folded, with the step named."""
+    fetch = "curl -L -o /tmp/data.tar https://example.com/kernel-data.tar && tar -xf /tmp/data.tar -C /tmp"
+
+    def job_text(job_id: str, test: str, extra: str = "") -> str:
+        return (f"  {job_id}:\n    runs-on: linux-mi300-gpu-1\n    steps:\n      - uses: actions/checkout@v4\n"
+                "      - name: Start CI container\n        run: bash start.sh\n"
+                f"{extra}      - name: {test}\n        timeout-minutes: 30\n        run: pytest tests\n")
+    text = ("name: AMD\non: pull_request\njobs:\n" + job_text("kernels", "Run kernel tests", f"      - run: {fetch}\n")
+            + job_text("ops", "Run op tests"))
+    path = ".github/workflows/amd.yml"
+
+    def steps(test: str, minutes: float, fetching: bool) -> list[Step]:
+        return [Step("Set up job", 0.1), Step("Run actions/checkout@v4", 0.2), Step("Start CI container", 40),
+                *([Step(f"Run {fetch}", 20)] if fetching else []), Step(test, minutes)]
+    runs = [bundle(run_id=980 + i, repo="o/r", workflow_path=path, workflow_name="AMD", head_sha=f"{980 + i:040x}",
+                   start=START, jobs=[job("kernels", steps("Run kernel tests", 3, True), ["linux-mi300-gpu-1"]),
+                                      job("ops", steps("Run op tests", 40, False), ["linux-mi300-gpu-1"])])
+            for i in range(4)]
+    analysis = analyze({path: text}, runs, RepoConfig())
+    kernels = next(j for j in analysis.latest.jobs if j.name == "kernels")
+    assert (kernels.setup_seconds, kernels.test_seconds) == (60.3 * 60, 3 * 60)
+    assert analysis.plan.folds == ()
+    assert [(f.job, f.reason) for f in analysis.plan.findings if f.job == "kernels"] == [(
+        "kernels", f"short suite with no host to fold into (`ops`: its setup lacks the suite's step `Run {fetch}`)")]
+
+
+def test_a_named_action_step_no_rule_takes_goes_by_its_uses() -> None:
+    """ROCm/rocprofiler-systems' `CTest Artifacts` and `Data Artifacts` (`actions/upload-artifact@v4`, `if:
+    failure()`, after the tests; 05387ac7) were setup, the default of an action step whose name no rule takes. Such a
+    step goes by the name GitHub would give it unnamed, `Run <uses>`: other, as `Run actions/upload-artifact@v4` is.
+    One whose `Run <uses>` no rule takes either stays setup; a rule that takes its name wins; two steps of one name
+    with other `uses:` go by the name."""
+    text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+            "      - {name: Get the sources, uses: actions/checkout@v4}\n"
+            "      - {name: Toolchain, uses: owner/rocm-toolchain@v2}\n"
+            "      - {name: Run tests, run: pytest tests}\n"
+            "      - {name: CTest Artifacts, uses: actions/upload-artifact@v4, if: failure()}\n"
+            "      - {name: Results, uses: actions/upload-artifact@v4}\n"
+            "      - {name: Results, uses: owner/results-action@v1}\n")
+    path = ".github/workflows/rocm.yml"
+    steps = parse_workflow(text, path).jobs["t"].steps
+    assert [RepoConfig().step_category(s) for s in steps] == ["setup", "setup", "test", "other", "other", "setup"]
+    t = analyze({path: text}, _shell_steps_history(text, [
+        Step("Get the sources", 1), Step("Toolchain", 2), Step("Run tests", 40), Step("CTest Artifacts", 3),
+        Step("Results", 4), Step("Results", 5)], 950), RepoConfig()).latest.jobs[0]
+    assert [(s.name, s.category) for s in t.work_steps] == [("Run tests", "test"), ("CTest Artifacts", "other")]
+    assert (t.setup_seconds, t.test_seconds, t.other_seconds) == (12.2 * 60, 40 * 60, 3 * 60)
+    ours = parse_config("step_rules: [{pattern: '^CTest Artifacts$', category: setup}]\n")
+    assert ours.step_category(steps[3]) == "setup"
 
 
 def _shell_steps_history(text: str, steps: list[Step], base: int) -> list[dict]:
