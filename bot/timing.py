@@ -228,6 +228,19 @@ class ScriptSteps(dict[str, Said]):
         self.ordered: dict[str, tuple[Said, ...]] = {}
         self.shown: list[tuple[tuple[str, ...], str]] = []  # (the text around its expressions, the name as written)
         self.plain = plain  # the names of the job's steps that have no expression, as GitHub shows them
+        # memo of `_written`, for every run read (review151 c07: per run, 4,000 unnamed `ls ${{ ... }}/dir<i>` steps
+        # were matched against each other again in each run, 15.8 s a run)
+        self.written: dict[str, str | None] = {}
+        # `shown` by the text after its last expression, and that text's lengths: a name is tried only against those
+        # it ends with (c07: 4,000 such steps, each tried against every one, took 15 s)
+        self._by_end: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+        self._ends: set[int] = set()
+
+    def show(self, parts: tuple[str, ...], name: str) -> None:
+        """A name with expressions (`shown`), by the text around them."""
+        self.shown.append((parts, name))
+        self._by_end.setdefault(parts[-1], []).append((parts, name))
+        self._ends.add(len(parts[-1]))
 
     def _written(self, name: str) -> str | None:
         """The name as written of a step GitHub shows as `name`: itself, else the one with expressions whose text
@@ -238,15 +251,16 @@ class ScriptSteps(dict[str, Said]):
             return name
         if name in self.plain:
             return None
-        fits = sorted(((sum(map(len, parts)), written) for parts, written in self.shown if fills(parts, name)),
-                      reverse=True)
+        fits = sorted(((sum(map(len, parts)), written) for length in self._ends
+                       for parts, written in self._by_end.get(name[len(name) - length:] if length else "", ())
+                       if length <= len(name) and fills(parts, name)), reverse=True)
         return fits[0][1] if fits and (len(fits) == 1 or fits[0][0] > fits[1][0]) else None
 
     def reader(self, raw: Iterable[Any]) -> Callable[[str], Said | None]:
         """What a step of `raw` (a job's steps, as the API lists them) says, by its name, in the list's order."""
         if not self.ordered and not self.shown:
             return self.get
-        written: dict[str, str | None] = {}
+        written = self.written
 
         def name_of(name: str) -> str | None:
             if name not in written:
@@ -329,7 +343,7 @@ class JobMatcher:
                     names.ordered[name] = tuple(said_each)
                 parts = expression_parts(name)
                 if len(parts) > 1 and "".join(parts).strip():  # (an expression in it, and text to find it by)
-                    names.shown.append((parts, name))
+                    names.show(parts, name)
         return names
 
     def match(self, api_name: str) -> JobRef:

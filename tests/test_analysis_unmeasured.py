@@ -1391,6 +1391,24 @@ def test_a_suite_that_fetches_its_data_before_its_tests_folds_only_into_a_host_t
         "kernels", f"short suite with no host to fold into (`ops`: its setup lacks the suite's step `Run {fetch}`)")]
 
 
+def test_many_steps_named_by_an_expression_are_each_found_once() -> None:
+    """review151 c07: 3,000 unnamed `ls -la ${{ github.workspace }}/dir<i>` steps (looks, read by their place) were each
+    tried against every other by the text around the expression, again in each run read: ~9 s a run. A name is
+    tried only against those whose text after the expression it ends with, once for all runs."""
+    n = 3000
+    text = ("name: X\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+            + "".join(f"      - run: ls -la ${{{{ github.workspace }}}}/dir{i}\n" for i in range(n))
+            + "      - name: Run tests\n        run: pytest\n")
+    path = ".github/workflows/x.yml"
+    steps = [Step(f"Run ls -la /home/runner/work/r/r/dir{i}", 0.05) for i in range(n)] + [Step("Run tests", 10)]
+    runs = [bundle(run_id=990 + i, repo="o/r", workflow_path=path, workflow_name="X", head_sha=f"{990 + i:040x}",
+                   start=START, jobs=[job("t", steps, ["linux-mi300-gpu-1"])]) for i in range(3)]
+    with _within_10_s("3 runs of 3,000 steps named by an expression"):
+        t = analyze({path: text}, runs, RepoConfig()).latest.jobs[0]
+    assert [(s.name, s.category) for s in t.work_steps] == [("Run tests", "test")]
+    assert t.setup_seconds == n * 3
+
+
 def test_a_named_action_step_no_rule_takes_goes_by_its_uses() -> None:
     """ROCm/rocprofiler-systems' `CTest Artifacts` and `Data Artifacts` (`actions/upload-artifact@v4`, `if:
     failure()`, after the tests; 05387ac7) were setup, the default of an action step whose name no rule takes. Such a
