@@ -88,23 +88,23 @@ COMBINED_TEST = StepRule(
 
 #: A word of a step's name that says it runs tests (at its start, or after a space, `(` or `+`): the test rule's
 #: words, which the rules before it that take some such names (`... Test Results`, a venv made) leave to it.
-TEST_WORD = (r"(?:.*[\s(+])?(?:(?:smoke-?)?test\w*|unit ?tests?|pytest|(?:micro-?)?bench\w*|eval\w*|accuracy|correctness"
-             r"|suites?|regressions?|stress\w*|smoke)\b")
+TEST_WORD = (r"(?:.*[\s(+])?(?:(?:smoke-?)?test(?!ed\b)\w*|unit ?tests?|pytest|(?:micro-?)?bench\w*|eval\w*|accuracy|correctness"
+             r"|suites?|regressions?|stress\w*|smoke|robustness)\b")
 
 #: Ordered; the first rule that matches wins. No match: an action step (`uses:`, or a
 #: name GitHub gives one, `Run owner/repo@ref`) is "setup", any other step "other".
 DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # The steps GitHub adds itself (actions/runner JobExtension.cs, ContainerOperationProvider.cs): every
     # project; `Initialize containers` / `Stop containers` in container jobs (triton's AMD lane).
-    StepRule(r"(?:Set up job|Initialize containers|Stop containers|Complete job)$", "setup"),
+    RUNNER_STEPS := StepRule(r"(?:Set up job|Initialize containers|Stop containers|Complete job)$", "setup"),
     # A step of the workflow's own that begins with `Post` and sends results after the tests: aiter `Post perf
     # results to PR` (a github-script comment), rccl `Post test report upload`, `Post Build Upload`. (GitHub's
     # post-step of an action that uploads, `Post Upload results`, lands here too: it takes no time.)
     StepRule(r"(?i)post (?:\S+ )*?(?:results?|reports?|comments?|uploads?)\b", "other"),
     # `Pre <step>` / `Post <step>`: pre- and post-steps of actions (`Post Run actions/checkout@v4`,
     # `Post Checkout code`, `Post Cache build dependencies`): every project.
-    StepRule(r"(?:Pre|Post) \S", "setup"),
-    StepRule(r"Stop and remove containers$", "setup"),  # SGLang (older lanes)
+    ACTION_PRE_POST := StepRule(r"(?:Pre|Post) \S", "setup"),
+    STOP_AND_REMOVE := StepRule(r"Stop and remove containers$", "setup"),  # SGLang (older lanes)
     # Freeing the GPUs / the machine before the tests: aiter `Clean up Rocm processes`, JAX `Clean up old
     # runs`, SGLang `Ensure VRAM is clear`, `Clean up prior Slurm jobs from this runner`.
     StepRule(r"(?i)(?:clean ?up|kill|reset) (?:old|previous|prior|stale|leftover|rocm|gpus?|vram)\b", "setup"),
@@ -154,6 +154,11 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
              r"|details|config\w*)\b", "setup"),
     StepRule(r"(?i)collect(?:ing)? (?!.*\b(?:logs?|dumps?|core|results?|artifacts?|reports?|traces?)\b)"
              r"(?:\S+ )*?(?:env|environment|system|host|gpus?|rocm|hardware) info(?:rmation)?\b", "setup"),
+    # Packing the logs (alibaba/rtp-llm `Compress unit tests logs`, after its tests on MI308: were test by the word);
+    # not a tarball fetched (`Install TheRock tarball`)
+    StepRule(r"(?i)(?:compress(?:ing)?|zip(?:ping)?|tar(?:ring)?)\b", "other"),
+    # ... but a cache copied in place is setup (ColossalAI `Copy testmon cache`, pytest-testmon's selection data)
+    StepRule(r"(?i)(?:copy(?:ing)?|prim(?:e|ing)|seed(?:ing)?) (?:\S+ ){0,3}caches?\b", "setup"),
     StepRule(r"(?i)(?:(?:upload(?:ing)?|archiv(?:e|ing)|stor(?:e|ing)|sav(?:e|ing)|publish(?:ing)?"
              r"|collect(?:ing)?"
              r"|gather(?:ing)?|pack(?:ing)?|report(?:ing)?|notify(?:ing)?|comment(?:ing)?)\b|summar"
@@ -180,7 +185,8 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
              r"|devices?|hardware|runners?|versions?|info)\b).*\b(?:reports?|summary)\b", "other"),
     # pytorch `Print remaining test logs`; TheRock `Print test reproduction command` (`if: failure()`, after `Test`).
     # ... and the results (rocm-systems amdsmi `Show test results`, `Print test results`).
-    StepRule(r"(?i)(?:print|show|display|cat|dump|tail) .*\b(?:logs?|repro\w*|results?)\b", "other"),
+    # (GPTQModel `Check log`, `if: failure()`, after `Run tests`)
+    StepRule(r"(?i)(?:print|show|display|cat|dump|tail|check) .*\b(?:logs?|repro\w*|results?)\b", "other"),
     StepRule(r"(?i)test (?:suite )?reports?\b", "other"),  # transformers `Test suite reports artifacts: ...`
     # rocm-systems amdsmi's `if: always()` steps that `cat` each suite's log after the tests: `AMDSMI Test Results`,
     # `Unit Test Results`, `Example DRM Test Results`; and `Test Summary` (as tests, a job whose tests were skipped
@@ -247,6 +253,9 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     FIRST_LINE_INSTALL := StepRule(
         r"(?i)run (?:sudo(?: -\S+)* )?(?:\w+=\S* )*(?:python[\d.]* -m )?(?:pip[\d.]*|uv pip|conda|mamba|micromamba"
         r"|apt(?:-get)?|yum|dnf) (?:-\S+ )*install\b(?!.*(?:&&|\|\||;))", "setup"),
+    # GPTQModel `Activate uv env`; ROCm/MIVisionX `Extract the bundle manifest` (not results or logs extracted)
+    StepRule(r"(?i)activat(?:e|ing)\b", "setup"),
+    StepRule(r"(?i)extract(?:ing)?\b(?!.*\b(?:results?|reports?|logs?|artifacts?|metrics|summary|summaries)\b)", "setup"),
     StepRule(r"(?i)(?:set ?up|setup|set|setting(?: up)?|(?:re-?|un)?install(?:ing)?|update|upgrade|configure|configuring"
              r"|config|prepar(?:e|ing)|enabl(?:e|ing)|build(?:ing)?|compil(?:e|ing)|warm(?:ing)? ?up|pull(?:ing)?"
              r"|download(?:ing)?|restor(?:e|ing)|cach(?:e|ing)|ccache|login|log(?:ging)? ?in|docker login"
@@ -262,7 +271,9 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # Taking the machine, and what was made for it: ROCm/iris `Acquire GPUs` (a lock on the node's GPUs, waited
     # for; its `Release GPUs` after the tests is other), ROCm/Megatron-LM `Load image for docker run` (`docker
     # load` of the image built the step before), ROCm/FlyDSL `Use cached MLIR install tarball (skip LLVM build)`.
-    StepRule(r"(?i)(?:acquire|reserve|allocate|claim|lock) (?:the |a |\S+ )?(?:gpus?|devices?|nodes?|runners?|locks?)\b",
+    # (GPTQModel `Find suitable GPU`: asks its GPU broker for a free one, waited for)
+    StepRule(r"(?i)(?:acquire|reserve|allocate|claim|lock|find(?: (?:a|an|the|suitable|free|idle|available))*) "
+             r"(?:the |a |\S+ )?(?:gpus?|devices?|nodes?|runners?|locks?)\b",
              "setup"),
     StepRule(r"(?i)(?:docker )?load (?:the |a )?(?:docker |container |ci )?images?\b", "setup"),
     StepRule(r"(?i)use (?:the )?cached\b", "setup"),
@@ -276,6 +287,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # (the name ends there: `Check that all test files ran`, `Split test list and run shard` are tests)
     StepRule(r"(?i)(?:list|export|split|load|check) .*\btests? (?:(?:shard )?(?:files|lists?)|shards?|times|scripts?"
              r"|matrix)(?: for \S+)?$", "setup"),
+    StepRule(r"(?i)plan(?:ning)?\b(?!.*\b(?:results?|reports?)\b)", "setup"),  # ROCm/MIVisionX `Plan the suites`
     StepRule(r"(?i)(?:determine|detect|decide|define|compute|calculate|resolve|select|choose|pick|parse|get"
              r"|read|target|check for)\b", "setup"),
     # transformers' `Identify models to test` (its Setup job on the AMD runner writes the model matrix); not what
@@ -324,6 +336,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # `Nightly Unit Test ...`, `Benchmark offline throughput`, `Run miles CI suite ...`; ROCm/flash-attention
     # `AMD Bench`, `AMD Bench with Autotune` (`bench`, as benchmark); rocm-libraries `Execute direct and generic
     # public C/C++ GEMM regressions` (`regression`, as regression tests).
+    StepRule(r"(?i)(?:python|pip|system|build|runtime|os) (?:dependencies|deps|requirements)$", "setup"),  # MIVisionX
     StepRule(r"(?i)" + TEST_WORD, "test"),
     # ... and a CamelCase name ending in the word (microsoft/mscclpp `MpUnitTests`, the mpirun tests beside its
     # `UnitTests`; `PyTests`): case-sensitive, so `latest` or `contest` is none
@@ -331,7 +344,8 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # pytorch/test-infra linux_job_v2.yml runs its caller's `script:` (pytorch/ao's ROCm regression tests, two
     # hours of pytest) in `Run script in container` or `Run script outside container`.
     StepRule(r"(?i)run (?:the )?script (?:in|inside|outside(?: of)?) (?:the |a )?container$", "test"),
-    StepRule(r"(?i)run (?:the |new |all )?examples?\b", "test"),  # TE `Run Examples`; ROCm/iris `Run new examples ...`
+    StepRule(r"(?i)run (?:the |new |all )?examples?\b", "test"),
+    StepRule(r"(?i)(?:.*\s)?perf(?:ormance)? checks?\b", "test"),  # ROCm/rpp `Performance check - HIP` (its benchmark)  # TE `Run Examples`; ROCm/iris `Run new examples ...`
 )
 
 #: The rules that read an unnamed step by the first line of its script, which GitHub names it by, by that line's
@@ -341,6 +355,14 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
 #: `pytest`; then a build, it is setup by the word, and `if [ ... ]; then echo X >> $GITHUB_ENV; fi` too); another
 #: rule that takes its words still does (`cd tests`), and where none does, what its commands say decides, not "other".
 #: A first line that looks (`ls -la /dev/dri`, of a script that only looks: "look") is read by every rule, as a name.
+#: The default rules whose setup steps are other after the job's last test step (`RepoConfig.step_category`): a
+#: look, a clean-up, a record of the machine after the tests is what runs after them (aiter's `Clean up Rocm
+#: processes`, `if: always()` after its tests; ROCm/rocm-examples' last step `Clean the workspace`; MIVisionX's
+#: `Record the environment` into its results). Not the steps GitHub lists after a job's own (`Post ...`, `Stop
+#: containers`, `Complete job`), nor a repository's own rules: they say what a step is wherever it runs.
+SETUP_BEFORE_TESTS = frozenset(id(rule) for rule in DEFAULT_STEP_RULES if rule.category == "setup"
+                               and rule not in (RUNNER_STEPS, ACTION_PRE_POST, STOP_AND_REMOVE))
+
 FIRST_LINE_RULES = {"print": (FIRST_LINE_BANNER,), "install": (FIRST_LINE_INSTALL, FIRST_LINE_WORDS),
                     "shell": (FIRST_LINE_WORDS,), "look": ()}
 
@@ -395,9 +417,9 @@ class RepoConfig:
                                                                 repr=False)  # scripts: (kind, said, name)
     _amd: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)  # memo of is_amd_runner
     _rules: dict[str, StepRule | None] = field(default_factory=dict, compare=False, repr=False)  # memo of rule_for
-    # memo of first_test: a job's steps (kept, so that their id is not another's) -> the index of its first test step
-    _first_tests: LRUCache[int, tuple[Any, int]] = field(default_factory=lambda: LRUCache(maxsize=1024), compare=False,
-                                                          repr=False)
+    # memo of test_span: a job's steps (kept, so that their id is not another's) -> its first and last test step
+    _test_spans: LRUCache[int, tuple[Any, int, int]] = field(default_factory=lambda: LRUCache(maxsize=1024),
+                                                              compare=False, repr=False)
 
     def is_lane(self, path: str) -> bool:
         return any(fnmatch.fnmatchcase(path, p) for p in self.lanes) and not any(
@@ -440,13 +462,21 @@ class RepoConfig:
 
     def step_category(self, step: Any) -> str:
         """The category of a step as written (a `bot.workflow.StepDef`), in its job: a script that only looks, no rule
-        taking its name (`looks_at_the_machine`), is setup before the job's first test step (`first_test`), as it
+        taking its name (`looks_at_the_machine`), is setup before the job's first test step (`test_span`), as it
         is measured (`bot.timing.JobMatcher.script_steps`); so a fold moves it only where the host has it too
         (review151 c03: as other, a suite's 20-minute download before its tests was counted as setup saved, and moved
         into the host)."""
-        if self.looks_at_the_machine(step) and step.index < self.first_test(step.siblings) < len(step.siblings):
+        if self.looks_at_the_machine(step) and step.index < self.test_span(step.siblings)[0] < len(step.siblings):
             return self.classify(step.name, False, step.unspoken, "setup")
-        return self._category_alone(step)
+        category = self._category_alone(step)
+        if category == "setup" and self.setup_before_tests(step.name) and step.index > self.test_span(step.siblings)[1] >= 0:
+            return "other"
+        return category
+
+    def setup_before_tests(self, step_name: str) -> bool:
+        """Whether a step's name is setup by a default rule that says so of what runs before the tests alone
+        (`SETUP_BEFORE_TESTS`): after the job's last test step, the step is other."""
+        return id(self.rule_for(step_name)) in SETUP_BEFORE_TESTS
 
     def _category_alone(self, step: Any) -> str:
         """The category of a step by itself: its name, its `uses:`, its commands."""
@@ -462,13 +492,14 @@ class RepoConfig:
         return (step.uses is None and (step.explicit_name is None or self.rule_for(step.name) is None)
                 and bool(step.unspoken) and not step.said and step.looks_only)
 
-    def first_test(self, steps: Any) -> int:
-        """The index of the first test step of a job's steps (a look is never one), `len(steps)` where none is."""
-        hit = self._first_tests.get(id(steps))
+    def test_span(self, steps: Any) -> tuple[int, int]:
+        """The indexes of the first and last test steps of a job's steps (a step is a test alone, not by its place):
+        `len(steps)` and -1 where none is."""
+        hit = self._test_spans.get(id(steps))
         if hit is None or hit[0] is not steps:
-            index = next((step.index for step in steps if self._category_alone(step) == "test"), len(steps))
-            self._first_tests[id(steps)] = hit = (steps, index)
-        return hit[1]
+            tests = [step.index for step in steps if self._category_alone(step) == "test"]
+            self._test_spans[id(steps)] = hit = (steps, tests[0] if tests else len(steps), tests[-1] if tests else -1)
+        return hit[1], hit[2]
 
     def action_category(self, step_name: str, uses: str | None = None) -> str:
         """The category of an action step: the first rule that takes its name; where none does and its `uses:` is

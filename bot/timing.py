@@ -327,7 +327,7 @@ class JobMatcher:
                 if step.uses is None and (step.explicit_name is None or config.rule_for(step.name) is None):
                     kind, said = step.unspoken, step.said
                     if config.looks_at_the_machine(step):  # (helion's `Run ROCm command`: `rocminfo`, then the tests)
-                        said = LOOK if step.index < config.first_test(step.siblings) < len(step.siblings) else ""
+                        said = LOOK if step.index < config.test_span(step.siblings)[0] < len(step.siblings) else ""
                     alike.setdefault(step.name, []).append((kind, said))
             # (steps shown alike whose commands say other things: where the API's list cannot be read in the file's
             # order, their commands tell neither, and a first line that does not speak for one speaks for none)
@@ -630,6 +630,9 @@ def _steps(raw: Iterable[Any], config: RepoConfig, actions: Mapping[str, str | N
     steps: list[StepTime] = []
     totals = {"setup": 0.0, "test": 0.0, "other": 0.0}
     ran = tested = False
+    # setup steps since the last test step whose rule says so of what runs before the tests alone
+    # (`RepoConfig.setup_before_tests`): other, where no test step follows them (where in `steps`, the step)
+    pending: list[tuple[int, StepTime]] = []
     read = scripts.reader(raw) if scripts else None
     for step in raw:
         if not isinstance(step, Mapping):
@@ -644,12 +647,22 @@ def _steps(raw: Iterable[Any], config: RepoConfig, actions: Mapping[str, str | N
             category = config.classify(name, False, *said) if said else config.classify(name)
         seconds = seconds_between(step.get("started_at"), step.get("completed_at"))
         conclusion = step.get("conclusion")
+        if category == "test":
+            tested = True
+            for _, late in pending:
+                totals["setup"] += late.seconds
+            pending.clear()
+            if seconds > 0 and conclusion not in ("skipped", None):
+                ran = True
+        elif category == "setup" and tested and config.setup_before_tests(name):
+            pending.append((len(steps), StepTime(name, "other", seconds, conclusion)))
+            continue
         totals[category] += seconds
-        tested = tested or category == "test"
-        if category == "test" and seconds > 0 and conclusion not in ("skipped", None):
-            ran = True
         if category != "setup":
             steps.append(StepTime(name, category, seconds, conclusion))
+    for at, late in reversed(pending):  # (after the last test step: what runs after the tests)
+        steps.insert(at, late)
+        totals["other"] += late.seconds
     return steps, totals["setup"], totals["test"], totals["other"], ran
 
 

@@ -770,7 +770,7 @@ def runs_tests(text: str) -> bool:
 _LOOKS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:(?:python[\d.]*\s+-m\s+)?pip[\d.]*\s+(?:list|freeze|show|check|config|cache"
                     r"|download)\b|python[\d.]*\s+(?:-c|--version)\b|(?:which|ls|cat|mkdir|cp|mv|rm|ln|chmod|chown|touch"
                     r"|tar|unzip|curl|wget|tee|env|printenv|nvidia-smi|rocm-smi|rocminfo|amd-smi|lscpu|lspci|uname|hostname"
-                    r"|whoami|id|docker\s+(?:ps|images|info|version)|conda\s+(?:activate|create"
+                    r"|whoami|id|pwd|docker\s+(?:ps|images|info|version)|conda\s+(?:activate|create"
                     r"|info|list)|apt(?:-get)?\s+update|true|\[|test|git|ldconfig|virtualenv|nproc|df|du|free)(?:\s|$)"
                     r"|python[\d.]*\s+-m\s+venv\b|uv\s+venv\b|\S+\s+--version\s*$)")
 

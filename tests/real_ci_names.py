@@ -1446,12 +1446,43 @@ SEVENTH_SURVEY = Project(
     other_labels=("amd-genoa", "amd-milan"),  # EPYC CPU runners (AMD before 2026-12-08)
 )
 
+EIGHTH_SURVEY = Project(
+    name="eighth survey (rtp-llm, MIVisionX, rpp, GPTQModel, ColossalAI)",
+    sources=("alibaba/rtp-llm .github/workflows/run_tests.yaml @0750e224",
+             "ROCm/MIVisionX .github/workflows/vision-pack-qa.yml @90b27600",
+             "ROCm/rpp .github/workflows/hip_build_tests.yaml @0e3db8a7",
+             "ModelCloud/GPTQModel .github/workflows/unit_tests.yml @005d416f",
+             "hpcaitech/ColossalAI .github/workflows/build_on_pr.yml @01ef6c56"),
+    steps=(
+        # (each otherwise before 2026-12-08)
+        ("Compress unit tests logs", False, OTHER),  # rtp-llm, after its tests on MI308 (was test)
+        ("Compress e2e tests logs", False, OTHER),
+        ("Run the robustness slice", False, TEST),  # MIVisionX
+        ("Run the robustness-nogpu slice", False, TEST),
+        ("Extract the bundle manifest", False, SETUP),
+        ("Plan the suites", False, SETUP),  # (was test: "suites")
+        ("Python dependencies", False, SETUP),
+        ("Skip a release this workflow already tested", False, OTHER),  # (was test: "tested")
+        ("Write the tested marker", False, OTHER),
+        ("Upload the tested marker", True, OTHER),
+        ("Performance check - HIP", False, TEST),  # rpp: its benchmark runs
+        ("Find suitable GPU", False, SETUP),  # GPTQModel: a free GPU from its broker, waited for
+        ("Release GPU", False, OTHER),
+        ("Activate uv env", False, SETUP),
+        ("Check log", False, OTHER),  # (was test: its script is the tests')
+        ("Copy testmon cache", False, SETUP),  # ColossalAI (was test: "testmon")
+        ("Install TheRock tarball", False, SETUP),  # (not packing)
+    ),
+    amd_labels=("MI308",),
+    other_labels=(),
+)
+
 PROJECTS: tuple[Project, ...] = (
     PYTORCH, DEEPSPEED, AITER, TRITON, JAX, TRANSFORMER_ENGINE, OPTIMUM_BENCHMARK, TRANSFORMERS, SGLANG,
     PYTORCH_AO, THEROCK, FLASH_ATTENTION, XFORMERS, ONNXRUNTIME, IREE, ROCM_LIBRARIES,
     MEGATRON_LM, PYTORCH_K8S, AITER_MORE, THEROCK_WHEELS, TRANSFORMERS_MORE, ROCM_JAX, ROCM_LIBRARIES_MORE,
     ROCM_VLLM, RCCL, ROCM_MORE, THIRD_SURVEY, FOURTH_SURVEY, FIFTH_SURVEY, SIXTH_SURVEY,
-    SEVENTH_SURVEY,
+    SEVENTH_SURVEY, EIGHTH_SURVEY,
 )
 
 # Whole `runs-on` label lists of real jobs (as the API's `labels` would carry them), and whether

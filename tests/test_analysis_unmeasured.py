@@ -1334,6 +1334,7 @@ def test_a_script_that_only_looks_is_setup_before_the_tests_and_other_after_them
     ("curl -sf -X POST localhost:30000/generate -d @prompt.json", False),
     ("curl -s http://127.0.0.1:8000/health", False),
     ("curl -fsSL https://example.com/install.tar | tar -xz", True),
+    ("echo 'Hello'\npwd\nls -a\ndocker --version\nid\ncat /etc/group | grep docker", True),  # cupy's `foo`
 ])
 def test_what_only_looks(script: str, looks: bool) -> None:
     body = "".join(f"          {line}\n" for line in script.splitlines())
@@ -1407,6 +1408,44 @@ def test_many_steps_named_by_an_expression_are_each_found_once() -> None:
         t = analyze({path: text}, runs, RepoConfig()).latest.jobs[0]
     assert [(s.name, s.category) for s in t.work_steps] == [("Run tests", "test")]
     assert t.setup_seconds == n * 3
+
+
+def test_a_clean_up_the_rules_call_setup_is_other_after_the_last_test() -> None:
+    """ROCm/aiter's triton-test.yml runs `Clean up Rocm processes` before its tests and again, `if: always()`, after
+    them; ROCm/rocm-examples' last step is `Clean the workspace`: the rules say setup (a clean machine before the
+    tests), so the clean-ups after the tests were counted as setup the job pays. A step a default setup rule takes is
+    other after the job's last test step, in GitHub's list and in the file (a fold reads it as the suite's teardown),
+    in order among the other steps; not the steps GitHub adds after a job's own (`Post ...`, `Complete job`), not one
+    a repository's own rule takes, not in a job with no test step."""
+    text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+            "      - {name: Checkout code, uses: actions/checkout@v4}\n"
+            "      - {name: Clean up Rocm processes, run: bash clean.sh}\n"
+            "      - {name: Run tests, run: pytest tests}\n"
+            "      - {name: Upload logs, uses: actions/upload-artifact@v4}\n"
+            "      - {name: Clean up Rocm processes, if: always(), run: bash clean.sh}\n"
+            "      - {name: Clean the workspace, if: always(), run: rm -rf build}\n"
+            "  build:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+            "      - {name: Build wheel, run: python -m build}\n"
+            "      - {name: Clean the workspace, run: rm -rf build}\n")
+    path = ".github/workflows/rocm.yml"
+    workflow = parse_workflow(text, path)
+    assert [RepoConfig().step_category(s) for s in workflow.jobs["t"].steps] == [
+        "setup", "setup", "test", "other", "other", "other"]
+    assert [RepoConfig().step_category(s) for s in workflow.jobs["build"].steps] == ["setup", "setup"]
+    listed = [Step("Set up job", 0.1), Step("Checkout code", 0.2), Step("Clean up Rocm processes", 1),
+              Step("Run tests", 40), Step("Upload logs", 2), Step("Clean up Rocm processes", 3),
+              Step("Clean the workspace", 4), Step("Post Checkout code", 0.1), Step("Complete job", 0.1)]
+    runs = [bundle(run_id=1000 + i, repo="o/r", workflow_path=path, workflow_name="ROCm", head_sha=f"{1000 + i:040x}",
+                   start=START, jobs=[job("t", listed, ["linux-mi300-gpu-1"])]) for i in range(3)]
+    t = analyze({path: text}, runs, RepoConfig()).latest.jobs[0]
+    assert [(s.name, s.category) for s in t.work_steps] == [
+        ("Run tests", "test"), ("Upload logs", "other"), ("Clean up Rocm processes", "other"),
+        ("Clean the workspace", "other")]
+    assert (t.setup_seconds, t.test_seconds, t.other_seconds) == (1.5 * 60, 40 * 60, 9 * 60)
+    ours = parse_config("step_rules: [{pattern: '^Clean the workspace$', category: setup}]\n")
+    assert [s.name for s in analyze({path: text}, runs, ours).latest.jobs[0].work_steps] == [
+        "Run tests", "Upload logs", "Clean up Rocm processes"]
+    assert ours.step_category(workflow.jobs["t"].steps[5]) == "setup"
 
 
 def test_a_named_action_step_no_rule_takes_goes_by_its_uses() -> None:
