@@ -417,9 +417,10 @@ class RepoConfig:
                                                                 repr=False)  # scripts: (kind, said, name)
     _amd: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)  # memo of is_amd_runner
     _rules: dict[str, StepRule | None] = field(default_factory=dict, compare=False, repr=False)  # memo of rule_for
-    # memo of test_span: a job's steps (kept, so that their id is not another's) -> its first and last test step
-    _test_spans: LRUCache[int, tuple[Any, int, int]] = field(default_factory=lambda: LRUCache(maxsize=1024),
-                                                              compare=False, repr=False)
+    # memo of job_categories: a job's steps (kept, so that their id is not another's) -> its first and last test
+    # step, and its steps' categories
+    _job_categories: LRUCache[int, tuple[Any, int, int, tuple[str, ...]]] = field(
+        default_factory=lambda: LRUCache(maxsize=1024), compare=False, repr=False)
 
     def is_lane(self, path: str) -> bool:
         return any(fnmatch.fnmatchcase(path, p) for p in self.lanes) and not any(
@@ -461,17 +462,39 @@ class RepoConfig:
         return self._rules[step_name]
 
     def step_category(self, step: Any) -> str:
-        """The category of a step as written (a `bot.workflow.StepDef`), in its job: a script that only looks, no rule
-        taking its name (`looks_at_the_machine`), is setup before the job's first test step (`test_span`), as it
-        is measured (`bot.timing.JobMatcher.script_steps`); so a fold moves it only where the host has it too
-        (review151 c03: as other, a suite's 20-minute download before its tests was counted as setup saved, and moved
-        into the host)."""
-        if self.looks_at_the_machine(step) and step.index < self.test_span(step.siblings)[0] < len(step.siblings):
-            return self.classify(step.name, False, step.unspoken, "setup")
-        category = self._category_alone(step)
-        if category == "setup" and self.setup_before_tests(step.name) and step.index > self.test_span(step.siblings)[1] >= 0:
-            return "other"
-        return category
+        """The category of a step as written (a `bot.workflow.StepDef`), in its job (`job_categories`)."""
+        steps = step.siblings
+        if step.index < len(steps) and steps[step.index] is step:
+            return self.job_categories(steps)[step.index]
+        return self._category_alone(step)  # (a step read alone: no place to read it by)
+
+    def job_categories(self, steps: Any) -> tuple[str, ...]:
+        """The categories of a job's steps, each in its place: a script that only looks, no rule taking its name
+        (`looks_at_the_machine`), is setup before the job's first test step, as it is measured
+        (`bot.timing.JobMatcher.script_steps`), so that a fold moves it only where the host has it too (review151
+        c03: as other, a suite's 20-minute download before its tests was counted as setup saved, and moved into the
+        host); a step a default setup rule takes is other after the job's last test step (`setup_before_tests`).
+        The first and last test steps are of the steps alone (`test_span`). Kept per job (by its steps' list)."""
+        hit = self._job_categories.get(id(steps))
+        if hit is None or hit[0] is not steps:
+            alone = [self._category_alone(step) for step in steps]
+            tests = [index for index, category in enumerate(alone) if category == "test"]
+            first, last = (tests[0], tests[-1]) if tests else (len(steps), -1)
+            categories = tuple(
+                self.classify(step.name, False, step.unspoken, "setup")
+                if index < first < len(steps) and self.looks_at_the_machine(step)
+                else "other" if category == "setup" and index > last >= 0 and self.setup_before_tests(step.name)
+                else category
+                for index, (step, category) in enumerate(zip(steps, alone)))
+            self._job_categories[id(steps)] = hit = (steps, first, last, categories)
+        return hit[3]
+
+    def test_span(self, steps: Any) -> tuple[int, int]:
+        """The indexes of the first and last test steps of a job's steps (a step is a test alone, not by its place):
+        `len(steps)` and -1 where none is."""
+        self.job_categories(steps)
+        hit = self._job_categories[id(steps)]
+        return hit[1], hit[2]
 
     def setup_before_tests(self, step_name: str) -> bool:
         """Whether a step's name is setup by a default rule that says so of what runs before the tests alone
@@ -491,15 +514,6 @@ class RepoConfig:
         its job tells (helion's `Run ROCm command`, `rocminfo`, before the tests; `ls results/` after them)."""
         return (step.uses is None and (step.explicit_name is None or self.rule_for(step.name) is None)
                 and bool(step.unspoken) and not step.said and step.looks_only)
-
-    def test_span(self, steps: Any) -> tuple[int, int]:
-        """The indexes of the first and last test steps of a job's steps (a step is a test alone, not by its place):
-        `len(steps)` and -1 where none is."""
-        hit = self._test_spans.get(id(steps))
-        if hit is None or hit[0] is not steps:
-            tests = [step.index for step in steps if self._category_alone(step) == "test"]
-            self._test_spans[id(steps)] = hit = (steps, tests[0] if tests else len(steps), tests[-1] if tests else -1)
-        return hit[1], hit[2]
 
     def action_category(self, step_name: str, uses: str | None = None) -> str:
         """The category of an action step: the first rule that takes its name; where none does and its `uses:` is
