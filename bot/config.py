@@ -535,7 +535,7 @@ class RepoConfig:
 
 #: The name GitHub shows for an unnamed action step: `Run actions/checkout@v4`,
 #: `Run owner/repo/path@ref`, `Run docker://image:tag`.
-_ACTION_STEP_NAME = re.compile(r"Run (?:[\w.-]+/[\w.-]+(?:/[^\s@]+)*@\S+|docker://\S+)$")
+_ACTION_STEP_NAME = re.compile(r"Run (?:[\w.-]+/[\w.-]+(?:/[^\s@]+)?@\S+|docker://\S+)$")
 
 
 def _first(rules: tuple[StepRule, ...], step_name: str) -> StepRule | None:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from .config import RepoConfig
-from .workflow import JobDef, Workflow, expression_parts, fills
+from .workflow import _EXPR, JobDef, Workflow, expression_end, expression_parts, fills
 
 
 class BundleError(ValueError):
@@ -114,7 +114,7 @@ def _key_of(group: str) -> str:
 def _template_pattern(template: str) -> str:
     out, pos = [], 0
     seen: set[str] = set()
-    for match in re.finditer(r"\$\{\{(.*?)\}\}", template, re.S):
+    for match in _EXPR.finditer(template, 0, expression_end(template)):
         out.append(re.escape(template[pos : match.start()]))
         out.append(_expr_pattern(match.group(1), seen))
         pos = match.end()
@@ -132,6 +132,39 @@ class _NameRule:
     head: re.Pattern[str] | None  # the name without its parenthesised matrix part (skipped jobs)
     literal_prefix: int
     prefix: str  # what every name this rule matches starts with (a cheap test before the regexes)
+    # of a `name:` with two expressions or more, its text around them (`full`'s, `head`'s): a name that does not hold
+    # it in order is no match, told before the pattern is run (`_may_fit`): the pattern tries every split of a name
+    # among its expressions (review150 c04: six of them against another job's 80-character name took 4 s)
+    full_parts: tuple[str, ...] | None = None
+    open_end: bool = False  # (`full` ends in `_VALUES_SUFFIX`: more text may follow its last part)
+    head_parts: tuple[str, ...] | None = None
+
+    def may_fit(self, pattern: re.Pattern[str], name: str) -> bool:
+        """Whether `name` may match `pattern` (`full` or `head`), by the text around the expressions."""
+        parts = self.full_parts if pattern is self.full else self.head_parts
+        return parts is None or _may_fit(parts, name, self.open_end and pattern is self.full)
+
+
+def _may_fit(parts: tuple[str, ...], name: str, open_end: bool) -> bool:
+    """Whether `name` holds the text around a template's expressions, in order: it starts with the first part and
+    ends with the last, or (`open_end`) holds it after the others."""
+    if not open_end:
+        return fills(parts, name)
+    if not name.startswith(parts[0]):
+        return False
+    at = len(parts[0])
+    for part in parts[1:]:
+        at = name.find(part, at)
+        if at < 0:
+            return False
+        at += len(part)
+    return True
+
+
+def _parts_of(template: str) -> tuple[str, ...] | None:
+    """The text around a template's expressions, where it has two or more (`_NameRule.full_parts`)."""
+    parts = expression_parts(template)
+    return parts if len(parts) > 2 else None
 
 
 def _name_rule(job: JobDef) -> _NameRule:
@@ -170,9 +203,9 @@ def _compiled_name_rule(job_id: str, name_template: str | None, axes: tuple[str,
         return _NameRule(job_id, None, axes, widths, re.compile(pattern, re.S), None, len(job_id), job_id)
     template = name_template.strip()
     pattern = _template_pattern(template)
-    if matrix and not any(_MATRIX_REF.search(e) for e in re.findall(r"\$\{\{(.*?)\}\}", template, re.S)):
+    if matrix and not any(_MATRIX_REF.search(e) for e in _EXPR.findall(template, 0, expression_end(template))):
         pattern += _VALUES_SUFFIX
-    head = None
+    head = head_parts = None
     # `name (a, b)` with the parenthesised part built from expressions: a skipped
     # matrix job shows up without it.
     evaluated = template
@@ -187,10 +220,12 @@ def _compiled_name_rule(job_id: str, name_template: str | None, axes: tuple[str,
         if whole and call:
             head_template = "${{ format('" + head_template + "'" + (", " + call.group(2) if call.group(2) else "") + ") }}"
         head = re.compile(_template_pattern(head_template), re.S)
+        head_parts = _parts_of(head_template)
         prefix = os.path.commonprefix([prefix, _literal_start(head_template)])
     literal = re.match(r"[^$]*", evaluated)
     return _NameRule(job_id, name_template, axes, widths, re.compile(pattern, re.S), head,
-                     len(literal.group(0)) if literal else 0, prefix)
+                     len(literal.group(0)) if literal else 0, prefix, _parts_of(template),
+                     pattern.endswith(_VALUES_SUFFIX), head_parts if head is not None else None)
 
 
 def _literal_start(template: str) -> str:
@@ -385,7 +420,8 @@ class JobMatcher:
         levels = name_levels(api_name.strip())
         for i in range(1, len(levels)):
             caller = " / ".join(levels[:i])
-            if rule is not None and any(p is not None and p.fullmatch(caller) for p in (rule.full, rule.head)):
+            if rule is not None and any(p is not None and rule.may_fit(p, caller) and p.fullmatch(caller)
+                                       for p in (rule.full, rule.head)):
                 return _called_levels(levels[i:]) or api_name
         return called_job(api_name)
 
@@ -396,7 +432,7 @@ class JobMatcher:
         rule = next(r for r in self._rules if r.job_id == job_id)
         for candidate in [" / ".join(levels[:i]) for i in range(1, len(levels))] + [name]:
             for pattern in (rule.full, rule.head):
-                m = pattern.fullmatch(candidate) if pattern is not None else None
+                m = pattern.fullmatch(candidate) if pattern is not None and rule.may_fit(pattern, candidate) else None
                 if m:
                     return JobRef(job_id, self._values(rule, m))
         return JobRef(job_id)
@@ -434,7 +470,7 @@ class JobMatcher:
             if not name.startswith(rule.prefix):
                 continue
             for pattern in (rule.full, rule.head):
-                if pattern is None:
+                if pattern is None or not rule.may_fit(pattern, name):
                     continue
                 m = pattern.fullmatch(name)
                 if m:
@@ -766,7 +802,7 @@ def declared_amd(job: JobDef, config: RepoConfig, workflow: Workflow | None = No
     axes = job.matrix_axes
     includes = job.matrix.get("include") if isinstance(job.matrix, dict) else None
     for item in map(str, items):
-        for match in re.finditer(r"\$\{\{(.*?)\}\}", item, re.S):
+        for match in _EXPR.finditer(item, 0, expression_end(item)):
             expr = match.group(1).strip()
             ref = _MATRIX_KEY_PATH.fullmatch(expr)
             if ref:
@@ -788,7 +824,7 @@ def declared_amd(job: JobDef, config: RepoConfig, workflow: Workflow | None = No
                 unresolved = True
             if any(config.is_amd_runner(value) for name in _INPUT.findall(expr) for value in inputs.get(name.lower(), ())):
                 return True
-        texts.append(re.sub(r"\$\{\{.*?\}\}", " ", item, flags=re.S))
+        texts.append(_EXPR.sub(" ", item[:expression_end(item)]) + item[expression_end(item):])
     if config.is_amd_runner(tuple(t for t in texts if t.strip())):
         return True
     return None if unresolved else False

@@ -1448,6 +1448,52 @@ def test_a_clean_up_the_rules_call_setup_is_other_after_the_last_test() -> None:
     assert ours.step_category(workflow.jobs["t"].steps[5]) == "setup"
 
 
+@pytest.mark.parametrize("command", ["--w=amd_ci_exec.sh " * 20 + "make", "env X=amd_ci_exec.sh " * 20 + "make",
+                                     "X=amd_ci_exec.sh " * 2000 + "ls"])
+def test_a_word_that_ends_in_sglangs_wrapper_is_read_once(command: str) -> None:
+    """review150 c01: `amd_ci_exec.sh` as the end of an option's word (`--w=amd_ci_exec.sh`) or of a variable's value
+    could be read as the wrapper or as that word, each of them: 18 of them (356 characters) took 5 s, 20 of them 20 s, and 2,000
+    `X=amd_ci_exec.sh` 10 s. The wrapper's word starts with no `-` and holds no `=`; SGLang's own still runs tests."""
+    for name in ("Look", None):
+        step = parse_workflow("on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - "
+                              + (f"name: {name}\n        " if name else "") + f"run: {command}\n", "a.yml").jobs["a"].steps[0]
+        with _within_10_s(f"{command[:20]!r}..."):
+            assert RepoConfig().step_category(step) == "other"
+    sglang = parse_workflow("on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - name: Suite\n        run: "
+                            "bash scripts/ci/amd/amd_ci_exec.sh -w /sglang-checkout/test python3 run_suite.py\n",
+                            "a.yml").jobs["a"].steps[0]
+    assert RepoConfig().step_category(sglang) == "test"
+
+
+def test_names_and_expressions_that_once_took_seconds() -> None:
+    """review150 c02: an unnamed action's name with many `/` (`Run a/a/.../b`, 61 characters) took 7.7 s to tell from
+    an action's; c03: `${{` with no `}}` after it, 21,000 times in a script, 9 s to analyse; c04: a job `name:` of six
+    expressions tried every split of another job's 80-character name, 4 s."""
+    with _within_10_s("Run a/a/.../b"):
+        assert RepoConfig().classify("Run " + "a/" * 40 + "b") == "other"
+    assert RepoConfig().classify("Run owner/repo/path/to/action@v1") == "setup"
+    path = ".github/workflows/rocm.yml"
+    unclosed = "${{" * 21000
+    text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+            f"      - run: echo '{unclosed}'\n      - name: Run tests\n        run: pytest\n")
+    runs = _shell_steps_history(text, [Step("Run echo '" + unclosed[:100], 1), Step("Run tests", 10)], 1010)
+    with _within_10_s("an unclosed ${{ 21,000 times"):
+        analyze({path: text}, runs, RepoConfig())
+    template = "".join(f"${{{{ matrix.a{i} }}}}" for i in range(6)) + "!"
+    text = ("name: t\non: push\njobs:\n  payload:\n"
+            f"    name: '{template}'\n    runs-on: linux-mi300-gpu-1\n    strategy:\n      matrix:\n"
+            "        a0: [x]\n    steps:\n      - name: Run tests\n        run: pytest tests\n"
+            f"  other:\n    name: {'x' * 80}\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
+            "      - name: Run tests\n        run: pytest tests\n")
+    runs = [bundle(run_id=1020 + i, repo="o/r", workflow_path=path, workflow_name="t", head_sha=f"{1020 + i:040x}",
+                   start=START, jobs=[job("x" * 80, [Step("Set up job", 5), Step("Run tests", 10)], ["linux-mi300-gpu-1"]),
+                                      job("x" * 6 + "!", [Step("Set up job", 5), Step("Run tests", 10)],
+                                          ["linux-mi300-gpu-1"])]) for i in range(3)]
+    with _within_10_s("a name of six expressions"):
+        analysis = analyze({path: text}, runs, RepoConfig())
+    assert sorted((j.name, j.ref.job_id) for j in analysis.latest.jobs) == [("x" * 6 + "!", "payload"), ("x" * 80, "other")]
+
+
 def test_a_named_action_step_no_rule_takes_goes_by_its_uses() -> None:
     """ROCm/rocprofiler-systems' `CTest Artifacts` and `Data Artifacts` (`actions/upload-artifact@v4`, `if:
     failure()`, after the tests; 05387ac7) were setup, the default of an action step whose name no rule takes. Such a
