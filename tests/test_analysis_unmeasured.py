@@ -1494,6 +1494,17 @@ def test_names_and_expressions_that_once_took_seconds() -> None:
     assert sorted((j.name, j.ref.job_id) for j in analysis.latest.jobs) == [("x" * 6 + "!", "payload"), ("x" * 80, "other")]
 
 
+def test_a_long_job_name_is_read_from_its_end_once() -> None:
+    """review150 c05: the matrix values a caller's job name ends with were cut by a pattern that read the rest of
+    the name from each blank and each group: 32 KB took 4 s. TheRock's names read as before."""
+    from bot.timing import called_job
+    assert called_job("Linux::release / Test gfx94X-dcgpu / Test rocblas / Test rocblas (shard 1/3) (gfx94X-dcgpu)") \
+        == "Test gfx94X-dcgpu / Test rocblas"
+    for name in ("a / " + " " * 64000 + "x", "a / " + "(a)" * 20000 + "x", "a / b" + " (a)" * 16000):
+        with _within_10_s(f"{name[:12]!r}..."):
+            called_job(name)
+
+
 def test_a_named_action_step_no_rule_takes_goes_by_its_uses() -> None:
     """ROCm/rocprofiler-systems' `CTest Artifacts` and `Data Artifacts` (`actions/upload-artifact@v4`, `if:
     failure()`, after the tests; 05387ac7) were setup, the default of an action step whose name no rule takes. Such a
