@@ -91,6 +91,11 @@ COMBINED_TEST = StepRule(
 TEST_WORD = (r"(?:.*[\s(+])?(?:(?:smoke-?)?test(?!ed\b)\w*|unit ?tests?|pytest|(?:micro-?)?bench\w*|eval\w*|accuracy|correctness"
              r"|suites?|regressions?|stress\w*|smoke|robustness)\b")
 
+#: A name that goes on to test after its first words (`Activate venv and Run Test`, `Extract and run smoke`): the new
+#: setup and other verbs leave it to COMBINED_TEST / the test rules.
+THEN_TESTS = (r"(?![^&+]*?(?:,? and|,|&|\+|then)\s*(?:then\s+)?(?:(?:run|execute)\s+(?:the\s+|all\s+)?(?:[\w+.-]+\s+)?"
+              r"(?:tests?|unit ?tests?|unittests?|ctest|pytest|benchmarks?|smoke|suites?)\b|test(?:s|ing)?\b))")
+
 #: Ordered; the first rule that matches wins. No match: an action step (`uses:`, or a
 #: name GitHub gives one, `Run owner/repo@ref`) is "setup", any other step "other".
 DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
@@ -127,7 +132,8 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
              r"|nccl) )?health (?:status|checks?|settings)\b", "setup"),
     # ... of anything installed (ROCm/rocm-examples `Wheel sanity check`: `rocm-sdk test` of the ROCm wheel, before the
     # build and tests), not one that says it tests
-    StepRule(r"(?i)(?!" + TEST_WORD + r")(?:.*\s)?sanity checks?\b", "setup"),
+    StepRule(r"(?i)(?!" + TEST_WORD + r")(?:.*\s)?(?:wheel|package|install\w*|build|drivers?|gpus?|rocm|devices?"
+             r"|environment|runner|node|system|host|toolchain|sdk)s?\b.*\bsanity checks?\b", "setup"),
     # pytorch/helion's looks at the device before its tests: `CUDA Compute Check`, `XPU Compute Check`, `MPS
     # Availability Check`, `Inductor Worker Check` (`python -c "import torch; assert torch.cuda.is_available()"`).
     # (not one after the tests: `Post-test worker check`)
@@ -156,9 +162,9 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
              r"(?:\S+ )*?(?:env|environment|system|host|gpus?|rocm|hardware) info(?:rmation)?\b", "setup"),
     # Packing the logs (alibaba/rtp-llm `Compress unit tests logs`, after its tests on MI308: were test by the word);
     # not a tarball fetched (`Install TheRock tarball`)
-    StepRule(r"(?i)(?:compress(?:ing)?|zip(?:ping)?|tar(?:ring)?)\b", "other"),
+    StepRule(r"(?i)" + THEN_TESTS + r"(?:compress(?:ing)?|zip(?:ping)?|tar(?:ring)?)\b", "other"),
     # ... but a cache copied in place is setup (ColossalAI `Copy testmon cache`, pytest-testmon's selection data)
-    StepRule(r"(?i)(?:copy(?:ing)?|prim(?:e|ing)|seed(?:ing)?) (?:\S+ ){0,3}caches?\b", "setup"),
+    StepRule(r"(?i)" + THEN_TESTS + r"(?:copy(?:ing)?|prim(?:e|ing)|seed(?:ing)?) (?:\S+ ){0,3}caches?\b", "setup"),
     StepRule(r"(?i)(?:(?:upload(?:ing)?|archiv(?:e|ing)|stor(?:e|ing)|sav(?:e|ing)|publish(?:ing)?"
              r"|collect(?:ing)?"
              r"|gather(?:ing)?|pack(?:ing)?|report(?:ing)?|notify(?:ing)?|comment(?:ing)?)\b|summar"
@@ -186,7 +192,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # pytorch `Print remaining test logs`; TheRock `Print test reproduction command` (`if: failure()`, after `Test`).
     # ... and the results (rocm-systems amdsmi `Show test results`, `Print test results`).
     # (GPTQModel `Check log`, `if: failure()`, after `Run tests`)
-    StepRule(r"(?i)(?:print|show|display|cat|dump|tail|check) .*\b(?:logs?|repro\w*|results?)\b", "other"),
+    StepRule(r"(?i)" + THEN_TESTS + r"(?:print|show|display|cat|dump|tail|check) .*\b(?:logs?|repro\w*|results?)\b", "other"),
     StepRule(r"(?i)test (?:suite )?reports?\b", "other"),  # transformers `Test suite reports artifacts: ...`
     # rocm-systems amdsmi's `if: always()` steps that `cat` each suite's log after the tests: `AMDSMI Test Results`,
     # `Unit Test Results`, `Example DRM Test Results`; and `Test Summary` (as tests, a job whose tests were skipped
@@ -254,8 +260,8 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
         r"(?i)run (?:sudo(?: -\S+)* )?(?:\w+=\S* )*(?:python[\d.]* -m )?(?:pip[\d.]*|uv pip|conda|mamba|micromamba"
         r"|apt(?:-get)?|yum|dnf) (?:-\S+ )*install\b(?!.*(?:&&|\|\||;))", "setup"),
     # GPTQModel `Activate uv env`; ROCm/MIVisionX `Extract the bundle manifest` (not results or logs extracted)
-    StepRule(r"(?i)activat(?:e|ing)\b", "setup"),
-    StepRule(r"(?i)extract(?:ing)?\b(?!.*\b(?:results?|reports?|logs?|artifacts?|metrics|summary|summaries)\b)", "setup"),
+    StepRule(r"(?i)" + THEN_TESTS + r"activat(?:e|ing)\b", "setup"),
+    StepRule(r"(?i)" + THEN_TESTS + r"extract(?:ing)?\b(?!.*\b(?:results?|reports?|logs?|artifacts?|metrics|summary|summaries)\b)", "setup"),
     StepRule(r"(?i)(?:set ?up|setup|set|setting(?: up)?|(?:re-?|un)?install(?:ing)?|update|upgrade|configure|configuring"
              r"|config|prepar(?:e|ing)|enabl(?:e|ing)|build(?:ing)?|compil(?:e|ing)|warm(?:ing)? ?up|pull(?:ing)?"
              r"|download(?:ing)?|restor(?:e|ing)|cach(?:e|ing)|ccache|login|log(?:ging)? ?in|docker login"
@@ -272,7 +278,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # for; its `Release GPUs` after the tests is other), ROCm/Megatron-LM `Load image for docker run` (`docker
     # load` of the image built the step before), ROCm/FlyDSL `Use cached MLIR install tarball (skip LLVM build)`.
     # (GPTQModel `Find suitable GPU`: asks its GPU broker for a free one, waited for)
-    StepRule(r"(?i)(?:acquire|reserve|allocate|claim|lock|find(?: (?:a|an|the|suitable|free|idle|available))*) "
+    StepRule(r"(?i)" + THEN_TESTS + r"(?:acquire|reserve|allocate|claim|lock|find(?: (?:a|an|the|suitable|free|idle|available))*) "
              r"(?:the |a |\S+ )?(?:gpus?|devices?|nodes?|runners?|locks?)\b",
              "setup"),
     StepRule(r"(?i)(?:docker )?load (?:the |a )?(?:docker |container |ci )?images?\b", "setup"),
@@ -287,7 +293,7 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     # (the name ends there: `Check that all test files ran`, `Split test list and run shard` are tests)
     StepRule(r"(?i)(?:list|export|split|load|check) .*\btests? (?:(?:shard )?(?:files|lists?)|shards?|times|scripts?"
              r"|matrix)(?: for \S+)?$", "setup"),
-    StepRule(r"(?i)plan(?:ning)?\b(?!.*\b(?:results?|reports?)\b)", "setup"),  # ROCm/MIVisionX `Plan the suites`
+    StepRule(r"(?i)" + THEN_TESTS + r"plan(?:ning)?\b(?!.*\b(?:results?|reports?)\b)", "setup"),  # ROCm/MIVisionX `Plan the suites`
     StepRule(r"(?i)(?:determine|detect|decide|define|compute|calculate|resolve|select|choose|pick|parse|get"
              r"|read|target|check for)\b", "setup"),
     # transformers' `Identify models to test` (its Setup job on the AMD runner writes the model matrix); not what
@@ -348,13 +354,6 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
     StepRule(r"(?i)(?:.*\s)?perf(?:ormance)? checks?\b", "test"),  # ROCm/rpp `Performance check - HIP` (its benchmark)  # TE `Run Examples`; ROCm/iris `Run new examples ...`
 )
 
-#: The rules that read an unnamed step by the first line of its script, which GitHub names it by, by that line's
-#: kind: where it does not speak for the script (`StepDef.unspoken`: `echo "Running unit tests"`, then `pytest`),
-#: they pass it by: a banner's rule; an install's, and a word such as `deps` or `venv` in it (`--no-deps`); of shell
-#: set-up (`set -ex`, `cd build`), that word too where its commands run tests (`source venv/bin/activate`, then
-#: `pytest`; then a build, it is setup by the word, and `if [ ... ]; then echo X >> $GITHUB_ENV; fi` too); another
-#: rule that takes its words still does (`cd tests`), and where none does, what its commands say decides, not "other".
-#: A first line that looks (`ls -la /dev/dri`, of a script that only looks: "look") is read by every rule, as a name.
 #: The default rules whose setup steps are other after the job's last test step (`RepoConfig.step_category`): a
 #: look, a clean-up, a record of the machine after the tests is what runs after them (aiter's `Clean up Rocm
 #: processes`, `if: always()` after its tests; ROCm/rocm-examples' last step `Clean the workspace`; MIVisionX's
@@ -363,6 +362,13 @@ DEFAULT_STEP_RULES: tuple[StepRule, ...] = (
 SETUP_BEFORE_TESTS = frozenset(id(rule) for rule in DEFAULT_STEP_RULES if rule.category == "setup"
                                and rule not in (RUNNER_STEPS, ACTION_PRE_POST, STOP_AND_REMOVE))
 
+#: The rules that read an unnamed step by the first line of its script, which GitHub names it by, by that line's
+#: kind: where it does not speak for the script (`StepDef.unspoken`: `echo "Running unit tests"`, then `pytest`),
+#: they pass it by: a banner's rule; an install's, and a word such as `deps` or `venv` in it (`--no-deps`); of shell
+#: set-up (`set -ex`, `cd build`), that word too where its commands run tests (`source venv/bin/activate`, then
+#: `pytest`; then a build, it is setup by the word, and `if [ ... ]; then echo X >> $GITHUB_ENV; fi` too); another
+#: rule that takes its words still does (`cd tests`), and where none does, what its commands say decides, not "other".
+#: A first line that looks (`ls -la /dev/dri`, of a script that only looks: "look") is read by every rule, as a name.
 FIRST_LINE_RULES = {"print": (FIRST_LINE_BANNER,), "install": (FIRST_LINE_INSTALL, FIRST_LINE_WORDS),
                     "shell": (FIRST_LINE_WORDS,), "look": ()}
 
@@ -521,7 +527,8 @@ class RepoConfig:
         (ROCm/rocprofiler-systems' `CTest Artifacts`, an `actions/upload-artifact@v4`, is other as `Run
         actions/upload-artifact@v4` is); else setup."""
         if uses is not None and self.rule_for(step_name) is None:
-            return self.classify(f"Run {uses}", True)
+            unnamed = self.classify(f"Run {uses}", True)  # (not a test by its owner's name: `benchmark-action/...`)
+            return "setup" if unnamed == "test" else unnamed
         return self.classify(step_name, True)
 
     def is_amd_runner(self, labels: tuple[str, ...] | list[str] | str) -> bool:

@@ -320,6 +320,34 @@ class ScriptSteps(dict[str, Said]):
         return read
 
 
+class ActionSteps(dict[str, "str | None"]):
+    """The action steps of a workflow job by the name GitHub shows: its `uses:` where the step is named (None where
+    steps of that name use others), and `each`: every such step's, in the job's order (review152 d02: two steps named
+    `Results`, an upload and another action, were read by their own `uses:` in the file and alike in GitHub's list,
+    so a fold moved an upload it counted as setup saved)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.each: dict[str, list[str | None]] = {}
+
+    def reader(self, raw: Iterable[Any]) -> Callable[[str], str | None]:
+        """The `uses:` of each step of GitHub's list by its name: the n-th of a name the file's n-th, where the list
+        has as many of them as the file (it keeps the file's order); else that of the name."""
+        counts: dict[str, int] = {}
+        for step in raw:
+            if isinstance(step, Mapping) and (name := str(step.get("name") or "")) in self:
+                counts[name] = counts.get(name, 0) + 1
+        taken: dict[str, int] = {}
+
+        def read(name: str) -> str | None:
+            each = self.each.get(name, ())
+            if self[name] is None and len(each) > 1 and counts.get(name) == len(each):
+                taken[name] = at = taken.get(name, -1) + 1
+                return each[at]
+            return self[name]
+        return read
+
+
 class JobMatcher:
     """Maps API job names to workflow jobs and matrix values, for one workflow."""
 
@@ -328,19 +356,20 @@ class JobMatcher:
         self._rules = [_name_rule(job) for job in workflow.jobs.values()]
         self.callers = frozenset(job_id for job_id, job in workflow.jobs.items() if job.uses)
         self._cache: dict[str, JobRef] = {}
-        self._actions: dict[str | None, dict[str, str | None]] = {}
+        self._actions: dict[str | None, ActionSteps] = {}
         self._scripts: dict[str | None, ScriptSteps] = {}
 
-    def action_steps(self, job_id: str | None) -> dict[str, str | None]:
+    def action_steps(self, job_id: str | None) -> ActionSteps:
         """The names GitHub shows for the action (`uses:`) steps of a workflow job, each with its `uses:` where the
         step is named and no other action step of that name uses another (`RepoConfig.action_category`), else None."""
         names = self._actions.get(job_id)
         if names is None:
             job = self.workflow.jobs.get(job_id or "")
-            names = self._actions[job_id] = {}
+            names = self._actions[job_id] = ActionSteps()
             for step in job.steps if job else ():
                 if step.uses is not None:
                     uses = step.uses if step.explicit_name is not None else None
+                    names.each.setdefault(step.name, []).append(uses)
                     names[step.name] = uses if names.get(step.name, uses) == uses else None
         return names
 
@@ -656,7 +685,7 @@ def seconds_between(start: Any, end: Any) -> float:
 _new_tuple = tuple.__new__  # builds a named tuple without its Python-level __new__
 
 
-def _steps(raw: Iterable[Any], config: RepoConfig, actions: Mapping[str, str | None],
+def _steps(raw: Iterable[Any], config: RepoConfig, actions: ActionSteps,
            scripts: ScriptSteps | None = None) -> tuple[list[StepTime], float, float, float, bool]:
     """A job's steps: the work (test and other) steps one by one and the seconds per
     category; and whether a test step ran. Any steps list: non-mappings skipped,
@@ -670,12 +699,13 @@ def _steps(raw: Iterable[Any], config: RepoConfig, actions: Mapping[str, str | N
     # (`RepoConfig.setup_before_tests`): other, where no test step follows them (where in `steps`, the step)
     pending: list[tuple[int, StepTime]] = []
     read = scripts.reader(raw) if scripts else None
+    uses_of = actions.reader(raw)
     for step in raw:
         if not isinstance(step, Mapping):
             continue
         name = str(step.get("name") or "")
         if name in actions:
-            category = config.action_category(name, actions[name])
+            category = config.action_category(name, uses_of(name))
         else:
             said = read(name) if read is not None else None
             if said and said[1] == LOOK:

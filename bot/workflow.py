@@ -788,7 +788,10 @@ _LOOKS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:(?:python[\d.]*\s+-m\s+)?pip[\d
 
 
 #: `env` as the wrapper that runs a command (`env HIP_VISIBLE_DEVICES=0 python3 infer.py`, `sudo -E env X=1 ./bench`).
-_ENV_RUNS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?env(?:\s+-\S+)*(?:\s+\w+=\S*)+\s+(?=\S)")
+#: (`env -u X`, `env -uX`, `env -i`, `env --unset=X`, `env --`: each option one way, so a failed read is not tried
+#: again every other way)
+_ENV_RUNS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?env(?:\s+(?:-[uCS]\s*(?!-)\S+|-(?![uCS-])[\w-]+|--[\w-]*(?:=\S*)?))*"
+                       r"(?:\s+\w+=\S*)*\s+(?=[^\s|>&;<])")
 #: What checks the work, not the machine, though `_LOOKS` takes its program: a drift check (`git diff --exit-code`,
 #: `git status --porcelain`), a request to a server the job started or with a body (`curl -X POST localhost:30000`).
 _CHECKS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:git\s+(?:-[Cc]\s+(?!-)\S+\s+|-\S+\s+)*(?:diff|status)\b"
@@ -796,6 +799,7 @@ _CHECKS = re.compile(r"(?:sudo(?:\s+-\S+)*\s+)?(?:git\s+(?:-[Cc]\s+(?!-)\S+\s+|-
 #: What a look may pipe into: a filter of its output, or a look (`curl -fsSL URL | tar -xz`; `xargs rm -rf`).
 _FILTERS = re.compile(r"\s*(?:grep|egrep|fgrep|sed|awk|sort|uniq|head|tail|wc|cut|tr|tee|jq|column|cat|less|more|true)"
                       r"(?:\s|$)|\s*$")
+_SUBSTITUTED = re.compile(r"\$\(([^()]*)\)|`([^`]*)`")
 _XARGS = re.compile(r"\s*xargs(?:\s+-\S+)*\s+")
 
 
@@ -804,6 +808,9 @@ def _only_looks(command: str) -> bool:
     check of the work (`_CHECKS`, c05)."""
     wrapped = _ENV_RUNS.match(command)
     command = command[wrapped.end():] if wrapped else command
+    # (what it runs to make its words, `ls $(python3 bench.py)`, must look too)
+    if any(not _only_looks(inner.strip()) for pair in _SUBSTITUTED.findall(command) for inner in pair if inner):
+        return False
     return bool(_LOOKS.match(command)) and not _CHECKS.match(command)
 
 

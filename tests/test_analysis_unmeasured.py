@@ -1335,6 +1335,14 @@ def test_a_script_that_only_looks_is_setup_before_the_tests_and_other_after_them
     ("curl -s http://127.0.0.1:8000/health", False),
     ("curl -fsSL https://example.com/install.tar | tar -xz", True),
     ("echo 'Hello'\npwd\nls -a\ndocker --version\nid\ncat /etc/group | grep docker", True),  # cupy's `foo`
+    # review152 d04: what `env` runs without a variable, and what a look runs for its words
+    ("env -u HIP_VISIBLE_DEVICES ./bench --all", False),
+    ("env -- python3 infer.py", False),
+    ("env python3 infer.py", False),
+    ("env -i ls", True),
+    ("ls $(python3 pick_tests.py)", False),
+    ("ls `python3 pick_tests.py`", False),
+    ("ls $(pwd)/logs", True),
 ])
 def test_what_only_looks(script: str, looks: bool) -> None:
     body = "".join(f"          {line}\n" for line in script.splitlines())
@@ -1505,12 +1513,26 @@ def test_a_long_job_name_is_read_from_its_end_once() -> None:
             called_job(name)
 
 
+@pytest.mark.parametrize("name, category", [
+    # review152 d01: the seventh and eighth surveys' setup and other verbs pass a name that goes on to test
+    ("Activate venv and Run Test", "test"), ("Activate conda env & run pytest", "test"),
+    ("Extract and run tests", "test"), ("Extract wheel and run tests", "test"), ("Extract and run smoke", "test"),
+    ("Activate uv env", "setup"), ("Extract the bundle manifest", "setup"), ("Compress unit tests logs", "other"),
+    # d05: a sanity check of what is installed is setup; one of no such thing is left to the rest of the rules
+    ("Wheel sanity check", "setup"), ("Driver / GPU sanity check", "setup"), ("Run Sanity Checks", "other"),
+])
+def test_a_name_that_goes_on_to_test_is_no_setup(name: str, category: str) -> None:
+    assert RepoConfig().classify(name) == category
+
+
 def test_a_named_action_step_no_rule_takes_goes_by_its_uses() -> None:
     """ROCm/rocprofiler-systems' `CTest Artifacts` and `Data Artifacts` (`actions/upload-artifact@v4`, `if:
     failure()`, after the tests; 05387ac7) were setup, the default of an action step whose name no rule takes. Such a
     step goes by the name GitHub would give it unnamed, `Run <uses>`: other, as `Run actions/upload-artifact@v4` is.
     One whose `Run <uses>` no rule takes either stays setup; a rule that takes its name wins; two steps of one name
-    with other `uses:` go by the name."""
+    with other `uses:` go each by its own, in GitHub's list as in the file (review152 d02: the list read both as
+    setup, and a fold moved the upload it counted as saved); an action named for tests is no test by its owner's
+    name (`benchmark-action/github-action-benchmark`, d03)."""
     text = ("name: ROCm\non: pull_request\njobs:\n  t:\n    runs-on: linux-mi300-gpu-1\n    steps:\n"
             "      - {name: Get the sources, uses: actions/checkout@v4}\n"
             "      - {name: Toolchain, uses: owner/rocm-toolchain@v2}\n"
@@ -1524,10 +1546,14 @@ def test_a_named_action_step_no_rule_takes_goes_by_its_uses() -> None:
     t = analyze({path: text}, _shell_steps_history(text, [
         Step("Get the sources", 1), Step("Toolchain", 2), Step("Run tests", 40), Step("CTest Artifacts", 3),
         Step("Results", 4), Step("Results", 5)], 950), RepoConfig()).latest.jobs[0]
-    assert [(s.name, s.category) for s in t.work_steps] == [("Run tests", "test"), ("CTest Artifacts", "other")]
-    assert (t.setup_seconds, t.test_seconds, t.other_seconds) == (12.2 * 60, 40 * 60, 3 * 60)
+    assert [(s.name, s.category) for s in t.work_steps] == [
+        ("Run tests", "test"), ("CTest Artifacts", "other"), ("Results", "other")]
+    assert (t.setup_seconds, t.test_seconds, t.other_seconds) == (492, 40 * 60, 7 * 60)
     ours = parse_config("step_rules: [{pattern: '^CTest Artifacts$', category: setup}]\n")
     assert ours.step_category(steps[3]) == "setup"
+    tracked = parse_workflow("on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - {name: Run tests, run: pytest}\n"
+                             "      - {name: Track over time, uses: benchmark-action/github-action-benchmark@v1}\n", path)
+    assert RepoConfig().step_category(tracked.jobs["t"].steps[1]) == "setup"
 
 
 def _shell_steps_history(text: str, steps: list[Step], base: int) -> list[dict]:
