@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
-from cachetools import LRUCache
 
 CONFIG_PATH = ".github/foldbot.yml"
 
@@ -423,10 +422,6 @@ class RepoConfig:
                                                                 repr=False)  # scripts: (kind, said, name)
     _amd: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)  # memo of is_amd_runner
     _rules: dict[str, StepRule | None] = field(default_factory=dict, compare=False, repr=False)  # memo of rule_for
-    # memo of job_categories: a job's steps (kept, so that their id is not another's) -> its first and last test
-    # step, and its steps' categories
-    _job_categories: LRUCache[int, tuple[Any, int, int, tuple[str, ...]]] = field(
-        default_factory=lambda: LRUCache(maxsize=1024), compare=False, repr=False)
 
     def is_lane(self, path: str) -> bool:
         return any(fnmatch.fnmatchcase(path, p) for p in self.lanes) and not any(
@@ -480,9 +475,10 @@ class RepoConfig:
         (`bot.timing.JobMatcher.script_steps`), so that a fold moves it only where the host has it too (review151
         c03: as other, a suite's 20-minute download before its tests was counted as setup saved, and moved into the
         host); a step a default setup rule takes is other after the job's last test step (`setup_before_tests`).
-        The first and last test steps are of the steps alone (`test_span`). Kept per job (by its steps' list)."""
-        hit = self._job_categories.get(id(steps))
-        if hit is None or hit[0] is not steps:
+        The first and last test steps are of the steps alone (`test_span`). Kept with the job's steps
+        (`bot.workflow.JobSteps`: a config kept by id cost 2.4 ms of a 45 ms analysis of SGLang's lanes)."""
+        hit = getattr(steps, "categories", None)
+        if hit is None or hit[0] is not self:
             alone = [self._category_alone(step) for step in steps]
             tests = [index for index, category in enumerate(alone) if category == "test"]
             first, last = (tests[0], tests[-1]) if tests else (len(steps), -1)
@@ -492,15 +488,20 @@ class RepoConfig:
                 else "other" if category == "setup" and index > last >= 0 and self.setup_before_tests(step.name)
                 else category
                 for index, (step, category) in enumerate(zip(steps, alone)))
-            self._job_categories[id(steps)] = hit = (steps, first, last, categories)
+            hit = (self, first, last, categories)
+            if hasattr(steps, "categories"):  # (`JobSteps`; a plain list or tuple keeps nothing)
+                steps.categories = hit
         return hit[3]
 
     def test_span(self, steps: Any) -> tuple[int, int]:
         """The indexes of the first and last test steps of a job's steps (a step is a test alone, not by its place):
         `len(steps)` and -1 where none is."""
         self.job_categories(steps)
-        hit = self._job_categories[id(steps)]
-        return hit[1], hit[2]
+        hit = getattr(steps, "categories", None)
+        if hit is not None and hit[0] is self:
+            return hit[1], hit[2]
+        tests = [index for index, category in enumerate(self.job_categories(steps)) if category == "test"]
+        return (tests[0], tests[-1]) if tests else (len(steps), -1)
 
     def setup_before_tests(self, step_name: str) -> bool:
         """Whether a step's name is setup by a default rule that says so of what runs before the tests alone

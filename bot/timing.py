@@ -329,10 +329,13 @@ class ActionSteps(dict[str, "str | None"]):
     def __init__(self) -> None:
         super().__init__()
         self.each: dict[str, list[str | None]] = {}
+        self.alike = False  # whether steps of one name use others (set once they are all in)
 
     def reader(self, raw: Iterable[Any]) -> Callable[[str], str | None]:
         """The `uses:` of each step of GitHub's list by its name: the n-th of a name the file's n-th, where the list
         has as many of them as the file (it keeps the file's order); else that of the name."""
+        if not self.alike:
+            return self.get  # (no steps of one name use others: SGLang's jobs, every run)
         counts: dict[str, int] = {}
         for step in raw:
             if isinstance(step, Mapping) and (name := str(step.get("name") or "")) in self:
@@ -371,6 +374,7 @@ class JobMatcher:
                     uses = step.uses if step.explicit_name is not None else None
                     names.each.setdefault(step.name, []).append(uses)
                     names[step.name] = uses if names.get(step.name, uses) == uses else None
+            names.alike = any(uses is None and len(names.each[name]) > 1 for name, uses in names.items())
         return names
 
     def script_steps(self, job_id: str | None, config: RepoConfig) -> ScriptSteps:
